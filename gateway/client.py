@@ -1,0 +1,552 @@
+"""The LLM gateway: every LLM call in hopforge goes through ``LLMGateway``.
+
+What it guarantees to callers:
+- ``chat`` and ``structured`` never raise for endpoint or output problems: they return a result whose
+  ``failure`` says what went wrong (typed ``kind``, one-line message naming the role and URL, last raw text).
+  Programming errors (bad arguments) still raise.
+- transient errors (429, 5xx, timeouts, connection errors) are retried with exponential backoff and jitter,
+  honouring ``Retry-After``; errors a retry cannot fix (401, 403, 404, 400) fail at once;
+- a structured answer that fails validation is re-asked with the validation errors, a bounded number of times;
+- at most ``max_concurrency`` requests per endpoint are in flight across the whole process (all threads and
+  event loops);
+- a response is cached only after it parsed and validated; a cached request makes no endpoint call;
+- usage (calls, cache hits, tokens, latency, retries, failures by kind) is counted per role in ``ledger``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+import weakref
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from gateway.cache import ResponseCache, cache_key
+from gateway.limiter import SharedLimiter
+from gateway.structured import (
+    check_enums,
+    extract_json,
+    model_schema,
+    response_format,
+    schema_instruction,
+    split_reasoning,
+)
+from gateway.usage import UsageLedger
+from schemas.config import ROLES, Endpoint, Settings
+
+T = TypeVar("T", bound=BaseModel)
+
+FailureKind = Literal[
+    "validation",
+    "truncated",
+    "empty",
+    "timeout",
+    "rate_limit",
+    "server_error",
+    "connection",
+    "auth",
+    "not_found",
+    "bad_request",
+    "endpoint_unavailable",
+]
+
+
+class LLMFailure(BaseModel):
+    """Why a call produced no usable answer."""
+
+    role: str
+    kind: FailureKind
+    message: str
+    last_raw_text: str | None = None
+    attempts: int = 0
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass
+class ChatResult:
+    """A chat completion with reasoning separated from the answer."""
+
+    role: str
+    text: str = ""
+    reasoning: str | None = None
+    raw: str = ""
+    finish_reason: str | None = None
+    cached: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    failure: LLMFailure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+@dataclass
+class Structured(Generic[T]):
+    """A validated structured answer, or a typed failure carrying the last raw text."""
+
+    role: str
+    value: T | None = None
+    reasoning: str | None = None
+    raw: str = ""
+    cached: bool = False
+    reasks: int = 0
+    failure: LLMFailure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None and self.value is not None
+
+
+@dataclass(frozen=True)
+class ResolvedEndpoint:
+    role: str
+    base_url: str
+    model: str
+    api_key: str
+    structured: str
+    sampling: dict[str, Any]
+    max_concurrency: int
+    timeout_s: float
+    max_retries: int
+    extra_body: dict[str, Any]
+    is_local: bool
+    api_key_env: str | None = None
+
+
+class EndpointUnavailable(RuntimeError):
+    """The endpoint for a role could not be made available (e.g. the embedded model failed to start)."""
+
+
+LocalResolver = Callable[[str, Endpoint], ResolvedEndpoint]
+
+# Process-wide limiters: one per endpoint, shared by every gateway instance and thread.
+_LIMITERS: dict[tuple[str, str], SharedLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def endpoint_limiter(base_url: str, model: str, limit: int) -> SharedLimiter:
+    with _LIMITERS_LOCK:
+        key = (base_url, model)
+        lim = _LIMITERS.get(key)
+        if lim is None or lim.limit != limit and lim.in_use == 0:
+            lim = _LIMITERS[key] = SharedLimiter(limit)
+        return lim
+
+
+class _Transient(Exception):
+    def __init__(self, kind: FailureKind, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+class _Permanent(Exception):
+    def __init__(self, kind: FailureKind, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    try:
+        value = exc.response.headers.get("retry-after")
+        return max(0.0, float(value)) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _classify(exc: Exception, ep: ResolvedEndpoint) -> _Transient | _Permanent:
+    where = f"role {ep.role} at {ep.base_url} (model {ep.model})"
+    if isinstance(exc, openai.APITimeoutError):
+        return _Transient("timeout", f"{where}: no reply within {ep.timeout_s:g} s; raise timeout_s or check the server load")
+    if isinstance(exc, openai.APIConnectionError):
+        return _Transient("connection", f"{where}: cannot connect; check that the server is running and base_url is right")
+    if isinstance(exc, openai.RateLimitError):
+        return _Transient("rate_limit", f"{where}: rate limited (429); lower max_concurrency", _retry_after(exc))
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        env = ep.api_key_env or "api_key_env (no variable is configured)"
+        return _Permanent("auth", f"{where}: the API key was refused ({exc.status_code}); check the variable {env}")
+    if isinstance(exc, openai.NotFoundError):
+        return _Permanent("not_found", f"{where}: not found (404); check the model name and that base_url ends in /v1")
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code >= 500:
+            return _Transient("server_error", f"{where}: server error {exc.status_code}", _retry_after(exc))
+        return _Permanent("bad_request", f"{where}: request rejected ({exc.status_code}): {_short(str(exc))}")
+    return _Permanent("bad_request", f"{where}: {type(exc).__name__}: {_short(str(exc))}")
+
+
+def _short(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+class LLMGateway:
+    """Typed, cached, rate-limited access to every role's OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        cache: ResponseCache | None = None,
+        ledger: UsageLedger | None = None,
+        local_resolver: LocalResolver | None = None,
+        backoff_base_s: float = 0.5,
+        backoff_cap_s: float = 30.0,
+        schema_in_prompt: bool = True,
+        rng: random.Random | None = None,
+    ):
+        self.settings = settings
+        self.cache = cache if cache is not None else ResponseCache(
+            settings.cache_path, mode=settings.cache.mode, scope=settings.cache.scope
+        )
+        self.ledger = ledger or UsageLedger()
+        self._local_resolver = local_resolver
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+        self.schema_in_prompt = schema_in_prompt
+        self._rng = rng or random.Random()
+        self._resolved: dict[str, ResolvedEndpoint] = {}
+        self._resolve_lock = threading.Lock()
+        # One HTTP client per (event loop, endpoint): httpx connection pools belong to the loop that made them.
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], openai.AsyncOpenAI]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._clients_lock = threading.Lock()
+
+    # -- endpoints --------------------------------------------------------------------------------
+    def resolve(self, role: str) -> ResolvedEndpoint:
+        """The concrete endpoint for a role; starts the embedded model the first time a local role is used."""
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; the roles are: {', '.join(ROLES)}")
+        with self._resolve_lock:
+            if role in self._resolved:
+                return self._resolved[role]
+            ep = self.settings.endpoint(role)
+            if ep.is_local:
+                resolver = self._local_resolver
+                if resolver is None:
+                    from gateway.local import local_resolver_for
+
+                    resolver = self._local_resolver = local_resolver_for(self.settings)
+                resolved = resolver(role, ep)
+            else:
+                resolved = ResolvedEndpoint(
+                    role=role,
+                    base_url=ep.base_url or "",
+                    model=ep.model or "",
+                    api_key=ep.api_key() or "not-needed",
+                    structured=ep.structured,
+                    sampling=ep.sampling.as_params(),
+                    max_concurrency=ep.max_concurrency,
+                    timeout_s=ep.timeout_s,
+                    max_retries=ep.max_retries,
+                    extra_body=dict(ep.extra_body),
+                    is_local=False,
+                    api_key_env=ep.api_key_env,
+                )
+            self._resolved[role] = resolved
+            return resolved
+
+    def _client(self, ep: ResolvedEndpoint) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            per_loop = self._clients.setdefault(loop, {})
+            key = (ep.base_url, ep.api_key)
+            client = per_loop.get(key)
+            if client is None:
+                client = per_loop[key] = openai.AsyncOpenAI(
+                    base_url=ep.base_url, api_key=ep.api_key, max_retries=0, timeout=ep.timeout_s
+                )
+            return client
+
+    # -- raw call with retries --------------------------------------------------------------------
+    async def _complete_once(self, ep: ResolvedEndpoint, messages: list[dict[str, Any]], params: dict[str, Any],
+                             fmt: dict[str, Any] | None, tools: list[dict[str, Any]] | None) -> ChatResult:
+        client = self._client(ep)
+        kwargs: dict[str, Any] = {"model": ep.model, "messages": messages, **params}
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        if tools:
+            kwargs["tools"] = tools
+        if ep.extra_body:
+            kwargs["extra_body"] = ep.extra_body
+        limiter = endpoint_limiter(ep.base_url, ep.model, ep.max_concurrency)
+        async with limiter.slot():
+            started = time.perf_counter()
+            resp = await client.chat.completions.create(**kwargs)
+            latency = time.perf_counter() - started
+        choice = resp.choices[0] if resp.choices else None
+        msg = choice.message if choice else None
+        content = (msg.content if msg else None) or ""
+        extra = (msg.model_extra or {}) if msg is not None else {}
+        reasoning_field = extra.get("reasoning_content") or extra.get("reasoning")
+        text, reasoning = split_reasoning(content, reasoning_field if isinstance(reasoning_field, str) else None)
+        usage = resp.usage
+        pt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        ct = int(getattr(usage, "completion_tokens", 0) or 0)
+        self.ledger.record_call(ep.role, ep.model, latency_s=latency, prompt_tokens=pt, completion_tokens=ct)
+        tool_calls = []
+        for tc in (msg.tool_calls or []) if msg else []:
+            fn = getattr(tc, "function", None)
+            if fn is not None:
+                tool_calls.append({"id": tc.id, "name": fn.name, "arguments": fn.arguments})
+        return ChatResult(
+            role=ep.role,
+            text=text,
+            reasoning=reasoning,
+            raw=content,
+            finish_reason=choice.finish_reason if choice else None,
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            tool_calls=tool_calls,
+        )
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.backoff_cap_s * 4)
+        ceiling = min(self.backoff_cap_s, self.backoff_base_s * (2**attempt))
+        return ceiling * (0.5 + 0.5 * self._rng.random())  # jitter keeps parallel retries from marching in step
+
+    async def _complete(self, ep: ResolvedEndpoint, messages: list[dict[str, Any]], params: dict[str, Any],
+                        fmt: dict[str, Any] | None, tools: list[dict[str, Any]] | None) -> ChatResult:
+        attempt = 0
+        while True:
+            try:
+                return await self._complete_once(ep, messages, params, fmt, tools)
+            except (openai.APIError, openai.APITimeoutError) as exc:
+                err = _classify(exc, ep)
+            if isinstance(err, _Permanent) or attempt >= ep.max_retries:
+                self.ledger.record_failure(ep.role, err.kind)
+                return ChatResult(
+                    role=ep.role,
+                    failure=LLMFailure(role=ep.role, kind=err.kind, message=str(err), attempts=attempt + 1),
+                )
+            self.ledger.record_retry(ep.role, err.kind)
+            await asyncio.sleep(self._backoff(attempt, err.retry_after))
+            attempt += 1
+
+    def _params(self, ep: ResolvedEndpoint, overrides: dict[str, Any] | None) -> dict[str, Any]:
+        params = dict(ep.sampling)
+        params.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        return params
+
+    def _resolve_or_fail(self, role: str) -> ResolvedEndpoint | LLMFailure:
+        try:
+            return self.resolve(role)
+        except EndpointUnavailable as exc:
+            self.ledger.record_failure(role, "endpoint_unavailable")
+            return LLMFailure(role=role, kind="endpoint_unavailable", message=f"role {role}: {exc}")
+
+    # -- public API -------------------------------------------------------------------------------
+    async def chat(
+        self,
+        role: str,
+        messages: Sequence[dict[str, Any]],
+        *,
+        params: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        validate: Callable[[ChatResult], str | None] | None = None,
+        use_cache: bool = True,
+    ) -> ChatResult:
+        """One chat completion. Cached only when it finished normally, is non-empty and ``validate`` accepts it."""
+        ep = self._resolve_or_fail(role)
+        if isinstance(ep, LLMFailure):
+            return ChatResult(role=role, failure=ep)
+        messages = [dict(m) for m in messages]
+        p = self._params(ep, params)
+        key = cache_key(model=ep.model, messages=messages, params=p, tools=tools)
+        if use_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.ledger.record_cache_hit(role, ep.model)
+                return ChatResult(role=role, cached=True, **hit)
+        result = await self._complete(ep, messages, p, None, tools)
+        if result.failure is not None:
+            return result
+        problem = None
+        if result.finish_reason == "length":
+            problem = ("truncated", f"role {role}: output cut off at max_tokens={p.get('max_tokens')}")
+        elif not result.text and not result.tool_calls:
+            problem = ("empty", f"role {role}: the model returned no answer text")
+        elif validate is not None and (why := validate(result)):
+            problem = ("validation", f"role {role}: {why}")
+        if problem is not None:
+            self.ledger.record_failure(role, problem[0])
+            result.failure = LLMFailure(role=role, kind=problem[0], message=problem[1], last_raw_text=result.raw, attempts=1)
+            return result
+        if use_cache:
+            self.cache.put(key, _chat_payload(result), model=ep.model, role=role)
+        return result
+
+    async def structured(
+        self,
+        role: str,
+        messages: Sequence[dict[str, Any]],
+        output: type[T],
+        *,
+        schema: dict[str, Any] | None = None,
+        enums: dict[str, list[Any]] | None = None,
+        name: str | None = None,
+        params: dict[str, Any] | None = None,
+        max_reasks: int | None = None,
+        validate: Callable[[T], str | None] | None = None,
+        use_cache: bool = True,
+    ) -> Structured[T]:
+        """Ask for a JSON answer matching ``output`` (optionally narrowed by ``schema``/``enums``).
+
+        The answer is checked with pydantic, against per-request enums, and by ``validate`` (return a reason to
+        reject). A rejected answer is re-asked with the reasons up to ``max_reasks`` times; then a typed failure
+        with the last raw text is returned.
+        """
+        ep = self._resolve_or_fail(role)
+        if isinstance(ep, LLMFailure):
+            return Structured(role=role, failure=ep)
+        schema = schema if schema is not None else model_schema(output, enums=enums)
+        name = name or output.__name__
+        reasks_allowed = self.settings.max_reasks if max_reasks is None else max_reasks
+        messages = [dict(m) for m in messages]
+        if self.schema_in_prompt:
+            messages = _with_instruction(messages, schema_instruction(name, schema))
+        p = self._params(ep, params)
+        fmt = response_format(ep.structured, name, schema)
+        key = cache_key(model=ep.model, messages=messages, params=p, schema=schema)
+
+        if use_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                value, problems = _parse(hit["text"], output, schema, validate)
+                if value is not None:
+                    self.ledger.record_cache_hit(role, ep.model)
+                    return Structured(role=role, value=value, reasoning=hit.get("reasoning"), raw=hit["raw"], cached=True)
+
+        convo = list(messages)
+        last: ChatResult | None = None
+        problems: list[str] = []
+        for attempt in range(reasks_allowed + 1):
+            if attempt:
+                self.ledger.record_reask(role)
+            result = await self._complete(ep, convo, p, fmt, None)
+            if result.failure is not None:
+                return Structured(role=role, raw=result.raw, reasks=attempt, failure=result.failure)
+            last = result
+            if result.finish_reason == "length":
+                problems = [f"the answer was cut off at max_tokens={p.get('max_tokens')}; answer more briefly"]
+                kind: FailureKind = "truncated"
+                value = None
+            else:
+                value, problems = _parse(result.text, output, schema, validate)
+                kind = "validation"
+            if value is not None:
+                if use_cache:
+                    self.cache.put(key, _chat_payload(result), model=ep.model, role=role)
+                return Structured(role=role, value=value, reasoning=result.reasoning, raw=result.raw, reasks=attempt)
+            convo = [
+                *convo,
+                {"role": "assistant", "content": result.raw},
+                {"role": "user", "content": _reask_text(name, problems)},
+            ]
+        self.ledger.record_failure(role, kind)
+        return Structured(
+            role=role,
+            raw=last.raw if last else "",
+            reasoning=last.reasoning if last else None,
+            reasks=reasks_allowed,
+            failure=LLMFailure(
+                role=role,
+                kind=kind,
+                message=f"role {role}: no valid {name} after {reasks_allowed + 1} attempt(s): " + "; ".join(problems)[:500],
+                last_raw_text=last.raw if last else None,
+                attempts=reasks_allowed + 1,
+            ),
+        )
+
+    async def gather(
+        self,
+        calls: Iterable[Awaitable[Any]],
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[Any]:
+        """Await many gateway calls concurrently (the per-endpoint limiter paces them), keeping input order."""
+        tasks = [asyncio.ensure_future(c) for c in calls]
+        total = len(tasks)
+        done = 0
+        if progress is not None:
+            for t in tasks:
+                t.add_done_callback(lambda _t: _tick())
+
+        def _tick() -> None:
+            nonlocal done
+            done += 1
+            progress(done, total)  # type: ignore[misc]
+
+        return list(await asyncio.gather(*tasks))
+
+    async def aclose(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            clients = list(self._clients.pop(loop, {}).values())
+        for c in clients:
+            await c.close()
+
+
+def _chat_payload(result: ChatResult) -> dict[str, Any]:
+    return {
+        "text": result.text,
+        "reasoning": result.reasoning,
+        "raw": result.raw,
+        "finish_reason": result.finish_reason,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "tool_calls": result.tool_calls,
+    }
+
+
+def _with_instruction(messages: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
+    """Append the schema instruction to the last user message (small models follow it best there)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") == "user" and isinstance(messages[i].get("content"), str):
+            out = list(messages)
+            out[i] = {**messages[i], "content": messages[i]["content"].rstrip() + "\n\n" + instruction}
+            return out
+    return [*messages, {"role": "user", "content": instruction}]
+
+
+def _parse(text: str, output: type[T], schema: dict[str, Any], validate: Callable[[T], str | None] | None) -> tuple[T | None, list[str]]:
+    try:
+        data = extract_json(text)
+    except ValueError as exc:
+        return None, [str(exc)]
+    try:
+        value = output.model_validate(data)
+    except ValidationError as exc:
+        return None, [
+            f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)[:8]
+        ]
+    problems = check_enums(data, schema)
+    if not problems and validate is not None:
+        why = validate(value)
+        if why:
+            problems = [why]
+    return (None, problems) if problems else (value, [])
+
+
+def _reask_text(name: str, problems: list[str]) -> str:
+    listed = "\n".join(f"- {p}" for p in problems[:8])
+    return (
+        f"Your previous reply was not a valid {name}:\n{listed}\n"
+        "Reply again with one corrected JSON object only."
+    )
+
+
+def run_sync(coro: Awaitable[Any]) -> Any:
+    """Run a coroutine from synchronous code (a Prefect task on a worker thread, the CLI)."""
+    return asyncio.run(coro)  # type: ignore[arg-type]

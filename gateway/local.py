@@ -131,10 +131,11 @@ class LocalModelServer:
         atexit.register(self.stop)
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            code = self.proc.poll()
+            if code is not None:
                 tail = self._log_tail()
                 self.stop()
-                raise EndpointUnavailable(f"the embedded model server exited with code {self.proc.returncode}: {tail}")
+                raise EndpointUnavailable(f"the embedded model server exited with code {code}: {tail}")
             try:
                 r = httpx.get(f"{self.base_url}/models", timeout=2.0)
                 if r.status_code == 200:

@@ -158,7 +158,7 @@ class CacheConfig(BaseModel):
         "on", description="on: read+write; off: bypass; read_only: never write; refresh: never read, overwrite."
     )
     path: Path | None = Field(None, description="SQLite file of the response cache; default <data_dir>/llm_cache.sqlite")
-    scope: str = Field("global", description="Namespace of the cache; a run id gives a cache scoped to one run.")
+    scope: str = Field("global", description="Namespace of the cache; \"run\" gives each run a cache of its own.")
 
 
 class LocalModelConfig(BaseModel):

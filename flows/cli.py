@@ -1,0 +1,212 @@
+"""The `hopforge` command. Every command runs a Prefect flow (ephemeral Prefect unless PREFECT_API_URL is set)
+or reads the warehouse; problems a person can fix print one line and exit with status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+
+# Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="hopforge: grounded multi-hop QA data from knowledge graphs.")
+config_app = typer.Typer(no_args_is_help=True, help="Inspect the resolved configuration.")
+warehouse_app = typer.Typer(no_args_is_help=True, help="Inspect and export the warehouse.")
+app.add_typer(config_app, name="config")
+app.add_typer(warehouse_app, name="warehouse")
+
+out = Console()
+err = Console(stderr=True)
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="TOML/YAML config file (or HOPFORGE_CONFIG).")]
+GgufOpt = Annotated[Optional[Path], typer.Option("--gguf", help="GGUF model file for the embedded server.")]
+
+
+def _settings(config: Path | None, gguf: Path | None = None, **overrides: Any):
+    from schemas.config import load_settings
+
+    settings = load_settings(config, **overrides)
+    if gguf is not None:
+        if not gguf.exists():
+            raise _UserError(f"--gguf {gguf}: no such file")
+        settings.local_model.gguf = gguf
+    return settings
+
+
+class _UserError(Exception):
+    pass
+
+
+def _run(fn):
+    """Run a command body, turning the errors a person can fix into one clear line."""
+    from schemas.config import ConfigError
+    from warehouse.db import WarehouseError
+
+    try:
+        return fn()
+    except (ConfigError, WarehouseError, _UserError) as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    finally:
+        from gateway.local import stop_shared_servers
+
+        stop_shared_servers()
+
+
+@app.command()
+def doctor(config: ConfigOpt = None, gguf: GgufOpt = None,
+           embeddings: Annotated[bool, typer.Option(help="Also check the embedding model.")] = True) -> None:
+    """Check every configured endpoint, the embedding model and the warehouse; record a run."""
+
+    def body():
+        from flows.doctor import doctor as doctor_flow
+
+        result = doctor_flow(settings=_settings(config, gguf), embeddings=embeddings)
+        out.print(f"warehouse: {result['warehouse']}  run: {result['run_id']}")
+        if not result["ok"]:
+            err.print("[bold red]doctor: some checks failed[/] (see above)")
+            raise typer.Exit(1)
+
+    _run(body)
+
+
+@app.command()
+def smoke(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
+    """Run the smoke flow: a few structured LLM calls, written to the warehouse and exported to Parquet."""
+
+    def body():
+        from flows.smoke import smoke as smoke_flow
+
+        result = smoke_flow(settings=_settings(config, gguf))
+        out.print(f"smoke run {result['run_id']}: {result['valid']}/{result['total']} valid; parquet: {result['export']}")
+
+    _run(body)
+
+
+@app.command()
+def demo(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
+    """The main job on the embedded default: doctor, then every stage of the factory on the demo data."""
+
+    def body():
+        from flows.doctor import doctor as doctor_flow
+        from flows.smoke import smoke as smoke_flow
+
+        settings = _settings(config, gguf)
+        d = doctor_flow(settings=settings)
+        s = smoke_flow(settings=settings)
+        out.rule("hopforge demo")
+        out.print(f"doctor: {'all checks passed' if d['ok'] else 'some checks FAILED'} (run {d['run_id']})")
+        out.print(f"smoke:  {s['valid']}/{s['total']} valid, {s['llm_calls']} LLM calls, {s['llm_cache_hits']} cache hits")
+        out.print(f"warehouse: {settings.warehouse_path}")
+        out.print(f"exports:   {s['export']}")
+        out.print("runs:      hopforge warehouse runs")
+        if not d["ok"]:
+            raise typer.Exit(1)
+
+    _run(body)
+
+
+@config_app.command("show")
+def config_show(config: ConfigOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Print the resolved configuration, secrets redacted."""
+
+    def body():
+        settings = _settings(config)
+        data = settings.redacted()
+        data["_resolved"] = {"warehouse": str(settings.warehouse_path), "cache": str(settings.cache_path),
+                             "config_hash": settings.config_hash()}
+        if as_json:
+            print(json.dumps(data, indent=2, sort_keys=True))
+        else:
+            import yaml
+
+            print(yaml.safe_dump(data, sort_keys=True), end="")
+
+    _run(body)
+
+
+@warehouse_app.command("tables")
+def warehouse_tables(config: ConfigOpt = None) -> None:
+    """List the warehouse tables with row counts."""
+
+    def body():
+        from warehouse.db import Warehouse
+
+        with Warehouse(_settings(config).warehouse_path, read_only=True) as wh:
+            for t in wh.tables():
+                out.print(f"{t:<24} {wh.scalar(f'SELECT count(*) FROM {t}'):>10}")
+
+    _run(body)
+
+
+@warehouse_app.command("runs")
+def warehouse_runs(config: ConfigOpt = None, limit: int = 20) -> None:
+    """The most recent runs with status and LLM usage."""
+
+    def body():
+        from warehouse.db import Warehouse
+
+        with Warehouse(_settings(config).warehouse_path, read_only=True) as wh:
+            rows = wh.query(
+                "SELECT run_id, flow, status, started_at, ended_at, llm_calls, llm_cache_hits, prompt_tokens, "
+                "completion_tokens, llm_failures FROM runs ORDER BY started_at DESC LIMIT ?", [limit])
+        for r in rows:
+            out.print(json.dumps(r, default=str))
+
+    _run(body)
+
+
+@warehouse_app.command("export")
+def warehouse_export(table_or_query: str, dest: Path, config: ConfigOpt = None) -> None:
+    """Export a table or a SELECT query to a Parquet file."""
+
+    def body():
+        from warehouse.db import Warehouse
+
+        with Warehouse(_settings(config).warehouse_path, read_only=True) as wh:
+            path = wh.export_parquet(table_or_query, dest)
+        out.print(f"wrote {path}")
+
+    _run(body)
+
+
+@app.command("serve-model")
+def serve_model(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
+    """Run the embedded llama.cpp server in the foreground (Ctrl-C stops it)."""
+
+    def body():
+        import time
+
+        from gateway.local import LocalModelServer
+
+        settings = _settings(config, gguf)
+        with LocalModelServer(settings.local_model.gguf, n_ctx=settings.local_model.n_ctx,
+                              startup_timeout_s=settings.local_model.startup_timeout_s) as srv:
+            out.print(f"serving {srv.model_name} at {srv.base_url} (demo-quality model); Ctrl-C to stop")
+            try:
+                while srv.running:
+                    time.sleep(1)
+            except KeyboardInterrupt:
+                pass
+
+    _run(body)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""What a running flow holds: settings, the warehouse (the flow is its only writer), the gateway, the run record.
+
+Every flow follows one pattern::
+
+    with open_run("doctor", params, settings) as rt:      # writes a `runs` row with status "running"
+        records = some_task(rt, batch)                    # tasks compute records; they never write
+        rt.wh.write_batch("table", records)               # the flow writes, one transaction per batch
+    # on exit: status, end time and LLM usage totals are written; usage per role goes to `llm_usage`
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from gateway.cache import ResponseCache
+from gateway.client import LLMGateway
+from gateway.embeddings import Embedder, make_embedder
+from gateway.usage import UsageLedger
+from schemas.config import Settings, load_settings
+from warehouse.db import Warehouse
+
+
+def code_version() -> str:
+    """The git commit of the code (with ``-dirty`` for local edits), or the package version outside a checkout."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=5
+        )
+        if sha.returncode == 0:
+            dirty = subprocess.run(
+                ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True, text=True, timeout=5,
+            )
+            return sha.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    try:
+        from importlib.metadata import version
+
+        return "hopforge-" + version("hopforge")
+    except Exception:
+        return "unknown"
+
+
+@dataclass
+class Runtime:
+    run_id: str
+    flow: str
+    settings: Settings
+    wh: Warehouse
+    gateway: LLMGateway
+    _embedder: Embedder | None = field(default=None, repr=False)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings.embeddings)
+        return self._embedder
+
+    @property
+    def data_dir(self) -> Path:
+        return self.settings.data_dir
+
+    def flush_usage(self) -> None:
+        """Write this run's usage so far (idempotent: rows are keyed by run and role)."""
+        rows = self.gateway.ledger.rows(self.run_id)
+        if rows:
+            self.wh.write_batch("llm_usage", rows, replace=True)
+        totals = self.gateway.ledger.totals()
+        self.wh.execute(
+            "UPDATE runs SET llm_calls = ?, llm_cache_hits = ?, prompt_tokens = ?, completion_tokens = ?, "
+            "llm_failures = ? WHERE run_id = ?",
+            [totals["llm_calls"], totals["llm_cache_hits"], totals["prompt_tokens"], totals["completion_tokens"],
+             totals["llm_failures"], self.run_id],
+        )
+
+
+def new_run_id(flow: str) -> str:
+    return f"{flow}-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+@contextmanager
+def open_run(
+    flow: str,
+    parameters: dict[str, Any] | None = None,
+    settings: Settings | None = None,
+    *,
+    gateway: LLMGateway | None = None,
+    wh: Warehouse | None = None,
+) -> Iterator[Runtime]:
+    """Open the warehouse, record the run, and close everything with the final status whatever happens."""
+    settings = settings or load_settings()
+    run_id = new_run_id(flow)
+    own_wh = wh is None
+    wh = wh or Warehouse(settings.warehouse_path)
+    if gateway is None:
+        cache = ResponseCache(
+            settings.cache_path,
+            mode=settings.cache.mode,
+            scope=run_id if settings.cache.scope == "run" else settings.cache.scope,
+        )
+        gateway = LLMGateway(settings, cache=cache, ledger=UsageLedger())
+    rt = Runtime(run_id=run_id, flow=flow, settings=settings, wh=wh, gateway=gateway)
+    wh.write_batch(
+        "runs",
+        [{
+            "run_id": run_id,
+            "flow": flow,
+            "parameters": json.dumps(parameters or {}, sort_keys=True, default=str),
+            "config": json.dumps(settings.redacted(), sort_keys=True, default=str),
+            "config_hash": settings.config_hash(),
+            "code_version": code_version(),
+            "started_at": datetime.now(),
+            "status": "running",
+        }],
+    )
+    status, error = "completed", None
+    try:
+        yield rt
+    except BaseException as exc:
+        status, error = ("cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"), f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        try:
+            rt.flush_usage()
+            wh.execute(
+                "UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE run_id = ?",
+                [status, error, datetime.now(), run_id],
+            )
+        finally:
+            if own_wh:
+                wh.close()
+
+
+def default_settings() -> Settings:
+    """Settings from the environment and HOPFORGE_CONFIG; used when a flow is started by Prefect."""
+    return load_settings(os.environ.get("HOPFORGE_CONFIG"))

@@ -1,0 +1,120 @@
+"""Warehouse: migrations, batch writes in one transaction, Parquet export, the lock error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pyarrow.parquet as pq
+import pytest
+
+from warehouse.db import Warehouse, WarehouseError, WarehouseLockedError
+from warehouse.migrations import MIGRATIONS, Migration, check_ordered
+
+EXPECTED = {
+    "runs": ["run_id", "flow", "parameters", "config", "config_hash", "code_version", "started_at", "ended_at",
+             "status", "error", "llm_calls", "llm_cache_hits", "prompt_tokens", "completion_tokens", "llm_failures"],
+    "llm_usage": ["run_id", "role", "model", "calls", "cache_hits", "prompt_tokens", "completion_tokens",
+                  "latency_s_total", "latency_s_max", "retries", "reasks", "failures"],
+}
+
+
+def test_migrations_create_expected_columns():
+    wh = Warehouse()
+    for table, cols in EXPECTED.items():
+        assert wh.columns(table) == cols
+    assert wh.schema_version() == len(MIGRATIONS)
+
+
+def test_migrate_is_idempotent_and_resumes(tmp_path):
+    path = tmp_path / "w.duckdb"
+    wh = Warehouse(path, migrate=False)
+    assert wh.migrate(MIGRATIONS[:1]) == [1]
+    wh.close()
+    wh = Warehouse(path)  # brings an old warehouse up to date
+    assert wh.schema_version() == len(MIGRATIONS)
+    assert wh.migrate() == []
+
+
+def test_failed_migration_rolls_back():
+    wh = Warehouse(migrate=False)
+    bad = [*MIGRATIONS[:1], Migration(2, "broken", "CREATE TABLE ok_part (x INT); CREATE TABLE broken (")]
+    with pytest.raises(Exception):
+        wh.migrate(bad)
+    assert wh.schema_version() == 1
+    assert "ok_part" not in wh.tables()
+
+
+def test_migrations_must_be_numbered_without_gaps():
+    with pytest.raises(RuntimeError, match="without gaps"):
+        check_ordered([Migration(1, "a", ""), Migration(3, "c", "")])
+
+
+def _run_row(run_id="r1", **kw):
+    return {"run_id": run_id, "flow": "t", "started_at": "2026-01-01 00:00:00", "status": "running", **kw}
+
+
+def test_write_batch_is_one_transaction():
+    wh = Warehouse()
+    wh.write_batch("runs", [_run_row("a"), _run_row("b", parameters={"k": 1})])
+    assert wh.scalar("SELECT count(*) FROM runs") == 2
+    assert wh.scalar("SELECT parameters->>'k' FROM runs WHERE run_id='b'") == "1"
+    with pytest.raises(Exception):  # duplicate primary key in the middle of the batch: nothing lands
+        wh.write_batch("runs", [_run_row("c"), _run_row("a")])
+    assert wh.scalar("SELECT count(*) FROM runs") == 2
+
+
+def test_write_batch_rejects_unknown_columns_and_tables():
+    wh = Warehouse()
+    with pytest.raises(WarehouseError, match="no column"):
+        wh.write_batch("runs", [_run_row(nope=1)])
+    with pytest.raises(WarehouseError, match="no table"):
+        wh.write_batch("nope", [{"a": 1}])
+
+
+def test_transaction_groups_tables():
+    wh = Warehouse()
+    with pytest.raises(RuntimeError):
+        with wh.transaction() as con:
+            wh.write_batch("runs", [_run_row("x")], con=con)
+            raise RuntimeError("crash between two writes")
+    assert wh.scalar("SELECT count(*) FROM runs") == 0
+
+
+def test_export_table_and_query(tmp_path):
+    wh = Warehouse()
+    wh.write_batch("runs", [_run_row("a"), _run_row("b")])
+    t = pq.read_table(wh.export_parquet("runs", tmp_path / "runs.parquet"))
+    assert t.num_rows == 2 and "config_hash" in t.column_names
+    q = pq.read_table(wh.export_parquet("SELECT run_id FROM runs WHERE run_id = ?", tmp_path / "q.parquet", params=["b"]))
+    assert q.to_pylist() == [{"run_id": "b"}]
+    with pytest.raises(WarehouseError, match="no table"):
+        wh.export_parquet("missing_table", tmp_path / "m.parquet")
+
+
+def test_second_writer_gets_a_clear_lock_error(tmp_path):
+    path = tmp_path / "locked.duckdb"
+    holder = Warehouse(path)
+    code = textwrap.dedent(f"""
+        from warehouse.db import Warehouse, WarehouseLockedError
+        try:
+            Warehouse({str(path)!r})
+        except WarehouseLockedError as exc:
+            print("LOCKED:", exc)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    holder.close()
+    assert "LOCKED:" in proc.stdout, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    import os
+    assert f"process {os.getpid()}" in proc.stdout  # names the lock holder
+
+
+def test_read_only_missing_file_is_clear(tmp_path):
+    with pytest.raises(WarehouseError, match="no warehouse"):
+        Warehouse(tmp_path / "none.duckdb", read_only=True)
+
+
+def test_lock_error_type_is_warehouse_error():
+    assert issubclass(WarehouseLockedError, WarehouseError)

@@ -71,10 +71,19 @@ class ResponseCache:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
-            conn.execute(_SCHEMA)
+            # Switching to WAL needs an exclusive lock and SQLite may answer BUSY at once, without waiting, when
+            # several processes open a new file together: retry briefly.
+            for attempt in range(100):
+                try:
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    conn.execute(_SCHEMA)
+                    break
+                except sqlite3.OperationalError as exc:
+                    if "locked" not in str(exc) or attempt == 99:
+                        raise
+                    time.sleep(0.05)
+            conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
             with self._conns_lock:
                 self._conns.append(conn)

@@ -21,7 +21,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="hopforge: gr
 config_app = typer.Typer(no_args_is_help=True, help="Inspect the resolved configuration.")
 warehouse_app = typer.Typer(no_args_is_help=True, help="Inspect and export the warehouse.")
 app.add_typer(config_app, name="config")
+graph_app = typer.Typer(no_args_is_help=True, help="Build, import and report knowledge graphs.")
 app.add_typer(warehouse_app, name="warehouse")
+app.add_typer(graph_app, name="graph")
 
 out = Console()
 err = Console(stderr=True)
@@ -45,15 +47,45 @@ class _UserError(Exception):
     pass
 
 
+class _Bars:
+    """Terminal progress bars fed by flows.progress (one bar per key)."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=err, transient=False)
+        self.tasks: dict[str, Any] = {}
+
+    def __call__(self, key: str, done: int, total: int, description: str) -> None:
+        if key not in self.tasks:
+            self.tasks[key] = self.progress.add_task(description, total=total or None)
+        self.progress.update(self.tasks[key], completed=done, total=total or None, description=description)
+
+    def __enter__(self):
+        from flows.progress import listen
+
+        self._listen = listen(self)
+        self._listen.__enter__()
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.progress.stop()
+        self._listen.__exit__(*exc)
+
+
 def _run(fn):
     """Run a command body, turning the errors a person can fix into one clear line."""
     from schemas.config import ConfigError
+    from tasks.importers import GraphImportError
+    from tasks.ingest import IngestError
     from warehouse.db import WarehouseError
 
     try:
         return fn()
-    except (ConfigError, WarehouseError, _UserError) as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    except (ConfigError, WarehouseError, IngestError, GraphImportError, _UserError) as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     finally:
         from gateway.local import stop_shared_servers
@@ -112,6 +144,92 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
             raise typer.Exit(1)
 
     _run(body)
+
+
+DomainOpt = Annotated[Optional[list[str]], typer.Option("--domain", "-d", help="Domain(s); default: all known.")]
+
+
+@app.command()
+def ingest(source: str, config: ConfigOpt = None,
+           kind: Annotated[str, typer.Option(help="auto | jsonl | folder | hf")] = "auto",
+           allow_new_domains: Annotated[bool, typer.Option(help="Accept domains outside the 20 UltraDomain names.")] = False,
+           chunk_tokens: int = 1200, chunk_overlap: int = 100) -> None:
+    """Ingest a corpus (UltraDomain jsonl, a folder of .txt/.md per domain, or a Hugging Face dataset id)."""
+
+    def body():
+        from flows.graphs import ingest_corpus
+
+        with _Bars():
+            r = ingest_corpus(source=source, source_kind=kind, allow_new_domains=allow_new_domains,
+                              chunk_token_size=chunk_tokens, chunk_overlap_token_size=chunk_overlap,
+                              settings=_settings(config))
+        out.print(f"ingested: {r['documents_written']} new documents, {r['chunks_written']} chunks, "
+                  f"{r['already_present']} already present, {r['skipped']} inputs skipped (run {r['run_id']})")
+
+    _run(body)
+
+
+@graph_app.command("build")
+def graph_build(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
+                source: Annotated[Optional[str], typer.Option(help="Ingest this corpus first.")] = None,
+                kind: str = "auto", allow_new_domains: bool = False, chunk_tokens: int = 1200,
+                chunk_overlap: int = 100) -> None:
+    """Build one LightRAG graph per domain from the ingested documents (resumable), then report."""
+
+    def body():
+        from flows.graphs import build_graphs
+
+        with _Bars():
+            r = build_graphs(domains=domain, source=source, source_kind=kind, allow_new_domains=allow_new_domains,
+                             chunk_token_size=chunk_tokens, chunk_overlap_token_size=chunk_overlap,
+                             settings=_settings(config, gguf))
+        _print_reports(r["reports"])
+        for d, why in r["failures"].items():
+            err.print(f"[red]{d}: {why}[/]")
+        if r["failures"] and not r["built"]:
+            raise typer.Exit(1)
+
+    _run(body)
+
+
+@graph_app.command("import")
+def graph_import(path: Path, domain: Annotated[str, typer.Option("--domain", "-d")], config: ConfigOpt = None,
+                 kind: Annotated[Optional[str], typer.Option(help="graphml | lightrag | triples | rog (default: by file)")] = None) -> None:
+    """Import a graph built elsewhere (LightRAG GraphML, triple TSV/JSONL, RoG JSONL) as a domain snapshot."""
+
+    def body():
+        from flows.graphs import import_graphs
+
+        if not path.exists():
+            raise _UserError(f"{path}: no such file")
+        r = import_graphs(files={domain: str(path)}, kind=kind, settings=_settings(config))
+        if r["failures"]:
+            raise _UserError(r["failures"][domain])
+        _print_reports(r["reports"])
+
+    _run(body)
+
+
+@graph_app.command("report")
+def graph_report_cmd(config: ConfigOpt = None, domain: DomainOpt = None) -> None:
+    """Report each domain's current graph: is it usable for multi-hop questions?"""
+
+    def body():
+        from flows.graphs import report_graphs
+
+        r = report_graphs(domains=domain, settings=_settings(config))
+        if not r["reports"]:
+            raise _UserError("no graphs yet: run `hopforge graph build` or `hopforge graph import`")
+        _print_reports(r["reports"])
+
+    _run(body)
+
+
+def _print_reports(reports: list[dict[str, Any]]) -> None:
+    from tasks.graph_report import GraphReport, report_text
+
+    for r in reports:
+        out.print(report_text(GraphReport(**r)), highlight=False, markup=False, soft_wrap=True)
 
 
 @config_app.command("show")

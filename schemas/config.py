@@ -64,6 +64,11 @@ class Endpoint(BaseModel):
     max_retries: int = Field(5, description="Retries on 429 / 5xx / timeouts / connection errors.")
     structured: StructuredMode = "json_schema"
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    price_prompt_per_mtok: float = Field(0.0, ge=0, description="USD per million prompt tokens, for cost reports.")
+    price_completion_per_mtok: float = Field(0.0, ge=0, description="USD per million completion tokens.")
+
+    def cost_usd(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.price_prompt_per_mtok + completion_tokens * self.price_completion_per_mtok) / 1e6
 
     @field_validator("max_concurrency")
     @classmethod

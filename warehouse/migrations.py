@@ -33,9 +33,10 @@ def load_migrations() -> list[Migration]:
 
 
 def check_ordered(migrations: list[Migration]) -> None:
+    """Numbers must be positive, unique and in order (applied in that order, each once)."""
     numbers = [m.number for m in migrations]
-    if numbers != list(range(1, len(numbers) + 1)):
-        raise RuntimeError(f"warehouse migrations must be numbered 1..N without gaps, got {numbers}")
+    if numbers != sorted(set(numbers)) or (numbers and numbers[0] < 1):
+        raise RuntimeError(f"warehouse migrations must have unique increasing numbers, got {numbers}")
 
 
 MIGRATIONS: list[Migration] = load_migrations()

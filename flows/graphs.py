@@ -1,0 +1,288 @@
+"""Knowledge-graph flows: ingest a corpus, build graphs with LightRAG, import graphs built elsewhere, report.
+
+Each domain is its own task: one domain's failure is recorded and the others go on. The flow process writes the
+warehouse (documents, snapshots, build rows, reports), each domain's results in their own transactions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+
+from flows.progress import Progress
+from flows.runtime import Runtime, default_settings, open_run
+from schemas.config import Settings
+from schemas.corpus import Document, IngestOptions, IngestResult
+from tasks.graph_report import GraphReport, graph_report, report_markdown, report_rows
+from tasks.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders, write_ingest
+from tasks.kg import KnowledgeGraph
+
+SourceKind = Literal["auto", "jsonl", "folder", "hf"]
+
+
+# -- ingestion ------------------------------------------------------------------------------------------------------
+def detect_source_kind(source: str) -> Literal["jsonl", "folder", "hf"]:
+    p = Path(source)
+    if p.is_file():
+        if p.suffix == ".jsonl":
+            return "jsonl"
+        raise IngestError(f"{source}: a file source must be UltraDomain-style .jsonl (or pass a folder)")
+    if p.is_dir():
+        return "jsonl" if any(p.glob("*.jsonl")) else "folder"
+    if "/" in source and not source.startswith((".", "/")):
+        return "hf"  # a hub id such as "org/dataset"
+    raise IngestError(f"{source}: no such file or folder (a Hugging Face dataset id looks like 'org/name')")
+
+
+def ingest_source(source: str, kind: SourceKind, options: IngestOptions, *, hf_split: str = "train",
+                  hf_text_column: str = "context", hf_domain: str | None = None,
+                  hf_domain_column: str | None = None) -> IngestResult:
+    kind = detect_source_kind(source) if kind == "auto" else kind
+    bar = Progress(f"ingest-{Path(source).name}", 0, f"ingesting {source}")
+
+    def tick(done: int, total: int) -> None:
+        bar.update(done, total)
+
+    if kind == "jsonl":
+        return ingest_jsonl(source, options=options, progress=tick)
+    if kind == "folder":
+        return ingest_text_folders(source, options=options, progress=tick)
+    return ingest_hf_dataset(source, split=hf_split, text_column=hf_text_column, domain=hf_domain,
+                             domain_column=hf_domain_column, options=options, progress=tick)
+
+
+def documents_of(rt: Runtime, domain: str) -> list[Document]:
+    rows = rt.wh.query("SELECT * FROM documents WHERE domain = ? ORDER BY doc_id", [domain])
+    fields = Document.model_fields
+    return [Document(**{k: v for k, v in r.items() if k in fields}) for r in rows]
+
+
+def known_domains(rt: Runtime, table: str = "documents") -> list[str]:
+    return [r["domain"] for r in rt.wh.query(f"SELECT DISTINCT domain FROM {table} ORDER BY domain")]
+
+
+# -- reports --------------------------------------------------------------------------------------------------------
+def current_graph(rt: Runtime, domain: str) -> tuple[KnowledgeGraph, str | None] | None:
+    row = rt.wh.query("SELECT snapshot_id, source FROM current_graph_snapshots WHERE domain = ?", [domain])
+    if not row:
+        return None
+    return KnowledgeGraph.load(rt.wh, domain, row[0]["snapshot_id"]), row[0]["source"]
+
+
+def build_usage(rt: Runtime, domain: str, snapshot_id: str) -> dict[str, Any] | None:
+    """LLM usage and cost of the latest build that produced this snapshot (None for imported graphs)."""
+    rows = rt.wh.query(
+        "SELECT b.llm_calls, b.prompt_tokens, b.completion_tokens FROM graph_builds b JOIN runs r USING (run_id) "
+        "WHERE b.domain = ? AND b.snapshot_id = ? ORDER BY r.started_at DESC LIMIT 1",
+        [domain, snapshot_id],
+    )
+    if not rows:
+        return None
+    u = rows[0]
+    ep = rt.settings.endpoint("extractor")
+    return {**u, "cost_usd": round(ep.cost_usd(u["prompt_tokens"] or 0, u["completion_tokens"] or 0), 6)}
+
+
+def report_domains(rt: Runtime, domains: list[str]) -> list[GraphReport]:
+    reports = []
+    for domain in domains:
+        found = current_graph(rt, domain)
+        if found is None:
+            continue
+        kg, source = found
+        rep = graph_report(kg, run_id=rt.run_id, source=source, usage=build_usage(rt, domain, kg.snapshot_id or ""))
+        rt.wh.write_batch("graph_reports", [rep], replace=True)
+        reports.append(rep)
+    if reports:
+        create_table_artifact(key="graph-report", table=report_rows(reports),
+                              description=f"graph report, run {rt.run_id}")
+        create_markdown_artifact(key="graph-report-md", markdown="# Graph report\n\n" + report_markdown(reports))
+    return reports
+
+
+@flow(name="report-graphs", log_prints=True)
+def report_graphs(domains: list[str] | None = None, settings: Settings | None = None) -> dict[str, Any]:
+    """Report every (or the given) domain's current graph: size, connectivity, seed eligibility, cost, verdict."""
+    settings = settings or default_settings()
+    with open_run("report-graphs", {"domains": domains}, settings) as rt:
+        domains = domains or known_domains(rt, "graph_snapshots")
+        reports = report_domains(rt, domains)
+        print(report_markdown(reports))
+        return {"run_id": rt.run_id, "reports": [r.model_dump(mode="json") for r in reports]}
+
+
+# -- import ---------------------------------------------------------------------------------------------------------
+@task(name="import-graph-file", cache_policy=NO_CACHE)
+def import_file_task(path: str, domain: str, kind: str | None):
+    from tasks.importers import import_graph_file
+
+    return import_graph_file(path, domain, kind=kind)  # type: ignore[arg-type]
+
+
+@flow(name="import-graphs", log_prints=True)
+def import_graphs(files: dict[str, str], kind: str | None = None, settings: Settings | None = None) -> dict[str, Any]:
+    """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots."""
+    settings = settings or default_settings()
+    with open_run("import-graphs", {"files": files, "kind": kind}, settings) as rt:
+        done: dict[str, Any] = {}
+        failures: dict[str, str] = {}
+        bar = Progress("import-graphs", len(files), "importing graphs")
+        for domain, path in sorted(files.items()):
+            try:
+                imp = import_file_task(path, domain, kind)
+                snap = imp.write(rt.wh, build_run_id=rt.run_id)
+                print(f"{domain}: {imp.summary()} -> snapshot {snap.snapshot_id}")
+                done[domain] = {"snapshot_id": snap.snapshot_id, "entities": len(imp.entities),
+                                "relations": len(imp.relations), "bad_rows": imp.bad_rows}
+            except Exception as exc:  # one domain's bad file must not stop the others
+                failures[domain] = f"{type(exc).__name__}: {exc}"
+                print(f"{domain}: import FAILED: {failures[domain]}")
+            bar.advance(description=f"imported {domain}")
+        reports = report_domains(rt, sorted(done))
+        print(report_markdown(reports))
+        return {"run_id": rt.run_id, "imported": done, "failures": failures,
+                "reports": [r.model_dump(mode="json") for r in reports]}
+
+
+# -- build ----------------------------------------------------------------------------------------------------------
+@task(name="build-domain-graph", cache_policy=NO_CACHE)
+def build_domain_task(rt: Runtime, domain: str, documents: list[Document], options: IngestOptions,
+                      max_parallel_insert: int, llm_max_async: int):
+    from tasks.graph_build import build_domain_graph
+
+    bar = Progress(f"build-{domain}", len(documents), f"building the {domain} graph")
+
+    async def go():
+        try:
+            return await build_domain_graph(
+                domain,
+                documents,
+                working_dir=rt.data_dir / "graphs" / domain / "lightrag",
+                gateway=rt.gateway,
+                embedder=rt.embedder,
+                options=options,
+                progress=lambda done, total: bar.update(done, total),
+                max_parallel_insert=max_parallel_insert,
+                llm_max_async=llm_max_async,
+            )
+        finally:
+            await rt.gateway.aclose()
+
+    return asyncio.run(go())
+
+
+@flow(name="build-graphs", log_prints=True)
+def build_graphs(
+    domains: list[str] | None = None,
+    source: str | None = None,
+    source_kind: SourceKind = "auto",
+    chunk_token_size: int = 1200,
+    chunk_overlap_token_size: int = 100,
+    allow_new_domains: bool = False,
+    max_parallel_insert: int = 2,
+    llm_max_async: int = 4,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Ingest ``source`` (if given), then build one LightRAG graph per domain and report on each.
+
+    Re-running continues where a previous run stopped: documents already ingested are not duplicated, documents
+    LightRAG finished are skipped, and extraction calls already answered come from the cache.
+    """
+    settings = settings or default_settings()
+    options = IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
+                            allow_new_domains=allow_new_domains)
+    params = {"domains": domains, "source": source, "source_kind": source_kind, "chunk_token_size": chunk_token_size,
+              "chunk_overlap_token_size": chunk_overlap_token_size}
+    with open_run("build-graphs", params, settings) as rt:
+        ingest_summary = None
+        if source:
+            result = ingest_source(source, source_kind, options)
+            ingest_summary = write_ingest(rt.wh, result, rt.run_id)
+            print(f"ingested {source}: {ingest_summary.documents_written} new documents, "
+                  f"{ingest_summary.chunks_written} chunks, {ingest_summary.already_present} already present, "
+                  f"{len(result.skipped)} skipped inputs")
+            for s in result.skipped[:20]:
+                print(f"  skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
+        domains = domains or known_domains(rt)
+        if not domains:
+            raise IngestError("no documents to build from: give a source (a corpus folder, jsonl files or a dataset id)")
+        built: dict[str, Any] = {}
+        failures: dict[str, str] = {}
+        overall = Progress("build-graphs", len(domains), "building graphs")
+        for domain in domains:
+            docs = documents_of(rt, domain)
+            if not docs:
+                failures[domain] = "no documents ingested for this domain"
+                overall.advance()
+                continue
+            before = rt.gateway.ledger.role("extractor")
+            calls0, hits0, pt0, ct0 = before.calls, before.cache_hits, before.prompt_tokens, before.completion_tokens
+            started = time.perf_counter()
+            try:
+                res = build_domain_task(rt, domain, docs, options, max_parallel_insert, llm_max_async)
+                snap = _write_build(rt, res, calls0, hits0, pt0, ct0, time.perf_counter() - started)
+                built[domain] = {"snapshot_id": snap, "documents": res.docs_total, "processed": res.docs_processed,
+                                 "failed": res.docs_failed, "entities": len(res.entities), "relations": len(res.relations)}
+                print(f"{domain}: {res.docs_processed}/{res.docs_total} documents, {len(res.entities)} entities, "
+                      f"{len(res.relations)} relations" + (f", {res.docs_failed} failed documents" if res.docs_failed else ""))
+            except Exception as exc:  # isolate the domain: record and go on
+                failures[domain] = f"{type(exc).__name__}: {exc}"
+                print(f"{domain}: build FAILED: {failures[domain]}")
+            rt.flush_usage()
+            overall.advance(description=f"built {domain}")
+        reports = report_domains(rt, sorted(built))
+        print(report_markdown(reports))
+        return {
+            "run_id": rt.run_id,
+            "ingest": ingest_summary.model_dump() if ingest_summary else None,
+            "built": built,
+            "failures": failures,
+            "reports": [r.model_dump(mode="json") for r in reports],
+        }
+
+
+def _write_build(rt: Runtime, res, calls0: int, hits0: int, pt0: int, ct0: int, seconds: float) -> str:
+    from tasks.graph_build import write_build
+    from tasks.graph_store import write_snapshot
+
+    after = rt.gateway.ledger.role("extractor")
+    usage = {"llm_calls": after.calls - calls0, "cache_hits": after.cache_hits - hits0,
+             "prompt_tokens": after.prompt_tokens - pt0, "completion_tokens": after.completion_tokens - ct0}
+    snapshot_id = None
+    if res.entities:
+        snap = write_snapshot(rt.wh, res.domain, res.entities, res.relations, source="lightrag",
+                              build_run_id=rt.run_id, directed=False)
+        snapshot_id = snap.snapshot_id
+    write_build(rt.wh, res, rt.run_id, snapshot_id, usage)
+    return snapshot_id or ""
+
+
+@flow(name="ingest-corpus", log_prints=True)
+def ingest_corpus(
+    source: str,
+    source_kind: SourceKind = "auto",
+    allow_new_domains: bool = False,
+    chunk_token_size: int = 1200,
+    chunk_overlap_token_size: int = 100,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Ingest a corpus into `documents` and `chunks` (one transaction); list skipped inputs with reasons."""
+    settings = settings or default_settings()
+    options = IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
+                            allow_new_domains=allow_new_domains)
+    with open_run("ingest-corpus", {"source": source, "source_kind": source_kind}, settings) as rt:
+        result = ingest_source(source, source_kind, options)
+        summary = write_ingest(rt.wh, result, rt.run_id)
+        for s in result.skipped:
+            print(f"skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
+        if result.skipped:
+            create_table_artifact(key="ingest-skips", table=[s.model_dump() for s in result.skipped],
+                                  description=f"inputs skipped by run {rt.run_id}")
+        return {"run_id": rt.run_id, **summary.model_dump(exclude={"run_id"}), "skipped": len(result.skipped),
+                "duplicates": result.duplicates}

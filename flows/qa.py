@@ -1,0 +1,254 @@
+"""QA flows: `generate_qa` (seeds -> generate -> check -> judge -> dedup -> splits) and `verify_paths`.
+
+Both are resumable: a re-run skips jobs (seed, hop class, mode) that already have a final verdict for the same
+graph snapshot and questions that already have gold paths, and every LLM answer already given comes from the cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from typing import Any
+
+from prefect import flow, task
+from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
+
+from flows.progress import Progress
+from flows.runtime import Runtime, default_settings, open_run
+from schemas.config import Settings
+from schemas.qa import QA, QAAttempt, Seed
+from tasks.dedup import dedup_questions
+from tasks.gold_verify import GoldResult, verify_question
+from tasks.kg import KnowledgeGraph
+from tasks.qa_generate import GenConfig, JobResult, assign_hop_classes, run_job
+from tasks.qa_yields import funnel, yield_table
+from tasks.seeds import eligible_seeds, sample_seeds
+from tasks.splits import assign_splits
+
+_JSON_COLS = ("path", "path_edges", "source_chunk_ids")
+
+
+def load_qa(rt: Runtime, where: str = "TRUE", params: list[Any] | None = None) -> list[QA]:
+    rows = rt.wh.query(f"SELECT * FROM qa WHERE {where} ORDER BY qa_id", params or [])
+    for r in rows:
+        for c in _JSON_COLS:
+            if isinstance(r.get(c), str):
+                r[c] = json.loads(r[c])
+    return [QA(**r) for r in rows]
+
+
+def current_snapshot(rt: Runtime, domain: str) -> str | None:
+    return rt.wh.scalar("SELECT snapshot_id FROM current_graph_snapshots WHERE domain = ?", [domain])
+
+
+def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
+    """Jobs that already reached a final verdict on this snapshot (accepted, or every attempt used)."""
+    rows = rt.wh.query(
+        "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
+        "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') OR max(attempt) >= ?",
+        [domain, snapshot_id, max_attempts],
+    )
+    return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
+
+
+@task(name="generate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def generate_batch(rt: Runtime, kg: KnowledgeGraph, jobs: list[tuple[Seed, str, str]], cfg: GenConfig) -> list[JobResult]:
+    async def go() -> list[JobResult]:
+        try:
+            return await rt.gateway.gather(
+                run_job(rt.gateway, kg, seed, hop, mode, run_id=rt.run_id, cfg=cfg, sampling_seed=rt.settings.seed)  # type: ignore[arg-type]
+                for seed, hop, mode in jobs
+            )
+        finally:
+            await rt.gateway.aclose()
+
+    return asyncio.run(go())
+
+
+def _dedup_domain(rt: Runtime, domain: str, threshold: float) -> Counter:
+    """Dedup all of the domain's questions; earlier runs' questions win ties. Returns reject counts by key."""
+    qas = load_qa(rt, "domain = ?", [domain])
+    result = dedup_questions(qas, threshold=threshold, sort_key=lambda q: (q.run_id == rt.run_id, q.qa_id))
+    rejects = result.qa_rejects(run_id=rt.run_id)
+    counts: Counter = Counter()
+    if rejects:
+        by_id = {q.qa_id: q for q in qas}
+        with rt.wh.transaction() as con:
+            con.execute("DELETE FROM qa WHERE qa_id IN (SELECT unnest(?::VARCHAR[]))", [[r.qa_id for r in rejects]])
+            rt.wh.write_batch("qa_rejects", rejects, con=con)
+        for r in rejects:
+            q = by_id[r.qa_id]
+            counts[(domain, q.hop_class, _mode_of(rt, q), r.reason)] += 1
+    return counts
+
+
+def _mode_of(rt: Runtime, q: QA) -> str:
+    return rt.wh.scalar("SELECT mode FROM qa_attempts WHERE attempt_id = ?", [q.attempt_id]) or ""
+
+
+def _assign_splits(rt: Runtime, seed: int, proportions: dict[str, float]) -> dict[str, Any]:
+    qas = load_qa(rt)
+    if not qas:
+        return {}
+    result = assign_splits(qas, proportions=proportions, seed=seed)
+    with rt.wh.transaction() as con:
+        con.executemany("UPDATE qa SET split = ? WHERE qa_id = ?", [[s, q] for q, s in sorted(result.assignment.items())])
+    return {"achieved": result.achieved, "counts": result.counts, "groups": result.groups}
+
+
+@flow(name="generate-qa", log_prints=True)
+def generate_qa(
+    domains: list[str] | None = None,
+    n_seeds: int = 20,
+    hop_mix: dict[str, float] | None = None,
+    modes: list[str] | None = None,
+    max_attempts: int = 3,
+    use_judge: bool = True,
+    min_ball: int = 20,
+    max_ball: int = 400,
+    batch_size: int = 16,
+    dedup_threshold: float = 0.8,
+    split_proportions: dict[str, float] | None = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel."""
+    settings = settings or default_settings()
+    hop_mix = hop_mix or {"1-2": 0.5, "3+": 0.5}
+    modes = modes or ["candidates"]
+    cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge)
+    params = {"domains": domains, "n_seeds": n_seeds, "hop_mix": hop_mix, "modes": modes, "max_attempts": max_attempts,
+              "use_judge": use_judge, "min_ball": min_ball, "max_ball": max_ball}
+    with open_run("generate-qa", params, settings) as rt:
+        domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
+        if not domains:
+            raise ValueError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
+        all_attempts: list[QAAttempt] = []
+        started_jobs: list[tuple[str, str, str]] = []
+        dedup_counts: Counter = Counter()
+        notes: list[str] = []
+        for domain in domains:
+            snapshot_id = current_snapshot(rt, domain)
+            if snapshot_id is None:
+                notes.append(f"{domain}: no graph")
+                continue
+            kg = KnowledgeGraph.load(rt.wh, domain, snapshot_id)
+            eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
+            seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id)
+            rt.wh.write_batch("seeds", seeds, replace=True)
+            print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
+            done = finished_jobs(rt, domain, snapshot_id, max_attempts)
+            hops = assign_hop_classes(seeds, hop_mix)
+            jobs = [(s, h, m) for s, h in zip(seeds, hops) for m in modes if (s.node, h, m) not in done]
+            if len(done):
+                print(f"{domain}: {len(done)} jobs already have a final verdict; {len(jobs)} to run")
+            bar = Progress(f"qa-{domain}", len(jobs), f"generating {domain} questions")
+            for start in range(0, len(jobs), batch_size):
+                batch = jobs[start : start + batch_size]
+                results = generate_batch(rt, kg, batch, cfg)
+                attempts = [a for r in results for a in r.attempts]
+                qas = [r.qa for r in results if r.qa is not None]
+                with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                    rt.wh.write_batch("qa_attempts", attempts, con=con)
+                    rt.wh.write_batch("qa", qas, replace=True, con=con)
+                all_attempts += attempts
+                started_jobs += [(domain, h, m) for _, h, m in batch]
+                notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
+                bar.advance(len(batch))
+                rt.flush_usage()
+            dedup_counts += _dedup_domain(rt, domain, dedup_threshold)
+        splits = _assign_splits(rt, settings.seed, split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1})
+        kept = Counter()
+        for row in rt.wh.query(
+            "SELECT q.domain, q.hop_class, a.mode FROM qa q JOIN qa_attempts a USING (attempt_id) WHERE q.run_id = ?",
+            [rt.run_id],
+        ):
+            kept[(row["domain"], row["hop_class"], row["mode"])] += 1
+        yields = funnel(rt.run_id, started_jobs, all_attempts, kept, dedup_counts)
+        rt.wh.write_batch("qa_yields", yields)
+        usage = rt.gateway.ledger.totals()
+        table = yield_table(yields, usage)
+        if table:
+            create_table_artifact(key="qa-yields", table=table, description=f"QA funnel, run {rt.run_id}")
+        for line in table:
+            print(" | ".join(f"{k}: {v}" for k, v in line.items()))
+        for n in notes[:10]:
+            print("note:", n)
+        return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
+                "attempts": len(all_attempts), **usage}
+
+
+@task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def verify_batch(rt: Runtime, kg: KnowledgeGraph, qas: list[QA], max_paths: int, time_budget_s: float,
+                 paths_per_call: int) -> list[GoldResult]:
+    async def go() -> list[GoldResult]:
+        try:
+            return await rt.gateway.gather(
+                verify_question(rt.gateway, kg, q, run_id=rt.run_id, max_paths=max_paths, time_budget_s=time_budget_s,
+                                paths_per_call=paths_per_call)
+                for q in qas
+            )
+        finally:
+            await rt.gateway.aclose()
+
+    return asyncio.run(go())
+
+
+@flow(name="verify-paths", log_prints=True)
+def verify_paths(
+    domains: list[str] | None = None,
+    max_paths: int = 20,
+    time_budget_s: float = 2.0,
+    paths_per_call: int = 5,
+    batch_size: int = 16,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM."""
+    settings = settings or default_settings()
+    params = {"domains": domains, "max_paths": max_paths, "time_budget_s": time_budget_s, "paths_per_call": paths_per_call}
+    with open_run("verify-paths", params, settings) as rt:
+        domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
+        summary: list[dict[str, Any]] = []
+        for domain in domains:
+            qas = load_qa(rt, "domain = ? AND qa_id NOT IN (SELECT qa_id FROM gold_path_summary)", [domain])
+            if not qas:
+                continue
+            graphs: dict[str, KnowledgeGraph] = {}
+            bar = Progress(f"gold-{domain}", len(qas), f"verifying {domain} gold paths")
+            for start in range(0, len(qas), batch_size):
+                batch = qas[start : start + batch_size]
+                by_snap: dict[str, list[QA]] = {}
+                for q in batch:
+                    by_snap.setdefault(q.snapshot_id or "", []).append(q)
+                results: list[GoldResult] = []
+                for snap, group in by_snap.items():
+                    if snap not in graphs:
+                        graphs[snap] = KnowledgeGraph.load(rt.wh, domain, snap or None)
+                    results += verify_batch(rt, graphs[snap], group, max_paths, time_budget_s, paths_per_call)
+                rows = [
+                    {"qa_id": r.qa_id, "run_id": rt.run_id, "domain": domain, "n_candidates": len(r.paths),
+                     "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,
+                     "search_stopped": r.search.stopped, "shortest_hops": r.search.shortest_hops,
+                     "question_hops": r.search.question_hops, "llm_failures": r.llm_failures}
+                    for r in results
+                ]
+                with rt.wh.transaction() as con:
+                    rt.wh.write_batch("gold_paths", [p for r in results for p in r.paths], replace=True, con=con)
+                    rt.wh.write_batch("gold_path_summary", rows, replace=True, con=con)
+                summary += rows
+                bar.advance(len(batch))
+                rt.flush_usage()
+        n = len(summary)
+        stats = {
+            "questions": n,
+            "mean_candidates": round(sum(s["n_candidates"] for s in summary) / n, 2) if n else 0,
+            "mean_verified": round(sum(s["n_valid"] for s in summary) / n, 2) if n else 0,
+            "with_verified_alternative": sum(s["n_valid"] >= 2 for s in summary),
+            "generator_confirmed": sum(bool(s["generator_confirmed"]) for s in summary),
+            "search_cut": sum(s["search_stopped"] is not None for s in summary),
+        }
+        if summary:
+            create_table_artifact(key="gold-paths", table=summary[:500], description=f"gold paths, run {rt.run_id}: {stats}")
+        print(f"gold paths: {stats}")
+        return {"run_id": rt.run_id, **stats, **rt.gateway.ledger.totals()}

@@ -1,0 +1,439 @@
+"""Code checks of a generated question: the path is real, the answer is its end, the question names the start
+and hides every other path node, and the graph has no shorter way to the answer.
+
+Every check returns a ``schemas.qa.Verdict`` naming the check, its reject code and a sentence that also serves
+as retry feedback for the generator (``feedback_text``).
+
+Name matching (``mentions``) is what the leak and start checks rest on. Text and names are cut into word
+tokens after folding (Unicode NFKC, accents removed, curly quotes and dashes unified, possessive "'s" dropped,
+punctuation as separators), and a name is mentioned when its token sequence occurs in the text's token
+sequence. Consequences, each deliberate:
+
+- case, punctuation, quotes, dashes and accents do not matter ("jean paul sartre" mentions "Jean-Paul Sartre",
+  "Gödel's" mentions "Godel");
+- matches are whole words: "Java" is not in "JavaScript", "Rome" not in "Romeo", "C" not in "C++"
+  ("+" and "#" stay part of a word);
+- a plural or singular form of the last word counts ("Turing machines" mentions "Turing machine");
+- a name has variants (``name_variants``): without a trailing parenthesis ("Queen (band)" -> "Queen"), the
+  short form inside one ("Food and Agriculture Organization (FAO)" -> "FAO", and the long form when the
+  outer name is the short one), the head before a comma when it has two or more words ("King's College,
+  Cambridge" -> "King's College"), and the initials of a name of three or more capitalised words
+  ("Massachusetts Institute of Technology" -> "MIT");
+- an all-capitals single-word variant (an acronym: "WHO", "IT", "FAO", "C") matches only in capitals, so
+  "who" and "it" in ordinary prose are not mentions;
+- a mention that lies inside a mention of an allowed name is not a leak: naming the start node "New York Times"
+  does not leak an intermediate node "New York".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
+from tasks.kg import KnowledgeGraph, normalize_name
+
+# -- tokens -----------------------------------------------------------------------------------------------------------
+_QUOTES = "\"'`´‘’‚‛“”„‟‹›«»′″‵‶＂＇"
+_DASHES = "‐‑‒–—―−⁃﹘﹣－"
+_FOLD = str.maketrans({**{q: "'" for q in _QUOTES}, **{d: "-" for d in _DASHES}, "\u00ad": None})
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+# A CJK character alone (those scripts have no spaces between words), or a run of letters and digits with any
+# trailing "+" / "#" ("C++", "C#", "F#" are names, and must differ from "C" and "F").
+_WORD = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+[+#]*")
+# Possessives: "Turing's" -> "Turing", "Jesus'" -> "Jesus". Applied after quotes are folded to "'".
+_POSSESSIVE = re.compile(r"(?<=\w)'s\b|(?<=s)'(?!\w)", re.IGNORECASE)
+_STOPWORDS = frozenset({"of", "and", "the", "for", "in", "on", "at", "to", "a", "an", "de", "du", "des", "la", "le", "&"})
+
+
+def _fold(text: str) -> str:
+    t = unicodedata.normalize("NFKC", text).translate(_FOLD)
+    t = _POSSESSIVE.sub("", t)
+    if t.isascii():  # nothing to strip; skipping the per-character pass halves the cost of a check
+        return t
+    # Accents off: decompose, drop combining marks, recompose what is left.
+    t = "".join(ch for ch in unicodedata.normalize("NFKD", t) if not unicodedata.combining(ch))
+    return unicodedata.normalize("NFC", t)
+
+
+def raw_tokens(text: str) -> list[str]:
+    """The words of ``text`` after folding, case kept."""
+    return _WORD.findall(_fold(text))
+
+
+def tokens(text: str) -> list[str]:
+    """The words of ``text`` after folding, case folded: what names are matched on."""
+    return [t.casefold() for t in raw_tokens(text)]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way a name can be written: its folded tokens, whether it must match case-sensitively (then
+    ``raw`` holds the tokens as written), and whether the last word may change number."""
+
+    tokens: tuple[str, ...]
+    raw: tuple[str, ...]
+    case_sensitive: bool
+    number_variants: bool
+
+
+def _is_acronym(raw: Sequence[str]) -> bool:
+    return len(raw) == 1 and raw[0].isupper()
+
+
+def _looks_short_form(raw: Sequence[str]) -> bool:
+    """One word with two or more capitals or digits ("FAO", "UNESCO", "GPT4", "iOS")."""
+    return len(raw) == 1 and sum(1 for ch in raw[0] if ch.isupper() or ch.isdigit()) >= 2
+
+
+def _variant(raw: Sequence[str]) -> Variant | None:
+    raw = tuple(raw)
+    if not raw:
+        return None
+    cs = _is_acronym(raw)
+    last = raw[-1]
+    return Variant(
+        tokens=tuple(t.casefold() for t in raw), raw=raw, case_sensitive=cs,
+        number_variants=not cs and last.isalpha() and len(last) >= 3,
+    )  # fmt: skip
+
+
+_PAREN_TAIL = re.compile(r"^(?P<outer>.*?)\s*\((?P<inner>[^()]*)\)\s*$")
+
+
+@lru_cache(maxsize=65536)
+def name_variants(name: str) -> tuple[Variant, ...]:
+    """Every variant of ``name`` that counts as a mention of it (see the module docstring), full name first,
+    repeats dropped. An empty tuple for a name without any word."""
+    found: list[tuple[str, ...]] = []
+
+    def add(text: str) -> None:
+        raw = tuple(raw_tokens(text))
+        if raw and raw not in found:
+            found.append(raw)
+
+    add(name)
+    folded = unicodedata.normalize("NFKC", name).strip()
+    m = _PAREN_TAIL.match(folded)
+    if m:
+        outer, inner = m.group("outer").strip(), m.group("inner").strip()
+        outer_raw, inner_raw = raw_tokens(outer), raw_tokens(inner)
+        if outer_raw:
+            add(outer)
+        if _looks_short_form(inner_raw):
+            add(inner)  # "Food and Agriculture Organization (FAO)"; not a disambiguator like "(band)"
+        elif _looks_short_form(outer_raw) and len(inner_raw) >= 2:
+            add(inner)  # "FAO (Food and Agriculture Organization)": the long form is inside
+        base = outer or folded
+    else:
+        base = folded
+    if "," in base:
+        head = base.split(",", 1)[0]
+        if len(raw_tokens(head)) >= 2:
+            add(head)
+    words = raw_tokens(base.split(",", 1)[0])
+    significant = [w for w in words if w.casefold() not in _STOPWORDS]
+    if len(significant) >= 3 and all(w[0].isupper() for w in significant):
+        add("".join(w[0] for w in significant))
+
+    out: list[Variant] = []
+    for raw in found:
+        v = _variant(raw)
+        if v is not None:
+            out.append(v)
+    return tuple(out)
+
+
+def _number_forms(word: str) -> set[str]:
+    """``word`` and its obvious plural / singular forms (folded)."""
+    forms = {word, word + "s", word + "es"}
+    if word.endswith("y") and len(word) > 3:
+        forms.add(word[:-1] + "ies")
+    if word.endswith("ies") and len(word) > 4:
+        forms.add(word[:-3] + "y")
+    if word.endswith("es") and len(word) > 4:
+        forms.add(word[:-2])
+    if word.endswith("s") and len(word) > 3:
+        forms.add(word[:-1])
+    return forms
+
+
+class TextIndex:
+    """A text cut into tokens once, for many name lookups (the leak checks look up every path node)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.raw: list[str] = raw_tokens(text)
+        self.folded: list[str] = [t.casefold() for t in self.raw]
+        self.positions: dict[str, list[int]] = {}
+        for i, t in enumerate(self.folded):
+            self.positions.setdefault(t, []).append(i)
+
+    def spans(self, name: str) -> list[tuple[int, int]]:
+        """Token spans ``[i, j)`` where some variant of ``name`` occurs, sorted, repeats dropped."""
+        out: set[tuple[int, int]] = set()
+        n = len(self.folded)
+        for v in name_variants(name):
+            k = len(v.tokens)
+            if k > n:
+                continue
+            seq = self.raw if v.case_sensitive else self.folded
+            want = v.raw if v.case_sensitive else v.tokens
+            last_forms = _number_forms(want[-1]) if v.number_variants else {want[-1]}
+            if k == 1:
+                starts = sorted({i for f in last_forms for i in self.positions.get(f.casefold(), ())})
+            else:
+                starts = self.positions.get(v.tokens[0], [])
+            head = list(want[:-1])
+            for i in starts:
+                if i + k > n:
+                    continue
+                if seq[i : i + k - 1] == head and seq[i + k - 1] in last_forms:
+                    out.add((i, i + k))
+        return sorted(out)
+
+    def mentions(self, name: str, *, allowed: Iterable[str] = ()) -> bool:
+        """Whether ``name`` occurs outside every mention of the ``allowed`` names."""
+        spans = self.spans(name)
+        if not spans:
+            return False
+        shield = [s for a in allowed for s in self.spans(a)]
+        return any(not any(a <= i and j <= b for a, b in shield) for i, j in spans)
+
+
+def mentions(text: str, name: str, *, allowed: Iterable[str] = ()) -> bool:
+    """Whether ``text`` mentions ``name`` (module docstring), ignoring mentions inside ``allowed`` names."""
+    return TextIndex(text).mentions(name, allowed=allowed)
+
+
+# -- checks -----------------------------------------------------------------------------------------------------------
+ShortcutPolicy = Literal["reject", "flag", "off"]
+
+
+class CheckConfig(BaseModel):
+    """Knobs of the code checks; checked when built."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_nodes: int = Field(8, ge=4, description="Most path nodes a 3+ hop question may have.")
+    shortcut: ShortcutPolicy = Field(
+        "reject", description="reject: a shorter start-answer path rejects; flag: recorded only; off: not checked."
+    )
+    undirected: bool = Field(True, description="Adjacency and distances follow relations either way.")
+
+
+HOP_NODES: dict[str, tuple[int, int | None]] = {"1-2": (2, 3), "3+": (4, None)}
+
+
+def hop_class_bounds(hop_class: HopClass, max_nodes: int = 8) -> tuple[int, int]:
+    """Smallest and largest number of path nodes of ``hop_class``."""
+    lo, hi = HOP_NODES[hop_class]
+    return lo, hi if hi is not None else max_nodes
+
+
+def _v(check: CheckName, ok: bool, reason: str, *, blocking: bool = True) -> Verdict:
+    return Verdict(check=check, ok=ok, code=None if ok else CHECK_CODES[check], reason=reason, blocking=blocking)
+
+
+def _names(names: Iterable[str]) -> str:
+    return ", ".join(repr(n) for n in names)
+
+
+def check_nodes_exist(kg: KnowledgeGraph, path: Sequence[str]) -> Verdict:
+    unknown = [n for n in dict.fromkeys(path) if n not in kg]
+    if unknown:
+        return _v("nodes_exist", False, f"{_names(unknown)} {'is' if len(unknown) == 1 else 'are'} not a node of "
+                  "the knowledge graph; use node names exactly as listed.")  # fmt: skip
+    return _v("nodes_exist", True, "every path node is in the knowledge graph.")
+
+
+def check_path_simple(path: Sequence[str]) -> Verdict:
+    repeated = [n for n in dict.fromkeys(path) if path.count(n) > 1]
+    if repeated:
+        return _v("path_simple", False, f"the path visits {_names(repeated)} more than once; a path must not "
+                  "repeat a node.")  # fmt: skip
+    return _v("path_simple", True, "the path visits each node once.")
+
+
+def check_path_connected(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True) -> Verdict:
+    """Consecutive nodes must be adjacent (either direction with ``undirected``). Assumes the nodes exist."""
+    gaps = [(a, b) for a, b in zip(path, path[1:]) if not kg.has_edge(a, b, undirected=undirected)]
+    if gaps:
+        pairs = "; ".join(f"{a!r} and {b!r}" for a, b in gaps)
+        return _v("path_connected", False, f"no relation joins {pairs}; each step of the path must follow a "
+                  "relation listed in the knowledge graph.")  # fmt: skip
+    return _v("path_connected", True, "every step of the path follows a relation of the knowledge graph.")
+
+
+def check_answer_is_last(path: Sequence[str], answer: str) -> Verdict:
+    if not path:
+        return _v("answer_is_last_node", False, "the path is empty, so the answer cannot be its last node.")
+    if normalize_name(answer) != normalize_name(path[-1]) or not normalize_name(answer):
+        return _v("answer_is_last_node", False, f"the answer {answer!r} is not the last node of the path "
+                  f"({path[-1]!r}); the answer must be the node the path ends at.")  # fmt: skip
+    return _v("answer_is_last_node", True, "the answer is the last node of the path.")
+
+
+def check_hop_count(path: Sequence[str], hop_class: HopClass, *, max_nodes: int = 8) -> Verdict:
+    lo, hi = hop_class_bounds(hop_class, max_nodes)
+    if not lo <= len(path) <= hi:
+        return _v("hop_count", False, f"the path has {len(path)} nodes; a {hop_class} hop question needs "
+                  f"{lo} to {hi} nodes.")  # fmt: skip
+    return _v("hop_count", True, f"{len(path)} path nodes fit the {hop_class} hop class.")
+
+
+def check_start_named(index: TextIndex, path: Sequence[str]) -> Verdict:
+    if not path:
+        return _v("start_named", False, "the path is empty, so the question cannot name its start node.")
+    if not index.mentions(path[0]):
+        return _v("start_named", False, f"the question does not name the start node {path[0]!r}; name it so the "
+                  "answerer knows where to begin.")  # fmt: skip
+    return _v("start_named", True, "the question names the start node.")
+
+
+def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str) -> Verdict:
+    allowed = path[:1]
+    names = list(dict.fromkeys([answer, *path[-1:]] if len(path) > 1 else [answer]))
+    leaked = [n for n in names if n.strip() and index.mentions(n, allowed=allowed)]
+    if leaked:
+        return _v("answer_hidden", False, f"the question reveals the answer {leaked[0]!r}; it must not be "
+                  "named.")  # fmt: skip
+    return _v("answer_hidden", True, "the question does not name the answer.")
+
+
+def check_intermediates_hidden(index: TextIndex, path: Sequence[str]) -> Verdict:
+    allowed = path[:1]
+    leaked = [n for n in dict.fromkeys(path[1:-1]) if index.mentions(n, allowed=allowed)]
+    if leaked:
+        return _v("intermediates_hidden", False, f"the question reveals the intermediate node(s) {_names(leaked)};"
+                  " describe them through their relations instead of naming them.")  # fmt: skip
+    return _v("intermediates_hidden", True, "the question names no intermediate node.")
+
+
+def check_no_shortcut(
+    kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True, blocking: bool = True
+) -> Verdict:
+    """The start-to-answer distance must equal the path's hop count. Assumes a valid path."""
+    hops = len(path) - 1
+    dist = kg.shortest_path_length(path[0], path[-1], cutoff=hops, undirected=undirected)
+    if dist is not None and dist < hops:
+        return _v("no_shortcut", False, f"{path[-1]!r} is only {dist} hop(s) from {path[0]!r} in the knowledge "
+                  f"graph, fewer than the path's {hops}; pick a path without a shorter way to its end.",
+                  blocking=blocking)  # fmt: skip
+    return _v("no_shortcut", True, f"no path shorter than {hops} hop(s) joins the start and the answer.",
+              blocking=blocking)  # fmt: skip
+
+
+def run_checks(
+    kg: KnowledgeGraph,
+    path: Sequence[str],
+    question: str,
+    answer: str,
+    hop_class: HopClass,
+    *,
+    config: CheckConfig | None = None,
+) -> list[Verdict]:
+    """Every code check of one candidate, in ``schemas.qa.CheckName`` order.
+
+    Graph checks that need real nodes (``path_connected``, ``no_shortcut``) are left out when some node is
+    unknown, and ``no_shortcut`` is left out unless the path is simple and connected (a distance compared
+    with a broken path means nothing); the other checks always run, so the feedback lists every problem at
+    once. Names must be exact graph names: map a model's spelling first with ``resolve_path``.
+    """
+    cfg = config or CheckConfig()
+    path = list(path)
+    index = TextIndex(question)
+    out: list[Verdict] = [check_nodes_exist(kg, path), check_path_simple(path)]
+    exist = out[0].ok
+    if exist:
+        out.append(check_path_connected(kg, path, undirected=cfg.undirected))
+    out.append(check_answer_is_last(path, answer))
+    out.append(check_hop_count(path, hop_class, max_nodes=cfg.max_nodes))
+    out.append(check_start_named(index, path))
+    out.append(check_answer_hidden(index, path, answer))
+    out.append(check_intermediates_hidden(index, path))
+    structural = exist and out[1].ok and out[2].ok and len(path) >= 2
+    if cfg.shortcut != "off" and structural:
+        out.append(check_no_shortcut(kg, path, undirected=cfg.undirected, blocking=cfg.shortcut == "reject"))
+    return out
+
+
+def passed(verdicts: Iterable[Verdict]) -> bool:
+    """True when no verdict rejects (flagged, non-blocking failures do not)."""
+    return not any(v.rejects for v in verdicts)
+
+
+def reject_reason(verdicts: Iterable[Verdict]) -> RejectReason | None:
+    """The code of the first rejecting verdict (checks run in a fixed order), or ``None``."""
+    for v in verdicts:
+        if v.rejects:
+            return v.code
+    return None
+
+
+_PATH_CHECKS = frozenset({"nodes_exist", "path_simple", "path_connected", "answer_is_last_node", "hop_count",
+                          "no_shortcut"})  # fmt: skip
+
+
+def feedback_text(verdicts: Sequence[Verdict]) -> str:
+    """Retry feedback for the generator, in the shape of Omne-R1's prompt: path validity, then one line per
+    failed check (its reason), path problems first. "" when nothing failed."""
+    failed = [v for v in verdicts if not v.ok]
+    if not failed:
+        return ""
+    path_bad = [v for v in failed if v.check in _PATH_CHECKS]
+    question_bad = [v for v in failed if v.check not in _PATH_CHECKS]
+    lines = [f"path validity: {not any(v.rejects for v in path_bad)}"]
+    for v in path_bad:
+        lines.append(f"- path: {v.reason}")
+    if question_bad:
+        lines.append("question feedback:")
+        lines.extend(f"- {v.reason}" for v in question_bad)
+    return "\n".join(lines)
+
+
+def resolve_path(kg: KnowledgeGraph, names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Map names as a model wrote them to graph names (``KnowledgeGraph.lookup``: exact, then by
+    ``normalize_name``). Returns the path (unresolved names kept as written) and the unresolved names."""
+    path: list[str] = []
+    unknown: list[str] = []
+    for n in names:
+        hit = kg.lookup(n) if isinstance(n, str) else None
+        if hit is None:
+            unknown.append(n)
+            path.append(n)
+        else:
+            path.append(hit)
+    return path, unknown
+
+
+__all__ = [
+    "CheckConfig",
+    "TextIndex",
+    "Variant",
+    "check_answer_hidden",
+    "check_answer_is_last",
+    "check_hop_count",
+    "check_intermediates_hidden",
+    "check_no_shortcut",
+    "check_nodes_exist",
+    "check_path_connected",
+    "check_path_simple",
+    "check_start_named",
+    "feedback_text",
+    "hop_class_bounds",
+    "mentions",
+    "name_variants",
+    "passed",
+    "raw_tokens",
+    "reject_reason",
+    "resolve_path",
+    "run_checks",
+    "tokens",
+]

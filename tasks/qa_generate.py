@@ -1,0 +1,330 @@
+"""QA generation: generator -> code checks -> judge, retried with feedback, every attempt kept.
+
+One *job* is (seed, hop class, mode). Each attempt:
+1. builds the prompt (subgraph context, task, few-shot examples, and the previous attempts with their feedback),
+2. asks the generator for a structured answer restricted per request to the subgraph's node names (``free``) or
+   to code-sampled candidate path ids (``candidates``),
+3. runs the code checks (``tasks.qa_checks``); when they pass, asks the verifier to judge the question,
+4. stops on acceptance, else feeds every failed check and the judge's reason into the next attempt.
+
+Prompts and examples are hopforge's own wording of the Omne-R1 recipe (seed 003, section 2 and appendix C).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from gateway.client import LLMGateway
+from schemas.qa import QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, make_attempt_id, make_qa_id
+from tasks.candidates import render_candidates, sample_candidate_paths
+from tasks.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
+from tasks.kg import KnowledgeGraph
+from tasks.qa_checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
+
+
+class GenConfig(BaseModel):
+    """Knobs of QA generation."""
+
+    max_attempts: int = Field(3, ge=1, description="Attempts per job: the first plus retries with feedback.")
+    candidates: int = Field(8, ge=1, description="Candidate paths offered in candidates mode.")
+    max_nodes: int = Field(5, ge=4, description="Most nodes of a 3+ hop path.")
+    context_depth: int = Field(3, ge=1)
+    context_token_budget: int = Field(2500, ge=200)
+    max_description_chars: int = Field(160, ge=20)
+    use_judge: bool = True
+    checks: CheckConfig = Field(default_factory=lambda: CheckConfig(max_nodes=5))
+    generator_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 400})
+    judge_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
+
+
+# -- structured outputs ---------------------------------------------------------------------------------------------
+class FreeOutput(BaseModel):
+    """``free`` mode: the model chooses the path itself."""
+
+    path: list[str]
+    question: str
+    answer: str
+
+
+class PickedOutput(BaseModel):
+    """``candidates`` mode: the model picks a candidate path by id and writes the question."""
+
+    path_id: str
+    question: str
+
+
+class JudgeOutput(BaseModel):
+    valid: bool
+    reason: str
+
+
+def free_schema(nodes: Sequence[str], hop_class: HopClass, max_nodes: int) -> dict[str, Any]:
+    lo, hi = hop_class_bounds(hop_class, max_nodes)
+    names = list(dict.fromkeys(nodes))
+    return {
+        "type": "object",
+        "properties": {
+            "path": {"type": "array", "items": {"type": "string", "enum": names}, "minItems": lo, "maxItems": hi},
+            "question": {"type": "string", "minLength": 10},
+            "answer": {"type": "string", "enum": names},
+        },
+        "required": ["path", "question", "answer"],
+    }
+
+
+def picked_schema(ids: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"path_id": {"type": "string", "enum": list(ids)}, "question": {"type": "string", "minLength": 10}},
+        "required": ["path_id", "question"],
+    }
+
+
+# -- prompts --------------------------------------------------------------------------------------------------------
+SYSTEM = (
+    "You write multi-hop quiz questions grounded in a knowledge graph. A good question starts from one named "
+    "entity and can only be answered by following every relation of a given path, one hop after another."
+)
+
+RULES = """Rules for the question:
+- Name the start entity of the path, and no other entity of the path.
+- Never write the answer or any intermediate entity of the path in the question; describe them through their relations instead.
+- Every hop must be needed: the answer cannot be reached in fewer steps.
+- One clear answer: the last entity of the path.
+- Read like a natural question a curious person would ask."""
+
+# Short examples written for hopforge (bridge, property check, comparison), on graphs unrelated to the demo.
+FEW_SHOT_1_2 = """Examples of good short questions:
+- Bridge (2 hops). Path: Marie Curie -> University of Paris -> Sorbonne Chapel.
+  Question: "Which chapel belongs to the university where Marie Curie taught?" Answer: Sorbonne Chapel.
+- Property (1 hop). Path: Danube -> Black Sea.
+  Question: "Into which sea does the Danube flow?" Answer: Black Sea.
+- Comparison through a shared neighbour (2 hops). Path: Kyoto -> Heian period -> Nara.
+  Question: "Which earlier capital preceded the era in which Kyoto became Japan's capital?" Answer: Nara."""
+
+FEW_SHOT_3 = """Example of a good long question:
+- Path: Ada Lovelace -> Analytical Engine -> Charles Babbage -> Royal Astronomical Society.
+  Question: "Which learned society did the designer of the machine that Ada Lovelace wrote programs for help to found?"
+  Answer: Royal Astronomical Society."""
+
+
+def _history_block(history: Sequence[QAAttempt]) -> str:
+    if not history:
+        return ""
+    parts = ["Your earlier attempts were rejected. Fix every problem listed:"]
+    for h in history:
+        parts.append(
+            f"Attempt {h.attempt}: path {' -> '.join(h.path) if h.path else '(none)'}\n"
+            f"  question: {h.question or '(none)'}\n  feedback:\n"
+            + "\n".join("    " + line for line in _attempt_feedback(h).splitlines())
+        )
+    return "\n".join(parts)
+
+
+def _attempt_feedback(a: QAAttempt) -> str:
+    text = feedback_text(a.verdicts)
+    if a.judge_valid is False and a.judge_reason:
+        text = (text + "\n" if text else "") + f"reviewer: {a.judge_reason}"
+    if not text and a.raw_text is not None and not a.question:
+        text = "the reply was not a valid JSON object of the requested shape"
+    return text or "rejected"
+
+
+def free_messages(ctx: RenderedContext, seed: str, hop_class: HopClass, max_nodes: int,
+                  history: Sequence[QAAttempt]) -> list[dict[str, str]]:
+    lo, hi = hop_class_bounds(hop_class, max_nodes)
+    shots = FEW_SHOT_1_2 if hop_class == "1-2" else FEW_SHOT_3
+    task = (
+        f"Knowledge graph around {seed!r} (one relation per line: A - B: keywords; description):\n{ctx.text}\n\n"
+        f"Task: choose a path of {lo} to {hi} entities that starts at {seed!r}, follows relations listed above, "
+        f"and never visits an entity twice. Then write one question whose answer is the last entity of the path.\n"
+        f"{RULES}\n\n{shots}\n\n{_history_block(history)}\n"
+        'Reply as JSON: {"path": [start, ..., answer], "question": "...", "answer": "<last entity of the path>"}'
+    )
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task.replace("\n\n\n", "\n\n")}]
+
+
+def candidate_messages(cands: Sequence[CandidatePath], seed: str, hop_class: HopClass, max_description_chars: int,
+                       history: Sequence[QAAttempt]) -> list[dict[str, str]]:
+    shots = FEW_SHOT_1_2 if hop_class == "1-2" else FEW_SHOT_3
+    task = (
+        f"Candidate paths starting at {seed!r}; each hop shows its relation (A - B: keywords; description):\n"
+        f"{render_candidates(list(cands), max_description_chars=max_description_chars)}\n\n"
+        "Task: pick the candidate path that makes the most interesting question, and write one question that "
+        f"starts from {seed!r} and whose answer is the last entity of that path.\n{RULES}\n\n{shots}\n\n"
+        f"{_history_block(history)}\n"
+        'Reply as JSON: {"path_id": "<one of the ids above>", "question": "..."}'
+    )
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task.replace("\n\n\n", "\n\n")}]
+
+
+JUDGE_SYSTEM = "You review multi-hop quiz questions written from a knowledge graph path. You are strict but fair."
+
+
+def judge_messages(question: str, path_lines: str, answer: str, start: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": JUDGE_SYSTEM},
+        {"role": "user", "content": (
+            f"Path (one hop per line):\n{path_lines}\n\nQuestion: {question}\nIntended answer: {answer}\n\n"
+            f"Is the question valid? It is valid only if all of these hold:\n"
+            f"1. it names the start entity {start!r} and no other entity of the path;\n"
+            f"2. it does not reveal the answer or any intermediate entity;\n"
+            f"3. answering it needs every hop of the path;\n"
+            f"4. it reads naturally;\n"
+            f"5. it has exactly one answer, the intended one.\n"
+            'Reply as JSON: {"valid": true or false, "reason": "one sentence; say what to fix when invalid"}'
+        )},
+    ]
+
+
+def path_lines(kg: KnowledgeGraph, path: Sequence[str], max_chars: int = 200) -> str:
+    lines = []
+    for e in path_edges(kg, path):
+        s, rel, o = e.triple()
+        lines.append(f"{s} -> {o}: {rel}"[: max_chars + len(s) + len(o)])
+    return "\n".join(lines)
+
+
+# -- the attempt loop -----------------------------------------------------------------------------------------------
+@dataclass
+class JobResult:
+    """What one (seed, hop class, mode) job produced: every attempt, and the accepted question if any."""
+
+    seed: Seed
+    hop_class: HopClass
+    mode: GenMode
+    attempts: list[QAAttempt] = field(default_factory=list)
+    qa: QA | None = None
+    note: str = ""  # why the job could not start (e.g. no candidate path of that length)
+
+
+def hop_nodes(hop_class: HopClass, rng: random.Random, max_nodes: int) -> int:
+    """How many path nodes a candidates-mode job asks for: 2 or 3 for 1-2 hop, 4..max for 3+."""
+    lo, hi = hop_class_bounds(hop_class, max_nodes)
+    return rng.randint(lo, hi)
+
+
+async def run_job(
+    gateway: LLMGateway,
+    kg: KnowledgeGraph,
+    seed: Seed,
+    hop_class: HopClass,
+    mode: GenMode,
+    *,
+    run_id: str,
+    cfg: GenConfig,
+    sampling_seed: int = 0,
+) -> JobResult:
+    """Generate, check, judge and retry one job. Never raises for LLM problems: they become rejected attempts."""
+    result = JobResult(seed=seed, hop_class=hop_class, mode=mode)
+    ctx = render_subgraph(kg, seed.node, depth=cfg.context_depth, token_budget=cfg.context_token_budget,
+                          max_description_chars=cfg.max_description_chars)
+    cands: list[CandidatePath] = []
+    if mode == "candidates":
+        rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
+        n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)
+        lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
+        walk_seed = rng.randrange(2**31)
+        # The drawn length first; a seed with no path that long still gets a shorter one of its hop class.
+        for n in range(n_nodes, lo - 1, -1):
+            cands = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
+                                           allowed_nodes=set(ctx.nodes))
+            if cands:
+                break
+        if not cands:
+            result.note = f"no shortcut-free path of {lo}-{n_nodes} nodes from {seed.node!r} in its rendered subgraph"
+            return result
+    for attempt in range(1, cfg.max_attempts + 1):
+        a = await _attempt(gateway, kg, seed, hop_class, mode, ctx, cands, result.attempts, attempt,
+                           run_id=run_id, cfg=cfg)
+        result.attempts.append(a)
+        if a.status == "accepted":
+            edges = path_edges(kg, a.path)
+            result.qa = QA(
+                qa_id=make_qa_id(kg.domain, kg.snapshot_id, a.question, a.answer, a.path),
+                domain=kg.domain, snapshot_id=kg.snapshot_id, seed=seed.node, hop_class=hop_class,
+                path=a.path, path_edges=edges, question=a.question, answer=a.answer, run_id=run_id,
+                attempt_id=a.attempt_id, source_chunk_ids=path_source_chunks(edges),
+            )
+            break
+    return result
+
+
+async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
+                   ctx: RenderedContext, cands: Sequence[CandidatePath], history: Sequence[QAAttempt],
+                   attempt: int, *, run_id: str, cfg: GenConfig) -> QAAttempt:
+    base = dict(
+        attempt_id=make_attempt_id(run_id, kg.domain, kg.snapshot_id, seed.node, hop_class, mode, attempt),
+        run_id=run_id, domain=kg.domain, snapshot_id=kg.snapshot_id, seed=seed.node, hop_class=hop_class,
+        mode=mode, attempt=attempt,
+    )
+    candidate_id = None
+    if mode == "free":
+        res = await gateway.structured(
+            "generator", free_messages(ctx, seed.node, hop_class, cfg.max_nodes, history), FreeOutput,
+            schema=free_schema(ctx.nodes, hop_class, cfg.max_nodes), name="qa_generation",
+            params=cfg.generator_params, max_reasks=0,
+        )
+        if not res.ok:
+            return QAAttempt(**base, status="rejected", reject_reason="llm_error", raw_text=res.raw or None,
+                             judge_reason=str(res.failure))
+        path, _unknown = resolve_path(kg, res.value.path)
+        answer = kg.lookup(res.value.answer) or res.value.answer
+        question = res.value.question.strip()
+    else:
+        by_id = {c.id: c for c in cands}
+        res = await gateway.structured(
+            "generator", candidate_messages(cands, seed.node, hop_class, cfg.max_description_chars, history),
+            PickedOutput, schema=picked_schema(list(by_id)), name="qa_pick_path", params=cfg.generator_params,
+            max_reasks=0,
+        )
+        if not res.ok or res.value.path_id not in by_id:
+            return QAAttempt(**base, status="rejected", reject_reason="llm_error", raw_text=res.raw or None,
+                             judge_reason=str(res.failure) if res.failure else "unknown path id")
+        cand = by_id[res.value.path_id]
+        candidate_id, path, answer, question = cand.id, list(cand.nodes), cand.nodes[-1], res.value.question.strip()
+
+    verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks)
+    common = dict(**base, candidate_id=candidate_id, path=path, question=question, answer=answer,
+                  verdicts=verdicts, raw_text=res.raw)
+    if not passed(verdicts):
+        return QAAttempt(**common, status="rejected", reject_reason=reject_reason(verdicts))
+    if not cfg.use_judge:
+        return QAAttempt(**common, status="accepted")
+    judged = await gateway.structured(
+        "verifier", judge_messages(question, path_lines(kg, path), answer, path[0]), JudgeOutput,
+        name="qa_judgement", params=cfg.judge_params, max_reasks=1,
+    )
+    if not judged.ok:
+        return QAAttempt(**common, status="rejected", reject_reason="llm_error",
+                         judge_reason=f"judge failed: {judged.failure}")
+    if not judged.value.valid:
+        return QAAttempt(**common, status="rejected", reject_reason="judge_invalid",
+                         judge_valid=False, judge_reason=judged.value.reason)
+    return QAAttempt(**common, status="accepted", judge_valid=True, judge_reason=judged.value.reason)
+
+
+def assign_hop_classes(seeds: Sequence[Seed], hop_mix: dict[str, float]) -> list[HopClass]:
+    """Give each seed (in sample order) a hop class so the counts follow ``hop_mix`` (largest remainder)."""
+    classes = [c for c in ("1-2", "3+") if hop_mix.get(c, 0) > 0]
+    if not classes:
+        raise ValueError(f"hop_mix needs a positive weight for '1-2' or '3+', got {hop_mix}")
+    total = sum(hop_mix[c] for c in classes)
+    out: list[HopClass] = []
+    given = {c: 0 for c in classes}
+    for i in range(len(seeds)):
+        # the class furthest below its share so far gets the next seed: a stable interleaving
+        c = max(classes, key=lambda c: (hop_mix[c] / total) * (i + 1) - given[c])
+        given[c] += 1
+        out.append(c)  # type: ignore[arg-type]
+    return out
+
+
+def attempts_json(attempts: Sequence[QAAttempt]) -> str:
+    return json.dumps([a.model_dump(mode="json") for a in attempts], ensure_ascii=False)

@@ -1,0 +1,390 @@
+"""Code checks of generated questions: the name matcher behind the leak checks, the path checks, the shortcut
+policy, retry feedback, and the code-sampled candidate paths (all of which must pass those checks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from schemas.graph import Relation
+from schemas.qa import REJECT_REASONS, CandidatePath, generator_output_schema, make_qa_id
+from tasks.candidates import edge_score, render_candidates, sample_candidate_paths
+from tasks.importers import read_triples
+from tasks.kg import KnowledgeGraph
+from tasks.qa_checks import (
+    CheckConfig,
+    TextIndex,
+    feedback_text,
+    mentions,
+    name_variants,
+    passed,
+    reject_reason,
+    resolve_path,
+    run_checks,
+)
+
+DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
+
+
+@pytest.fixture(scope="module")
+def cs() -> KnowledgeGraph:
+    return read_triples(DEMO / "cs.jsonl", "cs").to_graph()
+
+
+def codes(verdicts) -> set[str]:
+    return {v.code for v in verdicts if not v.ok}
+
+
+# -- name matching ---------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, name, found",
+    [
+        # whole words only: a name inside a longer word is not a mention
+        ("Who designed JavaScript?", "Java", False),
+        ("Which Java release came first?", "Java", True),
+        ("Romeo loved whom?", "Rome", False),
+        ("Which empire ruled Rome?", "Rome", True),
+        ("What is C++ used for?", "C", False),
+        ("What is C used for?", "C++", False),
+        ("Is C# related to it?", "C#", True),
+        ("Who studied the Turingesque problem?", "Turing", False),
+        # case, punctuation, quotes, dashes, accents, whitespace
+        ("who was ALAN   turing?", "Alan Turing", True),
+        ("What did 'Alan Turing' write?", "Alan Turing", True),
+        ("What did “Alan Turing” write?", "Alan Turing", True),
+        ("Jean Paul Sartre wrote what?", "Jean-Paul Sartre", True),
+        ("Jean–Paul Sartre wrote what?", "Jean-Paul Sartre", True),
+        ("What did Gödel prove?", "Godel", True),
+        ("What did Godel prove?", "Gödel", True),
+        ("Which protocol, TCP/IP, won?", "TCP/IP", True),
+        ("Which protocol won?", "TCP/IP", False),
+        ("Which Node.js version?", "Node.js", True),
+        # possessives
+        ("What did Turing's paper introduce?", "Turing", True),
+        ("What did Turing’s paper introduce?", "Alan Turing", False),
+        ("What did Alan Turing’s paper introduce?", "Alan Turing", True),
+        ("Where is King's College located?", "King's College", True),
+        ("Where did the Jesus' followers go?", "Jesus", True),
+        # parenthesised short forms, disambiguators, comma heads, initials
+        ("What does the FAO publish?", "Food and Agriculture Organization (FAO)", True),
+        ("What does the Food and Agriculture Organization publish?", "Food and Agriculture Organization (FAO)", True),
+        ("What does fao mean in Portuguese?", "Food and Agriculture Organization (FAO)", False),
+        ("What did the Food and Agriculture Organization start?", "FAO (Food and Agriculture Organization)", True),
+        ("Which song by Queen was first?", "Queen (band)", True),
+        ("Which band recorded it?", "Queen (band)", False),
+        ("Which scholar studied at King's College?", "King's College, Cambridge", True),
+        ("Which scholar studied in Cambridge?", "King's College, Cambridge", False),
+        ("Who lived in Paris?", "Paris, Texas", False),
+        ("Who studied at MIT?", "Massachusetts Institute of Technology", True),
+        ("Who admitted it?", "Massachusetts Institute of Technology", False),
+        # acronyms match in capitals only
+        ("Who founded it?", "WHO", False),
+        ("Who founded the WHO?", "WHO", True),
+        ("Is it useful?", "IT", False),
+        # plural / singular of the last word
+        ("How many Turing machines exist?", "Turing machine", True),
+        ("Which Turing machine halts?", "Turing machines", True),
+        ("Which berries grow here?", "berry", True),
+    ],
+)
+def test_mentions(text, name, found):
+    assert mentions(text, name) is found
+
+
+def test_allowed_names_shield_names_inside_them():
+    q = "What did the New York Times report about the city?"
+    assert mentions(q, "New York")
+    assert not mentions(q, "New York", allowed=["New York Times"])
+    assert mentions(q + " New York grew.", "New York", allowed=["New York Times"])
+    assert mentions("Where is Rome near Rome Airport?", "Rome", allowed=["Rome Airport"])
+
+
+def test_name_variants():
+    variants = {" ".join(v.raw) for v in name_variants("Food and Agriculture Organization (FAO)")}
+    assert variants == {"Food and Agriculture Organization FAO", "Food and Agriculture Organization", "FAO"}
+    assert name_variants("") == ()
+    assert name_variants("   ...  ") == ()
+    assert [v.case_sensitive for v in name_variants("WHO")] == [True]
+
+
+WORD = st.text("abcdefghijklmnop", min_size=2, max_size=7)
+FILLER = st.lists(st.text("qrtvwxz", min_size=1, max_size=6), max_size=5).map(" ".join)
+GLUE = st.text("bcdfgkmnp", min_size=1, max_size=3)
+
+
+def _decorate(words: list[str], style: int, sep: str) -> str:
+    name = sep.join(words)
+    return [name, name.upper(), name.lower(), f"'{name}'", f"“{name}”", f"{name}'s", f"{name}’s", f"({name})",
+            f"{name}.", f"{name}?", f"«{name}»"][style]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(WORD, min_size=1, max_size=4),
+    title=st.booleans(),
+    before=FILLER,
+    after=FILLER,
+    style=st.integers(0, 10),
+    sep=st.sampled_from([" ", "-", "–", "  ", " - "]),
+)
+def test_a_decorated_name_is_always_found(words, title, before, after, style, sep):
+    name_words = [w.title() for w in words] if title else words
+    name = " ".join(name_words)
+    text = f"{before} {_decorate(name_words, style, sep)} {after}"
+    assert mentions(text, name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    words=st.lists(WORD, min_size=1, max_size=3),
+    before=FILLER,
+    after=FILLER,
+    prefix=GLUE,
+    suffix=GLUE,
+    where=st.sampled_from(["prefix", "suffix", "both"]),
+)
+def test_a_name_glued_into_a_longer_word_is_never_found(words, before, after, prefix, suffix, where):
+    name = " ".join(words)
+    glued = list(words)
+    if where in ("prefix", "both"):
+        glued[0] = prefix + glued[0]
+    if where in ("suffix", "both"):
+        glued[-1] = glued[-1] + suffix
+    assume(glued != words)
+    text = f"{before} {' '.join(glued)} {after}"
+    assert not mentions(text, name)
+    assert not mentions(text.upper(), name)
+
+
+# -- path checks --------------------------------------------------------------------------------------------------------------
+@pytest.fixture()
+def chain() -> KnowledgeGraph:
+    """a -> b -> c -> d -> e, plus a shortcut a - d, and an isolated island x - y."""
+    return KnowledgeGraph.from_triples(
+        "t",
+        [("Ada Lovelace", "wrote", "Notes"), ("Notes", "describe", "Analytical Engine"),
+         ("Charles Babbage", "designed", "Analytical Engine"), ("Charles Babbage", "founded", "Statistical Society"),
+         ("Ada Lovelace", "met", "Charles Babbage"), ("Island", "near", "Islet")],
+    )  # fmt: skip
+
+
+GOOD_PATH = ["Notes", "Analytical Engine", "Charles Babbage", "Statistical Society"]
+GOOD_Q = ("The Notes describe a machine; its designer founded which learned body?")
+
+
+def test_a_good_question_passes_every_check(chain):
+    verdicts = run_checks(chain, GOOD_PATH, GOOD_Q, "Statistical Society", "3+")
+    assert passed(verdicts), feedback_text(verdicts)
+    assert [v.check for v in verdicts] == [
+        "nodes_exist", "path_simple", "path_connected", "answer_is_last_node", "hop_count", "start_named",
+        "answer_hidden", "intermediates_hidden", "no_shortcut",
+    ]  # fmt: skip
+    assert reject_reason(verdicts) is None and feedback_text(verdicts) == ""
+
+
+@pytest.mark.parametrize(
+    "path, question, answer, hop_class, code",
+    [
+        (["Notes", "Charles Babbage", "Statistical Society"], "What did the Notes lead to?", "Statistical Society", "1-2",
+         "path_not_connected"),
+        (["Notes", "Analytical Engine", "Notes", "Ada Lovelace"], "What do the Notes reach?", "Ada Lovelace", "3+",
+         "path_not_simple"),
+        (["Notes", "Analytical Engine", "Ghost Node", "Ada Lovelace"], "What do the Notes reach?", "Ada Lovelace",
+         "3+", "unknown_node"),
+        (GOOD_PATH, GOOD_Q, "Charles Babbage", "3+", "answer_not_last_node"),
+        (GOOD_PATH, GOOD_Q, "Statistical Society", "1-2", "wrong_hop_count"),
+        (["Notes", "Analytical Engine"], "What do the Notes describe?", "Analytical Engine", "3+", "wrong_hop_count"),
+        (GOOD_PATH, "Which learned body did the designer of a described machine found?", "Statistical Society", "3+",
+         "start_not_named"),
+        (GOOD_PATH, "Did the Notes lead to the Statistical Society?", "Statistical Society", "3+", "leaks_answer"),
+        (GOOD_PATH, "The Notes describe a machine; what did Charles Babbage's designer found?", "Statistical Society",
+         "3+", "leaks_intermediate_node"),
+        (GOOD_PATH, "The Notes describe which analytical engines' designer's society?", "Statistical Society", "3+",
+         "leaks_intermediate_node"),
+        (["Ada Lovelace", "Notes", "Analytical Engine", "Charles Babbage"],
+         "Ada Lovelace wrote something describing a machine; who designed it?", "Charles Babbage", "3+", "shortcut"),
+    ],
+)
+def test_each_failure_has_its_code(chain, path, question, answer, hop_class, code):
+    verdicts = run_checks(chain, path, question, answer, hop_class)
+    assert code in codes(verdicts)
+    assert not passed(verdicts)
+    assert code in REJECT_REASONS
+    failed = next(v for v in verdicts if v.code == code)
+    assert failed.reason and failed.reason in feedback_text(verdicts)
+
+
+def test_unknown_nodes_skip_the_graph_checks(chain):
+    verdicts = run_checks(chain, ["Notes", "Nowhere"], "What do the Notes point to?", "Nowhere", "1-2")
+    assert reject_reason(verdicts) == "unknown_node"
+    assert "path_connected" not in {v.check for v in verdicts}
+    assert "no_shortcut" not in {v.check for v in verdicts}
+
+
+def test_shortcut_policy(chain):
+    path = ["Ada Lovelace", "Notes", "Analytical Engine", "Charles Babbage"]
+    q = "Ada Lovelace wrote something describing a machine; who designed it?"
+    flagged = run_checks(chain, path, q, "Charles Babbage", "3+", config=CheckConfig(shortcut="flag"))
+    shortcut = next(v for v in flagged if v.check == "no_shortcut")
+    assert not shortcut.ok and not shortcut.blocking and not shortcut.rejects
+    assert passed(flagged) and reject_reason(flagged) is None
+    assert "1 hop(s)" in feedback_text(flagged)
+    off = run_checks(chain, path, q, "Charles Babbage", "3+", config=CheckConfig(shortcut="off"))
+    assert "no_shortcut" not in {v.check for v in off} and passed(off)
+
+
+def test_directed_relations_count_both_ways(chain):
+    # The path walks "designed" and "describe" against their direction.
+    path = ["Statistical Society", "Charles Babbage", "Analytical Engine", "Notes"]
+    q = "The Statistical Society's founder designed a machine; which text describes it?"
+    assert passed(run_checks(chain, path, q, "Notes", "3+"))
+    strict = run_checks(chain, path, q, "Notes", "3+", config=CheckConfig(undirected=False))
+    assert "path_not_connected" in codes(strict)
+
+
+def test_hop_class_bounds_and_max_nodes(chain):
+    kg = KnowledgeGraph.from_triples("t", [(f"n{i}", "next", f"n{i + 1}") for i in range(9)])
+    path = [f"n{i}" for i in range(10)]
+    q = "Starting from n0, where does the chain end?"
+    assert "wrong_hop_count" in codes(run_checks(kg, path, q, "n9", "3+"))
+    assert passed(run_checks(kg, path, q, "n9", "3+", config=CheckConfig(max_nodes=10)))
+    assert passed(run_checks(kg, path[:2], q, "n1", "1-2"))
+    assert passed(run_checks(kg, path[:3], q, "n2", "1-2"))
+
+
+def test_empty_and_degenerate_inputs(chain):
+    verdicts = run_checks(chain, [], "", "", "1-2")
+    assert {"wrong_hop_count", "answer_not_last_node", "start_not_named"} <= codes(verdicts)
+    one = run_checks(chain, ["Notes"], "What are the Notes?", "Notes", "1-2")
+    assert "wrong_hop_count" in codes(one)
+
+
+def test_feedback_text_shape(chain):
+    verdicts = run_checks(chain, ["Notes", "Charles Babbage"], "Who is Charles Babbage?", "Charles Babbage", "1-2")
+    text = feedback_text(verdicts)
+    assert text.startswith("path validity: False")
+    assert "question feedback:" in text
+    assert "start node 'Notes'" in text and "reveals the answer 'Charles Babbage'" in text
+
+
+def test_resolve_path(chain):
+    path, unknown = resolve_path(chain, ["notes", "ANALYTICAL ENGINE", "Nobody"])
+    assert path == ["Notes", "Analytical Engine", "Nobody"] and unknown == ["Nobody"]
+
+
+node_ids = st.integers(0, 9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    edges=st.lists(st.tuples(node_ids, node_ids), min_size=1, max_size=25),
+    path_ids=st.lists(st.integers(0, 11), min_size=0, max_size=6),
+)
+def test_path_checker_agrees_with_networkx(edges, path_ids):
+    pairs = sorted({(min(a, b), max(a, b)) for a, b in edges if a != b})
+    assume(pairs)
+    rels = [Relation(domain="t", source=f"n{a}", target=f"n{b}", directed=True) for a, b in pairs]
+    kg = KnowledgeGraph.from_records("t", [], rels, add_missing_entities=True)
+    g = nx.Graph([(f"n{a}", f"n{b}") for a, b in pairs])
+    path = [f"n{i}" for i in path_ids]
+    answer = path[-1] if path else ""
+    question = " ".join(path[:1]) + " leads where?"
+    verdicts = {v.check: v for v in run_checks(kg, path, question, answer, "1-2" if len(path) <= 3 else "3+")}
+    exists = all(n in g for n in path)
+    assert verdicts["nodes_exist"].ok is exists
+    assert verdicts["path_simple"].ok is (len(set(path)) == len(path))
+    if exists:
+        assert verdicts["path_connected"].ok is all(g.has_edge(a, b) for a, b in zip(path, path[1:]))
+    else:
+        assert "path_connected" not in verdicts
+    if "no_shortcut" in verdicts:
+        dist = nx.shortest_path_length(g, path[0], path[-1])
+        assert verdicts["no_shortcut"].ok is (dist == len(path) - 1)
+
+
+# -- candidate paths -----------------------------------------------------------------------------------------------------------
+def test_candidate_paths_are_valid_and_shortcut_free(cs):
+    for start in ["Alan Turing", "ARPANET", "Stanford University", "C language"]:
+        for n_nodes in (2, 3, 4):
+            cands = sample_candidate_paths(cs, start, n_nodes, count=8, seed=5)
+            assert cands, (start, n_nodes)
+            assert [c.id for c in cands] == [f"P{i}" for i in range(1, len(cands) + 1)]
+            assert len({tuple(c.nodes) for c in cands}) == len(cands)
+            for c in cands:
+                assert c.nodes[0] == start and len(c.nodes) == n_nodes and c.hops == n_nodes - 1
+                assert len(set(c.nodes)) == n_nodes
+                assert cs.shortest_path_length(start, c.nodes[-1]) == n_nodes - 1
+                assert [(e.head, e.tail) for e in c.edges] == list(zip(c.nodes, c.nodes[1:]))
+                hop_class = "1-2" if n_nodes <= 3 else "3+"
+                q = f"Starting from {start}, where does it lead?"
+                verdicts = run_checks(cs, c.nodes, q, c.nodes[-1], hop_class)
+                assert passed(verdicts), feedback_text(verdicts)
+
+
+def test_candidate_paths_are_deterministic_and_seeded(cs):
+    a = sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=1)
+    assert a == sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=1)
+    b = sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=2)
+    assert [c.nodes for c in a] != [c.nodes for c in b]
+
+
+def test_candidate_paths_respect_allowed_nodes_and_limits(cs):
+    allowed = {"Alan Turing", "Alonzo Church", "lambda calculus", "Bombe", "Enigma machine", "Turing machine"}
+    cands = sample_candidate_paths(cs, "Alan Turing", 3, count=8, allowed_nodes=allowed)
+    assert {tuple(c.nodes) for c in cands} == {
+        ("Alan Turing", "Alonzo Church", "lambda calculus"), ("Alan Turing", "Bombe", "Enigma machine"),
+        ("Alan Turing", "Turing machine", "lambda calculus"),
+    }  # fmt: skip
+    assert sample_candidate_paths(cs, "Alan Turing", 3, allowed_nodes={"Turing machine"}) == []
+    line = KnowledgeGraph.from_triples("t", [("a", "r", "b"), ("b", "r", "c")])
+    assert sample_candidate_paths(line, "a", 5) == []
+    assert [c.nodes for c in sample_candidate_paths(line, "a", 3)] == [["a", "b", "c"]]
+    with pytest.raises(ValueError):
+        sample_candidate_paths(line, "a", 1)
+    with pytest.raises(KeyError):
+        sample_candidate_paths(line, "zz", 2)
+
+
+def test_edge_score_prefers_informative_edges_and_specific_nodes():
+    kg = KnowledgeGraph.from_records(
+        "t", [],
+        [Relation(domain="t", source="s", target="plain", keywords=["related to"]),
+         Relation(domain="t", source="s", target="rich", keywords=["invented"],
+                  description="s invented rich in 1936 after years of work on the problem of computability.")]
+        + [Relation(domain="t", source="hub", target=f"x{i}") for i in range(30)]
+        + [Relation(domain="t", source="s", target="hub", keywords=["invented"],
+                    description="s invented rich in 1936 after years of work on the problem of computability.")],
+        add_missing_entities=True,
+    )  # fmt: skip
+    assert edge_score(kg, "s", "rich") > edge_score(kg, "s", "plain")
+    assert edge_score(kg, "s", "rich") > edge_score(kg, "s", "hub")
+    assert edge_score(kg, "plain", "hub") == 0.0
+
+
+def test_render_candidates_and_output_schema(cs):
+    cands = sample_candidate_paths(cs, "Alan Turing", 3, count=2, seed=0)
+    text = render_candidates(cands)
+    assert text.startswith("P1: Alan Turing -> ") and "\nP2: " in text
+    schema = generator_output_schema(["a", "b", "a"], min_nodes=2, max_nodes=3, candidate_ids=["P1", "P2"])
+    assert schema["properties"]["path"]["items"]["enum"] == ["a", "b"]
+    assert schema["properties"]["path_id"]["enum"] == ["P1", "P2"]
+    assert schema["required"][0] == "path_id"
+    assert isinstance(cands[0], CandidatePath)
+
+
+def test_qa_id_is_stable_and_content_addressed():
+    a = make_qa_id("cs", "cs-1", "Who  wrote it?", "Alan Turing", ["X", "Alan Turing"])
+    assert a == make_qa_id("cs", "cs-1", "who wrote it?", "alan turing", ["X", "Alan Turing"])
+    assert a != make_qa_id("cs", "cs-2", "Who wrote it?", "Alan Turing", ["X", "Alan Turing"])
+    assert a != make_qa_id("cs", "cs-1", "Who wrote it?", "Alan Turing", ["Y", "Alan Turing"])
+    assert a.startswith("qa-") and len(a) == 27
+
+
+def test_text_index_reuse():
+    idx = TextIndex("Which Java library did the JavaScript team use?")
+    assert idx.spans("Java") == [(1, 2)]
+    assert idx.spans("JavaScript") == [(5, 6)]

@@ -1,0 +1,151 @@
+"""QA generation and gold-path verification against the loopback fake, on a demo reference graph."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from schemas.config import load_settings
+from warehouse.db import Warehouse
+
+DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo"
+
+
+def _prompt(body) -> str:
+    return "\n".join(str(m.get("content")) for m in body["messages"])
+
+
+def _candidates(body) -> dict[str, list[str]]:
+    """P1: A -> B -> C lines of a candidates prompt."""
+    return {m.group(1): m.group(2).split(" -> ") for m in re.finditer(r"^(P\d+): (.+)$", _prompt(body), re.M)}
+
+
+def _seed(body) -> str:
+    return re.search(r"Candidate paths starting at (['\"])(.+?)\1;", _prompt(body)).group(2)
+
+
+def good_pick(body):
+    pid, nodes = sorted(_candidates(body).items())[0]
+    return {"path_id": pid, "question": f"Starting from {_seed(body)}, which entity does this chain of relations lead to?"}
+
+
+def leaky_then_good(body):
+    pid, nodes = sorted(_candidates(body).items())[0]
+    if "earlier attempts were rejected" in _prompt(body):
+        return good_pick(body)
+    return {"path_id": pid, "question": f"Is {nodes[-1]} reached from {_seed(body)}?"}
+
+
+@pytest.fixture
+def settings(fake_llm, tmp_path):
+    roles = {r: {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 1, "timeout_s": 10}
+             for r in ("generator", "verifier")}
+    return load_settings(data_dir=tmp_path, roles=roles)
+
+
+@pytest.fixture
+def cs_graph(prefect_harness, settings):
+    from flows.graphs import import_graphs
+
+    out = import_graphs(files={"cs": str(DEMO / "graphs" / "cs.jsonl")}, settings=settings)
+    assert out["imported"]["cs"]["entities"] > 60
+    return out
+
+
+def test_candidates_mode_retry_with_feedback_then_accept(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+
+    fake_llm.add(schema_name="qa_pick_path", reply=leaky_then_good)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "clear and multi-hop"})
+    out = generate_qa(domains=["cs"], n_seeds=4, modes=["candidates"], settings=settings)
+    assert out["accepted"] == 4
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        atts = wh.query("SELECT attempt, status, reject_reason FROM qa_attempts ORDER BY seed, attempt")
+        assert [(a["attempt"], a["status"], a["reject_reason"]) for a in atts[:2]] == [
+            (1, "rejected", "leaks_answer"), (2, "accepted", None)]
+        qa = wh.query("SELECT * FROM qa")
+        assert len(qa) == 4 and all(q["split"] in ("train", "validation", "test") for q in qa)
+        yields = wh.query("SELECT stage, reason, sum(count) AS n FROM qa_yields GROUP BY stage, reason")
+    # the retry prompt carried the failed check's feedback
+    retry = [r for r in fake_llm.requests if r.json and "earlier attempts were rejected" in _prompt(r.json)]
+    assert retry and "reveals the answer" in _prompt(retry[0].json)
+    n = {(y["stage"], y["reason"]): y["n"] for y in yields}
+    assert n[("seeds", "")] == 4 and n[("accepted", "")] == 4 and n[("checks", "leaks_answer")] == 4
+
+
+def reworded_pick(body):
+    """A different wording on each retry (the same question would get the same cached verdict again)."""
+    out = good_pick(body)
+    retries = _prompt(body).count("Attempt ")
+    return {**out, "question": out["question"] + " (take two)" * retries}
+
+
+def test_judge_reason_feeds_the_retry_and_resume_makes_no_calls(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+
+    fake_llm.add(schema_name="qa_pick_path", reply=reworded_pick)
+    fake_llm.add(schema_name="qa_judgement", times=2, reply={"valid": False, "reason": "too vague about the relation"})
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+    first = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], settings=settings)
+    assert first["accepted"] == 2
+    assert any("too vague about the relation" in _prompt(r.json) for r in fake_llm.requests if r.json)
+    calls = fake_llm.calls()
+    again = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], settings=settings)
+    assert fake_llm.calls() == calls and again["attempts"] == 0  # every job already has a final verdict
+
+
+def test_free_mode_bad_paths_are_rejected_with_reasons(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+
+    def disconnected(body):
+        names = body["response_format"]["json_schema"]["schema"]["properties"]["path"]["items"]["enum"]
+        path = [names[0], names[-1]]  # the seed and the farthest rendered node: not adjacent
+        return {"path": path, "question": f"What is linked to {names[0]}?", "answer": path[-1]}
+
+    fake_llm.add(schema_name="qa_generation", reply=disconnected)
+    out = generate_qa(domains=["cs"], n_seeds=2, modes=["free"], hop_mix={"1-2": 1.0}, max_attempts=2,
+                      use_judge=False, settings=settings)
+    assert out["accepted"] == 0 and out["attempts"] == 4
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        reasons = {r["reject_reason"] for r in wh.query("SELECT reject_reason FROM qa_attempts")}
+    assert reasons == {"path_not_connected"}
+    # the per-request schema restricted the path to the rendered subgraph's names
+    schema = fake_llm.requests[0].json["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["answer"]["enum"] == schema["properties"]["path"]["items"]["enum"]
+
+
+def test_garbage_generator_output_is_llm_error_not_a_crash(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+
+    fake_llm.add(schema_name="qa_pick_path", reply="I cannot do that")
+    out = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, settings=settings)
+    assert out["accepted"] == 0
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        rows = wh.query("SELECT reject_reason, raw_text FROM qa_attempts")
+    assert {r["reject_reason"] for r in rows} == {"llm_error"} and rows[0]["raw_text"] == "I cannot do that"
+
+
+def test_verify_paths_records_verdicts(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa, verify_paths
+
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+
+    def verdicts(body):
+        ids = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["items"]["properties"]["path_id"]["enum"]
+        return {"verdicts": [{"path_id": i, "valid": i == "G1", "reason": "first is right"} for i in ids]}
+
+    fake_llm.add(schema_name="gold_path_verdicts", reply=verdicts)
+    generate_qa(domains=["cs"], n_seeds=3, modes=["candidates"], settings=settings)
+    out = verify_paths(domains=["cs"], settings=settings)
+    assert out["questions"] == 3 and out["mean_verified"] == 1.0
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        rows = wh.query("SELECT * FROM gold_path_summary")
+        gp = wh.query("SELECT verdict, count(*) AS n FROM gold_paths GROUP BY verdict")
+    assert len(rows) == 3 and all(r["n_candidates"] >= 1 for r in rows)
+    assert {g["verdict"] for g in gp} <= {"valid", "invalid"}
+    calls = fake_llm.calls()
+    again = verify_paths(domains=["cs"], settings=settings)
+    assert again["questions"] == 0 and fake_llm.calls() == calls  # resumable: nothing left to verify

@@ -1,0 +1,242 @@
+"""Seed eligibility (capped ball sizes), seeded sampling, per-domain quotas, and the rendered seed context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from schemas.graph import Relation
+from tasks.context import ball_distances, render_subgraph, truncate_text
+from tasks.importers import read_triples
+from tasks.kg import KnowledgeGraph
+from tasks.seeds import BallScanner, SeedConfig, domain_quotas, eligible_seeds, sample_seeds
+from tasks.text import count_tokens
+
+DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
+
+
+@pytest.fixture(scope="module")
+def cs() -> KnowledgeGraph:
+    return read_triples(DEMO / "cs.jsonl", "cs").to_graph()
+
+
+def undirected_kg(edges: list[tuple[int, int]]) -> KnowledgeGraph:
+    pairs = sorted({(min(a, b), max(a, b)) for a, b in edges if a != b})
+    rels = [Relation(domain="t", source=f"v{a}", target=f"v{b}", keywords=["k"]) for a, b in pairs]
+    return KnowledgeGraph.from_records("t", [], rels, directed=False, add_missing_entities=True)
+
+
+def star(leaves: int) -> KnowledgeGraph:
+    return KnowledgeGraph.from_triples("t", [("hub", "has", f"leaf{i:05d}") for i in range(leaves)])
+
+
+# -- capped balls -------------------------------------------------------------------------------------------------------
+edge_lists = st.lists(st.tuples(st.integers(0, 24), st.integers(0, 24)), min_size=1, max_size=60)
+
+
+@settings(max_examples=80, deadline=None)
+@given(edges=edge_lists, depth=st.integers(0, 4), cap=st.integers(1, 30))
+def test_scanner_equals_full_bfs_under_the_cap(edges, depth, cap):
+    g = nx.Graph()
+    g.add_edges_from((f"v{a}", f"v{b}") for a, b in edges if a != b)
+    if g.number_of_nodes() == 0:
+        return
+    kg = undirected_kg(edges)
+    scanner = BallScanner.from_graph(kg)
+    for node in kg.nodes():
+        full = len(nx.single_source_shortest_path_length(g, node, cutoff=depth))
+        got = scanner.size(node, depth, cap)
+        assert got == (full if full <= cap else cap + 1)
+        assert got == kg.ball_size(node, depth, cap)
+
+
+def test_directed_graph_balls_are_undirected_by_default():
+    kg = KnowledgeGraph.from_triples("t", [("a", "r", "b"), ("c", "r", "b"), ("c", "r", "d")])
+    sc = BallScanner.from_graph(kg)
+    assert sc.size("a", 3, 100) == 4  # a -> b <- c -> d, walked either way
+    directed = BallScanner.from_graph(kg, undirected=False)
+    assert directed.size("a", 3, 100) == 2  # only a -> b
+
+
+class _Exploding(tuple):
+    """An adjacency entry that must never be read: the hub test proves the search stops on its length."""
+
+    def __iter__(self):
+        raise AssertionError("the hub's neighbour list was read")
+
+
+def test_hub_stops_the_search_without_reading_its_neighbours():
+    kg = star(1000)
+    sc = BallScanner.from_graph(kg)
+    hub = sc.index["hub"]
+    sc.adj[hub] = _Exploding(sc.adj[hub])
+    assert sc.size("leaf00001", 3, 400) == 401
+    assert sc.size("hub", 3, 400) == 401
+    assert sc.size("leaf00001", 0, 400) == 1
+
+
+def test_overflow_is_cap_plus_one_and_bounded_by_the_cap():
+    kg = star(50)
+    sc = BallScanner.from_graph(kg)
+    assert sc.size("leaf00000", 2, 10) == 11
+    assert sc.size("leaf00000", 2, 51) == 51
+    assert sc.size("leaf00000", 1, 10) == 2
+
+
+def test_scanner_rejects_bad_input():
+    with pytest.raises(ValueError, match="not a key"):
+        BallScanner({"a": ["b"]})
+    repeated = BallScanner({"a": ["b", "b", "b"], "b": ["a"]})
+    assert repeated.size("a", 1, 2) == 2  # repeats neither count towards the ball nor trip the hub test
+    sc = BallScanner({"a": ["b"], "b": ["a"]})
+    with pytest.raises(ValueError, match="cap"):
+        sc.scan(3, 0)
+    with pytest.raises(ValueError, match="depth"):
+        sc.scan(-1, 5)
+
+
+# -- eligibility ----------------------------------------------------------------------------------------------------------
+def test_eligible_seeds_match_a_brute_force_scan(cs):
+    got = eligible_seeds(cs, depth=3, min_ball=20, max_ball=60)
+    g = nx.Graph()
+    for r in cs.relations():
+        g.add_edge(r.source, r.target)
+    want = []
+    for n in cs.nodes():
+        size = len(nx.single_source_shortest_path_length(g, n, cutoff=3)) if n in g else 1
+        if 20 <= size <= 60:
+            want.append((n, size))
+    assert got == want
+    assert got == sorted(got)
+
+
+def test_eligible_seeds_defaults_on_demo_graph(cs):
+    el = eligible_seeds(cs)
+    assert el and all(20 <= s <= 400 for _, s in el)
+    assert eligible_seeds(cs, nodes=[el[0][0], el[0][0]]) == [el[0]]
+    with pytest.raises(KeyError, match="no entity"):
+        eligible_seeds(cs, nodes=["No Such Node"])
+
+
+def test_seed_config_checks_its_bounds():
+    with pytest.raises(ValidationError, match="min_ball"):
+        SeedConfig(min_ball=500, max_ball=400)
+    with pytest.raises(ValidationError):
+        SeedConfig(depth=0)
+    with pytest.raises(ValueError, match="must not exceed"):
+        eligible_seeds(star(3), min_ball=10, max_ball=5)
+
+
+# -- sampling ------------------------------------------------------------------------------------------------------------
+ELIGIBLE = [(f"node{i:03d}", 20 + i) for i in range(100)]
+
+
+def test_sample_seeds_is_deterministic_and_order_free():
+    a = sample_seeds(ELIGIBLE, 10, seed=3, domain="cs", snapshot_id="cs-1")
+    b = sample_seeds(list(reversed(ELIGIBLE)), 10, seed=3, domain="cs", snapshot_id="cs-1")
+    assert a == b
+    assert [s.sample_rank for s in a] == list(range(10))
+    assert {s.node for s in a} != {s.node for s in sample_seeds(ELIGIBLE, 10, seed=4, domain="cs")}
+    assert all(s.ball_size == 20 + int(s.node[4:]) and s.depth == 3 and s.sampling_seed == 3 for s in a)
+
+
+def test_sample_seeds_rank_of_a_node_ignores_the_others():
+    full = [s.node for s in sample_seeds(ELIGIBLE, 100, seed=9, domain="cs")]
+    half = ELIGIBLE[::2]
+    sub = [s.node for s in sample_seeds(half, 100, seed=9, domain="cs")]
+    assert sub == [n for n in full if n in {h for h, _ in half}]
+
+
+def test_sample_seeds_exclude_and_bounds():
+    first = sample_seeds(ELIGIBLE, 5, seed=1, domain="cs")
+    later = sample_seeds(ELIGIBLE, 5, seed=1, domain="cs", exclude=[s.node for s in first])
+    assert not {s.node for s in first} & {s.node for s in later}
+    assert len(sample_seeds(ELIGIBLE[:3], 10, seed=1, domain="cs")) == 3
+    assert sample_seeds(ELIGIBLE, 0, seed=1, domain="cs") == []
+    with pytest.raises(ValueError):
+        sample_seeds(ELIGIBLE, -1, seed=1, domain="cs")
+
+
+# -- quotas ----------------------------------------------------------------------------------------------------------------
+def test_domain_quotas_examples():
+    assert domain_quotas(90, {"a": 100, "b": 100, "c": 100}) == {"a": 30, "b": 30, "c": 30}
+    assert domain_quotas(100, {"a": 10, "b": 500, "c": 60}) == {"a": 10, "b": 45, "c": 45}
+    assert domain_quotas(1000, {"a": 10, "b": 20}) == {"a": 10, "b": 20}
+    assert domain_quotas(10, {"a": 100, "b": 100}, weights={"a": 3, "b": 1}) == {"a": 8, "b": 2}
+    assert domain_quotas(4, {"a": 5, "b": 5, "c": 5}, min_per_domain=2) == {"a": 2, "b": 2, "c": 0}
+    with pytest.raises(ValueError):
+        domain_quotas(-1, {"a": 1})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    total=st.integers(0, 500),
+    available=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(0, 200), min_size=1),
+    minimum=st.integers(0, 20),
+    weighted=st.booleans(),
+)
+def test_domain_quotas_properties(total, available, minimum, weighted):
+    weights = {d: (i % 3) + 0.5 for i, d in enumerate(sorted(available))} if weighted else None
+    q = domain_quotas(total, available, weights=weights, min_per_domain=minimum)
+    assert set(q) == set(available)
+    assert sum(q.values()) == min(total, sum(available.values()))
+    assert all(0 <= q[d] <= available[d] for d in q)
+    assert q == domain_quotas(total, dict(reversed(list(available.items()))), weights=weights, min_per_domain=minimum)
+
+
+# -- rendered context ------------------------------------------------------------------------------------------------------
+def test_render_subgraph_lines_nodes_and_order(cs):
+    seed = "Alan Turing"
+    ctx = render_subgraph(cs, seed, depth=2, token_budget=100_000, max_description_chars=60)
+    lines = ctx.text.split("\n")
+    assert not ctx.truncated and ctx.n_relations == ctx.n_relations_total == len(lines)
+    assert ctx.nodes[0] == seed
+    dist = ball_distances(cs, seed, 2)
+    assert set(ctx.nodes) == set(dist)  # every ball node has some relation inside the ball here
+    assert [ctx.distances[n] for n in ctx.nodes] == sorted(ctx.distances[n] for n in ctx.nodes)
+    assert "Alan Turing - King's College, Cambridge: studied at, education, mathematics, Cambridge; " in ctx.text
+    for line in lines:
+        head, _, body = line.partition(": ")
+        a, _, b = head.partition(" - ")
+        assert a in dist and b in dist
+        assert len(body.partition("; ")[2]) <= 60
+    nears = []
+    for line in lines:
+        a, _, b = line.partition(": ")[0].partition(" - ")
+        nears.append(min(dist[a], dist[b]))
+    assert nears == sorted(nears)
+    assert render_subgraph(cs, seed, depth=2, token_budget=100_000, max_description_chars=60) == ctx
+
+
+def test_render_subgraph_budget(cs):
+    full = render_subgraph(cs, "Alan Turing", depth=3, token_budget=1_000_000)
+    small = render_subgraph(cs, "Alan Turing", depth=3, token_budget=300)
+    assert small.truncated and small.tokens <= 300 and small.tokens == count_tokens(small.text)
+    assert full.text.startswith(small.text)
+    rendered = {n for line in small.text.split("\n") for n in line.partition(": ")[0].split(" - ")}
+    assert set(small.nodes) == rendered | {"Alan Turing"}
+    empty = render_subgraph(cs, "Alan Turing", token_budget=0)
+    assert empty.text == "" and empty.nodes == ("Alan Turing",) and empty.truncated
+    with pytest.raises(KeyError):
+        render_subgraph(cs, "Nobody")
+
+
+def test_render_uses_source_first_for_directed_and_nearer_end_for_undirected():
+    directed = KnowledgeGraph.from_triples("t", [("b", "likes", "a")])
+    assert render_subgraph(directed, "a").text == "b - a: likes; b likes a"
+    undirected = KnowledgeGraph.from_triples("t", [("b", "likes", "a")], directed=False)
+    assert render_subgraph(undirected, "b").text == "b - a: likes; b likes a"
+    assert render_subgraph(undirected, "a").text == "a - b: likes; b likes a"
+
+
+def test_truncate_text():
+    assert truncate_text("short\n text", 50) == "short text"
+    cut = truncate_text("one two three four five six seven", 16)
+    assert len(cut) <= 16 and cut.endswith("…") and cut.startswith("one two")
+    assert truncate_text("abcdefghij", 5) == "abcd…"
+    assert truncate_text("anything", 0) == ""

@@ -1,0 +1,134 @@
+"""Leak-safe splits: no linking entity in two splits, proportions close to the targets, deterministic by seed."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schemas.qa import QA, PathEdge, make_qa_id
+from tasks.splits import apply_splits, assign_splits, check_proportions, link_entities, shared_entities
+
+
+def qa(seed: str, middle: str, answer: str, domain: str = "cs", n: int = 0) -> QA:
+    path = [seed, middle, answer]
+    question = f"q{n}: from {seed}?"
+    return QA(
+        qa_id=make_qa_id(domain, None, question, answer, path), domain=domain, seed=seed, hop_class="1-2",
+        path=path, path_edges=[PathEdge(head=seed, tail=middle), PathEdge(head=middle, tail=answer)],
+        question=question, answer=answer,
+    )  # fmt: skip
+
+
+def independent(n: int) -> list[QA]:
+    """n questions sharing nothing: every group is a single question."""
+    return [qa(f"s{i}", f"m{i}", f"a{i}", n=i) for i in range(n)]
+
+
+def test_proportions_on_independent_questions():
+    res = assign_splits(independent(1000), seed=1)
+    assert res.groups == 1000 and res.largest_group == 1
+    assert res.counts == {"train": 800, "validation": 100, "test": 100}
+    assert res.max_deviation < 1e-9
+    assert "1000 questions in 1000 groups" in res.summary()
+
+
+def test_linked_questions_stay_together():
+    items = [
+        qa("Alan Turing", "Bombe", "Enigma machine", n=1),
+        qa("Gordon Welchman", "Bombe", "Enigma machine", n=2),  # same answer as 1
+        qa("Enigma machine", "Rotor", "Arthur Scherbius", n=3),  # seed = answer of 1 and 2
+        qa("Alan Turing", "Princeton University", "Alonzo Church", n=4),  # same seed as 1
+        qa("Konrad Zuse", "Z3", "Berlin", n=5),
+    ]
+    res = assign_splits(items, proportions={"train": 0.5, "test": 0.5})
+    group = {res.assignment[q.qa_id] for q in items[:4]}
+    assert len(group) == 1 and res.groups == 2 and res.largest_group == 4
+    assert not shared_entities(items, res.assignment, "answer+seed")
+
+
+def test_intermediate_nodes_link_only_in_strict_mode():
+    a = qa("s1", "Shared Middle", "a1", n=1)
+    b = qa("s2", "Shared Middle", "a2", n=2)
+    assert assign_splits([a, b], proportions={"train": 0.5, "test": 0.5}).groups == 2
+    strict = assign_splits([a, b], proportions={"train": 0.5, "test": 0.5}, link="all_path_entities")
+    assert strict.groups == 1 and len(set(strict.assignment.values())) == 1
+
+
+def test_names_link_after_normalisation_within_a_domain_only():
+    a = qa("s1", "m1", "Alan Turing", n=1)
+    b = qa("s2", "m2", "alan  TURING", n=2)
+    c = qa("s3", "m3", "Alan Turing", domain="history", n=3)
+    assert link_entities(a, "answer+seed") & link_entities(b, "answer+seed")
+    res = assign_splits([a, b, c], proportions={"train": 0.5, "test": 0.5})
+    assert res.groups == 2
+
+
+def test_deterministic_order_free_and_seeded():
+    items = independent(40) + [qa("hub", f"m{i}", f"x{i}", n=100 + i) for i in range(6)]
+    a = assign_splits(items, seed=3)
+    assert a.assignment == assign_splits(list(reversed(items)), seed=3).assignment
+    assert any(assign_splits(items, seed=s).assignment != a.assignment for s in range(4, 10))
+
+
+def test_giant_group_is_reported():
+    items = [qa("hub", f"hm{i}", f"ha{i}", n=1000 + i) for i in range(70)] + independent(10)
+    res = assign_splits(items, seed=0)
+    assert res.largest_group == 70 and res.counts["train"] >= 70
+    assert res.max_deviation > 0.05  # unreachable targets show up in the report
+
+
+def test_bad_proportions():
+    with pytest.raises(ValueError, match="sum to 1"):
+        check_proportions({"train": 0.8, "test": 0.1})
+    with pytest.raises(ValueError, match="unknown split"):
+        check_proportions({"train": 0.9, "dev": 0.1})
+    with pytest.raises(ValueError, match=">= 0"):
+        check_proportions({"train": 1.2, "test": -0.2})
+    with pytest.raises(ValueError, match="link must be"):
+        assign_splits(independent(2), link="answers")  # type: ignore[arg-type]
+    dup = independent(1)
+    with pytest.raises(ValueError, match="more than once"):
+        assign_splits(dup + dup)
+
+
+def test_apply_splits():
+    items = independent(10)
+    res = assign_splits(items)
+    out = apply_splits(items, res)
+    assert [q.split for q in out] == [res.assignment[q.qa_id] for q in items]
+    assert all(q.split is None for q in items)
+
+
+names = st.sampled_from([f"e{i}" for i in range(30)])
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    triples=st.lists(st.tuples(names, names, names), min_size=1, max_size=60),
+    link=st.sampled_from(["answer+seed", "all_path_entities"]),
+    seed=st.integers(0, 5),
+    shares=st.sampled_from([(0.8, 0.1, 0.1), (0.6, 0.2, 0.2), (1.0, 0.0, 0.0), (0.5, 0.5, 0.0)]),
+)
+def test_no_linking_entity_crosses_splits(triples, link, seed, shares):
+    items = list({q.qa_id: q for i, (s, m, a) in enumerate(triples) for q in [qa(s, m, a, n=i)]}.values())
+    props = dict(zip(("train", "validation", "test"), shares))
+    res = assign_splits(items, proportions=props, link=link, seed=seed)
+    assert set(res.assignment) == {q.qa_id for q in items}
+    assert not shared_entities(items, res.assignment, link)
+    assert sum(res.counts.values()) == len(items)
+    assert all(res.counts[s] == 0 for s, share in props.items() if share == 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 4), min_size=200, max_size=400),
+    seed=st.integers(0, 100),
+)
+def test_proportions_within_a_few_percent_when_groups_are_small(sizes, seed):
+    items: list[QA] = []
+    for g, size in enumerate(sizes):  # group g: `size` questions sharing the seed "g<g>"
+        items.extend(qa(f"g{g}", f"m{g}-{k}", f"a{g}-{k}", n=len(items)) for k in range(size))
+    res = assign_splits(items, seed=seed)
+    assert res.groups == len(sizes)
+    assert res.max_deviation <= 0.03

@@ -24,6 +24,8 @@ app.add_typer(config_app, name="config")
 graph_app = typer.Typer(no_args_is_help=True, help="Build, import and report knowledge graphs.")
 app.add_typer(warehouse_app, name="warehouse")
 app.add_typer(graph_app, name="graph")
+qa_app = typer.Typer(no_args_is_help=True, help="Generate and verify multi-hop questions.")
+app.add_typer(qa_app, name="qa")
 
 out = Console()
 err = Console(stderr=True)
@@ -230,6 +232,91 @@ def _print_reports(reports: list[dict[str, Any]]) -> None:
 
     for r in reports:
         out.print(report_text(GraphReport(**r)), highlight=False, markup=False, soft_wrap=True)
+
+
+ModeOpt = Annotated[Optional[list[str]], typer.Option("--mode", "-m", help="candidates | free (repeat for both).")]
+
+
+@qa_app.command("generate")
+def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None, mode: ModeOpt = None,
+                seeds: Annotated[int, typer.Option(help="Seeds per domain.")] = 20,
+                short_share: Annotated[float, typer.Option(help="Share of 1-2 hop questions (the rest are 3+).")] = 0.5,
+                attempts: Annotated[int, typer.Option(help="Attempts per seed (first + retries with feedback).")] = 3,
+                judge: Annotated[bool, typer.Option(help="Ask the verifier role to judge each question.")] = True) -> None:
+    """Sample seeds, generate questions, check them in code and by a judge, dedup, assign splits."""
+
+    def body():
+        from flows.qa import generate_qa
+
+        if not 0 <= short_share <= 1:
+            raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
+        bad = [m for m in (mode or []) if m not in ("candidates", "free")]
+        if bad:
+            raise _UserError(f"unknown --mode {bad[0]!r}: use candidates or free")
+        with _Bars():
+            r = generate_qa(domains=domain, n_seeds=seeds, modes=mode or ["candidates"], max_attempts=attempts,
+                            hop_mix={"1-2": short_share, "3+": 1 - short_share}, use_judge=judge,
+                            settings=_settings(config, gguf))
+        _print_yields(r["yields"])
+        out.print(f"accepted {r['accepted']} questions in run {r['run_id']} ({r['llm_calls']} LLM calls, "
+                  f"{r['llm_cache_hits']} cache hits)")
+
+    _run(body)
+
+
+@qa_app.command("paths")
+def qa_paths(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
+             max_paths: int = 20, time_budget: float = 2.0) -> None:
+    """Find and verify gold paths for accepted questions that have none yet."""
+
+    def body():
+        from flows.qa import verify_paths
+
+        with _Bars():
+            r = verify_paths(domains=domain, max_paths=max_paths, time_budget_s=time_budget, settings=_settings(config, gguf))
+        out.print(f"{r['questions']} questions: {r['mean_candidates']} candidate paths and {r['mean_verified']} verified "
+                  f"on average; generator path confirmed for {r['generator_confirmed']}; {r['search_cut']} searches "
+                  f"hit a bound (run {r['run_id']})")
+
+    _run(body)
+
+
+@qa_app.command("stats")
+def qa_stats(config: ConfigOpt = None) -> None:
+    """Questions per domain, hop class and split; the latest generation funnel."""
+
+    def body():
+        from warehouse.db import Warehouse
+
+        with Warehouse(_settings(config).warehouse_path, read_only=True) as wh:
+            rows = wh.query("SELECT domain, hop_class, coalesce(split, '-') AS split, count(*) AS n FROM qa "
+                            "GROUP BY ALL ORDER BY ALL")
+            last = wh.scalar("SELECT run_id FROM runs WHERE flow = 'generate-qa' AND status = 'completed' "
+                             "ORDER BY started_at DESC LIMIT 1")
+            ylds = wh.query("SELECT * FROM qa_yields WHERE run_id = ?", [last]) if last else []
+            gold = wh.query("SELECT count(*) AS questions, avg(n_valid) AS mean_valid, "
+                            "sum(CASE WHEN generator_confirmed THEN 1 ELSE 0 END) AS confirmed FROM gold_path_summary")
+        if not rows:
+            raise _UserError("no questions yet: run `hopforge qa generate`")
+        for r in rows:
+            out.print(f"{r['domain']:<14} {r['hop_class']:<4} {r['split']:<10} {r['n']:>6}")
+        if ylds:
+            from schemas.qa import QAYield
+            from tasks.qa_yields import yield_table
+
+            out.print(f"latest generation run {last}:")
+            _print_yields(yield_table([QAYield(**y) for y in ylds]))
+        if gold and gold[0]["questions"]:
+            g = gold[0]
+            out.print(f"gold paths: {g['questions']} questions verified, {g['mean_valid']:.2f} valid paths on average, "
+                      f"generator path confirmed for {g['confirmed']}")
+
+    _run(body)
+
+
+def _print_yields(table: list[dict[str, Any]]) -> None:
+    for line in table:
+        out.print("  " + " | ".join(f"{k}: {v}" for k, v in line.items()), highlight=False, markup=False, soft_wrap=True)
 
 
 @config_app.command("show")

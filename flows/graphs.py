@@ -153,8 +153,13 @@ def import_graphs(files: dict[str, str], kind: str | None = None, settings: Sett
 # -- build ----------------------------------------------------------------------------------------------------------
 @task(name="build-domain-graph", cache_policy=NO_CACHE)
 def build_domain_task(rt: Runtime, domain: str, documents: list[Document], options: IngestOptions,
-                      max_parallel_insert: int, llm_max_async: int):
+                      max_parallel_insert: int, llm_max_async: int, gleaning: int | None = None):
+    import logging
+
     from tasks.graph_build import build_domain_graph
+
+    # LightRAG logs every chunk at INFO; the progress bar and the report say what matters.
+    logging.getLogger("lightrag").setLevel(logging.WARNING)
 
     bar = Progress(f"build-{domain}", len(documents), f"building the {domain} graph")
 
@@ -170,6 +175,7 @@ def build_domain_task(rt: Runtime, domain: str, documents: list[Document], optio
                 progress=lambda done, total: bar.update(done, total),
                 max_parallel_insert=max_parallel_insert,
                 llm_max_async=llm_max_async,
+                lightrag_options={"entity_extract_max_gleaning": gleaning} if gleaning is not None else None,
             )
         finally:
             await rt.gateway.aclose()
@@ -187,9 +193,12 @@ def build_graphs(
     allow_new_domains: bool = False,
     max_parallel_insert: int = 2,
     llm_max_async: int = 4,
+    gleaning: int | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Ingest ``source`` (if given), then build one LightRAG graph per domain and report on each.
+
+    ``gleaning`` sets LightRAG's extra extraction rounds per chunk (its default is 1; 0 halves the calls).
 
     Re-running continues where a previous run stopped: documents already ingested are not duplicated, documents
     LightRAG finished are skipped, and extraction calls already answered come from the cache.
@@ -225,7 +234,7 @@ def build_graphs(
             calls0, hits0, pt0, ct0 = before.calls, before.cache_hits, before.prompt_tokens, before.completion_tokens
             started = time.perf_counter()
             try:
-                res = build_domain_task(rt, domain, docs, options, max_parallel_insert, llm_max_async)
+                res = build_domain_task(rt, domain, docs, options, max_parallel_insert, llm_max_async, gleaning)
                 snap = _write_build(rt, res, calls0, hits0, pt0, ct0, time.perf_counter() - started)
                 built[domain] = {"snapshot_id": snap, "documents": res.docs_total, "processed": res.docs_processed,
                                  "failed": res.docs_failed, "entities": len(res.entities), "relations": len(res.relations)}

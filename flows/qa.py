@@ -44,10 +44,13 @@ def current_snapshot(rt: Runtime, domain: str) -> str | None:
 
 
 def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
-    """Jobs that already reached a final verdict on this snapshot (accepted, or every attempt used)."""
+    """Jobs that already reached a final verdict on this snapshot: accepted, or every attempt used on answers the
+    model actually gave. Attempts lost to the endpoint (no raw text: down, timed out, refused) do not count, so a
+    re-run after an outage tries those jobs again."""
     rows = rt.wh.query(
         "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
-        "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') OR max(attempt) >= ?",
+        "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') "
+        "OR count(*) FILTER (WHERE NOT (reject_reason = 'llm_error' AND raw_text IS NULL)) >= ?",
         [domain, snapshot_id, max_attempts],
     )
     return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
@@ -111,13 +114,22 @@ def generate_qa(
     batch_size: int = 16,
     dedup_threshold: float = 0.8,
     split_proportions: dict[str, float] | None = None,
+    constrain_question: bool | None = None,
+    candidates: int = 8,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel."""
+    """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel.
+
+    ``constrain_question`` (default: on for the embedded model only) adds a schema pattern that makes the
+    question name its start entity; servers without grammar support may reject it.
+    """
     settings = settings or default_settings()
     hop_mix = hop_mix or {"1-2": 0.5, "3+": 0.5}
     modes = modes or ["candidates"]
-    cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge)
+    if constrain_question is None:
+        constrain_question = settings.endpoint("generator").is_local
+    cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=constrain_question,
+                    candidates=candidates)
     params = {"domains": domains, "n_seeds": n_seeds, "hop_mix": hop_mix, "modes": modes, "max_attempts": max_attempts,
               "use_judge": use_judge, "min_ball": min_ball, "max_ball": max_ball}
     with open_run("generate-qa", params, settings) as rt:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,11 @@ class GenConfig(BaseModel):
     context_token_budget: int = Field(2500, ge=200)
     max_description_chars: int = Field(160, ge=20)
     use_judge: bool = True
+    constrain_question: bool = Field(
+        False,
+        description="Add a JSON-schema `pattern` forcing the question to name the start entity and end with '?'. "
+        "Grammar-based servers (llama.cpp, vLLM) enforce it; turn it on for small models that drift.",
+    )
     checks: CheckConfig = Field(default_factory=lambda: CheckConfig(max_nodes=5))
     generator_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 400})
     judge_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
@@ -64,24 +70,35 @@ class JudgeOutput(BaseModel):
     reason: str
 
 
-def free_schema(nodes: Sequence[str], hop_class: HopClass, max_nodes: int) -> dict[str, Any]:
+def question_schema(start: str | None = None) -> dict[str, Any]:
+    """The question field; with ``start``, a pattern that makes the question name it and end with '?'."""
+    schema: dict[str, Any] = {"type": "string", "minLength": 10, "maxLength": 300}
+    if start is not None:
+        # No quotes, backslashes or newlines around the name: a grammar built from the pattern must not let the
+        # model close the JSON string early and keep writing.
+        free = '[^"\\\\\\n]{0,150}'  # bounded too: a grammar follows the pattern, not maxLength
+        schema["pattern"] = "^" + free + re.escape(start).replace("\\ ", " ") + free + "\\?$"
+    return schema
+
+
+def free_schema(nodes: Sequence[str], hop_class: HopClass, max_nodes: int, start: str | None = None) -> dict[str, Any]:
     lo, hi = hop_class_bounds(hop_class, max_nodes)
     names = list(dict.fromkeys(nodes))
     return {
         "type": "object",
         "properties": {
             "path": {"type": "array", "items": {"type": "string", "enum": names}, "minItems": lo, "maxItems": hi},
-            "question": {"type": "string", "minLength": 10},
+            "question": question_schema(start),
             "answer": {"type": "string", "enum": names},
         },
         "required": ["path", "question", "answer"],
     }
 
 
-def picked_schema(ids: Sequence[str]) -> dict[str, Any]:
+def picked_schema(ids: Sequence[str], start: str | None = None) -> dict[str, Any]:
     return {
         "type": "object",
-        "properties": {"path_id": {"type": "string", "enum": list(ids)}, "question": {"type": "string", "minLength": 10}},
+        "properties": {"path_id": {"type": "string", "enum": list(ids)}, "question": question_schema(start)},
         "required": ["path_id", "question"],
     }
 
@@ -153,11 +170,14 @@ def free_messages(ctx: RenderedContext, seed: str, hop_class: HopClass, max_node
 def candidate_messages(cands: Sequence[CandidatePath], seed: str, hop_class: HopClass, max_description_chars: int,
                        history: Sequence[QAAttempt]) -> list[dict[str, str]]:
     shots = FEW_SHOT_1_2 if hop_class == "1-2" else FEW_SHOT_3
+    hidden = sorted({n for c in cands for n in c.nodes[1:]})
     task = (
         f"Candidate paths starting at {seed!r}; each hop shows its relation (A - B: keywords; description):\n"
         f"{render_candidates(list(cands), max_description_chars=max_description_chars)}\n\n"
         "Task: pick the candidate path that makes the most interesting question, and write one question that "
-        f"starts from {seed!r} and whose answer is the last entity of that path.\n{RULES}\n\n{shots}\n\n"
+        f"starts from {seed!r} and whose answer is the last entity of that path.\n{RULES}\n"
+        f"The question must contain the words {seed!r}. It must not contain any of: {', '.join(hidden)}.\n\n"
+        f"{shots}\n\n"
         f"{_history_block(history)}\n"
         'Reply as JSON: {"path_id": "<one of the ids above>", "question": "..."}'
     )
@@ -268,7 +288,8 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
     if mode == "free":
         res = await gateway.structured(
             "generator", free_messages(ctx, seed.node, hop_class, cfg.max_nodes, history), FreeOutput,
-            schema=free_schema(ctx.nodes, hop_class, cfg.max_nodes), name="qa_generation",
+            schema=free_schema(ctx.nodes, hop_class, cfg.max_nodes, seed.node if cfg.constrain_question else None),
+            name="qa_generation",
             params=cfg.generator_params, max_reasks=0,
         )
         if not res.ok:
@@ -281,7 +302,8 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         by_id = {c.id: c for c in cands}
         res = await gateway.structured(
             "generator", candidate_messages(cands, seed.node, hop_class, cfg.max_description_chars, history),
-            PickedOutput, schema=picked_schema(list(by_id)), name="qa_pick_path", params=cfg.generator_params,
+            PickedOutput, schema=picked_schema(list(by_id), seed.node if cfg.constrain_question else None),
+            name="qa_pick_path", params=cfg.generator_params,
             max_reasks=0,
         )
         if not res.ok or res.value.path_id not in by_id:

@@ -149,3 +149,17 @@ def test_verify_paths_records_verdicts(cs_graph, settings, fake_llm):
     calls = fake_llm.calls()
     again = verify_paths(domains=["cs"], settings=settings)
     assert again["questions"] == 0 and fake_llm.calls() == calls  # resumable: nothing left to verify
+
+
+def test_jobs_lost_to_an_outage_are_retried_on_the_next_run(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+    from gateway.fake import Fault
+
+    fake_llm.set_fault(Fault(status=500))
+    down = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, settings=settings)
+    assert down["accepted"] == 0 and down["attempts"] == 4
+    fake_llm.set_fault(None)
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+    up = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, settings=settings)
+    assert up["accepted"] == 2

@@ -126,26 +126,50 @@ def smoke(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
 
 
 @app.command()
-def demo(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
-    """The main job on the embedded default: doctor, then every stage of the factory on the demo data."""
+def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
+         seeds: Annotated[int, typer.Option(help="Seeds per domain for candidates mode.")] = 2,
+         free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1) -> None:
+    """The main job: doctor, smoke, then the factory on the demo corpus (graphs, questions, gold paths)."""
 
     def body():
         from flows.doctor import doctor as doctor_flow
+        from flows.factory import factory
         from flows.smoke import smoke as smoke_flow
 
         settings = _settings(config, gguf)
+        if settings.endpoint("extractor").is_local:
+            # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.
+            settings.roles.extractor.sampling.max_tokens = min(settings.roles.extractor.sampling.max_tokens, 256)
         d = doctor_flow(settings=settings)
-        s = smoke_flow(settings=settings)
-        out.rule("hopforge demo")
-        out.print(f"doctor: {'all checks passed' if d['ok'] else 'some checks FAILED'} (run {d['run_id']})")
-        out.print(f"smoke:  {s['valid']}/{s['total']} valid, {s['llm_calls']} LLM calls, {s['llm_cache_hits']} cache hits")
-        out.print(f"warehouse: {settings.warehouse_path}")
-        out.print(f"exports:   {s['export']}")
-        out.print("runs:      hopforge warehouse runs")
         if not d["ok"]:
+            err.print("[bold red]doctor: some checks failed[/] (see above); fix them before running the factory")
             raise typer.Exit(1)
+        s = smoke_flow(settings=settings)
+        with _Bars():
+            f = factory(n_seeds=seeds, free_seeds=free_seeds, gleaning=0 if settings.endpoint("extractor").is_local else None,
+                        settings=settings)
+        _demo_summary(settings, d, s, f)
 
     _run(body)
+
+
+def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, Any]) -> None:
+    out.rule("hopforge demo")
+    out.print(f"doctor: all checks passed (run {d['run_id']})")
+    out.print(f"smoke:  {s['valid']}/{s['total']} valid, {s['llm_calls']} LLM calls, {s['llm_cache_hits']} cache hits")
+    b = f["build"]
+    total_entities = sum(v["entities"] for v in b["built"].values())
+    out.print(f"graphs: LightRAG built {len(b['built'])} domain(s), {total_entities} entities in all (run {b['run_id']})")
+    for line in f["graph_choice"]:
+        out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    for q in f["qa"]:
+        out.print(f"questions (run {q['run_id']}): {q['accepted']} accepted from {q['attempts']} attempts")
+        _print_yields(q["yields"])
+    g = f["gold_paths"]
+    out.print(f"gold paths: {g['questions']} questions, {g['mean_candidates']} candidate paths and "
+              f"{g['mean_verified']} verified on average (run {g['run_id']})")
+    out.print(f"warehouse: {settings.warehouse_path}")
+    out.print("inspect:   .venv/bin/hopforge qa stats | warehouse runs | graph report")
 
 
 DomainOpt = Annotated[Optional[list[str]], typer.Option("--domain", "-d", help="Domain(s); default: all known.")]

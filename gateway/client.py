@@ -384,8 +384,13 @@ class LLMGateway:
         tools: list[dict[str, Any]] | None = None,
         validate: Callable[[ChatResult], str | None] | None = None,
         use_cache: bool = True,
+        allow_truncated: bool = False,
     ) -> ChatResult:
-        """One chat completion. Cached only when it finished normally, is non-empty and ``validate`` accepts it."""
+        """One chat completion. Cached only when it finished normally, is non-empty and ``validate`` accepts it.
+
+        ``allow_truncated`` accepts (and caches) an answer cut off at ``max_tokens``, for callers that can use a
+        partial answer, such as graph extraction, whose rows before the cut are still good.
+        """
         ep = self._resolve_or_fail(role)
         if isinstance(ep, LLMFailure):
             return ChatResult(role=role, failure=ep)
@@ -401,7 +406,7 @@ class LLMGateway:
         if result.failure is not None:
             return result
         problem = None
-        if result.finish_reason == "length":
+        if result.finish_reason == "length" and not allow_truncated:
             problem = ("truncated", f"role {role}: output cut off at max_tokens={p.get('max_tokens')}")
         elif not result.text and not result.tool_calls:
             problem = ("empty", f"role {role}: the model returned no answer text")

@@ -179,7 +179,8 @@ def make_llm_func(
             messages.append({"role": m["role"], "content": m["content"]})
         messages.append({"role": "user", "content": prompt})
         params = {k: kwargs[k] for k in _PASS_THROUGH if kwargs.get(k) is not None}
-        result = await gateway.chat(role, messages, params=params or None)
+        # A cut-off extraction still carries the rows before the cut; LightRAG parses what is there.
+        result = await gateway.chat(role, messages, params=params or None, allow_truncated=True)
         if usage is not None:
             usage.record(result)
         if result.failure is not None:

@@ -254,3 +254,15 @@ def test_unknown_role_is_a_programming_error(fake_llm, tmp_path):
     gw = make_gateway(fake_llm, tmp_path)
     with pytest.raises(ValueError, match="unknown role"):
         gw.resolve("planner")
+
+
+async def test_truncated_chat_can_be_accepted_when_the_caller_can_use_it(fake_llm, tmp_path):
+    fake_llm.add(fault=Fault(truncated=True), reply="entity<|#|>Ada<|#|>person<|#|>a mathematician and writer")
+    gw = make_gateway(fake_llm, tmp_path)
+    m = [{"role": "user", "content": "extract"}]
+    strict = await gw.chat("teacher", m)
+    assert not strict.ok and strict.failure.kind == "truncated"
+    lenient = await gw.chat("teacher", m, allow_truncated=True)
+    assert lenient.ok and lenient.finish_reason == "length" and lenient.text.startswith("entity<|#|>Ada")
+    again = await gw.chat("teacher", m, allow_truncated=True)
+    assert again.cached

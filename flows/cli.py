@@ -407,6 +407,32 @@ def warehouse_export(table_or_query: str, dest: Path, config: ConfigOpt = None) 
     _run(body)
 
 
+@app.command("serve-tools")
+def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
+                host: Annotated[str, typer.Option(help="Interface; loopback by default.")] = "127.0.0.1",
+                port: int = 8765,
+                embedder: Annotated[str, typer.Option(help="configured | hashing (model-free, for quick tests)")] = "configured") -> None:
+    """Serve the KG tools over HTTP (Omne-R1 endpoints, one endpoint per tool, batch, health, stats)."""
+
+    def body():
+        from flows.tool_server import serve
+        from flows.tools_env import tool_environment
+        from warehouse.db import Warehouse
+
+        if embedder not in ("configured", "hashing"):
+            raise _UserError(f"--embedder must be configured or hashing, got {embedder!r}")
+        settings = _settings(config)
+        with Warehouse(settings.warehouse_path, read_only=True) as wh:
+            try:
+                env = tool_environment(settings, wh, domain, embedder)  # type: ignore[arg-type]
+            except ValueError as exc:
+                raise _UserError(str(exc)) from None
+        out.print(f"serving tools for {', '.join(env.domains)} on http://{host}:{port} (GET /health, /tools, /stats)")
+        serve(env, host=host, port=port)
+
+    _run(body)
+
+
 @app.command("serve-model")
 def serve_model(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Run the embedded llama.cpp server in the foreground (Ctrl-C stops it)."""

@@ -124,3 +124,19 @@ def test_build_graphs_flow_builds_reports_and_isolates_failures(prefect_harness,
     again = build_graphs(settings=settings, domains=["cs"], chunk_token_size=60, chunk_overlap_token_size=10)
     assert fake_llm.calls() == calls  # a finished build makes no LLM calls
     assert again["built"]["cs"]["processed"] == 5
+
+
+def test_factory_graph_choice_says_which_graph_and_why():
+    from flows.factory import choose_graphs
+
+    reports = [{"domain": "cs", "n_nodes": 300, "n_edges": 900, "seed_eligible": 120, "verdict": "usable"},
+               {"domain": "history", "n_nodes": 8, "n_edges": 3, "seed_eligible": 0, "verdict": "too_small"}]
+    built = {"cs": {"entities": 300}, "history": {"entities": 8}, "biology": {"entities": 0}}
+    ref = {"cs": "cs.jsonl", "history": "history.jsonl", "biology": "biology.jsonl"}
+    use, why = choose_graphs(built, reports, extractor_is_local=False, reference=ref)
+    assert use == {"history": "history.jsonl", "biology": "biology.jsonl"}  # a usable real build is kept
+    assert any(line.startswith("cs:") and "this built graph" in line for line in why)
+    assert any(line.startswith("history:") and "too_small" in line for line in why)
+    use_local, why_local = choose_graphs(built, reports, extractor_is_local=True, reference=ref)
+    assert set(use_local) == {"cs", "history", "biology"}
+    assert all("embedded demo-quality model" in line for line in why_local)

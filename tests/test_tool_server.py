@@ -1,0 +1,222 @@
+"""The HTTP tool server: Omne-R1-compatible endpoints, generic tool calls, batches, validation, stats."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from flows.tool_server import create_app, serve
+from tasks.importers import read_triples
+from tasks.kg_index import HashingEmbedder
+from tasks.kg_tools import ToolEnvironment
+
+GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
+
+
+@pytest.fixture(scope="module")
+def env() -> ToolEnvironment:
+    graphs = [read_triples(GRAPHS / f"{d}.jsonl", d).to_graph() for d in ("cs", "history")]
+    return ToolEnvironment.from_graphs(graphs, HashingEmbedder())
+
+
+@pytest.fixture
+def client(env):
+    with TestClient(create_app(env)) as c:  # the context manager runs the lifespan (the matcher batcher)
+        yield c
+
+
+def test_health_and_tool_listing(client):
+    assert client.get("/health").json() == {
+        "status": "ok",
+        "graph_types": ["cs", "history"],
+        "tools": ["entity_matcher", "node_info", "relation_search", "neighbor_search", "search"],
+    }
+    tools = client.get("/tools", params={"graph_type": "cs"}).json()["tools"]
+    assert tools[0]["function"]["parameters"]["properties"]["graph_type"]["enum"] == ["cs"]
+    assert client.get("/tools", params={"graph_type": "bio"}).status_code == 404
+
+
+def test_omne_endpoints_render_exactly_what_the_environment_renders(client, env):
+    r = client.post("/cs/get_precise_entity_names", json={"node_name": "Alan Turnig"})
+    assert r.status_code == 200
+    assert r.json() == {"rendered_content": env.call("entity_matcher", {"node_name": "Alan Turnig", "graph_type": "cs"}).text}
+    assert r.json()["rendered_content"].splitlines()[1].startswith("1. Alan Turing [person]")
+
+    r = client.post("/cs/get_node", json={"node_name": "Alan Turing"})
+    assert r.json() == {"rendered_content": env.call("node_info", {"node_name": "Alan Turing", "graph_type": "cs"}).text}
+    assert r.json()["rendered_content"].startswith("Entity: Alan Turing\n")
+
+    # An unknown entity is a normal reply: the observation is for the model.
+    r = client.post("/history/get_node", json={"node_name": "Julius Ceasar", "extra": "ignored"})
+    assert r.status_code == 200
+    assert r.json()["rendered_content"].startswith('No entity named "Julius Ceasar" in the history graph. Closest entities: Julius Caesar')
+
+
+def test_omne_endpoints_validate_input(client):
+    r = client.post("/bio/get_node", json={"node_name": "x"})
+    assert r.status_code == 404
+    assert r.json() == {"detail": "Unknown graph_type 'bio'. Loaded graph types: cs, history."}
+    r = client.post("/cs/get_precise_entity_names", json={"node_name": "x" * 201})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["msg"] == "String should have at most 200 characters"
+    assert "x" * 201 not in r.text  # the rejected input is not echoed back
+    for bad in ({}, {"node_name": ""}, {"node_name": 3}):
+        assert client.post("/cs/get_node", json=bad).status_code == 422
+    assert client.post("/cs/get_node", content=b"not json", headers={"content-type": "application/json"}).status_code == 422
+
+
+def test_generic_tool_endpoint(client, env):
+    args = {"entity": "Alan Turing", "relation": "studied at", "graph_type": "cs"}
+    r = client.post("/tools/neighbor_search", json=args)
+    assert r.status_code == 200
+    assert r.json() == {"rendered_content": env.call("neighbor_search", args).text, "ok": True, "error_kind": None}
+
+    r = client.post("/tools/search", json={"entity": "Nobody", "graph_type": "cs"})
+    assert r.status_code == 200 and r.json()["ok"] is False and r.json()["error_kind"] == "unknown_entity"
+
+    r = client.post("/tools/node_info", json={"node": "Alan Turing", "graph_type": "cs"})
+    assert r.status_code == 422 and r.json()["error_kind"] == "bad_arguments"
+    assert r.json()["detail"].startswith("Bad arguments for node_info:")
+
+    r = client.post("/tools/node_info", json={"node_name": "Alan Turing", "graph_type": "bio"})
+    assert r.status_code == 404 and r.json()["error_kind"] == "unknown_graph"
+
+    r = client.post("/tools/teleport", json={})
+    assert r.status_code == 404 and r.json()["detail"].startswith("Unknown tool 'teleport'.")
+
+    r = client.post("/tools/search", json={"entity": "y" * 500, "graph_type": "cs"})
+    assert r.status_code == 422 and "the limit is 200" in r.json()["detail"]
+    r = client.post("/tools/search", json={f"a{i}": "x" for i in range(9)})
+    assert r.status_code == 422 and "at most 8 arguments" in r.json()["detail"]
+    assert client.post("/tools/search", json=["Alan Turing"]).status_code == 422
+
+
+def test_batch_keeps_order_and_per_call_errors(client, env):
+    calls = [
+        {"name": "entity_matcher", "arguments": {"node_name": "codebreaking", "graph_type": "cs"}},
+        {"name": "node_info", "arguments": {"node_name": "Julius Caesar", "graph_type": "history"}},
+        {"name": "entity_matcher", "arguments": {"node_name": "Rome", "graph_type": "history"}},
+        {"name": "teleport", "arguments": {}},
+        {"name": "search", "arguments": {"entity": "Nobody", "graph_type": "cs"}},
+    ]
+    r = client.post("/batch", json={"calls": calls})
+    assert r.status_code == 200
+    results = r.json()["results"]
+    assert [x["rendered_content"] for x in results] == [env.call(c["name"], c["arguments"]).text for c in calls]
+    assert [x["ok"] for x in results] == [True, True, True, False, False]
+    assert results[3]["error_kind"] == "unknown_tool"
+
+    assert client.post("/batch", json={"calls": []}).status_code == 422
+    assert client.post("/batch", json={"calls": calls * 13}).status_code == 422  # 65 > max_batch
+    long = [{"name": "search", "arguments": {"entity": "z" * 300, "graph_type": "cs"}}]
+    r = client.post("/batch", json={"calls": long})
+    assert r.status_code == 422 and r.json()["detail"].startswith("calls[0] (search)")
+
+
+def test_stats_count_calls_errors_and_latency(env):
+    with TestClient(create_app(env)) as c:
+        c.post("/cs/get_node", json={"node_name": "Alan Turing"})
+        c.post("/cs/get_node", json={"node_name": "Nobody at all"})
+        c.post("/cs/get_precise_entity_names", json={"node_name": "turing"})
+        stats = c.get("/stats").json()
+    assert set(stats["tools"]) == {"entity_matcher", "node_info"}
+    node = stats["tools"]["node_info"]
+    assert node["calls"] == 2 and node["errors"] == {"unknown_entity": 1}
+    assert set(node["latency_ms"]) == {"mean", "p50", "p99", "max"}
+    assert 0 < node["latency_ms"]["p50"] <= node["latency_ms"]["max"]
+    assert stats["entity_matcher_batches"] == {"batches": 1, "mean_size": 1.0, "max_size": 1}
+
+
+def test_works_without_lifespan(env):
+    c = TestClient(create_app(env))  # no context manager: no batcher, calls run one by one
+    r = c.post("/cs/get_precise_entity_names", json={"node_name": "Alan Turing"})
+    assert r.status_code == 200 and r.json()["rendered_content"].splitlines()[1].startswith("1. Alan Turing")
+
+
+async def test_concurrent_matcher_calls_are_coalesced(env, monkeypatch):
+    batch_sizes: list[int] = []
+    real = env.call_many
+
+    def slow_call_many(calls):
+        batch_sizes.append(len(calls))
+        time.sleep(0.02)  # keep one batch busy so the next requests queue behind it
+        return real(calls)
+
+    monkeypatch.setattr(env, "call_many", slow_call_many)
+    app = create_app(env, max_batch=16)
+    queries = [f"query {i} turing" for i in range(40)]
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://tools.test") as c:
+            replies = await asyncio.gather(
+                *(c.post("/cs/get_precise_entity_names", json={"node_name": q}) for q in queries)
+            )
+    assert [r.json()["rendered_content"] for r in replies] == [
+        env.call("entity_matcher", {"node_name": q, "graph_type": "cs"}).text for q in queries
+    ]
+    assert sum(batch_sizes) == 40 and max(batch_sizes) > 1 and max(batch_sizes) <= 16
+
+
+def test_create_app_rejects_bad_limits(env):
+    with pytest.raises(ValueError):
+        create_app(env, max_batch=0)
+
+
+def test_serve_binds_loopback_by_default(env, monkeypatch):
+    seen = {}
+
+    def fake_run(app, **kwargs):
+        seen.update(kwargs, app=app)
+
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", fake_run)
+    serve(env, max_name_len=50)
+    assert seen["host"] == "127.0.0.1" and seen["port"] == 8765 and seen["access_log"] is False
+    assert seen["app"].state.env is env
+
+
+def test_serve_can_cap_blas_threads(env, monkeypatch, caplog):
+    import sys
+    import types
+
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)
+    calls: list[tuple[int, str]] = []
+    fake = types.ModuleType("threadpoolctl")
+    fake.threadpool_limits = lambda limits, user_api: calls.append((limits, user_api))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "threadpoolctl", fake)
+    serve(env, blas_threads=1)
+    assert calls == [(1, "blas")]
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # not installed: a warning, no failure
+    serve(env, blas_threads=1)
+    assert "threadpoolctl is not installed" in caplog.text
+
+
+def test_tool_environment_from_the_warehouse(tmp_path):
+    """`hopforge serve-tools` builds its environment from the current snapshots in the warehouse."""
+    from pathlib import Path
+
+    from flows.tools_env import tool_environment
+    from schemas.config import load_settings
+    from tasks.importers import read_triples
+    from warehouse.db import Warehouse
+
+    demo = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
+    settings = load_settings(data_dir=tmp_path)
+    wh = Warehouse(settings.warehouse_path)
+    read_triples(demo / "cs.jsonl", "cs").write(wh, build_run_id=None)
+    env = tool_environment(settings, wh, embedder="hashing")
+    assert env.domains == ("cs",)
+    obs = env.call("node_info", {"node_name": "alan turing", "graph_type": "cs"})
+    assert obs.ok and "Bletchley Park" in obs.text
+    import pytest
+
+    with pytest.raises(ValueError, match="no graph for domain"):
+        tool_environment(settings, wh, ["history"], embedder="hashing")

@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +36,16 @@ def pick(body):
     return {"path_id": "P1", "question": f"Starting from {seed}, where does this chain of relations lead?"}
 
 
+def serve_fake(latency: float) -> None:
+    """Child process: the fake endpoint, so its CPU does not share the benchmark's interpreter lock."""
+    with FakeOpenAI(default_fault=Fault(latency_s=latency)) as fake:
+        fake.add(schema_name="qa_pick_path", reply=pick)
+        fake.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+        print(fake.base_url, flush=True)
+        sys.stdin.read()  # until the parent closes the pipe
+        print(fake.calls(), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=400)
@@ -49,10 +60,13 @@ def main() -> None:
         jobs += [(kg, s, hop) for s in seeds for hop in ("1-2", "3+")]
     jobs = (jobs * (args.jobs // len(jobs) + 1))[: args.jobs]
 
-    with tempfile.TemporaryDirectory() as tmp, FakeOpenAI(default_fault=Fault(latency_s=args.latency)) as fake:
-        fake.add(schema_name="qa_pick_path", reply=pick)
-        fake.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
-        ep = {"base_url": fake.base_url, "model": "fake-model", "max_concurrency": args.concurrency}
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve-fake", str(args.latency)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )
+    base_url = child.stdout.readline().strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        ep = {"base_url": base_url, "model": "fake-model", "max_concurrency": args.concurrency}
         settings = load_settings(data_dir=Path(tmp), roles={"generator": ep, "verifier": ep}, cache={"mode": "off"})
         gw = LLMGateway(settings)
         cfg = GenConfig()
@@ -60,17 +74,23 @@ def main() -> None:
         async def go():
             started = time.perf_counter()
             results = await gw.gather(
-                run_job(gw, kg, seed, hop, "candidates", run_id=f"bench-{i}", cfg=cfg)
-                for i, (kg, seed, hop) in enumerate(jobs)
+                (run_job(gw, kg, seed, hop, "candidates", run_id=f"bench-{i}", cfg=cfg)
+                 for i, (kg, seed, hop) in enumerate(jobs)),
+                limit=2 * args.concurrency,
             )
             await gw.aclose()
             return time.perf_counter() - started, results
 
         wall, results = asyncio.run(go())
-        calls = fake.calls()
+    child.stdin.close()
+    calls = int(child.stdout.readline())
+    child.wait(timeout=30)
     ideal = calls * args.latency / args.concurrency
     accepted = sum(r.qa is not None for r in results)
-    report = {"jobs": len(jobs), "accepted": accepted, "endpoint_calls": calls, "latency_s": args.latency,
+    usage = gw.ledger.role("generator")
+    busy = usage.latency_s_total / wall  # mean requests in flight (client-side latency includes queueing at the server)
+    report = {"mean_call_latency_s": round(usage.latency_s_total / max(usage.calls, 1), 4),
+              "mean_in_flight": round(busy, 1), "jobs": len(jobs), "accepted": accepted, "endpoint_calls": calls, "latency_s": args.latency,
               "concurrency": args.concurrency, "wall_s": round(wall, 2), "ideal_wall_s": round(ideal, 2),
               "achieved_over_ideal": round(ideal / wall, 3), "jobs_per_s": round(len(jobs) / wall, 1)}
     print(f"generation: {len(jobs)} jobs, {calls} calls, L={args.latency * 1000:.0f} ms, C={args.concurrency}: "
@@ -80,4 +100,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve-fake":
+        serve_fake(float(sys.argv[2]))
+    else:
+        main()

@@ -26,6 +26,8 @@ app.add_typer(warehouse_app, name="warehouse")
 app.add_typer(graph_app, name="graph")
 qa_app = typer.Typer(no_args_is_help=True, help="Generate and verify multi-hop questions.")
 app.add_typer(qa_app, name="qa")
+traj_app = typer.Typer(no_args_is_help=True, help="Distill tool-use and long chain-of-thought trajectories.")
+app.add_typer(traj_app, name="traj")
 
 out = Console()
 err = Console(stderr=True)
@@ -168,8 +170,15 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     g = f["gold_paths"]
     out.print(f"gold paths: {g['questions']} questions, {g['mean_candidates']} candidate paths and "
               f"{g['mean_verified']} verified on average (run {g['run_id']})")
+    t = f["trajectories"]
+    out.print(f"trajectories (run {t['run_id']}): {t['accepted']}/{t['made']} accepted")
+    _print_yields(t["by_kind"])
+    e = f["export"]
+    for cfg, splits in e["rows"].items():
+        out.print(f"  export {cfg:<12} " + "  ".join(f"{s_}: {n}" for s_, n in splits.items()))
     out.print(f"warehouse: {settings.warehouse_path}")
-    out.print("inspect:   .venv/bin/hopforge qa stats | warehouse runs | graph report")
+    out.print(f"datasets:  {e['path']} (version {e['version']}; manifest.json, dataset_info.json, README.md)")
+    out.print("inspect:   .venv/bin/hopforge qa stats | traj stats | warehouse runs | graph report")
 
 
 DomainOpt = Annotated[Optional[list[str]], typer.Option("--domain", "-d", help="Domain(s); default: all known.")]
@@ -334,6 +343,76 @@ def qa_stats(config: ConfigOpt = None) -> None:
             g = gold[0]
             out.print(f"gold paths: {g['questions']} questions verified, {g['mean_valid']:.2f} valid paths on average, "
                       f"generator path confirmed for {g['confirmed']}")
+
+    _run(body)
+
+
+@traj_app.command("distill")
+def traj_distill(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
+                 kind: Annotated[Optional[list[str]], typer.Option("--kind", "-k", help="template | rollouts | cot (repeat).")] = None,
+                 rollouts: Annotated[int, typer.Option(help="Rollout samples per question.")] = 2,
+                 split: Annotated[Optional[str], typer.Option(help="Only questions of this split.")] = None,
+                 min_path_coverage: float = 0.5) -> None:
+    """Distill trajectories from the teacher role for accepted questions with gold paths (resumable)."""
+
+    def body():
+        from flows.distill import distill_trajectories
+
+        kinds = kind or ["template", "rollouts", "cot"]
+        bad = [k for k in kinds if k not in ("template", "rollouts", "cot")]
+        if bad:
+            raise _UserError(f"unknown --kind {bad[0]!r}: use template, rollouts or cot")
+        with _Bars():
+            r = distill_trajectories(domains=domain, kinds=kinds, n_rollouts=rollouts, split=split,
+                                     min_path_coverage=min_path_coverage, settings=_settings(config, gguf))
+        _print_yields(r["by_kind"])
+        out.print(f"{r['accepted']}/{r['made']} trajectories accepted in run {r['run_id']}")
+
+    _run(body)
+
+
+@traj_app.command("stats")
+def traj_stats(config: ConfigOpt = None) -> None:
+    """Trajectories per kind and status, with the main reject reasons."""
+
+    def body():
+        from warehouse.db import Warehouse
+
+        with Warehouse(_settings(config).warehouse_path, read_only=True) as wh:
+            rows = wh.query("SELECT kind, status, coalesce(reject_reason, '') AS reason, count(*) AS n FROM trajectories "
+                            "GROUP BY ALL ORDER BY ALL")
+        if not rows:
+            raise _UserError("no trajectories yet: run `hopforge traj distill`")
+        for r in rows:
+            out.print(f"{r['kind']:<10} {r['status']:<9} {r['reason']:<20} {r['n']:>6}")
+
+    _run(body)
+
+
+@app.command("export")
+def export_cmd(config: ConfigOpt = None,
+               version: Annotated[Optional[str], typer.Option(help="Version name; default: a hash of the inputs.")] = None,
+               include: Annotated[Optional[list[str]], typer.Option("--include", "-i", help="qa | sft | sft_nothink | rl | messages")] = None,
+               repo_id: Annotated[Optional[str], typer.Option(help="Also upload to this Hugging Face dataset repo.")] = None,
+               token_env: str = "HF_TOKEN") -> None:
+    """Export the datasets (QA parquet, LLaMA-Factory ShareGPT, verl RL parquet, TRL messages) with a manifest."""
+
+    def body():
+        from flows.export import export_datasets
+        from tasks.export import ExportError
+
+        kwargs: dict[str, Any] = {"version": version, "repo_id": repo_id, "token_env": token_env}
+        if include:
+            kwargs["include"] = include
+        try:
+            r = export_datasets(settings=_settings(config), **kwargs)
+        except ExportError as exc:
+            raise _UserError(str(exc)) from None
+        for cfg, splits in r["rows"].items():
+            out.print(f"{cfg:<12} " + "  ".join(f"{s}: {n}" for s, n in splits.items()))
+        if r["invalid"]:
+            err.print(f"{len(r['invalid'])} rows failed the format checks and were left out (see the run log)")
+        out.print(f"export {r['version']}: {r['path']}" + (f"  uploaded: {r['commit_url']}" if r["commit_url"] else ""))
 
     _run(body)
 

@@ -1,4 +1,4 @@
-"""The end-to-end `factory` flow: corpus -> graphs -> questions -> gold paths (-> trajectories -> datasets).
+"""The end-to-end `factory` flow: corpus -> graphs -> questions -> gold paths -> trajectories -> datasets.
 
 It runs each stage as a subflow, so every stage keeps its own run record, artifacts and resumability. With
 the embedded demo-quality model as extractor, LightRAG graphs come out too sparse for multi-hop questions, so
@@ -13,6 +13,8 @@ from typing import Any
 
 from prefect import flow
 
+from flows.distill import distill_trajectories
+from flows.export import export_datasets
 from flows.graphs import build_graphs, import_graphs
 from flows.qa import generate_qa, verify_paths
 from flows.runtime import default_settings
@@ -57,6 +59,8 @@ def factory(
     free_seeds: int | None = None,
     max_attempts: int = 3,
     gleaning: int | None = None,
+    n_rollouts: int = 2,
+    export_version: str | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Run every stage once. ``corpus``/``reference_graphs`` default to the demo corpus and its reference graphs.
@@ -92,5 +96,11 @@ def factory(
                      for r in qa_runs]
     gold = verify_paths(domains=doms, settings=settings)
     summary["gold_paths"] = {k: v for k, v in gold.items() if not k.startswith(("llm_", "prompt", "completion"))}
+    traj = distill_trajectories(domains=doms, n_rollouts=n_rollouts, settings=settings)
+    summary["trajectories"] = {"run_id": traj["run_id"], "made": traj["made"], "accepted": traj["accepted"],
+                               "by_kind": traj["by_kind"]}
+    exported = export_datasets(version=export_version, settings=settings)
+    summary["export"] = {"run_id": exported["run_id"], "version": exported["version"], "path": exported["path"],
+                         "rows": exported["rows"], "invalid": len(exported["invalid"])}
     summary["warehouse"] = str(settings.warehouse_path)
     return summary

@@ -56,13 +56,21 @@ def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int)
     return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
 
 
+def job_concurrency(rt: Runtime) -> int:
+    """Jobs in flight: enough to keep the generator's and verifier's endpoints busy, few enough that the code
+    checks of one job never wait behind the prompt building of hundreds of others."""
+    eps = [rt.gateway.resolve(r) for r in ("generator", "verifier")]
+    return 2 * max(ep.max_concurrency for ep in eps)
+
+
 @task(name="generate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
 def generate_batch(rt: Runtime, kg: KnowledgeGraph, jobs: list[tuple[Seed, str, str]], cfg: GenConfig) -> list[JobResult]:
     async def go() -> list[JobResult]:
         try:
             return await rt.gateway.gather(
-                run_job(rt.gateway, kg, seed, hop, mode, run_id=rt.run_id, cfg=cfg, sampling_seed=rt.settings.seed)  # type: ignore[arg-type]
-                for seed, hop, mode in jobs
+                (run_job(rt.gateway, kg, seed, hop, mode, run_id=rt.run_id, cfg=cfg, sampling_seed=rt.settings.seed)  # type: ignore[arg-type]
+                 for seed, hop, mode in jobs),
+                limit=job_concurrency(rt),
             )
         finally:
             await rt.gateway.aclose()
@@ -111,7 +119,7 @@ def generate_qa(
     use_judge: bool = True,
     min_ball: int = 20,
     max_ball: int = 400,
-    batch_size: int = 16,
+    batch_size: int = 64,
     dedup_threshold: float = 0.8,
     split_proportions: dict[str, float] | None = None,
     constrain_question: bool | None = None,

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from gateway.cache import ResponseCache, cache_key
@@ -105,6 +106,8 @@ class Structured(Generic[T]):
     cached: bool = False
     reasks: int = 0
     failure: LLMFailure | None = None
+    prompt_tokens: int = 0  # summed over every attempt, re-asks included (0 for a cache hit)
+    completion_tokens: int = 0
 
     @property
     def ok(self) -> bool:
@@ -296,20 +299,19 @@ class LLMGateway:
     async def _complete_once(self, ep: ResolvedEndpoint, messages: list[dict[str, Any]], params: dict[str, Any],
                              fmt: dict[str, Any] | None, tools: list[dict[str, Any]] | None) -> ChatResult:
         client = self._client(ep)
-        kwargs: dict[str, Any] = {"model": ep.model, "messages": messages, **params}
-        extra_body = dict(ep.extra_body)
+        body: dict[str, Any] = {**ep.extra_body, "model": ep.model, "messages": messages, **params}
         if fmt is not None:
-            # Sent as a raw body field: the SDK would otherwise walk the whole JSON schema on every request,
-            # which costs more CPU than the HTTP round trip at high concurrency (see bench/bench_gateway.py).
-            extra_body["response_format"] = fmt
+            body["response_format"] = fmt
         if tools:
-            kwargs["tools"] = tools
-        if extra_body:
-            kwargs["extra_body"] = extra_body
+            body["tools"] = tools
         limiter = endpoint_limiter(ep.base_url, ep.model, ep.max_concurrency)
         async with limiter.slot():
             started = time.perf_counter()
-            resp = await client.chat.completions.create(**kwargs)
+            # The SDK's documented raw `post` sends the body as given: `chat.completions.create` would first walk
+            # every message and the whole schema to transform them, which costs more CPU than the HTTP round
+            # trip at high concurrency (bench/bench_gateway.py, bench/bench_generation.py). Errors, retries off,
+            # and the typed ChatCompletion result are the same.
+            resp = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
             latency = time.perf_counter() - started
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
@@ -464,12 +466,16 @@ class LLMGateway:
         convo = list(messages)
         last: ChatResult | None = None
         problems: list[str] = []
+        tokens = [0, 0]
         for attempt in range(reasks_allowed + 1):
             if attempt:
                 self.ledger.record_reask(role)
             result = await self._complete(ep, convo, p, fmt, None)
+            tokens[0] += result.prompt_tokens
+            tokens[1] += result.completion_tokens
             if result.failure is not None:
-                return Structured(role=role, raw=result.raw, reasks=attempt, failure=result.failure)
+                return Structured(role=role, raw=result.raw, reasks=attempt, failure=result.failure,
+                                  prompt_tokens=tokens[0], completion_tokens=tokens[1])
             last = result
             if result.finish_reason == "length":
                 problems = [f"the answer was cut off at max_tokens={p.get('max_tokens')}; answer more briefly"]
@@ -481,7 +487,8 @@ class LLMGateway:
             if value is not None:
                 if use_cache:
                     self.cache.put(key, _chat_payload(result), model=ep.model, role=role)
-                return Structured(role=role, value=value, reasoning=result.reasoning, raw=result.raw, reasks=attempt)
+                return Structured(role=role, value=value, reasoning=result.reasoning, raw=result.raw, reasks=attempt,
+                                  prompt_tokens=tokens[0], completion_tokens=tokens[1])
             convo = [
                 *convo,
                 {"role": "assistant", "content": result.raw},
@@ -493,6 +500,8 @@ class LLMGateway:
             raw=last.raw if last else "",
             reasoning=last.reasoning if last else None,
             reasks=reasks_allowed,
+            prompt_tokens=tokens[0],
+            completion_tokens=tokens[1],
             failure=LLMFailure(
                 role=role,
                 kind=kind,
@@ -507,8 +516,21 @@ class LLMGateway:
         calls: Iterable[Awaitable[Any]],
         *,
         progress: Callable[[int, int], None] | None = None,
+        limit: int | None = None,
     ) -> list[Any]:
-        """Await many gateway calls concurrently (the per-endpoint limiter paces them), keeping input order."""
+        """Await many gateway calls concurrently (the per-endpoint limiter paces them), keeping input order.
+
+        ``limit`` bounds how many of the awaitables run at once. Use it for multi-step jobs whose synchronous
+        work before their first call would otherwise all run up front, delaying every response behind it.
+        """
+        if limit is not None:
+            sem = asyncio.Semaphore(limit)
+
+            async def bounded(aw: Awaitable[Any]) -> Any:
+                async with sem:
+                    return await aw
+
+            calls = [bounded(c) for c in calls]
         tasks = [asyncio.ensure_future(c) for c in calls]
         total = len(tasks)
         done = 0

@@ -6,6 +6,7 @@ Both return float32 numpy arrays with L2-normalised rows, so a dot product is a 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import threading
 from collections.abc import Sequence
@@ -121,7 +122,13 @@ class OpenAIEmbedder:
         return _normalise(out)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return asyncio.run(self.aembed(texts))
+        """Synchronous embedding; safe to call from inside a running event loop (it then uses a worker thread)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.aembed(texts))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self.aembed(texts)).result()
 
 
 def make_embedder(cfg: EmbeddingConfig) -> Embedder:

@@ -266,3 +266,22 @@ async def test_truncated_chat_can_be_accepted_when_the_caller_can_use_it(fake_ll
     assert lenient.ok and lenient.finish_reason == "length" and lenient.text.startswith("entity<|#|>Ada")
     again = await gw.chat("teacher", m, allow_truncated=True)
     assert again.cached
+
+
+async def test_structured_reports_tokens_of_every_attempt(fake_llm, tmp_path):
+    fake_llm.add(schema_name="Verdict", times=1, reply="not json")
+    fake_llm.add(schema_name="Verdict", reply={"valid": True, "reason": "ok"})
+    gw = make_gateway(fake_llm, tmp_path)
+    r = await gw.structured("verifier", MSG, Verdict)
+    usage = [req.response["usage"] for req in fake_llm.requests]
+    assert r.ok and r.reasks == 1
+    assert r.prompt_tokens == sum(u["prompt_tokens"] for u in usage) > 0
+    assert r.completion_tokens == sum(u["completion_tokens"] for u in usage) > 0
+
+
+async def test_sync_embed_works_inside_a_running_loop(fake_llm):
+    from gateway.embeddings import OpenAIEmbedder
+    from schemas.config import EmbeddingConfig
+
+    emb = OpenAIEmbedder(EmbeddingConfig(base_url=fake_llm.base_url, model="e", dim=16))
+    assert emb.embed(["inside a loop"]).shape == (1, 16)  # this test body runs in an event loop

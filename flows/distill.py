@@ -1,0 +1,212 @@
+"""The `distill-trajectories` flow: teacher trajectories (template, rollouts, long CoT) for the stored questions.
+
+For each domain and graph snapshot the flow loads the questions (optionally one split), their gold paths, the graph
+and a tool environment over it; batch tasks make trajectories (``tasks.trajectories``) and never write; the flow
+writes each batch in one transaction. Resumable: jobs ``(qa_id, kind, sample)`` with a final verdict are skipped (a
+job lost to an unreachable endpoint is tried again), and a crashed run loses at most the batch in flight (whose LLM
+answers the cache still holds). A table artifact reports trajectories, acceptance rate and reject reasons per kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.progress import Progress
+from flows.qa import load_qa
+from flows.runtime import Runtime, default_settings, open_run
+from schemas.config import Settings
+from schemas.qa import QA, SPLITS, GoldPath
+from schemas.tools import OMNE_TOOLS
+from schemas.trajectories import TRAJECTORY_KINDS, Trajectory
+from tasks.kg import KnowledgeGraph
+from tasks.kg_tools import ToolEnvironment
+from tasks.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
+from warehouse.db import Warehouse
+
+_TRAJ_JSON = ("messages", "reasoning", "tools", "gold_path", "params")
+
+
+def load_trajectories(wh: Warehouse, where: str = "TRUE", params: Sequence[Any] | None = None) -> list[Trajectory]:
+    """Trajectories matching a SQL condition, ordered by id."""
+    rows = wh.query(f"SELECT * FROM trajectories WHERE {where} ORDER BY trajectory_id", list(params or []))
+    for r in rows:
+        for c in _TRAJ_JSON:
+            if isinstance(r.get(c), str):
+                r[c] = json.loads(r[c])
+    return [Trajectory(**r) for r in rows]
+
+
+def load_gold_paths(wh: Warehouse, qa_ids: Sequence[str] | None = None) -> dict[str, list[GoldPath]]:
+    """Gold paths by ``qa_id`` (rank order), for the given questions or all."""
+    if qa_ids is None:
+        rows = wh.query("SELECT * FROM gold_paths ORDER BY qa_id, rank")
+    else:
+        rows = wh.query("SELECT * FROM gold_paths WHERE qa_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY qa_id, rank",
+                        [list(qa_ids)])
+    out: dict[str, list[GoldPath]] = {}
+    for r in rows:
+        for c in ("path", "triples"):
+            if isinstance(r.get(c), str):
+                r[c] = json.loads(r[c])
+        out.setdefault(r["qa_id"], []).append(GoldPath(**r))
+    return out
+
+
+def stored_jobs(wh: Warehouse, kinds: Sequence[str]) -> set[tuple[str, str, int]]:
+    """``(qa_id, kind, sample)`` with a final verdict for ``kinds``: accepted, or rejected for anything but an
+    endpoint that gave no answer (``llm_error`` with ``end_reason = 'error'``), which a re-run tries again (the new
+    row replaces the old one: same id)."""
+    rows = wh.query(
+        "SELECT qa_id, kind, sample FROM trajectories WHERE kind IN (SELECT unnest(?::VARCHAR[])) "
+        "AND NOT (reject_reason = 'llm_error' AND end_reason IS NOT DISTINCT FROM 'error')",
+        [list(kinds)],
+    )
+    return {(r["qa_id"], r["kind"], int(r["sample"])) for r in rows}
+
+
+@task(name="distill-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def distill_batch(
+    rt: Runtime, ctx: DistillContext, jobs: list[DistillJob], gold: dict[str, list[GoldPath]]
+) -> list[Trajectory]:
+    """The trajectories of one batch of jobs, concurrently (the gateway's limiter paces the teacher)."""
+
+    async def go() -> list[Trajectory]:
+        try:
+            return await rt.gateway.gather(distill_one(job, gold.get(job.qa.qa_id, []), ctx) for job in jobs)
+        finally:
+            await rt.gateway.aclose()
+
+    return asyncio.run(go())
+
+
+def check_distill_params(kinds: Sequence[str], split: str | None) -> tuple[str, ...]:
+    """The kinds to run in canonical order; ``ValueError`` (before any work) for unknown kinds or split."""
+    wanted = list(dict.fromkeys(kinds))
+    unknown = [k for k in wanted if k not in TRAJECTORY_KINDS]
+    if unknown or not wanted:
+        choices = ", ".join(TRAJECTORY_KINDS)
+        raise ValueError(f"unknown or no trajectory kind(s) {unknown or wanted}; choose from {choices}")
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
+    return tuple(k for k in TRAJECTORY_KINDS if k in wanted)
+
+
+def yield_table(made: Sequence[Trajectory], stored: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
+    """One artifact row per kind: this run's trajectories, accepted, rejected, acceptance rate, reject reasons;
+    and the accepted total stored over all runs."""
+    rows = []
+    for kind in TRAJECTORY_KINDS:
+        mine = [t for t in made if t.kind == kind]
+        if not mine and not stored.get((kind, "accepted")):
+            continue
+        accepted = sum(t.accepted for t in mine)
+        reasons = Counter(t.reject_reason or "" for t in mine if not t.accepted)
+        rows.append({
+            "kind": kind,
+            "questions": len({t.qa_id for t in mine}),
+            "trajectories": len(mine),
+            "accepted": accepted,
+            "rejected": len(mine) - accepted,
+            "acceptance_rate": round(accepted / len(mine), 3) if mine else None,
+            "reject_reasons": ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))),
+            "stored_accepted": stored.get((kind, "accepted"), 0),
+        })  # fmt: skip
+    return rows
+
+
+def _artifact(table: list[dict[str, Any]], description: str) -> None:
+    """A Prefect table artifact, only inside a flow run (a plain call in a test has no API to send it to)."""
+    from prefect.artifacts import create_table_artifact
+    from prefect.context import FlowRunContext
+
+    if table and FlowRunContext.get() is not None:
+        create_table_artifact(key="trajectory-yields", table=table, description=description)
+
+
+@flow(name="distill-trajectories", log_prints=True)
+def distill_trajectories(
+    domains: list[str] | None = None,
+    kinds: Sequence[str] = ("template", "rollouts", "cot"),
+    n_rollouts: int = 2,
+    split: str | None = None,
+    batch_size: int = 16,
+    min_path_coverage: float = 0.5,
+    max_distractors: int = 40,
+    rollout_temperature: float = 0.8,
+    rollout_style: str = "text",
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Distil teacher trajectories for the stored questions (of ``split``, if given) of ``domains`` (default:
+    all with questions). Returns per-kind counts and the run id; see the module docstring."""
+    settings = settings or default_settings()
+    kinds = check_distill_params(kinds, split)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    cfg = DistillConfig(
+        n_rollouts=n_rollouts, min_path_coverage=min_path_coverage, max_distractors=max_distractors,
+        rollout_temperature=rollout_temperature, rollout_style=rollout_style,  # type: ignore[arg-type]
+        seed=settings.seed,
+    )  # fmt: skip
+    params = {"domains": domains, "kinds": list(kinds), "n_rollouts": n_rollouts, "split": split,
+              "min_path_coverage": min_path_coverage, "max_distractors": max_distractors,
+              "rollout_temperature": rollout_temperature, "rollout_style": rollout_style}  # fmt: skip
+    with open_run("distill-trajectories", params, settings) as rt:
+        domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
+        if not domains:
+            raise ValueError("no questions in the warehouse: run `generate-qa` (and `verify-paths`) first")
+        model = rt.gateway.resolve(cfg.role).model
+        done = stored_jobs(rt.wh, kinds)
+        made: list[Trajectory] = []
+        index_dir = settings.data_dir / "indexes"
+        for domain in domains:
+            where, args = "domain = ?", [domain]
+            if split is not None:
+                where, args = where + " AND split = ?", [*args, split]
+            qas = load_qa(rt, where, args)
+            jobs = jobs_for(qas, kinds, n_rollouts, done)
+            if not jobs:
+                continue
+            already = len(done & _keys(qas, kinds, n_rollouts))
+            print(f"{domain}: {len(qas)} questions, {len(jobs)} trajectories to make ({already} already stored)")
+            gold = load_gold_paths(rt.wh, sorted({j.qa.qa_id for j in jobs}))
+            by_snapshot: dict[str, list[DistillJob]] = {}
+            for j in jobs:
+                by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
+            bar = Progress(f"distill-{domain}", len(jobs), f"distilling {domain} trajectories")
+            for snap, snap_jobs in sorted(by_snapshot.items()):
+                kg = KnowledgeGraph.load(rt.wh, domain, snap or None)
+                env = None
+                if {"template", "rollouts"} & {j.kind for j in snap_jobs}:
+                    env = ToolEnvironment.from_graphs([kg], rt.embedder, cache_dir=index_dir, tools=OMNE_TOOLS)
+                ctx = DistillContext(gateway=rt.gateway, env=env, kg=kg, cfg=cfg, run_id=rt.run_id, model=model)
+                for start in range(0, len(snap_jobs), batch_size):
+                    batch = snap_jobs[start : start + batch_size]
+                    trajectories = distill_batch(rt, ctx, batch, gold)
+                    with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                        rt.wh.write_batch("trajectories", trajectories, replace=True, con=con)
+                    made += trajectories
+                    bar.advance(len(batch))
+                    rt.flush_usage()
+        stored = {(r["kind"], r["status"]): int(r["n"]) for r in rt.wh.query(
+            "SELECT kind, status, count(*) AS n FROM trajectories GROUP BY kind, status")}  # fmt: skip
+        table = yield_table(made, stored)
+        _artifact(table, f"trajectories, run {rt.run_id}")
+        for line in table:
+            print(" | ".join(f"{k}: {v}" for k, v in line.items()))
+        return {"run_id": rt.run_id, "made": len(made), "accepted": sum(t.accepted for t in made), "by_kind": table,
+                **rt.gateway.ledger.totals()}
+
+
+def _keys(qas: Sequence[QA], kinds: Sequence[str], n_rollouts: int) -> set[tuple[str, str, int]]:
+    return {(q.qa_id, k, s) for q in qas for k in kinds for s in range(n_rollouts if k == "rollouts" else 1)}
+
+
+__all__ = ["check_distill_params", "distill_batch", "distill_trajectories", "load_gold_paths", "load_trajectories",
+           "stored_jobs", "yield_table"]

@@ -1,0 +1,83 @@
+"""The `export-datasets` flow: questions, gold paths and accepted trajectories -> a versioned dataset directory.
+
+Reads the warehouse (``qa``, ``gold_paths``, ``trajectories``), writes ``<data_dir>/exports/<version>/`` with
+``tasks.export`` (Hugging Face layout, LLaMA-Factory ShareGPT + ``dataset_info.json``, verl RL parquet, plain QA,
+OpenAI messages, dataset card, manifest), and optionally uploads it to the Hugging Face Hub. The export itself
+writes nothing to the warehouse except the run record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from prefect import flow
+
+from flows.distill import load_gold_paths, load_trajectories
+from flows.qa import load_qa
+from flows.runtime import default_settings, open_run
+from schemas.config import Settings
+from tasks.export import EXPORT_CONFIGS, ExportInputs, check_include, check_version, export, push_to_hub
+
+
+def _artifact(rows: list[dict[str, Any]], description: str) -> None:
+    """A Prefect table artifact, only inside a flow run (a plain call has no API to send it to)."""
+    from prefect.artifacts import create_table_artifact
+    from prefect.context import FlowRunContext
+
+    if rows and FlowRunContext.get() is not None:
+        create_table_artifact(key="dataset-export", table=rows, description=description)
+
+
+@flow(name="export-datasets", log_prints=True)
+def export_datasets(
+    version: str | None = None,
+    include: Sequence[str] = EXPORT_CONFIGS,
+    repo_id: str | None = None,
+    token_env: str = "HF_TOKEN",
+    private: bool = True,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Export every question and accepted trajectory (``include`` picks the configs); with ``repo_id``, upload
+    the export to that Hugging Face dataset repository using the token in ``token_env``.
+
+    Returns the version, the export path, rows per config and split, the rows left out as invalid, and the
+    upload's commit URL when one was made."""
+    settings = settings or default_settings()
+    include = check_include(include)
+    if version is not None:
+        check_version(version)
+    params = {"version": version, "include": list(include), "repo_id": repo_id}
+    with open_run("export-datasets", params, settings) as rt:
+        qas = load_qa(rt)
+        if not qas:
+            raise ValueError("no questions in the warehouse: run `generate-qa` first")
+        inputs = ExportInputs(
+            qas=qas,
+            gold_paths=load_gold_paths(rt.wh),
+            trajectories=load_trajectories(rt.wh, "status = 'accepted'"),
+        )
+        result = export(inputs, settings.data_dir / "exports", version=version, include=include)
+        table = [{"config": c, "split": s, "rows": n} for c, splits in result.rows.items() for s, n in splits.items()]
+        _artifact(table, f"export {result.version} at {result.path}")
+        for line in table:
+            print(f"{line['config']}/{line['split']}: {line['rows']} rows")
+        for bad in result.invalid[:10]:
+            print(f"invalid {bad.config} row {bad.id}: {'; '.join(bad.problems)}")
+        print(f"export {result.version}: {result.path}")
+        url = None
+        if repo_id:
+            url = push_to_hub(result.path, repo_id, token_env=token_env, private=private)
+            print(f"uploaded to {url}")
+        return {
+            "run_id": rt.run_id,
+            "version": result.version,
+            "path": str(result.path),
+            "rows": result.rows,
+            "invalid": [r.as_dict() for r in result.invalid],
+            "skipped": result.skipped,
+            "commit_url": url,
+        }
+
+
+__all__ = ["export_datasets"]

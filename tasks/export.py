@@ -1,0 +1,842 @@
+"""Datasets for trainers: deterministic, split-aware, versioned exports of questions and trajectories.
+
+One export is one directory ``<data_dir>/exports/<version>/`` in the Hugging Face dataset layout:
+
+```
+README.md                                   dataset card; YAML ``configs:`` lists data_files per split
+manifest.json                               rows per config and split, sha256 and size of every other file
+dataset_info.json                           LLaMA-Factory dataset registry (ShareGPT with tools)
+qa/<split>-00000-of-00001.parquet           plain questions with gold paths and provenance
+sft/<split>-00000-of-00001.parquet          LLaMA-Factory ShareGPT + tools, <think> before each reply
+sft_nothink/<split>-00000-of-00001.parquet  the same conversations without reasoning (template qwen3_nothink)
+rl/<split>-00000-of-00001.parquet           verl RL rows (prompt, rule reward ground truth, tools kwargs)
+messages/<split>-00000-of-00001.parquet     OpenAI/Qwen messages with tool_calls (TRL and other trainers)
+```
+
+Rules:
+
+- Splits are the questions' (``qa.split``, leak-safe by construction); a trajectory goes where its question
+  goes. Questions without a split and trajectories whose question is gone are counted, not exported.
+- Deterministic: rows are sorted by id, every Parquet file has an explicit Arrow schema, JSON is written with
+  sorted keys, nothing holds a timestamp. The same warehouse gives byte-identical files.
+- The version, unless given, is a content hash of the inputs (question, gold path and accepted trajectory
+  records) and of ``FORMAT_VERSION`` and the configs included, so a new version appears exactly when the data
+  or the format changes.
+- ShareGPT rows are checked against LLaMA-Factory's rules (``validate_sharegpt``) and OpenAI rows for complete
+  tool exchanges (``validate_messages``) before writing; a row that breaks them is reported in the manifest and
+  the result, and not written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from schemas.qa import QA, SPLITS, GoldPath
+from schemas.tools import OMNE_TOOLS, tool_schemas
+from schemas.trajectories import Trajectory
+from tasks.agent_loop import AgentConfig, build_system_prompt
+
+#: Bump when a row layout changes: it is part of the default version hash.
+FORMAT_VERSION = 1
+
+#: Every config an export can hold, in the order they are written and listed.
+EXPORT_CONFIGS: tuple[str, ...] = ("qa", "sft", "sft_nothink", "rl", "messages")
+
+#: The LLaMA-Factory column and tag mapping of a ShareGPT-with-tools dataset (REFERENCE: LLaMA-Factory 0.9.5).
+SHAREGPT_COLUMNS = {"messages": "conversations", "system": "system", "tools": "tools"}
+SHAREGPT_TAGS = {
+    "role_tag": "from",
+    "content_tag": "value",
+    "user_tag": "human",
+    "assistant_tag": "gpt",
+    "observation_tag": "observation",
+    "function_tag": "function_call",
+    "system_tag": "system",
+}
+
+DATA_SOURCE = "hopforge_kgqa"
+ABILITY = "kg_multi_hop_qa"
+_VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class ExportError(ValueError):
+    """An export that cannot be made or used, worded for a person."""
+
+
+def check_version(version: str) -> str:
+    """``version`` if it is a safe directory name (letters, digits, ``._-``, not starting with a dot)."""
+    if not _VERSION_RE.match(version):
+        raise ExportError(
+            f"version {version!r} is not usable as a directory name: use letters, digits, '.', '_' or '-' "
+            "(at most 128 characters, starting with a letter or digit)"
+        )
+    return version
+
+
+def check_include(include: Iterable[str]) -> tuple[str, ...]:
+    """The configs to export, in canonical order; ``ExportError`` naming any unknown one."""
+    wanted = list(dict.fromkeys(include))
+    unknown = [c for c in wanted if c not in EXPORT_CONFIGS]
+    if unknown or not wanted:
+        choices = ", ".join(EXPORT_CONFIGS)
+        raise ExportError(f"unknown or no export config(s) {unknown or wanted}; choose from {choices}")
+    return tuple(c for c in EXPORT_CONFIGS if c in wanted)
+
+
+def data_file(config: str, split: str) -> str:
+    """The path of a config's split inside an export (Hugging Face's single-shard naming)."""
+    return f"{config}/{split}-00000-of-00001.parquet"
+
+
+# -- inputs -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExportInputs:
+    """What an export is made from: the questions, their gold paths (by ``qa_id``), the accepted trajectories."""
+
+    qas: list[QA]
+    gold_paths: dict[str, list[GoldPath]] = field(default_factory=dict)
+    trajectories: list[Trajectory] = field(default_factory=list)
+
+    def fingerprint(self, include: Sequence[str]) -> str:
+        """sha256 over the inputs in canonical JSON (sorted by id), the format version and the configs."""
+        h = hashlib.sha256()
+        h.update(json.dumps({"format": FORMAT_VERSION, "include": list(include)}, sort_keys=True).encode())
+        for q in sorted(self.qas, key=lambda q: q.qa_id):
+            h.update(b"\nqa:" + _canonical(q.model_dump(mode="json")))
+        for qa_id in sorted(self.gold_paths):
+            for g in sorted(self.gold_paths[qa_id], key=lambda g: g.rank):
+                h.update(b"\ngold:" + _canonical(g.model_dump(mode="json")))
+        for t in sorted(self.trajectories, key=lambda t: t.trajectory_id):
+            h.update(b"\ntraj:" + _canonical(t.model_dump(mode="json")))
+        return h.hexdigest()
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _dumps(value: Any) -> str:
+    """JSON for a string column: compact, keys sorted, non-ASCII kept (entity names read as written)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+# -- gold paths -------------------------------------------------------------------------------------------------------
+
+
+def export_gold_paths(qa: QA, gold: Sequence[GoldPath]) -> list[GoldPath]:
+    """The gold paths exported with a question: those judged valid (search rank order); when the verifier gave no
+    verdict at all, the question's own path as an unverified one; when it rejected every path, none."""
+    ranked = sorted(gold, key=lambda g: g.rank)
+    valid = [g for g in ranked if g.verdict == "valid"]
+    if valid or any(g.verdict == "invalid" for g in ranked):
+        return valid
+    return [GoldPath(qa_id=qa.qa_id, rank=0, path=list(qa.path), triples=[e.triple() for e in qa.path_edges],
+                     verdict="unverified", is_generator_path=True, run_id=qa.run_id)]  # fmt: skip
+
+
+# -- system prompts ---------------------------------------------------------------------------------------------------
+
+
+class _ToolSchemasOnly:
+    """Enough of a tool runner for ``build_system_prompt``: the prompt needs the tool schemas, not the graph."""
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> Any:  # pragma: no cover - never called
+        raise NotImplementedError
+
+    def schemas(self, graph_type: str | None = None, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        return tool_schemas(tuple(tools or ()), graph_type)
+
+
+def tool_system_prompt(graph_type: str, tools: Sequence[str], *, think: bool) -> str:
+    """The system prompt of a tool-use sample. Function-calling style: the trainer's chat template renders the
+    ``tools`` column (LLaMA-Factory, TRL and verl all do), so the prompt does not list the tools itself."""
+    cfg = AgentConfig(style="api", tools=tuple(tools), ask_for_think=think)
+    return build_system_prompt(_ToolSchemasOnly(), graph_type, cfg)
+
+
+# -- ShareGPT (LLaMA-Factory) ----------------------------------------------------------------------------------------
+
+
+def _think_block(thought: str | None) -> str:
+    # Qwen3 writes an empty block as "<think>\n\n</think>\n\n"; an empty thought keeps that shape.
+    return f"<think>\n{(thought or '').strip()}\n</think>\n\n"
+
+
+def _function_call_value(tool_calls: Sequence[Mapping[str, Any]]) -> str:
+    calls = []
+    for tc in tool_calls:
+        fn = tc.get("function", {})
+        args = fn.get("arguments", "{}")
+        try:
+            parsed = json.loads(args) if isinstance(args, str) else args
+        except ValueError:
+            parsed = args  # left as a string: the validator reports it
+        calls.append({"name": fn.get("name", ""), "arguments": parsed})
+    # LLaMA-Factory reads a JSON list as parallel calls; one call is one object, as in its own examples.
+    return json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
+
+
+def sharegpt_conversations(traj: Trajectory, *, think: bool) -> list[dict[str, str]]:
+    """A trajectory's conversation in ShareGPT roles (system message left out; it has its own column).
+
+    user -> human, assistant with tool calls -> function_call (the JSON call), tool -> observation (consecutive
+    tool messages of one turn joined), assistant -> gpt. With ``think`` each assistant value starts with
+    ``<think>…</think>`` holding its reasoning plus any prose written around a tool call (which a function_call
+    value cannot carry); without it, reasoning and that prose are left out."""
+    out: list[dict[str, str]] = []
+    ai = 0
+    for m in traj.messages:
+        role = m.get("role")
+        if role == "system":
+            continue
+        if role == "user":
+            out.append({"from": "human", "value": m.get("content") or ""})
+        elif role == "tool":
+            if out and out[-1]["from"] == "observation":
+                out[-1]["value"] += "\n" + (m.get("content") or "")
+            else:
+                out.append({"from": "observation", "value": m.get("content") or ""})
+        elif role == "assistant":
+            thought = traj.reasoning[ai] if ai < len(traj.reasoning) else None
+            ai += 1
+            content = (m.get("content") or "").strip()
+            if m.get("tool_calls"):
+                prose = "\n\n".join(p for p in ((thought or "").strip(), content) if p)
+                prefix = _think_block(prose) if think else ""
+                out.append({"from": "function_call", "value": prefix + _function_call_value(m["tool_calls"])})
+            else:
+                out.append({"from": "gpt", "value": (_think_block(thought) if think else "") + content})
+    return out
+
+
+def sharegpt_row(traj: Trajectory, qa: QA, *, think: bool) -> dict[str, Any]:
+    """One LLaMA-Factory ShareGPT row (Omne-R1 appendix A fields plus provenance)."""
+    if traj.tools:
+        system = tool_system_prompt(traj.domain, traj.tools, think=think)
+        tools = json.dumps(tool_schemas(tuple(traj.tools), traj.domain), ensure_ascii=False)
+    else:
+        system = next((m.get("content") or "" for m in traj.messages if m.get("role") == "system"), "")
+        tools = ""
+    return {
+        "id": traj.trajectory_id,
+        "qa_id": traj.qa_id,
+        "kind": traj.kind,
+        "graph_type": traj.domain,
+        "hop_class": qa.hop_class,
+        "question": qa.question,
+        "golden_answer": qa.answer,
+        "conversations": sharegpt_conversations(traj, think=think),
+        "system": system,
+        "tools": tools,
+    }
+
+
+_LEADING_THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
+
+
+def validate_sharegpt(row: Mapping[str, Any]) -> list[str]:
+    """Problems that would make LLaMA-Factory drop or misread a ShareGPT row; ``[]`` when it is fine.
+
+    LLaMA-Factory's rule: human or observation at odd positions (1st, 3rd, ...), gpt or function_call at even
+    positions, an even number of turns. On top: the first turn is a human turn, an observation follows a
+    function_call, the last turn is gpt (a training sample ends with the answer), every value is a non-empty
+    string, a function_call value (after an optional leading ``<think>…</think>``) is a JSON object
+    ``{"name": str, "arguments": {...}}`` or a list of them, and ``tools`` is "" or a JSON list."""
+    problems: list[str] = []
+    conv = row.get("conversations")
+    if not isinstance(conv, list) or not conv:
+        return ["conversations is empty"]
+    for i, turn in enumerate(conv):
+        pos = i + 1
+        who = turn.get("from") if isinstance(turn, Mapping) else None
+        value = turn.get("value") if isinstance(turn, Mapping) else None
+        allowed = ("human", "observation") if pos % 2 == 1 else ("gpt", "function_call")
+        if who not in allowed:
+            problems.append(f"turn {pos} is {who!r}; position {pos} must be {' or '.join(allowed)}")
+            continue
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"turn {pos} ({who}) has an empty value")
+            continue
+        if who == "observation" and (i == 0 or conv[i - 1].get("from") != "function_call"):
+            problems.append(f"turn {pos} is an observation that does not follow a function_call")
+        if who == "function_call":
+            why = _function_call_problem(_LEADING_THINK.sub("", value, count=1))
+            if why:
+                problems.append(f"turn {pos} (function_call): {why}")
+    if conv[0].get("from") != "human":
+        problems.append("the first turn must be human")
+    if conv[-1].get("from") != "gpt":
+        problems.append(f"the last turn is {conv[-1].get('from')!r}; it must be gpt")
+    tools = row.get("tools", "")
+    if tools:
+        try:
+            if not isinstance(json.loads(tools), list):
+                problems.append("tools must be a JSON list")
+        except (TypeError, ValueError):
+            problems.append("tools is not valid JSON")
+    if not isinstance(row.get("system", ""), str):
+        problems.append("system must be a string")
+    return problems
+
+
+def _function_call_problem(text: str) -> str | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return "the value is not JSON"
+    calls = value if isinstance(value, list) else [value]
+    if not calls:
+        return "an empty list of calls"
+    for c in calls:
+        if not isinstance(c, dict) or set(c) != {"name", "arguments"}:
+            return 'each call must be {"name": ..., "arguments": {...}}'
+        if not isinstance(c["name"], str) or not c["name"]:
+            return "a call has no tool name"
+        if not isinstance(c["arguments"], dict):
+            return "a call's arguments must be a JSON object"
+    return None
+
+
+# -- OpenAI / Qwen messages -------------------------------------------------------------------------------------------
+
+
+def openai_messages(traj: Trajectory, *, system: str | None = None) -> list[dict[str, Any]]:
+    """The trajectory as OpenAI messages with a fixed key set (Parquet needs one struct type): ``role``,
+    ``content``, ``reasoning_content`` (Qwen3 templates render it as the think block), ``tool_calls``,
+    ``tool_call_id``, ``name``; absent values are ``None``. ``system`` replaces the stored system prompt."""
+    out: list[dict[str, Any]] = []
+    ai = 0
+    for m in traj.messages:
+        role = m.get("role")
+        msg: dict[str, Any] = {"role": role, "content": m.get("content") or "", "reasoning_content": None,
+                               "tool_calls": None, "tool_call_id": None, "name": None}  # fmt: skip
+        if role == "system" and system is not None:
+            msg["content"] = system
+        elif role == "assistant":
+            msg["reasoning_content"] = traj.reasoning[ai] if ai < len(traj.reasoning) else None
+            ai += 1
+            if m.get("tool_calls"):
+                msg["tool_calls"] = [
+                    {"id": tc.get("id"), "type": "function",
+                     "function": {"name": tc["function"]["name"], "arguments": tc["function"]["arguments"]}}
+                    for tc in m["tool_calls"]
+                ]  # fmt: skip
+        elif role == "tool":
+            msg["tool_call_id"] = m.get("tool_call_id")
+            msg["name"] = m.get("name")
+        out.append(msg)
+    return out
+
+
+def validate_messages(row: Mapping[str, Any]) -> list[str]:
+    """Problems with an OpenAI ``messages`` row; ``[]`` when it is a complete tool-use sample: a user turn before
+    the first assistant turn, every tool message answering a call of the assistant turn before it (by id), every
+    call answered, and an assistant turn without calls at the end."""
+    msgs = row.get("messages") or []
+    problems: list[str] = []
+    if not any(m.get("role") == "user" for m in msgs):
+        problems.append("no user message")
+    pending: list[str] = []
+    for i, m in enumerate(msgs, 1):
+        role = m.get("role")
+        if role == "tool":
+            if m.get("tool_call_id") not in pending:
+                problems.append(f"message {i} answers no open tool call")
+            else:
+                pending.remove(m["tool_call_id"])
+            continue
+        if pending:
+            problems.append(f"message {i} comes before the tool call(s) {pending} were answered")
+            pending = []
+        if role == "assistant" and m.get("tool_calls"):
+            pending = [tc.get("id") for tc in m["tool_calls"]]
+    if pending:
+        problems.append(f"the tool call(s) {pending} are never answered")
+    last = msgs[-1] if msgs else {}
+    if last.get("role") != "assistant" or last.get("tool_calls"):
+        problems.append("the last message must be an assistant answer (no tool call)")
+    return problems
+
+
+def messages_row(traj: Trajectory, qa: QA) -> dict[str, Any]:
+    """One row of the ``messages`` config: the conversation, and the tools both as schemas (TRL's ``tools``
+    column) and as a JSON string (``tools_json``, for readers that cannot take nested structs)."""
+    system = tool_system_prompt(traj.domain, traj.tools, think=True) if traj.tools else None
+    schemas = tool_schemas(tuple(traj.tools), traj.domain) if traj.tools else []
+    return {
+        "id": traj.trajectory_id,
+        "qa_id": traj.qa_id,
+        "kind": traj.kind,
+        "graph_type": traj.domain,
+        "question": qa.question,
+        "golden_answer": qa.answer,
+        "messages": openai_messages(traj, system=system),
+        "tools": schemas,
+        "tools_json": json.dumps(schemas, ensure_ascii=False) if schemas else "",
+    }
+
+
+# -- verl RL rows ----------------------------------------------------------------------------------------------------
+
+
+def rl_ground_truth(qa: QA, gold: Sequence[GoldPath]) -> str:
+    """The ``reward_model.ground_truth`` JSON string (one shape in every row): answers, gold path triples, graph."""
+    return _dumps({
+        "answers": [qa.answer],
+        "gold_paths": [[list(t) for t in g.triples] for g in gold],
+        "graph_type": qa.domain,
+    })  # fmt: skip
+
+
+def rl_row(qa: QA, gold: Sequence[GoldPath], index: int, tools: Sequence[str]) -> dict[str, Any]:
+    """One verl RL row. ``tools_kwargs`` gives each tool's ``create_kwargs`` (the graph to query), as verl's
+    tool agent loop passes them to ``BaseTool.create``."""
+    return {
+        "data_source": DATA_SOURCE,
+        "prompt": [
+            {"role": "system", "content": tool_system_prompt(qa.domain, tools, think=True)},
+            {"role": "user", "content": qa.question},
+        ],
+        "ability": ABILITY,
+        "reward_model": {"style": "rule", "ground_truth": rl_ground_truth(qa, gold)},
+        "extra_info": {
+            "split": qa.split,
+            "index": index,
+            "qa_id": qa.qa_id,
+            "graph_type": qa.domain,
+            "hop_class": qa.hop_class,
+            "question": qa.question,
+            "tools_kwargs": {t: {"create_kwargs": {"graph_type": qa.domain}} for t in tools},
+            "need_tools_kwargs": True,
+        },
+        "agent_name": "tool_agent",
+    }
+
+
+# -- plain QA rows ---------------------------------------------------------------------------------------------------
+
+
+def qa_row(qa: QA, gold: Sequence[GoldPath]) -> dict[str, Any]:
+    """One plain question with its gold paths and provenance (run, snapshot, seed, attempt, source chunks)."""
+    return {
+        "qa_id": qa.qa_id,
+        "domain": qa.domain,
+        "hop_class": qa.hop_class,
+        "question": qa.question,
+        "answer": qa.answer,
+        "path": list(qa.path),
+        "path_edges": [
+            {"head": e.head, "tail": e.tail, "relation": e.relation, "keywords": list(e.keywords),
+             "description": e.description, "directed": e.directed, "forward": e.forward,
+             "source_chunk_ids": list(e.source_chunk_ids)}
+            for e in qa.path_edges
+        ],  # fmt: skip
+        "gold_paths": [
+            {"rank": g.rank, "path": list(g.path), "triples": [list(t) for t in g.triples], "verdict": g.verdict,
+             "is_generator_path": g.is_generator_path}
+            for g in gold
+        ],  # fmt: skip
+        "split": qa.split,
+        "run_id": qa.run_id,
+        "snapshot_id": qa.snapshot_id,
+        "seed": qa.seed,
+        "attempt_id": qa.attempt_id,
+        "source_chunk_ids": list(qa.source_chunk_ids),
+    }
+
+
+# -- Arrow schemas ----------------------------------------------------------------------------------------------
+
+_S = pa.string()
+_STRS = pa.list_(pa.string())
+_SHAREGPT = pa.schema([
+    ("id", _S), ("qa_id", _S), ("kind", _S), ("graph_type", _S), ("hop_class", _S), ("question", _S),
+    ("golden_answer", _S), ("conversations", pa.list_(pa.struct([("from", _S), ("value", _S)]))), ("system", _S),
+    ("tools", _S),
+])  # fmt: skip
+_TOOL_CALL = pa.struct([("id", _S), ("type", _S), ("function", pa.struct([("name", _S), ("arguments", _S)]))])
+_MESSAGE = pa.struct([
+    ("role", _S), ("content", _S), ("reasoning_content", _S), ("tool_calls", pa.list_(_TOOL_CALL)),
+    ("tool_call_id", _S), ("name", _S),
+])  # fmt: skip
+_QA = pa.schema([
+    ("qa_id", _S), ("domain", _S), ("hop_class", _S), ("question", _S), ("answer", _S), ("path", _STRS),
+    ("path_edges", pa.list_(pa.struct([
+        ("head", _S), ("tail", _S), ("relation", _S), ("keywords", _STRS), ("description", _S),
+        ("directed", pa.bool_()), ("forward", pa.bool_()), ("source_chunk_ids", _STRS)]))),
+    ("gold_paths", pa.list_(pa.struct([
+        ("rank", pa.int64()), ("path", _STRS), ("triples", pa.list_(_STRS)), ("verdict", _S),
+        ("is_generator_path", pa.bool_())]))),
+    ("split", _S), ("run_id", _S), ("snapshot_id", _S), ("seed", _S), ("attempt_id", _S), ("source_chunk_ids", _STRS),
+])  # fmt: skip
+
+
+def _rl_schema(tools: Sequence[str]) -> pa.Schema:
+    # tools_kwargs holds one struct field per offered tool, so the schema is built per export.
+    tool_kwargs = pa.struct([(t, pa.struct([("create_kwargs", pa.struct([("graph_type", _S)]))])) for t in tools])
+    extra = pa.struct([
+        ("split", _S), ("index", pa.int64()), ("qa_id", _S), ("graph_type", _S), ("hop_class", _S), ("question", _S),
+        ("tools_kwargs", tool_kwargs), ("need_tools_kwargs", pa.bool_()),
+    ])  # fmt: skip
+    return pa.schema([
+        ("data_source", _S), ("prompt", pa.list_(pa.struct([("role", _S), ("content", _S)]))), ("ability", _S),
+        ("reward_model", pa.struct([("style", _S), ("ground_truth", _S)])), ("extra_info", extra), ("agent_name", _S),
+    ])  # fmt: skip
+
+
+def _messages_schema(rows: Sequence[Mapping[str, Any]]) -> pa.Schema:
+    # The tool schemas are nested JSON whose keys depend on the tools offered: their Arrow type is inferred
+    # from the rows (deterministic for the same rows), everything else is fixed.
+    tools_type = pa.array([r["tools"] for r in rows]).type if rows else pa.list_(pa.null())
+    return pa.schema([
+        ("id", _S), ("qa_id", _S), ("kind", _S), ("graph_type", _S), ("question", _S), ("golden_answer", _S),
+        ("messages", pa.list_(_MESSAGE)), ("tools", tools_type), ("tools_json", _S),
+    ])  # fmt: skip
+
+
+# -- building and writing -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class InvalidRow:
+    """A row left out because it breaks a format rule."""
+
+    config: str
+    id: str
+    problems: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"config": self.config, "id": self.id, "problems": self.problems}
+
+
+@dataclass
+class BuiltExport:
+    """Rows per config and split, the Arrow schema of each config, and what was left out and why."""
+
+    tables: dict[str, dict[str, list[dict[str, Any]]]]
+    schemas: dict[str, pa.Schema]
+    invalid: list[InvalidRow] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def build_export(
+    inputs: ExportInputs, include: Sequence[str], *, tools: Sequence[str] = OMNE_TOOLS
+) -> BuiltExport:
+    """Every row of every included config, grouped by split and sorted by id; ShareGPT rows validated.
+
+    ``tools`` are the tools an RL row offers (the Omne-R1 pair by default)."""
+    include = check_include(include)
+    by_id = {q.qa_id: q for q in inputs.qas}
+    with_split = sorted((q for q in inputs.qas if q.split in SPLITS), key=lambda q: q.qa_id)
+    skipped = {"questions_without_split": sum(q.split not in SPLITS for q in inputs.qas)}
+    trajs = sorted((t for t in inputs.trajectories if t.status == "accepted"), key=lambda t: t.trajectory_id)
+    usable = [t for t in trajs if t.qa_id in by_id and by_id[t.qa_id].split in SPLITS]
+    skipped["trajectories_without_question_or_split"] = len(trajs) - len(usable)
+    gold = {q.qa_id: export_gold_paths(q, inputs.gold_paths.get(q.qa_id, [])) for q in with_split}
+
+    tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    schemas: dict[str, pa.Schema] = {}
+    invalid: list[InvalidRow] = []
+
+    def split_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+        out: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
+        for split, row in rows:
+            out[split].append(row)
+        return {s: rs for s, rs in out.items() if rs}
+
+    if "qa" in include:
+        tables["qa"] = split_rows((q.split, qa_row(q, gold[q.qa_id])) for q in with_split)  # type: ignore[misc]
+        schemas["qa"] = _QA
+    for config, think in (("sft", True), ("sft_nothink", False)):
+        if config not in include:
+            continue
+        rows = []
+        for t in usable:
+            if not think and not t.tools:
+                continue  # a long-CoT sample without its reasoning teaches nothing the QA config does not
+            row = sharegpt_row(t, by_id[t.qa_id], think=think)
+            problems = validate_sharegpt(row)
+            if problems:
+                invalid.append(InvalidRow(config, t.trajectory_id, problems))
+                continue
+            rows.append((by_id[t.qa_id].split, row))
+        tables[config] = split_rows(rows)  # type: ignore[arg-type]
+        schemas[config] = _SHAREGPT
+    if "rl" in include:
+        rl: dict[str, list[dict[str, Any]]] = {}
+        for q in with_split:
+            part = rl.setdefault(q.split, [])  # type: ignore[arg-type]
+            part.append(rl_row(q, gold[q.qa_id], len(part), tools))
+        tables["rl"] = {s: rl[s] for s in SPLITS if s in rl}
+        schemas["rl"] = _rl_schema(tools)
+    if "messages" in include:
+        rows_m = []
+        for t in usable:
+            row = messages_row(t, by_id[t.qa_id])
+            problems = validate_messages(row)
+            if problems:
+                invalid.append(InvalidRow("messages", t.trajectory_id, problems))
+                continue
+            rows_m.append((by_id[t.qa_id].split, row))
+        tables["messages"] = split_rows(rows_m)  # type: ignore[arg-type]
+        schemas["messages"] = _messages_schema([r for _, r in rows_m])
+    return BuiltExport(tables=tables, schemas=schemas, invalid=invalid, skipped=skipped)
+
+
+def parquet_bytes(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> bytes:
+    """One Parquet file's bytes. Fixed writer options, so equal rows give equal bytes."""
+    table = pa.Table.from_pylist(list(rows), schema=schema)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", compression_level=3, use_dictionary=True,
+                   write_statistics=True, row_group_size=50_000)  # fmt: skip
+    return buf.getvalue()
+
+
+def dataset_info(tables: Mapping[str, Mapping[str, Sequence[Any]]], prefix: str = "hopforge") -> dict[str, Any]:
+    """LLaMA-Factory's ``dataset_info.json``: one ShareGPT-with-tools entry per (sft variant, split), named
+    ``<prefix>_<config>_<split>``; ``file_name`` is relative to the export directory (use it as
+    ``dataset_dir``)."""
+    info: dict[str, Any] = {}
+    for config in ("sft", "sft_nothink"):
+        for split in SPLITS:
+            if tables.get(config, {}).get(split):
+                info[f"{prefix}_{config}_{split}"] = {
+                    "file_name": data_file(config, split),
+                    "formatting": "sharegpt",
+                    "columns": dict(SHAREGPT_COLUMNS),
+                    "tags": dict(SHAREGPT_TAGS),
+                }
+    return info
+
+
+_CONFIG_NOTES = {
+    "qa": "questions with answer, path, hop class, verified gold paths and provenance ids",
+    "sft": "LLaMA-Factory ShareGPT with tools, `<think>` before each reply (template `qwen3`)",
+    "sft_nothink": "the tool-use conversations without reasoning (template `qwen3_nothink`)",
+    "rl": "verl RL rows: prompt, rule reward ground truth (answers, gold triples), tools kwargs, `tool_agent`",
+    "messages": "OpenAI/Qwen messages with `tool_calls` and `reasoning_content`, plus `tools` (TRL)",
+}
+
+
+def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]) -> str:
+    """The ``README.md`` dataset card: YAML ``configs`` (data_files per split) and a short guide."""
+    configs = [
+        {"config_name": c, "data_files": [{"split": s, "path": data_file(c, s)} for s in SPLITS if tables[c].get(s)]}
+        for c in EXPORT_CONFIGS
+        if c in tables and any(tables[c].values())
+    ]
+    front = yaml.safe_dump(
+        {"pretty_name": "hopforge KG multi-hop QA and tool-use trajectories", "task_categories": ["question-answering"],
+         "tags": ["knowledge-graph", "multi-hop", "tool-use", "hopforge"], "configs": configs},
+        sort_keys=False, allow_unicode=True, width=120,
+    )  # fmt: skip
+    lines = [
+        "---", front.rstrip(), "---", "", f"# hopforge dataset {version}", "",
+        "Grounded multi-hop questions over knowledge graphs and reasoning trajectories distilled from a teacher "
+        "model, made by hopforge. Splits are leak-safe: questions that share an answer or seed entity are in the "
+        "same split, and every trajectory is in its question's split.", "",
+        "| config | contents | " + " | ".join(SPLITS) + " |", "|---|---|" + "---|" * len(SPLITS),
+    ]  # fmt: skip
+    for c in EXPORT_CONFIGS:
+        if c in tables:
+            counts = " | ".join(str(len(tables[c].get(s, []))) for s in SPLITS)
+            lines.append(f"| `{c}` | {_CONFIG_NOTES[c]} | {counts} |")
+    lines += [
+        "", "Load a config with `datasets.load_dataset(\"<this directory or repo>\", \"<config>\")`. For "
+        "LLaMA-Factory, point `dataset_dir` at this directory and use the entries of `dataset_info.json`. "
+        "`manifest.json` holds the sha256 of every file.", "",
+    ]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class ExportResult:
+    """Where an export went and what it holds."""
+
+    version: str
+    path: Path
+    rows: dict[str, dict[str, int]]
+    files: dict[str, dict[str, Any]]
+    invalid: list[InvalidRow]
+    skipped: dict[str, int]
+
+
+def write_export(built: BuiltExport, exports_dir: Path, version: str, *, fingerprint: str) -> ExportResult:
+    """Write ``built`` to ``exports_dir/version`` (replacing an earlier export of that version), with
+    ``dataset_info.json``, the dataset card and ``manifest.json``. Files are written to a temporary directory
+    first, then swapped in, so a reader never sees a half-written export."""
+    check_version(version)
+    contents: dict[str, bytes] = {}
+    rows: dict[str, dict[str, int]] = {}
+    for config, by_split in built.tables.items():
+        rows[config] = {s: len(r) for s, r in by_split.items()}
+        for split, split_rows in by_split.items():
+            contents[data_file(config, split)] = parquet_bytes(split_rows, built.schemas[config])
+    info = dataset_info(built.tables)
+    if info:
+        contents["dataset_info.json"] = (json.dumps(info, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    contents["README.md"] = dataset_card(version, built.tables).encode()
+    files: dict[str, dict[str, Any]] = {}
+    for name, data in sorted(contents.items()):
+        files[name] = {"sha256": _sha256(data), "bytes": len(data)}
+        if name.endswith(".parquet"):
+            files[name]["rows"] = _rows_of(name, rows)
+    manifest = {
+        "name": "hopforge",
+        "version": version,
+        "format_version": FORMAT_VERSION,
+        "inputs_sha256": fingerprint,
+        "rows": rows,
+        "files": files,
+        "invalid_rows": [r.as_dict() for r in built.invalid],
+        "skipped": built.skipped,
+    }
+    contents["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+    exports_dir.mkdir(parents=True, exist_ok=True)
+    final = exports_dir / version
+    tmp = exports_dir / f".{version}.tmp-{uuid.uuid4().hex[:8]}"
+    for name, data in contents.items():
+        target = tmp / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    old = None
+    if final.exists():
+        old = exports_dir / f".{version}.old-{uuid.uuid4().hex[:8]}"
+        final.rename(old)
+    tmp.rename(final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return ExportResult(version, final, rows, files, built.invalid, built.skipped)
+
+
+def _rows_of(name: str, rows: Mapping[str, Mapping[str, int]]) -> int:
+    config, fname = name.split("/", 1)
+    return rows[config][fname.split("-00000-", 1)[0]]
+
+
+def export(
+    inputs: ExportInputs, exports_dir: Path, *, version: str | None = None, include: Sequence[str] = EXPORT_CONFIGS
+) -> ExportResult:
+    """Build and write one export (module docstring); the version defaults to the inputs' content hash."""
+    include = check_include(include)
+    if version is not None:
+        check_version(version)
+    fingerprint = inputs.fingerprint(include)
+    built = build_export(inputs, include)
+    return write_export(built, exports_dir, version or f"v-{fingerprint[:16]}", fingerprint=fingerprint)
+
+
+def verify_export(export_dir: str | Path) -> list[str]:
+    """Problems with an export directory: a missing manifest, a file listed there that is missing or whose
+    sha256 differs, a data file the manifest does not list. ``[]`` when it is intact."""
+    root = Path(export_dir)
+    path = root / "manifest.json"
+    if not path.is_file():
+        return [f"no manifest.json in {root}"]
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        return [f"manifest.json is not valid JSON: {exc}"]
+    problems = []
+    listed = manifest.get("files", {})
+    for name, meta in sorted(listed.items()):
+        f = root / name
+        if not f.is_file():
+            problems.append(f"{name}: listed in the manifest but missing")
+        elif _sha256(f.read_bytes()) != meta.get("sha256"):
+            problems.append(f"{name}: sha256 differs from the manifest")
+    for f in sorted(root.rglob("*")):
+        rel = f.relative_to(root).as_posix()
+        if f.is_file() and rel != "manifest.json" and rel not in listed and not rel.startswith("."):
+            problems.append(f"{rel}: not listed in the manifest")
+    return problems
+
+
+def push_to_hub(
+    export_dir: str | Path,
+    repo_id: str,
+    *,
+    token_env: str = "HF_TOKEN",
+    private: bool = True,
+    revision: str | None = None,
+    commit_message: str | None = None,
+) -> str:
+    """Upload an export directory to a Hugging Face dataset repository (created if missing) and return the commit
+    URL. The export is verified against its manifest first; the token is read from the environment variable
+    ``token_env`` (its value is never logged or stored)."""
+    root = Path(export_dir)
+    problems = verify_export(root)
+    if problems:
+        raise ExportError(f"refusing to upload {root}: " + "; ".join(problems[:5]))
+    token = os.environ.get(token_env)
+    if not token:
+        raise ExportError(f"no Hugging Face token: set the environment variable {token_env} (a write token)")
+    version = json.loads((root / "manifest.json").read_text(encoding="utf-8")).get("version", root.name)
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+    info = api.upload_folder(
+        folder_path=str(root), repo_id=repo_id, repo_type="dataset", revision=revision,
+        commit_message=commit_message or f"hopforge export {version}",
+        ignore_patterns=[".*"],
+    )  # fmt: skip
+    return str(getattr(info, "commit_url", info))
+
+
+__all__ = [
+    "ABILITY",
+    "DATA_SOURCE",
+    "EXPORT_CONFIGS",
+    "FORMAT_VERSION",
+    "SHAREGPT_COLUMNS",
+    "SHAREGPT_TAGS",
+    "BuiltExport",
+    "ExportError",
+    "ExportInputs",
+    "ExportResult",
+    "InvalidRow",
+    "build_export",
+    "check_include",
+    "check_version",
+    "data_file",
+    "dataset_card",
+    "dataset_info",
+    "export",
+    "export_gold_paths",
+    "messages_row",
+    "openai_messages",
+    "parquet_bytes",
+    "push_to_hub",
+    "qa_row",
+    "rl_ground_truth",
+    "rl_row",
+    "sharegpt_conversations",
+    "sharegpt_row",
+    "tool_system_prompt",
+    "validate_messages",
+    "validate_sharegpt",
+    "verify_export",
+    "write_export",
+]

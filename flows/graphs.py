@@ -256,42 +256,38 @@ def build_graphs(
         }
 
 
-def _write_build(rt: Runtime, res, calls0: int, hits0: int, pt0: int, ct0: int, seconds: float) -> str:
+def _write_build(rt: Runtime, res, calls0: int, hits0: int, pt0: int, ct0: int, seconds: float,
+                 resolve: bool = True, near_duplicate_threshold: float | None = 0.95) -> str:
+    """Store the build: the raw snapshot, then (when names merge) the resolved snapshot with its merge log, the
+    near-duplicate report, and the build row. The raw snapshot stays, so any merge can be reviewed and undone."""
+    from tasks.entity_resolution import near_duplicates, resolve_entities
     from tasks.graph_build import write_build
-    from tasks.graph_store import write_snapshot
+    from tasks.graph_store import write_near_duplicates, write_snapshot
 
     after = rt.gateway.ledger.role("extractor")
     usage = {"llm_calls": after.calls - calls0, "cache_hits": after.cache_hits - hits0,
              "prompt_tokens": after.prompt_tokens - pt0, "completion_tokens": after.completion_tokens - ct0}
     snapshot_id = None
     if res.entities:
-        snap = write_snapshot(rt.wh, res.domain, res.entities, res.relations, source="lightrag",
-                              build_run_id=rt.run_id, directed=False)
-        snapshot_id = snap.snapshot_id
+        raw = write_snapshot(rt.wh, res.domain, res.entities, res.relations, source="lightrag",
+                             build_run_id=rt.run_id, directed=res.directed)
+        snapshot_id = raw.snapshot_id
+        if resolve:
+            merged = resolve_entities(res.entities, res.relations, run_id=rt.run_id, from_snapshot_id=raw.snapshot_id)
+            if merged.merges:
+                snap = write_snapshot(rt.wh, res.domain, merged.entities, merged.relations, source="lightrag",
+                                      build_run_id=rt.run_id, directed=res.directed, merges=merged.merges)
+                snapshot_id = snap.snapshot_id  # write_snapshot stored the merge log with it
+                print(f"{res.domain}: entity resolution: {merged.summary()}")
+            if near_duplicate_threshold is not None:
+                try:
+                    pairs = near_duplicates([e.name for e in merged.entities], rt.embedder.embed, domain=res.domain,
+                                            threshold=near_duplicate_threshold, snapshot_id=snapshot_id, run_id=rt.run_id)
+                except Exception as exc:  # the report is advisory: never lose a build over it
+                    print(f"{res.domain}: near-duplicate report skipped: {type(exc).__name__}: {exc}")
+                    pairs = []
+                if pairs:
+                    write_near_duplicates(rt.wh, pairs)
+                    print(f"{res.domain}: {len(pairs)} near-duplicate name pairs reported for review (not merged)")
     write_build(rt.wh, res, rt.run_id, snapshot_id, usage)
     return snapshot_id or ""
-
-
-@flow(name="ingest-corpus", log_prints=True)
-def ingest_corpus(
-    source: str,
-    source_kind: SourceKind = "auto",
-    allow_new_domains: bool = False,
-    chunk_token_size: int = 1200,
-    chunk_overlap_token_size: int = 100,
-    settings: Settings | None = None,
-) -> dict[str, Any]:
-    """Ingest a corpus into `documents` and `chunks` (one transaction); list skipped inputs with reasons."""
-    settings = settings or default_settings()
-    options = IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
-                            allow_new_domains=allow_new_domains)
-    with open_run("ingest-corpus", {"source": source, "source_kind": source_kind}, settings) as rt:
-        result = ingest_source(source, source_kind, options)
-        summary = write_ingest(rt.wh, result, rt.run_id)
-        for s in result.skipped:
-            print(f"skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
-        if result.skipped:
-            create_table_artifact(key="ingest-skips", table=[s.model_dump() for s in result.skipped],
-                                  description=f"inputs skipped by run {rt.run_id}")
-        return {"run_id": rt.run_id, **summary.model_dump(exclude={"run_id"}), "skipped": len(result.skipped),
-                "duplicates": result.duplicates}

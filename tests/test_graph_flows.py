@@ -100,7 +100,15 @@ def test_build_graphs_flow_builds_reports_and_isolates_failures(prefect_harness,
     (corpus / "history").mkdir()
     (corpus / "history" / "h.md").write_text("Ada Lovelace and the Royal Society met in London, where Charles Babbage lived.")
     fake_llm.add(predicate=lambda b: "Royal Society met in London" in str(b["messages"]), fault=__import__("gateway.fake", fromlist=["Fault"]).Fault(status=500))
-    fake_llm.add(reply=extraction_reply)
+    def extraction_with_variant(body):
+        text = extraction_reply(body)
+        if "Ada Lovelace met Charles Babbage" in str(body["messages"]):
+            # a spelling variant of an entity another document names: entity resolution must merge it
+            text = text.replace("<|COMPLETE|>", "entity<|#|>charles  babbage<|#|>person<|#|>A variant spelling.\n"
+                                "relation<|#|>charles  babbage<|#|>London<|#|>lived in<|#|>He lived in London.\n<|COMPLETE|>")
+        return text
+
+    fake_llm.add(reply=extraction_with_variant)
     settings = load_settings(
         data_dir=tmp_path / "data",
         roles={"extractor": {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 0, "timeout_s": 10}},
@@ -119,6 +127,14 @@ def test_build_graphs_flow_builds_reports_and_isolates_failures(prefect_harness,
     assert builds["cs"]["docs_processed"] == 5 and builds["cs"]["llm_calls"] > 0
     assert failures[0]["domain"] == "history" and "500" in failures[0]["reason"]
     assert snaps == [{"domain": "cs", "source": "lightrag"}]
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        merges = wh.query("SELECT kept_name, merged_name, rule, from_snapshot_id, to_snapshot_id FROM entity_merges")
+        current = wh.scalar("SELECT snapshot_id FROM current_graph_snapshots WHERE domain = 'cs'")
+        names = {r["name"] for r in wh.query("SELECT name FROM entities WHERE snapshot_id = ?", [current])}
+        n_snaps = wh.scalar("SELECT count(*) FROM graph_snapshots WHERE domain = 'cs'")
+    assert [(m["kept_name"], m["merged_name"], m["rule"]) for m in merges] == [("Charles Babbage", "charles  babbage", "whitespace")]
+    assert merges[0]["to_snapshot_id"] == current and merges[0]["from_snapshot_id"] != current
+    assert "charles  babbage" not in names and "Charles Babbage" in names and n_snaps == 2  # raw snapshot kept
 
     calls = fake_llm.calls()
     again = build_graphs(settings=settings, domains=["cs"], chunk_token_size=60, chunk_overlap_token_size=10)

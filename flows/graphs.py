@@ -291,3 +291,28 @@ def _write_build(rt: Runtime, res, calls0: int, hits0: int, pt0: int, ct0: int, 
                     print(f"{res.domain}: {len(pairs)} near-duplicate name pairs reported for review (not merged)")
     write_build(rt.wh, res, rt.run_id, snapshot_id, usage)
     return snapshot_id or ""
+
+
+@flow(name="ingest-corpus", log_prints=True)
+def ingest_corpus(
+    source: str,
+    source_kind: SourceKind = "auto",
+    allow_new_domains: bool = False,
+    chunk_token_size: int = 1200,
+    chunk_overlap_token_size: int = 100,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Ingest a corpus into `documents` and `chunks` (one transaction); list skipped inputs with reasons."""
+    settings = settings or default_settings()
+    options = IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
+                            allow_new_domains=allow_new_domains)
+    with open_run("ingest-corpus", {"source": source, "source_kind": source_kind}, settings) as rt:
+        result = ingest_source(source, source_kind, options)
+        summary = write_ingest(rt.wh, result, rt.run_id)
+        for s in result.skipped:
+            print(f"skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
+        if result.skipped:
+            create_table_artifact(key="ingest-skips", table=[s.model_dump() for s in result.skipped],
+                                  description=f"inputs skipped by run {rt.run_id}")
+        return {"run_id": rt.run_id, **summary.model_dump(exclude={"run_id"}), "skipped": len(result.skipped),
+                "duplicates": result.duplicates}

@@ -21,13 +21,13 @@ Identity rules:
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.graph import Domain
+from schemas.ids import content_digest
 
 #: Hop classes of the Omne-R1 recipe: paths of 2-3 nodes ("1-2") and of 4 or more nodes ("3+").
 HopClass = Literal["1-2", "3+"]
@@ -100,27 +100,19 @@ def _norm_text(s: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", s).casefold().split())
 
 
-def _digest(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        b = p.encode("utf-8", "surrogatepass")
-        # Length-prefixed so ("ab", "c") and ("a", "bc") hash differently.
-        h.update(len(b).to_bytes(8, "big"))
-        h.update(b)
-    return h.hexdigest()
 
 
 def make_qa_id(domain: str, snapshot_id: str | None, question: str, answer: str, path: list[str]) -> str:
     """The id of an accepted question (see the module docstring); case and whitespace of the question and
     answer do not change it, the path does."""
-    return "qa-" + _digest(domain, snapshot_id or "", _norm_text(question), _norm_text(answer), *path)[:24]
+    return "qa-" + content_digest(domain, snapshot_id or "", _norm_text(question), _norm_text(answer), *path)[:24]
 
 
 def make_attempt_id(
     run_id: str | None, domain: str, snapshot_id: str | None, seed: str, hop_class: str, mode: str, attempt: int
 ) -> str:
     """The id of one generation attempt (see the module docstring)."""
-    return "att-" + _digest(run_id or "", domain, snapshot_id or "", seed, hop_class, mode, str(attempt))[:24]
+    return "att-" + content_digest(run_id or "", domain, snapshot_id or "", seed, hop_class, mode, str(attempt))[:24]
 
 
 class Seed(BaseModel):

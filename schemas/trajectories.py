@@ -29,10 +29,11 @@ resumed run recognises what it already stored and a re-stored row is an upsert.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.ids import content_digest
 
 #: The kinds of trajectory, in the order a flow runs them.
 TrajectoryKind = Literal["template", "rollouts", "cot"]
@@ -63,18 +64,11 @@ TRAJECTORY_REJECT_REASONS: tuple[str, ...] = get_args(TrajectoryRejectReason)
 GoldSource = Literal["generator_confirmed", "verified_alternative", "question_path"]
 
 
-def _digest(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        b = p.encode("utf-8", "surrogatepass")
-        h.update(len(b).to_bytes(8, "big"))  # length-prefixed: ("ab", "c") and ("a", "bc") differ
-        h.update(b)
-    return h.hexdigest()
 
 
 def make_trajectory_id(qa_id: str, kind: str, sample: int) -> str:
     """The id of the ``sample``-th trajectory of ``kind`` for question ``qa_id`` (stable across runs)."""
-    return "traj-" + _digest(qa_id, kind, str(sample))[:24]
+    return "traj-" + content_digest(qa_id, kind, str(sample))[:24]
 
 
 class Trajectory(BaseModel):

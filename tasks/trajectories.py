@@ -33,7 +33,6 @@ or rejected with a reason code), never raise for model or endpoint problems.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import random
 import re
@@ -47,9 +46,15 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel
 
 from gateway.client import ChatResult, LLMFailure, LLMGateway
+from schemas.ids import content_digest
 from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS, AgentRun, Observation
-from schemas.trajectories import GoldSource, Trajectory, TrajectoryRejectReason, make_trajectory_id
+from schemas.trajectories import (
+    GoldSource,
+    Trajectory,
+    TrajectoryRejectReason,
+    make_trajectory_id,
+)
 from tasks.agent_loop import AgentConfig, ToolRunner, build_system_prompt, run_agent
 from tasks.kg import KnowledgeGraph
 from tasks.tool_calls import extract_answer, parse_answer_list
@@ -104,13 +109,6 @@ class DistillConfig:
         )  # fmt: skip
 
 
-def _digest(*parts: str) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        b = p.encode("utf-8", "surrogatepass")
-        h.update(len(b).to_bytes(8, "big"))
-        h.update(b)
-    return h.hexdigest()
 
 
 # -- answers --------------------------------------------------------------------------------------------------------
@@ -414,7 +412,7 @@ def thought_problems(
 def rollout_seed(base_seed: int, qa_id: str, sample: int) -> int:
     """The sampling seed of one rollout: distinct per question and sample, stable across runs (a resumed run
     sends the same request, so the cache answers it)."""
-    return int(_digest(str(base_seed), qa_id, str(sample))[:8], 16)
+    return int(content_digest(str(base_seed), qa_id, str(sample))[:8], 16)
 
 
 _TOOL_BLOCK = re.compile(r"<tool_call>.*?(?:</tool_call>|$)", re.S | re.I)
@@ -548,7 +546,7 @@ def cot_subgraph(
     distractors = sorted({
         t for n in nodes for _, d in kg.neighbors(n) if (t := _edge_triple(d)) not in gold_set
     })  # fmt: skip
-    rng = random.Random(_digest("cot-subgraph", str(seed), qa_id))
+    rng = random.Random(content_digest("cot-subgraph", str(seed), qa_id))
     rng.shuffle(distractors)
     triples = gold + distractors[:max_distractors]
     rng.shuffle(triples)

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
-from typing import Literal
 
 import pytest
 from pydantic import BaseModel, Field

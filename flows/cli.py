@@ -3,6 +3,7 @@ or reads the warehouse; problems a person can fix print one line and exit with s
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import sys
@@ -147,9 +148,12 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
             err.print("[bold red]doctor: some checks failed[/] (see above); fix them before running the factory")
             raise typer.Exit(1)
         s = smoke_flow(settings=settings)
+        local_teacher = settings.endpoint("teacher").is_local
+        # The 135M model writes until max_tokens; tight budgets keep its trajectories to minutes, not hours.
+        limits = {"max_rounds": 3, "max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
         with _Bars():
             f = factory(n_seeds=seeds, free_seeds=free_seeds, gleaning=0 if settings.endpoint("extractor").is_local else None,
-                        settings=settings)
+                        n_rollouts=1 if local_teacher else 2, distill_limits=limits, settings=settings)
         _demo_summary(settings, d, s, f)
 
     _run(body)
@@ -535,11 +539,21 @@ def serve_model(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
 
 
 def main() -> None:
+    code: int = 0
     try:
-        app()
+        app()  # standalone: parses, runs, and ends with SystemExit carrying the exit status
     except KeyboardInterrupt:
         err.print("interrupted")
-        sys.exit(130)
+        code = 130
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    # Everything is written by now (each stage commits its own transactions). Run the exit handlers (they stop
+    # Prefect's temporary server and the embedded model), then leave without joining library worker threads:
+    # LightRAG's executor threads can keep a finished process alive indefinitely.
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -141,6 +141,9 @@ def distill_trajectories(
     max_distractors: int = 40,
     rollout_temperature: float = 0.8,
     rollout_style: str = "text",
+    max_rounds: int = 7,
+    max_tokens_per_round: int = 3000,
+    cot_max_tokens: int = 4096,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Distil teacher trajectories for the stored questions (of ``split``, if given) of ``domains`` (default:
@@ -152,11 +155,13 @@ def distill_trajectories(
     cfg = DistillConfig(
         n_rollouts=n_rollouts, min_path_coverage=min_path_coverage, max_distractors=max_distractors,
         rollout_temperature=rollout_temperature, rollout_style=rollout_style,  # type: ignore[arg-type]
-        seed=settings.seed,
+        seed=settings.seed, max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round,
+        cot_max_tokens=cot_max_tokens,
     )  # fmt: skip
     params = {"domains": domains, "kinds": list(kinds), "n_rollouts": n_rollouts, "split": split,
               "min_path_coverage": min_path_coverage, "max_distractors": max_distractors,
-              "rollout_temperature": rollout_temperature, "rollout_style": rollout_style}  # fmt: skip
+              "rollout_temperature": rollout_temperature, "rollout_style": rollout_style, "max_rounds": max_rounds,
+              "max_tokens_per_round": max_tokens_per_round, "cot_max_tokens": cot_max_tokens}  # fmt: skip
     with open_run("distill-trajectories", params, settings) as rt:
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         if not domains:

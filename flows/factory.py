@@ -60,12 +60,14 @@ def factory(
     max_attempts: int = 3,
     gleaning: int | None = None,
     n_rollouts: int = 2,
+    distill_limits: dict[str, int] | None = None,
     export_version: str | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Run every stage once. ``corpus``/``reference_graphs`` default to the demo corpus and its reference graphs.
 
     ``free_seeds`` (default: ``n_seeds``) lets the ``free`` mode run on fewer seeds than ``candidates``.
+    ``distill_limits`` passes ``max_rounds`` / ``max_tokens_per_round`` / ``cot_max_tokens`` to distillation.
     """
     settings = settings or default_settings()
     corpus = corpus or str(DEMO_DIR / "corpus")
@@ -96,7 +98,7 @@ def factory(
                      for r in qa_runs]
     gold = verify_paths(domains=doms, settings=settings)
     summary["gold_paths"] = {k: v for k, v in gold.items() if not k.startswith(("llm_", "prompt", "completion"))}
-    traj = distill_trajectories(domains=doms, n_rollouts=n_rollouts, settings=settings)
+    traj = distill_trajectories(domains=doms, n_rollouts=n_rollouts, settings=settings, **(distill_limits or {}))
     summary["trajectories"] = {"run_id": traj["run_id"], "made": traj["made"], "accepted": traj["accepted"],
                                "by_kind": traj["by_kind"]}
     exported = export_datasets(version=export_version, settings=settings)

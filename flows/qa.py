@@ -160,9 +160,10 @@ def generate_qa(
             print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
             done = finished_jobs(rt, domain, snapshot_id, max_attempts)
             hops = assign_hop_classes(seeds, hop_mix)
-            jobs = [(s, h, m) for s, h in zip(seeds, hops) for m in modes if (s.node, h, m) not in done]
-            if len(done):
-                print(f"{domain}: {len(done)} jobs already have a final verdict; {len(jobs)} to run")
+            planned = [(s, h, m) for s, h in zip(seeds, hops) for m in modes]
+            jobs = [(s, h, m) for s, h, m in planned if (s.node, h, m) not in done]
+            if len(jobs) < len(planned):
+                print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
             bar = Progress(f"qa-{domain}", len(jobs), f"generating {domain} questions")
             for start in range(0, len(jobs), batch_size):
                 batch = jobs[start : start + batch_size]

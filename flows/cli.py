@@ -150,7 +150,7 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
         s = smoke_flow(settings=settings)
         local_teacher = settings.endpoint("teacher").is_local
         # The 135M model writes until max_tokens; tight budgets keep its trajectories to minutes, not hours.
-        limits = {"max_rounds": 3, "max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
+        limits = {"max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
         with _Bars():
             f = factory(n_seeds=seeds, free_seeds=free_seeds, gleaning=0 if settings.endpoint("extractor").is_local else None,
                         n_rollouts=1 if local_teacher else 2, distill_limits=limits, settings=settings)

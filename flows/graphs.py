@@ -89,13 +89,18 @@ def build_usage(rt: Runtime, domain: str, snapshot_id: str) -> dict[str, Any] | 
     return {**u, "cost_usd": round(ep.cost_usd(u["prompt_tokens"] or 0, u["completion_tokens"] or 0), 6)}
 
 
-def report_domains(rt: Runtime, domains: list[str]) -> list[GraphReport]:
+def report_domains(rt: Runtime, domains: list[str], snapshots: dict[str, str] | None = None) -> list[GraphReport]:
+    """Report each domain's current graph, or the given snapshot of it (``snapshots``: domain -> snapshot id)."""
     reports = []
     for domain in domains:
-        found = current_graph(rt, domain)
-        if found is None:
-            continue
-        kg, source = found
+        if snapshots and domain in snapshots:
+            kg = KnowledgeGraph.load(rt.wh, domain, snapshots[domain])
+            source = rt.wh.scalar("SELECT source FROM graph_snapshots WHERE snapshot_id = ?", [snapshots[domain]])
+        else:
+            found = current_graph(rt, domain)
+            if found is None:
+                continue
+            kg, source = found
         rep = graph_report(kg, run_id=rt.run_id, source=source, usage=build_usage(rt, domain, kg.snapshot_id or ""))
         rt.wh.write_batch("graph_reports", [rep], replace=True)
         reports.append(rep)
@@ -245,7 +250,9 @@ def build_graphs(
                 print(f"{domain}: build FAILED: {failures[domain]}")
             rt.flush_usage()
             overall.advance(description=f"built {domain}")
-        reports = report_domains(rt, sorted(built))
+        # Report what this run built (a domain whose build extracted nothing has no snapshot to report).
+        made = {d: b["snapshot_id"] for d, b in built.items() if b["snapshot_id"]}
+        reports = report_domains(rt, sorted(made), made)
         print(report_markdown(reports))
         return {
             "run_id": rt.run_id,

@@ -12,6 +12,7 @@ Prompts and examples are hopforge's own wording of the Omne-R1 recipe (seed 003,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import re
@@ -224,6 +225,26 @@ class JobResult:
     note: str = ""  # why the job could not start (e.g. no candidate path of that length)
 
 
+def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode, cfg: GenConfig,
+             sampling_seed: int) -> tuple[RenderedContext, list[CandidatePath]]:
+    """The job's rendered subgraph and, in candidates mode, its candidate paths (deterministic by seed)."""
+    ctx = render_subgraph(kg, seed.node, depth=cfg.context_depth, token_budget=cfg.context_token_budget,
+                          max_description_chars=cfg.max_description_chars)
+    cands: list[CandidatePath] = []
+    if mode == "candidates":
+        rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
+        n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)
+        lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
+        walk_seed = rng.randrange(2**31)
+        # The drawn length first; a seed with no path that long still gets a shorter one of its hop class.
+        for n in range(n_nodes, lo - 1, -1):
+            cands = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
+                                           allowed_nodes=set(ctx.nodes))
+            if cands:
+                break
+    return ctx, cands
+
+
 def hop_nodes(hop_class: HopClass, rng: random.Random, max_nodes: int) -> int:
     """How many path nodes a candidates-mode job asks for: 2 or 3 for 1-2 hop, 4..max for 3+."""
     lo, hi = hop_class_bounds(hop_class, max_nodes)
@@ -243,23 +264,12 @@ async def run_job(
 ) -> JobResult:
     """Generate, check, judge and retry one job. Never raises for LLM problems: they become rejected attempts."""
     result = JobResult(seed=seed, hop_class=hop_class, mode=mode)
-    ctx = render_subgraph(kg, seed.node, depth=cfg.context_depth, token_budget=cfg.context_token_budget,
-                          max_description_chars=cfg.max_description_chars)
-    cands: list[CandidatePath] = []
-    if mode == "candidates":
-        rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
-        n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)
-        lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
-        walk_seed = rng.randrange(2**31)
-        # The drawn length first; a seed with no path that long still gets a shorter one of its hop class.
-        for n in range(n_nodes, lo - 1, -1):
-            cands = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
-                                           allowed_nodes=set(ctx.nodes))
-            if cands:
-                break
-        if not cands:
-            result.note = f"no shortcut-free path of {lo}-{n_nodes} nodes from {seed.node!r} in its rendered subgraph"
-            return result
+    # Prompt building is pure Python (milliseconds per job); on a worker thread it does not hold up the event
+    # loop that is receiving other jobs' responses.
+    ctx, cands = await asyncio.to_thread(_prepare, kg, seed, hop_class, mode, cfg, sampling_seed)
+    if mode == "candidates" and not cands:
+        result.note = f"no shortcut-free {hop_class}-hop candidate path from {seed.node!r} in its rendered subgraph"
+        return result
     for attempt in range(1, cfg.max_attempts + 1):
         a = await _attempt(gateway, kg, seed, hop_class, mode, ctx, cands, result.attempts, attempt,
                            run_id=run_id, cfg=cfg)

@@ -41,3 +41,16 @@ def test_missing_config_file(tmp_path):
 def test_warehouse_commands_without_warehouse(tmp_path):
     result = runner.invoke(app, ["warehouse", "tables"])
     assert result.exit_code == 2 and "no warehouse" in result.output
+
+
+def test_console_entry_point_exits_with_the_command_status(tmp_path):
+    """`hopforge` as a process: the exit status is the command's, and the process ends (no lingering threads)."""
+    import subprocess
+    import sys
+
+    ok = subprocess.run([sys.executable, "-m", "flows.cli", "config", "show", "--json"], capture_output=True,
+                        text=True, timeout=120)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["seed"] == 0
+    bad = subprocess.run([sys.executable, "-m", "flows.cli", "config", "show", "--config", str(tmp_path / "x.toml")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "does not exist" in bad.stderr

@@ -168,6 +168,8 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     out.print(f"graphs: LightRAG built {len(b['built'])} domain(s), {total_entities} entities in all (run {b['run_id']})")
     for line in f["graph_choice"]:
         out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    out.print("graph reports (the graphs later stages use):")
+    _print_reports(f["graph_reports"])
     for q in f["qa"]:
         out.print(f"questions (run {q['run_id']}): {q['accepted']} accepted from {q['attempts']} attempts")
         _print_yields(q["yields"])

@@ -87,6 +87,9 @@ def factory(
     if use_ref:
         imported = import_graphs(files=use_ref, settings=settings)
         summary["import"] = {"run_id": imported["run_id"], "imported": imported["imported"], "failures": imported["failures"]}
+    # The reports of the graphs later stages use: the built one, or the reference graph that replaced it.
+    summary["graph_reports"] = [r for r in built["reports"] if r["domain"] not in use_ref] + (
+        imported["reports"] if use_ref else [])
 
     qa_runs = []
     for mode in modes:

@@ -12,7 +12,7 @@ runner = CliRunner()
 
 
 def test_config_show_redacts(monkeypatch, tmp_path):
-    monkeypatch.setenv("MY_TEACHER_KEY", "sk-abcdefghijklmnopqrstuvwxyz")
+    monkeypatch.setenv("MY_TEACHER_KEY", "placeholder-teacher-key")
     monkeypatch.setenv("HOPFORGE_ROLES__TEACHER__BASE_URL", "https://api.example.invalid/v1")
     monkeypatch.setenv("HOPFORGE_ROLES__TEACHER__MODEL", "teacher-model")
     monkeypatch.setenv("HOPFORGE_ROLES__TEACHER__API_KEY_ENV", "MY_TEACHER_KEY")
@@ -21,9 +21,9 @@ def test_config_show_redacts(monkeypatch, tmp_path):
     data = json.loads(result.output)
     assert data["roles"]["teacher"]["model"] == "teacher-model"
     assert data["roles"]["teacher"]["api_key"] == "<set>"
-    assert "sk-abc" not in result.output
+    assert "placeholder-teacher-key" not in result.output
     yaml_out = runner.invoke(app, ["config", "show"])
-    assert yaml_out.exit_code == 0 and "teacher-model" in yaml_out.output and "sk-abc" not in yaml_out.output
+    assert yaml_out.exit_code == 0 and "teacher-model" in yaml_out.output and "placeholder-teacher-key" not in yaml_out.output
 
 
 def test_bad_config_is_one_clear_error(monkeypatch):

@@ -75,13 +75,13 @@ def test_malformed_config_file(tmp_path):
 
 
 def test_redacted_never_contains_secret(monkeypatch):
-    monkeypatch.setenv("TEACHER_KEY", "sk-verysecretvalue1234567890")
+    monkeypatch.setenv("TEACHER_KEY", "placeholder-verysecretvalue")
     s = load_settings(roles={"teacher": {"base_url": "https://api.example.invalid/v1", "model": "m", "api_key_env": "TEACHER_KEY"}})
     blob = json.dumps(s.redacted())
     assert "verysecret" not in blob
     assert s.redacted()["roles"]["teacher"]["api_key"] == "<set>"
     assert s.redacted()["roles"]["generator"]["api_key"] is None
-    assert s.endpoint("teacher").api_key() == "sk-verysecretvalue1234567890"
+    assert s.endpoint("teacher").api_key() == "placeholder-verysecretvalue"
 
 
 def test_config_hash_is_stable_and_sensitive():

@@ -89,7 +89,8 @@ def _run(fn):
 
     try:
         return fn()
-    except (ConfigError, WarehouseError, IngestError, GraphImportError, _UserError) as exc:
+    except (ConfigError, WarehouseError, IngestError, GraphImportError, _UserError, ValueError) as exc:
+        # ValueError: the flows' own "nothing to do yet / bad parameter" errors (no graphs, no questions...)
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
     finally:

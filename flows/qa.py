@@ -25,7 +25,7 @@ from tasks.kg import KnowledgeGraph
 from tasks.qa_generate import GenConfig, JobResult, assign_hop_classes, run_job
 from tasks.qa_yields import funnel, yield_table
 from tasks.seeds import eligible_seeds, sample_seeds
-from tasks.splits import assign_splits
+from tasks.splits import assign_splits, link_entities
 
 _JSON_COLS = ("path", "path_edges", "source_chunk_ids")
 
@@ -45,12 +45,13 @@ def current_snapshot(rt: Runtime, domain: str) -> str | None:
 
 def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
     """Jobs that already reached a final verdict on this snapshot: accepted, or every attempt used on answers the
-    model actually gave. Attempts lost to the endpoint (no raw text: down, timed out, refused) do not count, so a
-    re-run after an outage tries those jobs again."""
+    model actually gave. Attempts lost to an endpoint (the generator's: no raw text; or the judge's: "judge
+    unavailable") do not count, so a re-run after an outage tries those jobs again."""
     rows = rt.wh.query(
         "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
         "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') "
-        "OR count(*) FILTER (WHERE NOT (reject_reason = 'llm_error' AND raw_text IS NULL)) >= ?",
+        "OR count(*) FILTER (WHERE NOT (reject_reason = 'llm_error' AND "
+        "(raw_text IS NULL OR coalesce(judge_reason, '') LIKE 'judge unavailable%'))) >= ?",
         [domain, snapshot_id, max_attempts],
     )
     return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
@@ -99,14 +100,60 @@ def _mode_of(rt: Runtime, q: QA) -> str:
     return rt.wh.scalar("SELECT mode FROM qa_attempts WHERE attempt_id = ?", [q.attempt_id]) or ""
 
 
+def stable_splits(qas: list[QA], *, seed: int, proportions: dict[str, float],
+                  link: str = "answer+seed") -> tuple[dict[str, str], int]:
+    """Splits for the questions that have none, keeping every split already given.
+
+    Questions linked (shared answer or seed entity, transitively) to one that already has a split join that
+    split, so a refresh never moves an old question and never puts a new one across a leak boundary. The others
+    form closed groups and are assigned by ``assign_splits``. Returns (new assignments, questions whose group
+    already spanned two splits: kept where they were, counted so the caller can report it).
+    """
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x):
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    keys = {q.qa_id: sorted(link_entities(q, link)) for q in qas}  # type: ignore[arg-type]
+    for ks in keys.values():
+        for k in ks[1:]:
+            parent[find(ks[0])] = find(k)
+    group_split: dict[tuple[str, str], set[str]] = {}
+    for q in qas:
+        if q.split and keys[q.qa_id]:
+            group_split.setdefault(find(keys[q.qa_id][0]), set()).add(q.split)
+    assignment: dict[str, str] = {}
+    free: list[QA] = []
+    conflicts = sum(1 for splits in group_split.values() if len(splits) > 1)
+    for q in qas:
+        if q.split:
+            continue
+        have = group_split.get(find(keys[q.qa_id][0])) if keys[q.qa_id] else None
+        if have:
+            assignment[q.qa_id] = sorted(have)[0]
+        else:
+            free.append(q)
+    if free:
+        assignment.update(assign_splits(free, proportions=proportions, seed=seed).assignment)
+    return assignment, conflicts
+
+
 def _assign_splits(rt: Runtime, seed: int, proportions: dict[str, float]) -> dict[str, Any]:
     qas = load_qa(rt)
     if not qas:
         return {}
-    result = assign_splits(qas, proportions=proportions, seed=seed)
-    with rt.wh.transaction() as con:
-        con.executemany("UPDATE qa SET split = ? WHERE qa_id = ?", [[s, q] for q, s in sorted(result.assignment.items())])
-    return {"achieved": result.achieved, "counts": result.counts, "groups": result.groups}
+    assignment, conflicts = stable_splits(qas, seed=seed, proportions=proportions)
+    if assignment:
+        with rt.wh.transaction() as con:
+            con.executemany("UPDATE qa SET split = ? WHERE qa_id = ?", [[s, q] for q, s in sorted(assignment.items())])
+    counts = dict(sorted(Counter({**{q.qa_id: q.split for q in qas if q.split}, **assignment}.values()).items()))
+    if conflicts:
+        print(f"splits: {conflicts} group(s) of earlier questions already span two splits; left as they were")
+    return {"new": len(assignment), "counts": counts}
 
 
 @flow(name="generate-qa", log_prints=True)
@@ -232,7 +279,9 @@ def verify_paths(
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         summary: list[dict[str, Any]] = []
         for domain in domains:
-            qas = load_qa(rt, "domain = ? AND qa_id NOT IN (SELECT qa_id FROM gold_path_summary)", [domain])
+            # Questions whose verification lost a call to the endpoint are verified again.
+            qas = load_qa(rt, "domain = ? AND qa_id NOT IN (SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0)",
+                          [domain])
             if not qas:
                 continue
             graphs: dict[str, KnowledgeGraph] = {}

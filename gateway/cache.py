@@ -60,6 +60,7 @@ class ResponseCache:
         self.path = Path(path)
         self.mode: CacheMode = mode
         self.scope = scope
+        self.errors = 0  # reads and writes that failed (and were skipped)
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
@@ -98,21 +99,30 @@ class ResponseCache:
         return self.mode in ("on", "refresh")
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The stored payload, or None (also when the cache cannot be read: a miss costs a call, not the batch)."""
         if not self.readable:
             return None
-        row = self._conn().execute(
-            "SELECT payload FROM responses WHERE scope = ? AND key = ?", (self.scope, key)
-        ).fetchone()
+        try:
+            row = self._conn().execute(
+                "SELECT payload FROM responses WHERE scope = ? AND key = ?", (self.scope, key)
+            ).fetchone()
+        except sqlite3.Error:
+            self.errors += 1
+            return None
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, payload: dict[str, Any], *, model: str | None = None, role: str | None = None) -> None:
         """Store a validated response. Callers must not pass failures (the gateway guarantees this)."""
         if not self.writable:
             return
-        self._conn().execute(
-            "INSERT OR REPLACE INTO responses (scope, key, model, role, payload, created_at) VALUES (?,?,?,?,?,?)",
-            (self.scope, key, model, role, json.dumps(payload, ensure_ascii=False), time.time()),
-        )
+        try:
+            self._conn().execute(
+                "INSERT OR REPLACE INTO responses (scope, key, model, role, payload, created_at) VALUES (?,?,?,?,?,?)",
+                (self.scope, key, model, role, json.dumps(payload, ensure_ascii=False), time.time()),
+            )
+        except sqlite3.Error:
+            # Locked past the timeout, disk full...: the answer is still returned; only its reuse is lost.
+            self.errors += 1
 
     def __len__(self) -> int:
         if self.mode == "off":

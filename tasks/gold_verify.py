@@ -1,7 +1,7 @@
 """Gold paths, the LLM half: the verifier judges several candidate start->answer paths per call.
 
 The bounded search is ``tasks.gold_paths``; this module asks the ``verifier`` role which of those paths really
-answer the question (Explore-on-Graph, seed 001, appendix O: BFS then an LLM check), and reports per question how
+answer the question (the Explore-on-Graph paper, appendix O: BFS then an LLM check), and reports per question how
 many verified alternatives exist and whether the generator's own path was confirmed.
 """
 

@@ -7,7 +7,7 @@ One *job* is (seed, hop class, mode). Each attempt:
 3. runs the code checks (``tasks.qa_checks``); when they pass, asks the verifier to judge the question,
 4. stops on acceptance, else feeds every failed check and the judge's reason into the next attempt.
 
-Prompts and examples are hopforge's own wording of the Omne-R1 recipe (seed 003, section 2 and appendix C).
+Prompts and examples are hopforge's own wording of the recipe in the Omne-R1 paper (section 2 and appendix C).
 """
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ from tasks.candidates import render_candidates, sample_candidate_paths
 from tasks.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
 from tasks.kg import KnowledgeGraph
 from tasks.qa_checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
+
+
+#: Gateway failure kinds that mean "the endpoint did not answer", as opposed to "it answered badly".
+ENDPOINT_FAILURES = frozenset(
+    {"timeout", "rate_limit", "server_error", "connection", "auth", "not_found", "bad_request", "endpoint_unavailable"}
+)
 
 
 class GenConfig(BaseModel):
@@ -334,8 +340,11 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         name="qa_judgement", params=cfg.judge_params, max_reasks=1,
     )
     if not judged.ok:
+        # "judge unavailable" (the endpoint failed) is not a verdict on the question: a re-run retries the job.
+        # "judge failed" (the judge answered, but not validly) is.
+        what = "judge unavailable" if judged.failure.kind in ENDPOINT_FAILURES else "judge failed"
         return QAAttempt(**common, status="rejected", reject_reason="llm_error",
-                         judge_reason=f"judge failed: {judged.failure}")
+                         judge_reason=f"{what}: {judged.failure}")
     if not judged.value.valid:
         return QAAttempt(**common, status="rejected", reject_reason="judge_invalid",
                          judge_valid=False, judge_reason=judged.value.reason)

@@ -98,3 +98,13 @@ def test_two_processes_write_and_read_the_same_file(tmp_path):
     for who in ("p1", "p2", "shared"):
         k = cache_key(model="m", messages=[{"role": "user", "content": f"{who}-7"}], params={})
         assert c.get(k) == {"text": f"{who}-7"}
+
+
+def test_a_broken_cache_degrades_to_misses(tmp_path):
+    c = ResponseCache(tmp_path / "c.sqlite")
+    c.put(key(), {"text": "x"})
+    conn = c._conn()
+    conn.execute("DROP TABLE responses")  # any sqlite error: the cache must not take the call down with it
+    assert c.get(key()) is None
+    c.put(key(1), {"text": "y"})
+    assert c.errors == 2

@@ -163,3 +163,39 @@ def test_jobs_lost_to_an_outage_are_retried_on_the_next_run(cs_graph, settings, 
     fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
     up = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, settings=settings)
     assert up["accepted"] == 2
+
+
+def test_a_judge_outage_is_not_a_verdict(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+    from gateway.fake import Fault
+
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", fault=Fault(status=500))
+    down = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, settings=settings)
+    assert down["accepted"] == 0 and down["attempts"] == 4
+    fake_llm.reset()
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+    up = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, settings=settings)
+    assert up["accepted"] == 2
+
+
+def test_verification_lost_to_an_outage_is_redone(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa, verify_paths
+    from gateway.fake import Fault
+
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+    generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], settings=settings)
+    fake_llm.add(schema_name="gold_path_verdicts", fault=Fault(status=500), times=100)
+    first = verify_paths(domains=["cs"], settings=settings)
+    assert first["questions"] == 2 and first["mean_verified"] == 0
+    fake_llm.reset()
+
+    def all_valid(body):
+        ids = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["items"]["properties"]["path_id"]["enum"]
+        return {"verdicts": [{"path_id": i, "valid": True, "reason": "ok"} for i in ids]}
+
+    fake_llm.add(schema_name="gold_path_verdicts", reply=all_valid)
+    second = verify_paths(domains=["cs"], settings=settings)
+    assert second["questions"] == 2 and second["mean_verified"] >= 1

@@ -132,3 +132,23 @@ def test_proportions_within_a_few_percent_when_groups_are_small(sizes, seed):
     res = assign_splits(items, seed=seed)
     assert res.groups == len(sizes)
     assert res.max_deviation <= 0.03
+
+
+def test_refresh_keeps_old_splits_and_places_linked_new_questions_with_their_group():
+    from flows.qa import stable_splits
+    from schemas.qa import QA
+
+    def q(i, seed, answer, split=None):
+        return QA(qa_id=f"qa-{i:03d}", domain="cs", seed=seed, hop_class="1-2", path=[seed, answer], path_edges=[],
+                  question=f"q{i}", answer=answer, split=split)
+
+    old = [q(i, f"S{i}", f"A{i}", split) for i, split in enumerate(["train"] * 8 + ["validation", "test"])]
+    linked = q(100, "S9", "Z")  # shares its seed with a test question
+    fresh = [q(200 + i, f"N{i}", f"M{i}") for i in range(20)]
+    assignment, conflicts = stable_splits(old + [linked] + fresh, seed=0,
+                                          proportions={"train": 0.8, "validation": 0.1, "test": 0.1})
+    assert conflicts == 0
+    assert set(assignment) == {linked.qa_id, *(f.qa_id for f in fresh)}  # old questions are not reassigned
+    assert assignment[linked.qa_id] == "test"
+    fresh_counts = {s: sum(assignment[f.qa_id] == s for f in fresh) for s in ("train", "validation", "test")}
+    assert fresh_counts == {"train": 16, "validation": 2, "test": 2}

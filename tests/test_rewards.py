@@ -1,0 +1,356 @@
+"""Rewards for RL (training/rewards.py) and the verl entry point (training/verl_reward.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from schemas.qa import QA, GoldPath, PathEdge, make_qa_id
+from tasks import trajectories
+from tasks.export import rl_ground_truth, rl_row
+from training import rewards
+from training.rewards import (
+    REWARDS,
+    GroundTruth,
+    eog_f1_path,
+    get_reward,
+    omne_post_sft,
+    omne_stage1,
+)
+from training.verl_reward import compute_score
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TRIPLES = [
+    ("Alan Turing", "studied at", "King's College, Cambridge"),
+    ("King's College, Cambridge", "located in", "Cambridge"),
+]
+TRUTH = GroundTruth(answers=["Cambridge"], gold_paths=[[*TRIPLES]], graph_type="cs")
+CALL = '<tool_call>\nnode_info(node_name="Alan Turing", graph_type="cs")\n</tool_call>'
+
+
+def _resp(
+    answer: str | None = "Cambridge",
+    *,
+    think: str = "plan",
+    calls: tuple[str, ...] = (),
+) -> str:
+    parts = [f"<think>{think}</think>", *calls]
+    if answer is not None:
+        parts.append(f"<answer>{answer}</answer>")
+    return "\n".join(parts)
+
+
+# -- answers ----------------------------------------------------------------------------------------------------
+
+
+def test_em_ignores_surrounding_whitespace():
+    r = omne_stage1(_resp("  \n Cambridge \t"), TRUTH)
+    assert r.em and r.format_ok and r.score == 1.0
+    assert omne_post_sft(_resp(" Cambridge "), TRUTH).score == 1.0
+
+
+def test_last_answer_wins():
+    assert omne_stage1(
+        "<answer>Oxford</answer> wait <answer>Cambridge</answer>", TRUTH
+    ).em
+    r = omne_stage1("<answer>Cambridge</answer> no <answer>Oxford</answer>", TRUTH)
+    assert r.answer == "Oxford" and not r.em and r.score == pytest.approx(0.1)
+
+
+def test_answer_inside_think_does_not_count():
+    r = omne_stage1("<think><answer>Cambridge</answer></think>", TRUTH)
+    assert r.answer is None and r.score == 0.0
+
+
+@pytest.mark.parametrize("name", sorted(REWARDS))
+def test_missing_answer_scores_zero(name):
+    r = get_reward(name)(_resp(None, think="nothing relevant"), TRUTH)
+    assert r.answer is None and not r.format_ok and r.f1 == 0.0 and r.score == 0.0
+    # an unclosed answer tag (cut-off output) is no answer either
+    assert get_reward(name)("<think>x</think><answer>Cambridge", TRUTH).score == 0.0
+
+
+def test_stage1_wrong_but_well_formed_gets_floor():
+    assert omne_stage1(_resp("Oxford"), TRUTH).score == pytest.approx(0.1)
+
+
+def test_post_sft_halves():
+    assert omne_post_sft(_resp("Oxford"), TRUTH).score == pytest.approx(
+        0.5
+    )  # format only
+
+
+# -- format ------------------------------------------------------------------------------------------------------
+
+
+def test_malformed_tool_call_breaks_format():
+    bad = "<tool_call>\nnode_info(node_name=\n</tool_call>"
+    r = omne_stage1(_resp("Cambridge", calls=(bad,)), TRUTH)
+    assert r.n_bad_calls == 1 and not r.format_ok and r.score == 0.0
+    unknown = (
+        '<tool_call>\n{"name": "web_search", "arguments": {"q": "x"}}\n</tool_call>'
+    )
+    assert not omne_stage1(_resp("Cambridge", calls=(unknown,)), TRUTH).format_ok
+
+
+def test_hermes_json_call_is_well_formed():
+    call = '<tool_call>\n{"name": "node_info", "arguments": {"node_name": "Alan Turing", "graph_type": "cs"}}\n</tool_call>'
+    r = omne_stage1(_resp("Cambridge", calls=(call,)), TRUTH)
+    assert r.format_ok and r.n_tool_calls == 1 and r.score == 1.0
+
+
+def test_unclosed_think_breaks_format():
+    assert not omne_stage1("<answer>Cambridge</answer><think>more", TRUTH).format_ok
+    # a lone leading </think> (template opened the block in the prompt) is fine
+    assert omne_stage1("reasoning</think>\n<answer>Cambridge</answer>", TRUTH).format_ok
+
+
+# -- repeats -----------------------------------------------------------------------------------------------------
+
+
+def test_repeat_penalty_counts_identical_name_and_arguments():
+    other = (
+        '<tool_call>\nnode_info(node_name="Cambridge", graph_type="cs")\n</tool_call>'
+    )
+    same_json = '<tool_call>\n{"name": "node_info", "arguments": {"graph_type": "cs", "node_name": "Alan Turing"}}\n</tool_call>'
+    r = omne_post_sft(_resp("Cambridge", calls=(CALL, other, CALL, same_json)), TRUTH)
+    assert (
+        r.n_tool_calls == 4 and r.n_repeat == 2
+    )  # CALL twice more (written two ways); `other` differs
+    assert r.score == pytest.approx(1.0 - 0.2)
+    assert omne_post_sft(_resp("Cambridge", calls=(CALL, other)), TRUTH).n_repeat == 0
+
+
+def test_calls_inside_think_are_not_counted():
+    r = omne_post_sft(
+        _resp("Cambridge", think=f"maybe {CALL} {CALL}", calls=(CALL,)), TRUTH
+    )
+    assert r.n_tool_calls == 1 and r.n_repeat == 0
+
+
+# -- Explore-on-Graph --------------------------------------------------------------------------------------------
+
+
+def test_f1_on_partial_sets():
+    truth = GroundTruth(answers=["Cambridge", "Oxford"], graph_type="cs")
+    assert eog_f1_path(0.0)(
+        '<answer>["cambridge", "Oxford", "London"]</answer>', truth
+    ).f1 == pytest.approx(0.8)
+    assert eog_f1_path(0.0)(
+        '<answer>["Cambridge"]</answer>', truth
+    ).score == pytest.approx(2 / 3)
+    assert eog_f1_path(0.0)('<answer>["Paris"]</answer>', truth).score == 0.0
+    # entity names with commas are one entity, not split
+    comma = GroundTruth(answers=["King's College, Cambridge"], graph_type="cs")
+    assert (
+        rewards.measure("<answer>King's College, Cambridge</answer>", comma).f1 == 1.0
+    )
+
+
+def test_path_coverage_substrings_case_insensitive():
+    think = "ALAN turing STUDIED AT king's college,   cambridge, which is LOCATED IN Cambridge."
+    assert rewards.measure(_resp(None, think=think), TRUTH).path_coverage == 1.0
+    half = "alan turing studied at King's College, Cambridge"
+    assert rewards.measure(
+        _resp(None, think=half), TRUTH
+    ).path_coverage == pytest.approx(0.5)
+
+
+def test_path_coverage_reads_only_reasoning():
+    """Tool observations echo triples; only <think> text earns the path reward."""
+    obs = "<tool_response>Alan Turing studied at King's College, Cambridge located in Cambridge</tool_response>"
+    r = rewards.measure(
+        f"<think>hmm</think>{CALL}{obs}<answer>Cambridge</answer>", TRUTH
+    )
+    assert r.path_coverage == 0.0
+
+
+def test_path_coverage_takes_best_gold_path():
+    truth = GroundTruth(
+        answers=["Cambridge"],
+        gold_paths=[[("x", "y", "z")], [*TRIPLES]],
+        graph_type="cs",
+    )
+    think = "Alan Turing studied at King's College, Cambridge; located in Cambridge"
+    assert rewards.measure(_resp(None, think=think), truth).path_coverage == 1.0
+
+
+def test_f1_weight_really_counts():
+    """Guard against Explore-on-Graph's released code, which multiplies F1 by 0."""
+    right_no_path = _resp("['Cambridge']", think="no triples here")
+    assert REWARDS["eog_f1_path"](right_no_path, TRUTH).score == pytest.approx(0.8)
+    full = _resp(
+        "['Cambridge']",
+        think="Alan Turing studied at King's College, Cambridge, located in Cambridge",
+    )
+    assert REWARDS["eog_f1_path"](full, TRUTH).score == pytest.approx(1.0)
+    path_only = _resp(
+        "['Oxford']",
+        think="Alan Turing studied at King's College, Cambridge, located in Cambridge",
+    )
+    assert REWARDS["eog_f1_path"](path_only, TRUTH).score == pytest.approx(0.2)
+    assert eog_f1_path(0.5)(right_no_path, TRUTH).score == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5])
+def test_path_weight_validated(bad):
+    with pytest.raises(ValueError):
+        eog_f1_path(bad)
+
+
+# -- helpers agree with how trajectories were accepted -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["  'Paris.' ", "“C++”", "Queen (band)", "ＡＢＣ", "*Cambridge*"]
+)
+def test_copied_helpers_agree_with_trajectories(text):
+    assert rewards.normalize_answer(text) == trajectories.normalize_answer(text)
+    gold = ["Paris", "C++"]
+    assert rewards.answer_set_matches(text, gold) == trajectories.answer_set_matches(
+        text, gold
+    )
+    think = f"{text} studied at king's college, cambridge"
+    assert rewards.path_coverage(think, TRIPLES) == trajectories.path_coverage(
+        think, TRIPLES
+    )
+    for t in [*TRIPLES, ("a", "b, keyword", "c")]:
+        assert rewards.triple_mentioned(
+            "A b keyword C", t
+        ) == trajectories.triple_mentioned("A b keyword C", t)
+
+
+# -- registry and ranges ---------------------------------------------------------------------------------------------
+
+
+def test_registry_covers_all_names():
+    assert set(REWARDS) == {"omne_stage1", "omne_post_sft", "eog_f1_path"}
+    with pytest.raises(KeyError, match="omne_stage1"):
+        get_reward("nope")
+
+
+RESPONSES = [
+    "",
+    "garbage",
+    _resp("Cambridge"),
+    _resp("Oxford", calls=(CALL, CALL, CALL)),
+    _resp(
+        "['Cambridge', 'Oxford']",
+        think="Alan Turing studied at King's College, Cambridge",
+    ),
+    "<answer></answer>",
+    "<tool_call>not a call</tool_call><answer>Cambridge</answer>",
+]
+
+
+@pytest.mark.parametrize("name", sorted(REWARDS))
+@pytest.mark.parametrize("text", RESPONSES)
+def test_score_is_float_in_documented_range(name, text):
+    r = get_reward(name)(text, TRUTH)
+    assert type(r.score) is float and math.isfinite(r.score)
+    low = (
+        -rewards.REPEAT_PENALTY * max(r.n_tool_calls - 1, 0)
+        if name == "omne_post_sft"
+        else 0.0
+    )
+    assert low - 1e-9 <= r.score <= 1.0
+    assert 0.0 <= r.f1 <= 1.0 and 0.0 <= r.path_coverage <= 1.0
+
+
+# -- verl entry point on a real exported row -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def rl_example() -> dict:
+    path = ["Alan Turing", "King's College, Cambridge", "Cambridge"]
+    edges = [PathEdge(head=s, tail=o, relation=r) for s, r, o in TRIPLES]
+    question = "In which city is the college where Alan Turing studied?"
+    qa = QA(qa_id=make_qa_id("cs", "snap", question, path[-1], path), domain="cs", snapshot_id="snap",
+            seed=path[0], hop_class="1-2", path=path, path_edges=edges, question=question, answer=path[-1],
+            split="train")  # fmt: skip
+    gold = [
+        GoldPath(
+            qa_id=qa.qa_id,
+            rank=0,
+            path=path,
+            triples=[e.triple() for e in edges],
+            verdict="valid",
+        )
+    ]
+    row = rl_row(qa, gold, 0, ["entity_matcher", "node_info"])
+    assert row["reward_model"]["ground_truth"] == rl_ground_truth(qa, gold)
+    return row
+
+
+def test_ground_truth_parses_exported_json(rl_example):
+    gt = rl_example["reward_model"]["ground_truth"]
+    assert isinstance(gt, str)
+    truth = GroundTruth.parse(gt)
+    assert (
+        truth.answers == ["Cambridge"]
+        and truth.graph_type == "cs"
+        and truth.gold_paths == [TRIPLES]
+    )
+    assert GroundTruth.parse(json.loads(gt)) == truth
+    with pytest.raises(ValidationError):
+        GroundTruth.parse('{"answers": [], "graph_type": "cs"}')
+
+
+def test_compute_score_on_exported_row(rl_example, monkeypatch):
+    monkeypatch.delenv("HOPFORGE_REWARD", raising=False)
+    gt, extra = rl_example["reward_model"]["ground_truth"], rl_example["extra_info"]
+    text = _resp(
+        " Cambridge ",
+        think="Alan Turing studied at King's College, Cambridge, located in Cambridge",
+        calls=(CALL, CALL),
+    )
+    out = compute_score(rl_example["data_source"], text, gt, extra)
+    assert out["score"] == pytest.approx(
+        0.9
+    )  # default omne_post_sft: 1 − 0.1 for the repeat
+    assert (
+        all(isinstance(v, (int, float)) for v in out.values()) and out["n_repeat"] == 1
+    )
+    monkeypatch.setenv("HOPFORGE_REWARD", "omne_stage1")
+    assert compute_score(rl_example["data_source"], text, gt, extra)["score"] == 1.0
+    # the row's own choice wins over the environment
+    out = compute_score(
+        rl_example["data_source"], text, gt, {**extra, "reward": "eog_f1_path"}
+    )
+    assert out["score"] == pytest.approx(1.0) and out["path_coverage"] == 1.0
+    assert (
+        type(compute_score(rl_example["data_source"], "", gt, None)["score"]) is float
+    )
+    with pytest.raises(KeyError):
+        compute_score(rl_example["data_source"], text, gt, {**extra, "reward": "nope"})
+
+
+def test_verl_reward_loads_by_path_with_light_imports(tmp_path):
+    """verl's workers load the file by path; it must not drag in torch, prefect or the graph stack."""
+    code = (
+        "import runpy, sys\n"
+        f"ns = runpy.run_path({str(ROOT / 'training' / 'verl_reward.py')!r})\n"
+        "assert callable(ns['compute_score'])\n"
+        "allowed = {'pydantic', 'pydantic_core', 'annotated_types', 'typing_extensions', 'typing_inspection',"
+        " 'tasks', 'schemas', 'training'}\n"
+        "top = {m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - allowed\n"
+        "top = {m for m in top if not m.startswith('_')}\n"
+        "print(sorted(top))\n"
+        "assert not top, top\n"
+    )
+    # run from elsewhere, with nothing of the repository on the path: the file must find its own root
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code],
+        check=False,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 
@@ -40,7 +41,7 @@ def test_migrate_is_idempotent_and_resumes(tmp_path):
 def test_failed_migration_rolls_back():
     wh = Warehouse(migrate=False)
     bad = [*MIGRATIONS[:1], Migration(2, "broken", "CREATE TABLE ok_part (x INT); CREATE TABLE broken (")]
-    with pytest.raises(Exception):
+    with pytest.raises(duckdb.Error):
         wh.migrate(bad)
     assert wh.schema_version() == 1
     assert "ok_part" not in wh.tables()
@@ -63,7 +64,7 @@ def test_write_batch_is_one_transaction():
     wh.write_batch("runs", [_run_row("a"), _run_row("b", parameters={"k": 1})])
     assert wh.scalar("SELECT count(*) FROM runs") == 2
     assert wh.scalar("SELECT parameters->>'k' FROM runs WHERE run_id='b'") == "1"
-    with pytest.raises(Exception):  # duplicate primary key in the middle of the batch: nothing lands
+    with pytest.raises(duckdb.ConstraintException):  # duplicate primary key mid-batch: nothing lands
         wh.write_batch("runs", [_run_row("c"), _run_row("a")])
     assert wh.scalar("SELECT count(*) FROM runs") == 2
 

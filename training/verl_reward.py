@@ -21,7 +21,7 @@ _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from training.rewards import GroundTruth, get_reward
+from training.rewards import GroundTruth, get_reward  # noqa: E402 (after the sys.path set-up above)
 
 DEFAULT_REWARD = "omne_post_sft"
 REWARD_ENV = "HOPFORGE_REWARD"

@@ -29,6 +29,8 @@ qa_app = typer.Typer(no_args_is_help=True, help="Generate and verify multi-hop q
 app.add_typer(qa_app, name="qa")
 traj_app = typer.Typer(no_args_is_help=True, help="Distill tool-use and long chain-of-thought trajectories.")
 app.add_typer(traj_app, name="traj")
+eval_app = typer.Typer(no_args_is_help=True, help="Evaluate the policy role on held-out questions.")
+app.add_typer(eval_app, name="eval")
 
 out = Console()
 err = Console(stderr=True)
@@ -183,6 +185,10 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     e = f["export"]
     for cfg, splits in e["rows"].items():
         out.print(f"  export {cfg:<12} " + "  ".join(f"{s_}: {n}" for s_, n in splits.items()))
+    if f.get("eval"):
+        for m, st in f["eval"]["by_mode"].items():
+            out.print(f"eval {m:<9} (policy {f['eval']['model']}, test split): n={st['n']} EM={st['em']:.2f} "
+                      f"F1={st['f1']:.2f} Hit@1={st['hit1']:.2f}")
     out.print(f"warehouse: {settings.warehouse_path}")
     out.print(f"datasets:  {e['path']} (version {e['version']}; manifest.json, dataset_info.json, README.md)")
     out.print("inspect:   .venv/bin/hopforge qa stats | traj stats | warehouse runs | graph report")
@@ -392,6 +398,29 @@ def traj_stats(config: ConfigOpt = None) -> None:
             raise _UserError("no trajectories yet: run `hopforge traj distill`")
         for r in rows:
             out.print(f"{r['kind']:<10} {r['status']:<9} {r['reason']:<20} {r['n']:>6}")
+
+    _run(body)
+
+
+@eval_app.command("run")
+def eval_run(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
+             split: Annotated[str, typer.Option(help="train | validation | test | all")] = "test",
+             mode: Annotated[Optional[list[str]], typer.Option("--mode", "-m", help="tools | no_tools | gold_context (repeat)")] = None,
+             limit: Annotated[Optional[int], typer.Option(help="At most this many questions.")] = None,
+             judge: Annotated[bool, typer.Option(help="Ask the judge role when exact match fails.")] = False) -> None:
+    """Run the policy role through the tool loop (and baselines) on a split; EM / F1 / Hit@1 per hop class and domain."""
+
+    def body():
+        from flows.evaluate import evaluate_policy
+
+        with _Bars():
+            r = evaluate_policy(split=None if split == "all" else split, modes=tuple(mode or ["tools", "no_tools"]),
+                                domains=domain, limit=limit, use_judge=judge, settings=_settings(config, gguf))
+        for m, stats in r["by_mode"].items():
+            out.print(f"{m:<13} n={stats['n']}  EM={stats['em']:.3f}  F1={stats['f1']:.3f}  Hit@1={stats['hit1']:.3f}"
+                      + (f"  judge={stats['judge_acc']:.3f}" if stats.get("judge_acc") is not None else ""))
+        _print_yields(r["table"])
+        out.print(f"run {r['run_id']} (model {r['model']}); rows in eval_runs / eval_items")
 
     _run(body)
 

@@ -1,4 +1,4 @@
-"""The end-to-end `factory` flow: corpus -> graphs -> questions -> gold paths -> trajectories -> datasets.
+"""The end-to-end `factory` flow: corpus -> graphs -> questions -> gold paths -> trajectories -> datasets -> eval.
 
 It runs each stage as a subflow, so every stage keeps its own run record, artifacts and resumability. With
 the embedded demo-quality model as extractor, LightRAG graphs come out too sparse for multi-hop questions, so
@@ -14,11 +14,13 @@ from typing import Any
 from prefect import flow
 
 from flows.distill import distill_trajectories
+from flows.evaluate import evaluate_policy
 from flows.export import export_datasets
 from flows.graphs import build_graphs, import_graphs
 from flows.qa import generate_qa, verify_paths
 from flows.runtime import default_settings
 from schemas.config import Settings
+from warehouse.db import Warehouse
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
 DEMO_DOMAINS = ["agriculture", "biology", "cooking", "cs", "history"]
@@ -107,5 +109,14 @@ def factory(
     exported = export_datasets(version=export_version, settings=settings)
     summary["export"] = {"run_id": exported["run_id"], "version": exported["version"], "path": exported["path"],
                          "rows": exported["rows"], "invalid": len(exported["invalid"])}
+    with Warehouse(settings.warehouse_path) as wh:
+        n_test = wh.scalar("SELECT count(*) FROM qa WHERE split = 'test'")
+    if n_test:
+        limits = {k: v for k, v in (distill_limits or {}).items() if k in ("max_rounds", "max_tokens_per_round")}
+        ev = evaluate_policy(split="test", modes=("tools", "no_tools"), domains=doms, settings=settings, **limits)
+        summary["eval"] = {"run_id": ev["run_id"], "model": ev["model"], "by_mode": ev["by_mode"]}
+    else:
+        summary["eval"] = None
+        print("evaluation skipped: no question landed in the test split")
     summary["warehouse"] = str(settings.warehouse_path)
     return summary

@@ -32,6 +32,6 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
         raise ValueError("no graphs in the warehouse: run `hopforge graph build` or `hopforge graph import` first")
     emb = HashingEmbedder() if embedder == "hashing" else make_embedder(settings.embeddings)
     try:
-        return ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "index")
+        return ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes")
     except EmbeddingError:
         raise

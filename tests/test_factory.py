@@ -33,3 +33,13 @@ def test_factory_end_to_end_on_the_fake(prefect_harness, fake_llm, tmp_path):
     assert sum(out["export"]["rows"]["qa"].values()) == 3
     assert list((export / "qa").glob("*.parquet")) and manifest
     assert [r["domain"] for r in out["graph_reports"]] == ["cs"]
+    from warehouse.db import Warehouse
+
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        n_test = wh.scalar("SELECT count(*) FROM qa WHERE split = 'test'")
+        n_items = wh.scalar("SELECT count(*) FROM eval_items")
+    # evaluation runs on the test split: both modes on every test question, or is skipped when there is none
+    assert (out["eval"] is None) == (n_test == 0)
+    assert n_items == 2 * n_test
+    if n_test:
+        assert {m: st["n"] for m, st in out["eval"]["by_mode"].items()} == {"tools": n_test, "no_tools": n_test}

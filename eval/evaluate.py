@@ -1,0 +1,220 @@
+"""Evaluate a policy model on one question: the tool loop, and two baselines.
+
+Modes (``MODES``):
+
+- ``tools``: the multi-turn KG tool loop (``tasks.agent_loop.run_agent``) with role ``policy`` and up to
+  ``max_rounds`` (7, Omne-R1) tool rounds; the answer is the final ``<answer>``.
+- ``no_tools``: the closed-book baseline: the policy answers from the question alone, in ``<answer>``.
+- ``gold_context``: the upper bound: the question plus the gold path's triples in the prompt.
+
+Scores are ``eval.metrics`` (EM, entity-set F1, Hit@1, the RL rewards' own measures) and the path coverage of the
+model's reasoning (``training.rewards.path_coverage``, best over gold paths). An optional LLM judge (role
+``judge``, off by default) decides, when EM fails, whether the prediction names the gold answer anyway.
+
+``evaluate_item`` never raises for endpoint problems: an endpoint that gives no answer makes an item with
+``end_reason == "error"``, no prediction and zero scores (the flow counts those separately).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from eval import metrics
+from schemas.qa import QA, GoldPath
+from schemas.tools import OMNE_TOOLS
+from tasks.agent_loop import AgentConfig, ChatGateway, ToolRunner, run_agent
+from tasks.tool_calls import extract_answer, strip_think
+from training.rewards import path_coverage, think_text
+
+Mode = Literal["tools", "no_tools", "gold_context"]
+MODES: tuple[str, ...] = ("tools", "no_tools", "gold_context")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """How items are evaluated. ``max_answer_tokens`` caps the single generation of the baselines."""
+
+    role: str = "policy"
+    max_rounds: int = 7
+    max_tokens_per_round: int = 3000
+    max_answer_tokens: int = 3000
+    tools: tuple[str, ...] = OMNE_TOOLS
+    style: Literal["text", "api"] = "text"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    use_judge: bool = False
+    judge_role: str = "judge"
+
+    def agent_config(self) -> AgentConfig:
+        return AgentConfig(role=self.role, style=self.style, tools=self.tools, max_rounds=self.max_rounds,
+                           max_tokens_per_round=self.max_tokens_per_round, params=dict(self.params))  # fmt: skip
+
+
+class EvalItem(BaseModel):
+    """One scored answer: an ``eval_items`` row."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str | None = None
+    qa_id: str
+    mode: str
+    domain: str
+    hop_class: str
+    split: str | None = None
+    question: str
+    prediction: str | None = None
+    answers: list[str]
+    em: bool = False
+    f1: float = 0.0
+    hit1: bool = False
+    judge_valid: bool | None = None
+    judge_reason: str | None = None
+    n_rounds: int = 0
+    repeated_calls: int = 0
+    end_reason: str
+    error: str | None = None
+    path_coverage: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class JudgeVerdict(BaseModel):
+    """The judge's structured answer."""
+
+    correct: bool
+    reason: str = Field(max_length=600)
+
+
+# -- prompts ------------------------------------------------------------------------------------------------------
+
+_ANSWER_RULE = ("Give the final answer inside <answer> and </answer>: the entity's exact name and nothing else. "
+                "You may think first inside <think> and </think>.")  # fmt: skip
+
+
+def no_tools_messages(qa: QA) -> list[dict[str, Any]]:
+    """The closed-book baseline's prompt: the question alone."""
+    return [
+        {"role": "system", "content": "Answer the question from what you know. " + _ANSWER_RULE},
+        {"role": "user", "content": qa.question},
+    ]
+
+
+def gold_triples(qa: QA, gold_paths: Sequence[GoldPath] = ()) -> list[list[tuple[str, str, str]]]:
+    """The gold paths as triples: every stored path the verifier did not refuse (rank order), else the question's
+    own path."""
+    paths = [list(g.triples) for g in sorted(gold_paths, key=lambda g: g.rank) if g.verdict != "invalid" and g.triples]
+    if not paths and qa.path_edges:
+        paths = [[e.triple() for e in qa.path_edges]]
+    return paths
+
+
+def gold_context_messages(qa: QA, triples: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """The upper bound's prompt: the facts of one gold path, then the question."""
+    facts = "\n".join(f"- {s} | {r} | {o}" for s, r, o in triples)
+    return [
+        {"role": "system", "content": "Answer the question using the facts given (subject | relation | object). "
+                                      + _ANSWER_RULE},
+        {"role": "user", "content": f"Facts:\n{facts}\n\nQuestion: {qa.question}"},
+    ]
+
+
+def judge_messages(qa: QA, prediction: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "system", "content": "You grade answers to questions. Decide whether the predicted answer names the "
+                                      "same entity as the gold answer (another name or spelling of it counts; a "
+                                      "different, broader or narrower entity does not). Reply with JSON: "
+                                      '{"correct": true or false, "reason": "one sentence"}.'},
+        {"role": "user", "content": f"Question: {qa.question}\nGold answer: {qa.answer}\nPredicted answer: {prediction}"},
+    ]  # fmt: skip
+
+
+# -- one item -------------------------------------------------------------------------------------------------------
+
+
+def _base(qa: QA, mode: str) -> dict[str, Any]:
+    return {"qa_id": qa.qa_id, "mode": mode, "domain": qa.domain, "hop_class": qa.hop_class, "split": qa.split,
+            "question": qa.question, "answers": [qa.answer]}  # fmt: skip
+
+
+async def _single_answer(gateway: ChatGateway, messages: list[dict[str, Any]], config: EvalConfig) -> dict[str, Any]:
+    """One generation for a baseline: prediction, end reason, reasoning text, tokens."""
+    result = await gateway.chat(config.role, messages, params={**config.params, "max_tokens": config.max_answer_tokens})
+    out: dict[str, Any] = {"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+                           "think": ""}  # fmt: skip
+    if result.failure is not None:
+        kind = "token_limit" if result.failure.kind == "truncated" else "error"
+        return {**out, "end_reason": kind, "error": result.failure.message}
+    answer = extract_answer(result.text)
+    out["think"] = "\n".join(t for t in (result.reasoning or "", think_text(result.text)) if t)
+    return {**out, "prediction": answer, "end_reason": "answer" if answer is not None else "no_answer"}
+
+
+async def evaluate_item(
+    gateway: ChatGateway,
+    env: ToolRunner | None,
+    qa: QA,
+    mode: str,
+    config: EvalConfig = EvalConfig(),
+    gold_paths: Sequence[GoldPath] = (),
+    run_id: str | None = None,
+) -> EvalItem:
+    """Answer and score ``qa`` in ``mode`` (see the module docstring). ``env`` is needed for ``tools`` only."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    paths = gold_triples(qa, gold_paths)
+    got: dict[str, Any]
+    if mode == "tools":
+        if env is None:
+            raise ValueError("mode 'tools' needs a tool environment")
+        run = await run_agent(gateway, env, qa.question, qa.domain, config.agent_config())
+        own = [r for r in run.reasoning if r] + [think_text(m.get("content") or "") for m in run.messages
+                                                 if m.get("role") == "assistant"]  # fmt: skip
+        got = {"prediction": run.final_answer, "end_reason": run.end_reason, "error": run.error,
+               "n_rounds": run.rounds, "repeated_calls": run.repeated_calls, "think": "\n".join(t for t in own if t),
+               "prompt_tokens": run.tokens.prompt, "completion_tokens": run.tokens.completion}  # fmt: skip
+    elif mode == "no_tools":
+        got = await _single_answer(gateway, no_tools_messages(qa), config)
+    else:
+        got = await _single_answer(gateway, gold_context_messages(qa, paths[0] if paths else []), config)
+    think = got.pop("think", "")
+    prediction = got.get("prediction")
+    item = EvalItem(**_base(qa, mode), **got, run_id=run_id)
+    if item.end_reason == "error" or prediction is None:
+        return item.model_copy(update={"judge_valid": False if config.use_judge and item.end_reason != "error" else None})
+    scores = metrics.score(prediction, item.answers)
+    coverage = max((path_coverage(think, p) for p in paths), default=0.0)
+    item = item.model_copy(update={**scores, "path_coverage": coverage})
+    if config.use_judge:
+        item = await judge_item(gateway, qa, item, config)
+    return item
+
+
+async def judge_item(gateway: ChatGateway, qa: QA, item: EvalItem, config: EvalConfig) -> EvalItem:
+    """Fill ``judge_valid``: true on EM without a call; else the judge's verdict (``None`` when the judge gave
+    none: a judge failure is not a wrong answer)."""
+    if item.em:
+        return item.model_copy(update={"judge_valid": True, "judge_reason": "exact match"})
+    prediction = strip_think(item.prediction or "").strip()
+    if not prediction:
+        return item.model_copy(update={"judge_valid": False, "judge_reason": "no answer"})
+    res = await gateway.structured(config.judge_role, judge_messages(qa, prediction), JudgeVerdict,  # type: ignore[attr-defined]
+                                   name="judge_verdict")
+    if not res.ok:
+        return item.model_copy(update={"judge_valid": None, "judge_reason": f"judge failed: {res.failure}"[:500]})
+    return item.model_copy(update={"judge_valid": res.value.correct, "judge_reason": res.value.reason})
+
+
+__all__ = [
+    "MODES",
+    "EvalConfig",
+    "EvalItem",
+    "JudgeVerdict",
+    "evaluate_item",
+    "gold_context_messages",
+    "gold_triples",
+    "judge_item",
+    "no_tools_messages",
+]

@@ -1,0 +1,165 @@
+"""The `evaluate-policy` flow: score the policy model on the stored questions, with tools and baselines.
+
+The flow loads the questions of a split (every split when ``split`` is None), optionally of some domains and at
+most ``limit`` of them (first by ``qa_id``), their gold paths, the graph snapshot each was made on and a tool
+environment over it. Batch tasks answer and score items (``eval.evaluate.evaluate_item``) and never write; the
+flow writes each batch of ``eval_items`` in one transaction, then one ``eval_runs`` row per mode. A table artifact
+reports EM / F1 / Hit@1 (and judge accuracy) per mode and (domain, hop class). A later run re-asks nothing the
+endpoint already answered: the gateway cache serves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from eval.evaluate import MODES, EvalConfig, EvalItem, evaluate_item
+from eval.metrics import aggregate, summarize
+from flows.distill import load_gold_paths
+from flows.progress import Progress
+from flows.qa import load_qa
+from flows.runtime import Runtime, default_settings, open_run
+from gateway.client import EndpointUnavailable
+from schemas.config import Settings
+from schemas.qa import QA, SPLITS, GoldPath
+from tasks.kg import KnowledgeGraph
+from tasks.kg_tools import ToolEnvironment
+
+
+@task(name="evaluate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def evaluate_batch(rt: Runtime, env: ToolEnvironment | None, jobs: list[tuple[QA, str]],
+                   gold: dict[str, list[GoldPath]], cfg: EvalConfig) -> list[EvalItem]:
+    """The scored items of one batch, concurrently (the gateway's limiter paces the policy endpoint)."""
+
+    async def go() -> list[EvalItem]:
+        try:
+            return await rt.gateway.gather(
+                evaluate_item(rt.gateway, env, qa, mode, cfg, gold.get(qa.qa_id, []), run_id=rt.run_id)
+                for qa, mode in jobs
+            )
+        finally:
+            await rt.gateway.aclose()
+
+    return asyncio.run(go())
+
+
+def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int, limit: int | None) -> tuple[str, ...]:
+    """The modes in canonical order; ``ValueError`` (before any work) for bad parameters."""
+    wanted = list(dict.fromkeys(modes))
+    unknown = [m for m in wanted if m not in MODES]
+    if unknown or not wanted:
+        raise ValueError(f"unknown or no mode(s) {unknown or wanted}; choose from {', '.join(MODES)}")
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    return tuple(m for m in MODES if m in wanted)
+
+
+def metrics_table(items: Sequence[EvalItem], modes: Sequence[str]) -> list[dict[str, Any]]:
+    """One row per mode x (domain, hop class), then one "all" row per mode."""
+    rows: list[dict[str, Any]] = []
+    for mode in modes:
+        mine = [i for i in items if i.mode == mode]
+        if not mine:
+            continue
+        for r in aggregate(mine):
+            rows.append({"mode": mode, **r})
+        rows.append({"mode": mode, "domain": "all", "hop_class": "all", **summarize(mine)})
+    return rows
+
+
+def _artifact(table: list[dict[str, Any]], description: str) -> None:
+    """A Prefect table artifact, only inside a flow run (a plain call in a test has no API to send it to)."""
+    from prefect.artifacts import create_table_artifact
+    from prefect.context import FlowRunContext
+
+    if table and FlowRunContext.get() is not None:
+        create_table_artifact(key="eval-metrics", table=table, description=description)
+
+
+def _model(rt: Runtime, role: str) -> str | None:
+    try:
+        return rt.gateway.resolve(role).model
+    except (EndpointUnavailable, OSError):  # an embedded model that cannot start: the items record the failure
+        return None
+
+
+@flow(name="evaluate-policy", log_prints=True)
+def evaluate_policy(
+    split: str | None = "test",
+    modes: Sequence[str] = ("tools", "no_tools"),
+    domains: list[str] | None = None,
+    limit: int | None = None,
+    use_judge: bool = False,
+    batch_size: int = 16,
+    max_rounds: int = 7,
+    max_tokens_per_round: int = 3000,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Evaluate the ``policy`` role on the stored questions; see the module docstring. Returns
+    ``{"run_id", "by_mode": {mode: {n, em, f1, hit1, judge_acc, ...}}, "table"}``."""
+    settings = settings or default_settings()
+    modes = check_eval_params(modes, split, batch_size, limit)
+    cfg = EvalConfig(max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round, use_judge=use_judge)
+    params = {"split": split, "modes": list(modes), "domains": domains, "limit": limit, "use_judge": use_judge,
+              "batch_size": batch_size, "max_rounds": max_rounds, "max_tokens_per_round": max_tokens_per_round}
+    with open_run("evaluate-policy", params, settings) as rt:
+        where, args = "TRUE", []
+        if split is not None:
+            where, args = where + " AND split = ?", [*args, split]
+        if domains:
+            where, args = where + " AND domain IN (SELECT unnest(?::VARCHAR[]))", [*args, list(domains)]
+        qas = load_qa(rt, where, args)[:limit] if limit else load_qa(rt, where, args)
+        if not qas:
+            raise ValueError(f"no questions for split={split!r}, domains={domains}: run `generate-qa` first")
+        gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
+        print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}")
+        groups: dict[tuple[str, str], list[QA]] = {}
+        for q in qas:
+            groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
+        made: list[EvalItem] = []
+        bar = Progress("evaluate-policy", len(qas) * len(modes), "evaluating the policy")
+        index_dir = settings.data_dir / "indexes"
+        for (domain, snap), group in sorted(groups.items()):
+            env = None
+            if "tools" in modes:
+                kg = KnowledgeGraph.load(rt.wh, domain, snap or None)
+                env = ToolEnvironment.from_graphs([kg], rt.embedder, cache_dir=index_dir, tools=cfg.tools)
+            jobs = [(q, m) for m in modes for q in group]
+            for start in range(0, len(jobs), batch_size):
+                batch = jobs[start : start + batch_size]
+                items = evaluate_batch(rt, env, batch, gold, cfg)
+                with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                    rt.wh.write_batch("eval_items", items, replace=True, con=con)
+                made += items
+                bar.advance(len(batch))
+                rt.flush_usage()
+        model = _model(rt, cfg.role)
+        by_mode: dict[str, dict[str, Any]] = {}
+        runs = []
+        for mode in modes:
+            s = summarize(i for i in made if i.mode == mode)
+            by_mode[mode] = s
+            runs.append({"run_id": rt.run_id, "mode": mode, "role": cfg.role, "model": model, "split": split,
+                         "n_items": s["n"], "n_errors": s["errors"], "em": s["em"], "f1": s["f1"], "hit1": s["hit1"],
+                         "judge_acc": s["judge_acc"], "mean_rounds": s["mean_rounds"],
+                         "mean_repeats": s["mean_repeats"], "created_at": datetime.now()})  # fmt: skip
+        rt.wh.write_batch("eval_runs", runs, replace=True)
+        table = metrics_table(made, modes)
+        _artifact(table, f"policy evaluation ({model or 'unknown model'}), run {rt.run_id}")
+        for mode, s in by_mode.items():
+            print(f"{mode}: n={s['n']} em={s['em']} f1={s['f1']} hit1={s['hit1']} judge={s['judge_acc']} "
+                  f"errors={s['errors']}")  # fmt: skip
+        return {"run_id": rt.run_id, "model": model, "by_mode": by_mode, "table": table,
+                **rt.gateway.ledger.totals()}
+
+
+__all__ = ["check_eval_params", "evaluate_batch", "evaluate_policy", "metrics_table"]

@@ -1,0 +1,213 @@
+"""Policy evaluation: metrics on hand-made cases, one item per mode against the loopback fake, then the flow."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from eval.evaluate import EvalConfig, evaluate_item, gold_triples
+from eval.metrics import aggregate, em, f1, hit1, summarize
+from gateway.client import LLMGateway
+from gateway.fake import Fault
+from schemas.config import load_settings
+from tests.test_trajectories import GRAPHS, THREE_HOP, TWO_HOP, gold_for, make_qa
+
+ONE_HOP = (["Alan Turing", "King's College, Cambridge"], "Where did Alan Turing study?")
+KINGS = "King's College, Cambridge"
+
+
+# -- metrics -------------------------------------------------------------------------------------------------------
+
+
+def test_metrics_on_hand_made_cases():
+    gold = [KINGS]
+    assert em(" 'king's  college, CAMBRIDGE.' ", gold) and em(f'["{KINGS}"]', gold)
+    assert not em(f'["{KINGS}", "Bletchley Park"]', gold) and not em(None, gold) and not em("", gold)
+    assert f1(f'["{KINGS}", "Bletchley Park"]', gold) == pytest.approx(2 / 3)
+    assert f1('["a", "b"]', ["b", "c"]) == pytest.approx(0.5) and f1(None, gold) == 0.0
+    assert hit1(f'["{KINGS}", "Bletchley Park"]', gold)  # the first entity is right
+    assert not hit1(f'["Bletchley Park", "{KINGS}"]', gold) and not hit1(None, gold) and not hit1("[]", gold)
+    assert hit1('["", "B"]', ["b"])  # empty items are dropped before taking the first
+
+
+def test_aggregate_groups_sorted_with_counts():
+    rows = [
+        {"domain": "cs", "hop_class": "3+", "em": True, "f1": 1.0, "hit1": True, "judge_valid": None,
+         "n_rounds": 3, "repeated_calls": 1, "end_reason": "answer", "path_coverage": 0.5},
+        {"domain": "cs", "hop_class": "1-2", "em": False, "f1": 0.5, "hit1": True, "judge_valid": True,
+         "n_rounds": 1, "repeated_calls": 0, "end_reason": "answer", "path_coverage": 0.0},
+        {"domain": "bio", "hop_class": "1-2", "em": False, "f1": 0.0, "hit1": False, "judge_valid": False,
+         "n_rounds": 0, "repeated_calls": 0, "end_reason": "error", "path_coverage": 0.0},
+        {"domain": "cs", "hop_class": "1-2", "em": True, "f1": 1.0, "hit1": True, "judge_valid": None,
+         "n_rounds": 2, "repeated_calls": 0, "end_reason": "answer", "path_coverage": 1.0},
+    ]  # fmt: skip
+    agg = aggregate(rows)
+    assert [(r["domain"], r["hop_class"], r["n"]) for r in agg] == [("bio", "1-2", 1), ("cs", "1-2", 2), ("cs", "3+", 1)]
+    cs12 = agg[1]
+    assert (cs12["em"], cs12["f1"], cs12["hit1"], cs12["judge_acc"], cs12["n_judged"]) == (0.5, 0.75, 1.0, 1.0, 1)
+    assert agg[0]["errors"] == 1 and agg[2]["judge_acc"] is None and agg[2]["mean_repeats"] == 1.0
+    total = summarize(rows)
+    assert total["n"] == 4 and total["em"] == 0.5 and total["judge_acc"] == 0.5 and total["mean_rounds"] == 1.5
+    assert summarize([])["n"] == 0 and aggregate([]) == []
+
+
+# -- items against the fake ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kg():
+    from tasks.importers import read_triples
+
+    return read_triples(GRAPHS / "cs.jsonl", "cs").to_graph()
+
+
+@pytest.fixture(scope="module")
+def env(kg):
+    from tasks.kg_index import HashingEmbedder
+    from tasks.kg_tools import ToolEnvironment
+
+    return ToolEnvironment.from_graphs([kg], HashingEmbedder(), tools=("entity_matcher", "node_info"))
+
+
+def roles(fake) -> dict[str, Any]:
+    role = {"base_url": fake.base_url, "model": "fake-model", "max_retries": 0, "timeout_s": 10}
+    return {"policy": role, "judge": {**role, "model": "fake-judge"}}
+
+
+def gateway(fake, tmp_path) -> LLMGateway:
+    settings = load_settings(data_dir=tmp_path, roles=roles(fake), cache={"mode": "off"}, max_reasks=0)
+    return LLMGateway(settings, backoff_base_s=0.01, backoff_cap_s=0.02)
+
+
+def policy(paths: dict[str, list[str]], tool_answers: dict[str, str], closed_book: dict[str, str]):
+    """A scripted policy. With tools: one node_info call on the node before the answer, then the scripted answer
+    (the gold one unless ``tool_answers`` says otherwise). Closed book: ``closed_book`` or "Bletchley Park". With
+    the gold facts in the prompt: the gold answer, naming the facts in its reasoning."""
+
+    def reply(body: dict[str, Any]) -> str:
+        msgs = body["messages"]
+        system = msgs[0]["content"]
+        user = next(m["content"] for m in msgs if m["role"] == "user")
+        if "<tools>" in system:
+            path = paths[user]
+            if not any(m["role"] == "assistant" for m in msgs):
+                return f'<tool_call>node_info(node_name={json.dumps(path[-2])}, graph_type="cs")</tool_call>'
+            return f"<answer>{tool_answers.get(user, path[-1])}</answer>"
+        if user.startswith("Facts:"):
+            question = user.split("Question: ", 1)[1]
+            p = paths[question]
+            return f"<think>{p[-2]} studied at {p[-1]}.</think><answer>{p[-1]}</answer>"
+        return f"<answer>{closed_book.get(user, 'Bletchley Park')}</answer>"
+
+    return reply
+
+
+async def test_each_mode_scores_one_item(fake_llm, tmp_path, kg, env):
+    qa = make_qa(kg, *TWO_HOP, split="test")
+    fake_llm.add(reply=policy({qa.question: qa.path}, {}, {}))
+    gw = gateway(fake_llm, tmp_path)
+    tools = await evaluate_item(gw, env, qa, "tools", EvalConfig(), gold_for(qa), run_id="r")
+    assert (tools.prediction, tools.em, tools.f1, tools.hit1, tools.end_reason) == (KINGS, True, 1.0, True, "answer")
+    assert tools.n_rounds == 1 and tools.repeated_calls == 0 and tools.run_id == "r" and tools.answers == [KINGS]
+    assert tools.judge_valid is None  # the judge is off by default
+    closed = await evaluate_item(gw, None, qa, "no_tools")
+    assert (closed.prediction, closed.em, closed.f1, closed.hit1, closed.n_rounds) == ("Bletchley Park", False, 0.0, False, 0)
+    upper = await evaluate_item(gw, None, qa, "gold_context", gold_paths=gold_for(qa))
+    assert upper.em and upper.path_coverage == 0.5  # the reasoning names the studied-at triple, not the other
+    prompt = fake_llm.requests[-1].json["messages"][-1]["content"]
+    assert "Alan Turing | studied at | King's College, Cambridge" in prompt
+    assert gold_triples(qa, []) == [[e.triple() for e in qa.path_edges]]  # no stored paths: the question's own
+    with pytest.raises(ValueError, match="unknown mode"):
+        await evaluate_item(gw, env, qa, "oracle")
+
+
+async def test_endpoint_fault_is_an_error_item_not_a_crash(fake_llm, tmp_path, kg, env):
+    qa = make_qa(kg, *TWO_HOP, split="test")
+    fake_llm.add(reply="x", fault=Fault(status=503))
+    gw = gateway(fake_llm, tmp_path)
+    for mode in ("tools", "no_tools", "gold_context"):
+        item = await evaluate_item(gw, env, qa, mode, EvalConfig(use_judge=True), gold_for(qa))
+        assert item.end_reason == "error" and item.error and item.prediction is None
+        assert (item.em, item.f1, item.hit1, item.path_coverage, item.judge_valid) == (False, 0.0, False, 0.0, None)
+
+
+async def test_judge_rules_only_when_em_fails(fake_llm, tmp_path, kg):
+    qa = make_qa(kg, *TWO_HOP, split="test")
+    fake_llm.add(schema_name="judge_verdict", reply={"correct": True, "reason": "King's is the college meant."})
+    fake_llm.add(reply=policy({qa.question: qa.path}, {}, {qa.question: "King's College"}))
+    gw = gateway(fake_llm, tmp_path)
+    item = await evaluate_item(gw, None, qa, "no_tools", EvalConfig(use_judge=True))
+    assert not item.em and item.judge_valid is True and "college" in item.judge_reason
+    judged = [r for r in fake_llm.requests if r.json["model"] == "fake-judge"]
+    assert len(judged) == 1 and "Gold answer: King's College, Cambridge" in judged[0].json["messages"][-1]["content"]
+    up = await evaluate_item(gw, None, qa, "gold_context", EvalConfig(use_judge=True), gold_for(qa))
+    assert up.em and up.judge_valid is True  # EM needs no judge call
+    assert len([r for r in fake_llm.requests if r.json["model"] == "fake-judge"]) == 1
+
+
+# -- the flow --------------------------------------------------------------------------------------------------------
+
+
+def build_eval_warehouse(settings):
+    """The demo cs graph as the current snapshot and three test questions (two 1-2 hop, one 3+) with gold paths."""
+    from tasks.graph_store import write_snapshot
+    from tasks.importers import read_triples
+    from warehouse.db import Warehouse
+
+    imported = read_triples(GRAPHS / "cs.jsonl", "cs")
+    with Warehouse(settings.warehouse_path) as wh:
+        snap = write_snapshot(wh, "cs", imported.entities, imported.relations, source="triples", build_run_id=None,
+                              directed=imported.directed)  # fmt: skip
+        kg = imported.to_graph(snapshot_id=snap.snapshot_id)
+        qas = [make_qa(kg, *spec, split="test") for spec in (ONE_HOP, TWO_HOP, THREE_HOP)]
+        qas.append(make_qa(kg, ONE_HOP[0], "Which college did Alan Turing attend?", split="train"))
+        wh.write_batch("qa", qas)
+        wh.write_batch("gold_paths", [g for q in qas for g in gold_for(q)])
+    return qas
+
+
+def test_evaluate_flow_writes_items_runs_and_per_hop_metrics(prefect_harness, fake_llm, tmp_path):
+    from flows.evaluate import evaluate_policy
+    from warehouse.db import Warehouse
+
+    settings = load_settings(data_dir=tmp_path, roles=roles(fake_llm),
+                             embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})
+    qas = build_eval_warehouse(settings)
+    one = qas[0]
+    # tools: right on the 2- and 3-hop questions, a hedge with the right entity first on the 1-hop one;
+    # closed book: right only on the 1-hop question
+    fake_llm.add(reply=policy({q.question: q.path for q in qas}, {one.question: f'["{KINGS}", "Bletchley Park"]'},
+                              {one.question: KINGS}))  # fmt: skip
+
+    out = evaluate_policy(settings=settings, batch_size=4)
+    tools, closed = out["by_mode"]["tools"], out["by_mode"]["no_tools"]
+    assert tools["n"] == 3 and tools["em"] == pytest.approx(0.6667) and tools["hit1"] == 1.0
+    assert tools["f1"] == pytest.approx((2 / 3 + 2) / 3, abs=1e-3) and tools["mean_rounds"] == 1.0
+    assert closed["n"] == 3 and closed["em"] == closed["f1"] == closed["hit1"] == pytest.approx(0.3333)
+    assert closed["mean_rounds"] == 0.0 and tools["errors"] == closed["errors"] == 0
+    table = {(r["mode"], r["hop_class"]): r for r in out["table"]}
+    assert [(r["mode"], r["hop_class"]) for r in out["table"]] == [
+        ("tools", "1-2"), ("tools", "3+"), ("tools", "all"), ("no_tools", "1-2"), ("no_tools", "3+"), ("no_tools", "all")]
+    assert table[("tools", "1-2")]["n"] == 2 and table[("tools", "1-2")]["em"] == 0.5
+    assert table[("tools", "1-2")]["f1"] == pytest.approx(0.8333) and table[("tools", "3+")]["em"] == 1.0
+    assert table[("no_tools", "1-2")]["em"] == 0.5 and table[("no_tools", "3+")]["em"] == 0.0
+
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        items = wh.query("SELECT * FROM eval_items WHERE run_id = ? ORDER BY mode, qa_id", [out["run_id"]])
+        runs = wh.query("SELECT * FROM eval_runs WHERE run_id = ? ORDER BY mode", [out["run_id"]])
+        status = wh.scalar("SELECT status FROM runs WHERE run_id = ?", [out["run_id"]])
+    assert len(items) == 6 and {i["qa_id"] for i in items} == {q.qa_id for q in qas[:3]}  # the train one is left out
+    assert all(json.loads(i["answers"]) == [KINGS] or i["hop_class"] == "3+" for i in items)
+    assert [(r["mode"], r["n_items"], r["model"], r["split"]) for r in runs] == [
+        ("no_tools", 3, "fake-model", "test"), ("tools", 3, "fake-model", "test")]
+    assert runs[1]["em"] == pytest.approx(0.6667) and runs[1]["judge_acc"] is None and status == "completed"
+
+    calls = fake_llm.calls()
+    again = evaluate_policy(modes=["no_tools"], limit=2, settings=settings)  # a new run: the cache answers
+    assert again["by_mode"]["no_tools"]["n"] == 2 and fake_llm.calls() == calls and again["run_id"] != out["run_id"]
+    train = evaluate_policy(split="train", modes=["no_tools"], settings=settings)
+    assert train["by_mode"]["no_tools"]["n"] == 1 and fake_llm.calls() == calls + 1
+    with pytest.raises(ValueError, match="unknown or no mode"):
+        evaluate_policy(modes=["oracle"], settings=settings)

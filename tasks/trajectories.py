@@ -37,7 +37,6 @@ import json
 import random
 import re
 import threading
-import unicodedata
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -58,6 +57,14 @@ from schemas.trajectories import (
 from tasks.agent_loop import AgentConfig, ToolRunner, build_system_prompt, run_agent
 from tasks.kg import KnowledgeGraph
 from tasks.tool_calls import extract_answer, parse_answer_list
+from training.rewards import (
+    _flat,
+    answer_set_matches,
+    normalize_answer,
+    path_coverage,
+    relation_terms,
+    triple_mentioned,
+)
 
 # -- configuration --------------------------------------------------------------------------------------------------
 
@@ -113,22 +120,6 @@ class DistillConfig:
 
 # -- answers --------------------------------------------------------------------------------------------------------
 
-# Stripped from both ends of an answer: quotes, sentence punctuation and markdown emphasis that models wrap
-# answers in. Brackets, '+', '#' are kept: they end real names ("C++", "Queen (band)").
-_ANSWER_STRIP = " \t\r\n.,;:!?'\"`*_“”‘’«»„"
-
-
-def normalize_answer(text: str) -> str:
-    """The comparison key of an answer: NFKC, case folded, whitespace collapsed, surrounding punctuation and
-    quotes stripped. Idempotent."""
-    t = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-    prev = None
-    while prev != t:  # "'Paris.'" needs two rounds: quote, then the period inside it
-        prev = t
-        t = t.strip(_ANSWER_STRIP)
-    return t
-
-
 def answer_matches(predicted: str | None, gold: str, *, allow_extra: bool = False) -> bool:
     """Normalised exact match of ``predicted`` with ``gold``; a list answer (``["X"]``) matches when its items
     are the gold answer (``allow_extra``: when they include it). An empty answer never matches."""
@@ -137,13 +128,6 @@ def answer_matches(predicted: str | None, gold: str, *, allow_extra: bool = Fals
     if not key or not items:
         return False
     return key in items if allow_extra else items == {key}
-
-
-def answer_set_matches(predicted: str | None, gold: Sequence[str]) -> bool:
-    """The predicted entity set (``parse_answer_list``) equals the gold set, both normalised."""
-    want = {normalize_answer(g) for g in gold} - {""}
-    got = {normalize_answer(i) for i in parse_answer_list(predicted)} - {""}
-    return bool(want) and got == want
 
 
 # -- gold paths -------------------------------------------------------------------------------------------------
@@ -307,10 +291,6 @@ def thoughts_schema(n: int) -> dict[str, Any]:
         "required": ["thoughts"],
         "additionalProperties": False,
     }
-
-
-def _flat(text: str) -> str:
-    return " ".join(text.casefold().split())
 
 
 def excerpt(observation: str, keep: Sequence[str], limit: int) -> str:
@@ -498,30 +478,6 @@ def judge_rollout(run: AgentRun, gold: str, *, allow_extra: bool = False) -> tup
 
 
 # -- long CoT --------------------------------------------------------------------------------------------------------
-
-
-def relation_terms(relation: str) -> list[str]:
-    """What counts as naming a relation: the whole text, or one of its comma-separated parts (a LightRAG
-    relation has no label; its triple carries the keywords joined with ", ")."""
-    whole = " ".join(relation.split())
-    parts = [" ".join(p.split()) for p in relation.split(",")]
-    return list(dict.fromkeys([whole, *(p for p in parts if len(p) >= 3)]))
-
-
-def triple_mentioned(think: str, triple: Sequence[str]) -> bool:
-    """Explore-on-Graph's test for one gold triple ``(s, r, o)``: the subject, the relation (label or one of its
-    keywords, ``relation_terms``) and the object all appear in the text, case-insensitively, whitespace
-    collapsed."""
-    text = _flat(think)
-    s, r, o = triple
-    return _flat(s) in text and _flat(o) in text and any(_flat(t) in text for t in relation_terms(r) if t)
-
-
-def path_coverage(think: str, triples: Sequence[Sequence[str]]) -> float:
-    """The path reward: the share of ``triples`` mentioned in ``think`` (0.0 for no triples)."""
-    if not triples:
-        return 0.0
-    return sum(triple_mentioned(think, t) for t in triples) / len(triples)
 
 
 def best_path_coverage(think: str, choices: Sequence[GoldChoice]) -> float:

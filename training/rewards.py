@@ -17,9 +17,9 @@ is the one float the trainer optimises, the other fields are diagnostics. Reward
 ``REWARDS``. The module imports only the standard library, pydantic and ``tasks.tool_calls`` (itself light) so
 verl's reward workers can load it without torch, prefect or the graph stack.
 
-``normalize_answer``, ``answer_set_matches``, ``triple_mentioned`` and ``path_coverage`` are copies of the helpers
-in ``tasks.trajectories`` (which accepted the SFT trajectories): importing that module pulls in openai, duckdb,
-networkx, numpy and pyarrow. ``tests/test_rewards.py`` checks the copies agree with the originals.
+This module is the single home of the answer-matching and path-mention rules (``normalize_answer``,
+``answer_set_matches``, ``triple_mentioned``, ``path_coverage``): ``tasks.trajectories`` imports them from here, so
+trajectories are accepted by exactly the rule RL rewards them by.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class RewardResult:
 Reward = Callable[[str, GroundTruth], RewardResult]
 
 
-# -- helpers copied from tasks.trajectories (see module docstring) ------------------------------------------------
+# -- answer matching and path mentions (shared with tasks.trajectories) ------------------------------------------------
 
 # Stripped from both ends of an answer: quotes, sentence punctuation and markdown emphasis that models wrap
 # answers in. Brackets, '+', '#' are kept: they end real names ("C++", "Queen (band)").

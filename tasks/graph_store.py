@@ -89,19 +89,7 @@ def split_sep(value: Any, *, drop: frozenset[str] = frozenset()) -> list[str]:
 
 def split_keywords(value: Any) -> list[str]:
     """Keywords from LightRAG's comma-separated (and possibly ``<SEP>``-merged) string, or from a list."""
-    if value is None:
-        return []
-    raw = value if isinstance(value, (list, tuple)) else [value]
-    out: list[str] = []
-    seen: set[str] = set()
-    for item in raw:
-        for chunk in str(item).split(SEP):
-            for part in chunk.split(","):
-                part = part.strip()
-                if part and part not in seen:
-                    seen.add(part)
-                    out.append(part)
-    return out
+    return _unique(p.strip() for part in split_sep(value) for p in part.split(",") if p.strip())
 
 
 def join_descriptions(parts: Iterable[str | None]) -> str:

@@ -1,7 +1,7 @@
 """Benchmark: code checks and de-duplication throughput on synthetic candidates (no LLM).
 
 Candidates come from the five demo reference graphs (``flows/demo/graphs``): for every seed-eligible node,
-code-sampled paths of 2-4 nodes (``tasks.candidates``) get a templated question of one of these kinds:
+code-sampled paths of 2-4 nodes (``tasks.qa.candidates``) get a templated question of one of these kinds:
 
 - ``good``: names the start node, describes each hop by its relation keywords;
 - ``leak``: also names an intermediate node or the answer;
@@ -32,13 +32,13 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
 from schemas.qa import QA, make_qa_id  # noqa: E402
-from tasks.candidates import sample_candidate_paths  # noqa: E402
-from tasks.context import path_edges  # noqa: E402
-from tasks.dedup import dedup_questions  # noqa: E402
-from tasks.importers import read_triples  # noqa: E402
-from tasks.kg import KnowledgeGraph  # noqa: E402
-from tasks.qa_checks import passed, reject_reason, run_checks  # noqa: E402
-from tasks.seeds import eligible_seeds  # noqa: E402
+from tasks.qa.candidates import sample_candidate_paths  # noqa: E402
+from tasks.qa.context import path_edges  # noqa: E402
+from tasks.qa.dedup import dedup_questions  # noqa: E402
+from tasks.graph.importers import read_triples  # noqa: E402
+from tasks.graph.kg import KnowledgeGraph  # noqa: E402
+from tasks.qa.checks import passed, reject_reason, run_checks  # noqa: E402
+from tasks.qa.seeds import eligible_seeds  # noqa: E402
 
 GRAPHS = ROOT / "flows" / "demo" / "graphs"
 

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gateway.client import LLMGateway  # noqa: E402
 from gateway.fake import FakeOpenAI, Fault  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
-from tasks.importers import read_triples  # noqa: E402
-from tasks.qa_generate import GenConfig, run_job  # noqa: E402
-from tasks.seeds import eligible_seeds, sample_seeds  # noqa: E402
+from tasks.graph.importers import read_triples  # noqa: E402
+from tasks.qa.generate import GenConfig, run_job  # noqa: E402
+from tasks.qa.seeds import eligible_seeds, sample_seeds  # noqa: E402
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 

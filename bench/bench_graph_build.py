@@ -3,7 +3,7 @@
 Every side builds the same domain (N synthetic documents) with LightRAG 1.5.7, the same local tokenizer, chunk
 sizes, embedder and concurrency, and gets the same extraction answers after the same latency per LLM call:
 
-- **hopforge**: ``tasks.graph_build.build_domain_graph``: every LLM call through the gateway (HTTP to the loopback
+- **hopforge**: ``tasks.graph.build.build_domain_graph``: every LLM call through the gateway (HTTP to the loopback
   fake, response cache in SQLite, usage accounting), doc-status bookkeeping, then the GraphML read into canonical
   records;
 - **direct-http**: ``LightRAG.ainsert`` with a minimal LLM function that posts the same chat request to the same
@@ -49,8 +49,8 @@ from gateway.client import LLMGateway  # noqa: E402
 from gateway.fake import Fault, FakeOpenAI, fake_embedding  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from schemas.corpus import Document, IngestOptions, content_hash, make_doc_id  # noqa: E402
-from tasks.graph_build import build_domain_graph  # noqa: E402
-from tasks.text import count_tokens, make_lightrag_tokenizer  # noqa: E402
+from tasks.graph.build import build_domain_graph  # noqa: E402
+from tasks.corpus.text import count_tokens, make_lightrag_tokenizer  # noqa: E402
 
 DOMAIN = "cs"
 TUPLE, COMPLETE = "<|#|>", "<|COMPLETE|>"

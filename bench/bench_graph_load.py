@@ -3,8 +3,8 @@
 Generates a synthetic power-law graph (preferential attachment) in LightRAG's GraphML format inside a temporary
 directory, then times, each on its own:
 
-- ``import``: ``tasks.importers.read_lightrag_graphml`` (GraphML -> records),
-- ``write``: ``tasks.graph_store.write_snapshot`` into a DuckDB file (one transaction),
+- ``import``: ``tasks.graph.importers.read_lightrag_graphml`` (GraphML -> records),
+- ``write``: ``tasks.graph.store.write_snapshot`` into a DuckDB file (one transaction),
 - ``rewrite``: the same write again (idempotent: finds the snapshot, adds no rows),
 - ``load``: ``KnowledgeGraph.load`` from that file (then, apart, the first traversal's adjacency cache),
 - ``ball_scan``: ``ball_size(n, 3, cap=400)`` for a seeded sample of nodes (what seed eligibility does).
@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
-from tasks.graph_store import write_snapshot  # noqa: E402
-from tasks.importers import read_lightrag_graphml  # noqa: E402
-from tasks.kg import KnowledgeGraph  # noqa: E402
+from tasks.graph.store import write_snapshot  # noqa: E402
+from tasks.graph.importers import read_lightrag_graphml  # noqa: E402
+from tasks.graph.kg import KnowledgeGraph  # noqa: E402
 from warehouse.db import Warehouse  # noqa: E402
 
 TYPES = ("person", "organization", "concept", "location", "event", "technology")

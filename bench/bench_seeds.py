@@ -10,7 +10,7 @@ Two graphs of ``--nodes`` nodes, both with hubs:
 For each graph it times:
 
 - ``build``: ``KnowledgeGraph`` construction (not part of the scan; reported for scale),
-- ``scanner``: ``tasks.seeds.eligible_seeds`` over every node (builds the integer adjacency, then one capped
+- ``scanner``: ``tasks.qa.seeds.eligible_seeds`` over every node (builds the integer adjacency, then one capped
   BFS per node),
 - ``kg_bfs_ball``: the same scan with ``KnowledgeGraph.ball_size`` per node (the class's capped BFS),
 - ``uncapped``: a full depth-3 BFS (``networkx.single_source_shortest_path_length(cutoff=3)``) on a seeded
@@ -38,8 +38,8 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
 from schemas.graph import Entity, Relation  # noqa: E402
-from tasks.kg import KnowledgeGraph  # noqa: E402
-from tasks.seeds import eligible_seeds  # noqa: E402
+from tasks.graph.kg import KnowledgeGraph  # noqa: E402
+from tasks.qa.seeds import eligible_seeds  # noqa: E402
 
 DEPTH, MIN_BALL, MAX_BALL = 3, 20, 400
 

@@ -42,9 +42,9 @@ import httpx  # noqa: E402
 import numpy as np  # noqa: E402
 
 from schemas.graph import Entity, Relation  # noqa: E402
-from tasks.kg import KnowledgeGraph  # noqa: E402
-from tasks.kg_index import GraphIndex, HashingEmbedder  # noqa: E402
-from tasks.kg_tools import ToolEnvironment  # noqa: E402
+from tasks.graph.kg import KnowledgeGraph  # noqa: E402
+from tasks.env.index import GraphIndex, HashingEmbedder  # noqa: E402
+from tasks.env.tools import ToolEnvironment  # noqa: E402
 
 DOMAIN = "bench"
 WORDS = (

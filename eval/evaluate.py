@@ -2,7 +2,7 @@
 
 Modes (``MODES``):
 
-- ``tools``: the multi-turn KG tool loop (``tasks.agent_loop.run_agent``) with role ``policy`` and up to
+- ``tools``: the multi-turn KG tool loop (``tasks.env.agent_loop.run_agent``) with role ``policy`` and up to
   ``max_rounds`` (7, Omne-R1) tool rounds; the answer is the final ``<answer>``.
 - ``no_tools``: the closed-book baseline: the policy answers from the question alone, in ``<answer>``.
 - ``gold_context``: the upper bound: the question plus the gold path's triples in the prompt.
@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from eval import metrics
 from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS
-from tasks.agent_loop import AgentConfig, ChatGateway, ToolRunner, run_agent
-from tasks.tool_calls import extract_answer, strip_think
+from tasks.env.agent_loop import AgentConfig, ChatGateway, ToolRunner, run_agent
+from tasks.env.tool_calls import extract_answer, strip_think
 from training.rewards import path_coverage, think_text
 
 Mode = Literal["tools", "no_tools", "gold_context"]

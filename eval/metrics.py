@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tasks.tool_calls import parse_answer_list
+from tasks.env.tool_calls import parse_answer_list
 from training.rewards import answer_set_matches, entity_f1, normalize_answer
 
 

@@ -85,8 +85,8 @@ class _Bars:
 def _run(fn):
     """Run a command body, turning the errors a person can fix into one clear line."""
     from schemas.config import ConfigError
-    from tasks.importers import GraphImportError
-    from tasks.ingest import IngestError
+    from tasks.graph.importers import GraphImportError
+    from tasks.corpus.ingest import IngestError
     from warehouse.db import WarehouseError
 
     try:
@@ -274,7 +274,7 @@ def graph_report_cmd(config: ConfigOpt = None, domain: DomainOpt = None) -> None
 
 
 def _print_reports(reports: list[dict[str, Any]]) -> None:
-    from tasks.graph_report import GraphReport, report_text
+    from tasks.graph.report import GraphReport, report_text
 
     for r in reports:
         out.print(report_text(GraphReport(**r)), highlight=False, markup=False, soft_wrap=True)
@@ -348,7 +348,7 @@ def qa_stats(config: ConfigOpt = None) -> None:
             out.print(f"{r['domain']:<14} {r['hop_class']:<4} {r['split']:<10} {r['n']:>6}")
         if ylds:
             from schemas.qa import QAYield
-            from tasks.qa_yields import yield_table
+            from tasks.qa.yields import yield_table
 
             out.print(f"latest generation run {last}:")
             _print_yields(yield_table([QAYield(**y) for y in ylds]))
@@ -435,7 +435,7 @@ def export_cmd(config: ConfigOpt = None,
 
     def body():
         from flows.export import export_datasets
-        from tasks.export import ExportError
+        from tasks.export.datasets import ExportError
 
         kwargs: dict[str, Any] = {"version": version, "repo_id": repo_id, "token_env": token_env}
         if include:

@@ -1,7 +1,7 @@
 """The `distill-trajectories` flow: teacher trajectories (template, rollouts, long CoT) for the stored questions.
 
 For each domain and graph snapshot the flow loads the questions (optionally one split), their gold paths, the graph
-and a tool environment over it; batch tasks make trajectories (``tasks.trajectories``) and never write; the flow
+and a tool environment over it; batch tasks make trajectories (``tasks.distill.trajectories``) and never write; the flow
 writes each batch in one transaction. Resumable: jobs ``(qa_id, kind, sample)`` with a final verdict are skipped (a
 job lost to an unreachable endpoint is tried again), and a crashed run loses at most the batch in flight (whose LLM
 answers the cache still holds). A table artifact reports trajectories, acceptance rate and reject reasons per kind.
@@ -25,9 +25,9 @@ from schemas.config import Settings
 from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory
-from tasks.kg import KnowledgeGraph
-from tasks.kg_tools import ToolEnvironment
-from tasks.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
+from tasks.graph.kg import KnowledgeGraph
+from tasks.env.tools import ToolEnvironment
+from tasks.distill.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
 from warehouse.db import Warehouse
 
 _TRAJ_JSON = ("messages", "reasoning", "tools", "gold_path", "params")

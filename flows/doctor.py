@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
-from tasks.doctor import DoctorCheck, check_embeddings, check_endpoint, check_warehouse, endpoint_groups
+from tasks.ops.doctor import DoctorCheck, check_embeddings, check_endpoint, check_warehouse, endpoint_groups
 
 
 @task(name="check-endpoints", retries=1, retry_delay_seconds=2, cache_policy=NO_CACHE)

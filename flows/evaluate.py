@@ -27,8 +27,8 @@ from flows.runtime import Runtime, default_settings, open_run
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.qa import QA, SPLITS, GoldPath
-from tasks.kg import KnowledgeGraph
-from tasks.kg_tools import ToolEnvironment
+from tasks.graph.kg import KnowledgeGraph
+from tasks.env.tools import ToolEnvironment
 
 
 @task(name="evaluate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

@@ -1,7 +1,7 @@
 """The `export-datasets` flow: questions, gold paths and accepted trajectories -> a versioned dataset directory.
 
 Reads the warehouse (``qa``, ``gold_paths``, ``trajectories``), writes ``<data_dir>/exports/<version>/`` with
-``tasks.export`` (Hugging Face layout, LLaMA-Factory ShareGPT + ``dataset_info.json``, verl RL parquet, plain QA,
+``tasks.export.datasets`` (Hugging Face layout, LLaMA-Factory ShareGPT + ``dataset_info.json``, verl RL parquet, plain QA,
 OpenAI messages, dataset card, manifest), and optionally uploads it to the Hugging Face Hub. The export itself
 writes nothing to the warehouse except the run record.
 """
@@ -17,7 +17,7 @@ from flows.distill import load_gold_paths, load_trajectories
 from flows.qa import load_qa
 from flows.runtime import default_settings, open_run
 from schemas.config import Settings
-from tasks.export import EXPORT_CONFIGS, ExportInputs, check_include, check_version, export, push_to_hub
+from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, check_include, check_version, export, push_to_hub
 
 
 def _artifact(rows: list[dict[str, Any]], description: str) -> None:

@@ -19,9 +19,9 @@ from flows.progress import Progress
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
 from schemas.corpus import Document, IngestOptions, IngestResult
-from tasks.graph_report import GraphReport, graph_report, report_markdown, report_rows
-from tasks.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders, write_ingest
-from tasks.kg import KnowledgeGraph
+from tasks.graph.report import GraphReport, graph_report, report_markdown, report_rows
+from tasks.corpus.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders, write_ingest
+from tasks.graph.kg import KnowledgeGraph
 
 SourceKind = Literal["auto", "jsonl", "folder", "hf"]
 
@@ -125,7 +125,7 @@ def report_graphs(domains: list[str] | None = None, settings: Settings | None = 
 # -- import ---------------------------------------------------------------------------------------------------------
 @task(name="import-graph-file", cache_policy=NO_CACHE)
 def import_file_task(path: str, domain: str, kind: str | None):
-    from tasks.importers import import_graph_file
+    from tasks.graph.importers import import_graph_file
 
     return import_graph_file(path, domain, kind=kind)  # type: ignore[arg-type]
 
@@ -161,7 +161,7 @@ def build_domain_task(rt: Runtime, domain: str, documents: list[Document], optio
                       max_parallel_insert: int, llm_max_async: int, gleaning: int | None = None):
     import logging
 
-    from tasks.graph_build import build_domain_graph
+    from tasks.graph.build import build_domain_graph
 
     # LightRAG logs every chunk at INFO; the progress bar and the report say what matters.
     logging.getLogger("lightrag").setLevel(logging.WARNING)
@@ -267,9 +267,9 @@ def _write_build(rt: Runtime, res, calls0: int, hits0: int, pt0: int, ct0: int, 
                  resolve: bool = True, near_duplicate_threshold: float | None = 0.95) -> str:
     """Store the build: the raw snapshot, then (when names merge) the resolved snapshot with its merge log, the
     near-duplicate report, and the build row. The raw snapshot stays, so any merge can be reviewed and undone."""
-    from tasks.entity_resolution import near_duplicates, resolve_entities
-    from tasks.graph_build import write_build
-    from tasks.graph_store import write_near_duplicates, write_snapshot
+    from tasks.graph.entity_resolution import near_duplicates, resolve_entities
+    from tasks.graph.build import write_build
+    from tasks.graph.store import write_near_duplicates, write_snapshot
 
     after = rt.gateway.ledger.role("extractor")
     usage = {"llm_calls": after.calls - calls0, "cache_hits": after.cache_hits - hits0,

@@ -19,13 +19,13 @@ from flows.progress import Progress
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
 from schemas.qa import QA, QAAttempt, Seed
-from tasks.dedup import dedup_questions
-from tasks.gold_verify import GoldResult, verify_question
-from tasks.kg import KnowledgeGraph
-from tasks.qa_generate import GenConfig, JobResult, assign_hop_classes, run_job
-from tasks.qa_yields import funnel, yield_table
-from tasks.seeds import eligible_seeds, sample_seeds
-from tasks.splits import assign_splits, link_entities
+from tasks.qa.dedup import dedup_questions
+from tasks.qa.gold_verify import GoldResult, verify_question
+from tasks.graph.kg import KnowledgeGraph
+from tasks.qa.generate import GenConfig, JobResult, assign_hop_classes, run_job
+from tasks.qa.yields import funnel, yield_table
+from tasks.qa.seeds import eligible_seeds, sample_seeds
+from tasks.qa.splits import assign_splits, link_entities
 
 _JSON_COLS = ("path", "path_edges", "source_chunk_ids")
 

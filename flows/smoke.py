@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
-from tasks.smoke import SMOKE_TEXTS, SmokeItem, annotate
+from tasks.ops.smoke import SMOKE_TEXTS, SmokeItem, annotate
 
 
 @task(name="annotate-batch", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)

@@ -46,7 +46,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from schemas.tools import Observation
-from tasks.kg_tools import ToolEnvironment
+from tasks.env.tools import ToolEnvironment
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from typing import Literal
 
 from gateway.embeddings import EmbeddingError, make_embedder
 from schemas.config import Settings
-from tasks.kg import KnowledgeGraph
-from tasks.kg_index import HashingEmbedder
-from tasks.kg_tools import ToolEnvironment
+from tasks.graph.kg import KnowledgeGraph
+from tasks.env.index import HashingEmbedder
+from tasks.env.tools import ToolEnvironment
 from warehouse.db import Warehouse
 
 EmbedderChoice = Literal["configured", "hashing"]

@@ -11,9 +11,9 @@ Identity rules (why the ids look the way they do):
 
 For those ids to line up, the graph build must insert each document as
 ``ainsert([doc.text], ids=[doc.doc_id], file_paths=[doc.lightrag_file_path()])`` into a LightRAG made with
-``tokenizer=tasks.text.make_lightrag_tokenizer()``, the same ``chunk_token_size`` /
+``tokenizer=tasks.corpus.text.make_lightrag_tokenizer()``, the same ``chunk_token_size`` /
 ``chunk_overlap_token_size``, and an embedding ``max_token_size`` equal to
-``IngestOptions.embedding_token_limit`` (see ``tasks.text.lightrag_stored_chunks``).
+``IngestOptions.embedding_token_limit`` (see ``tasks.corpus.text.lightrag_stored_chunks``).
 """
 
 from __future__ import annotations

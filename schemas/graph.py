@@ -128,7 +128,7 @@ class EntityMerge(BaseModel):
     ``punctuation`` (quotes, dashes, hyphens, punctuation at the ends or between words) or ``plural`` (a
     trailing plural on the last word). ``from_snapshot_id`` is the pre-merge snapshot, which stays in the
     warehouse untouched: re-applying the log to it minus some merges undoes those merges
-    (``tasks.entity_resolution.undo_merges``).
+    (``tasks.graph.entity_resolution.undo_merges``).
     """
 
     model_config = ConfigDict(extra="forbid")

@@ -58,7 +58,7 @@ RejectReason = Literal[
 ]
 REJECT_REASONS: tuple[str, ...] = get_args(RejectReason)
 
-#: Names of the code checks (``tasks.qa_checks``), in the order they run and are reported.
+#: Names of the code checks (``tasks.qa.checks``), in the order they run and are reported.
 CheckName = Literal[
     "nodes_exist",
     "path_simple",

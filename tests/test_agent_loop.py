@@ -11,10 +11,10 @@ import pytest
 from gateway.client import ChatResult, LLMGateway
 from gateway.fake import Fault
 from schemas.config import load_settings
-from tasks.agent_loop import AgentConfig, build_system_prompt, run_agent, run_agents
-from tasks.importers import read_triples
-from tasks.kg_index import HashingEmbedder
-from tasks.kg_tools import ToolEnvironment
+from tasks.env.agent_loop import AgentConfig, build_system_prompt, run_agent, run_agents
+from tasks.graph.importers import read_triples
+from tasks.env.index import HashingEmbedder
+from tasks.env.tools import ToolEnvironment
 
 GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 QUESTION = "Which college did the author of On Computable Numbers study at?"

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.qa import QA, PathEdge, make_qa_id
-from tasks.dedup import char_ngrams, dedup_questions, jaccard, normalize_question
+from tasks.qa.dedup import char_ngrams, dedup_questions, jaccard, normalize_question
 
 
 def qa(question: str, answer: str = "Alan Turing", domain: str = "cs", seed: str = "Bletchley Park") -> QA:

@@ -1,4 +1,4 @@
-"""Entity resolution (tasks/entity_resolution.py): spelling-variant merges, the merge log, undo, near duplicates."""
+"""Entity resolution (tasks/graph/entity_resolution.py): spelling-variant merges, the merge log, undo, near duplicates."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from schemas.graph import Entity, Relation
-from tasks.entity_resolution import (
+from tasks.graph.entity_resolution import (
     apply_merges,
     merge_rule,
     near_duplicates,
@@ -18,8 +18,8 @@ from tasks.entity_resolution import (
     resolve_entities,
     undo_merges,
 )
-from tasks.graph_store import write_snapshot
-from tasks.kg import KnowledgeGraph
+from tasks.graph.store import write_snapshot
+from tasks.graph.kg import KnowledgeGraph
 from warehouse.db import Warehouse
 
 

@@ -58,15 +58,15 @@ def test_aggregate_groups_sorted_with_counts():
 
 @pytest.fixture(scope="module")
 def kg():
-    from tasks.importers import read_triples
+    from tasks.graph.importers import read_triples
 
     return read_triples(GRAPHS / "cs.jsonl", "cs").to_graph()
 
 
 @pytest.fixture(scope="module")
 def env(kg):
-    from tasks.kg_index import HashingEmbedder
-    from tasks.kg_tools import ToolEnvironment
+    from tasks.env.index import HashingEmbedder
+    from tasks.env.tools import ToolEnvironment
 
     return ToolEnvironment.from_graphs([kg], HashingEmbedder(), tools=("entity_matcher", "node_info"))
 
@@ -152,8 +152,8 @@ async def test_judge_rules_only_when_em_fails(fake_llm, tmp_path, kg):
 
 def build_eval_warehouse(settings):
     """The demo cs graph as the current snapshot and three test questions (two 1-2 hop, one 3+) with gold paths."""
-    from tasks.graph_store import write_snapshot
-    from tasks.importers import read_triples
+    from tasks.graph.store import write_snapshot
+    from tasks.graph.importers import read_triples
     from warehouse.db import Warehouse
 
     imported = read_triples(GRAPHS / "cs.jsonl", "cs")

@@ -12,8 +12,8 @@ import pytest
 from schemas.config import load_settings
 from schemas.qa import QA, GoldPath, make_qa_id
 from schemas.trajectories import Trajectory, make_trajectory_id
-from tasks.context import path_edges
-from tasks.export import (
+from tasks.qa.context import path_edges
+from tasks.export.datasets import (
     EXPORT_CONFIGS,
     ExportError,
     ExportInputs,
@@ -26,10 +26,10 @@ from tasks.export import (
     validate_sharegpt,
     verify_export,
 )
-from tasks.importers import read_triples
-from tasks.kg_index import HashingEmbedder
-from tasks.kg_tools import ToolEnvironment
-from tasks.trajectories import COT_SYSTEM, cot_student_messages, run_template_tools, template_messages
+from tasks.graph.importers import read_triples
+from tasks.env.index import HashingEmbedder
+from tasks.env.tools import ToolEnvironment
+from tasks.distill.trajectories import COT_SYSTEM, cot_student_messages, run_template_tools, template_messages
 
 GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 QUESTIONS = [

@@ -8,7 +8,7 @@ import pytest
 
 from gateway.fake import Fault
 from schemas.config import load_settings
-from tasks.doctor import check_embeddings
+from tasks.ops.doctor import check_embeddings
 from warehouse.db import Warehouse
 
 

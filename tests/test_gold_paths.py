@@ -10,18 +10,18 @@ import pytest
 
 from schemas.graph import Relation
 from schemas.qa import QA, GoldPath, QAAttempt, QAReject, QAYield, Seed, make_attempt_id, make_qa_id
-from tasks.candidates import sample_candidate_paths
-from tasks.context import path_edges, path_source_chunks
-from tasks.gold_paths import (
+from tasks.qa.candidates import sample_candidate_paths
+from tasks.qa.context import path_edges, path_source_chunks
+from tasks.qa.gold_paths import (
     candidate_gold_paths,
     default_max_hops,
     gold_path_records,
     gold_path_report,
     summarize_reports,
 )
-from tasks.importers import read_triples
-from tasks.kg import KnowledgeGraph
-from tasks.qa_checks import run_checks
+from tasks.graph.importers import read_triples
+from tasks.graph.kg import KnowledgeGraph
+from tasks.qa.checks import run_checks
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 

@@ -2,7 +2,7 @@
 
 The fake extractor answers like a well-behaved LLM: it reads the chunk text out of LightRAG's extraction prompt,
 finds the entity names it knows, and emits LightRAG's delimiter rows. The expected graph is computed
-independently from the chunks LightRAG stores (``tasks.text.lightrag_stored_chunks``).
+independently from the chunks LightRAG stores (``tasks.corpus.text.lightrag_stored_chunks``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from gateway.usage import RoleUsage
 from schemas.config import load_settings
 from schemas.corpus import Document, IngestOptions, content_hash, make_chunk_id, make_doc_id
 from schemas.graph_build import BuildUsage
-from tasks.graph_build import (
+from tasks.graph.build import (
     GRAPHML_NAME,
     ExtractionLLMError,
     GraphBuildError,
@@ -39,7 +39,7 @@ from tasks.graph_build import (
     workspace_for,
     write_build,
 )
-from tasks.text import count_tokens, lightrag_stored_chunks
+from tasks.corpus.text import count_tokens, lightrag_stored_chunks
 
 DOMAIN = "cs"
 OPTIONS = IngestOptions(chunk_token_size=60, chunk_overlap_token_size=10)
@@ -200,7 +200,7 @@ async def test_lightrag_extraction_format_with_plain_llm_function(tmp_path):
     from lightrag.prompt import PROMPTS
     from lightrag.utils import EmbeddingFunc
 
-    from tasks.text import make_lightrag_tokenizer
+    from tasks.corpus.text import make_lightrag_tokenizer
 
     assert (PROMPTS["DEFAULT_TUPLE_DELIMITER"], PROMPTS["DEFAULT_COMPLETION_DELIMITER"]) == (TUPLE, COMPLETE)
     seen: list[tuple[str, str | None, list, set[str]]] = []
@@ -222,7 +222,7 @@ async def test_lightrag_extraction_format_with_plain_llm_function(tmp_path):
     finally:
         await rag.finalize_storages()
 
-    from tasks.importers import read_lightrag_graphml
+    from tasks.graph.importers import read_lightrag_graphml
 
     graph = read_lightrag_graphml(tmp_path / "rag" / f"plain-{tmp_path.name}" / GRAPHML_NAME, DOMAIN)
     assert_expected(graph, DOCS)
@@ -271,7 +271,7 @@ async def test_build_through_gateway_then_rerun_makes_no_llm_calls(fake_llm, tmp
 
 
 async def test_failing_document_is_recorded_retried_and_others_built(fake_llm, tmp_path):
-    from tasks.graph_store import write_snapshot
+    from tasks.graph.store import write_snapshot
     from warehouse.db import Warehouse
 
     poisoned = {"on": True}
@@ -365,7 +365,7 @@ from gateway.client import LLMGateway
 from gateway.fake import fake_embedding
 from schemas.config import load_settings
 from schemas.corpus import Document, IngestOptions
-from tasks.graph_build import build_domain_graph
+from tasks.graph.build import build_domain_graph
 
 cfg = json.loads(Path(sys.argv[1]).read_text())
 

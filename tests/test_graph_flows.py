@@ -8,8 +8,8 @@ import pytest
 
 from schemas.config import load_settings
 from schemas.graph import Entity, Relation
-from tasks.graph_report import bucket_degrees, graph_report, judge_graph, report_text
-from tasks.kg import KnowledgeGraph
+from tasks.graph.report import bucket_degrees, graph_report, judge_graph, report_text
+from tasks.graph.kg import KnowledgeGraph
 from warehouse.db import Warehouse
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo"
@@ -76,7 +76,7 @@ def test_ingest_then_import_and_report(prefect_harness, settings, tmp_path):
 
 def test_unknown_domain_folder_is_a_clear_error_and_writes_nothing(prefect_harness, settings, tmp_path):
     from flows.graphs import ingest_corpus
-    from tasks.ingest import IngestError
+    from tasks.corpus.ingest import IngestError
 
     (tmp_path / "corpus" / "astrology").mkdir(parents=True)
     (tmp_path / "corpus" / "astrology" / "a.md").write_text("# Stars\nSome text about stars.")

@@ -1,4 +1,4 @@
-"""Graph importers (tasks/importers.py): LightRAG GraphML, TSV / JSONL triples, RoG subgraphs."""
+"""Graph importers (tasks/graph/importers.py): LightRAG GraphML, TSV / JSONL triples, RoG subgraphs."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from schemas.graph import Relation
-from tasks.graph_store import records_from_networkx, write_snapshot
-from tasks.importers import (
+from tasks.graph.store import records_from_networkx, write_snapshot
+from tasks.graph.importers import (
     GraphImportError,
     import_graph_file,
     read_graphml,
@@ -20,7 +20,7 @@ from tasks.importers import (
     read_rog_jsonl,
     read_triples,
 )
-from tasks.kg import KnowledgeGraph
+from tasks.graph.kg import KnowledgeGraph
 from warehouse.db import Warehouse
 
 DEMO_GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
@@ -170,7 +170,7 @@ async def test_real_lightrag_graph_without_llm(tmp_path: Path) -> None:
     from lightrag import LightRAG
     from lightrag.utils import EmbeddingFunc
 
-    from tasks.text import make_lightrag_tokenizer
+    from tasks.corpus.text import make_lightrag_tokenizer
 
     async def embed(texts: list[str], **_: object) -> np.ndarray:
         vecs = np.zeros((len(texts), 8), dtype=np.float32)

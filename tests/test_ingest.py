@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from schemas.corpus import IngestOptions, IngestResult, make_chunk_id, make_doc_id
-from tasks.ingest import (
+from tasks.corpus.ingest import (
     IngestError,
     _iter_lines,
     check_domain,
@@ -21,7 +21,7 @@ from tasks.ingest import (
     ingest_text_folders,
     write_ingest,
 )
-from tasks.text import lightrag_stored_chunks
+from tasks.corpus.text import lightrag_stored_chunks
 from warehouse.db import Warehouse
 
 SMALL = IngestOptions(chunk_token_size=40, chunk_overlap_token_size=5)
@@ -456,7 +456,7 @@ def test_chunk_ids_line_up_with_lightrag_ainsert(tmp_path):
     from lightrag import LightRAG
     from lightrag.utils import EmbeddingFunc
 
-    from tasks.text import make_lightrag_tokenizer
+    from tasks.corpus.text import make_lightrag_tokenizer
 
     folder = tmp_path / "cooking"
     (folder / "sub").mkdir(parents=True)

@@ -1,4 +1,4 @@
-"""KnowledgeGraph (tasks/kg.py) and the snapshot store (tasks/graph_store.py)."""
+"""KnowledgeGraph (tasks/graph/kg.py) and the snapshot store (tasks/graph/store.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.graph import Entity, EntityMerge, NearDuplicate, Relation
-from tasks import graph_store
-from tasks.graph_store import (
+from tasks.graph import store as graph_store
+from tasks.graph.store import (
     GraphRecordsError,
     current_snapshot,
     list_snapshots,
@@ -25,7 +25,7 @@ from tasks.graph_store import (
     write_near_duplicates,
     write_snapshot,
 )
-from tasks.kg import Ball, KnowledgeGraph, normalize_name
+from tasks.graph.kg import Ball, KnowledgeGraph, normalize_name
 from warehouse.db import Warehouse
 
 

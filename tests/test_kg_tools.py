@@ -8,9 +8,9 @@ import pytest
 
 from schemas.graph import Entity, Relation
 from schemas.tools import TOOL_SPECS, tool_schema
-from tasks.kg import KnowledgeGraph
-from tasks.kg_index import GraphIndex, HashingEmbedder, entity_text
-from tasks.kg_tools import RenderLimits, ToolEnvironment, clip
+from tasks.graph.kg import KnowledgeGraph
+from tasks.env.index import GraphIndex, HashingEmbedder, entity_text
+from tasks.env.tools import RenderLimits, ToolEnvironment, clip
 
 LONG = (
     "Ada Lovelace's notes on the Analytical Engine, published in 1843, which contain what is often called the "
@@ -177,7 +177,7 @@ def test_relation_and_neighbor_search_snapshots(env):
 
 
 def test_relation_search_embeds_only_the_most_connected_names(monkeypatch):
-    from tasks import kg_tools
+    from tasks.env import tools as kg_tools
 
     monkeypatch.setattr(kg_tools, "MAX_RANKED_RELATIONS", 1)
     env = make_env()

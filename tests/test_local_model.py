@@ -63,7 +63,7 @@ def test_missing_gguf_is_clear(tmp_path):
 
 
 async def test_gateway_uses_local_server_for_unconfigured_roles(standin, tmp_path, capsys):
-    from tasks.doctor import DoctorReply
+    from tasks.ops.doctor import DoctorReply
 
     settings = load_settings(data_dir=tmp_path)
     with LocalModelServer(command=standin, startup_timeout_s=30) as srv:
@@ -77,7 +77,7 @@ async def test_gateway_uses_local_server_for_unconfigured_roles(standin, tmp_pat
 
 
 async def test_local_start_failure_is_a_typed_failure(tmp_path):
-    from tasks.doctor import DoctorReply
+    from tasks.ops.doctor import DoctorReply
 
     def broken(role, ep):
         raise EndpointUnavailable("the embedded model server exited with code 1")

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from schemas.graph import Relation
 from schemas.qa import REJECT_REASONS, CandidatePath, generator_output_schema, make_qa_id
-from tasks.candidates import edge_score, render_candidates, sample_candidate_paths
-from tasks.importers import read_triples
-from tasks.kg import KnowledgeGraph
-from tasks.qa_checks import (
+from tasks.qa.candidates import edge_score, render_candidates, sample_candidate_paths
+from tasks.graph.importers import read_triples
+from tasks.graph.kg import KnowledgeGraph
+from tasks.qa.checks import (
     CheckConfig,
     TextIndex,
     feedback_text,

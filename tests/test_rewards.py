@@ -12,8 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from schemas.qa import QA, GoldPath, PathEdge, make_qa_id
-from tasks import trajectories
-from tasks.export import rl_ground_truth, rl_row
+from tasks.distill import trajectories
+from tasks.export.datasets import rl_ground_truth, rl_row
 from training import rewards
 from training.rewards import (
     REWARDS,

@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from schemas.graph import Relation
-from tasks.context import ball_distances, render_subgraph, truncate_text
-from tasks.importers import read_triples
-from tasks.kg import KnowledgeGraph
-from tasks.seeds import BallScanner, SeedConfig, domain_quotas, eligible_seeds, sample_seeds
-from tasks.text import count_tokens
+from tasks.qa.context import ball_distances, render_subgraph, truncate_text
+from tasks.graph.importers import read_triples
+from tasks.graph.kg import KnowledgeGraph
+from tasks.qa.seeds import BallScanner, SeedConfig, domain_quotas, eligible_seeds, sample_seeds
+from tasks.corpus.text import count_tokens
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.qa import QA, PathEdge, make_qa_id
-from tasks.splits import apply_splits, assign_splits, check_proportions, link_entities, shared_entities
+from tasks.qa.splits import apply_splits, assign_splits, check_proportions, link_entities, shared_entities
 
 
 def qa(seed: str, middle: str, answer: str, domain: str = "cs", n: int = 0) -> QA:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lightrag.chunker import chunking_by_token_size
 
-from tasks.text import (
+from tasks.corpus.text import (
     MAX_PIECE_CHARS,
     Chunk,
     RegexTokenizer,

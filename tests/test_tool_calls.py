@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.tools import CallError, ToolCall
-from tasks.tool_calls import (
+from tasks.env.tool_calls import (
     MAX_CALL_CHARS,
     extract_answer,
     format_tool_call,

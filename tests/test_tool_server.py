@@ -11,9 +11,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from flows.tool_server import create_app, serve
-from tasks.importers import read_triples
-from tasks.kg_index import HashingEmbedder
-from tasks.kg_tools import ToolEnvironment
+from tasks.graph.importers import read_triples
+from tasks.env.index import HashingEmbedder
+from tasks.env.tools import ToolEnvironment
 
 GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 
@@ -205,7 +205,7 @@ def test_tool_environment_from_the_warehouse(tmp_path):
 
     from flows.tools_env import tool_environment
     from schemas.config import load_settings
-    from tasks.importers import read_triples
+    from tasks.graph.importers import read_triples
     from warehouse.db import Warehouse
 
     demo = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"

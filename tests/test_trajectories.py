@@ -14,11 +14,11 @@ from gateway.fake import last_user_text, request_schema
 from schemas.config import load_settings
 from schemas.qa import QA, GoldPath, make_qa_id
 from schemas.tools import AgentRun, ToolCallRecord
-from tasks.context import path_edges
-from tasks.importers import read_triples
-from tasks.kg_index import HashingEmbedder
-from tasks.kg_tools import ToolEnvironment
-from tasks.trajectories import (
+from tasks.qa.context import path_edges
+from tasks.graph.importers import read_triples
+from tasks.env.index import HashingEmbedder
+from tasks.env.tools import ToolEnvironment
+from tasks.distill.trajectories import (
     DistillConfig,
     DistillContext,
     DistillJob,
@@ -284,7 +284,7 @@ def test_rollout_messages_and_judging_of_malformed_calls():
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant"]
     assert messages[3] == {"role": "tool", "tool_call_id": "call_0", "name": "node_info", "content": "Bad arguments"}
     assert reasoning == [None, "done"]
-    from tasks.trajectories import judge_rollout
+    from tasks.distill.trajectories import judge_rollout
 
     assert judge_rollout(run, "B")[0] == "malformed_call"
     assert judge_rollout(run.model_copy(update={"nudges": 1}), "b")[0] == "nudged"
@@ -363,7 +363,7 @@ def test_config_is_checked():
 
 def build_warehouse(settings) -> list[QA]:
     """The demo cs graph as the current snapshot, two questions, their gold paths."""
-    from tasks.graph_store import write_snapshot
+    from tasks.graph.store import write_snapshot
     from warehouse.db import Warehouse
 
     imported = read_triples(GRAPHS / "cs.jsonl", "cs")

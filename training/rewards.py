@@ -14,11 +14,11 @@ Rewards follow two papers:
 
 Contract (STYLE.md habit 9): every reward is ``reward(solution_str, truth) -> RewardResult``; ``RewardResult.score``
 is the one float the trainer optimises, the other fields are diagnostics. Rewards are picked by name from
-``REWARDS``. The module imports only the standard library, pydantic and ``tasks.tool_calls`` (itself light) so
+``REWARDS``. The module imports only the standard library, pydantic and ``tasks.env.tool_calls`` (itself light) so
 verl's reward workers can load it without torch, prefect or the graph stack.
 
 This module is the single home of the answer-matching and path-mention rules (``normalize_answer``,
-``answer_set_matches``, ``triple_mentioned``, ``path_coverage``): ``tasks.trajectories`` imports them from here, so
+``answer_set_matches``, ``triple_mentioned``, ``path_coverage``): ``tasks.distill.trajectories`` imports them from here, so
 trajectories are accepted by exactly the rule RL rewards them by.
 """
 
@@ -33,13 +33,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.tools import CallError, ToolCall
-from tasks.tool_calls import extract_answer, parse_answer_list, parse_tool_calls
+from tasks.env.tool_calls import extract_answer, parse_answer_list, parse_tool_calls
 
 # -- ground truth ------------------------------------------------------------------------------------------------
 
 
 class GroundTruth(BaseModel):
-    """``reward_model.ground_truth`` of an RL row, as ``tasks.export.rl_ground_truth`` writes it:
+    """``reward_model.ground_truth`` of an RL row, as ``tasks.export.datasets.rl_ground_truth`` writes it:
     ``{"answers": [str], "gold_paths": [[[s, r, o], ...], ...], "graph_type": str}``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -96,7 +96,7 @@ class RewardResult:
 Reward = Callable[[str, GroundTruth], RewardResult]
 
 
-# -- answer matching and path mentions (shared with tasks.trajectories) ------------------------------------------------
+# -- answer matching and path mentions (shared with tasks.distill.trajectories) ------------------------------------------------
 
 # Stripped from both ends of an answer: quotes, sentence punctuation and markdown emphasis that models wrap
 # answers in. Brackets, '+', '#' are kept: they end real names ("C++", "Queen (band)").

@@ -2,7 +2,7 @@
 
 Use with ``reward.custom_reward_function.path=training/verl_reward.py`` and ``.name=compute_score``. verl loads
 this file by path in its reward workers, so it imports only the standard library, pydantic and hopforge's light
-modules (``training.rewards``, ``tasks.tool_calls``, ``schemas.tools``): no torch, no prefect.
+modules (``training.rewards``, ``tasks.env.tool_calls``, ``schemas.tools``): no torch, no prefect.
 
 The reward is chosen per row by ``extra_info["reward"]`` when present, else by the ``HOPFORGE_REWARD``
 environment variable, else ``omne_post_sft``; names are those of ``training.rewards.REWARDS``.

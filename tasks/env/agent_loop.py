@@ -48,7 +48,7 @@ from schemas.tools import (
     ToolCall,
     ToolCallRecord,
 )
-from tasks.tool_calls import (
+from tasks.env.tool_calls import (
     extract_answer,
     format_tool_response,
     parse_api_tool_calls,
@@ -71,7 +71,7 @@ class ChatGateway(Protocol):
 
 
 class ToolRunner(Protocol):
-    """What the loop needs from ``tasks.kg_tools.ToolEnvironment`` (or a client of the tool server)."""
+    """What the loop needs from ``tasks.env.tools.ToolEnvironment`` (or a client of the tool server)."""
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Observation: ...
 

@@ -4,7 +4,7 @@ One *job* is (seed, hop class, mode). Each attempt:
 1. builds the prompt (subgraph context, task, few-shot examples, and the previous attempts with their feedback),
 2. asks the generator for a structured answer restricted per request to the subgraph's node names (``free``) or
    to code-sampled candidate path ids (``candidates``),
-3. runs the code checks (``tasks.qa_checks``); when they pass, asks the verifier to judge the question,
+3. runs the code checks (``tasks.qa.checks``); when they pass, asks the verifier to judge the question,
 4. stops on acceptance, else feeds every failed check and the judge's reason into the next attempt.
 
 Prompts and examples are hopforge's own wording of the recipe in the Omne-R1 paper (section 2 and appendix C).
@@ -24,10 +24,10 @@ from pydantic import BaseModel, Field
 
 from gateway.client import LLMGateway
 from schemas.qa import QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, make_attempt_id, make_qa_id
-from tasks.candidates import render_candidates, sample_candidate_paths
-from tasks.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
-from tasks.kg import KnowledgeGraph
-from tasks.qa_checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
+from tasks.qa.candidates import render_candidates, sample_candidate_paths
+from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
+from tasks.graph.kg import KnowledgeGraph
+from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 
 
 #: Gateway failure kinds that mean "the endpoint did not answer", as opposed to "it answered badly".

@@ -41,7 +41,7 @@ from schemas.corpus import (
     make_chunk_id,
     make_doc_id,
 )
-from tasks.text import count_tokens, lightrag_stored_chunks
+from tasks.corpus.text import count_tokens, lightrag_stored_chunks
 
 if TYPE_CHECKING:
     from warehouse.db import Warehouse

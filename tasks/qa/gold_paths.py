@@ -10,7 +10,7 @@ that match the question's meaning.
 - ``max_hops`` defaults to the question path's hop count plus one: equally short alternatives and one-hop
   detours are what a verifier should see; longer ones are almost always spurious.
 - Parallel relations: a path is a node sequence, and each hop is rendered with one relation, chosen as
-  ``tasks.context.hop_edge`` chooses it (highest weight, then a relation leading forward, then sort order).
+  ``tasks.qa.context.hop_edge`` chooses it (highest weight, then a relation leading forward, then sort order).
   Keeping every parallel relation would multiply paths without changing which nodes the reasoning visits,
   and the verifier judges node paths.
 - Triples are ``(subject, relation text, object)`` in the relation's stored direction; relation text is the
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from schemas.qa import QA, GoldPath
-from tasks.context import path_edges
-from tasks.kg import KnowledgeGraph
+from tasks.qa.context import path_edges
+from tasks.graph.kg import KnowledgeGraph
 
 
 @dataclass(frozen=True)

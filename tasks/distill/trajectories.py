@@ -17,7 +17,7 @@ or rejected with a reason code), never raise for model or endpoint problems.
     shows) and re-asked through the gateway with the problem stated.
 
 ``rollouts`` (rejection sampling)
-    ``tasks.agent_loop.run_agent`` with the teacher, ``n`` samples per question with distinct sampling seeds (so
+    ``tasks.env.agent_loop.run_agent`` with the teacher, ``n`` samples per question with distinct sampling seeds (so
     the samples differ and the response cache, keyed on the parameters, does not hand back the same one).
     Kept when the run ended with an answer that matches the gold answer (``answer_matches``), needed no protocol
     reminder, and every tool call was well formed and ran.
@@ -54,9 +54,9 @@ from schemas.trajectories import (
     TrajectoryRejectReason,
     make_trajectory_id,
 )
-from tasks.agent_loop import AgentConfig, ToolRunner, build_system_prompt, run_agent
-from tasks.kg import KnowledgeGraph
-from tasks.tool_calls import extract_answer, parse_answer_list
+from tasks.env.agent_loop import AgentConfig, ToolRunner, build_system_prompt, run_agent
+from tasks.graph.kg import KnowledgeGraph
+from tasks.env.tool_calls import extract_answer, parse_answer_list
 from training.rewards import (
     _flat,
     answer_set_matches,

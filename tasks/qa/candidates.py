@@ -31,8 +31,8 @@ import random
 from collections.abc import Collection
 
 from schemas.qa import CandidatePath
-from tasks.context import keyword_text, path_edges, truncate_text
-from tasks.kg import EdgeData, KnowledgeGraph
+from tasks.qa.context import keyword_text, path_edges, truncate_text
+from tasks.graph.kg import EdgeData, KnowledgeGraph
 
 #: Relation labels/keywords that say nothing about how two nodes relate (compared case-insensitively).
 GENERIC_KEYWORDS: frozenset[str] = frozenset(

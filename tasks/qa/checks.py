@@ -37,7 +37,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
-from tasks.kg import KnowledgeGraph, normalize_name
+from tasks.graph.kg import KnowledgeGraph, normalize_name
 
 # -- tokens -----------------------------------------------------------------------------------------------------------
 _QUOTES = "\"'`´‘’‚‛“”„‟‹›«»′″‵‶＂＇"

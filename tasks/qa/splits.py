@@ -9,7 +9,7 @@ goes to one split whole. Linking entities, by ``link``:
 - ``"all_path_entities"`` (strict): every node of the path, plus the seed and the answer. On a small, dense
   graph this can merge most questions into one group; the achieved proportions then say so.
 
-Entities are compared by ``tasks.kg.normalize_name`` within their domain.
+Entities are compared by ``tasks.graph.kg.normalize_name`` within their domain.
 
 Assignment: groups are ordered by size (largest first), ties by a hash of ``(seed, the group's smallest id)``
 so the seed decides among equals; each group goes to the split whose count is furthest below its target
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from schemas.qa import QA, SPLITS, Split
-from tasks.kg import normalize_name
+from tasks.graph.kg import normalize_name
 
 LinkMode = Literal["answer+seed", "all_path_entities"]
 DEFAULT_PROPORTIONS: dict[str, float] = {"train": 0.8, "validation": 0.1, "test": 0.1}

@@ -38,8 +38,8 @@ from typing import Literal
 import numpy as np
 
 from schemas.graph import UNKNOWN_TYPE, Entity, EntityMerge, NearDuplicate, Relation
-from tasks.graph_store import join_descriptions, merge_duplicate_relations
-from tasks.kg import normalize_name
+from tasks.graph.store import join_descriptions, merge_duplicate_relations
+from tasks.graph.kg import normalize_name
 
 MergeRule = Literal["case", "whitespace", "punctuation", "plural"]
 

@@ -1,6 +1,6 @@
 """Gold paths, the LLM half: the verifier judges several candidate start->answer paths per call.
 
-The bounded search is ``tasks.gold_paths``; this module asks the ``verifier`` role which of those paths really
+The bounded search is ``tasks.qa.gold_paths``; this module asks the ``verifier`` role which of those paths really
 answer the question (the Explore-on-Graph paper, appendix O: BFS then an LLM check), and reports per question how
 many verified alternatives exist and whether the generator's own path was confirmed.
 """
@@ -14,8 +14,8 @@ from pydantic import BaseModel
 
 from gateway.client import LLMGateway
 from schemas.qa import QA, GoldPath
-from tasks.gold_paths import GoldPathReport, gold_path_records, gold_path_report
-from tasks.kg import KnowledgeGraph
+from tasks.qa.gold_paths import GoldPathReport, gold_path_records, gold_path_report
+from tasks.graph.kg import KnowledgeGraph
 
 
 class PathVerdictItem(BaseModel):

@@ -13,7 +13,7 @@ Rendering (Omne-R1 appendix C shows the subgraph as ``entity_1 - entity_2: the r
   for an undirected relation the end nearer the seed, then the smaller name.
 - Order: by the BFS distance of the nearer end, then of the farther end, then by the two names, label and
   description. Lines near the seed come first, so a token budget cuts the far rim of the ball, not the centre.
-- Budget: lines are added in that order while the running token count (``tasks.text.count_tokens`` of the text
+- Budget: lines are added in that order while the running token count (``tasks.corpus.text.count_tokens`` of the text
   joined with newlines) stays within ``token_budget``; the first line that does not fit ends the rendering
   (later lines are farther from the seed). ``truncated`` says whether that happened.
 
@@ -28,8 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from schemas.qa import PathEdge
-from tasks.kg import EdgeData, KnowledgeGraph
-from tasks.text import count_tokens
+from tasks.graph.kg import EdgeData, KnowledgeGraph
+from tasks.corpus.text import count_tokens
 
 
 @dataclass(frozen=True)

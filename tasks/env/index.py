@@ -36,7 +36,7 @@ from typing import Literal
 import numpy as np
 
 from gateway.embeddings import Embedder
-from tasks.kg import KnowledgeGraph
+from tasks.graph.kg import KnowledgeGraph
 
 log = logging.getLogger(__name__)
 

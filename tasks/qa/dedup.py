@@ -1,7 +1,7 @@
 """Question de-duplication inside each domain: exact, then near-duplicate by character n-gram MinHash.
 
 - **Exact**: two questions are duplicates when their normalised question text (Unicode NFKC, case folded,
-  punctuation dropped, whitespace collapsed) and their answer (``tasks.kg.normalize_name``) are equal
+  punctuation dropped, whitespace collapsed) and their answer (``tasks.graph.kg.normalize_name``) are equal
   (Omne-R1 de-duplicates on question-answer pairs).
 - **Near**: the question's character ``ngram``-grams (of the normalised text, padded with a space at both
   ends so short questions still have n-grams) are hashed into a MinHash (``datasketch``, fixed ``seed``) and
@@ -28,7 +28,7 @@ from typing import Any, Generic, Literal, TypeVar
 from datasketch import MinHash, MinHashLSH
 
 from schemas.qa import QAReject
-from tasks.kg import normalize_name
+from tasks.graph.kg import normalize_name
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """Graph importers: LightRAG GraphML, flat triple files (TSV / JSONL) and RoG-style per-question subgraphs.
 
-Every importer returns a ``GraphImport``: canonical records (``tasks.graph_store.check_records`` holds), the
+Every importer returns a ``GraphImport``: canonical records (``tasks.graph.store.check_records`` holds), the
 graph's directedness, and every row it could not use as a ``RowError`` (file, line, reason code, message). One
 bad row never stops an import; a file that yields no record at all raises ``GraphImportError`` naming the first
 problems.
@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from schemas.graph import GRAPH_DOMAIN, UNKNOWN_TYPE, Entity, GraphSnapshot, GraphSource, Relation
-from tasks.graph_store import (
+from tasks.graph.store import (
     LIGHTRAG_UNKNOWN,
     entity_from_attrs,
     gc_paused,
@@ -50,7 +50,7 @@ from tasks.graph_store import (
 )
 
 if TYPE_CHECKING:
-    from tasks.kg import KnowledgeGraph
+    from tasks.graph.kg import KnowledgeGraph
     from warehouse.db import Warehouse
 
 #: How many row errors a ``GraphImport`` keeps in full; the rest are only counted.
@@ -115,7 +115,7 @@ class GraphImport:
         return text
 
     def to_graph(self, *, snapshot_id: str | None = None) -> KnowledgeGraph:
-        from tasks.kg import KnowledgeGraph
+        from tasks.graph.kg import KnowledgeGraph
 
         return KnowledgeGraph(
             self.domain, self.entities, self.relations, directed=self.directed, snapshot_id=snapshot_id
@@ -395,7 +395,7 @@ def read_lightrag_graphml(path: str | Path, domain: str, *, source: GraphSource 
     Node id = entity name (LightRAG writes the same string as ``entity_id``); node attributes ``entity_type``,
     ``description``, ``source_id``, ``file_path``; edge attributes ``weight``, ``description``, ``keywords``,
     ``source_id`` (and ``relation``/``directed`` as ``KnowledgeGraph.to_networkx`` writes). ``<SEP>`` fields
-    are split as ``tasks.graph_store`` documents. Every ``<edge>`` is its own relation, so multigraph files keep
+    are split as ``tasks.graph.store`` documents. Every ``<edge>`` is its own relation, so multigraph files keep
     their parallel edges; an edge's ``directed`` attribute overrides the graph's ``edgedefault``. Row errors
     carry the line where the element starts.
     """

@@ -48,7 +48,7 @@ import yaml
 from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS, tool_schemas
 from schemas.trajectories import Trajectory
-from tasks.agent_loop import AgentConfig, build_system_prompt
+from tasks.env.agent_loop import AgentConfig, build_system_prompt
 
 #: Bump when a row layout changes: it is part of the default version hash.
 FORMAT_VERSION = 1

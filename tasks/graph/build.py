@@ -2,7 +2,7 @@
 
 ``build_domain_graph`` inserts a domain's documents into one LightRAG instance (one working directory and
 workspace per domain) and returns the resulting graph as canonical records plus what happened to each document.
-It never touches the warehouse: the flow writes the snapshot (``tasks.graph_store.write_snapshot``) and then the
+It never touches the warehouse: the flow writes the snapshot (``tasks.graph.store.write_snapshot``) and then the
 build record (``write_build``), each in one transaction.
 
 Facts about LightRAG 1.5.7 this module relies on (read in its source, and pinned by ``tests/test_graph_build.py``):
@@ -66,7 +66,7 @@ from schemas.config import ROLES
 from schemas.corpus import Document, IngestOptions
 from schemas.graph import GRAPH_DOMAIN, Entity, Relation
 from schemas.graph_build import BuildUsage, DocumentFailure, DomainBuildResult
-from tasks.text import make_lightrag_tokenizer
+from tasks.corpus.text import make_lightrag_tokenizer
 
 if TYPE_CHECKING:
     from gateway.client import ChatResult, LLMGateway
@@ -444,7 +444,7 @@ async def build_domain_graph(
 
 def _read_graph(path: Path, domain: str) -> tuple[list[Entity], list[Relation], bool]:
     """The graph's records, or nothing when LightRAG has not written a node yet (every document failed)."""
-    from tasks.importers import GraphImportError, read_lightrag_graphml
+    from tasks.graph.importers import GraphImportError, read_lightrag_graphml
 
     if not path.is_file():
         return [], [], False

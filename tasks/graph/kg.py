@@ -11,7 +11,7 @@ Invariants (checked at construction, ``GraphRecordsError`` otherwise):
    between the same pair (different labels, or both directions) are all kept: the networkx graph has one edge
    per adjacent pair, and that edge holds the list of every relation between the pair (see ``relations_between``).
 5. Once built, the graph does not change. Caches (sorted adjacency, the name index) rely on it; a changed graph
-   is a new ``KnowledgeGraph`` (``subgraph``, ``tasks.entity_resolution``). Reading from several threads is
+   is a new ``KnowledgeGraph`` (``subgraph``, ``tasks.graph.entity_resolution``). Reading from several threads is
    safe: a cache two threads build at once is built twice, identically.
 
 Traversal: every method that walks edges takes ``undirected``. ``undirected=True`` (the default) follows a
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Literal
 import networkx as nx
 
 from schemas.graph import UNKNOWN_TYPE, Entity, Relation
-from tasks.graph_store import SEP, GraphRecordsError, check_records, gc_paused, read_snapshot, records_from_networkx
+from tasks.graph.store import SEP, GraphRecordsError, check_records, gc_paused, read_snapshot, records_from_networkx
 
 if TYPE_CHECKING:
     from warehouse.db import Warehouse

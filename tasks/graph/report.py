@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tasks.kg import KnowledgeGraph
+from tasks.graph.kg import KnowledgeGraph
 
 Verdict = Literal["usable", "sparse", "too_small"]
 

@@ -43,8 +43,8 @@ from schemas.tools import (
     ToolCall,
     tool_schemas,
 )
-from tasks.kg import EdgeData, KnowledgeGraph, normalize_name
-from tasks.kg_index import GraphIndex
+from tasks.graph.kg import EdgeData, KnowledgeGraph, normalize_name
+from tasks.env.index import GraphIndex
 
 log = logging.getLogger(__name__)
 

@@ -29,8 +29,8 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from schemas.qa import Seed
-from tasks.graph_store import gc_paused
-from tasks.kg import KnowledgeGraph
+from tasks.graph.store import gc_paused
+from tasks.graph.kg import KnowledgeGraph
 
 N = TypeVar("N", bound=Hashable)
 

@@ -1,0 +1,1 @@
+"""Operational checks: settings and endpoints in; doctor and smoke reports out."""

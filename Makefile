@@ -9,7 +9,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean trainer-env train-smoke
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,7 +29,20 @@ demo: $(VENV)/.installed-local
 	$(BIN)/hopforge demo
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not train_smoke" $(PYTEST_ARGS)
+
+# A trainer's own virtual environment under .venvs/ (T=llamafactory|trl|verl|vllm; FLAVOUR=gpu on a CUDA machine).
+T ?= llamafactory
+FLAVOUR ?= cpu
+trainer-env: $(VENV)/.installed-test
+	$(BIN)/python -m training.envs create $(T) --flavour $(FLAVOUR)
+
+# CPU smoke of the trainers on a tiny local model: builds the three trainer environments, then trains for real.
+train-smoke: $(VENV)/.installed-test
+	$(BIN)/python -m training.envs create llamafactory
+	$(BIN)/python -m training.envs create trl
+	$(BIN)/python -m training.envs create verl
+	$(BIN)/python -m pytest -q -m train_smoke tests/trainers $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_gateway.py

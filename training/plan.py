@@ -1,0 +1,206 @@
+"""What every trainer hand-off shares: the export it reads, the plan it writes, the errors it raises.
+
+A *plan* is everything a training run needs before it starts: the files to write into its run directory (trainer
+configs, tool configs, hopforge's own extras), the command that launches the trainer in its own environment, and
+the resolved configuration recorded with the run. Planning reads the export and the model directory and checks
+them; it never imports a trainer (the trainers live in their own virtual environments, ``training.envs``).
+
+Launcher contract (scripts under ``training/launch/``, run inside a trainer environment): each appends one JSON
+object per logged step to ``<run_dir>/metrics.jsonl`` (``{"step": int, "<metric>": float, ...}``) and, when the
+trainer returns, writes ``<run_dir>/result.json`` (``{"status": "ok", "checkpoint": "<dir>", ...}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Trainer = Literal["llamafactory", "verl", "trl"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+LAUNCH_DIR = REPO_ROOT / "training" / "launch"
+METRICS_FILE = "metrics.jsonl"
+RESULT_FILE = "result.json"
+PLAN_FILE = "plan.json"
+
+
+class TrainingError(Exception):
+    """A training run cannot start as asked (missing export, dataset, model or trainer environment; rows longer
+    than the cutoff...). The message says what is wrong and what to do."""
+
+
+# -- the export a run reads ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExportView:
+    """One export version on disk, checked: its manifest (and the manifest's sha256, recorded with every run) and
+    its ``dataset_info.json`` when it has SFT data."""
+
+    path: Path
+    version: str
+    manifest: dict[str, Any]
+    manifest_sha256: str
+    dataset_info: dict[str, Any]
+
+    def data_files(self, config: str) -> dict[str, Path]:
+        """``split -> parquet path`` for one config (``qa``, ``sft``, ``sft_nothink``, ``rl``, ``messages``)."""
+        files = {}
+        for name in self.manifest.get("files", {}):
+            if name.startswith(f"{config}/") and name.endswith(".parquet"):
+                split = name[len(config) + 1 :].split("-00000-", 1)[0]
+                files[split] = self.path / name
+        return dict(sorted(files.items()))
+
+    def rows(self, config: str) -> dict[str, int]:
+        return dict(self.manifest.get("rows", {}).get(config, {}))
+
+
+def resolve_export(exports_dir: Path, version: str | None) -> Path:
+    """The directory of export ``version`` under ``exports_dir``; ``None`` picks the newest complete one."""
+    if version is not None:
+        candidate = Path(version)
+        if candidate.is_dir() and (candidate / "manifest.json").is_file():
+            return candidate
+        path = exports_dir / version
+        if not (path / "manifest.json").is_file():
+            known = _export_versions(exports_dir)
+            hint = f"known versions: {', '.join(known)}" if known else "there is no export yet: run `hopforge export`"
+            raise TrainingError(f"export version {version!r} not found under {exports_dir} ({hint})")
+        return path
+    known = _export_versions(exports_dir)
+    if not known:
+        raise TrainingError(f"no export under {exports_dir}: run `hopforge export` first")
+    return max((exports_dir / v for v in known), key=lambda p: (p / "manifest.json").stat().st_mtime)
+
+
+def _export_versions(exports_dir: Path) -> list[str]:
+    if not exports_dir.is_dir():
+        return []
+    return sorted(p.name for p in exports_dir.iterdir()
+                  if p.is_dir() and not p.name.startswith(".") and (p / "manifest.json").is_file())  # fmt: skip
+
+
+def load_export(path: Path) -> ExportView:
+    """Read and check an export directory (``TrainingError`` when it is missing, incomplete or altered)."""
+    from tasks.export.datasets import verify_export
+
+    path = Path(path)
+    if not (path / "manifest.json").is_file():
+        raise TrainingError(f"{path} is not a hopforge export (no manifest.json): run `hopforge export`")
+    problems = verify_export(path)
+    if problems:
+        raise TrainingError(f"export {path} is damaged: {'; '.join(problems[:3])}; export it again")
+    raw = (path / "manifest.json").read_bytes()
+    manifest = json.loads(raw)
+    info_path = path / "dataset_info.json"
+    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
+    return ExportView(path=path.resolve(), version=str(manifest.get("version", path.name)), manifest=manifest,
+                      manifest_sha256=hashlib.sha256(raw).hexdigest(), dataset_info=info)  # fmt: skip
+
+
+# -- model directories ---------------------------------------------------------------------------------------------
+
+
+def check_model_dir(model: str, *, what: str = "model") -> str:
+    """A local model directory must hold a Hugging Face ``config.json`` and weights; anything else that is not an
+    existing path is taken as a hub id (the GPU side may download it) and returned as is."""
+    path = Path(model).expanduser()
+    looks_local = path.exists() or model.startswith((".", "/", "~")) or model.count("/") > 1
+    if not looks_local:
+        return model
+    if not path.is_dir():
+        raise TrainingError(f"{what} path {model} does not exist (give a model directory or a hub id like Qwen/Qwen3-8B)")
+    if not (path / "config.json").is_file():
+        raise TrainingError(f"{what} path {model} is not a model directory: it has no config.json")
+    has_weights = any(path.glob("*.safetensors")) or any(path.glob("*.bin")) or (path / "adapter_config.json").is_file()
+    if not has_weights:
+        raise TrainingError(f"{what} path {model} has a config.json but no weights (*.safetensors or *.bin)")
+    return str(path.resolve())
+
+
+# -- the plan ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainPlan:
+    """A training run, ready to launch. ``argv[0]`` is the trainer environment's python (``training.envs``)."""
+
+    trainer: Trainer
+    env: str
+    run_dir: Path
+    files: dict[str, str]
+    argv: list[str]
+    config: dict[str, Any]
+    export_version: str
+    manifest_sha256: str
+    output_dir: Path
+    env_vars: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def command_line(self) -> str:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env_vars.items()))
+        return (env + " " if env else "") + shlex.join(self.argv)
+
+    def write(self) -> list[Path]:
+        """Write every file of the plan into ``run_dir`` plus ``plan.json`` and ``command.sh``; return the paths."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name, text in sorted(self.files.items()):
+            target = self.run_dir / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            written.append(target)
+        script = self.run_dir / "command.sh"
+        script.write_text("#!/usr/bin/env bash\nset -euo pipefail\n" + self.command_line() + "\n", encoding="utf-8")
+        script.chmod(0o755)
+        plan = self.run_dir / PLAN_FILE
+        plan.write_text(json.dumps(self.summary(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        return [*written, script, plan]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "trainer": self.trainer, "env": self.env, "run_dir": str(self.run_dir), "output_dir": str(self.output_dir),
+            "export_version": self.export_version, "manifest_sha256": self.manifest_sha256,
+            "argv": list(self.argv), "env_vars": dict(self.env_vars), "config": self.config,
+            "files": sorted(self.files), "notes": list(self.notes),
+        }  # fmt: skip
+
+
+def dump_yaml(data: Mapping[str, Any]) -> str:
+    import yaml
+
+    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=120)
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """The launcher's ``metrics.jsonl`` (lines that do not parse are skipped: a killed run may leave half a line)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("step"), int):
+            out.append(row)
+    return out
+
+
+def launcher(name: str) -> str:
+    """Absolute path of a launcher script shipped in ``training/launch``."""
+    path = LAUNCH_DIR / name
+    if not path.is_file():  # pragma: no cover - a packaging bug
+        raise TrainingError(f"launcher {path} is missing from this installation")
+    return str(path)
+
+
+def as_argv(values: Sequence[Any]) -> list[str]:
+    return [str(v) for v in values]

@@ -31,6 +31,8 @@ traj_app = typer.Typer(no_args_is_help=True, help="Distill tool-use and long cha
 app.add_typer(traj_app, name="traj")
 eval_app = typer.Typer(no_args_is_help=True, help="Evaluate the policy role on held-out questions.")
 app.add_typer(eval_app, name="eval")
+train_app = typer.Typer(no_args_is_help=True, help="Train on an export: LLaMA-Factory SFT, verl / TRL RL, serve a checkpoint.")
+app.add_typer(train_app, name="train")
 
 out = Console()
 err = Console(stderr=True)
@@ -85,13 +87,14 @@ class _Bars:
 def _run(fn):
     """Run a command body, turning the errors a person can fix into one clear line."""
     from schemas.config import ConfigError
-    from tasks.graph.importers import GraphImportError
     from tasks.corpus.ingest import IngestError
+    from tasks.graph.importers import GraphImportError
+    from training.plan import TrainingError
     from warehouse.db import WarehouseError
 
     try:
         return fn()
-    except (ConfigError, WarehouseError, IngestError, GraphImportError, _UserError, ValueError) as exc:
+    except (ConfigError, WarehouseError, IngestError, GraphImportError, TrainingError, _UserError, ValueError) as exc:
         # ValueError: the flows' own "nothing to do yet / bad parameter" errors (no graphs, no questions...)
         err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
@@ -518,6 +521,162 @@ def warehouse_export(table_or_query: str, dest: Path, config: ConfigOpt = None) 
         with Warehouse(_settings(config).warehouse_path, read_only=True) as wh:
             path = wh.export_parquet(table_or_query, dest)
         out.print(f"wrote {path}")
+
+    _run(body)
+
+
+SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="Trainer option KEY=VALUE (repeat); VALUE is read as YAML.")]
+ExportOpt = Annotated[Optional[str], typer.Option("--export", "-e", help="Export version (or directory); default: the newest.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Write the configs and the command; launch nothing.")]
+
+
+def _option_sets(pairs: list[str] | None) -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as a dict; values read as YAML (numbers, booleans, lists), dotted keys nest."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise _UserError(f"--set {pair!r}: expected KEY=VALUE")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        node = out
+        *parents, leaf = key.strip().split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise _UserError(f"--set {pair!r}: {part} is already a value")
+        node[leaf] = value
+    return out
+
+
+def _options(model_cls, what: str, values: dict[str, Any]):
+    from pydantic import ValidationError
+
+    try:
+        return model_cls.model_validate(values)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or what}: {e['msg']}" for e in exc.errors()[:5])
+        raise _UserError(f"bad {what} options: {problems}") from None
+
+
+def _print_train(r: dict[str, Any]) -> None:
+    out.print(f"{r['status']}: {r['train_id']}  run dir: {r['run_dir']}", highlight=False)
+    if r["status"] == "dry_run":
+        out.print("launch with:", highlight=False)
+        out.print(f"  {r['command']}", highlight=False, markup=False, soft_wrap=True)
+    else:
+        out.print(f"checkpoint: {r['checkpoint']}", highlight=False)
+        for k, v in sorted((r.get("metrics") or {}).items()):
+            out.print(f"  {k}: {v:.6g}", highlight=False)
+
+
+@train_app.command("sft")
+def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base model directory (or hub id on the GPU side).")],
+                  config: ConfigOpt = None, export: ExportOpt = None,
+                  dataset: Annotated[Optional[list[str]], typer.Option("--dataset", help="dataset_info.json entries; default: the export's think SFT train split.")] = None,
+                  full: Annotated[bool, typer.Option("--full", help="Full fine-tuning instead of LoRA.")] = False,
+                  think_weight: Annotated[Optional[float], typer.Option(help="Loss weight of <think> spans (Omne-R1's best: 0.001).")] = None,
+                  max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many optimizer steps.")] = None,
+                  sets: SetOpt = None, dry_run: DryRunOpt = False,
+                  timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
+    """LLaMA-Factory SFT on an export (weighted think-token loss), in the trainer's own environment."""
+
+    def body():
+        from flows.train import train_sft
+        from training.sft import SFTOptions
+
+        values: dict[str, Any] = {"model": model, **_option_sets(sets)}
+        if dataset:
+            values["dataset"] = list(dataset)
+        if full:
+            values["finetuning_type"] = "full"
+        if think_weight is not None:
+            values["think_weight"] = think_weight
+        if max_steps is not None:
+            values["max_steps"] = max_steps
+        opts = _options(SFTOptions, "SFT", values)
+        _print_train(train_sft(options=opts, export_version=export, dry_run=dry_run, timeout_s=timeout,
+                               settings=_settings(config)))
+
+    _run(body)
+
+
+@train_app.command("rl")
+def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base model (stage 1) or SFT checkpoint (stage 3).")],
+                 config: ConfigOpt = None, export: ExportOpt = None,
+                 trainer: Annotated[str, typer.Option(help="verl (GRPO/PPO, vLLM rollouts, KG tools) | trl (GRPO, light path)")] = "verl",
+                 stage: Annotated[Optional[str], typer.Option(help="base (Omne-R1 stage 1) | sft (stage 3)")] = None,
+                 reward: Annotated[Optional[str], typer.Option(help="Reward name (training.rewards.REWARDS).")] = None,
+                 tool_server: Annotated[Optional[str], typer.Option(help="URL of a running `hopforge serve-tools`; default: start one.")] = None,
+                 sets: SetOpt = None, dry_run: DryRunOpt = False,
+                 timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
+    """RL on an export's questions with verl (or TRL), rewarded by training/verl_reward.py:compute_score."""
+
+    def body():
+        from flows.train import train_rl
+        from training.rl import TRLOptions, VerlOptions
+
+        if trainer not in ("verl", "trl"):
+            raise _UserError(f"--trainer must be verl or trl, got {trainer!r}")
+        values: dict[str, Any] = {"model": model, **_option_sets(sets)}
+        if stage is not None:
+            values["stage"] = stage
+        if reward is not None:
+            values["reward"] = reward
+        if tool_server is not None:
+            values["tool_server_url"] = tool_server
+        kwargs: dict[str, Any] = {}
+        if trainer == "verl":
+            kwargs["verl"] = _options(VerlOptions, "verl", values)
+        else:
+            kwargs["trl"] = _options(TRLOptions, "TRL", values)
+        r = train_rl(trainer=trainer, export_version=export, start_tool_server=tool_server is None, dry_run=dry_run,
+                     timeout_s=timeout, settings=_settings(config), **kwargs)
+        _print_train(r)
+
+    _run(body)
+
+
+@train_app.command("serve-command")
+def train_serve_command(checkpoint: Path,
+                        port: Annotated[int, typer.Option(help="Port of the OpenAI-compatible server.")] = 8000,
+                        name: Annotated[str, typer.Option(help="Served model name (what the policy role asks for).")] = "hopforge-policy",
+                        base_model: Annotated[Optional[str], typer.Option(help="Base model of a LoRA adapter.")] = None) -> None:
+    """Print the `vllm serve` command for a checkpoint and the settings that point the policy role at it."""
+
+    def body():
+        from training.serve import ServeOptions, policy_endpoint, serve_command_line
+
+        opts = ServeOptions(port=port, served_name=name, base_model=base_model)
+        out.print(serve_command_line(checkpoint, opts), highlight=False, markup=False, soft_wrap=True)
+        ep = policy_endpoint(opts)
+        out.print("then evaluate it with:", highlight=False)
+        out.print(f"  HOPFORGE_ROLES__POLICY__BASE_URL={ep['base_url']} HOPFORGE_ROLES__POLICY__MODEL={ep['model']} "
+                  "hopforge eval run", highlight=False, markup=False, soft_wrap=True)
+
+    _run(body)
+
+
+@train_app.command("runs")
+def train_runs(config: ConfigOpt = None, limit: int = 20) -> None:
+    """The latest training runs: trainer, export, status, checkpoint."""
+
+    def body():
+        from warehouse.db import Warehouse
+
+        settings = _settings(config)
+        with Warehouse(settings.warehouse_path, read_only=True) as wh:
+            rows = wh.query("SELECT train_id, trainer, export_version, status, checkpoint, started_at FROM training_runs "
+                            "ORDER BY started_at DESC LIMIT ?", [limit])
+        if not rows:
+            out.print("no training runs yet: `hopforge train sft --help`")
+        for r in rows:
+            out.print(f"{r['started_at']:%Y-%m-%d %H:%M}  {r['train_id']:<44} {r['trainer']:<12} {r['export_version']:<20} "
+                      f"{r['status']:<9} {r['checkpoint'] or ''}", highlight=False)
 
     _run(body)
 

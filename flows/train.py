@@ -1,0 +1,290 @@
+"""Training flows: an export version in, a checkpoint (and its record) out.
+
+- ``train-sft``: LLaMA-Factory SFT (``training.sft``) with the weighted think-token loss.
+- ``train-rl``: verl GRPO/PPO with vLLM rollouts and the KG tool agent loop (``training.rl.plan_verl``), or TRL
+  GRPO as the light path (``plan_trl``). The flow starts ``hopforge serve-tools`` on loopback for the rollouts'
+  tool calls and stops it when training ends.
+- ``train-and-eval``: SFT, then optionally RL from the SFT checkpoint (Omne-R1 stage 3), then ``vllm serve`` of the
+  final checkpoint and ``evaluate-policy`` with the ``policy`` role pointed at it.
+
+Every run is a ``training_runs`` row (the plan's whole configuration, the export version and manifest sha256, the
+trainer and its version, status, checkpoint) plus ``training_metrics`` per logged step, and a Prefect markdown
+artifact with the loss / reward curves. ``dry_run`` writes the configs and the command and launches nothing.
+The trainers run in their own environments (``training.envs``); this process never imports them.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+from prefect import flow
+
+from flows.progress import Progress
+from flows.runtime import default_settings, open_run
+from schemas.config import Settings
+from training.plan import ExportView, TrainingError, TrainPlan, load_export, resolve_export
+from training.rl import TRLOptions, VerlOptions, plan_trl, plan_verl
+from training.runs import LaunchResult, curves_svg, final_metrics, launch, metric_rows, training_row
+from training.serve import ServeOptions, VLLMServer, policy_endpoint, serve_command_line
+from training.sft import SFTOptions, plan_sft
+
+
+def new_train_id(kind: str, trainer: str) -> str:
+    return f"{kind}-{trainer}-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def _export(settings: Settings, export_version: str | None) -> ExportView:
+    return load_export(resolve_export(settings.data_dir / "exports", export_version))
+
+
+def _run_dir(settings: Settings, train_id: str) -> Path:
+    return (settings.data_dir / "training" / train_id).resolve()
+
+
+def _in_flow() -> bool:
+    from prefect.context import FlowRunContext
+
+    return FlowRunContext.get() is not None
+
+
+def _report(plan: TrainPlan, train_id: str, res: LaunchResult | None) -> str:
+    """Markdown for the run's artifact; the curves are embedded as an SVG data URI and written beside the run."""
+    lines = [f"## {plan.trainer} run `{train_id}`", "",
+             f"- export: `{plan.export_version}` (manifest sha256 `{plan.manifest_sha256[:16]}`)",
+             f"- run directory: `{plan.run_dir}`", f"- command: `{plan.command_line()}`"]  # fmt: skip
+    if res is None:
+        lines.append("- dry run: configs written, nothing launched")
+        return "\n".join(lines)
+    lines += [f"- status: **{res.status}** in {res.duration_s:.0f} s (trainer {res.trainer_version or '?'})",
+              f"- checkpoint: `{res.checkpoint}`" if res.checkpoint else f"- error: {res.error}"]  # fmt: skip
+    svg = curves_svg(res.metrics, title=f"{plan.trainer} {train_id}")
+    if svg:
+        (plan.run_dir / "curves.svg").write_text(svg, encoding="utf-8")
+        data = base64.b64encode(svg.encode()).decode()
+        lines += ["", f"![training curves](data:image/svg+xml;base64,{data})"]
+    return "\n".join(lines)
+
+
+def _artifact(key: str, markdown: str) -> None:
+    if _in_flow():
+        from prefect.artifacts import create_markdown_artifact
+
+        create_markdown_artifact(key=key, markdown=markdown)
+
+
+def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str, Any], dry_run: bool,
+             timeout_s: float | None, base_model: str | None) -> dict[str, Any]:  # fmt: skip
+    """Record, launch (unless ``dry_run``) and record again. Returns the flow's result dict."""
+    train_id = plan.run_dir.name
+    started = datetime.now()
+    flow_name = f"train-{kind}"
+    with open_run(flow_name, params, settings) as rt:
+        if dry_run:
+            plan.write()
+            rt.wh.write_batch("training_runs", [training_row(plan, train_id=train_id, run_id=rt.run_id, kind=kind,
+                              status="dry_run", started_at=started, base_model=base_model)])  # fmt: skip
+            _artifact(f"{flow_name}-plan", _report(plan, train_id, None))
+            print(f"dry run: wrote {plan.run_dir}; launch with:\n  {plan.command_line()}")
+            return {"run_id": rt.run_id, "train_id": train_id, "status": "dry_run", "run_dir": str(plan.run_dir),
+                    "command": plan.command_line(), "checkpoint": None, "metrics": {}}  # fmt: skip
+        rt.wh.write_batch("training_runs", [training_row(plan, train_id=train_id, run_id=rt.run_id, kind=kind,
+                          status="running", started_at=started, base_model=base_model)])  # fmt: skip
+        total = int(plan.config.get("max_steps") or plan.config.get("total_training_steps") or 0)
+        bar = Progress(f"{flow_name}-{train_id}", total, f"{plan.trainer} training")
+
+        def on_metrics(rows: list[dict[str, Any]]) -> None:
+            bar.update(max(r["step"] for r in rows))
+
+        res = launch(plan, on_line=print if os.environ.get("HOPFORGE_TRAIN_ECHO") else None, on_metrics=on_metrics,
+                     timeout_s=timeout_s)  # fmt: skip
+        with rt.wh.transaction():
+            rt.wh.write_batch("training_runs", [training_row(plan, train_id=train_id, run_id=rt.run_id, kind=kind,
+                              status=res.status, started_at=started, launch_result=res, base_model=base_model)],
+                              replace=True)  # fmt: skip
+            rows = metric_rows(train_id, res.metrics)
+            if rows:
+                rt.wh.write_batch("training_metrics", rows, replace=True)
+        _artifact(f"{flow_name}-report", _report(plan, train_id, res))
+        if res.status != "completed":
+            raise TrainingError(res.error or f"{plan.trainer} failed")
+        print(f"{plan.trainer} finished in {res.duration_s:.0f} s; checkpoint: {res.checkpoint}")
+        return {"run_id": rt.run_id, "train_id": train_id, "status": res.status, "run_dir": str(plan.run_dir),
+                "command": plan.command_line(), "checkpoint": res.checkpoint, "metrics": final_metrics(res.metrics)}  # fmt: skip
+
+
+@flow(name="train-sft", log_prints=True)
+def train_sft(
+    options: SFTOptions,
+    export_version: str | None = None,
+    dry_run: bool = False,
+    timeout_s: float | None = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """LLaMA-Factory SFT on an export (the newest when ``export_version`` is None); see the module docstring."""
+    settings = settings or default_settings()
+    export = _export(settings, export_version)
+    train_id = new_train_id("sft", "llamafactory")
+    plan = plan_sft(export, _run_dir(settings, train_id), options)
+    params = {"options": options.model_dump(mode="json"), "export_version": export.version, "dry_run": dry_run}
+    return run_plan(plan, kind="sft", settings=settings, params=params, dry_run=dry_run, timeout_s=timeout_s,
+                    base_model=options.model)  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def tool_server(settings: Settings, *, port: int | None = None, embedder: str = "configured",
+                startup_timeout_s: float = 300.0, log_path: Path | None = None) -> Iterator[str]:  # fmt: skip
+    """``hopforge serve-tools`` on loopback for the length of the block; yields its base URL. The child reads the
+    same warehouse (read-only, closed before it serves) and configuration as this process."""
+    port = port or _free_port()
+    env = dict(os.environ)
+    env["HOPFORGE_DATA_DIR"] = str(settings.data_dir)
+    env["HOPFORGE_WAREHOUSE"] = str(settings.warehouse_path)
+    config_file = getattr(settings, "_config_file", None)
+    if config_file:
+        env["HOPFORGE_CONFIG"] = str(config_file)
+    argv = [sys.executable, "-m", "flows.cli", "serve-tools", "--host", "127.0.0.1", "--port", str(port),
+            "--embedder", embedder]  # fmt: skip
+    log_path = log_path or settings.data_dir / "logs" / f"tool-server-{port}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    url = f"http://127.0.0.1:{port}"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            deadline = time.monotonic() + startup_timeout_s
+            while True:
+                if proc.poll() is not None:
+                    tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
+                    raise TrainingError(f"the tool server exited with status {proc.returncode}: "
+                                        f"{tail[0] if tail else '(no output)'} (log: {log_path})")  # fmt: skip
+                try:
+                    if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TrainingError(f"the tool server did not answer /health within {startup_timeout_s:.0f} s "
+                                        f"(log: {log_path})")  # fmt: skip
+                time.sleep(0.5)
+            yield url
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+
+
+@flow(name="train-rl", log_prints=True)
+def train_rl(
+    trainer: Literal["verl", "trl"] = "verl",
+    verl: VerlOptions | None = None,
+    trl: TRLOptions | None = None,
+    export_version: str | None = None,
+    start_tool_server: bool = True,
+    tool_embedder: Literal["configured", "hashing"] = "configured",
+    dry_run: bool = False,
+    timeout_s: float | None = None,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """RL on an export's questions: verl (GRPO/PPO, vLLM rollouts, KG tools over HTTP) or TRL GRPO.
+
+    With ``start_tool_server`` (verl) the flow serves the warehouse's graphs on a free loopback port and points
+    the tool config at it; otherwise the options' ``tool_server_url`` must name a running server."""
+    settings = settings or default_settings()
+    export = _export(settings, export_version)
+    train_id = new_train_id("rl", trainer)
+    run_dir = _run_dir(settings, train_id)
+    if trainer == "verl":
+        opts: VerlOptions | TRLOptions = verl or _missing("verl", "model")
+    elif trainer == "trl":
+        opts = trl or _missing("trl", "model")
+    else:
+        raise TrainingError(f"unknown RL trainer {trainer!r}; choose verl or trl")
+    params = {"trainer": trainer, "options": opts.model_dump(mode="json"), "export_version": export.version,
+              "dry_run": dry_run, "start_tool_server": start_tool_server}  # fmt: skip
+
+    def go(tool_url: str | None) -> dict[str, Any]:
+        if trainer == "verl":
+            o = opts.model_copy(update={"tool_server_url": tool_url}) if tool_url else opts
+            plan = plan_verl(export, run_dir, o)  # type: ignore[arg-type]
+        else:
+            plan = plan_trl(export, run_dir, opts)  # type: ignore[arg-type]
+        return run_plan(plan, kind="rl", settings=settings, params=params, dry_run=dry_run, timeout_s=timeout_s,
+                        base_model=opts.model)  # fmt: skip
+
+    if trainer == "verl" and start_tool_server and not dry_run:
+        with tool_server(settings, embedder=tool_embedder, log_path=run_dir / "tool-server.log") as url:
+            print(f"tool server for the rollouts: {url}")
+            return go(url)
+    return go(None)
+
+
+def _missing(trainer: str, field: str) -> Any:
+    raise TrainingError(f"train-rl with trainer={trainer} needs `{trainer}` options (at least `{field}`)")
+
+
+@flow(name="train-and-eval", log_prints=True)
+def train_and_eval(
+    sft: SFTOptions,
+    rl: VerlOptions | None = None,
+    serve: ServeOptions | None = None,
+    export_version: str | None = None,
+    eval_split: str = "test",
+    eval_limit: int | None = None,
+    dry_run: bool = False,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """SFT -> (RL from the SFT checkpoint: Omne-R1 stage 3) -> ``vllm serve`` -> ``evaluate-policy``.
+
+    RL needs full weights: with LoRA SFT, train SFT with ``finetuning_type: full`` or leave ``rl`` out. With
+    ``dry_run`` every stage's configs are written and the chain's commands printed; nothing is launched."""
+    settings = settings or default_settings()
+    serve = serve or ServeOptions()
+    if rl is not None and sft.finetuning_type != "full":
+        raise TrainingError("RL after SFT starts from full weights: set sft.finetuning_type to full "
+                            "(or run RL from the merged LoRA model with train-rl)")  # fmt: skip
+    out: dict[str, Any] = {"sft": train_sft(options=sft, export_version=export_version, dry_run=dry_run, settings=settings)}
+    checkpoint = out["sft"]["checkpoint"]
+    if rl is not None:
+        rl_opts = rl if dry_run else rl.model_copy(update={"model": checkpoint, "stage": "sft"})
+        out["rl"] = train_rl(trainer="verl", verl=rl_opts, export_version=export_version, dry_run=dry_run,
+                             settings=settings)  # fmt: skip
+        checkpoint = out["rl"]["checkpoint"]
+    if dry_run:
+        out["serve_command"] = "vllm serve <final checkpoint> ... (see `hopforge train serve-command`)"
+        return out
+    if not checkpoint:
+        raise TrainingError("the trainer finished without reporting a checkpoint; nothing to evaluate")
+    from flows.evaluate import evaluate_policy
+
+    out["serve_command"] = serve_command_line(checkpoint, serve)
+    log = settings.data_dir / "logs" / f"vllm-{serve.served_name}.log"
+    with VLLMServer(checkpoint, serve, log):
+        policy = settings.roles.policy.model_copy(update=policy_endpoint(serve))
+        roles = settings.roles.model_copy(update={"policy": policy})
+        eval_settings = settings.model_copy(update={"roles": roles})
+        out["eval"] = evaluate_policy(split=eval_split, limit=eval_limit, settings=eval_settings)
+    return out
+
+
+__all__ = ["train_sft", "train_rl", "train_and_eval", "tool_server", "run_plan"]

@@ -34,6 +34,7 @@ from prefect import flow
 from flows.progress import Progress
 from flows.runtime import default_settings, open_run
 from schemas.config import Settings
+from training.merge import plan_merge
 from training.plan import ExportView, TrainingError, TrainPlan, load_export, resolve_export
 from training.rl import TRLOptions, VerlOptions, plan_trl, plan_verl
 from training.runs import LaunchResult, curves_svg, final_metrics, launch, metric_rows, training_row
@@ -239,6 +240,24 @@ def train_rl(
     return go(None)
 
 
+def _template_of(sft_result: dict[str, Any]) -> str:
+    import yaml
+
+    cfg = Path(sft_result["run_dir"]) / "llamafactory.yaml"
+    return str(yaml.safe_load(cfg.read_text(encoding="utf-8")).get("template", "qwen3")) if cfg.is_file() else "qwen3"
+
+
+def merge_adapter(adapter_dir: str | None, *, settings: Settings, template: str = "qwen3",
+                  base_model: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:  # fmt: skip
+    """Merge a LoRA adapter into its base model (recorded as a ``merge`` training run); returns run_plan's dict."""
+    if not adapter_dir:
+        raise TrainingError("SFT reported no checkpoint: nothing to merge")
+    train_id = new_train_id("merge", "llamafactory")
+    plan = plan_merge(adapter_dir, _run_dir(settings, train_id), template=template, base_model=base_model)
+    return run_plan(plan, kind="merge", settings=settings, params={"adapter": str(adapter_dir), "template": template},
+                    dry_run=False, timeout_s=timeout_s, base_model=base_model)  # fmt: skip
+
+
 def _missing(trainer: str, field: str) -> Any:
     raise TrainingError(f"train-rl with trainer={trainer} needs `{trainer}` options (at least `{field}`)")
 
@@ -256,16 +275,17 @@ def train_and_eval(
 ) -> dict[str, Any]:
     """SFT -> (RL from the SFT checkpoint: Omne-R1 stage 3) -> ``vllm serve`` -> ``evaluate-policy``.
 
-    RL needs full weights: with LoRA SFT, train SFT with ``finetuning_type: full`` or leave ``rl`` out. With
-    ``dry_run`` every stage's configs are written and the chain's commands printed; nothing is launched."""
+    RL starts from full weights: after LoRA SFT the adapter is merged into its base model first (LLaMA-Factory's
+    exporter, ``training.merge``). With ``dry_run`` the SFT and RL configs are written and their commands printed;
+    nothing is launched."""
     settings = settings or default_settings()
     serve = serve or ServeOptions()
-    if rl is not None and sft.finetuning_type != "full":
-        raise TrainingError("RL after SFT starts from full weights: set sft.finetuning_type to full "
-                            "(or run RL from the merged LoRA model with train-rl)")  # fmt: skip
     out: dict[str, Any] = {"sft": train_sft(options=sft, export_version=export_version, dry_run=dry_run, settings=settings)}
     checkpoint = out["sft"]["checkpoint"]
     if rl is not None:
+        if not dry_run and sft.finetuning_type != "full":
+            out["merge"] = merge_adapter(checkpoint, settings=settings, template=_template_of(out["sft"]))
+            checkpoint = out["merge"]["checkpoint"]
         rl_opts = rl if dry_run else rl.model_copy(update={"model": checkpoint, "stage": "sft"})
         out["rl"] = train_rl(trainer="verl", verl=rl_opts, export_version=export_version, dry_run=dry_run,
                              settings=settings)  # fmt: skip
@@ -287,4 +307,4 @@ def train_and_eval(
     return out
 
 
-__all__ = ["train_sft", "train_rl", "train_and_eval", "tool_server", "run_plan"]
+__all__ = ["train_sft", "train_rl", "train_and_eval", "tool_server", "run_plan", "merge_adapter"]

@@ -4,7 +4,7 @@
 CREATE TABLE training_runs (
     train_id         VARCHAR PRIMARY KEY,
     run_id           VARCHAR NOT NULL,      -- the flow run that launched it (runs.run_id)
-    kind             VARCHAR NOT NULL,      -- sft | rl
+    kind             VARCHAR NOT NULL,      -- sft | rl | merge (a LoRA adapter merged into its base)
     trainer          VARCHAR NOT NULL,      -- llamafactory | verl | trl
     trainer_version  VARCHAR,               -- NULL for a dry run that never looked at the environment
     export_version   VARCHAR NOT NULL,

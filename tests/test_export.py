@@ -20,6 +20,7 @@ from tasks.export.datasets import (
     build_export,
     check_include,
     check_version,
+    export,
     push_to_hub,
     sharegpt_conversations,
     validate_messages,
@@ -37,7 +38,9 @@ QUESTIONS = [
      "Which college did the author of On Computable Numbers study at?", "train"),
     (["David Hilbert", "Entscheidungsproblem", "On Computable Numbers", "Alan Turing"],
      "Who wrote the paper that settled the decision problem posed by David Hilbert?", "validation"),
-    (["Alan Turing", "Bletchley Park"], "Where did Alan Turing work during the war?", "test"),
+    # seeds and answers of different splits never meet (the export refuses a leaking split)
+    (["Government Code and Cypher School", "Bletchley Park"], "Where was the Government Code and Cypher School based?",
+     "test"),
     (["Alan Turing", "Bombe"], "Which codebreaking device did Alan Turing design?", None),
 ]  # fmt: skip
 
@@ -282,6 +285,19 @@ def test_reexport_is_byte_identical(warehouse):
         k: v for k, v in before.items() if k.endswith(".parquet") or k == "dataset_info.json"}
     only_qa = run_export(warehouse, include=["qa"])
     assert only_qa["version"] != first["version"] and set(only_qa["rows"]) == {"qa"}
+
+
+def test_a_leaking_split_fails_the_export_and_writes_nothing(records, tmp_path):
+    qas, gold, trajs = records
+    # the validation question's answer (Alan Turing) becomes the seed of a test question
+    leak = _qa(read_triples(GRAPHS / "cs.jsonl", "cs").to_graph(snapshot_id="cs-test"),
+               ["Alan Turing", "Bletchley Park"], "Where did Alan Turing work during the war?", "test")
+    with pytest.raises(ExportError, match=r"not leak-safe.*cs/'alan turing' in test, validation"):
+        export(ExportInputs([*qas, leak], gold, trajs), tmp_path / "exports")
+    assert not (tmp_path / "exports").exists()
+    # without a split the same question is only counted as left out
+    built = build_export(ExportInputs([*qas, leak.model_copy(update={"split": None})], gold, trajs), ["qa"])
+    assert built.skipped["questions_without_split"] == 2
 
 
 def test_version_follows_the_inputs(records):

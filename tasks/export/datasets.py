@@ -15,8 +15,10 @@ messages/<split>-00000-of-00001.parquet     OpenAI/Qwen messages with tool_calls
 
 Rules:
 
-- Splits are the questions' (``qa.split``, leak-safe by construction); a trajectory goes where its question
-  goes. Questions without a split and trajectories whose question is gone are counted, not exported.
+- Splits are the questions' (``qa.split``): leak-safe by construction, and checked here: an answer or seed
+  entity in two splits fails the export with ``ExportError`` before anything is written. A trajectory goes
+  where its question goes. Questions without a split and trajectories whose question is gone are counted, not
+  exported.
 - Deterministic: rows are sorted by id, every Parquet file has an explicit Arrow schema, JSON is written with
   sorted keys, nothing holds a timestamp. The same warehouse gives byte-identical files.
 - The version, unless given, is a content hash of the inputs (question, gold path and accepted trajectory
@@ -49,6 +51,7 @@ from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS, tool_schemas
 from schemas.trajectories import Trajectory
 from tasks.env.agent_loop import AgentConfig, build_system_prompt
+from tasks.qa.splits import describe_leaks, split_leaks
 
 #: Bump when a row layout changes: it is part of the default version hash.
 FORMAT_VERSION = 1
@@ -542,6 +545,12 @@ def build_export(
 
     ``tools`` are the tools an RL row offers (the Omne-R1 pair by default)."""
     include = check_include(include)
+    leaks = split_leaks(inputs.qas)
+    if leaks:
+        # A split is leak-safe or it is not exported: a model tested on an answer it was trained to reach (or
+        # on a seed whose neighbourhood it was trained on) scores what it memorised.
+        raise ExportError(f"splits are not leak-safe, nothing was written: {describe_leaks(leaks)}; "
+                          "move or drop the questions that share these entities, then export again")
     by_id = {q.qa_id: q for q in inputs.qas}
     with_split = sorted((q for q in inputs.qas if q.split in SPLITS), key=lambda q: q.qa_id)
     skipped = {"questions_without_split": sum(q.split not in SPLITS for q in inputs.qas)}

@@ -16,11 +16,19 @@ so the seed decides among equals; each group goes to the split whose count is fu
 (``target share * total - assigned``), ties to the split with the larger target, then the earlier split.
 Largest-first makes the small groups that come last fill the remaining gaps, so proportions land within a few
 percent whenever no single group is larger than that.
+
+Refreshes (``stable_splits``): questions that already have a split never move. A new question joins the split
+of the old questions it is linked to; one that would link entities already held by two different splits is not
+placed by any tie-break: it comes back as a ``SplitConflict`` (reject code ``split_conflict``) and gets no split.
+New groups linked to nothing old are assigned like ``assign_splits``, against targets over all questions (old
+ones included), so each refresh steers the totals back toward the shares. ``split_leaks`` is the property itself
+(no linking entity in two splits); the export refuses to write when it finds any.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -114,10 +122,13 @@ def assign_splits(
     proportions: Mapping[str, float] = DEFAULT_PROPORTIONS,
     link: LinkMode = "answer+seed",
     seed: int = 0,
+    existing: Mapping[str, int] | None = None,
 ) -> SplitResult:
     """Assign every question to a split so that no linking entity is shared across splits (module docstring).
     Deterministic: the same questions (in any order), shares, link mode and seed give the same assignment.
-    ``ValueError`` for bad shares, an unknown link mode, or two questions with one ``qa_id``."""
+    ``existing`` counts questions already in each split (a refresh): targets are then shares of those plus
+    ``qas``, and ``achieved``/``counts`` cover both. ``ValueError`` for bad shares, an unknown link mode, or two
+    questions with one ``qa_id``."""
     targets = check_proportions(proportions)
     ids = [q.qa_id for q in qas]
     if len(set(ids)) != len(ids):
@@ -138,8 +149,9 @@ def assign_splits(
     members = [sorted(ids[i] for i in g) for g in groups.values()]
     members.sort(key=lambda g: (-len(g), _tie(seed, g[0]), g[0]))
 
-    n = len(qas)
-    counts = {s: 0 for s in targets}
+    base = {s: int((existing or {}).get(s, 0)) for s in targets}
+    n = len(qas) + sum(base.values())
+    counts = dict(base)
     rank = {s: k for k, s in enumerate(targets)}
     assignment: dict[str, Split] = {}
     for g in members:
@@ -161,21 +173,174 @@ def apply_splits(qas: Iterable[QA], result: SplitResult) -> list[QA]:
 
 def shared_entities(qas: Sequence[QA], assignment: Mapping[str, str], link: LinkMode) -> dict[tuple[str, str], set[str]]:
     """Linking entities that appear in more than one split, with those splits (empty when the split is
-    leak-safe). Used by tests and by export to assert the property on the final data."""
+    leak-safe). Questions missing from ``assignment`` are left out."""
     seen: dict[tuple[str, str], set[str]] = {}
     for q in qas:
-        for key in link_entities(q, link):
-            seen.setdefault(key, set()).add(assignment[q.qa_id])
+        if q.qa_id in assignment:
+            for key in link_entities(q, link):
+                seen.setdefault(key, set()).add(assignment[q.qa_id])
     return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def split_leaks(qas: Sequence[QA], link: LinkMode = "answer+seed") -> dict[tuple[str, str], set[str]]:
+    """``shared_entities`` over the splits the questions carry (questions without one are left out): what the
+    export checks before it writes anything."""
+    return shared_entities(qas, {q.qa_id: q.split for q in qas if q.split}, link)
+
+
+def describe_leaks(leaks: Mapping[tuple[str, str], set[str]], limit: int = 5) -> str:
+    """One line naming the first ``limit`` leaking entities and their splits."""
+    shown = "; ".join(f"{d}/{name!r} in {', '.join(sorted(splits))}" for (d, name), splits in sorted(leaks.items())[:limit])
+    more = f" and {len(leaks) - limit} more" if len(leaks) > limit else ""
+    return f"{len(leaks)} entit{'y' if len(leaks) == 1 else 'ies'} in more than one split: {shown}{more}"
+
+
+@dataclass(frozen=True)
+class SplitConflict:
+    """A new question that would link entities already held by different splits (``splits``, via ``entities``).
+    It gets no split; the flow stores it as a ``qa_rejects`` row with reason ``split_conflict``."""
+
+    qa_id: str
+    entities: tuple[tuple[str, str], ...]
+    splits: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return "split_conflict"
+
+    @property
+    def detail(self) -> str:
+        names = ", ".join(f"{n!r}" for _, n in self.entities[:4])
+        return (f"links entities already in different splits ({', '.join(self.splits)}) through {names}; "
+                "placing it in either would leak, and earlier questions never move")  # fmt: skip
+
+
+@dataclass
+class RefreshResult:
+    """``assignment``: a split for each new question placed; ``conflicts``: new questions left without one;
+    ``joined``: how many new questions joined the split of an earlier group; ``counts``/``achieved``/``targets``:
+    all questions with a split after the refresh, old and new; ``legacy_leaks``: entities the earlier questions
+    already shared across splits before this refresh (data from before this rule, never produced by it)."""
+
+    assignment: dict[str, Split]
+    conflicts: list[SplitConflict]
+    joined: int
+    targets: dict[str, float]
+    counts: dict[str, int]
+    achieved: dict[str, float]
+    legacy_leaks: dict[tuple[str, str], set[str]]
+    max_deviation: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.max_deviation = max((abs(self.achieved[s] - self.targets[s]) for s in self.targets), default=0.0)
+
+    def summary(self) -> str:
+        parts = ", ".join(f"{s} {self.counts[s]} ({self.achieved[s]:.1%} vs {self.targets[s]:.0%})" for s in self.targets)
+        return (f"{len(self.assignment)} new question(s) placed ({self.joined} with earlier groups), "
+                f"{len(self.conflicts)} split conflict(s); totals: {parts}")  # fmt: skip
+
+
+def stable_splits(
+    qas: Sequence[QA],
+    *,
+    proportions: Mapping[str, float] = DEFAULT_PROPORTIONS,
+    link: LinkMode = "answer+seed",
+    seed: int = 0,
+) -> RefreshResult:
+    """Splits for the questions without one; questions that have one keep it (module docstring).
+
+    Entities of earlier questions carry their split. New questions are taken in ``qa_id`` order and merged into
+    a union-find over entities whose roots remember the splits they hold: a question whose entities reach two
+    different splits is a ``SplitConflict`` and is not merged (so it cannot pull later questions across either).
+    Every other new question ends in a component holding at most one split: it takes that split, or, when the
+    component holds none, its component is a fresh group for ``assign_splits`` with the old counts as
+    ``existing``. Deterministic for the same questions, shares, link mode and seed, whatever their order."""
+    targets = check_proportions(proportions)
+    ids = [q.qa_id for q in qas]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in sorted(ids) if ids.count(i) > 1)
+        raise ValueError(f"qa_id {dup!r} appears more than once")
+    old = sorted((q for q in qas if q.split), key=lambda q: q.qa_id)
+    new = sorted((q for q in qas if not q.split), key=lambda q: q.qa_id)
+
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+    held: dict[tuple[str, str], set[str]] = {}  # root -> splits of the old questions in its component
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(x, x)
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(keys: Sequence[tuple[str, str]]) -> None:
+        roots = {find(k) for k in keys}
+        top = min(roots)  # any fixed choice; min keeps it independent of input order
+        for r in roots - {top}:
+            parent[r] = top
+            held.setdefault(top, set()).update(held.pop(r, set()))
+
+    for q in old:
+        keys = sorted(link_entities(q, link))
+        if keys:
+            union(keys)
+            held.setdefault(find(keys[0]), set()).add(q.split)  # type: ignore[arg-type]
+    legacy = shared_entities(old, {q.qa_id: q.split for q in old}, link)  # type: ignore[misc]
+
+    conflicts: list[SplitConflict] = []
+    placed: list[tuple[QA, list[tuple[str, str]]]] = []
+    for q in new:
+        keys = sorted(link_entities(q, link))
+        reach: set[str] = set()
+        for k in keys:
+            reach |= held.get(find(k), set())
+        if len(reach) > 1:
+            mine = tuple(k for k in keys if held.get(find(k)))
+            conflicts.append(SplitConflict(q.qa_id, mine, tuple(sorted(reach))))
+            continue
+        if keys:
+            union(keys)
+        placed.append((q, keys))
+
+    assignment: dict[str, Split] = {}
+    fresh: list[QA] = []
+    for q, keys in placed:
+        have = held.get(find(keys[0]), set()) if keys else set()
+        if have:
+            assignment[q.qa_id] = next(iter(have))  # type: ignore[assignment]
+        else:
+            fresh.append(q)
+    joined = len(assignment)
+    existing = Counter(q.split for q in old)
+    existing.update(assignment.values())
+    if fresh:
+        res = assign_splits(fresh, proportions=targets, link=link, seed=seed, existing=existing)
+        assignment.update(res.assignment)
+    counts = {s: 0 for s in targets}
+    for s in [q.split for q in old] + list(assignment.values()):
+        if s in counts:
+            counts[s] += 1
+    n = sum(counts.values())
+    return RefreshResult(
+        assignment=dict(sorted(assignment.items())), conflicts=conflicts, joined=joined, targets=targets,
+        counts=counts, achieved={s: (c / n if n else 0.0) for s, c in counts.items()}, legacy_leaks=legacy,
+    )  # fmt: skip
 
 
 __all__ = [
     "DEFAULT_PROPORTIONS",
     "LinkMode",
+    "RefreshResult",
+    "SplitConflict",
     "SplitResult",
     "apply_splits",
     "assign_splits",
     "check_proportions",
+    "describe_leaks",
     "link_entities",
     "shared_entities",
+    "split_leaks",
+    "stable_splits",
 ]

@@ -1,0 +1,312 @@
+"""RL hand-off (``training.rl``): the verl overrides and tool config, the TRL GRPO config, both Omne-R1 schedules,
+reward kwargs passed through, and bad input refused with a clear ``TrainingError`` before anything is written.
+
+Fast and core-only: no trainer is imported here (the trainers' own checks of these files are in
+``tests/trainers/test_smoke_verl.py`` and ``test_smoke_trl.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from training.plan import REPO_ROOT, TrainingError, load_export
+from training.rl import TRLOptions, VerlOptions, options_from, plan_trl, plan_verl, verl_tool_schema
+
+GRAPHS = REPO_ROOT / "flows" / "demo" / "graphs"
+
+# (path, question, split). Train and validation questions share no seed or answer entity (exports refuse
+# splits that do).
+RL_QUESTIONS = [
+    (["On Computable Numbers", "Alan Turing", "King's College, Cambridge"],
+     "Which college did the author of On Computable Numbers study at?", "train"),
+    (["Alan Turing", "Bletchley Park"], "Where did Alan Turing work during the war?", "train"),
+    (["Alan Turing", "Bombe"], "Which codebreaking device did Alan Turing design?", "train"),
+    (["Alan Turing", "On Computable Numbers", "Turing machine"],
+     "What abstract device did the 1936 paper by Alan Turing introduce?", "train"),
+    (["Marian Rejewski", "Polish Cipher Bureau"], "Which intelligence unit did Marian Rejewski work for?",
+     "validation"),
+]  # fmt: skip
+
+
+def build_rl_export(exports_dir: Path, *, version: str = "rl-test", questions=RL_QUESTIONS,
+                    include=("qa", "sft", "rl", "messages")) -> Path:  # fmt: skip
+    """An export of ``questions`` over the demo computing graph, with one template tool-use trajectory each."""
+    from schemas.qa import QA, GoldPath, make_qa_id
+    from schemas.trajectories import Trajectory, make_trajectory_id
+    from tasks.distill.trajectories import run_template_tools, template_messages
+    from tasks.env.index import HashingEmbedder
+    from tasks.env.tools import ToolEnvironment
+    from tasks.export.datasets import ExportInputs, export
+    from tasks.graph.importers import read_triples
+    from tasks.qa.context import path_edges
+
+    kg = read_triples(GRAPHS / "cs.jsonl", "cs").to_graph(snapshot_id="cs-rl-test")
+    env = ToolEnvironment.from_graphs([kg], HashingEmbedder(), tools=("entity_matcher", "node_info"))
+    qas, gold, trajs = [], {}, []
+    for i, (path, question, split) in enumerate(questions):
+        edges = path_edges(kg, path)
+        qa = QA(qa_id=make_qa_id("cs", kg.snapshot_id, question, path[-1], path), domain="cs",
+                snapshot_id=kg.snapshot_id, seed=path[0], hop_class="1-2" if len(path) <= 3 else "3+", path=path,
+                path_edges=edges, question=question, answer=path[-1], split=split, run_id="qa-rl", attempt_id=f"a{i}",
+                source_chunk_ids=sorted({c for e in edges for c in e.source_chunk_ids}))  # fmt: skip
+        qas.append(qa)
+        gold[qa.qa_id] = [GoldPath(qa_id=qa.qa_id, rank=0, path=path, triples=[e.triple() for e in edges],
+                                   verdict="valid", is_generator_path=True)]  # fmt: skip
+        steps, problem = run_template_tools(env, path, "cs")
+        assert problem is None, problem
+        msgs = template_messages("system", question, qa.answer, steps)
+        trajs.append(Trajectory(
+            trajectory_id=make_trajectory_id(qa.qa_id, "template", 0), qa_id=qa.qa_id, kind="template", sample=0,
+            domain="cs", snapshot_id=kg.snapshot_id, split=split, status="accepted", reject_reason=None,
+            question=question, golden_answer=qa.answer, messages=msgs,
+            reasoning=[f"I look at {path[min(k, len(path) - 1)]}." for k in range(len(steps))] + ["Done."],
+            final_answer=qa.answer, n_rounds=len(steps), end_reason="answer", tools=["entity_matcher", "node_info"],
+            run_id="distill-rl", model="fake-model"))  # fmt: skip
+    result = export(ExportInputs(qas, gold, trajs), exports_dir, version=version, include=include)
+    assert not result.invalid, result.invalid
+    return result.path
+
+
+def fake_model_dir(root: Path) -> Path:
+    """A directory that passes ``check_model_dir`` (a config and a weights file); never loaded here."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.json").write_text('{"model_type": "qwen3"}')
+    (root / "model.safetensors").write_bytes(b"\0" * 8)
+    return root
+
+
+@pytest.fixture(scope="module")
+def export_view(tmp_path_factory):
+    return load_export(build_rl_export(tmp_path_factory.mktemp("exports")))
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    return fake_model_dir(tmp_path / "base-model")
+
+
+def small(**kw) -> dict:
+    """Options that fit the 4-row fixture export on one GPU."""
+    return {"train_batch_size": 2, "ppo_mini_batch_size": 2, "rollout_n": 2, "n_gpus_per_node": 1, **kw}
+
+
+def overrides_of(plan) -> dict[str, str]:
+    args = plan.argv[plan.argv.index("--run-dir") + 2 :]
+    assert all("=" in a for a in args), args
+    return dict(a.split("=", 1) for a in args)
+
+
+# -- verl ------------------------------------------------------------------------------------------------------------
+
+
+def test_verl_stage1_grpo_overrides(export_view, model_dir, tmp_path):
+    plan = plan_verl(export_view, tmp_path / "run", VerlOptions(model=str(model_dir), **small()))
+    o = overrides_of(plan)
+    assert plan.trainer == "verl" and plan.env == "verl"
+    assert plan.argv[:2] == ["python", str(REPO_ROOT / "training" / "launch" / "verl_ppo.py")]
+    assert o["data.train_files"] == str(export_view.data_files("rl")["train"])
+    assert o["data.val_files"] == str(export_view.data_files("rl")["validation"])
+    assert o["actor_rollout_ref.model.path"] == str(model_dir.resolve())
+    assert o["algorithm.adv_estimator"] == "grpo" and "critic.model.path" not in o
+    assert o["actor_rollout_ref.rollout.name"] == "vllm"
+    assert o["actor_rollout_ref.rollout.multi_turn.enable"] == "true"
+    assert o["actor_rollout_ref.rollout.multi_turn.format"] == "hermes"
+    assert o["actor_rollout_ref.rollout.agent.default_agent_loop"] == "tool_agent"
+    # 7 tool rounds (Omne-R1): 7 tool replies, one more assistant turn for the answer
+    assert (o["actor_rollout_ref.rollout.multi_turn.max_user_turns"], o["actor_rollout_ref.rollout.multi_turn.max_assistant_turns"]) == ("7", "8")
+    assert o["actor_rollout_ref.rollout.multi_turn.tool_config_path"] == str(tmp_path / "run" / "tool_config.yaml")
+    assert o["reward.custom_reward_function.path"] == str(REPO_ROOT / "training" / "verl_reward.py")
+    assert o["reward.custom_reward_function.name"] == "compute_score"
+    assert o["trainer.default_local_dir"] == str(tmp_path / "run" / "checkpoints")
+    assert o["trainer.logger"] == "[console,file]"
+    assert o["actor_rollout_ref.actor.checkpoint.save_contents"] == "[model,optimizer,extra,hf_model]"
+    # stage 1 rewards with Omne-R1's stage-1 reward; verl's workers find the repo and the reward by env var
+    assert plan.env_vars["HOPFORGE_REWARD"] == "omne_stage1" == plan.config["reward"]
+    assert plan.env_vars["PYTHONPATH"] == str(REPO_ROOT)
+    assert o["+ray_kwargs.ray_init.runtime_env.env_vars.HOPFORGE_REWARD"] == "omne_stage1"
+    assert o["+ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH"] == str(REPO_ROOT)
+    assert plan.config["tools"] == ["entity_matcher", "node_info"]
+    # the command line round-trips through a shell
+    assert shlex.split(plan.command_line())[-len(plan.argv):] == plan.argv
+
+
+def test_verl_stage3_ppo_after_sft(export_view, tmp_path):
+    sft = fake_model_dir(tmp_path / "sft-merged")
+    opts = VerlOptions.omne_r1("sft", str(sft), **small(rollout_n=1), critic_lr=2e-6)
+    plan = plan_verl(export_view, tmp_path / "run", opts)
+    o = overrides_of(plan)
+    assert opts.algorithm == "ppo" and plan.config["stage"] == "sft"
+    assert o["algorithm.adv_estimator"] == "gae"
+    assert o["critic.enable"] == "true" and o["critic.model.path"] == str(sft.resolve())
+    assert o["critic.optim.lr"] == "2e-06"
+    assert plan.env_vars["HOPFORGE_REWARD"] == "omne_post_sft"
+    assert any("stage sft: ppo" in n for n in plan.notes)
+
+
+def test_verl_reward_kwargs_and_named_reward_pass_through(export_view, model_dir, tmp_path):
+    opts = VerlOptions(model=str(model_dir), reward="eog_f1_path", reward_kwargs={"path_weight": 0.3, "tag": "a b"},
+                       **small())  # fmt: skip
+    plan = plan_verl(export_view, tmp_path / "run", opts)
+    o = overrides_of(plan)
+    # verl 0.9.1 reads reward.custom_reward_function.reward_kwargs and passes them to compute_score as keywords
+    assert o["+reward.custom_reward_function.reward_kwargs.path_weight"] == "0.3"
+    assert o["+reward.custom_reward_function.reward_kwargs.tag"] == "'a b'"  # quoted: one Hydra string
+    assert plan.env_vars["HOPFORGE_REWARD"] == "eog_f1_path"
+    assert plan.config["reward_kwargs"] == {"path_weight": 0.3, "tag": "a b"}
+
+
+def test_verl_tool_config_yaml(export_view, model_dir, tmp_path):
+    opts = VerlOptions(model=str(model_dir), tool_server_url="http://10.0.0.5:9000/", tool_timeout_s=12, **small())
+    plan = plan_verl(export_view, tmp_path / "run", opts)
+    written = plan.write()
+    config = yaml.safe_load((tmp_path / "run" / "tool_config.yaml").read_text())
+    assert tmp_path / "run" / "tool_config.yaml" in written
+    assert [t["tool_schema"]["function"]["name"] for t in config["tools"]] == ["entity_matcher", "node_info"]
+    for tool in config["tools"]:
+        assert tool["class_name"] == "training.launch.verl_tools.HopforgeKGTool"
+        assert tool["config"] == {"type": "native", "server_url": "http://10.0.0.5:9000", "timeout_s": 12.0}
+        params = tool["tool_schema"]["function"]["parameters"]
+        assert params["required"] == ["node_name", "graph_type"]
+        # only the keys verl keeps: what the prompt shows is what is written here
+        assert set(params) == {"type", "properties", "required"}
+        assert all(set(p) <= {"type", "description", "enum"} for p in params["properties"].values())
+    assert verl_tool_schema("node_info")["function"]["description"] == config["tools"][1]["tool_schema"]["function"]["description"]
+    summary = json.loads((tmp_path / "run" / "plan.json").read_text())
+    assert summary["trainer"] == "verl" and summary["env_vars"]["HOPFORGE_REWARD"] == "omne_stage1"
+
+
+def test_verl_extra_overrides_replace_generated_ones(export_view, model_dir, tmp_path):
+    opts = VerlOptions(model=str(model_dir), extra_overrides=["actor_rollout_ref.rollout.name=sglang",
+                                                              "+trainer.something_new=1"], **small())  # fmt: skip
+    args = plan_verl(export_view, tmp_path / "run", opts).argv
+    assert "actor_rollout_ref.rollout.name=sglang" in args and "actor_rollout_ref.rollout.name=vllm" not in args
+    assert args[-1] == "+trainer.something_new=1"
+
+
+def test_verl_paths_with_spaces_are_quoted(tmp_path):
+    exports = tmp_path / "my exports"
+    view = load_export(build_rl_export(exports, version="v1"))
+    model = fake_model_dir(tmp_path / "a model")
+    o = overrides_of(plan_verl(view, tmp_path / "run", VerlOptions(model=str(model), **small())))
+    assert o["data.train_files"] == "'" + str(view.data_files("rl")["train"]) + "'"
+    assert o["actor_rollout_ref.model.path"] == "'" + str(model.resolve()) + "'"
+
+
+# -- TRL -------------------------------------------------------------------------------------------------------------
+
+
+def test_trl_config(export_view, model_dir, tmp_path):
+    opts = TRLOptions(model=str(model_dir), stage="sft", reward_kwargs={"path_weight": 0.2}, max_steps=3,
+                      tool_server_url="http://127.0.0.1:8765", per_device_train_batch_size=4, num_generations=2)  # fmt: skip
+    plan = plan_trl(export_view, tmp_path / "run", opts)
+    plan.write()
+    config = yaml.safe_load((tmp_path / "run" / "trl_grpo.yaml").read_text())
+    assert plan.trainer == "trl" and plan.env == "trl"
+    assert plan.argv == ["python", str(REPO_ROOT / "training" / "launch" / "trl_grpo.py"), "--config",
+                         str(tmp_path / "run" / "trl_grpo.yaml")]  # fmt: skip
+    g, h = config["grpo"], config["hopforge"]
+    assert g["output_dir"] == str(tmp_path / "run" / "checkpoints") and g["max_steps"] == 3
+    assert g["num_generations"] == 2 and g["use_vllm"] is False and "vllm_mode" not in g
+    assert g["max_tool_calling_iterations"] == 7 and g["remove_unused_columns"] is False
+    assert h["reward"] == "omne_post_sft" and h["reward_kwargs"] == {"path_weight": 0.2}
+    assert h["train_file"] == str(export_view.data_files("rl")["train"]) and h["dataset"] == "rl"
+    assert h["tool_server_url"] == "http://127.0.0.1:8765"
+    assert plan.config["max_steps"] == 3
+
+
+def test_trl_vllm_and_single_turn(export_view, model_dir, tmp_path):
+    opts = TRLOptions(model=str(model_dir), use_vllm="colocate", dataset="messages")
+    g = yaml.safe_load(plan_trl(export_view, tmp_path / "r", opts).files["trl_grpo.yaml"])
+    assert g["grpo"]["use_vllm"] is True and g["grpo"]["vllm_mode"] == "colocate"
+    assert "max_tool_calling_iterations" not in g["grpo"]  # no tool server: one turn
+    assert g["hopforge"]["reward"] == "omne_stage1" and g["hopforge"]["dataset"] == "messages"
+
+
+# -- bad input -------------------------------------------------------------------------------------------------------
+
+
+def test_export_missing():
+    with pytest.raises(TrainingError, match=r"is not a hopforge export \(no manifest.json\): run `hopforge export`"):
+        load_export(Path("/nonexistent/export"))
+
+
+def test_export_without_rl_rows(tmp_path, model_dir):
+    view = load_export(build_rl_export(tmp_path / "ex", include=("qa", "sft")))
+    with pytest.raises(TrainingError, match=r"has no rl train rows: export again with the rl config"):
+        plan_verl(view, tmp_path / "run", VerlOptions(model=str(model_dir), **small()))
+    with pytest.raises(TrainingError, match=r"has no rl train rows: export again .* or choose dataset=messages"):
+        plan_trl(view, tmp_path / "run", TRLOptions(model=str(model_dir)))
+    assert not (tmp_path / "run").exists()
+
+
+def test_model_path_not_a_model(export_view, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(TrainingError, match=r"model path .*empty is not a model directory: it has no config.json"):
+        plan_verl(export_view, tmp_path / "run", VerlOptions(model=str(empty), **small()))
+    with pytest.raises(TrainingError, match=r"SFT checkpoint path .*missing does not exist"):
+        plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(tmp_path / "missing"), stage="sft"))
+    adapter = tmp_path / "lora"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    with pytest.raises(TrainingError, match=r"is a LoRA adapter; RL needs full weights .* merge it"):
+        plan_verl(export_view, tmp_path / "run", VerlOptions(model=str(adapter), stage="sft", **small()))
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_reward_name():
+    with pytest.raises(TrainingError, match=r"reward: Value error, unknown reward 'f1_magic'; choose one of \["):
+        options_from(VerlOptions, {"model": "Qwen/Qwen3-8B", "reward": "f1_magic"})
+    with pytest.raises(TrainingError, match=r"unknown reward 'f1_magic'"):
+        options_from(TRLOptions, {"model": "Qwen/Qwen3-8B", "reward": "f1_magic"})
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"algorithm": "grpo", "rollout_n": 1}, "GRPO compares responses within a group: rollout_n must be >= 2"),
+    ({"algorithm": "a2c"}, r"algorithm: Input should be 'grpo' or 'ppo'"),
+    ({"ppo_mini_batch_size": 128, "train_batch_size": 64}, r"ppo_mini_batch_size \(128\) must not exceed"),
+    ({"train_batch_size": 6, "ppo_mini_batch_size": 4}, r"must be a multiple of ppo_mini_batch_size"),
+    ({"train_batch_size": 3, "ppo_mini_batch_size": 3, "rollout_n": 3}, r"must be divisible by the 8 GPUs"),
+    ({"lr": 0}, r"lr: Input should be greater than 0"),
+    ({"tool_server_url": "localhost:8765"}, r"tool_server_url must be an http\(s\) URL"),
+    ({"extra_overrides": ["not an override"]}, r"is not a Hydra override"),
+    ({"critic_model": "m"}, r"critic_model is only used with algorithm='ppo'"),
+    ({"reward_kwargs": {"bad-key": 1}}, r"is not a Python keyword argument name"),
+    ({"rollout_N": 4}, r"rollout_N: Extra inputs are not permitted"),
+    ({"stage": "rlhf"}, r"stage: Input should be 'base' or 'sft'"),
+])  # fmt: skip
+def test_bad_verl_options(values, message):
+    with pytest.raises(TrainingError, match=message):
+        options_from(VerlOptions, {"model": "Qwen/Qwen3-8B", **values})
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"num_generations": 3, "per_device_train_batch_size": 4}, r"must be a multiple of num_generations \(3\)"),
+    ({"use_vllm": "server"}, r"use_vllm='server' needs vllm_server_base_url"),
+    ({"use_vllm": "yes"}, r"use_vllm: Input should be 'off', 'colocate' or 'server'"),
+    ({"extra_args": {"output_dir": "/tmp/x"}}, r"extra_args may not set \['output_dir'\]"),
+])  # fmt: skip
+def test_bad_trl_options(values, message):
+    with pytest.raises(TrainingError, match=message):
+        options_from(TRLOptions, {"model": "Qwen/Qwen3-8B", **values})
+
+
+def test_batch_larger_than_export(export_view, model_dir, tmp_path):
+    opts = VerlOptions(model=str(model_dir), **small(train_batch_size=8, ppo_mini_batch_size=8))
+    with pytest.raises(TrainingError, match=r"train_batch_size 8 is larger than the export's 4 rl train rows"):
+        plan_verl(export_view, tmp_path / "run", opts)
+
+
+def test_core_imports_no_trainer():
+    import subprocess
+
+    code = ("import sys, training.rl; bad = [m for m in sys.modules if m.split('.')[0] in "
+            "('torch', 'verl', 'trl', 'vllm', 'transformers')]; print(bad)")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    assert done.stdout.strip() == "[]"

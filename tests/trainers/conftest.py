@@ -83,9 +83,10 @@ QUESTIONS = [
      "Which college did the author of On Computable Numbers study at?", "train"),
     (["Alan Turing", "Bletchley Park"], "Where did Alan Turing work during the war?", "train"),
     (["Alan Turing", "Bombe"], "Which codebreaking device did Alan Turing design?", "train"),
-    (["David Hilbert", "Entscheidungsproblem", "On Computable Numbers", "Alan Turing"],
-     "Who wrote the paper that settled the decision problem posed by David Hilbert?", "validation"),
+    (["David Hilbert", "Entscheidungsproblem", "Alonzo Church", "lambda calculus"],
+     "Which formal system did the logician who also settled David Hilbert's decision problem invent?", "validation"),
 ]  # fmt: skip
+# Leak-safe as the export requires: no seed or answer entity of one split is a seed or answer in another.
 
 
 def build_fixture_records():

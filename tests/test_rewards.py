@@ -18,6 +18,7 @@ from training import rewards
 from training.rewards import (
     REWARDS,
     GroundTruth,
+    RewardError,
     eog_f1_path,
     get_reward,
     omne_post_sft,
@@ -58,9 +59,9 @@ def test_em_ignores_surrounding_whitespace():
 
 def test_last_answer_wins():
     assert omne_stage1(
-        "<answer>Oxford</answer> wait <answer>Cambridge</answer>", TRUTH
+        "<think>x</think><answer>Oxford</answer> wait <answer>Cambridge</answer>", TRUTH
     ).em
-    r = omne_stage1("<answer>Cambridge</answer> no <answer>Oxford</answer>", TRUTH)
+    r = omne_stage1("<think>x</think><answer>Cambridge</answer> no <answer>Oxford</answer>", TRUTH)
     assert r.answer == "Oxford" and not r.em and r.score == pytest.approx(0.1)
 
 
@@ -69,7 +70,7 @@ def test_answer_inside_think_does_not_count():
     assert r.answer is None and r.score == 0.0
 
 
-@pytest.mark.parametrize("name", sorted(REWARDS))
+@pytest.mark.parametrize("name", sorted(set(REWARDS) - {"kg_hopper"}))
 def test_missing_answer_scores_zero(name):
     r = get_reward(name)(_resp(None, think="nothing relevant"), TRUTH)
     assert r.answer is None and not r.format_ok and r.f1 == 0.0 and r.score == 0.0
@@ -108,8 +109,10 @@ def test_hermes_json_call_is_well_formed():
 
 def test_unclosed_think_breaks_format():
     assert not omne_stage1("<answer>Cambridge</answer><think>more", TRUTH).format_ok
-    # a lone leading </think> (template opened the block in the prompt) is fine
-    assert omne_stage1("reasoning</think>\n<answer>Cambridge</answer>", TRUTH).format_ok
+    # a lone leading </think> is fine where the template opens the block in the prompt, and only there
+    opened = "reasoning</think>\n<answer>Cambridge</answer>"
+    assert get_reward("omne_stage1", think_opened_in_prompt=True)(opened, TRUTH).score == 1.0
+    assert omne_stage1(opened, TRUTH).score == 0.0 and omne_post_sft(opened, TRUTH).format_ok
 
 
 # -- repeats -----------------------------------------------------------------------------------------------------
@@ -217,9 +220,11 @@ def test_trajectories_use_the_reward_rules():
 
 
 def test_registry_covers_all_names():
-    assert set(REWARDS) == {"omne_stage1", "omne_post_sft", "eog_f1_path"}
-    with pytest.raises(KeyError, match="omne_stage1"):
+    assert set(REWARDS) == {"omne_stage1", "omne_post_sft", "eog_f1_path", "eog_joint", "graph_rft", "kg_hopper"}
+    with pytest.raises(RewardError, match="omne_stage1"):
         get_reward("nope")
+    with pytest.raises(RewardError, match="path_weight"):
+        get_reward("omne_stage1", path_weight=0.3)
 
 
 RESPONSES = [
@@ -241,12 +246,13 @@ RESPONSES = [
 def test_score_is_float_in_documented_range(name, text):
     r = get_reward(name)(text, TRUTH)
     assert type(r.score) is float and math.isfinite(r.score)
-    low = (
-        -rewards.REPEAT_PENALTY * max(r.n_tool_calls - 1, 0)
-        if name == "omne_post_sft"
-        else 0.0
-    )
-    assert low - 1e-9 <= r.score <= 1.0
+    low, high = {
+        "omne_post_sft": (-rewards.REPEAT_PENALTY * max(r.n_tool_calls - 1, 0), 1.0),
+        "graph_rft": (-0.1, 1.0),
+        "kg_hopper": (0.0, 3.3),
+        "eog_joint": (0.0, 1.0 + rewards.DEFAULT_PATH_ALPHA),
+    }.get(name, (0.0, 1.0))
+    assert low - 1e-9 <= r.score <= high + 1e-9
     assert 0.0 <= r.f1 <= 1.0 and 0.0 <= r.path_coverage <= 1.0
 
 
@@ -314,7 +320,7 @@ def test_compute_score_on_exported_row(rl_example, monkeypatch):
     assert (
         type(compute_score(rl_example["data_source"], "", gt, None)["score"]) is float
     )
-    with pytest.raises(KeyError):
+    with pytest.raises(RewardError):
         compute_score(rl_example["data_source"], text, gt, {**extra, "reward": "nope"})
 
 

@@ -57,14 +57,14 @@ from schemas.trajectories import (
 from tasks.env.agent_loop import AgentConfig, ToolRunner, build_system_prompt, run_agent
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.tool_calls import extract_answer, parse_answer_list
-from training.rewards import (
-    _flat,
+from schemas.answers import (
     answer_set_matches,
-    normalize_answer,
     path_coverage,
     relation_terms,
     triple_mentioned,
 )
+from schemas.answers import flat_text as _flat
+from schemas.answers import lenient_key as normalize_answer
 
 # -- configuration --------------------------------------------------------------------------------------------------
 

@@ -26,7 +26,6 @@ lists by name. Prompts and tool output built from this class are stable from run
 from __future__ import annotations
 
 import time
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -34,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 
 import networkx as nx
 
+from schemas.answers import name_key
 from schemas.graph import UNKNOWN_TYPE, Entity, Relation
 from tasks.graph.store import SEP, GraphRecordsError, check_records, gc_paused, read_snapshot, records_from_networkx
 
@@ -45,41 +45,9 @@ Direction = Literal["out", "in", "undirected"]
 _DIRECTION_ORDER = {"out": 0, "undirected": 1, "in": 2}
 
 # -- names --------------------------------------------------------------------------------------------------------
-# Every quote-like character becomes an apostrophe and every dash-like character a hyphen, so "Kant’s" and
-# "Kant's", "GPT—4" and "GPT-4" look the same to a lookup.
-_QUOTES = "\"'`´‘’‚‛“”„‟‹›«»′″‵‶＂＇"
-_DASHES = "‐‑‒–—―−⁃﹘﹣－"
-_FOLD = str.maketrans({**{q: "'" for q in _QUOTES}, **{d: "-" for d in _DASHES}, "\u00ad": None})
-# Characters stripped from both ends (after folding). Deliberately not '#', '+', '%', '&', ')' or ']': they end
-# real names ("C#", "C++", "Queen (band)").
-_END_STRIP = " '.,;:!?-_*…¡¿·•"
-
-
-def _normalize_once(s: str) -> str:
-    t = unicodedata.normalize("NFKC", s).translate(_FOLD).casefold()
-    # casefold can leave text that NFKC would change again (and NFKC can bring back a fancy quote), so both run
-    # a second time; the fixed-point loop in normalize_name covers whatever remains.
-    t = unicodedata.normalize("NFKC", t).translate(_FOLD)
-    return " ".join(t.split()).strip(_END_STRIP)
-
-
-def normalize_name(s: str) -> str:
-    """The lookup key of an entity name: Unicode NFKC, quotes and dashes unified, case folded, whitespace
-    collapsed to single spaces, punctuation and spaces stripped from both ends.
-
-    Contract: ``normalize_name(normalize_name(s)) == normalize_name(s)`` for every string. Two names with the
-    same key are "the same name" for lookups and leak checks (a question must not contain the key of an
-    intermediate node). Internal punctuation is kept ("Node.js" stays distinct from "Node js"); entity
-    resolution uses a coarser key on top of this one.
-    """
-    t = _normalize_once(s)
-    for _ in range(4):  # converges in one or two rounds; the bound keeps a pathological input from looping
-        again = _normalize_once(t)
-        if again == t:
-            break
-        t = again
-    return t
-
+# The graph's lookup key is the name key of the one answer normaliser (schemas.answers), so a name the graph
+# treats as one entity is one answer for checks, rewards and evaluation too.
+normalize_name = name_key
 
 # -- result types --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 from gateway.cache import ResponseCache, cache_key
 from gateway.limiter import SharedLimiter
 from gateway.structured import (
-    check_enums,
+    check_schema,
     extract_json,
     model_schema,
     response_format,
@@ -438,8 +438,9 @@ class LLMGateway:
     ) -> Structured[T]:
         """Ask for a JSON answer matching ``output`` (optionally narrowed by ``schema``/``enums``).
 
-        The answer is checked with pydantic, against per-request enums, and by ``validate`` (return a reason to
-        reject). A rejected answer is re-asked with the reasons up to ``max_reasks`` times; then a typed failure
+        The answer is checked with pydantic, against every constraint of the schema sent (``check_schema``:
+        enums, lengths, patterns, required fields... whatever the endpoint enforced), and by ``validate`` (return
+        a reason to reject). A rejected answer is re-asked with the reasons up to ``max_reasks`` times; then a typed failure
         with the last raw text is returned.
         """
         ep = self._resolve_or_fail(role)
@@ -596,7 +597,8 @@ def _parse(text: str, output: type[T], schema: dict[str, Any], validate: Callabl
         return None, [
             f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors(include_url=False)[:8]
         ]
-    problems = check_enums(data, schema)
+    # The schema as sent, every constraint of it: an endpoint that ignored part of it is caught here.
+    problems = check_schema(data, schema)
     if not problems and validate is not None:
         why = validate(value)
         if why:

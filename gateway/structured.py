@@ -6,6 +6,7 @@ These are pure functions so they can be tested on clean, noisy, empty and malfor
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from typing import Any
@@ -147,23 +148,126 @@ def schema_instruction(name: str, schema: dict[str, Any]) -> str:
     )
 
 
-def check_enums(value: Any, schema: dict[str, Any]) -> list[str]:
-    """Enum constraints that pydantic cannot see (they were added per request). Returns violations."""
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,), "array": (list,), "string": (str,), "boolean": (bool,), "null": (type(None),),
+    "integer": (int,), "number": (int, float),
+}  # fmt: skip
+
+
+def _is_type(val: Any, name: str) -> bool:
+    if name in ("integer", "number") and isinstance(val, bool):
+        return False  # JSON true is not a number, though Python's bool is an int
+    if name == "integer" and isinstance(val, float):
+        return val.is_integer()
+    return isinstance(val, _JSON_TYPES.get(name, (object,)))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def _short(val: Any, limit: int = 80) -> str:
+    text = repr(val)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_schema(value: Any, schema: dict[str, Any]) -> list[str]:
+    """Every constraint of a (self-contained) JSON schema checked on a parsed response; returns one sentence per
+    violation, naming the field. An endpoint may have ignored part of the schema (most ignore ``pattern`` or
+    ``minLength`` at least partly, some ignore all of it), so the answer is held to the schema here, whatever
+    the endpoint did.
+
+    Checked: ``type``, ``enum``, ``const``, ``anyOf`` (one branch must hold), ``required``, ``properties``,
+    ``additionalProperties: false``, ``items``, ``minItems``/``maxItems``, ``uniqueItems``,
+    ``minLength``/``maxLength`` (in characters), ``pattern`` (searched, as JSON Schema specifies, with Python's
+    ``re``), ``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum``. A ``pattern`` Python cannot
+    compile is reported as a violation rather than passed."""
     problems: list[str] = []
-
-    def walk(val: Any, node: dict[str, Any], where: str) -> None:
-        node = _non_null(node)
-        if "enum" in node and val not in node["enum"]:
-            shown = ", ".join(map(repr, node["enum"][:8])) + (" ..." if len(node["enum"]) > 8 else "")
-            problems.append(f"{where or 'value'}: {val!r} is not one of the allowed values ({shown})")
-            return
-        if isinstance(val, dict) and "properties" in node:
-            for k, sub in node["properties"].items():
-                if k in val:
-                    walk(val[k], sub, f"{where}.{k}" if where else k)
-        elif isinstance(val, list) and "items" in node:
-            for i, item in enumerate(val):
-                walk(item, node["items"], f"{where}[{i}]")
-
-    walk(value, schema, "")
+    _walk_schema(value, schema, "", problems)
     return problems
+
+
+def _walk_schema(val: Any, node: dict[str, Any], where: str, problems: list[str]) -> None:
+    at = where or "value"
+    if "anyOf" in node:
+        branches = node["anyOf"]
+        results = []
+        for branch in branches:
+            sub: list[str] = []
+            _walk_schema(val, branch, where, sub)
+            if not sub:
+                break
+            results.append(sub)
+        else:
+            # Report the branch that came closest (fewest violations): usually the non-null one of an Optional.
+            problems.extend(min(results, key=len) if results else [f"{at}: matches no allowed form"])
+            return
+    if "enum" in node and val not in node["enum"]:
+        shown = ", ".join(map(repr, node["enum"][:8])) + (" ..." if len(node["enum"]) > 8 else "")
+        problems.append(f"{at}: {_short(val)} is not one of the allowed values ({shown})")
+        return
+    if "const" in node and val != node["const"]:
+        problems.append(f"{at}: must be {node['const']!r}, got {_short(val)}")
+        return
+    types = node.get("type")
+    if types is not None:
+        names = [types] if isinstance(types, str) else list(types)
+        if not any(_is_type(val, t) for t in names):
+            problems.append(f"{at}: expected {' or '.join(names)}, got {type(val).__name__} {_short(val)}")
+            return
+    if isinstance(val, str):
+        n = len(val)
+        if "minLength" in node and n < node["minLength"]:
+            problems.append(f"{at}: {n} characters, fewer than the minimum {node['minLength']}")
+        if "maxLength" in node and n > node["maxLength"]:
+            problems.append(f"{at}: {n} characters, more than the maximum {node['maxLength']}")
+        if "pattern" in node:
+            rx = _compiled(node["pattern"])
+            if rx is None:
+                problems.append(f"{at}: the schema's pattern {node['pattern']!r} is not a valid regular expression")
+            elif rx.search(val) is None:
+                problems.append(f"{at}: {_short(val)} does not match the required pattern {node['pattern']!r}")
+    elif isinstance(val, (int, float)) and not isinstance(val, bool):
+        for key, ok, words in (
+            ("minimum", lambda b: val >= b, "below the minimum"), ("maximum", lambda b: val <= b, "above the maximum"),
+            ("exclusiveMinimum", lambda b: val > b, "not above"), ("exclusiveMaximum", lambda b: val < b, "not below"),
+        ):  # fmt: skip
+            if key in node and not ok(node[key]):
+                problems.append(f"{at}: {val!r} is {words} {node[key]!r}")
+    elif isinstance(val, list):
+        if "minItems" in node and len(val) < node["minItems"]:
+            problems.append(f"{at}: {len(val)} items, fewer than the minimum {node['minItems']}")
+        if "maxItems" in node and len(val) > node["maxItems"]:
+            problems.append(f"{at}: {len(val)} items, more than the maximum {node['maxItems']}")
+        if node.get("uniqueItems"):
+            seen: list[Any] = []
+            for item in val:
+                if item in seen:
+                    problems.append(f"{at}: {_short(item)} appears more than once; items must be unique")
+                    break
+                seen.append(item)
+        if isinstance(node.get("items"), dict):
+            for i, item in enumerate(val):
+                _walk_schema(item, node["items"], f"{where}[{i}]", problems)
+    elif isinstance(val, dict):
+        props = node.get("properties", {})
+        for key in node.get("required", []):
+            if key not in val:
+                problems.append(f"{where + '.' if where else ''}{key}: required but missing")
+        if node.get("additionalProperties") is False:
+            extra = [k for k in val if k not in props]
+            if extra:
+                problems.append(f"{at}: unexpected field(s) {', '.join(map(repr, extra[:8]))}")
+        for key, sub in props.items():
+            if key in val:
+                _walk_schema(val[key], sub, f"{where}.{key}" if where else key, problems)
+
+
+def check_enums(value: Any, schema: dict[str, Any]) -> list[str]:
+    """Every schema constraint (kept under its first name, when it checked the per-request enums only): see
+    ``check_schema``."""
+    return check_schema(value, schema)

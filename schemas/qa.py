@@ -51,9 +51,14 @@ RejectReason = Literal[
     "leaks_answer",  # checks: the question names the answer
     "leaks_intermediate_node",  # checks: the question names a node between start and answer
     "shortcut",  # checks: the answer is closer to the start than the path's hop count
+    "path_not_from_seed",  # checks: the path does not start at the job's seed node
+    "leaks_partial_name",  # checks: the question has a distinctive word of the answer's or an intermediate's name
     "judge_invalid",  # judge: the LLM question judge said the question is invalid
     "duplicate",  # dedup: same normalised (question, answer) as a kept question of the domain
     "near_duplicate",  # dedup: character n-gram Jaccard with a kept question at or above the threshold
+    "duplicate_path",  # dedup: same answer over the same path edges as a kept question, whatever the wording
+    "paraphrase",  # dedup: sentence-embedding cosine with a kept question (same answer) at or above the threshold
+    "split_conflict",  # splits: it links entities already held by two different splits; earlier questions never move
     "llm_error",  # generation: no parseable, schema-valid output after the gateway's retries
 ]
 REJECT_REASONS: tuple[str, ...] = get_args(RejectReason)
@@ -69,6 +74,8 @@ CheckName = Literal[
     "answer_hidden",
     "intermediates_hidden",
     "no_shortcut",
+    "starts_at_seed",
+    "no_partial_leak",
 ]
 
 #: The reject code a failed check stands for.
@@ -82,6 +89,8 @@ CHECK_CODES: dict[str, RejectReason] = {
     "answer_hidden": "leaks_answer",
     "intermediates_hidden": "leaks_intermediate_node",
     "no_shortcut": "shortcut",
+    "starts_at_seed": "path_not_from_seed",
+    "no_partial_leak": "leaks_partial_name",
 }
 
 AttemptStatus = Literal[
@@ -91,7 +100,7 @@ AttemptStatus = Literal[
 ]
 
 #: Stages a yield row counts.
-YieldStage = Literal["seeds", "generated", "checks", "judge", "dedup", "accepted", "gold_paths"]
+YieldStage = Literal["seeds", "generated", "checks", "judge", "dedup", "splits", "accepted", "gold_paths"]
 
 GoldVerdict = Literal["unverified", "valid", "invalid"]
 
@@ -294,9 +303,11 @@ class QA(BaseModel):
 
 
 class QAReject(BaseModel):
-    """A question dropped after its attempt was accepted (dedup), or any candidate a stage dropped that has no
-    attempt row of its own. ``duplicate_of`` is the ``qa_id`` of the kept row for ``duplicate`` and
-    ``near_duplicate``; ``similarity`` is the n-gram Jaccard for ``near_duplicate`` (1.0 for ``duplicate``)."""
+    """A question dropped after its attempt was accepted (dedup, splits), or any candidate a stage dropped that
+    has no attempt row of its own. Every accepted attempt ends in exactly one ``qa`` row or one of these (a
+    ``qa_id`` another attempt already holds is a ``duplicate`` of it). ``duplicate_of`` is the ``qa_id`` of the
+    kept row for ``duplicate``, ``duplicate_path``, ``near_duplicate`` and ``paraphrase``; ``similarity`` is the
+    n-gram Jaccard for ``near_duplicate``, the embedding cosine for ``paraphrase``, 1.0 for the other two."""
 
     model_config = ConfigDict(extra="forbid")
 

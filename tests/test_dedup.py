@@ -7,14 +7,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.qa import QA, PathEdge, make_qa_id
-from tasks.qa.dedup import char_ngrams, dedup_questions, jaccard, normalize_question
+import numpy as np
+
+from tasks.qa.dedup import char_ngrams, dedup_questions, edge_key, jaccard, normalize_question
 
 
-def qa(question: str, answer: str = "Alan Turing", domain: str = "cs", seed: str = "Bletchley Park") -> QA:
-    path = [seed, answer]
+def qa(question: str, answer: str = "Alan Turing", domain: str = "cs", seed: str = "Bletchley Park",
+       path: list[str] | None = None) -> QA:
+    # Each question its own middle node unless a path is given: the same path is a duplicate on its own.
+    path = path or [seed, f"via {normalize_question(question)}", answer]
     return QA(
-        qa_id=make_qa_id(domain, "snap", question, answer, path), domain=domain, snapshot_id="snap", seed=seed,
-        hop_class="1-2", path=path, path_edges=[PathEdge(head=seed, tail=answer)], question=question, answer=answer,
+        qa_id=make_qa_id(domain, "snap", question, answer, path), domain=domain, snapshot_id="snap", seed=path[0],
+        hop_class="1-2", path=path, path_edges=[PathEdge(head=a, tail=b) for a, b in zip(path, path[1:])],
+        question=question, answer=answer,
     )  # fmt: skip
 
 
@@ -132,3 +137,71 @@ def test_dedup_invariants(questions, answers, threshold):
     keys = [(normalize_question(k.question), k.answer) for k in res.kept]
     assert len(set(keys)) == len(keys)
     assert dedup_questions(list(reversed(unique)), threshold=threshold).kept == res.kept
+
+
+PATH = ["Alan Turing", "Bombe", "Enigma machine"]
+
+
+def test_same_answer_over_the_same_edges_is_a_duplicate_whatever_the_wording():
+    a = qa("Which cipher machine did the device designed by Alan Turing attack?", "Enigma machine", path=PATH)
+    b = qa("The codebreaking apparatus Alan Turing built was aimed at what?", "enigma  machine", path=PATH)
+    other_answer = qa("Which device did Alan Turing design?", "Bombe", path=PATH[:2])
+    res = dedup_questions([a, b, other_answer])
+    (rej,) = res.rejects
+    first, second = sorted([a, b], key=lambda x: x.qa_id)
+    assert rej.item is second and rej.reason == "duplicate_path" and rej.duplicate_of == first.qa_id
+    assert rej.similarity == 1.0 and "same answer over the same path edges" in res.qa_rejects()[0].detail
+    assert edge_key(["A", "B", "C"]) == edge_key(["c", "b", "a"]) != edge_key(["A", "C", "B"])
+    assert edge_key(["A"]) is None and dedup_questions([a, b], path_of=None).rejects == []
+
+
+class TableEmbedder:
+    """Vectors from a table of texts (unknown texts get their own axis): a fake of the configured embedder."""
+
+    name, dim = "table", 8
+
+    def __init__(self, table: dict[str, list[float]]):
+        self.table, self.calls = table, 0
+
+    def embed(self, texts):
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            out[i] = self.table.get(t, np.eye(self.dim)[(i % 3) + 5])
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_paraphrases_on_different_paths_are_caught_by_embedding_similarity():
+    a = qa("Which university did the author of On Computable Numbers attend?", "Princeton University")
+    b = qa("At what school was the writer of On Computable Numbers educated?", "Princeton University")
+    c = qa("At what school was the writer of the Entscheidungsproblem paper educated?", "King's College")
+    d = qa("Where did Alonzo Church teach?", "Princeton University")
+    emb = TableEmbedder({a.question: [1, 0.1, 0, 0, 0, 0, 0, 0], b.question: [1, 0.12, 0, 0, 0, 0, 0, 0],
+                         c.question: [1, 0.11, 0, 0, 0, 0, 0, 0], d.question: [0, 1, 0, 0, 0, 0, 0, 0]})
+    assert len(dedup_questions([a, b, c, d]).kept) == 4  # n-grams alone keep all four
+    res = dedup_questions([a, b, c, d], embedder=emb, embed_threshold=0.95)
+    first, second = sorted([a, b], key=lambda x: x.qa_id)
+    assert [(r.item.qa_id, r.reason, r.duplicate_of) for r in res.rejects] == [(second.qa_id, "paraphrase", first.qa_id)]
+    assert 0.95 <= res.rejects[0].similarity < 1.0 and emb.calls == 1
+    assert "embedding cosine" in res.qa_rejects()[0].detail
+    # c is as close, but has another answer; without the answer rule it goes too
+    assert len(dedup_questions([a, b, c, d], embedder=emb, embed_threshold=0.95, same_answer=False).rejects) == 2
+    with pytest.raises(ValueError, match="embed_threshold"):
+        dedup_questions([a], embedder=emb, embed_threshold=1.5)
+
+
+def test_fixed_items_are_kept_and_later_ones_compared_with_them():
+    old = [qa("Who broke Enigma?"), qa("who broke enigma")]  # published before the same-path rule, say
+    new = qa("WHO BROKE ENIGMA?!")
+    res = dedup_questions([*old, new], fixed=lambda q: q.qa_id != new.qa_id)
+    assert {k.qa_id for k in res.kept} == {o.qa_id for o in old}
+    assert [r.item.qa_id for r in res.rejects] == [new.qa_id] and res.rejects[0].reason == "duplicate"
+
+
+def test_hashing_embedder_as_configured_in_tests_catches_a_light_rewording():
+    from tasks.env.index import HashingEmbedder
+
+    a = qa("Which university did the doctoral supervisor of Alan Turing teach at?", "Princeton University")
+    b = qa("Which university did Alan Turing's doctoral supervisor teach at?", "Princeton University")
+    res = dedup_questions([a, b], threshold=0.95, embedder=HashingEmbedder(), embed_threshold=0.8)
+    assert [r.reason for r in res.rejects] == ["paraphrase"]

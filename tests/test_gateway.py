@@ -75,6 +75,30 @@ async def test_per_request_enum_schema_is_sent_and_enforced(fake_llm, tmp_path):
     assert "Germany" in reask and "not one of the allowed values" in reask
 
 
+async def test_every_schema_constraint_is_enforced_whatever_the_endpoint_did(fake_llm, tmp_path):
+    """The fake, like most endpoints, does not honour ``pattern`` or ``minLength``: the gateway holds the reply
+    to them anyway, says which constraint failed, and re-asks with that reason."""
+    schema = {"type": "object", "required": ["path", "question", "answer"], "properties": {
+        "path": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+        "question": {"type": "string", "minLength": 12, "pattern": "Paris"},
+        "answer": {"type": "string"}}}  # fmt: skip
+    fake_llm.add(schema_name="QA", times=1, reply={"path": ["Paris", "France"], "question": "Where?", "answer": "France"})
+    fake_llm.add(schema_name="QA", times=1, reply={"path": ["Paris", "France"], "question": "Which country is it in?",
+                                                  "answer": "France"})  # fmt: skip
+    fake_llm.add(schema_name="QA", reply={"path": ["Paris", "France"], "question": "Which country is Paris in?",
+                                         "answer": "France"})  # fmt: skip
+    gw = make_gateway(fake_llm, tmp_path, cache_mode="off")
+    bad = await gw.structured("generator", MSG, QA, schema=schema, max_reasks=1)
+    assert not bad.ok and bad.failure.kind == "validation"
+    first = fake_llm.requests[1].json["messages"][-1]["content"]
+    assert "question: 6 characters, fewer than the minimum 12" in first and "does not match the required pattern 'Paris'" in first
+    assert "question: 'Which country is it in?' does not match the required pattern 'Paris'" in str(bad.failure)
+    # the same schema is what the endpoint was sent
+    assert fake_llm.requests[0].json["response_format"]["json_schema"]["schema"] == schema
+    good = await gw.structured("generator", MSG, QA, schema=schema, max_reasks=0)
+    assert good.ok and good.value.question == "Which country is Paris in?"
+
+
 async def test_validation_failure_reasks_then_returns_typed_failure(fake_llm, tmp_path):
     fake_llm.add(schema_name="QA", reply="I think the answer is France.")
     gw = make_gateway(fake_llm, tmp_path)

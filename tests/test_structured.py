@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 from pydantic import BaseModel
 
-from gateway.structured import check_enums, extract_json, model_schema, response_format, split_reasoning
+from gateway.structured import check_enums, check_schema, extract_json, model_schema, response_format, split_reasoning
 
 
 class Inner(BaseModel):
@@ -93,3 +93,56 @@ def test_response_format_styles():
     assert response_format("json_object_schema", "N", s) == {"type": "json_object", "schema": {"type": "object", "title": "N"}}
     assert response_format("json_object", "N", s) == {"type": "json_object"}
     assert response_format("none", "N", s) is None
+
+
+QUESTION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "array", "items": {"type": "string", "enum": ["Tamsin", "Exeter", "River Tamsin"]},
+                 "minItems": 2, "maxItems": 3},
+        "question": {"type": "string", "minLength": 10, "maxLength": 60, "pattern": "^[^\"]{0,40}Tamsin[^\"]{0,40}\\?$"},
+        "answer": {"type": "string", "enum": ["Exeter", "River Tamsin"]},
+        "score": {"type": "integer", "minimum": 0, "maximum": 5},
+        "note": {"anyOf": [{"type": "string", "maxLength": 5}, {"type": "null"}]},
+    },
+    "required": ["path", "question", "answer"],
+    "additionalProperties": False,
+}  # fmt: skip
+
+
+def _good(**kw):
+    return {"path": ["Tamsin", "Exeter"], "question": "Which city lies on Tamsin?", "answer": "Exeter", **kw}
+
+
+@pytest.mark.parametrize(
+    "value, where, words",
+    [
+        (_good(question="Tamsin?"), "question", "fewer than the minimum 10"),
+        (_good(question="Which city, far from here, lies on Tamsin, and why is it so, then?"), "question", "more than the maximum 60"),
+        (_good(question="Which city lies on the river?"), "question", "does not match the required pattern"),
+        (_good(question="Which city lies on Tamsin"), "question", "does not match"),
+        (_good(question=7), "question", "expected string"),
+        (_good(answer="Paris"), "answer", "not one of the allowed values"),
+        (_good(path=["Tamsin"]), "path", "fewer than the minimum 2"),
+        (_good(path=["Tamsin", "Exeter", "River Tamsin", "Exeter"]), "path", "more than the maximum 3"),
+        (_good(path=["Tamsin", "Rome"]), "path[1]", "not one of the allowed values"),
+        ({"path": ["Tamsin", "Exeter"], "answer": "Exeter"}, "question", "required but missing"),
+        (_good(extra=1), "value", "unexpected field(s) 'extra'"),
+        (_good(score=9), "score", "above the maximum 5"),
+        (_good(score=True), "score", "expected integer"),
+        (_good(note="far too long"), "note", "more than the maximum 5"),
+    ],
+)
+def test_check_schema_enforces_every_constraint(value, where, words):
+    problems = check_schema(value, QUESTION_SCHEMA)
+    assert len(problems) == 1 and problems[0].startswith(where + ":") and words in problems[0], problems
+
+
+def test_check_schema_accepts_what_the_schema_allows():
+    assert check_schema(_good(score=3, note=None), QUESTION_SCHEMA) == []
+    assert check_schema(_good(score=2.0, note="ok"), QUESTION_SCHEMA) == []
+
+
+def test_check_schema_reports_a_pattern_it_cannot_compile():
+    assert "not a valid regular expression" in check_schema("abc", {"type": "string", "pattern": "(unclosed"})[0]
+

@@ -7,8 +7,9 @@ Modes (``MODES``):
 - ``no_tools``: the closed-book baseline: the policy answers from the question alone, in ``<answer>``.
 - ``gold_context``: the upper bound: the question plus the gold path's triples in the prompt.
 
-Scores are ``eval.metrics`` (EM, entity-set F1, Hit@1, the RL rewards' own measures) and the path coverage of the
-model's reasoning (``training.rewards.path_coverage``, best over gold paths). An optional LLM judge (role
+Scores are ``eval.metrics`` (EM and F1 under the strict and lenient normalisers, Hit@1 first and any), the path
+coverage of the model's reasoning (``schemas.answers.path_coverage``, best over gold paths) and, in ``tools`` mode,
+Explore-on-Graph's exploration metrics over the tool observations (``eval.metrics.exploration``). An optional LLM judge (role
 ``judge``, off by default) decides, when EM fails, whether the prediction names the gold answer anyway.
 
 ``evaluate_item`` never raises for endpoint problems: an endpoint that gives no answer makes an item with
@@ -27,8 +28,8 @@ from eval import metrics
 from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS
 from tasks.env.agent_loop import AgentConfig, ChatGateway, ToolRunner, run_agent
-from tasks.env.tool_calls import extract_answer, strip_think
-from training.rewards import path_coverage, think_text
+from schemas.answers import path_coverage
+from tasks.env.tool_calls import extract_answer, strip_think, think_text
 
 Mode = Literal["tools", "no_tools", "gold_context"]
 MODES: tuple[str, ...] = ("tools", "no_tools", "gold_context")
@@ -68,8 +69,12 @@ class EvalItem(BaseModel):
     prediction: str | None = None
     answers: list[str]
     em: bool = False
+    em_strict: bool = False
     f1: float = 0.0
-    hit1: bool = False
+    f1_strict: float = 0.0
+    hit1: bool = False  # the old name of hit1_first
+    hit1_first: bool = False
+    hit1_any: bool = False
     judge_valid: bool | None = None
     judge_reason: str | None = None
     n_rounds: int = 0
@@ -77,6 +82,10 @@ class EvalItem(BaseModel):
     end_reason: str
     error: str | None = None
     path_coverage: float = 0.0
+    n_tool_calls: int = 0
+    n_explored: int = 0
+    triple_coverage: float = 0.0
+    exploration_efficiency: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -172,9 +181,13 @@ async def evaluate_item(
         run = await run_agent(gateway, env, qa.question, qa.domain, config.agent_config())
         own = [r for r in run.reasoning if r] + [think_text(m.get("content") or "") for m in run.messages
                                                  if m.get("role") == "assistant"]  # fmt: skip
+        explored = metrics.exploration([c.observation for c in run.tool_calls if c.ok], paths)
         got = {"prediction": run.final_answer, "end_reason": run.end_reason, "error": run.error,
                "n_rounds": run.rounds, "repeated_calls": run.repeated_calls, "think": "\n".join(t for t in own if t),
-               "prompt_tokens": run.tokens.prompt, "completion_tokens": run.tokens.completion}  # fmt: skip
+               "prompt_tokens": run.tokens.prompt, "completion_tokens": run.tokens.completion,
+               "n_tool_calls": len(run.tool_calls), "n_explored": explored["n_explored"],
+               "triple_coverage": explored["triple_coverage"],
+               "exploration_efficiency": explored["exploration_efficiency"]}  # fmt: skip
     elif mode == "no_tools":
         got = await _single_answer(gateway, no_tools_messages(qa), config)
     else:

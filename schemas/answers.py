@@ -4,7 +4,8 @@ Question checks, dedup, trajectory acceptance, RL rewards and evaluation all dec
 here, so they cannot disagree. The module is pure standard library (verl's reward workers load it).
 
 Three keys, from strictest to loosest. Each is coarser than the one before it: two texts with the same
-``strict_key`` have the same ``name_key``, and two with the same ``name_key`` have the same ``lenient_key``.
+``strict_key`` have the same ``name_key``, and two with the same non-empty ``name_key`` have the same
+``lenient_key`` (a text whose name key is empty is compared by its strict key, see below).
 
 ``strict_key`` (``STRICT``)
     The Omne-R1 rule (§4.1.2): the text with surrounding whitespace stripped, nothing else.

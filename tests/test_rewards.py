@@ -346,3 +346,267 @@ def test_verl_reward_loads_by_path_with_light_imports(tmp_path):
         text=True,
     )
     assert done.returncode == 0, done.stderr + done.stdout
+
+
+# -- Omne-R1 stage 1 as the paper states it ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ("<think>Turing studied there.</think>\n<answer>Cambridge</answer>", 1.0),  # 1 × (0.1 + 0.9·1)
+        ("<think>x</think><answer>Oxford</answer>", 0.1),  # 1 × (0.1 + 0.9·0)
+        ("<answer>Cambridge</answer>", 0.0),  # no <think>: R_format = 0
+        ("<THINK>x</THINK><ANSWER>Cambridge</ANSWER>", 0.0),  # upper-case tags
+        ("<think>x</think><Answer>Cambridge</Answer>", 0.0),
+        ("<answer>Cambridge</answer><think>x</think>", 0.0),  # answer before the reasoning
+        ("<think>x</think><answer>cambridge</answer>", 0.1),  # strict EM: case counts (paper §4.1.2)
+        ("<think>x</think><answer>  Cambridge\n</answer>", 1.0),  # whitespace does not
+    ],
+)
+def test_stage1_by_hand(text, score):
+    assert omne_stage1(text, TRUTH).score == pytest.approx(score)
+
+
+def test_stage1_options():
+    lenient = get_reward("omne_stage1", normalizer="lenient")
+    assert lenient("<think>x</think><answer>cambridge</answer>", TRUTH).score == 1.0
+    any_case = get_reward("omne_stage1", case_sensitive_tags=False)
+    assert any_case("<THINK>x</THINK><ANSWER>Cambridge</ANSWER>", TRUTH).score == 1.0
+    with pytest.raises(RewardError, match="normalizer"):
+        get_reward("omne_stage1", normalizer="loose")
+
+
+def test_post_sft_by_hand():
+    other = '<tool_call>\nnode_info(node_name="Cambridge", graph_type="cs")\n</tool_call>'
+    # (1 + 1)/2 − 0.1·2: CALL three times is two repeats
+    assert omne_post_sft(_resp("Cambridge", calls=(CALL, CALL, other, CALL)), TRUTH).score == pytest.approx(0.8)
+    # (0 + 1)/2: right answer, upper-case tag elsewhere breaks the format
+    assert omne_post_sft("<THINK>x</THINK><answer>Cambridge</answer>", TRUTH).score == pytest.approx(0.5)
+    # no think needed after SFT (the no-think model)
+    assert omne_post_sft("<answer>Cambridge</answer>", TRUTH).score == 1.0
+    assert get_reward("omne_post_sft", repeat_penalty=0.25)(_resp("x", calls=(CALL, CALL)), TRUTH).score == pytest.approx(0.25)
+
+
+# -- Explore-on-Graph eq. 5 --------------------------------------------------------------------------------------
+
+
+def test_eog_joint_by_hand():
+    truth = GroundTruth(answers=["Cambridge", "Oxford"], gold_paths=[[*TRIPLES]], graph_type="cs")
+    half_path = _resp('["Cambridge", "London"]', think="Alan Turing studied at King's College, Cambridge")
+    # F1 = 2·(1/2·1/2)/(1/2+1/2) = 0.5; R_path = 1/2; α = 0.25 -> 0.5 + 0.125
+    assert get_reward("eog_joint")(half_path, truth).score == pytest.approx(0.625)
+    assert get_reward("eog_joint", path_alpha=1.0)(half_path, truth).score == pytest.approx(1.0)
+    # (1−λ)·F1 + λ·R_path with λ = 0.3
+    assert get_reward("eog_f1_path", path_weight=0.3)(half_path, truth).score == pytest.approx(0.7 * 0.5 + 0.3 * 0.5)
+    assert get_reward("eog_f1_path")("<think>x</think><ANSWER>Cambridge</ANSWER>", truth).score == 0.0
+
+
+# -- Graph-RFT eqs. 2–8 ------------------------------------------------------------------------------------------
+
+NEIGHBOR = "<neighbor_search>Alan Turing, studied at</neighbor_search><neighbor_information>{}</neighbor_information>"
+WEB = "<web_search>Turing college city</web_search><web_information>{}</web_information>"
+
+
+@pytest.mark.parametrize(
+    ("text", "setting", "score", "graph_hit", "web_hit"),
+    [
+        # format right: R_acc = max(0.1, F1)
+        ("<think>a</think>" + NEIGHBOR.format("King's College -> Cambridge") + "<answer>Cambridge</answer>",
+         "complete", 1.0, True, False),
+        ("<think>a</think><answer>Oxford</answer>", "complete", 0.1, False, False),
+        ('<think>a</think><answer>["Cambridge", "Oxford"]</answer>', "complete", 2 / 3, False, False),
+        # format wrong (no think): R_acc = 0, then retrieval credit, penalty, or 0
+        (NEIGHBOR.format("located in Cambridge") + "<answer>Oxford</answer>", "complete", 0.1, True, False),
+        (WEB.format("the city of cambridge") + "<answer>Oxford</answer>", "complete", 0.1, False, True),
+        ("<answer>Oxford</answer>", "complete", 0.0, False, False),
+        ("<answer>Oxford</answer>", "incomplete", -0.1, False, False),
+        (WEB.format("nothing useful") + "<answer>Oxford</answer>", "incomplete", -0.1, False, False),
+    ],
+)
+def test_graph_rft_by_hand(text, setting, score, graph_hit, web_hit):
+    r = get_reward("graph_rft", kg_setting=setting)(text, TRUTH)
+    assert r.score == pytest.approx(score) and r.graph_hit is graph_hit and r.web_hit is web_hit
+
+
+def test_graph_rft_reads_hopforge_tool_responses_and_row_setting():
+    call = '<tool_call>\n{"name": "neighbor_search", "arguments": {"entity": "Alan Turing", "relation": "studied at", "graph_type": "cs"}}\n</tool_call>'
+    text = f"{call}<tool_response>1. Cambridge | located in</tool_response><answer>Oxford</answer>"
+    assert get_reward("graph_rft")(text, TRUTH).graph_hit
+    incomplete = TRUTH.model_copy(update={"kg_setting": "incomplete"})
+    assert get_reward("graph_rft")("<answer>Oxford</answer>", incomplete).score == pytest.approx(-0.1)
+
+
+# -- KG-Hopper eqs. 1–5 ------------------------------------------------------------------------------------------
+
+
+class ScriptedJudge:
+    def __init__(self, reasoning, answer):
+        self.reasoning, self.answer, self.asked = reasoning, answer, []
+
+    def reasoning_score(self, question, reasoning):
+        self.asked.append(("reasoning", reasoning))
+        return self.reasoning
+
+    def answer_correct(self, question, predicted, gold):
+        self.asked.append(("answer", predicted, tuple(gold)))
+        return self.answer
+
+
+HOPPER = ("<think>I do not know. <search>Alan Turing</search> <searched_triples>(Alan Turing, studied at, King's "
+          "College)</searched_triples> then <search>King's College</search> found it.</think> <answer>{}</answer>")
+
+
+@pytest.mark.parametrize(
+    ("text", "reasoning", "answer", "score"),
+    [
+        (HOPPER.format("Cambridge"), 0.7, True, 0.8 + 0.5 + 0.7 + 1),  # n = 2: min(1.0, 0.8)
+        (HOPPER.format("Oxford"), 0.2, False, 0.8 + 0.5 + 0.2 + 0),
+        ("<think>one <search>Turing</search></think><answer>Cambridge</answer>", 0.5, True, 0.5 + 0.5 + 0.5 + 1),
+        ("<think>none</think><answer>Cambridge</answer>", 0.9, True, 0.0 + 0.5 + 0.9 + 1),
+        ("preamble <think>x</think><answer>Cambridge</answer>", 0.9, True, 0.0 + 0.0 + 0.9 + 1),  # format broken
+        ("<think>x <search></search></think><answer>Cambridge</answer>", 0.4, True, 0.5 + 0.0 + 0.4 + 1),
+    ],
+)
+def test_kg_hopper_by_hand(text, reasoning, answer, score):
+    judge = ScriptedJudge(reasoning, answer)
+    r = get_reward("kg_hopper", judge=judge)(text, TRUTH)
+    assert r.score == pytest.approx(score) and r.judge_unavailable == 0
+
+
+def test_kg_hopper_records_an_unavailable_judge():
+    r = get_reward("kg_hopper", judge=ScriptedJudge(None, None))(HOPPER.format("Cambridge"), TRUTH)
+    # reasoning -> 0.5 (recorded), answer -> the rule-based match (lenient EM = 1)
+    assert r.judge_unavailable == 2 and "judge unavailable" in r.reason
+    assert r.score == pytest.approx(0.8 + 0.5 + rewards.REASONING_UNAVAILABLE + 1.0)
+    none = get_reward("kg_hopper", judge=ScriptedJudge(None, None), answer_fallback="none")
+    assert none(HOPPER.format("Cambridge"), TRUTH).judge_answer == 0.5
+    # no answer: nothing to ask, and 0 for the answer term
+    judge = ScriptedJudge(0.3, True)
+    r = get_reward("kg_hopper", judge=judge)("<think>x</think>", TRUTH)
+    assert r.judge_answer == 0.0 and [a[0] for a in judge.asked] == ["reasoning"]
+
+
+def test_gateway_judge_batches_caches_and_degrades(tmp_path):
+    """The judge role through the gateway on a scripted in-process stand-in: two verdicts asked once each."""
+    from gateway.client import Structured
+    from training.judges import AnswerVerdict, GatewayJudge, ReasoningVerdict
+
+    class Gateway:
+        def __init__(self):
+            self.calls = []
+
+        async def structured(self, role, messages, output, **kw):
+            self.calls.append(output.__name__)
+            if output is ReasoningVerdict:
+                return Structured(role=role, value=ReasoningVerdict(score=0.6))
+            from gateway.client import LLMFailure
+
+            return Structured(role=role, failure=LLMFailure(role=role, kind="timeout", message="judge timed out"))
+
+        async def gather(self, calls):
+            import asyncio
+
+            return list(await asyncio.gather(*calls))
+
+    gw = Gateway()
+    judge = GatewayJudge(gw)  # type: ignore[arg-type]
+    judge.prefetch([("q", "think", "Cambridge", ["Cambridge"]), ("q", "think", "Cambridge", ["Cambridge"])])
+    assert sorted(gw.calls) == ["AnswerVerdict", "ReasoningVerdict"]
+    assert judge.reasoning_score("q", "think") == 0.6 and judge.answer_correct("q", "Cambridge", ["Cambridge"]) is None
+    assert len(gw.calls) == 2  # served from memory
+    assert AnswerVerdict(correct=True).correct
+
+
+# -- compute_score: every ground-truth shape, empty solutions, options ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "gt",
+    [
+        '{"answers": ["Cambridge"], "graph_type": "cs"}',
+        {"answers": ["Cambridge"], "graph_type": "cs"},
+        "Cambridge",
+        '["Cambridge"]',
+        ["Cambridge"],
+        '"Cambridge"',
+        {"target": ["Cambridge"]},
+        {"answer": "Cambridge"},
+    ],
+)
+def test_compute_score_accepts_every_ground_truth_shape(gt, monkeypatch):
+    monkeypatch.delenv("HOPFORGE_REWARD", raising=False)
+    out = compute_score("hopforge", "<think>x</think><answer>Cambridge</answer>", gt)
+    assert out["score"] == 1.0 and out["em"] == 1.0
+
+
+def test_compute_score_numbers_stay_answers():
+    assert compute_score("x", "<answer>1945</answer>", "1945")["em"] == 1.0
+
+
+@pytest.mark.parametrize("solution", [None, "", "   \n"])
+def test_compute_score_empty_solution_scores_zero_with_reason(solution, monkeypatch):
+    monkeypatch.delenv("HOPFORGE_REWARD", raising=False)
+    out = compute_score("x", solution, "Cambridge")
+    assert out["score"] == 0.0 and out["empty_response"] == 1.0
+    assert set(out) == set(compute_score("x", "<answer>Cambridge</answer>", "Cambridge"))  # verl stacks keys
+
+
+def test_compute_score_honours_and_checks_reward_kwargs(monkeypatch):
+    monkeypatch.delenv("HOPFORGE_REWARD", raising=False)
+    text = _resp("Cambridge", think="no triples")
+    assert compute_score("x", text, TRUTH.model_dump(), reward="eog_f1_path")["score"] == pytest.approx(0.8)
+    assert compute_score("x", text, TRUTH.model_dump(), reward="eog_f1_path", path_weight=0.5)["score"] == pytest.approx(0.5)
+    row = {"reward": "eog_f1_path", "reward_kwargs": {"path_weight": 0.0}}
+    assert compute_score("x", text, TRUTH.model_dump(), row, path_weight=0.5)["score"] == pytest.approx(1.0)
+    # verl's own keywords are accepted; a misspelt option is not ignored
+    assert compute_score("x", text, "Cambridge", reward_router_address=None, reward_model_tokenizer=None)["score"] == 1.0
+    with pytest.raises(RewardError, match="path_wieght"):
+        compute_score("x", text, "Cambridge", reward="eog_f1_path", path_wieght=0.5)
+
+
+@pytest.mark.parametrize("gt", ["", "   ", "{}", '{"answers": []}', '{"answers": ["a"], "bogus": 1}', 42.5, []])
+def test_compute_score_rejects_unreadable_ground_truth(gt):
+    with pytest.raises(RewardError):
+        compute_score("x", "<answer>a</answer>", gt)
+
+
+def test_compute_score_batch_matches_single_calls(monkeypatch):
+    from training.verl_reward import compute_score_batch
+
+    monkeypatch.delenv("HOPFORGE_REWARD", raising=False)
+    texts = [_resp("Cambridge"), None, _resp("Oxford")]
+    out = compute_score_batch(["x"] * 3, texts, ["Cambridge"] * 3, None)
+    assert [o["score"] for o in out] == [compute_score("x", t, "Cambridge")["score"] for t in texts] == [1.0, 0.0, 0.5]
+
+
+# -- linear time on degenerate rollouts ---------------------------------------------------------------------------
+
+DEGENERATE = {
+    "unclosed_think": "<think>" + "word " * 20_000,
+    "repeated_think": "<think>" * 15_000,
+    "repeated_answer": "<answer>" * 13_000,
+    "repeated_close": "</think>" * 13_000 + "<answer>Cambridge</answer>",
+    "nested": "<think>" * 7_000 + "x" + "</think>" * 7_000,
+    "tool_calls": "<tool_call>" * 9_500,
+    "responses": "<tool_response>" * 7_500,
+    "mixed_case": "<THINK><Answer>" * 7_000,
+    "binary_junk": bytes(range(256)).decode("latin-1") * 400,
+    "brackets": "<answer>" + "[" * 49_995 + "]" * 49_995 + "</answer>",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REWARDS))
+@pytest.mark.parametrize("case", sorted(DEGENERATE))
+def test_degenerate_100k_responses_score_fast(name, case):
+    """Quadratic parsing took 7–28 s on such inputs; linear parsing takes milliseconds. The bound is loose
+    (a shared 2-core machine) but a quadratic regression misses it by two orders of magnitude."""
+    import time
+
+    text = DEGENERATE[case]
+    assert len(text) >= 100_000
+    reward = get_reward(name, judge=ScriptedJudge(0.5, False)) if name == "kg_hopper" else get_reward(name)
+    start = time.perf_counter()
+    r = reward(text, TRUTH)
+    elapsed = time.perf_counter() - start
+    assert math.isfinite(r.score) and elapsed < 0.5, f"{name} on {case}: {elapsed:.3f} s"

@@ -18,6 +18,8 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import (
     CheckConfig,
     TextIndex,
+    check_no_partial_leak,
+    check_starts_at_seed,
     feedback_text,
     mentions,
     name_variants,
@@ -181,7 +183,7 @@ def test_a_good_question_passes_every_check(chain):
     assert passed(verdicts), feedback_text(verdicts)
     assert [v.check for v in verdicts] == [
         "nodes_exist", "path_simple", "path_connected", "answer_is_last_node", "hop_count", "start_named",
-        "answer_hidden", "intermediates_hidden", "no_shortcut",
+        "answer_hidden", "intermediates_hidden", "no_shortcut", "no_partial_leak",
     ]  # fmt: skip
     assert reject_reason(verdicts) is None and feedback_text(verdicts) == ""
 
@@ -388,3 +390,78 @@ def test_text_index_reuse():
     idx = TextIndex("Which Java library did the JavaScript team use?")
     assert idx.spans("Java") == [(1, 2)]
     assert idx.spans("JavaScript") == [(5, 6)]
+
+
+# -- the path starts at the seed; partial-name leaks ------------------------------------------------------------------
+def test_the_path_must_start_at_the_jobs_seed(cs):
+    path = ["Alan Turing", "Bletchley Park"]
+    q = "Where did Alan Turing work during the war?"
+    assert check_starts_at_seed(path, "alan  turing").ok
+    bad = check_starts_at_seed(path, "Bombe")
+    assert bad.code == "path_not_from_seed" and "'Alan Turing', not at 'Bombe'" in bad.reason
+    assert not check_starts_at_seed([], "Bombe").ok
+    verdicts = run_checks(cs, path, q, "Bletchley Park", "1-2", seed="Bombe")
+    assert reject_reason(verdicts) == "path_not_from_seed" and "path: the path starts at" in feedback_text(verdicts)
+    assert passed(run_checks(cs, path, q, "Bletchley Park", "1-2", seed="Alan Turing"))
+    assert "starts_at_seed" not in {v.check for v in run_checks(cs, path, q, "Bletchley Park", "1-2")}
+
+
+@pytest.mark.parametrize(
+    "question, path, leaked",
+    [
+        # the issue's case: one word of a two-word answer
+        ("Which river flows past Exeter, the one tied to Tamsin?", ["Exeter", "Dart Valley", "River Tamsin"], True),
+        ("Which prize did the author of Principia receive, the Copley one?", ["Principia", "Isaac Newton", "Copley Medal"], True),
+        ("What did the Enigma breakers at Bletchley Park use?", ["Bletchley Park", "Enigma machine"], True),
+        ("Which machine did Alan Turing design, the bombe of 1940?", ["Alan Turing", "Bombe Mark 1940"], False),  # a number
+        # an intermediate node leaks the same way
+        ("Where was the Hilbert problem settled by Alan Turing published?", ["Alan Turing", "Hilbert Problem Paper", "Journal X"], True),
+        # common words, lower-case use, the start's own words, words of a named off-path entity: no leak
+        ("Which river flows through the city where Tamsin Grey was born?", ["Tamsin Grey", "Exeter", "River Tamsin"], False),
+        ("Which physics prize did the discoverer of radium win?", ["Radium", "Marie Curie", "Nobel Prize in Physics"], False),
+        ("Which university did the author of On Computable Numbers attend?", ["On Computable Numbers", "Alan Turing", "Princeton University"], False),
+        ("Which award is named after Alan Turing?", ["Alan Turing", "Turing Award"], False),
+        ("Tamsin is the river of which city?", ["Dart", "Exeter", "River Tamsin"], False),  # first word: no case signal
+    ],
+)
+def test_partial_name_leaks(question, path, leaked):
+    v = check_no_partial_leak(TextIndex(question), path, path[-1])
+    assert v.ok is not leaked, v.reason
+    if leaked:
+        assert v.code == "leaks_partial_name" and "through the word" in v.reason
+
+
+def test_a_word_inside_a_named_context_entity_is_not_a_leak():
+    q = "Which city is home to the college that Alan Turing attended?"
+    path = ["King's College", "Cambridge", "Turing Street"]
+    assert not check_no_partial_leak(TextIndex(q), path, path[-1]).ok
+    assert check_no_partial_leak(TextIndex(q), path, path[-1], context=["Alan Turing"]).ok
+    # a path node is never context
+    assert not check_no_partial_leak(TextIndex(q), path, path[-1], context=["Turing Street"]).ok
+
+
+def test_partial_leak_false_rejects_on_the_good_fixture_questions():
+    """The text-gate fixtures' good questions, against every unnamed node within 3 hops of each entity they name
+    (a worst case: the real path has 1 to 4 of those nodes). A question counts as rejected only if every choice
+    of start flags it."""
+    import yaml
+
+    good = yaml.safe_load((Path(__file__).parent / "fixtures" / "text_gates.yaml").read_text())["good_questions"]
+    graphs = {p.stem: read_triples(p, p.stem).to_graph() for p in sorted(DEMO.glob("*.jsonl"))}
+    flagged, seen = [], 0
+    for q in good:
+        idx = TextIndex(q)
+        named = [(d, n) for d, kg in graphs.items() for n in kg.nodes() if idx.mentions(n)]
+        if not named:
+            continue
+        seen += 1
+        context = [n for _, n in named]
+        per_start = []
+        for d, start in named:
+            hidden = [n for n in sorted(graphs[d].bfs_ball(start, 3)) if n != start and not idx.mentions(n)]
+            per_start.append([n for n in hidden if not check_no_partial_leak(idx, [start, n], n, context=context).ok])
+        if all(per_start):
+            flagged.append((q, per_start[0][:2]))
+    rate = len(flagged) / seen
+    print(f"partial-name leak check, worst case on {seen} good questions: {len(flagged)} flagged ({rate:.1%}): {flagged}")
+    assert seen >= 60 and rate < 0.05

@@ -330,6 +330,75 @@ def check_no_shortcut(
               blocking=blocking)  # fmt: skip
 
 
+def check_starts_at_seed(path: Sequence[str], seed: str) -> Verdict:
+    """The path must start at the job's seed: the row records the seed, and splits link questions through it."""
+    if not path or normalize_name(path[0]) != normalize_name(seed) or not normalize_name(seed):
+        got = repr(path[0]) if path else "nothing"
+        return _v("starts_at_seed", False, f"the path starts at {got}, not at {seed!r}; start the path at {seed!r}.")
+    return _v("starts_at_seed", True, "the path starts at the seed entity.")
+
+
+# Words that may appear in a name yet say nothing about which entity it is: function words, question words, and
+# the generic heads and modifiers of entity names ("River", "University", "Battle of", "New", "North"). A name
+# word outside this list, written capitalised in the question, points at that name.
+COMMON_NAME_WORDS = frozenset("""
+a an the of and or for in on at to by from with without into onto over under upon about after before between
+de du des la le les el los las da di del der die das den van von y e et und
+who whom whose what which when where why how is are was were be been being do does did has have had it its this
+that these those there their his her him he she they them one ones first second third last new old great little
+north south east west northern southern eastern western upper lower central grand greater saint st san santa
+mount mt lake river sea ocean bay gulf island islands isle cape valley mountain mountains hill hills forest park
+city town village county state states province region district kingdom empire republic united national
+international royal imperial federal university college school institute academy society association
+company corporation inc ltd co group hotel house hall palace castle church cathedral abbey chapel temple
+museum library theatre theater bridge street road station airport port tower center centre club team league
+cup award prize medal order war battle treaty act law theory principle effect machine engine system
+language languages people dynasty family prince princess king queen emperor lord lady sir dr mr mrs jr sr
+""".split())
+
+
+def _distinctive_words(name: str, shield: frozenset[str]) -> list[str]:
+    """Folded words of a multi-word ``name`` that single it out: not common, not the start entity's own, not a
+    bare number, at least three characters. A one-word name has none (the whole-name checks cover it)."""
+    words = raw_tokens(name)
+    if len(words) < 2:
+        return []
+    out = []
+    for w in words:
+        f = w.casefold()
+        if len(f) < 3 or f.isdigit() or f in COMMON_NAME_WORDS or f in shield:
+            continue
+        out.append(f)
+    return list(dict.fromkeys(out))
+
+
+def check_no_partial_leak(index: TextIndex, path: Sequence[str], answer: str, *, context: Iterable[str] = ()) -> Verdict:
+    """A distinctive word (``_distinctive_words``) of the answer's or an intermediate node's name, written
+    capitalised in the question outside the start entity's mention, leaks it: "the one tied to Tamsin?" with the
+    answer "River Tamsin". Lower-case uses ("which physics prize" for "Nobel Prize in Physics") read as common
+    nouns and pass; so does the question's first word, which is capitalised anyway. A word inside the whole
+    mention of a ``context`` entity (an off-path neighbour the question names in full, "Alan Turing" beside a
+    hidden "Turing Award") belongs to that name and passes; path nodes are never context."""
+    if len(path) < 2:
+        return _v("no_partial_leak", True, "no hidden node to leak.")
+    start = path[0]
+    shield = frozenset(t.casefold() for t in raw_tokens(start))
+    hidden = list(dict.fromkeys([*path[1:-1], answer, path[-1]]))
+    on_path = {normalize_name(n) for n in [*path, answer]}
+    named = [start, *(c for c in context if normalize_name(c) not in on_path)]
+    spans = [sp for n in named for sp in index.spans(n)]
+    for name in hidden:
+        for word in _distinctive_words(name, shield):
+            for i in index.positions.get(word, ()):
+                if i == 0 or any(a <= i < b for a, b in spans):
+                    continue
+                written = index.raw[i]
+                if written[:1].isupper() or any(ch.isdigit() for ch in written):
+                    return _v("no_partial_leak", False, f"the question gives away {name!r} through the word "
+                              f"{written!r}; describe it through its relations without any part of its name.")  # fmt: skip
+    return _v("no_partial_leak", True, "no distinctive word of a hidden node's name is in the question.")
+
+
 def run_checks(
     kg: KnowledgeGraph,
     path: Sequence[str],
@@ -338,8 +407,10 @@ def run_checks(
     hop_class: HopClass,
     *,
     config: CheckConfig | None = None,
+    seed: str | None = None,
 ) -> list[Verdict]:
-    """Every code check of one candidate, in ``schemas.qa.CheckName`` order.
+    """Every code check of one candidate, in ``schemas.qa.CheckName`` order (``starts_at_seed`` only with the
+    job's ``seed``).
 
     Graph checks that need real nodes (``path_connected``, ``no_shortcut``) are left out when some node is
     unknown, and ``no_shortcut`` is left out unless the path is simple and connected (a distance compared
@@ -361,7 +432,24 @@ def run_checks(
     structural = exist and out[1].ok and out[2].ok and len(path) >= 2
     if cfg.shortcut != "off" and structural:
         out.append(check_no_shortcut(kg, path, undirected=cfg.undirected, blocking=cfg.shortcut == "reject"))
+    if seed is not None:
+        out.append(check_starts_at_seed(path, seed))
+    out.append(check_no_partial_leak(index, path, answer, context=_context_names(kg, path, index)))
     return out
+
+
+def _context_names(kg: KnowledgeGraph, path: Sequence[str], index: TextIndex, limit: int = 2000) -> list[str]:
+    """Neighbours of the path that the question may name as context; only those sharing a word with the
+    question are returned (the rest cannot shield anything), at most ``limit`` looked at per path node."""
+    words = set(index.positions)
+    out: list[str] = []
+    for node in dict.fromkeys(path):
+        if node not in kg:
+            continue
+        for name in kg.neighbor_names(node)[:limit]:
+            if any(t in words for t in tokens(name)):
+                out.append(name)
+    return list(dict.fromkeys(out))
 
 
 def passed(verdicts: Iterable[Verdict]) -> bool:
@@ -378,7 +466,7 @@ def reject_reason(verdicts: Iterable[Verdict]) -> RejectReason | None:
 
 
 _PATH_CHECKS = frozenset({"nodes_exist", "path_simple", "path_connected", "answer_is_last_node", "hop_count",
-                          "no_shortcut"})  # fmt: skip
+                          "no_shortcut", "starts_at_seed"})  # fmt: skip
 
 
 def feedback_text(verdicts: Sequence[Verdict]) -> str:
@@ -414,6 +502,7 @@ def resolve_path(kg: KnowledgeGraph, names: Sequence[str]) -> tuple[list[str], l
 
 
 __all__ = [
+    "COMMON_NAME_WORDS",
     "CheckConfig",
     "TextIndex",
     "Variant",
@@ -422,10 +511,12 @@ __all__ = [
     "check_hop_count",
     "check_intermediates_hidden",
     "check_no_shortcut",
+    "check_no_partial_leak",
     "check_nodes_exist",
     "check_path_connected",
     "check_path_simple",
     "check_start_named",
+    "check_starts_at_seed",
     "feedback_text",
     "hop_class_bounds",
     "mentions",

@@ -211,3 +211,35 @@ def test_evaluate_flow_writes_items_runs_and_per_hop_metrics(prefect_harness, fa
     assert train["by_mode"]["no_tools"]["n"] == 1 and fake_llm.calls() == calls + 1
     with pytest.raises(ValueError, match="unknown or no mode"):
         evaluate_policy(modes=["oracle"], settings=settings)
+
+
+def test_paper_comparable_metrics_by_hand():
+    from eval.metrics import exploration, score
+
+    s = score('["Oxford", "Cambridge"]', ["Cambridge"])
+    # lenient and strict agree here; F1 = 2·(1/2·1)/(1/2+1) = 2/3; Hit@1 first misses, any hits (RoG/EoG)
+    assert s["f1"] == pytest.approx(2 / 3) and s["f1_strict"] == pytest.approx(2 / 3)
+    assert not s["hit1_first"] and s["hit1_any"] and not s["em"]
+    s = score("the U.S.", ["US"])
+    assert s["em"] and not s["em_strict"] and s["f1_strict"] == 0.0
+    gold = [[("Alan Turing", "studied at", "King's College"), ("King's College", "located in", "Cambridge")]]
+    observations = [
+        "Entity: Alan Turing\nDescription: x\nNeighbours (2 relations with 2 entities):\n"
+        "1. King's College | Alan Turing -[studied at]-> King's College\n2. Bletchley Park | worked at",
+        "Entity: Alan Turing\n1. King's College | Alan Turing -[studied at]-> King's College",  # seen before
+        "Entity: Oxford\n1. Thames | located in",
+    ]
+    e = exploration(observations, gold)
+    # T_pred = 3 distinct relation lines, 1 gold triple touched of 2: efficiency 3/1, coverage 1/2 (EoG App. P)
+    assert e == {"n_explored": 3, "n_gold_touched": 1, "n_gold": 2, "triple_coverage": 0.5,
+                 "exploration_efficiency": 3.0}
+    assert exploration([], gold)["exploration_efficiency"] is None
+    rows = [{"em": True, "f1": 1.0, "hit1": True, "hit1_any": True, "judge_valid": None, "n_rounds": 2,
+             "repeated_calls": 0, "end_reason": "answer", "path_coverage": 1.0, "n_tool_calls": 2,
+             "triple_coverage": 0.5, "exploration_efficiency": 3.0},
+            {"em": False, "f1": 0.0, "hit1": False, "hit1_any": False, "judge_valid": None, "n_rounds": 1,
+             "repeated_calls": 1, "end_reason": "answer", "path_coverage": 0.0, "n_tool_calls": 4,
+             "triple_coverage": 0.0, "exploration_efficiency": None}]  # fmt: skip
+    total = summarize(rows)
+    assert total["mean_tool_calls"] == 3.0 and total["triple_coverage"] == 0.25
+    assert total["exploration_efficiency"] == 3.0 and total["n_no_gold_touched"] == 1 and total["hit1_any"] == 0.5

@@ -16,16 +16,17 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.progress import Progress
+from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
-from schemas.qa import QA, QAAttempt, Seed
+from schemas.qa import QA, QAAttempt, QAReject, Seed
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import GenConfig, JobResult, assign_hop_classes, run_job
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, sample_seeds
-from tasks.qa.splits import assign_splits, link_entities
+from tasks.qa.splits import describe_leaks, stable_splits
 
 _JSON_COLS = ("path", "path_edges", "source_chunk_ids")
 
@@ -79,10 +80,22 @@ def generate_batch(rt: Runtime, kg: KnowledgeGraph, jobs: list[tuple[Seed, str, 
     return asyncio.run(go())
 
 
-def _dedup_domain(rt: Runtime, domain: str, threshold: float) -> Counter:
-    """Dedup all of the domain's questions; earlier runs' questions win ties. Returns reject counts by key."""
+def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_threshold: float | None) -> Counter:
+    """Dedup all of the domain's questions; earlier runs' questions win ties, and questions that already have a
+    split (published by an earlier run) are never dropped. With ``paraphrase_threshold`` the configured embedder
+    also catches paraphrases. Returns reject counts by key."""
     qas = load_qa(rt, "domain = ?", [domain])
-    result = dedup_questions(qas, threshold=threshold, sort_key=lambda q: (q.run_id == rt.run_id, q.qa_id))
+    embedder = None
+    if paraphrase_threshold is not None and qas:
+        try:
+            embedder = rt.embedder
+            embedder.embed([qas[0].question])  # fails here, once, when the embedder cannot run
+        except EmbeddingError as exc:
+            print(f"dedup {domain}: paraphrase pass skipped, the embedder is unavailable: {exc}")
+            embedder = None
+    result = dedup_questions(qas, threshold=threshold, sort_key=lambda q: (q.run_id == rt.run_id, q.qa_id),
+                             embedder=embedder, embed_threshold=paraphrase_threshold or 1.0,
+                             fixed=lambda q: q.split is not None)  # fmt: skip
     rejects = result.qa_rejects(run_id=rt.run_id)
     counts: Counter = Counter()
     if rejects:
@@ -100,60 +113,55 @@ def _mode_of(rt: Runtime, q: QA) -> str:
     return rt.wh.scalar("SELECT mode FROM qa_attempts WHERE attempt_id = ?", [q.attempt_id]) or ""
 
 
-def stable_splits(qas: list[QA], *, seed: int, proportions: dict[str, float],
-                  link: str = "answer+seed") -> tuple[dict[str, str], int]:
-    """Splits for the questions that have none, keeping every split already given.
-
-    Questions linked (shared answer or seed entity, transitively) to one that already has a split join that
-    split, so a refresh never moves an old question and never puts a new one across a leak boundary. The others
-    form closed groups and are assigned by ``assign_splits``. Returns (new assignments, questions whose group
-    already spanned two splits: kept where they were, counted so the caller can report it).
-    """
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
-
-    def find(x):
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    keys = {q.qa_id: sorted(link_entities(q, link)) for q in qas}  # type: ignore[arg-type]
-    for ks in keys.values():
-        for k in ks[1:]:
-            parent[find(ks[0])] = find(k)
-    group_split: dict[tuple[str, str], set[str]] = {}
-    for q in qas:
-        if q.split and keys[q.qa_id]:
-            group_split.setdefault(find(keys[q.qa_id][0]), set()).add(q.split)
-    assignment: dict[str, str] = {}
-    free: list[QA] = []
-    conflicts = sum(1 for splits in group_split.values() if len(splits) > 1)
-    for q in qas:
-        if q.split:
-            continue
-        have = group_split.get(find(keys[q.qa_id][0])) if keys[q.qa_id] else None
-        if have:
-            assignment[q.qa_id] = sorted(have)[0]
-        else:
-            free.append(q)
-    if free:
-        assignment.update(assign_splits(free, proportions=proportions, seed=seed).assignment)
-    return assignment, conflicts
-
-
-def _assign_splits(rt: Runtime, seed: int, proportions: dict[str, float]) -> dict[str, Any]:
+def _assign_splits(rt: Runtime, seed: int, proportions: dict[str, float]) -> tuple[dict[str, Any], Counter]:
+    """Splits for the questions that have none (``tasks.qa.splits.stable_splits``: earlier questions never move).
+    A new question that would join two splits is moved from ``qa`` to ``qa_rejects`` (``split_conflict``) in the
+    same transaction. Returns the report and the conflicts counted by (domain, hop class, mode, reason)."""
     qas = load_qa(rt)
+    counts: Counter = Counter()
     if not qas:
-        return {}
-    assignment, conflicts = stable_splits(qas, seed=seed, proportions=proportions)
-    if assignment:
-        with rt.wh.transaction() as con:
-            con.executemany("UPDATE qa SET split = ? WHERE qa_id = ?", [[s, q] for q, s in sorted(assignment.items())])
-    counts = dict(sorted(Counter({**{q.qa_id: q.split for q in qas if q.split}, **assignment}.values()).items()))
-    if conflicts:
-        print(f"splits: {conflicts} group(s) of earlier questions already span two splits; left as they were")
-    return {"new": len(assignment), "counts": counts}
+        return {}, counts
+    res = stable_splits(qas, seed=seed, proportions=proportions)
+    by_id = {q.qa_id: q for q in qas}
+    rejects = [
+        QAReject(run_id=rt.run_id, domain=by_id[c.qa_id].domain, stage="splits", reason="split_conflict",
+                 qa_id=c.qa_id, attempt_id=by_id[c.qa_id].attempt_id, question=by_id[c.qa_id].question,
+                 answer=by_id[c.qa_id].answer, detail=c.detail)
+        for c in res.conflicts
+    ]  # fmt: skip
+    with rt.wh.transaction() as con:
+        if res.assignment:
+            con.executemany("UPDATE qa SET split = ? WHERE qa_id = ?", [[s, q] for q, s in res.assignment.items()])
+        if rejects:
+            con.execute("DELETE FROM qa WHERE qa_id IN (SELECT unnest(?::VARCHAR[]))", [[r.qa_id for r in rejects]])
+            rt.wh.write_batch("qa_rejects", rejects, con=con)
+    for r in rejects:
+        q = by_id[r.qa_id]  # type: ignore[index]
+        counts[(q.domain, q.hop_class, _mode_of(rt, q), r.reason)] += 1
+    print(f"splits: {res.summary()}")
+    if res.legacy_leaks:
+        print(f"splits: questions split before conflicts were rejected already leak: {describe_leaks(res.legacy_leaks)}")
+    return {"new": len(res.assignment), "conflicts": len(res.conflicts), "counts": res.counts,
+            "achieved": {s: round(v, 4) for s, v in res.achieved.items()},
+            "max_deviation": round(res.max_deviation, 4)}, counts
+
+
+def _collisions(rt: Runtime, qas: list[QA]) -> tuple[list[QA], list[QAReject]]:
+    """A ``qa_id`` is a content hash, so two attempts can make the same one: the second is a ``duplicate`` of
+    the first (a row already in ``qa``, or an earlier one of the batch) instead of silently replacing it."""
+    held = {r["qa_id"]: r["attempt_id"] for r in rt.wh.query(
+        "SELECT qa_id, attempt_id FROM qa WHERE qa_id IN (SELECT unnest(?::VARCHAR[]))", [[q.qa_id for q in qas]])}  # fmt: skip
+    kept: list[QA] = []
+    rejects: list[QAReject] = []
+    for q in qas:
+        owner = held.setdefault(q.qa_id, q.attempt_id)
+        if owner == q.attempt_id:  # the same attempt written again (a resumed batch) is not a collision
+            kept.append(q)
+            continue
+        rejects.append(QAReject(run_id=rt.run_id, domain=q.domain, stage="dedup", reason="duplicate", qa_id=q.qa_id,
+                                attempt_id=q.attempt_id, duplicate_of=q.qa_id, similarity=1.0, question=q.question,
+                                answer=q.answer, detail=f"same qa_id as the question of attempt {owner}"))  # fmt: skip
+    return kept, rejects
 
 
 @flow(name="generate-qa", log_prints=True)
@@ -168,6 +176,7 @@ def generate_qa(
     max_ball: int = 400,
     batch_size: int = 64,
     dedup_threshold: float = 0.8,
+    paraphrase_threshold: float | None = 0.92,
     split_proportions: dict[str, float] | None = None,
     constrain_question: bool | None = None,
     candidates: int = 8,
@@ -216,17 +225,23 @@ def generate_qa(
                 batch = jobs[start : start + batch_size]
                 results = generate_batch(rt, kg, batch, cfg)
                 attempts = [a for r in results for a in r.attempts]
-                qas = [r.qa for r in results if r.qa is not None]
+                qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
                 with rt.wh.transaction() as con:  # a batch lands whole or not at all
                     rt.wh.write_batch("qa_attempts", attempts, con=con)
                     rt.wh.write_batch("qa", qas, replace=True, con=con)
+                    rt.wh.write_batch("qa_rejects", collided, con=con)
+                job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in results if r.qa is not None}
+                for c in collided:
+                    dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1
                 all_attempts += attempts
                 started_jobs += [(domain, h, m) for _, h, m in batch]
                 notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
                 bar.advance(len(batch))
                 rt.flush_usage()
-            dedup_counts += _dedup_domain(rt, domain, dedup_threshold)
-        splits = _assign_splits(rt, settings.seed, split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1})
+            dedup_counts += _dedup_domain(rt, domain, dedup_threshold, paraphrase_threshold)
+        splits, conflict_counts = _assign_splits(rt, settings.seed,
+                                                 split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1})
+        dedup_counts += conflict_counts
         kept = Counter()
         for row in rt.wh.query(
             "SELECT q.domain, q.hop_class, a.mode FROM qa q JOIN qa_attempts a USING (attempt_id) WHERE q.run_id = ?",

@@ -446,7 +446,10 @@ def test_partial_leak_false_rejects_on_the_good_fixture_questions():
     of start flags it."""
     import yaml
 
-    good = yaml.safe_load((Path(__file__).parent / "fixtures" / "text_gates.yaml").read_text())["good_questions"]
+    fixture = Path(__file__).parent / "fixtures" / "text_gates.yaml"
+    if not fixture.exists():
+        pytest.skip("the text-gate fixtures (tests/fixtures/text_gates.yaml) are not in this checkout")
+    good = yaml.safe_load(fixture.read_text())["good_questions"]
     graphs = {p.stem: read_triples(p, p.stem).to_graph() for p in sorted(DEMO.glob("*.jsonl"))}
     flagged, seen = [], 0
     for q in good:

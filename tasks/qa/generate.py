@@ -284,7 +284,8 @@ async def run_job(
             edges = path_edges(kg, a.path)
             result.qa = QA(
                 qa_id=make_qa_id(kg.domain, kg.snapshot_id, a.question, a.answer, a.path),
-                domain=kg.domain, snapshot_id=kg.snapshot_id, seed=seed.node, hop_class=hop_class,
+                # The row's seed is the path's start (checked equal to the job's seed): splits link through it.
+                domain=kg.domain, snapshot_id=kg.snapshot_id, seed=a.path[0], hop_class=hop_class,
                 path=a.path, path_edges=edges, question=a.question, answer=a.answer, run_id=run_id,
                 attempt_id=a.attempt_id, source_chunk_ids=path_source_chunks(edges),
             )
@@ -328,7 +329,7 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         cand = by_id[res.value.path_id]
         candidate_id, path, answer, question = cand.id, list(cand.nodes), cand.nodes[-1], res.value.question.strip()
 
-    verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks)
+    verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed.node)
     common = dict(**base, candidate_id=candidate_id, path=path, question=question, answer=answer,
                   verdicts=verdicts, raw_text=res.raw)
     if not passed(verdicts):

@@ -48,13 +48,16 @@ def funnel(
             rows.append(QAYield(**base, stage=stage, count=n, reason=reason))
         for (d, h, m, reason), n in sorted(dedup_rejects.items()):
             if (d, h, m) == key:
-                rows.append(QAYield(**base, stage="dedup", count=n, reason=reason))
+                # a split conflict is dropped at the split step, after dedup; it has its own stage in the funnel
+                stage = "splits" if reason == "split_conflict" else "dedup"
+                rows.append(QAYield(**base, stage=stage, count=n, reason=reason))
     return rows
 
 
 _CHECK_CODES = {
     "unknown_node", "path_not_simple", "path_not_connected", "answer_not_last_node", "wrong_hop_count",
-    "start_not_named", "leaks_answer", "leaks_intermediate_node", "shortcut",
+    "start_not_named", "leaks_answer", "leaks_intermediate_node", "shortcut", "path_not_from_seed",
+    "leaks_partial_name",
 }
 
 

@@ -24,6 +24,7 @@ from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import GenConfig, JobResult, assign_hop_classes, run_job
+from tasks.qa.text_gates import TextGateConfig
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
@@ -180,22 +181,35 @@ def generate_qa(
     split_proportions: dict[str, float] | None = None,
     constrain_question: bool | None = None,
     candidates: int = 8,
+    writer: str | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel.
 
-    ``constrain_question`` (default: on for the embedded model only) adds a schema pattern that makes the
-    question name its start entity; servers without grammar support may reject it.
+    ``writer`` (``llm`` | ``template``; default ``settings.quality.question_writer``, whose ``auto`` picks the
+    template writer for the embedded demo-quality generator) says who writes the questions; the text gates
+    (``settings.quality``) check every question, whoever wrote it. ``constrain_question`` (default off) adds a
+    schema pattern that makes an LLM question name its start entity and end in "?". It used to be on for the
+    embedded model; the regex-like questions of those runs ("{Ides of March[^<>]*{2}.*") suggest that the grammar
+    built from the pattern steers the 135M model into regex text, so it is off unless asked for (the text gates
+    reject such text either way).
     """
     settings = settings or default_settings()
     hop_mix = hop_mix or {"1-2": 0.5, "3+": 0.5}
     modes = modes or ["candidates"]
-    if constrain_question is None:
-        constrain_question = settings.endpoint("generator").is_local
-    cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=constrain_question,
-                    candidates=candidates)
+    q = settings.quality
+    generator_local = settings.endpoint("generator").is_local
+    if writer is None:
+        writer = q.writer_for(q.question_writer, generator_local)
+    if writer not in ("llm", "template"):
+        raise ValueError(f"unknown question writer {writer!r}; choose llm or template")
+    gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
+                           copy_threshold=q.copy_threshold)
+    cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
+                    candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
+                    paraphrase=q.paraphrase)
     params = {"domains": domains, "n_seeds": n_seeds, "hop_mix": hop_mix, "modes": modes, "max_attempts": max_attempts,
-              "use_judge": use_judge, "min_ball": min_ball, "max_ball": max_ball}
+              "use_judge": use_judge, "min_ball": min_ball, "max_ball": max_ball, "writer": writer}
     with open_run("generate-qa", params, settings) as rt:
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
         if not domains:
@@ -258,8 +272,11 @@ def generate_qa(
             print(" | ".join(f"{k}: {v}" for k, v in line.items()))
         for n in notes[:10]:
             print("note:", n)
+        by_writer = dict(sorted(Counter(r["writer"] for r in rt.wh.query(
+            "SELECT writer FROM qa WHERE run_id = ?", [rt.run_id])).items()))  # fmt: skip
+        print(f"accepted questions by writer: {by_writer}")
         return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
-                "attempts": len(all_attempts), **usage}
+                "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, **usage}
 
 
 @task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import tomllib
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -176,6 +177,61 @@ class LocalModelConfig(BaseModel):
     max_concurrency: int = Field(1, ge=1, description="llama.cpp's server decodes one request at a time.")
 
 
+WriterChoice = Literal["auto", "llm", "template"]
+
+
+@lru_cache(maxsize=1)
+def _detector_languages() -> frozenset[str]:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    return frozenset(LanguageIdentifier.from_model_file(MODEL_FILE).labels)
+
+
+class QualityConfig(BaseModel):
+    """The text gates and the template writer (``tasks.qa.text_gates``, ``tasks.qa.template_writer``).
+
+    ``question_writer`` / ``thought_writer``: ``auto`` uses the template writer when the generator (teacher) is the
+    embedded demo-quality model and the LLM otherwise; ``llm`` and ``template`` force one. ``template_fallback``
+    tries the template writer after the LLM's last failed attempt; ``paraphrase`` asks the generator to reword each
+    template question and keeps the rewording only if it passes every check and gate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    language: str = Field("en", description="ISO 639-1 code of the language questions and thoughts must be in.")
+    min_words: int = Field(3, ge=1, description="Fewest words a question may have.")
+    max_words: int = Field(45, ge=2, description="Most words a question may have.")
+    copy_threshold: float = Field(0.6, gt=0.0, le=1.0,
+                                  description="Share of an instruction or relation description a question may copy.")
+    question_writer: WriterChoice = "auto"
+    thought_writer: WriterChoice = "auto"
+    template_fallback: bool = False
+    paraphrase: bool = False
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, v: str) -> str:
+        # The detector's own list (its model ships in the wheel); a code it does not know is a configuration error.
+        code = v.strip().lower()
+        if code == "en":  # the default needs no model load
+            return code
+        known = _detector_languages()
+        if code not in known:
+            raise ValueError(f"unknown language {v!r}; use an ISO 639-1 code the detector knows, e.g. "
+                             f"{', '.join(sorted(known)[:10])}, ...")
+        return code
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "QualityConfig":
+        if self.max_words < self.min_words:
+            raise ValueError(f"max_words ({self.max_words}) must be at least min_words ({self.min_words})")
+        return self
+
+    def writer_for(self, choice: WriterChoice, endpoint_is_local: bool) -> Literal["llm", "template"]:
+        if choice == "auto":
+            return "template" if endpoint_is_local else "llm"
+        return choice
+
+
 class Settings(BaseSettings):
     """The resolved hopforge configuration."""
 
@@ -194,6 +250,7 @@ class Settings(BaseSettings):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     local_model: LocalModelConfig = Field(default_factory=LocalModelConfig)
     max_reasks: int = Field(2, ge=0, description="Re-asks after a structured answer fails validation.")
+    quality: QualityConfig = Field(default_factory=QualityConfig)
 
     # Set through load_settings(config_file=...) or HOPFORGE_CONFIG; not a field users write in the file.
     _config_file: Path | None = None

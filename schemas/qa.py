@@ -53,6 +53,14 @@ RejectReason = Literal[
     "shortcut",  # checks: the answer is closer to the start than the path's hop count
     "path_not_from_seed",  # checks: the path does not start at the job's seed node
     "leaks_partial_name",  # checks: the question has a distinctive word of the answer's or an intermediate's name
+    "has_markup",  # text gates: markup, code, JSON, regex, placeholders, URLs or symbols in the question
+    "has_label",  # text gates: a role or format label ("Answer:", "Step 1", "path P3") in the question
+    "not_one_question",  # text gates: not one complete question sentence ending in "?"
+    "bad_length",  # text gates: fewer or more words than configured
+    "repetitive",  # text gates: degenerate repetition of words or phrases
+    "wrong_language",  # text gates: not in the configured language
+    "copies_source",  # text gates: copied from the prompt's instructions or a relation description
+    "template_unphrasable",  # template writer: no relation of the path could be put into words
     "judge_invalid",  # judge: the LLM question judge said the question is invalid
     "duplicate",  # dedup: same normalised (question, answer) as a kept question of the domain
     "near_duplicate",  # dedup: character n-gram Jaccard with a kept question at or above the threshold
@@ -76,6 +84,14 @@ CheckName = Literal[
     "no_shortcut",
     "starts_at_seed",
     "no_partial_leak",
+    # text gates (tasks.qa.text_gates), run with the code checks, before the judge
+    "no_markup",
+    "no_labels",
+    "question_form",
+    "question_length",
+    "no_repetition",
+    "language",
+    "not_copied",
 ]
 
 #: The reject code a failed check stands for.
@@ -91,7 +107,19 @@ CHECK_CODES: dict[str, RejectReason] = {
     "no_shortcut": "shortcut",
     "starts_at_seed": "path_not_from_seed",
     "no_partial_leak": "leaks_partial_name",
+    "no_markup": "has_markup",
+    "no_labels": "has_label",
+    "question_form": "not_one_question",
+    "question_length": "bad_length",
+    "no_repetition": "repetitive",
+    "language": "wrong_language",
+    "not_copied": "copies_source",
 }
+
+#: Who wrote a question (or a trajectory's thoughts): the LLM, the deterministic template writer
+#: (``tasks.qa.template_writer``), or the LLM paraphrasing a template question (kept only if it passed every gate).
+Writer = Literal["llm", "template", "template+paraphrase"]
+WRITERS: tuple[str, ...] = get_args(Writer)
 
 AttemptStatus = Literal[
     "checked",  # every blocking code check passed; the question judge has not answered yet
@@ -268,6 +296,7 @@ class QAAttempt(BaseModel):
     status: AttemptStatus
     reject_reason: RejectReason | None = None
     raw_text: str | None = Field(None, description="The generator's reply as received (reasoning excluded).")
+    writer: Writer = "llm"
 
 
 class QA(BaseModel):
@@ -289,6 +318,7 @@ class QA(BaseModel):
     run_id: str | None = None
     attempt_id: str | None = None
     source_chunk_ids: list[str] = Field(default_factory=list)
+    writer: Writer = "llm"
 
     @field_validator("path")
     @classmethod
@@ -380,6 +410,8 @@ __all__ = [
     "Seed",
     "Split",
     "Verdict",
+    "WRITERS",
+    "Writer",
     "YieldStage",
     "generator_output_schema",
     "make_attempt_id",

@@ -112,6 +112,9 @@ class Trajectory(BaseModel):
     model: str | None = None
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
+    writer: Literal["llm", "template"] = Field(
+        "llm", description="Who wrote the thoughts: the teacher LLM, or the template writer (template kind only)."
+    )
 
     @property
     def accepted(self) -> bool:

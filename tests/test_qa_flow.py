@@ -79,7 +79,9 @@ def reworded_pick(body):
     """A different wording on each retry (the same question would get the same cached verdict again)."""
     out = good_pick(body)
     retries = _prompt(body).count("Attempt ")
-    return {**out, "question": out["question"] + " (take two)" * retries}
+    wordings = ["which entity does this chain of relations lead to?", "where does this chain of relations end?",
+                "which entity lies at the end of these relations?", "what do these relations finally reach?"]
+    return {**out, "question": f"Starting from {_seed(body)}, {wordings[retries % len(wordings)]}"}
 
 
 def test_judge_reason_feeds_the_retry_and_resume_makes_no_calls(cs_graph, settings, fake_llm):

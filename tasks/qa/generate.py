@@ -18,16 +18,20 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from gateway.client import LLMGateway
-from schemas.qa import QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, make_attempt_id, make_qa_id
+from schemas.qa import (
+    QA, CandidatePath, GenMode, HopClass, PathEdge, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
+)  # fmt: skip
 from tasks.qa.candidates import render_candidates, sample_candidate_paths
 from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
+from tasks.qa.template_writer import TemplateError, write_question
+from tasks.qa.text_gates import TextGateConfig, question_gates
 
 
 #: Gateway failure kinds that mean "the endpoint did not answer", as opposed to "it answered badly".
@@ -49,9 +53,24 @@ class GenConfig(BaseModel):
     constrain_question: bool = Field(
         False,
         description="Add a JSON-schema `pattern` forcing the question to name the start entity and end with '?'. "
-        "Grammar-based servers (llama.cpp, vLLM) enforce it; turn it on for small models that drift.",
+        "Grammar-based servers (llama.cpp, vLLM) enforce it. Off by default: with the embedded 135M model the "
+        "grammar built from the pattern seems to steer it into regex-like text.",
     )
     checks: CheckConfig = Field(default_factory=lambda: CheckConfig(max_nodes=5))
+    text_gates: TextGateConfig | None = Field(
+        default_factory=TextGateConfig, description="The question gates (tasks.qa.text_gates); None turns them off."
+    )
+    writer: Literal["llm", "template"] = Field(
+        "llm", description="Who writes questions: the generator LLM, or the deterministic template writer (for "
+        "weak generators such as the embedded model).",
+    )  # fmt: skip
+    template_fallback: bool = Field(
+        False, description="After the LLM's last failed attempt, try the template writer on the job's candidates."
+    )
+    paraphrase: bool = Field(
+        False, description="With the template writer: ask the generator to paraphrase each template question, and "
+        "keep the paraphrase only if it passes every check and gate.",
+    )  # fmt: skip
     generator_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 400})
     judge_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
 
@@ -218,6 +237,31 @@ def path_lines(kg: KnowledgeGraph, path: Sequence[str], max_chars: int = 200) ->
     return "\n".join(lines)
 
 
+def prompt_sources(edges: Sequence[PathEdge] = ()) -> list[str]:
+    """Texts a question must not copy (``text_gates.check_not_copied``): the generator prompt's instruction lines
+    and example questions, and the descriptions of the path's relations."""
+    example_questions = re.findall(r'Question: "([^"]+)"', FEW_SHOT_1_2 + FEW_SHOT_3)
+    lines = [ln.strip(" -") for ln in (SYSTEM + "\n" + RULES).splitlines() if ln.strip(" -")]
+    return [*lines, *example_questions, *(e.description for e in edges if e.description)]
+
+
+def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answer: str, hop_class: HopClass,
+                    cfg: GenConfig, seed: str | None = None) -> list[Verdict]:
+    """The code checks and, unless turned off, the text gates of one candidate, in reporting order: path checks,
+    then the text gates, then the naming checks (start named, nothing leaked, no shortcut). The first rejecting
+    verdict is the reject reason, so a question that is not a question is reported as such, not as a leak."""
+    verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed)
+    if cfg.text_gates is None:
+        return verdicts
+    try:
+        edges = path_edges(kg, path)
+    except (ValueError, KeyError):  # a broken path has no relations to compare with; the path checks say why
+        edges = []
+    gates = question_gates(question, config=cfg.text_gates, names=[*path, answer], sources=prompt_sources(edges))
+    naming = {"start_named", "answer_hidden", "intermediates_hidden", "no_partial_leak", "no_shortcut"}
+    return [v for v in verdicts if v.check not in naming] + gates + [v for v in verdicts if v.check in naming]
+
+
 # -- the attempt loop -----------------------------------------------------------------------------------------------
 @dataclass
 class JobResult:
@@ -237,7 +281,7 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
     ctx = render_subgraph(kg, seed.node, depth=cfg.context_depth, token_budget=cfg.context_token_budget,
                           max_description_chars=cfg.max_description_chars)
     cands: list[CandidatePath] = []
-    if mode == "candidates":
+    if mode == "candidates" or cfg.writer == "template" or cfg.template_fallback:
         rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
         n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)
         lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
@@ -273,24 +317,141 @@ async def run_job(
     # Prompt building is pure Python (milliseconds per job); on a worker thread it does not hold up the event
     # loop that is receiving other jobs' responses.
     ctx, cands = await asyncio.to_thread(_prepare, kg, seed, hop_class, mode, cfg, sampling_seed)
-    if mode == "candidates" and not cands:
+    if (mode == "candidates" or cfg.writer == "template") and not cands:
         result.note = f"no shortcut-free {hop_class}-hop candidate path from {seed.node!r} in its rendered subgraph"
         return result
-    for attempt in range(1, cfg.max_attempts + 1):
-        a = await _attempt(gateway, kg, seed, hop_class, mode, ctx, cands, result.attempts, attempt,
-                           run_id=run_id, cfg=cfg)
+    if cfg.writer == "template":
+        await _template_attempts(gateway, kg, seed, hop_class, mode, cands, result, run_id=run_id, cfg=cfg,
+                                 sampling_seed=sampling_seed, first=1, tries=cfg.max_attempts)
+    else:
+        for attempt in range(1, cfg.max_attempts + 1):
+            a = await _attempt(gateway, kg, seed, hop_class, mode, ctx, cands, result.attempts, attempt,
+                               run_id=run_id, cfg=cfg)
+            result.attempts.append(a)
+            if a.status == "accepted":
+                break
+        if cfg.template_fallback and cands and not any(a.status == "accepted" for a in result.attempts):
+            await _template_attempts(gateway, kg, seed, hop_class, mode, cands, result, run_id=run_id, cfg=cfg,
+                                     sampling_seed=sampling_seed, first=len(result.attempts) + 1, tries=1)
+    accepted = next((a for a in result.attempts if a.status == "accepted"), None)
+    if accepted is not None:
+        result.qa = _qa_from(kg, seed, hop_class, accepted, run_id)
+    return result
+
+
+def _qa_from(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, a: QAAttempt, run_id: str) -> QA:
+    edges = path_edges(kg, a.path)
+    return QA(
+        qa_id=make_qa_id(kg.domain, kg.snapshot_id, a.question, a.answer, a.path),
+        # The row's seed is the path's start (checked equal to the job's seed): splits link questions through it.
+        domain=kg.domain, snapshot_id=kg.snapshot_id, seed=a.path[0], hop_class=hop_class,
+        path=a.path, path_edges=edges, question=a.question, answer=a.answer, run_id=run_id,
+        attempt_id=a.attempt_id, source_chunk_ids=path_source_chunks(edges), writer=a.writer,
+    )  # fmt: skip
+
+
+def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, seed: int = 0
+                        ) -> list[tuple[CandidatePath, str | None, str]]:
+    """``(candidate, question or None, why not)`` for every candidate, the template writer's questions first and
+    shortest first (fewer nested clauses read better), the unphrasable ones last. Deterministic."""
+    out: list[tuple[CandidatePath, str | None, str]] = []
+    for c in cands:
+        try:
+            q = write_question(c.nodes, c.edges, [_entity_type(kg, n) for n in c.nodes], seed=seed)
+            out.append((c, q, ""))
+        except TemplateError as exc:
+            out.append((c, None, str(exc)))
+    return sorted(out, key=lambda t: (t[1] is None, len((t[1] or "").split()), t[0].id))
+
+
+def _entity_type(kg: KnowledgeGraph, name: str) -> str | None:
+    try:
+        return kg.entity(name).type
+    except KeyError:
+        return None
+
+
+PARAPHRASE_SYSTEM = "You rewrite quiz questions in plain, natural English without changing what they ask."
+
+
+def paraphrase_messages(question: str, start: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": PARAPHRASE_SYSTEM},
+        {"role": "user", "content": (
+            f"Rewrite this question so it reads naturally. Keep its meaning and its answer, keep the name {start!r} "
+            f"exactly, name no other entity, and write one question ending in '?'.\nQuestion: {question}\n"
+            'Reply as JSON: {"question": "..."}'
+        )},
+    ]  # fmt: skip
+
+
+class ParaphraseOutput(BaseModel):
+    question: str
+
+
+async def _template_attempts(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_class: HopClass,
+                             mode: GenMode, cands: Sequence[CandidatePath], result: JobResult, *, run_id: str,
+                             cfg: GenConfig, sampling_seed: int, first: int, tries: int) -> None:
+    """Template-writer attempts, numbered from ``first``: the candidates' template questions in
+    ``template_candidates`` order, each checked and gated like an LLM question (the writer vouches for nothing by
+    itself), then judged; at most ``tries`` attempts, stopping at the first accepted one. A job whose candidates
+    cannot be phrased at all gets one ``template_unphrasable`` attempt."""
+    ranked = template_candidates(kg, cands, seed=sampling_seed)
+    attempt = first
+    for cand, question, why in ranked:
+        if attempt >= first + tries:
+            return
+        base = dict(
+            attempt_id=make_attempt_id(run_id, kg.domain, kg.snapshot_id, seed.node, hop_class, mode, attempt),
+            run_id=run_id, domain=kg.domain, snapshot_id=kg.snapshot_id, seed=seed.node, hop_class=hop_class,
+            mode=mode, attempt=attempt, candidate_id=cand.id, path=list(cand.nodes), answer=cand.nodes[-1],
+            writer="template",
+        )  # fmt: skip
+        attempt += 1
+        if question is None:
+            result.attempts.append(QAAttempt(**base, status="rejected", reject_reason="template_unphrasable",
+                                             judge_reason=why))
+            return  # the rest are unphrasable too (they sort last)
+        verdicts = check_candidate(kg, cand.nodes, question, cand.nodes[-1], hop_class, cfg, seed.node)
+        writer: Writer = "template"
+        if passed(verdicts) and cfg.paraphrase:
+            res = await gateway.structured("generator", paraphrase_messages(question, cand.nodes[0]),
+                                           ParaphraseOutput, name="qa_paraphrase", params=cfg.generator_params,
+                                           max_reasks=0)  # fmt: skip
+            if res.ok:
+                alt = res.value.question.strip()
+                alt_verdicts = check_candidate(kg, cand.nodes, alt, cand.nodes[-1], hop_class, cfg, seed.node)
+                if passed(alt_verdicts):  # a paraphrase that fails any check or gate is dropped, not repaired
+                    question, verdicts, writer = alt, alt_verdicts, "template+paraphrase"
+        a = await _finish(gateway, kg, {**base, "writer": writer}, list(cand.nodes), question, cand.nodes[-1],
+                          verdicts, None, cfg)
         result.attempts.append(a)
         if a.status == "accepted":
-            edges = path_edges(kg, a.path)
-            result.qa = QA(
-                qa_id=make_qa_id(kg.domain, kg.snapshot_id, a.question, a.answer, a.path),
-                # The row's seed is the path's start (checked equal to the job's seed): splits link through it.
-                domain=kg.domain, snapshot_id=kg.snapshot_id, seed=a.path[0], hop_class=hop_class,
-                path=a.path, path_edges=edges, question=a.question, answer=a.answer, run_id=run_id,
-                attempt_id=a.attempt_id, source_chunk_ids=path_source_chunks(edges),
-            )
-            break
-    return result
+            return
+
+
+async def _finish(gateway: LLMGateway, kg: KnowledgeGraph, base: dict[str, Any], path: list[str], question: str,
+                  answer: str, verdicts: list[Verdict], raw: str | None, cfg: GenConfig) -> QAAttempt:
+    """The checked candidate's outcome: rejected by a check or gate, accepted without a judge, or judged."""
+    common = dict(**base, path=path, question=question, answer=answer, verdicts=verdicts, raw_text=raw)
+    if not passed(verdicts):
+        return QAAttempt(**common, status="rejected", reject_reason=reject_reason(verdicts))
+    if not cfg.use_judge:
+        return QAAttempt(**common, status="accepted")
+    judged = await gateway.structured(
+        "verifier", judge_messages(question, path_lines(kg, path), answer, path[0]), JudgeOutput,
+        name="qa_judgement", params=cfg.judge_params, max_reasks=1,
+    )
+    if not judged.ok:
+        # "judge unavailable" (the endpoint failed) is not a verdict on the question: a re-run retries the job.
+        # "judge failed" (the judge answered, but not validly) is.
+        what = "judge unavailable" if judged.failure.kind in ENDPOINT_FAILURES else "judge failed"
+        return QAAttempt(**common, status="rejected", reject_reason="llm_error",
+                         judge_reason=f"{what}: {judged.failure}")
+    if not judged.value.valid:
+        return QAAttempt(**common, status="rejected", reject_reason="judge_invalid",
+                         judge_valid=False, judge_reason=judged.value.reason)
+    return QAAttempt(**common, status="accepted", judge_valid=True, judge_reason=judged.value.reason)
 
 
 async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
@@ -329,27 +490,9 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         cand = by_id[res.value.path_id]
         candidate_id, path, answer, question = cand.id, list(cand.nodes), cand.nodes[-1], res.value.question.strip()
 
-    verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed.node)
-    common = dict(**base, candidate_id=candidate_id, path=path, question=question, answer=answer,
-                  verdicts=verdicts, raw_text=res.raw)
-    if not passed(verdicts):
-        return QAAttempt(**common, status="rejected", reject_reason=reject_reason(verdicts))
-    if not cfg.use_judge:
-        return QAAttempt(**common, status="accepted")
-    judged = await gateway.structured(
-        "verifier", judge_messages(question, path_lines(kg, path), answer, path[0]), JudgeOutput,
-        name="qa_judgement", params=cfg.judge_params, max_reasks=1,
-    )
-    if not judged.ok:
-        # "judge unavailable" (the endpoint failed) is not a verdict on the question: a re-run retries the job.
-        # "judge failed" (the judge answered, but not validly) is.
-        what = "judge unavailable" if judged.failure.kind in ENDPOINT_FAILURES else "judge failed"
-        return QAAttempt(**common, status="rejected", reject_reason="llm_error",
-                         judge_reason=f"{what}: {judged.failure}")
-    if not judged.value.valid:
-        return QAAttempt(**common, status="rejected", reject_reason="judge_invalid",
-                         judge_valid=False, judge_reason=judged.value.reason)
-    return QAAttempt(**common, status="accepted", judge_valid=True, judge_reason=judged.value.reason)
+    verdicts = check_candidate(kg, path, question, answer, hop_class, cfg, seed.node)
+    return await _finish(gateway, kg, {**base, "candidate_id": candidate_id}, path, question, answer, verdicts,
+                         res.raw, cfg)
 
 
 def assign_hop_classes(seeds: Sequence[Seed], hop_mix: dict[str, float]) -> list[HopClass]:

@@ -9,7 +9,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from schemas.qa import QAAttempt, QAYield
+from schemas.qa import CHECK_CODES, QAAttempt, QAYield
 
 
 def funnel(
@@ -30,7 +30,7 @@ def funnel(
     for key in keys:
         domain, hop, mode = key
         atts = by_key.get(key, [])
-        generated = [a for a in atts if a.reject_reason != "llm_error"]
+        generated = [a for a in atts if a.reject_reason not in _NOT_GENERATED]
         checked = [a for a in generated if a.reject_reason not in _CHECK_CODES]
         judged_ok = [a for a in checked if a.status == "accepted"]
         base = {"run_id": run_id, "domain": domain, "hop_class": hop, "mode": mode}
@@ -44,7 +44,7 @@ def funnel(
         ]
         reasons = Counter(a.reject_reason for a in atts if a.reject_reason)
         for reason, n in sorted(reasons.items()):
-            stage = "generated" if reason == "llm_error" else ("judge" if reason == "judge_invalid" else "checks")
+            stage = "generated" if reason in _NOT_GENERATED else ("judge" if reason == "judge_invalid" else "checks")
             rows.append(QAYield(**base, stage=stage, count=n, reason=reason))
         for (d, h, m, reason), n in sorted(dedup_rejects.items()):
             if (d, h, m) == key:
@@ -54,11 +54,10 @@ def funnel(
     return rows
 
 
-_CHECK_CODES = {
-    "unknown_node", "path_not_simple", "path_not_connected", "answer_not_last_node", "wrong_hop_count",
-    "start_not_named", "leaks_answer", "leaks_intermediate_node", "shortcut", "path_not_from_seed",
-    "leaks_partial_name",
-}
+#: Every code a code check or text gate rejects with: those attempts were generated but stopped at "checks".
+_CHECK_CODES = frozenset(CHECK_CODES.values())
+#: No question came out: the LLM gave nothing usable, or the template writer could not phrase any candidate.
+_NOT_GENERATED = frozenset({"llm_error", "template_unphrasable"})
 
 
 def yield_table(rows: Sequence[QAYield], usage: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -1,0 +1,327 @@
+"""The template writer: fluent questions and step thoughts written by code from a verified path.
+
+A weak generator (the embedded 135M model) cannot write a question a person would train on; code can, from the
+path's relations. Everything here is deterministic: the same path, graph and seed give the same text.
+
+How a hop is put into words (``Phrase``), for the relation walked from ``a`` to ``b``:
+
+- a verb label ("wrote", "studied at", "is located in", "was the adopted heir of") read in its stored direction:
+  walked forward it describes ``b`` as "the <type> that <a> <label>" ("the work that Alan Turing wrote"), or, for
+  a one-word regular or known participle, "the <type> <participle> by <a>" ("the concept introduced by ...");
+  walked backward, "the <type> that <label> <a>" ("the person who posed the Entscheidungsproblem");
+- a noun label ("capital", "place_of_birth", "part of"): "the <label> of <a>", backward "the <type> whose
+  <label> is <a>";
+- no label (LightRAG relations have none): the words between the two names in the relation's description
+  ("Alan Turing studied mathematics at King's College" gives "studied mathematics at"), else the first keyword
+  ("the organization linked to Alan Turing through education");
+- nothing usable (no label, keywords, or description naming both ends): ``TemplateError``; the caller records a
+  ``template_unphrasable`` reject, never a half-written question.
+
+A question nests the hops ("Which organization did ... ?" is avoided: English needs the verb's base form, which a
+label does not give): "What is the <description of the last node>?", "Which <type> <label> <description>?",
+"Who ...?" for people, "What is the <label> of ...?" for noun labels, and a comparison form when two hops share a
+label into the same node ("Which person worked at the same organization as Alan Turing?"). The phrasing is picked
+by a hash of the path and the seed, so a data set gets several shapes, reproducibly.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from schemas.ids import content_digest
+from schemas.qa import PathEdge
+
+# -- relation phrases ---------------------------------------------------------------------------------------------
+
+
+class TemplateError(ValueError):
+    """A path the template writer cannot put into words (a relation with no label, keywords or description)."""
+
+
+_TYPE_NOUN = {
+    "person": "person", "people": "person", "location": "place", "geo": "place", "place": "place",
+    "organization": "organization", "organisation": "organization", "concept": "concept", "artifact": "work",
+    "food": "food", "species": "species", "technology": "technology", "event": "event", "method": "method",
+    "category": "category",
+}  # fmt: skip
+_AUX = frozenset("is are was were has have had be been being does did do can could will would may might".split())
+_IRREGULAR_PAST = {
+    "wrote": "written", "built": "built", "led": "led", "won": "won", "made": "made", "held": "held", "began": "begun",
+    "became": "become", "fought": "fought", "gave": "given", "took": "taken", "ran": "run", "taught": "taught",
+    "brought": "brought", "bought": "bought", "sold": "sold", "found": "found", "drew": "drawn", "grew": "grown",
+    "spoke": "spoken", "chose": "chosen", "broke": "broken", "rode": "ridden", "sang": "sung", "saw": "seen",
+    "knew": "known", "met": "met", "left": "left", "lost": "lost", "paid": "paid", "sent": "sent", "spent": "spent",
+    "told": "told", "thought": "thought", "shot": "shot", "struck": "struck", "bore": "borne", "drank": "drunk",
+    "ate": "eaten", "fed": "fed", "kept": "kept", "rose": "risen", "fell": "fallen", "flew": "flown", "hid": "hidden",
+    "wore": "worn", "swam": "swum", "sat": "sat", "stood": "stood", "understood": "understood", "dug": "dug",
+}  # fmt: skip
+_BASE_VERBS = frozenset("border contain include grow live lie produce use make connect feed eat host own".split())
+_ARTICLES = ("the", "a", "an")
+
+
+def type_noun(entity_type: str | None) -> str:
+    """The noun a question uses for an entity of ``entity_type`` ("person", "place", ...; "entity" if unknown)."""
+    t = (entity_type or "").strip().lower()
+    if t in _TYPE_NOUN:
+        return _TYPE_NOUN[t]
+    if re.fullmatch(r"[a-z]{3,20}", t) and t != "unknown":
+        return t
+    return "entity"
+
+
+def _clean_label(label: str) -> str:
+    """A label as words: the last segment of a dotted Freebase-style name, underscores and camel case split
+    (those machine-style labels are also lower-cased; a label written as prose keeps its case)."""
+    text = label.strip()
+    machine = "_" in text or ("." in text and " " not in text) or bool(re.search(r"[a-z][A-Z]", text))
+    if "." in text and " " not in text:
+        text = text.rsplit(".", 1)[-1]
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("_", " ")
+    text = " ".join(text.split())
+    return text.lower() if machine else text
+
+
+def is_verb_label(label: str) -> bool:
+    """Whether a relation label starts with a verb ("wrote", "studied at", "is part of", "grows in"). A label
+    written as prose is taken for a verb phrase unless it is a bare "<noun> of" ("capital of", "part of");
+    machine-style labels ("place_of_birth", "people.person.spouse") are nouns unless their first word is clearly
+    a verb."""
+    ws = label.split()
+    if not ws:
+        return False
+    first = ws[0].lower()
+    verbish = (
+        first in _AUX or first in _IRREGULAR_PAST or first in _BASE_VERBS or first.endswith("ed")
+        or (first.endswith("s") and not first.endswith("ss") and len(first) > 3)
+    )  # fmt: skip
+    if verbish:
+        return True
+    return not (ws[-1].lower() == "of" and len(ws) <= 3)
+
+
+def _is_machine_label(label: str) -> bool:
+    text = label.strip()
+    return "_" in text or ("." in text and " " not in text) or bool(re.search(r"[a-z][A-Z]", text))
+
+
+def _strip_trailing_article(words: str) -> str:
+    ws = words.split()
+    while ws and ws[-1].lower() in _ARTICLES:
+        ws.pop()
+    return " ".join(ws)
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """How one relation reads: ``label`` with ``subject_first`` telling whether the stored subject comes before it
+    ("A wrote B": True); ``kind`` is "verb", "noun" or "keyword"."""
+
+    label: str
+    kind: str
+    subject_is_head: bool  # the walk's head is the relation's subject
+
+
+def description_phrase(description: str, a: str, b: str) -> tuple[str, bool] | None:
+    """The words between the names ``a`` and ``b`` in ``description`` ("studied mathematics at"), and whether ``a``
+    comes first; ``None`` when the description does not name both, or the words between are not a short verb
+    phrase."""
+    low = description.lower()
+    ia, ib = low.find(a.lower()), low.find(b.lower())
+    if ia < 0 or ib < 0:
+        return None
+    first, second = (a, b) if ia < ib else (b, a)
+    start = min(ia, ib) + len(first)
+    end = max(ia, ib)
+    between = description[start:end].strip()
+    between = re.sub(r"^(?:has|have|had)\s+been\s+", "was ", between)
+    between = _strip_trailing_article(between)
+    if not between or re.search(r"[,.;:()\"]", between):
+        return None
+    words = between.split()
+    if not 1 <= len(words) <= 6 or any(w[:1].isupper() for w in words) or not is_verb_label(between):
+        return None
+    return between, ia < ib
+
+
+def hop_phrase(edge: PathEdge) -> Phrase:
+    """How the relation of one hop reads (module docstring); ``TemplateError`` when it cannot be phrased."""
+    if edge.relation.strip():
+        label = _clean_label(edge.relation)
+        if _is_machine_label(edge.relation):
+            first = label.split()[0] if label.split() else ""
+            kind = "verb" if first in _AUX or first.endswith("ed") or first in _IRREGULAR_PAST else "noun"
+        else:
+            kind = "verb" if is_verb_label(label) else "noun"
+        if kind == "noun" and label.endswith(" of"):
+            label = label[: -len(" of")]
+        return Phrase(label, kind, edge.forward)
+    found = description_phrase(edge.description, edge.head, edge.tail) if edge.description else None
+    if found is not None:
+        return Phrase(found[0], "verb", found[1])
+    keywords = [k.strip() for k in edge.keywords if k.strip() and len(k.split()) <= 4]
+    if keywords:
+        return Phrase(keywords[0].lower(), "keyword", True)
+    raise TemplateError(
+        f"cannot phrase the relation between {edge.head!r} and {edge.tail!r}: it has no label, no keywords, and "
+        "its description does not name both ends"
+    )
+
+
+def _rel(noun: str) -> str:
+    return "who" if noun == "person" else "that"
+
+
+def _passive(label: str) -> str | None:
+    """The past participle of a one-word transitive label ("introduced", "wrote" -> "written"), else ``None``."""
+    if " " in label:
+        return None
+    if label in _IRREGULAR_PAST:
+        return _IRREGULAR_PAST[label]
+    if label.endswith("ed") and len(label) > 4:
+        return label
+    return None
+
+
+def describe(subject: str, phrase: Phrase, noun: str, *, passive: bool = True) -> str:
+    """A noun phrase for the hop's tail, told through ``subject`` (a name or a nested description)."""
+    if phrase.kind == "keyword":
+        return f"the {noun} linked to {subject} through {phrase.label}"
+    if phrase.kind == "noun":
+        if phrase.subject_is_head:
+            return f"the {phrase.label} of {subject}"
+        return f"the {noun} whose {phrase.label} is {subject}"
+    if phrase.subject_is_head:
+        part = _passive(phrase.label) if passive else None
+        if part is not None:
+            return f"the {noun} {part} by {subject}"
+        return f"the {noun} {_rel(noun)} {subject} {_strip_trailing_article(phrase.label)}"
+    label = phrase.label
+    if subject.split()[:1] and subject.split()[0].lower() in _ARTICLES:
+        label = _strip_trailing_article(label)  # "is one of the" + "the category that ..." must not read "the the"
+    return f"the {noun} {_rel(noun)} {label} {subject}"
+
+
+# -- questions ------------------------------------------------------------------------------------------------------
+
+
+def _hops(path: Sequence[str], edges: Sequence[PathEdge]) -> list[Phrase]:
+    if len(path) < 2 or len(edges) != len(path) - 1:
+        raise TemplateError(f"a question needs a path of two or more nodes with one relation per hop, got {list(path)}")
+    return [hop_phrase(e) for e in edges]
+
+
+def _capitalise(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def write_question(
+    path: Sequence[str], edges: Sequence[PathEdge], types: Sequence[str | None], *, seed: int = 0
+) -> str:
+    """A question whose answer is ``path[-1]``, naming only ``path[0]`` (module docstring). ``types[i]`` is the
+    entity type of ``path[i]``. Deterministic in (path, seed); ``TemplateError`` when a hop cannot be phrased."""
+    phrases = _hops(path, edges)
+    nouns = [type_noun(t) for t in types]
+    rng = random.Random(content_digest("template-question", str(seed), *path))
+    # Comparison: A -L-> B <-L- C reads "Which <C> <L> the same <B> as A?"
+    if (len(path) == 3 and phrases[0].kind == phrases[1].kind == "verb" and phrases[0].label == phrases[1].label
+            and phrases[0].subject_is_head and not phrases[1].subject_is_head and rng.random() < 0.7):  # fmt: skip
+        who = "Who" if nouns[2] == "person" else f"Which {nouns[2]}"
+        return f"{who} {phrases[1].label} the same {nouns[1]} as {path[0]}?"
+    subject = path[0]
+    for i, ph in enumerate(phrases[:-1]):
+        subject = describe(subject, ph, nouns[i + 1], passive=rng.random() < 0.8)
+    last, noun = phrases[-1], nouns[-1]
+    if last.kind == "noun" and last.subject_is_head:
+        return f"What is the {last.label} of {subject}?"
+    if last.kind == "verb" and not last.subject_is_head:
+        # "Which person posed ...?" / "Who posed ...?": the label is already a finite verb
+        options = [f"Which {noun} {last.label} {subject}?"]
+        if noun == "person":
+            options.append(f"Who {last.label} {subject}?")
+        else:
+            options.append(f"What {noun} {last.label} {subject}?")
+        return rng.choice(options)
+    description = describe(subject, last, noun, passive=rng.random() < 0.5)
+    if noun == "person":
+        options = [f"Who is {description}?"]
+    elif noun == "entity":
+        options = [f"What is {description}?"]
+    else:
+        options = [f"What is {description}?", f"Which {noun} is {description.replace(f'the {noun} ', 'the one ', 1)}?"]
+    if last.kind == "verb" and last.subject_is_head and subject[:1].isupper() and noun != "entity":
+        # An echo question keeps the label's tense: "Alan Turing wrote which work?"
+        options.append(f"{_capitalise(subject)} {_strip_trailing_article(last.label)} which {noun}?")
+    return rng.choice(options)
+
+
+# -- thoughts --------------------------------------------------------------------------------------------------------
+
+
+def fact_sentence(edge: PathEdge) -> str:
+    """The hop's relation as a plain statement in its stored direction ("Alan Turing wrote On Computable Numbers")."""
+    s, o = (edge.head, edge.tail) if edge.forward else (edge.tail, edge.head)
+    ph = hop_phrase(edge)
+    if ph.kind == "noun":
+        return f"{o} is the {ph.label} of {s}" if edge.relation else f"{s} is linked to {o}"
+    if ph.kind == "keyword":
+        return f"{edge.head} is linked to {edge.tail} through {ph.label}"
+    a, b = (edge.head, edge.tail) if ph.subject_is_head else (edge.tail, edge.head)
+    return f"{a} {ph.label} {b}"
+
+
+def write_thoughts(
+    question: str, path: Sequence[str], edges: Sequence[PathEdge], types: Sequence[str | None], *, graph: str,
+    seed: int = 0,
+) -> list[str]:
+    """One thought per assistant turn of a template trajectory: before ``entity_matcher(path[0])``, before each
+    ``node_info(path[i])``, and before the answer (``len(path) + 1`` thoughts). A thought names only what the
+    question or an earlier tool output has shown: the thought before ``node_info(path[i])`` names ``path[i]``,
+    which the previous output listed. Deterministic in (path, seed)."""
+    _hops(path, edges)  # raises TemplateError for an unphrasable hop
+    nouns = [type_noun(t) for t in types]
+    rng = random.Random(content_digest("template-thoughts", str(seed), *path))
+    start = path[0]
+    first = rng.choice([
+        f"The question starts from {start}. I will look it up in the {graph} graph to get its exact entity name.",
+        f"I need to begin at {start}, so I will search the {graph} graph for that entity first.",
+        f"To answer this I have to follow relations from {start}; first I will find it in the {graph} graph.",
+    ])  # fmt: skip
+    out = [first]
+    need = describe(start, hop_phrase(edges[0]), nouns[1])
+    out.append(rng.choice([
+        f"The search lists {start}. Now I need {need}, so I will look at the relations of {start}.",
+        f"{start} is in the graph. Its relations should show {need}, so I will inspect it next.",
+    ]))  # fmt: skip
+    for i in range(1, len(path) - 1):
+        here = path[i]
+        need = describe(here, hop_phrase(edges[i]), nouns[i + 1])
+        fact = fact_sentence(edges[i - 1])
+        out.append(rng.choice([
+            f"The relations of {path[i - 1]} show that {fact}, so the next step is {here}. I still need {need}, "
+            f"so I will inspect {here}.",
+            f"From the result, {fact}. That brings me to {here}; now I need {need}, so I will look at its relations.",
+        ]))  # fmt: skip
+    fact = fact_sentence(edges[-1])
+    answer = path[-1]
+    out.append(rng.choice([
+        f"The relations of {path[-2]} show that {fact}. That completes the chain, so the answer is {answer}.",
+        f"The result says that {fact}. Following every hop from {start} leads to {answer}, which answers the question.",
+    ]))  # fmt: skip
+    return out
+
+
+__all__ = [
+    "Phrase",
+    "TemplateError",
+    "describe",
+    "description_phrase",
+    "fact_sentence",
+    "hop_phrase",
+    "is_verb_label",
+    "type_noun",
+    "write_question",
+    "write_thoughts",
+]

@@ -161,6 +161,31 @@ def make_tool(name: str, server: ToolServer) -> Callable[..., str]:
     return tool
 
 
+def ensure_tool_parsing(tokenizer) -> str:
+    """Make TRL able to read tool calls from this tokenizer's output; returns how.
+
+    TRL recognises a chat template only when it is byte-identical to one it ships; a Qwen3 checkpoint whose
+    template was rewritten (LLaMA-Factory saves its own; hopforge's tiny test model has its own copy) is refused
+    although it emits the same hermes-style ``<tool_call>{json}</tool_call>``. For such templates TRL's Qwen3
+    response parser is set explicitly."""
+    from trl import chat_template_utils as ctu
+
+    if getattr(tokenizer, "response_template", None) is not None or getattr(tokenizer, "response_schema", None):
+        return "tokenizer"
+    try:
+        ctu.add_response_schema(tokenizer)
+        return "trl"
+    except ValueError:
+        if "<tool_call>" not in (tokenizer.chat_template or ""):
+            raise SystemExit("the model's chat template has no <tool_call> format TRL can parse: train single-turn "
+                             "(leave tool_server_url out) or use a Qwen3-style checkpoint") from None
+    if getattr(ctu, "_SUPPORTS_RESPONSE_TEMPLATE", False):
+        tokenizer.response_template = ctu.qwen3_template
+    else:
+        tokenizer.response_schema = ctu.qwen3_schema
+    return "qwen3-hermes"
+
+
 # -- metrics --------------------------------------------------------------------------------------------------------
 
 
@@ -230,6 +255,7 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    parser = ensure_tool_parsing(tokenizer) if built["tools"] else None
     reward_fn = make_reward(h["reward"], dict(h.get("reward_kwargs") or {}),
                             lambda ids: tokenizer.decode(ids, skip_special_tokens=True))  # fmt: skip
     peft_config = None
@@ -249,7 +275,7 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     tokenizer.save_pretrained(str(final))
     result = {"status": "ok", "checkpoint": str(final), "trainer": "trl", "global_step": int(trainer.state.global_step),
               "train_loss": float(output.training_loss), "duration_s": round(time.monotonic() - started, 1),
-              "tools": [t.__name__ for t in built["tools"]]}  # fmt: skip
+              "tools": [t.__name__ for t in built["tools"]], "tool_call_parser": parser}  # fmt: skip
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
 

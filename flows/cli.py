@@ -586,7 +586,7 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
     """LLaMA-Factory SFT on an export (weighted think-token loss), in the trainer's own environment."""
 
     def body():
-        from flows.train import train_sft
+        from flows.train import preflight, train_sft
         from training.sft import SFTOptions
 
         values: dict[str, Any] = {"model": model, **_option_sets(sets)}
@@ -599,8 +599,9 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
         if max_steps is not None:
             values["max_steps"] = max_steps
         opts = _options(SFTOptions, "SFT", values)
-        _print_train(train_sft(options=opts, export_version=export, dry_run=dry_run, timeout_s=timeout,
-                               settings=_settings(config)))
+        settings = _settings(config)
+        preflight(settings, export, opts)  # bad input is one line before Prefect starts
+        _print_train(train_sft(options=opts, export_version=export, dry_run=dry_run, timeout_s=timeout, settings=settings))
 
     _run(body)
 
@@ -617,7 +618,7 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
     """RL on an export's questions with verl (or TRL), rewarded by training/verl_reward.py:compute_score."""
 
     def body():
-        from flows.train import train_rl
+        from flows.train import preflight, train_rl
         from training.rl import TRLOptions, VerlOptions
 
         if trainer not in ("verl", "trl"):
@@ -629,13 +630,11 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
             values["reward"] = reward
         if tool_server is not None:
             values["tool_server_url"] = tool_server
-        kwargs: dict[str, Any] = {}
-        if trainer == "verl":
-            kwargs["verl"] = _options(VerlOptions, "verl", values)
-        else:
-            kwargs["trl"] = _options(TRLOptions, "TRL", values)
+        opts = _options(VerlOptions, "verl", values) if trainer == "verl" else _options(TRLOptions, "TRL", values)
+        settings = _settings(config)
+        preflight(settings, export, opts)  # bad input is one line before Prefect starts
         r = train_rl(trainer=trainer, export_version=export, start_tool_server=tool_server is None, dry_run=dry_run,
-                     timeout_s=timeout, settings=_settings(config), **kwargs)
+                     timeout_s=timeout, settings=settings, **{trainer: opts})
         _print_train(r)
 
     _run(body)

@@ -110,13 +110,11 @@ def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str
 
         res = launch(plan, on_line=print if os.environ.get("HOPFORGE_TRAIN_ECHO") else None, on_metrics=on_metrics,
                      timeout_s=timeout_s)  # fmt: skip
-        with rt.wh.transaction():
+        with rt.wh.transaction() as tx:  # the final row and the metrics land together
             rt.wh.write_batch("training_runs", [training_row(plan, train_id=train_id, run_id=rt.run_id, kind=kind,
                               status=res.status, started_at=started, launch_result=res, base_model=base_model)],
-                              replace=True)  # fmt: skip
-            rows = metric_rows(train_id, res.metrics)
-            if rows:
-                rt.wh.write_batch("training_metrics", rows, replace=True)
+                              replace=True, con=tx)  # fmt: skip
+            rt.wh.write_batch("training_metrics", metric_rows(train_id, res.metrics), replace=True, con=tx)
         _artifact(f"{flow_name}-report", _report(plan, train_id, res))
         if res.status != "completed":
             raise TrainingError(res.error or f"{plan.trainer} failed")
@@ -256,6 +254,18 @@ def merge_adapter(adapter_dir: str | None, *, settings: Settings, template: str 
     plan = plan_merge(adapter_dir, _run_dir(settings, train_id), template=template, base_model=base_model)
     return run_plan(plan, kind="merge", settings=settings, params={"adapter": str(adapter_dir), "template": template},
                     dry_run=False, timeout_s=timeout_s, base_model=base_model)  # fmt: skip
+
+
+def preflight(settings: Settings, export_version: str | None, options: SFTOptions | VerlOptions | TRLOptions) -> TrainPlan:
+    """Plan a run without writing or launching anything, so that a bad export, dataset, model or option is one
+    clear ``TrainingError`` before a flow (and Prefect) starts. The flow plans again, into its own run directory."""
+    export = _export(settings, export_version)
+    scratch = _run_dir(settings, "preflight")
+    if isinstance(options, SFTOptions):
+        return plan_sft(export, scratch, options)
+    if isinstance(options, VerlOptions):
+        return plan_verl(export, scratch, options)
+    return plan_trl(export, scratch, options)
 
 
 def _missing(trainer: str, field: str) -> Any:

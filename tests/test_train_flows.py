@@ -281,15 +281,6 @@ def test_tool_server_that_cannot_start_is_a_clear_error(tmp_path):
             pass
 
 
-def test_cli_train_errors_are_one_line(tmp_path):
-    result = runner.invoke(app, ["train", "sft", "--model", str(tmp_path), "--export", "nope"])
-    assert result.exit_code == 2 and "not found" in result.output and "Traceback" not in result.output
-    result = runner.invoke(app, ["train", "rl", "--model", "m", "--trainer", "ppo-magic"])
-    assert result.exit_code == 2 and "--trainer must be verl or trl" in result.output
-    result = runner.invoke(app, ["train", "sft", "--model", "m", "--set", "novalue"])
-    assert result.exit_code == 2 and "expected KEY=VALUE" in result.output
-
-
 def test_training_deployments_validate_against_their_flows():
     from prefect.flows import Flow
 
@@ -308,3 +299,92 @@ def test_read_metrics_of_a_run_without_metrics(tmp_path):
     assert read_metrics(tmp_path) == []
     (tmp_path / "metrics.jsonl").write_text('{"step": "x"}\n[1]\n{"step": 2, "loss": 1}\n')
     assert read_metrics(tmp_path) == [{"step": 2, "loss": 1}]
+
+
+def _model_dir(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps({"model_type": "qwen3"}))
+    (path / "model.safetensors").write_bytes(b"")
+    return path
+
+
+def test_sft_dry_run_flow_writes_a_recorded_config(tmp_path, export_dir, prefect_harness, monkeypatch):
+    """The train-sft flow with dry_run: the LLaMA-Factory config lands in a run directory and in the warehouse, and
+    nothing is launched (no trainer environment is needed)."""
+    from flows.train import train_sft
+    from training.sft import SFTOptions
+    from warehouse.db import Warehouse
+
+    monkeypatch.setenv(ENVS_VAR, str(tmp_path / "no-envs"))
+    model = _model_dir(tmp_path / "model")
+    settings = load_settings(None)
+    r = train_sft(options=SFTOptions(model=str(model), think_weight=0.001, max_steps=5), export_version="v1",
+                  dry_run=True, settings=settings)
+    assert r["status"] == "dry_run" and "llamafactory_sft.py" in r["command"]
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        row = wh.query("SELECT * FROM training_runs")[0]
+    cfg = yaml.safe_load((Path(row["run_dir"]) / "llamafactory.yaml").read_text())
+    assert cfg["model_name_or_path"] == str(model.resolve()) and cfg["dataset_dir"] == str(export_dir.resolve())
+    assert cfg["template"] == "qwen3" and cfg["max_steps"] == 5 and cfg["report_to"] == "none"
+    assert row["status"] == "dry_run" and row["export_version"] == "v1" and row["trainer"] == "llamafactory"
+    assert json.loads((Path(row["run_dir"]) / "hopforge_sft.json").read_text())["think_weight"] == 0.001
+
+
+def test_rl_dry_run_flow_writes_verl_overrides_and_tool_config(tmp_path, export_dir, prefect_harness):
+    from flows.train import train_rl
+    from training.rl import VerlOptions
+
+    model = _model_dir(tmp_path / "model")
+    r = train_rl(trainer="verl", verl=VerlOptions(model=str(model), stage="base", tool_server_url="http://127.0.0.1:8765",
+                                       train_batch_size=2, ppo_mini_batch_size=2),
+                 export_version="v1", dry_run=True, settings=load_settings(None))
+    run_dir = Path(r["run_dir"])
+    command = (run_dir / "command.sh").read_text()
+    assert "algorithm.adv_estimator=grpo" in command and "compute_score" in command
+    tools = yaml.safe_load(next(run_dir.glob("*tool*.yaml")).read_text())["tools"]
+    assert tools and "127.0.0.1:8765" in json.dumps(tools)
+
+
+def test_cli_hands_typed_options_to_the_flow(tmp_path, export_dir, monkeypatch):
+    import flows.train as train_flows
+
+    seen: dict[str, object] = {}
+
+    def fake_flow(**kwargs):
+        seen.update(kwargs)
+        return {"status": "dry_run", "train_id": "t", "run_dir": "d", "command": "c", "checkpoint": None}
+
+    monkeypatch.setattr(train_flows, "train_sft", fake_flow)
+    model = _model_dir(tmp_path / "model")
+    result = runner.invoke(app, ["train", "sft", "--model", str(model), "--export", "v1", "--full", "--max-steps", "7",
+                                 "--set", "learning_rate=2e-5", "--set", "extra.flash_attn=disabled", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    opts = seen["options"]
+    assert opts.finetuning_type == "full" and opts.max_steps == 7 and opts.learning_rate == 2e-5
+    assert opts.extra == {"flash_attn": "disabled"} and seen["dry_run"] is True and seen["export_version"] == "v1"
+
+
+def test_cli_train_bad_input_is_one_line_before_any_flow(tmp_path, export_dir, monkeypatch):
+    import flows.train as train_flows
+
+    def must_not_run(**kwargs):
+        raise AssertionError("the flow started on bad input")
+
+    monkeypatch.setattr(train_flows, "train_sft", must_not_run)
+    monkeypatch.setattr(train_flows, "train_rl", must_not_run)
+    model = _model_dir(tmp_path / "model")
+    cases = [
+        (["train", "sft", "--model", str(model), "--export", "nope"], "'nope' not found"),
+        (["train", "sft", "--model", str(model), "--export", "v1", "--set", "lora_rank=-1"], "lora_rank"),
+        (["train", "sft", "--model", str(tmp_path / "nowhere" / "m"), "--export", "v1"], "does not exist"),
+        (["train", "sft", "--model", str(tmp_path), "--export", "v1"], "no config.json"),
+        (["train", "sft", "--model", str(model), "--export", "v1", "--dataset", "nope_train"], "nope_train"),
+        (["train", "sft", "--model", str(model), "--set", "novalue"], "expected KEY=VALUE"),
+        (["train", "rl", "--model", str(model), "--trainer", "ppo-magic"], "--trainer must be verl or trl"),
+        (["train", "rl", "--model", str(model), "--export", "v1", "--reward", "no_such_reward"], "no_such_reward"),
+        (["train", "rl", "--model", str(model), "--export", "v1", "--stage", "middle"], "stage"),
+    ]
+    for args, expected in cases:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert expected in result.output and "Traceback" not in result.output, (args, result.output)

@@ -336,7 +336,7 @@ def test_rl_dry_run_flow_writes_verl_overrides_and_tool_config(tmp_path, export_
 
     model = _model_dir(tmp_path / "model")
     r = train_rl(trainer="verl", verl=VerlOptions(model=str(model), stage="base", tool_server_url="http://127.0.0.1:8765",
-                                       train_batch_size=2, ppo_mini_batch_size=2),
+                                       train_batch_size=2, ppo_mini_batch_size=2, n_gpus_per_node=1),
                  export_version="v1", dry_run=True, settings=load_settings(None))
     run_dir = Path(r["run_dir"])
     command = (run_dir / "command.sh").read_text()

@@ -174,7 +174,8 @@ def test_wrong_option_values(values, message):
 
 
 def test_the_core_module_imports_no_trainer():
-    code = ("import sys, training.sft; bad = [m for m in ('torch', 'transformers', 'llamafactory') if m in sys.modules]; "
+    code = ("import sys, training.sft; "
+            "bad = [m for m in ('torch', 'transformers', 'llamafactory') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr

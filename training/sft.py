@@ -130,7 +130,9 @@ class SFTOptions(BaseModel):
             raise TrainingError(f"bad SFT options: {problems}") from None
 
     def resolved_learning_rate(self) -> float:
-        return self.learning_rate if self.learning_rate is not None else (1e-4 if self.finetuning_type == "lora" else 1e-5)
+        if self.learning_rate is not None:
+            return self.learning_rate
+        return 1e-4 if self.finetuning_type == "lora" else 1e-5
 
     def resolved_warmup_ratio(self) -> float:
         return self.warmup_ratio if self.warmup_ratio is not None else (0.1 if self.finetuning_type == "lora" else 0.01)
@@ -180,8 +182,8 @@ def _eval_datasets(export: ExportView, opts: SFTOptions, train: Sequence[str]) -
         return []
     if opts.eval_dataset == "auto":
         configs = {_config_and_split(export, n)[0] for n in train}
-        return [n for n in sorted(export.dataset_info)
-                if _config_and_split(export, n)[1] == "validation" and _config_and_split(export, n)[0] in configs]  # fmt: skip
+        return [n for n in sorted(export.dataset_info) if _config_and_split(export, n)[1] == "validation"
+                and _config_and_split(export, n)[0] in configs]  # fmt: skip
     return _check_names(export, opts.eval_dataset, "eval_dataset")
 
 

@@ -52,8 +52,8 @@ TRAINER_ENVS: dict[str, TrainerEnv] = {
     ),
     "verl": TrainerEnv(
         name="verl", probe="verl",
-        cpu=("verl==0.9.1", "torch==2.13.0", "cachetools", "uvicorn", "fastapi"),
-        gpu=("verl[vllm]==0.9.1", "cachetools", "uvicorn", "fastapi"),
+        cpu=("verl==0.9.1", "torch==2.13.0", "cachetools", "uvicorn", "fastapi", "httpx"),
+        gpu=("verl[vllm]==0.9.1", "cachetools", "uvicorn", "fastapi", "httpx"),
         remove=("torchvision", "torchaudio"),
         purpose="verl GRPO / PPO with vLLM rollouts and the KG tool agent loop",
     ),

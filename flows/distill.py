@@ -116,6 +116,8 @@ def yield_table(made: Sequence[Trajectory], stored: dict[tuple[str, str], int]) 
             "rejected": len(mine) - accepted,
             "acceptance_rate": round(accepted / len(mine), 3) if mine else None,
             "reject_reasons": ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))),
+            "accepted_by_writer": ", ".join(f"{w}: {n}" for w, n in sorted(Counter(
+                t.writer for t in mine if t.accepted).items())),
             "stored_accepted": stored.get((kind, "accepted"), 0),
         })  # fmt: skip
     return rows
@@ -144,24 +146,29 @@ def distill_trajectories(
     max_rounds: int = 7,
     max_tokens_per_round: int = 3000,
     cot_max_tokens: int = 4096,
+    thought_writer: str | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Distil teacher trajectories for the stored questions (of ``split``, if given) of ``domains`` (default:
     all with questions). Returns per-kind counts and the run id; see the module docstring."""
     settings = settings or default_settings()
     kinds = check_distill_params(kinds, split)
+    q = settings.quality
+    # ``auto``: the embedded demo-quality teacher writes word salad, so the template writer writes its thoughts.
+    thought_writer = thought_writer or q.writer_for(q.thought_writer, settings.endpoint("teacher").is_local)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     cfg = DistillConfig(
         n_rollouts=n_rollouts, min_path_coverage=min_path_coverage, max_distractors=max_distractors,
         rollout_temperature=rollout_temperature, rollout_style=rollout_style,  # type: ignore[arg-type]
         seed=settings.seed, max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round,
-        cot_max_tokens=cot_max_tokens,
+        cot_max_tokens=cot_max_tokens, thought_writer=thought_writer, language=q.language,  # type: ignore[arg-type]
     )  # fmt: skip
     params = {"domains": domains, "kinds": list(kinds), "n_rollouts": n_rollouts, "split": split,
               "min_path_coverage": min_path_coverage, "max_distractors": max_distractors,
               "rollout_temperature": rollout_temperature, "rollout_style": rollout_style, "max_rounds": max_rounds,
-              "max_tokens_per_round": max_tokens_per_round, "cot_max_tokens": cot_max_tokens}  # fmt: skip
+              "max_tokens_per_round": max_tokens_per_round, "cot_max_tokens": cot_max_tokens,
+              "thought_writer": thought_writer}  # fmt: skip
     with open_run("distill-trajectories", params, settings) as rt:
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         if not domains:

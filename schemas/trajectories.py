@@ -57,6 +57,12 @@ TrajectoryRejectReason = Literal[
     "bad_format",  # cot: no <think> reasoning or no <answer> in the teacher's reply
     "answer_mismatch",  # cot: the answer set differs from the gold answer set
     "low_path_coverage",  # cot: the reasoning mentions too few of the gold path's triples
+    "template_unphrasable",  # template (template writer): a hop of the path cannot be put into words
+    "thought_markup",  # template/rollouts: a thought holds tags, JSON or tool-call syntax
+    "thought_pastes_tool_output",  # template/rollouts: a thought pastes a tool result instead of reasoning on it
+    "thought_repetitive",  # any kind: a thought (or the CoT reasoning) loops
+    "thought_wrong_language",  # any kind: a thought is not in the configured language
+    "bad_tool_argument",  # rollouts: a tool argument is a sentence or a request, not an entity name
 ]
 TRAJECTORY_REJECT_REASONS: tuple[str, ...] = get_args(TrajectoryRejectReason)
 

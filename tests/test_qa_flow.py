@@ -201,3 +201,42 @@ def test_verification_lost_to_an_outage_is_redone(cs_graph, settings, fake_llm):
     fake_llm.add(schema_name="gold_path_verdicts", reply=all_valid)
     second = verify_paths(domains=["cs"], settings=settings)
     assert second["questions"] == 2 and second["mean_verified"] >= 1
+
+
+def test_template_writer_questions_pass_every_gate_and_record_their_writer(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+    from tasks.qa.generate import prompt_sources
+    from tasks.qa.text_gates import question_gates
+
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+    out = generate_qa(domains=["cs"], n_seeds=6, modes=["candidates"], writer="template", settings=settings)
+    assert out["writer"] == "template" and out["accepted"] >= 5 and out["by_writer"] == {"template": out["accepted"]}
+    # the generator was never asked: only the judge
+    assert {r.json["response_format"]["json_schema"]["name"] for r in fake_llm.requests if r.json} == {"qa_judgement"}
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        rows = wh.query("SELECT question, path, writer FROM qa")
+        attempts = wh.query("SELECT writer FROM qa_attempts")
+    assert {a["writer"] for a in attempts} == {"template"}
+    for r in rows:
+        path = __import__("json").loads(r["path"])
+        assert r["writer"] == "template"
+        assert all(v.ok for v in question_gates(r["question"], names=path, sources=prompt_sources())), r["question"]
+
+
+def test_junk_questions_are_rejected_by_the_gates_before_the_judge(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+
+    def junk(body):
+        pid = sorted(_candidates(body))[0]
+        return {"path_id": pid, "question": f"{{ '{_seed(body)}' }}, {pid} -> Question: which one? Answer: it."}
+
+    fake_llm.add(schema_name="qa_pick_path", reply=junk)
+    out = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=1, writer="llm",
+                      settings=settings)
+    assert out["accepted"] == 0
+    assert not [r for r in fake_llm.requests if r.json and "qa_judgement" in str(r.json.get("response_format"))]
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        reasons = {r["reject_reason"] for r in wh.query("SELECT reject_reason FROM qa_attempts")}
+        yields = wh.query("SELECT stage, reason FROM qa_yields WHERE reason <> ''")
+    assert reasons == {"has_markup"}
+    assert {(y["stage"], y["reason"]) for y in yields} == {("checks", "has_markup")}

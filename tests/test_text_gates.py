@@ -65,8 +65,8 @@ def test_fixture_sizes_meet_the_issue():
 
 @pytest.mark.parametrize("item", FIXTURES["junk_questions"], ids=lambda i: i["text"][:40])
 def test_junk_question_is_rejected_for_its_reason(item):
-    sources = [*prompt_sources(), *item.get("sources", [])]
-    verdicts = question_gates(item["text"], names=mentioned(item["text"]), sources=sources)
+    verdicts = question_gates(item["text"], names=mentioned(item["text"]), sources=prompt_sources(),
+                              descriptions=item.get("sources", []))
     assert first_code(verdicts) == item["expect"], [v.reason for v in verdicts if not v.ok]
 
 
@@ -84,9 +84,8 @@ def test_good_questions_pass_every_gate_and_the_false_reject_rate_is_reported(ca
         if failed:
             rejected[q] = [v.code for v in failed]
     junk = FIXTURES["junk_questions"]
-    caught = sum(first_code(question_gates(i["text"], names=mentioned(i["text"]),
-                                           sources=[*prompt_sources(), *i.get("sources", [])])) is not None
-                 for i in junk)  # fmt: skip
+    caught = sum(first_code(question_gates(i["text"], names=mentioned(i["text"]), sources=prompt_sources(),
+                                           descriptions=i.get("sources", []))) is not None for i in junk)
     with capsys.disabled():
         print(f"\ntext gates: false rejects {len(rejected)}/{len(good)} good questions "
               f"({len(rejected) / len(good):.1%}); junk rejected {caught}/{len(junk)}")
@@ -177,8 +176,11 @@ def test_language_gate_blanks_names_before_it_decides():
 
 def test_copy_gate_tells_a_restated_relation_from_a_question_about_it():
     desc = "Berkshire is a county of Britain in the south of England."
-    assert check_not_copied("Which place is a county of Britain?", [desc], names=["Britain", "Berkshire"]).ok
-    copied = check_not_copied("Berkshire is a county of Britain in the south of England?", [desc])
+    assert check_not_copied("Which place is a county of Britain?", [], names=["Britain", "Berkshire"],
+                            descriptions=[desc]).ok
+    copied = check_not_copied("Berkshire is a county of Britain in the south of England?", [], descriptions=[desc])
+    assert check_not_copied("Who was a chemist from France?", [],
+                            descriptions=["Louis-Camille Maillard was a chemist from France."]).ok
     assert not copied.ok and copied.code == "copies_source"
 
 

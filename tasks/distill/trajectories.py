@@ -57,6 +57,9 @@ from schemas.trajectories import (
 from tasks.env.agent_loop import AgentConfig, ToolRunner, build_system_prompt, run_agent
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.tool_calls import extract_answer, parse_answer_list
+from tasks.qa.context import path_edges
+from tasks.qa.template_writer import TemplateError, write_thoughts
+from tasks.qa.text_gates import thought_problem, tool_argument_problem
 from schemas.answers import (
     answer_set_matches,
     path_coverage,
@@ -90,6 +93,11 @@ class DistillConfig:
     #: not a correct single answer, and rejection sampling should not teach hedging.
     allow_extra_answers: bool = False
     seed: int = 0
+    #: Who writes a template trajectory's thoughts: the teacher ("llm") or the template writer (for the embedded
+    #: demo-quality teacher, whose thoughts are word salad).
+    thought_writer: Literal["llm", "template"] = "llm"
+    #: The language every thought (and CoT reasoning) must be in (``tasks.qa.text_gates``).
+    language: str = "en"
 
     def __post_init__(self) -> None:
         if self.n_rollouts < 1:
@@ -106,6 +114,8 @@ class DistillConfig:
             raise ValueError(f"rollout_temperature must be >= 0, got {self.rollout_temperature}")
         if self.rollout_style not in ("text", "api"):
             raise ValueError(f"rollout_style must be 'text' or 'api', got {self.rollout_style!r}")
+        if self.thought_writer not in ("llm", "template"):
+            raise ValueError(f"thought_writer must be 'llm' or 'template', got {self.thought_writer!r}")
 
     def agent_config(
         self, *, style: Literal["text", "api"] | None = None, params: dict[str, Any] | None = None
@@ -383,6 +393,37 @@ def thought_problems(
                     "the assistant is looking for instead of naming it"
                 )
         seen += "\n" + _flat(steps[t].observation)
+    return None
+
+
+def thought_gate_problem(
+    thoughts: Sequence[str | None], *, language: str, names: Sequence[str], observations: Sequence[str] = ()
+) -> tuple[TrajectoryRejectReason, str] | None:
+    """``(code, detail)`` for the first thought that fails a text gate (``tasks.qa.text_gates.thought_problem``:
+    markup, a pasted tool result, a loop, another language), ``None`` when every thought reads as one. Thought
+    ``i`` is compared with the observations before it (``observations[:i]``)."""
+    for i, t in enumerate(thoughts):
+        if not t or not t.strip():
+            continue
+        found = thought_problem(t, language=language, names=names, observations=observations[:i])
+        if found is not None:
+            return found[0], f"thought {i + 1}: {found[1]}"  # type: ignore[return-value]
+    return None
+
+
+def tool_argument_gate(messages: Sequence[Mapping[str, Any]]) -> tuple[TrajectoryRejectReason, str] | None:
+    """``("bad_tool_argument", detail)`` for the first tool call whose ``node_name`` is not entity-like."""
+    for m in messages:
+        for call in m.get("tool_calls") or []:
+            try:
+                args = json.loads(call.get("function", {}).get("arguments") or "{}")
+            except json.JSONDecodeError:
+                continue  # a call that does not parse is judged by the rollout's own checks (malformed_call)
+            value = args.get("node_name") if isinstance(args, dict) else None
+            if isinstance(value, str):
+                problem = tool_argument_problem(value)
+                if problem is not None:
+                    return "bad_tool_argument", f"node_name {value[:80]!r}: {problem}"
     return None
 
 
@@ -666,12 +707,41 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
                        messages=template_messages(system, qa.question, qa.answer, steps)[:-1], n_rounds=len(steps))
     choice, steps = chosen
     messages = template_messages(system, qa.question, qa.answer, steps)
+    common = dict(messages=messages, tools=tools, gold_path=list(choice.path), gold_source=choice.source,
+                  n_rounds=len(steps), final_answer=qa.answer)
+    names = list(dict.fromkeys([*choice.path, qa.answer]))
+    observations = [s_.observation for s_ in steps]
+    if cfg.thought_writer == "template":
+        if ctx.kg is None:
+            raise ValueError("template-written thoughts need the question's graph")
+        try:
+            edges = path_edges(ctx.kg, choice.path)
+            types = [ctx.kg.entity(n).type if n in ctx.kg else None for n in choice.path]
+            thoughts = write_thoughts(qa.question, choice.path, edges, types, graph=qa.domain, seed=cfg.seed)
+        except TemplateError as exc:
+            return _reject(job, ctx, "template_unphrasable", str(exc), reasoning=[None] * (len(steps) + 1),
+                           writer="template", **common)
+        # The writer vouches for nothing by itself: its thoughts pass the same checks as the teacher's.
+        problem = thought_problems(thoughts, qa.question, choice.path, steps)
+        gate = thought_gate_problem(thoughts, language=cfg.language, names=names, observations=observations)
+        if problem is not None or gate is not None:
+            reason: TrajectoryRejectReason = "thoughts_leak" if problem is not None else gate[0]  # type: ignore[index]
+            detail = problem[1] if problem is not None else gate[1]  # type: ignore[index]
+            return _reject(job, ctx, reason, detail, reasoning=list(thoughts), writer="template", **common)
+        return Trajectory(
+            **_base(job, ctx, status="accepted", reasoning=thoughts, end_reason="answer", writer="template",
+                    path_coverage=best_path_coverage("\n".join(thoughts), [choice]), **common)
+        )  # fmt: skip
     kinds: list[str] = []
 
     def check(value: StepThoughts) -> str | None:
         found = thought_problems(value.thoughts, qa.question, choice.path, steps)
         if found is None:
-            return None
+            gate = thought_gate_problem(value.thoughts, language=cfg.language, names=names, observations=observations)
+            if gate is None:
+                return None
+            kinds.append(gate[0])
+            return gate[1]
         kinds.append(found[0])
         return found[1]
 
@@ -679,12 +749,11 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
         cfg.role, template_teacher_messages(qa, choice.path, steps, observation_chars=cfg.teacher_observation_chars),
         StepThoughts, schema=thoughts_schema(len(steps) + 1), name="template_thoughts", validate=check,
     )  # fmt: skip
-    common = dict(messages=messages, tools=tools, gold_path=list(choice.path), gold_source=choice.source,
-                  n_rounds=len(steps), final_answer=qa.answer)
     if not result.ok or result.value is None:
-        reason: TrajectoryRejectReason = "thoughts_leak" if kinds and kinds[-1] == "leak" else "llm_error"
+        last = kinds[-1] if kinds else ""
+        reason = "thoughts_leak" if last == "leak" else (last if last.startswith("thought_") else "llm_error")
         detail = result.failure.message if result.failure is not None else "no thoughts"
-        return _reject(job, ctx, reason, detail, reasoning=[None] * (len(steps) + 1),
+        return _reject(job, ctx, reason, detail, reasoning=[None] * (len(steps) + 1),  # type: ignore[arg-type]
                        end_reason=_failure_end(result.failure), **common)
     thoughts = [t.strip() for t in result.value.thoughts]
     return Trajectory(
@@ -711,6 +780,13 @@ async def distill_rollout(job: DistillJob, gold_paths: Sequence[GoldPath], ctx: 
         path_coverage=best_path_coverage(think, choices) if choices else None,
         gold_path=list(choices[0].path) if choices else [], gold_source=choices[0].source if choices else None,
     )  # fmt: skip
+    if reason is None:
+        names = list(dict.fromkeys([*qa.path, qa.answer]))
+        observations = [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
+        found = tool_argument_gate(messages) or thought_gate_problem(
+            reasoning, language=cfg.language, names=names, observations=observations)
+        if found is not None:
+            reason, detail = found
     if reason is not None:
         return _reject(job, ctx, reason, detail, **fields)
     return Trajectory(**_base(job, ctx, status="accepted", **fields))
@@ -737,6 +813,12 @@ async def distill_cot(job: DistillJob, gold_paths: Sequence[GoldPath], ctx: Dist
         return _reject(job, ctx, "llm_error", failure.message, messages=student, end_reason=_failure_end(failure),
                        **common)
     reason, detail, coverage = judge_cot(result.text, result.reasoning, answers, choices, cfg.min_path_coverage)
+    if reason is None:
+        # The reasoning quotes triples, so only the language and loop gates apply (not the paste or markup ones).
+        names = list(dict.fromkeys(n for t in triples for n in (t[0], t[2])))
+        found = thought_problem(result.reasoning or "", language=cfg.language, names=names)
+        if found is not None and found[0] in ("thought_repetitive", "thought_wrong_language"):
+            reason, detail = found[0], f"the reasoning: {found[1]}"  # type: ignore[assignment]
     answer = extract_answer(result.text)
     # A kept sample answers with the gold names as written (the match allowed case and quote differences).
     items = list(answers) if reason is None else parse_answer_list(answer)
@@ -811,7 +893,9 @@ __all__ = [
     "template_calls",
     "template_messages",
     "template_teacher_messages",
+    "thought_gate_problem",
     "thought_problems",
     "thoughts_schema",
+    "tool_argument_gate",
     "triple_mentioned",
 ]

@@ -237,12 +237,12 @@ def path_lines(kg: KnowledgeGraph, path: Sequence[str], max_chars: int = 200) ->
     return "\n".join(lines)
 
 
-def prompt_sources(edges: Sequence[PathEdge] = ()) -> list[str]:
+def prompt_sources() -> list[str]:
     """Texts a question must not copy (``text_gates.check_not_copied``): the generator prompt's instruction lines
-    and example questions, and the descriptions of the path's relations."""
+    and example questions."""
     example_questions = re.findall(r'Question: "([^"]+)"', FEW_SHOT_1_2 + FEW_SHOT_3)
     lines = [ln.strip(" -") for ln in (SYSTEM + "\n" + RULES).splitlines() if ln.strip(" -")]
-    return [*lines, *example_questions, *(e.description for e in edges if e.description)]
+    return [*lines, *example_questions]
 
 
 def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answer: str, hop_class: HopClass,
@@ -257,7 +257,8 @@ def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answ
         edges = path_edges(kg, path)
     except (ValueError, KeyError):  # a broken path has no relations to compare with; the path checks say why
         edges = []
-    gates = question_gates(question, config=cfg.text_gates, names=[*path, answer], sources=prompt_sources(edges))
+    gates = question_gates(question, config=cfg.text_gates, names=[*path, answer], sources=prompt_sources(),
+                           descriptions=[e.description for e in edges if e.description])
     naming = {"start_named", "answer_hidden", "intermediates_hidden", "no_partial_leak", "no_shortcut"}
     return [v for v in verdicts if v.check not in naming] + gates + [v for v in verdicts if v.check in naming]
 
@@ -423,7 +424,8 @@ async def _template_attempts(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed
                 alt_verdicts = check_candidate(kg, cand.nodes, alt, cand.nodes[-1], hop_class, cfg, seed.node)
                 if passed(alt_verdicts):  # a paraphrase that fails any check or gate is dropped, not repaired
                     question, verdicts, writer = alt, alt_verdicts, "template+paraphrase"
-        a = await _finish(gateway, kg, {**base, "writer": writer}, list(cand.nodes), question, cand.nodes[-1],
+        slots = {k: v for k, v in base.items() if k not in ("path", "answer")}
+        a = await _finish(gateway, kg, {**slots, "writer": writer}, list(cand.nodes), question, cand.nodes[-1],
                           verdicts, None, cfg)
         result.attempts.append(a)
         if a.status == "accepted":

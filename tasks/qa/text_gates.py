@@ -236,24 +236,26 @@ def check_question_length(text: str, min_words: int = 3, max_words: int = 45) ->
 
 # -- repetition ----------------------------------------------------------------------------------------------------
 def repetition_problem(text: str, *, min_distinct: float = 0.3) -> str | None:
-    """Why ``text`` is a degenerate repetition, or ``None``. Linear in the length of the text."""
+    """Why ``text`` is a degenerate repetition, or ``None``. Linear in the length of the text.
+
+    Short text (a question, a one-line thought): a word three times running, a 3-gram three times, a 5-gram
+    twice. Longer text (60 words and more: a chain of thought) naturally reuses short phrases, so there only an
+    8-gram said three times or a low share of distinct words counts as a loop."""
     if re.search(r"(.)\1{5,}", text) or re.search(r"(\S{2,6})\1{3,}", text):
         return "a character or syllable repeated over and over"
     ws = words(text)
     for a, b, c in zip(ws, ws[1:], ws[2:]):
         if a == b == c:
             return f"the word {a!r} three times in a row"
-    tri = Counter(_ngrams(ws, 3))
-    if tri:
-        gram, n = tri.most_common(1)[0]
-        if n >= 3:
-            return f"the phrase {' '.join(gram)!r} {n} times"
-    five = Counter(_ngrams(ws, 5))
-    if five:
-        gram, n = five.most_common(1)[0]
-        if n >= 2:
-            return f"the phrase {' '.join(gram)!r} twice"
-    if len(ws) >= 12 and len(set(ws)) / len(ws) < min_distinct:
+    rules = ((8, 3),) if len(ws) >= 60 else ((3, 3), (5, 2))
+    for n, times in rules:
+        grams = Counter(_ngrams(ws, n))
+        if grams:
+            gram, k = grams.most_common(1)[0]
+            if k >= times:
+                return f"the phrase {' '.join(gram)!r} {k} times"
+    floor = min_distinct if len(ws) < 60 else min_distinct * 0.6
+    if len(ws) >= 12 and len(set(ws)) / len(ws) < floor:
         return f"only {len(set(ws))} distinct words in {len(ws)}"
     return None
 
@@ -374,25 +376,28 @@ def check_language(text: str, language: str = "en", names: Iterable[str] = ()) -
 
 
 # -- copies ---------------------------------------------------------------------------------------------------------
-def check_not_copied(text: str, sources: Iterable[str], threshold: float = 0.6, names: Iterable[str] = ()) -> Verdict:
+def check_not_copied(text: str, sources: Iterable[str], threshold: float = 0.6, names: Iterable[str] = (),
+                     descriptions: Iterable[str] = ()) -> Verdict:
     """``sources``: the prompt's instruction lines and examples, and the relation descriptions of the path.
 
     A copy reproduces most of one source (``threshold`` of the source's word 3-grams) and is made of little else
     (0.7 of its own 3-grams come from it). A question that asks about the same relation as a description adds its
     own "which <noun>" and stays under that ("Which place is a county of Britain?" against "Berkshire is a county
-    of Britain"); a description restated with a question mark, or an instruction copied out, does not.
+    of Britain"); an instruction copied out does not. Against relation ``descriptions`` the bar for the question's
+    own share is 0.9: "Who was a chemist from France?" asks about "Louis-Camille Maillard was a chemist from
+    France" by swapping the subject for "who", while a description restated with a question mark is all copy.
     Entity ``names`` count as one word each on both sides: a long title shared by the question and a description
     is the entity the question asks about, not copied wording."""
     names = list(names)
     mine = set(_ngrams(words(blank_names(text, names, " Name ")), 3))
     if len(mine) < 3:
         return _v("not_copied", True, "the question is too short to be a copy.")
-    for s in sources:
+    for s, own in [*((s, 0.7) for s in sources), *((d, 0.9) for d in descriptions)]:
         theirs = set(_ngrams(words(blank_names(s, names, " Name ")), 3))
         if len(theirs) < 3:
             continue
         shared = len(mine & theirs)
-        if shared / len(theirs) >= threshold and shared / len(mine) >= 0.7:
+        if shared / len(theirs) >= threshold and shared / len(mine) >= own:
             return _v("not_copied", False, f"the question copies {shared / len(theirs):.0%} of {s[:80]!r}; ask a "
                       "question in your own words instead of restating the instructions or a relation.")  # fmt: skip
     return _v("not_copied", True, "the question is not copied from the prompt or a relation.")
@@ -410,10 +415,12 @@ def question_gates(
     config: TextGateConfig | None = None,
     names: Iterable[str] = (),
     sources: Iterable[str] = (),
+    descriptions: Iterable[str] = (),
 ) -> list[Verdict]:
     """Every question gate, in ``TEXT_GATE_CHECKS`` order (all run, so retry feedback lists every problem).
     ``names``: the entity names the question may contain (the path's nodes), blanked out for language
-    identification; ``sources``: texts it must not copy (``check_not_copied``)."""
+    identification; ``sources``: instructions and examples it must not copy, ``descriptions``: the path's relation
+    descriptions it must not restate (``check_not_copied``)."""
     cfg = config or TextGateConfig()
     names = [n for n in names if n and n.strip()]
     # A node name may itself hold symbols ("Barack_Obama", "<Obama>", "Where Have All the Flowers Gone?"): the
@@ -426,7 +433,7 @@ def question_gates(
         check_question_length(question, cfg.min_words, cfg.max_words),
         check_no_repetition(question),
         check_language(question, cfg.language, names),
-        check_not_copied(question, sources, cfg.copy_threshold, names),
+        check_not_copied(question, sources, cfg.copy_threshold, names, descriptions),
     ]
 
 
@@ -457,6 +464,7 @@ def thought_problem(
     listing, or most of one observation's lines copied), ``thought_repetitive`` (a loop), ``thought_wrong_language``.
     """
     t = thought.strip()
+    names = [n for n in names if n and n.strip()]
     if re.search(r"</?\w+>|\{\s*\"|\w+\(\s*\w+\s*=|<tool_call>|\[\s*\{", t):
         return "thought_markup", "the thought holds tags, JSON or tool-call syntax; write plain sentences"
     if len(_TOOL_LINE.findall(t)) >= 3:
@@ -465,7 +473,8 @@ def thought_problem(
         share = pasted_share(t, obs)
         if share > max_pasted_share and len(t) > 200:
             return "thought_pastes_tool_output", f"the thought pastes {share:.0%} of a tool result; summarise it"
-    problem = repetition_problem(t)
+    # Names are what a thought is about and come back in every sentence; a loop is in the words around them.
+    problem = repetition_problem(blank_names(t, names))
     if problem is not None:
         return "thought_repetitive", f"the thought loops ({problem})"
     lang = language_problem(t, language, names)

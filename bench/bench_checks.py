@@ -38,6 +38,8 @@ from tasks.qa.dedup import dedup_questions  # noqa: E402
 from tasks.graph.importers import read_triples  # noqa: E402
 from tasks.graph.kg import KnowledgeGraph  # noqa: E402
 from tasks.qa.checks import passed, reject_reason, run_checks  # noqa: E402
+from tasks.qa.generate import prompt_sources  # noqa: E402
+from tasks.qa.text_gates import question_gates  # noqa: E402
 from tasks.qa.seeds import eligible_seeds  # noqa: E402
 
 GRAPHS = ROOT / "flows" / "demo" / "graphs"
@@ -112,6 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     check_s = time.perf_counter() - t0
     reasons = Counter(reject_reason(v) or "passed" for v in results)
 
+    # The text gates on the same candidates, as the generation loop runs them (names blanked, copy sources given).
+    sources = prompt_sources()
+    question_gates("Warm-up: which detector loads first?")  # the language model loads once per process
+    t0 = time.perf_counter()
+    gate_codes: Counter = Counter()
+    for domain, path, q, a, _ in rows:
+        gates = question_gates(q, names=path, sources=sources)
+        gate_codes[next((v.code for v in gates if not v.ok), "passed")] += 1
+    gates_s = time.perf_counter() - t0
+
     accepted: list[QA] = []
     for (domain, path, q, a, _), verdicts in zip(rows, results):
         if passed(verdicts):
@@ -133,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         "checks_s": round(check_s, 2),
         "checks_per_s": round(len(rows) / check_s),
         "outcomes": dict(sorted(reasons.items())),
+        "gates_s": round(gates_s, 2),
+        "gates_per_s": round(len(rows) / gates_s),
+        "checks_and_gates_per_s": round(len(rows) / (check_s + gates_s)),
+        "gate_outcomes": dict(sorted(gate_codes.items())),
         "dedup_items": len(unique),
         "dedup_s": round(dedup_s, 2),
         "dedup_per_s": round(len(unique) / dedup_s) if dedup_s else None,
@@ -141,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
         "kinds": dict(sorted(Counter(k for *_, k in rows).items())),
     }
     print(
-        f"checks: {out['candidates']} candidates in {out['checks_s']} s ({out['checks_per_s']:,}/s); "
+        f"checks: {out['candidates']} candidates in {out['checks_s']} s ({out['checks_per_s']:,}/s); text gates "
+        f"{out['gates_per_s']:,}/s; checks and gates together {out['checks_and_gates_per_s']:,}/s; "
         f"dedup: {out['dedup_items']} questions in {out['dedup_s']} s ({out['dedup_per_s']:,}/s), kept "
         f"{out['dedup_kept']}, rejects {out['dedup_rejects']}"
     )

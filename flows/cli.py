@@ -136,7 +136,7 @@ def smoke(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
 
 @app.command()
 def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
-         seeds: Annotated[int, typer.Option(help="Seeds per domain for candidates mode.")] = 2,
+         seeds: Annotated[int, typer.Option(help="Seeds per domain for candidates mode.")] = 8,
          free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1) -> None:
     """The main job: doctor, smoke, then the factory on the demo corpus (graphs, questions, gold paths)."""
 

@@ -129,3 +129,11 @@ def test_template_thoughts_pass_the_gates_and_never_look_ahead(graphs):
             assert path[-1] in thoughts[-1]
             checked += 1
     assert checked >= 5
+
+
+def test_dataset_card_counts_questions_by_writer():
+    from tasks.export.datasets import dataset_card
+
+    rows = [{"writer": "template"}, {"writer": "template"}, {"writer": "llm"}]
+    card = dataset_card("v1", {"qa": {"train": rows[:2], "test": rows[2:]}})
+    assert "| template | 2 |" in card and "| llm | 1 |" in card

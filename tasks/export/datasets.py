@@ -38,6 +38,7 @@ import os
 import re
 import shutil
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -461,6 +462,7 @@ def qa_row(qa: QA, gold: Sequence[GoldPath]) -> dict[str, Any]:
         "seed": qa.seed,
         "attempt_id": qa.attempt_id,
         "source_chunk_ids": list(qa.source_chunk_ids),
+        "writer": qa.writer,
     }
 
 
@@ -487,6 +489,7 @@ _QA = pa.schema([
         ("rank", pa.int64()), ("path", _STRS), ("triples", pa.list_(_STRS)), ("verdict", _S),
         ("is_generator_path", pa.bool_())]))),
     ("split", _S), ("run_id", _S), ("snapshot_id", _S), ("seed", _S), ("attempt_id", _S), ("source_chunk_ids", _STRS),
+    ("writer", _S),
 ])  # fmt: skip
 
 
@@ -666,6 +669,11 @@ def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]
         if c in tables:
             counts = " | ".join(str(len(tables[c].get(s, []))) for s in SPLITS)
             lines.append(f"| `{c}` | {_CONFIG_NOTES[c]} | {counts} |")
+    writers = Counter(r.get("writer") or "llm" for rows in tables.get("qa", {}).values() for r in rows)
+    if writers:
+        # Who wrote the questions: the LLM, the deterministic template writer, or the LLM rewording a template.
+        lines += ["", "| question writer | questions |", "|---|---|"]
+        lines += [f"| {w} | {n} |" for w, n in sorted(writers.items())]
     lines += [
         "", "Load a config with `datasets.load_dataset(\"<this directory or repo>\", \"<config>\")`. For "
         "LLaMA-Factory, point `dataset_dir` at this directory and use the entries of `dataset_info.json`. "

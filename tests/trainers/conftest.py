@@ -154,3 +154,25 @@ def tiny_export_dir(tmp_path_factory) -> Path:
     for config in ("sft", "sft_nothink", "rl", "messages"):
         assert result.rows.get(config, {}).get("train"), f"the fixture export has no {config} train rows"
     return result.path
+
+
+@pytest.fixture(scope="module")
+def rl_export(tmp_path_factory):
+    """A leak-safe export with rl rows in train and validation (``tests/test_train_rl.build_rl_export``)."""
+    from tests.test_train_rl import build_rl_export
+    from training.plan import load_export
+
+    return load_export(build_rl_export(tmp_path_factory.mktemp("rl-exports"), version="smoke"))
+
+
+@pytest.fixture(scope="module")
+def served_tools(tmp_path_factory, prefect_harness):
+    """A real ``hopforge serve-tools`` (``flows.train.tool_server``) over the demo computing graph, on loopback."""
+    from flows.graphs import import_graphs
+    from flows.train import tool_server
+    from schemas.config import load_settings
+
+    settings = load_settings(None, data_dir=tmp_path_factory.mktemp("tool-data"))
+    import_graphs.fn(files={"cs": str(REPO_ROOT / "flows" / "demo" / "graphs" / "cs.jsonl")}, settings=settings)
+    with tool_server(settings, embedder="hashing", startup_timeout_s=180) as url:
+        yield url

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_train_rl import build_rl_export
 from tests.trainers.conftest import run_python
-from training.plan import REPO_ROOT, load_export, read_metrics
+from training.plan import REPO_ROOT, read_metrics
 from training.rl import TRLOptions, check_plan, plan_trl
 
 pytestmark = pytest.mark.train_smoke
@@ -25,24 +24,6 @@ pytestmark = pytest.mark.train_smoke
 # Tiny steps: 2 prompts x 2 completions of at most 24 tokens per step.
 SMALL = {"max_steps": 3, "num_generations": 2, "per_device_train_batch_size": 4, "max_completion_length": 24,
          "learning_rate": 1e-4, "save_steps": 1000}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def rl_export(tmp_path_factory):
-    return load_export(build_rl_export(tmp_path_factory.mktemp("trl-exports"), version="smoke"))
-
-
-@pytest.fixture(scope="module")
-def served_tools(tmp_path_factory, prefect_harness):
-    """A real ``hopforge serve-tools`` over the demo computing graph, on loopback."""
-    from flows.graphs import import_graphs
-    from flows.train import tool_server
-    from schemas.config import load_settings
-
-    settings = load_settings(None, data_dir=tmp_path_factory.mktemp("tool-data"))
-    import_graphs.fn(files={"cs": str(REPO_ROOT / "flows" / "demo" / "graphs" / "cs.jsonl")}, settings=settings)
-    with tool_server(settings, embedder="hashing", startup_timeout_s=180) as url:
-        yield url
 
 
 def test_grpo_config_accepted(trainer_python, tiny_model_dir, rl_export, served_tools, tmp_path):

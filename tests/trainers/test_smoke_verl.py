@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_train_rl import build_rl_export
 from tests.trainers.conftest import run_python
-from training.plan import REPO_ROOT, TrainingError, load_export
+from training.plan import REPO_ROOT, TrainingError
 from training.rl import VerlOptions, check_plan, plan_verl
 
 pytestmark = pytest.mark.train_smoke
@@ -191,25 +190,6 @@ elif check == "agent_loop":
 
 print(json.dumps(report, default=str))
 '''
-
-
-@pytest.fixture(scope="module")
-def rl_export(tmp_path_factory):
-    """A leak-safe export with rl rows in train and validation (``tests/test_train_rl.build_rl_export``)."""
-    return load_export(build_rl_export(tmp_path_factory.mktemp("rl-exports"), version="smoke"))
-
-
-@pytest.fixture(scope="module")
-def served_tools(tmp_path_factory, prefect_harness):
-    """A real ``hopforge serve-tools`` (``flows.train.tool_server``) over the demo computing graph, on loopback."""
-    from flows.graphs import import_graphs
-    from flows.train import tool_server
-    from schemas.config import load_settings
-
-    settings = load_settings(None, data_dir=tmp_path_factory.mktemp("tool-data"))
-    import_graphs.fn(files={"cs": str(REPO_ROOT / "flows" / "demo" / "graphs" / "cs.jsonl")}, settings=settings)
-    with tool_server(settings, embedder="hashing", startup_timeout_s=180) as url:
-        yield url
 
 
 def _opts(model: Path, **kw) -> VerlOptions:

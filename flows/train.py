@@ -151,46 +151,68 @@ def _free_port() -> int:
 def tool_server(settings: Settings, *, port: int | None = None, embedder: str = "configured",
                 startup_timeout_s: float = 300.0, log_path: Path | None = None) -> Iterator[str]:  # fmt: skip
     """``hopforge serve-tools`` on loopback for the length of the block; yields its base URL. The child reads the
-    same warehouse (read-only, closed before it serves) and configuration as this process."""
-    port = port or _free_port()
+    same warehouse (read-only, closed before it serves) and configuration as this process. Without ``port`` a
+    free one is picked, and picked again if another process takes it before the server binds."""
     env = dict(os.environ)
     env["HOPFORGE_DATA_DIR"] = str(settings.data_dir)
     env["HOPFORGE_WAREHOUSE"] = str(settings.warehouse_path)
     config_file = getattr(settings, "_config_file", None)
     if config_file:
         env["HOPFORGE_CONFIG"] = str(config_file)
+    deadline = time.monotonic() + startup_timeout_s
+    for attempt in range(3 if port is None else 1):
+        chosen = port or _free_port()
+        log = log_path or settings.data_dir / "logs" / f"tool-server-{chosen}.log"
+        proc, url = _start_tool_server(chosen, embedder, env, log)
+        try:
+            ready = _wait_healthy(proc, url, deadline)
+            if not ready and attempt < 2 and port is None and _port_taken(log):
+                continue  # lost the port to another process between picking and binding it
+            if not ready:
+                tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
+                if proc.poll() is not None:
+                    raise TrainingError(f"the tool server exited with status {proc.returncode}: "
+                                        f"{tail[0] if tail else '(no output)'} (log: {log})")  # fmt: skip
+                raise TrainingError(f"the tool server did not answer /health within {startup_timeout_s:.0f} s (log: {log})")
+            yield url
+            return
+        finally:
+            _stop(proc)
+
+
+def _start_tool_server(port: int, embedder: str, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
     argv = [sys.executable, "-m", "flows.cli", "serve-tools", "--host", "127.0.0.1", "--port", str(port),
             "--embedder", embedder]  # fmt: skip
-    log_path = log_path or settings.data_dir / "logs" / f"tool-server-{port}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    url = f"http://127.0.0.1:{port}"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as handle:  # the child keeps its own descriptor
+        proc = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _wait_healthy(proc: subprocess.Popen[bytes], url: str, deadline: float) -> bool:
+    while proc.poll() is None and time.monotonic() < deadline:
         try:
-            deadline = time.monotonic() + startup_timeout_s
-            while True:
-                if proc.poll() is not None:
-                    tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
-                    raise TrainingError(f"the tool server exited with status {proc.returncode}: "
-                                        f"{tail[0] if tail else '(no output)'} (log: {log_path})")  # fmt: skip
-                try:
-                    if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise TrainingError(f"the tool server did not answer /health within {startup_timeout_s:.0f} s "
-                                        f"(log: {log_path})")  # fmt: skip
-                time.sleep(0.5)
-            yield url
-        finally:
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    return False
+
+
+def _port_taken(log: Path) -> bool:
+    text = log.read_text(encoding="utf-8", errors="replace").lower()
+    return "address already in use" in text
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @flow(name="train-rl", log_prints=True)

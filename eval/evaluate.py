@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from eval import metrics
+from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS
 from tasks.env.agent_loop import AgentConfig, ChatGateway, ToolRunner, run_agent
@@ -172,7 +173,7 @@ async def evaluate_item(
 ) -> EvalItem:
     """Answer and score ``qa`` in ``mode`` (see the module docstring). ``env`` is needed for ``tools`` only."""
     if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+        raise InputError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     paths = gold_triples(qa, gold_paths)
     got: dict[str, Any]
     if mode == "tools":

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
+from schemas.errors import HopforgeError, InputError
+
 # Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -52,8 +54,8 @@ def _settings(config: Path | None, gguf: Path | None = None, **overrides: Any):
     return settings
 
 
-class _UserError(Exception):
-    pass
+class _UserError(InputError):
+    """A command-line option a person got wrong."""
 
 
 class _Bars:
@@ -85,19 +87,13 @@ class _Bars:
 
 
 def _run(fn):
-    """Run a command body, turning the errors a person can fix into one clear line."""
-    from schemas.config import ConfigError
-    from tasks.corpus.ingest import IngestError
-    from tasks.graph.importers import GraphImportError
-    from training.plan import TrainingError
-    from warehouse.db import WarehouseError
-
+    """Run a command body, turning the project's expected failures (``HopforgeError``) into one clear line and the
+    error's exit status; anything else is a bug and keeps its traceback."""
     try:
         return fn()
-    except (ConfigError, WarehouseError, IngestError, GraphImportError, TrainingError, _UserError, ValueError) as exc:
-        # ValueError: the flows' own "nothing to do yet / bad parameter" errors (no graphs, no questions...)
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    except HopforgeError as exc:
+        err.print(f"[bold red]{exc.label}:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(exc.exit_code) from None
     finally:
         from gateway.local import stop_shared_servers
 
@@ -438,15 +434,11 @@ def export_cmd(config: ConfigOpt = None,
 
     def body():
         from flows.export import export_datasets
-        from tasks.export.datasets import ExportError
 
         kwargs: dict[str, Any] = {"version": version, "repo_id": repo_id, "token_env": token_env}
         if include:
             kwargs["include"] = include
-        try:
-            r = export_datasets(settings=_settings(config), **kwargs)
-        except ExportError as exc:
-            raise _UserError(str(exc)) from None
+        r = export_datasets(settings=_settings(config), **kwargs)
         for cfg, splits in r["rows"].items():
             out.print(f"{cfg:<12} " + "  ".join(f"{s}: {n}" for s, n in splits.items()))
         if r["invalid"]:
@@ -684,7 +676,8 @@ def train_runs(config: ConfigOpt = None, limit: int = 20) -> None:
 def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
                 host: Annotated[str, typer.Option(help="Interface; loopback by default.")] = "127.0.0.1",
                 port: int = 8765,
-                embedder: Annotated[str, typer.Option(help="configured | hashing (model-free, for quick tests)")] = "configured") -> None:
+                embedder: Annotated[str, typer.Option(help="configured | hashing (model-free, for quick tests)")] = "configured",
+                workers: Annotated[int, typer.Option(min=1, help="Server processes sharing the index; one per core on a rollout node.")] = 1) -> None:
     """Serve the KG tools over HTTP (Omne-R1 endpoints, one endpoint per tool, batch, health, stats)."""
 
     def body():
@@ -696,12 +689,9 @@ def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
             raise _UserError(f"--embedder must be configured or hashing, got {embedder!r}")
         settings = _settings(config)
         with Warehouse(settings.warehouse_path, read_only=True) as wh:
-            try:
-                env = tool_environment(settings, wh, domain, embedder)  # type: ignore[arg-type]
-            except ValueError as exc:
-                raise _UserError(str(exc)) from None
+            env = tool_environment(settings, wh, domain, embedder)  # type: ignore[arg-type]
         out.print(f"serving tools for {', '.join(env.domains)} on http://{host}:{port} (GET /health, /tools, /stats)")
-        serve(env, host=host, port=port)
+        serve(env, host=host, port=port, workers=workers)
 
     _run(body)
 

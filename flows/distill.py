@@ -10,7 +10,6 @@ answers the cache still holds). A table artifact reports trajectories, acceptanc
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from flows.progress import Progress
 from flows.qa import load_qa
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
+from schemas.errors import InputError
 from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory
@@ -30,32 +30,21 @@ from tasks.env.tools import ToolEnvironment
 from tasks.distill.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
 from warehouse.db import Warehouse
 
-_TRAJ_JSON = ("messages", "reasoning", "tools", "gold_path", "params")
-
-
 def load_trajectories(wh: Warehouse, where: str = "TRUE", params: Sequence[Any] | None = None) -> list[Trajectory]:
     """Trajectories matching a SQL condition, ordered by id."""
-    rows = wh.query(f"SELECT * FROM trajectories WHERE {where} ORDER BY trajectory_id", list(params or []))
-    for r in rows:
-        for c in _TRAJ_JSON:
-            if isinstance(r.get(c), str):
-                r[c] = json.loads(r[c])
-    return [Trajectory(**r) for r in rows]
+    return wh.read("trajectories", Trajectory, where, params, order_by="trajectory_id")
 
 
 def load_gold_paths(wh: Warehouse, qa_ids: Sequence[str] | None = None) -> dict[str, list[GoldPath]]:
     """Gold paths by ``qa_id`` (rank order), for the given questions or all."""
     if qa_ids is None:
-        rows = wh.query("SELECT * FROM gold_paths ORDER BY qa_id, rank")
+        paths = wh.read("gold_paths", GoldPath, order_by="qa_id, rank")
     else:
-        rows = wh.query("SELECT * FROM gold_paths WHERE qa_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY qa_id, rank",
-                        [list(qa_ids)])
+        paths = wh.read("gold_paths", GoldPath, "qa_id IN (SELECT unnest(?::VARCHAR[]))", [list(qa_ids)],
+                        order_by="qa_id, rank")
     out: dict[str, list[GoldPath]] = {}
-    for r in rows:
-        for c in ("path", "triples"):
-            if isinstance(r.get(c), str):
-                r[c] = json.loads(r[c])
-        out.setdefault(r["qa_id"], []).append(GoldPath(**r))
+    for p in paths:
+        out.setdefault(p.qa_id, []).append(p)
     return out
 
 
@@ -92,9 +81,9 @@ def check_distill_params(kinds: Sequence[str], split: str | None) -> tuple[str, 
     unknown = [k for k in wanted if k not in TRAJECTORY_KINDS]
     if unknown or not wanted:
         choices = ", ".join(TRAJECTORY_KINDS)
-        raise ValueError(f"unknown or no trajectory kind(s) {unknown or wanted}; choose from {choices}")
+        raise InputError(f"unknown or no trajectory kind(s) {unknown or wanted}; choose from {choices}")
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
+        raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
     return tuple(k for k in TRAJECTORY_KINDS if k in wanted)
 
 
@@ -157,7 +146,7 @@ def distill_trajectories(
     # ``auto``: the embedded demo-quality teacher writes word salad, so the template writer writes its thoughts.
     thought_writer = thought_writer or q.writer_for(q.thought_writer, settings.endpoint("teacher").is_local)
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        raise InputError(f"batch_size must be >= 1, got {batch_size}")
     cfg = DistillConfig(
         n_rollouts=n_rollouts, min_path_coverage=min_path_coverage, max_distractors=max_distractors,
         rollout_temperature=rollout_temperature, rollout_style=rollout_style,  # type: ignore[arg-type]
@@ -172,7 +161,7 @@ def distill_trajectories(
     with open_run("distill-trajectories", params, settings) as rt:
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         if not domains:
-            raise ValueError("no questions in the warehouse: run `generate-qa` (and `verify-paths`) first")
+            raise InputError("no questions in the warehouse: run `generate-qa` (and `verify-paths`) first")
         model = rt.gateway.resolve(cfg.role).model
         done = stored_jobs(rt.wh, kinds)
         made: list[Trajectory] = []

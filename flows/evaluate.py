@@ -26,6 +26,7 @@ from flows.qa import load_qa
 from flows.runtime import Runtime, default_settings, open_run
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
+from schemas.errors import InputError
 from schemas.qa import QA, SPLITS, GoldPath
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.tools import ToolEnvironment
@@ -53,13 +54,13 @@ def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int, 
     wanted = list(dict.fromkeys(modes))
     unknown = [m for m in wanted if m not in MODES]
     if unknown or not wanted:
-        raise ValueError(f"unknown or no mode(s) {unknown or wanted}; choose from {', '.join(MODES)}")
+        raise InputError(f"unknown or no mode(s) {unknown or wanted}; choose from {', '.join(MODES)}")
     if split is not None and split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
+        raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
     if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        raise InputError(f"batch_size must be >= 1, got {batch_size}")
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
+        raise InputError(f"limit must be >= 1, got {limit}")
     return tuple(m for m in MODES if m in wanted)
 
 
@@ -119,7 +120,7 @@ def evaluate_policy(
             where, args = where + " AND domain IN (SELECT unnest(?::VARCHAR[]))", [*args, list(domains)]
         qas = load_qa(rt, where, args)[:limit] if limit else load_qa(rt, where, args)
         if not qas:
-            raise ValueError(f"no questions for split={split!r}, domains={domains}: run `generate-qa` first")
+            raise InputError(f"no questions for split={split!r}, domains={domains}: run `generate-qa` first")
         gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
         print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}")
         groups: dict[tuple[str, str], list[QA]] = {}

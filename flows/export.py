@@ -17,6 +17,7 @@ from flows.distill import load_gold_paths, load_trajectories
 from flows.qa import load_qa
 from flows.runtime import default_settings, open_run
 from schemas.config import Settings
+from schemas.errors import InputError
 from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, check_include, check_version, export, push_to_hub
 
 
@@ -51,7 +52,7 @@ def export_datasets(
     with open_run("export-datasets", params, settings) as rt:
         qas = load_qa(rt)
         if not qas:
-            raise ValueError("no questions in the warehouse: run `generate-qa` first")
+            raise InputError("no questions in the warehouse: run `generate-qa` first")
         inputs = ExportInputs(
             qas=qas,
             gold_paths=load_gold_paths(rt.wh),

@@ -58,9 +58,7 @@ def ingest_source(source: str, kind: SourceKind, options: IngestOptions, *, hf_s
 
 
 def documents_of(rt: Runtime, domain: str) -> list[Document]:
-    rows = rt.wh.query("SELECT * FROM documents WHERE domain = ? ORDER BY doc_id", [domain])
-    fields = Document.model_fields
-    return [Document(**{k: v for k, v in r.items() if k in fields}) for r in rows]
+    return rt.wh.read("documents", Document, "domain = ?", [domain], order_by="doc_id")
 
 
 def known_domains(rt: Runtime, table: str = "documents") -> list[str]:

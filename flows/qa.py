@@ -7,7 +7,6 @@ graph snapshot and questions that already have gold paths, and every LLM answer 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from typing import Any
 
@@ -19,6 +18,7 @@ from flows.progress import Progress
 from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
+from schemas.errors import InputError
 from schemas.qa import QA, QAAttempt, QAReject, Seed
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
@@ -29,16 +29,8 @@ from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
 
-_JSON_COLS = ("path", "path_edges", "source_chunk_ids")
-
-
 def load_qa(rt: Runtime, where: str = "TRUE", params: list[Any] | None = None) -> list[QA]:
-    rows = rt.wh.query(f"SELECT * FROM qa WHERE {where} ORDER BY qa_id", params or [])
-    for r in rows:
-        for c in _JSON_COLS:
-            if isinstance(r.get(c), str):
-                r[c] = json.loads(r[c])
-    return [QA(**r) for r in rows]
+    return rt.wh.read("qa", QA, where, params, order_by="qa_id")
 
 
 def current_snapshot(rt: Runtime, domain: str) -> str | None:
@@ -102,16 +94,22 @@ def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_thresho
     if rejects:
         by_id = {q.qa_id: q for q in qas}
         with rt.wh.transaction() as con:
-            con.execute("DELETE FROM qa WHERE qa_id IN (SELECT unnest(?::VARCHAR[]))", [[r.qa_id for r in rejects]])
-            rt.wh.write_batch("qa_rejects", rejects, con=con)
+            rt.wh.delete("qa", "qa_id", [r.qa_id for r in rejects], con=con)
+            rt.wh.write("qa_rejects", rejects, con=con)
+        modes = _modes_of(rt, [by_id[r.qa_id] for r in rejects])
         for r in rejects:
             q = by_id[r.qa_id]
-            counts[(domain, q.hop_class, _mode_of(rt, q), r.reason)] += 1
+            counts[(domain, q.hop_class, modes.get(q.attempt_id or "", ""), r.reason)] += 1
     return counts
 
 
-def _mode_of(rt: Runtime, q: QA) -> str:
-    return rt.wh.scalar("SELECT mode FROM qa_attempts WHERE attempt_id = ?", [q.attempt_id]) or ""
+def _modes_of(rt: Runtime, qas: list[QA]) -> dict[str, str]:
+    """The generation mode of each question's attempt, by attempt id (one query for all of them)."""
+    ids = sorted({q.attempt_id for q in qas if q.attempt_id})
+    if not ids:
+        return {}
+    return {r["attempt_id"]: r["mode"] for r in rt.wh.query(
+        "SELECT attempt_id, mode FROM qa_attempts WHERE attempt_id IN (SELECT unnest(?::VARCHAR[]))", [ids])}
 
 
 def _assign_splits(rt: Runtime, seed: int, proportions: dict[str, float]) -> tuple[dict[str, Any], Counter]:
@@ -134,11 +132,12 @@ def _assign_splits(rt: Runtime, seed: int, proportions: dict[str, float]) -> tup
         if res.assignment:
             con.executemany("UPDATE qa SET split = ? WHERE qa_id = ?", [[s, q] for q, s in res.assignment.items()])
         if rejects:
-            con.execute("DELETE FROM qa WHERE qa_id IN (SELECT unnest(?::VARCHAR[]))", [[r.qa_id for r in rejects]])
-            rt.wh.write_batch("qa_rejects", rejects, con=con)
+            rt.wh.delete("qa", "qa_id", [r.qa_id for r in rejects], con=con)
+            rt.wh.write("qa_rejects", rejects, con=con)
+    modes = _modes_of(rt, [by_id[r.qa_id] for r in rejects])  # type: ignore[index]
     for r in rejects:
         q = by_id[r.qa_id]  # type: ignore[index]
-        counts[(q.domain, q.hop_class, _mode_of(rt, q), r.reason)] += 1
+        counts[(q.domain, q.hop_class, modes.get(q.attempt_id or "", ""), r.reason)] += 1
     print(f"splits: {res.summary()}")
     if res.legacy_leaks:
         print(f"splits: questions split before conflicts were rejected already leak: {describe_leaks(res.legacy_leaks)}")
@@ -202,7 +201,7 @@ def generate_qa(
     if writer is None:
         writer = q.writer_for(q.question_writer, generator_local)
     if writer not in ("llm", "template"):
-        raise ValueError(f"unknown question writer {writer!r}; choose llm or template")
+        raise InputError(f"unknown question writer {writer!r}; choose llm or template")
     gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
                            copy_threshold=q.copy_threshold)
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
@@ -213,7 +212,7 @@ def generate_qa(
     with open_run("generate-qa", params, settings) as rt:
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
         if not domains:
-            raise ValueError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
+            raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
         all_attempts: list[QAAttempt] = []
         started_jobs: list[tuple[str, str, str]] = []
         dedup_counts: Counter = Counter()

@@ -7,6 +7,7 @@ from typing import Literal
 
 from gateway.embeddings import EmbeddingError, make_embedder
 from schemas.config import Settings
+from schemas.errors import InputError
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
@@ -21,7 +22,7 @@ def load_graphs(wh: Warehouse, domains: list[str] | None = None) -> list[Knowled
     if wanted:
         missing = wanted - {r["domain"] for r in rows}
         if missing:
-            raise ValueError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
+            raise InputError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
     return [KnowledgeGraph.load(wh, r["domain"], r["snapshot_id"]) for r in rows if wanted is None or r["domain"] in wanted]
 
 
@@ -29,7 +30,7 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
                      embedder: EmbedderChoice = "configured") -> ToolEnvironment:
     graphs = load_graphs(wh, domains)
     if not graphs:
-        raise ValueError("no graphs in the warehouse: run `hopforge graph build` or `hopforge graph import` first")
+        raise InputError("no graphs in the warehouse: run `hopforge graph build` or `hopforge graph import` first")
     emb = HashingEmbedder() if embedder == "hashing" else make_embedder(settings.embeddings)
     try:
         return ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes")

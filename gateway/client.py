@@ -16,6 +16,7 @@ What it guarantees to callers:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
 import json
@@ -33,6 +34,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
 
 from gateway.cache import ResponseCache, cache_key
+from gateway.endpoints import EndpointUnavailable, ResolvedEndpoint, limit_name
 from gateway.limiter import SharedLimiter
 from gateway.structured import (
     check_schema,
@@ -112,26 +114,6 @@ class Structured(Generic[T]):
     @property
     def ok(self) -> bool:
         return self.failure is None and self.value is not None
-
-
-@dataclass(frozen=True)
-class ResolvedEndpoint:
-    role: str
-    base_url: str
-    model: str
-    api_key: str
-    structured: str
-    sampling: dict[str, Any]
-    max_concurrency: int
-    timeout_s: float
-    max_retries: int
-    extra_body: dict[str, Any]
-    is_local: bool
-    api_key_env: str | None = None
-
-
-class EndpointUnavailable(RuntimeError):
-    """The endpoint for a role could not be made available (e.g. the embedded model failed to start)."""
 
 
 LocalResolver = Callable[[str, Endpoint], ResolvedEndpoint]
@@ -228,7 +210,12 @@ class LLMGateway:
         max_retry_after_s: float = 300.0,
         schema_in_prompt: bool = True,
         rng: random.Random | None = None,
+        resolved: dict[str, ResolvedEndpoint] | None = None,
+        global_limits: bool = False,
     ):
+        """``resolved`` pre-resolves roles (a task's gateway gets the flow's endpoints, embedded server included);
+        ``global_limits`` makes every request also hold a slot of the endpoint's Prefect global concurrency limit,
+        so the limit holds across worker processes (``gateway.spec``)."""
         self.settings = settings
         self.cache = cache if cache is not None else ResponseCache(
             settings.cache_path, mode=settings.cache.mode, scope=settings.cache.scope
@@ -240,7 +227,8 @@ class LLMGateway:
         self.max_retry_after_s = max_retry_after_s
         self.schema_in_prompt = schema_in_prompt
         self._rng = rng or random.Random()
-        self._resolved: dict[str, ResolvedEndpoint] = {}
+        self._resolved: dict[str, ResolvedEndpoint] = dict(resolved or {})
+        self.global_limits = global_limits
         self._resolve_lock = threading.Lock()
         # One HTTP client per (event loop, endpoint): httpx connection pools belong to the loop that made them.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], openai.AsyncOpenAI]] = (
@@ -305,7 +293,7 @@ class LLMGateway:
         if tools:
             body["tools"] = tools
         limiter = endpoint_limiter(ep.base_url, ep.model, ep.max_concurrency)
-        async with limiter.slot():
+        async with limiter.slot(), _global_slot(ep, self.global_limits):
             started = time.perf_counter()
             # The SDK's documented raw `post` sends the body as given: `chat.completions.create` would first walk
             # every message and the whole schema to transform them, which costs more CPU than the HTTP round
@@ -552,6 +540,17 @@ class LLMGateway:
             clients = list(self._clients.pop(loop, {}).values())
         for c in clients:
             await c.close()
+
+
+def _global_slot(ep: ResolvedEndpoint, enabled: bool):
+    """A slot of the endpoint's Prefect global concurrency limit (created by the flow, ``flows.batches``), or
+    nothing when the limit only has to hold inside this process."""
+    if not enabled:
+        return contextlib.nullcontext()
+    from prefect.concurrency.asyncio import concurrency
+
+    # strict: a missing limit is an error rather than silently unlimited requests from every worker.
+    return concurrency(limit_name(ep), occupy=1, strict=True)
 
 
 @functools.lru_cache(maxsize=256)

@@ -15,9 +15,10 @@ from typing import Protocol
 import numpy as np
 
 from schemas.config import EmbeddingConfig
+from schemas.errors import EndpointError
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(EndpointError):
     pass
 
 

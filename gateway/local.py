@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from gateway.client import EndpointUnavailable, ResolvedEndpoint
+from gateway.endpoints import EndpointUnavailable, ResolvedEndpoint
 from schemas.config import ROLES, Endpoint, Settings
 
 DEMO_NOTICE = (

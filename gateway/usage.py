@@ -83,6 +83,27 @@ class UsageLedger:
         with self._lock:
             self._get(role).failures[kind] += 1
 
+    def snapshot(self) -> list[RoleUsage]:
+        """A picklable copy of the counts (a task sends it back with its records)."""
+        with self._lock:
+            return [RoleUsage(**{**u.__dict__, "failures": Counter(u.failures)}) for u in self._by_role.values()]
+
+    def merge(self, usages: list[RoleUsage]) -> None:
+        """Add the counts of another ledger (a task's, returned with its records) to this one."""
+        with self._lock:
+            for other in usages:
+                u = self._get(other.role)
+                u.model = other.model or u.model
+                u.calls += other.calls
+                u.cache_hits += other.cache_hits
+                u.prompt_tokens += other.prompt_tokens
+                u.completion_tokens += other.completion_tokens
+                u.latency_s_total += other.latency_s_total
+                u.latency_s_max = max(u.latency_s_max, other.latency_s_max)
+                u.retries += other.retries
+                u.reasks += other.reasks
+                u.failures.update(other.failures)
+
     def role(self, role: str) -> RoleUsage:
         with self._lock:
             return self._get(role)

@@ -20,6 +20,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from schemas.errors import ConfigError  # re-exported: callers import it from here
+
 ROLES: tuple[str, ...] = ("extractor", "generator", "verifier", "teacher", "judge", "policy")
 Role = Literal["extractor", "generator", "verifier", "teacher", "judge", "policy"]
 
@@ -30,9 +32,6 @@ Role = Literal["extractor", "generator", "verifier", "teacher", "judge", "policy
 #  none:               no response_format at all; the schema goes in the prompt, output is parsed tolerantly
 StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "none"]
 
-
-class ConfigError(ValueError):
-    """A configuration problem, worded for a person: which field, what is wrong, how to fix it."""
 
 
 class Sampling(BaseModel):
@@ -232,6 +231,28 @@ class QualityConfig(BaseModel):
         return choice
 
 
+class RunnerConfig(BaseModel):
+    """Where the flows' batch tasks run (graph building per domain, generation, gold-path verification,
+    distillation). ``threads``: a thread pool in the flow process (the default). ``ray``: Ray through prefect-ray,
+    a local Ray started on demand, or the cluster at ``address`` (``auto``, ``ray://head:10001`` or
+    ``host:port``). The flow process stays the only writer of the warehouse either way."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["threads", "ray"] = "threads"
+    address: str | None = Field(None, description="Ray cluster to join; none starts a local Ray.")
+    max_workers: int = Field(4, ge=1, description="Threads of the thread pool; CPUs of a local Ray.")
+    in_flight: int | None = Field(
+        None, ge=1, description="Batches submitted ahead of the one being written; default 1 for threads "
+        "(one batch at a time, each concurrent inside), 2 x max_workers for Ray.")
+
+    @property
+    def window(self) -> int:
+        if self.in_flight is not None:
+            return self.in_flight
+        return 1 if self.kind == "threads" else 2 * self.max_workers
+
+
 class Settings(BaseSettings):
     """The resolved hopforge configuration."""
 
@@ -251,6 +272,7 @@ class Settings(BaseSettings):
     local_model: LocalModelConfig = Field(default_factory=LocalModelConfig)
     max_reasks: int = Field(2, ge=0, description="Re-asks after a structured answer fails validation.")
     quality: QualityConfig = Field(default_factory=QualityConfig)
+    runner: RunnerConfig = Field(default_factory=RunnerConfig)
 
     # Set through load_settings(config_file=...) or HOPFORGE_CONFIG; not a field users write in the file.
     _config_file: Path | None = None

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from schemas.errors import TrainingError  # re-exported: callers import it from here
+
 Trainer = Literal["llamafactory", "verl", "trl"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -27,11 +29,6 @@ LAUNCH_DIR = REPO_ROOT / "training" / "launch"
 METRICS_FILE = "metrics.jsonl"
 RESULT_FILE = "result.json"
 PLAN_FILE = "plan.json"
-
-
-class TrainingError(Exception):
-    """A training run cannot start as asked (missing export, dataset, model or trainer environment; rows longer
-    than the cutoff...). The message says what is wrong and what to do."""
 
 
 # -- the export a run reads ---------------------------------------------------------------------------------------

@@ -2,6 +2,10 @@
 
 Stages never hold a connection: they return records, and the flow writes them here in one transaction per
 batch, so a crash leaves either the whole batch or nothing.
+
+This is the only place that turns records into rows and back: ``write(table, records)`` stores pydantic models
+(lists and nested models go to JSON columns) and ``read(table, Model, where=...)`` gives them back as models. Flows
+use those two for ordinary reads and writes and keep SQL for aggregates and the few set-based updates.
 """
 
 from __future__ import annotations
@@ -9,22 +13,21 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 from pydantic import BaseModel
 
+from schemas.errors import WarehouseError  # re-exported: callers import it from here
 from warehouse.migrations import MIGRATIONS, Migration, check_ordered
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-
-class WarehouseError(RuntimeError):
-    """A warehouse problem worded for a person."""
+M = TypeVar("M", bound=BaseModel)
 
 
 class WarehouseLockedError(WarehouseError):
@@ -75,6 +78,7 @@ class Warehouse:
             if "lock" in str(exc).lower():
                 raise WarehouseLockedError(_lock_message(Path(target), exc)) from None
             raise WarehouseError(f"cannot open the warehouse {target}: {exc}") from None
+        self._json_columns: dict[str, frozenset[str]] = {}
         if migrate and not read_only:
             self.migrate()
 
@@ -125,6 +129,17 @@ class Warehouse:
         ).fetchall()
         return [r[0] for r in rows]
 
+    def json_columns(self, table: str) -> frozenset[str]:
+        """The table's JSON columns (DuckDB returns them as text; ``read`` decodes them)."""
+        found = self._json_columns.get(table)
+        if found is None:
+            rows = self.con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? AND data_type = 'JSON'",
+                [table],
+            ).fetchall()
+            found = self._json_columns[table] = frozenset(r[0] for r in rows)
+        return found
+
     def tables(self) -> list[str]:
         rows = self.con.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' ORDER BY table_name"
@@ -142,6 +157,31 @@ class Warehouse:
         with self._lock:
             row = self.con.execute(sql, params or []).fetchone()
             return row[0] if row else None
+
+    def read(
+        self,
+        table: str,
+        model: type[M],
+        where: str = "TRUE",
+        params: Sequence[Any] | None = None,
+        *,
+        order_by: str | None = None,
+    ) -> list[M]:
+        """The rows of ``table`` matching the SQL condition ``where`` as ``model`` records, ordered by ``order_by``
+        (default: the table's first column, so reads are deterministic). Columns the model does not know are left
+        out; JSON columns are decoded."""
+        if not self.columns(table):
+            raise WarehouseError(f"no table {table!r} in the warehouse")
+        order = order_by or _quote(self.columns(table)[0])
+        rows = self.query(f"SELECT * FROM {_quote(table)} WHERE {where} ORDER BY {order}", params)
+        return [model.model_validate(r) for r in self.rows_for(table, model, rows)]
+
+    def rows_for(self, table: str, model: type[BaseModel], rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Rows of ``table`` (from ``query``) reduced to ``model``'s fields with JSON columns decoded."""
+        fields = model.model_fields
+        json_cols = self.json_columns(table)
+        for r in rows:
+            yield {k: (json.loads(v) if k in json_cols and isinstance(v, str) else v) for k, v in r.items() if k in fields}
 
     def polars(self, sql: str, params: Sequence[Any] | None = None):
         with self._lock:
@@ -201,6 +241,29 @@ class Warehouse:
         with self.transaction() as tx:
             tx.executemany(sql, values)
         return len(rows)
+
+    def write(
+        self,
+        table: str,
+        records: Iterable[BaseModel | Mapping[str, Any]],
+        *,
+        replace: bool = False,
+        con: duckdb.DuckDBPyConnection | None = None,
+    ) -> int:
+        """Store records in ``table`` in one transaction (see ``write_batch``); the counterpart of ``read``."""
+        return self.write_batch(table, records, replace=replace, con=con)
+
+    def delete(self, table: str, column: str, values: Sequence[Any], *,
+               con: duckdb.DuckDBPyConnection | None = None) -> None:
+        """Delete the rows whose ``column`` is one of ``values``."""
+        if not values:
+            return
+        sql = f"DELETE FROM {_quote(table)} WHERE {_quote(column)} IN (SELECT unnest(?))"
+        if con is not None:
+            con.execute(sql, [list(values)])
+            return
+        with self.transaction() as tx:
+            tx.execute(sql, [list(values)])
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         with self._lock:

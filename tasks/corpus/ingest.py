@@ -41,6 +41,7 @@ from schemas.corpus import (
     make_chunk_id,
     make_doc_id,
 )
+from schemas.errors import InputError
 from tasks.corpus.text import count_tokens, lightrag_stored_chunks
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ _READ_BLOCK = 1 << 20  # bytes per read; memory per line is bounded by max_line_
 _BOM = b"\xef\xbb\xbf"
 
 
-class IngestError(ValueError):
+class IngestError(InputError):
     """A problem with what ingest was asked to do, worded for a person; raised before anything is written."""
 
 

@@ -45,6 +45,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel
 
 from gateway.client import ChatResult, LLMFailure, LLMGateway
+from schemas.errors import InputError
 from schemas.ids import content_digest
 from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS, AgentRun, Observation
@@ -101,21 +102,21 @@ class DistillConfig:
 
     def __post_init__(self) -> None:
         if self.n_rollouts < 1:
-            raise ValueError(f"n_rollouts must be >= 1, got {self.n_rollouts}")
+            raise InputError(f"n_rollouts must be >= 1, got {self.n_rollouts}")
         if not 0.0 <= self.min_path_coverage <= 1.0:
-            raise ValueError(f"min_path_coverage must be between 0 and 1, got {self.min_path_coverage}")
+            raise InputError(f"min_path_coverage must be between 0 and 1, got {self.min_path_coverage}")
         if self.max_rounds < 1:
-            raise ValueError(f"max_rounds must be >= 1, got {self.max_rounds}")
+            raise InputError(f"max_rounds must be >= 1, got {self.max_rounds}")
         if self.max_tokens_per_round < 1 or self.cot_max_tokens < 1:
-            raise ValueError("max_tokens_per_round and cot_max_tokens must be >= 1")
+            raise InputError("max_tokens_per_round and cot_max_tokens must be >= 1")
         if self.max_distractors < 0:
-            raise ValueError(f"max_distractors must be >= 0, got {self.max_distractors}")
+            raise InputError(f"max_distractors must be >= 0, got {self.max_distractors}")
         if self.rollout_temperature < 0:
-            raise ValueError(f"rollout_temperature must be >= 0, got {self.rollout_temperature}")
+            raise InputError(f"rollout_temperature must be >= 0, got {self.rollout_temperature}")
         if self.rollout_style not in ("text", "api"):
-            raise ValueError(f"rollout_style must be 'text' or 'api', got {self.rollout_style!r}")
+            raise InputError(f"rollout_style must be 'text' or 'api', got {self.rollout_style!r}")
         if self.thought_writer not in ("llm", "template"):
-            raise ValueError(f"thought_writer must be 'llm' or 'template', got {self.thought_writer!r}")
+            raise InputError(f"thought_writer must be 'llm' or 'template', got {self.thought_writer!r}")
 
     def agent_config(
         self, *, style: Literal["text", "api"] | None = None, params: dict[str, Any] | None = None

@@ -48,6 +48,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from schemas.errors import InputError
 from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS, tool_schemas
 from schemas.trajectories import Trajectory
@@ -77,7 +78,7 @@ ABILITY = "kg_multi_hop_qa"
 _VERSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
-class ExportError(ValueError):
+class ExportError(InputError):
     """An export that cannot be made or used, worded for a person."""
 
 

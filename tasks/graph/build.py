@@ -64,6 +64,7 @@ from lightrag.utils import EmbeddingFunc
 
 from schemas.config import ROLES
 from schemas.corpus import Document, IngestOptions
+from schemas.errors import InputError
 from schemas.graph import GRAPH_DOMAIN, Entity, Relation
 from schemas.graph_build import BuildUsage, DocumentFailure, DomainBuildResult
 from tasks.corpus.text import make_lightrag_tokenizer
@@ -103,7 +104,7 @@ _ACTIVE: set[str] = set()
 _ACTIVE_LOCK = threading.Lock()
 
 
-class GraphBuildError(ValueError):
+class GraphBuildError(InputError):
     """A build that cannot start (bad domain, documents of another domain, conflicting options), worded for a person;
     raised before LightRAG is touched."""
 

@@ -36,6 +36,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
+from schemas.errors import InputError
 from schemas.graph import GRAPH_DOMAIN, UNKNOWN_TYPE, Entity, GraphSnapshot, GraphSource, Relation
 from tasks.graph.store import (
     LIGHTRAG_UNKNOWN,
@@ -85,7 +86,7 @@ class RowError:
         return f"{where}: {self.message} [{self.reason_code}]"
 
 
-class GraphImportError(ValueError):
+class GraphImportError(InputError):
     """A graph file that cannot be imported at all (missing, unreadable, or yielding no record)."""
 
 

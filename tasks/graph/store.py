@@ -33,6 +33,7 @@ from typing import Any, Literal
 import networkx as nx
 import pyarrow as pa
 
+from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE, Entity, EntityMerge, GraphSnapshot, GraphSource, NearDuplicate, Relation
 from warehouse.db import Warehouse
 
@@ -45,7 +46,7 @@ LIGHTRAG_UNKNOWN = "UNKNOWN"
 _HASH_VERSION = "hopforge-graph-v1"
 
 
-class GraphRecordsError(ValueError):
+class GraphRecordsError(InputError):
     """Graph records that break a snapshot invariant; the message names the offending records."""
 
 

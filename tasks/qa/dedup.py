@@ -41,6 +41,7 @@ from datasketch import MinHash, MinHashLSH
 
 from gateway.embeddings import Embedder
 
+from schemas.errors import InputError
 from schemas.qa import QAReject
 from tasks.graph.kg import normalize_name
 
@@ -147,11 +148,11 @@ def dedup_questions(
     same-path pass off. Kept items come back in that order, each domain's items together in the order domains
     first appear. ``ValueError`` for a threshold outside (0, 1] or ``ngram < 1``."""
     if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+        raise InputError(f"threshold must be in (0, 1], got {threshold}")
     if not 0.0 < embed_threshold <= 1.0:
-        raise ValueError(f"embed_threshold must be in (0, 1], got {embed_threshold}")
+        raise InputError(f"embed_threshold must be in (0, 1], got {embed_threshold}")
     if ngram < 1:
-        raise ValueError(f"ngram must be >= 1, got {ngram}")
+        raise InputError(f"ngram must be >= 1, got {ngram}")
     ordered: Sequence[T] = sorted(items, key=sort_key) if sort_key is not None else list(items)
     by_domain: dict[Hashable, list[T]] = {}
     for it in ordered:

@@ -28,6 +28,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from schemas.errors import InputError
 from schemas.qa import Seed
 from tasks.graph.store import gc_paused
 from tasks.graph.kg import KnowledgeGraph
@@ -48,7 +49,7 @@ class SeedConfig(BaseModel):
     @model_validator(mode="after")
     def _bounds(self) -> "SeedConfig":
         if self.min_ball > self.max_ball:
-            raise ValueError(f"min_ball ({self.min_ball}) must not exceed max_ball ({self.max_ball})")
+            raise InputError(f"min_ball ({self.min_ball}) must not exceed max_ball ({self.max_ball})")
         return self
 
 

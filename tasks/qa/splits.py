@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from schemas.errors import InputError
 from schemas.qa import QA, SPLITS, Split
 from tasks.graph.kg import normalize_name
 
@@ -92,13 +93,13 @@ def check_proportions(proportions: Mapping[str, float]) -> dict[str, float]:
     train / validation / test order; ``ValueError`` with the reason otherwise."""
     unknown = sorted(set(proportions) - set(SPLITS))
     if unknown:
-        raise ValueError(f"unknown split name(s) {unknown}; splits are {list(SPLITS)}")
+        raise InputError(f"unknown split name(s) {unknown}; splits are {list(SPLITS)}")
     bad = {k: v for k, v in proportions.items() if not v >= 0}
     if bad:
-        raise ValueError(f"split shares must be >= 0, got {bad}")
+        raise InputError(f"split shares must be >= 0, got {bad}")
     total = sum(proportions.values())
     if abs(total - 1.0) > 1e-6:
-        raise ValueError(f"split shares must sum to 1, got {total:g} from {dict(proportions)}")
+        raise InputError(f"split shares must sum to 1, got {total:g} from {dict(proportions)}")
     return {s: float(proportions[s]) for s in SPLITS if s in proportions}
 
 
@@ -108,7 +109,7 @@ def link_entities(qa: QA, link: LinkMode) -> set[tuple[str, str]]:
     if link == "all_path_entities":
         names.extend(qa.path)
     elif link != "answer+seed":
-        raise ValueError(f"link must be 'answer+seed' or 'all_path_entities', got {link!r}")
+        raise InputError(f"link must be 'answer+seed' or 'all_path_entities', got {link!r}")
     return {(qa.domain, normalize_name(n)) for n in names if normalize_name(n)}
 
 

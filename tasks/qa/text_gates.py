@@ -42,12 +42,13 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from schemas.errors import InputError
 from schemas.qa import CHECK_CODES, CheckName, Verdict
 
 # -- settings ---------------------------------------------------------------------------------------------------------
 
 
-class TextGateError(ValueError):
+class TextGateError(InputError):
     """A text-gate setting that cannot work (a language the detector does not know, bounds the wrong way)."""
 
 

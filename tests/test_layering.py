@@ -1,0 +1,43 @@
+"""Imports go one way: stages and evaluation never import the training handoff; the gateway has no circle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports, at any depth (lazy imports inside functions count too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_tasks_and_eval_do_not_import_training_or_flows():
+    upward = {}
+    for package in ("tasks", "eval", "gateway", "schemas", "warehouse"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            bad = sorted(m for m in _imports(path) if m.split(".")[0] in ("training", "flows"))
+            if bad:
+                upward[str(path.relative_to(ROOT))] = bad
+    assert upward == {}
+
+
+def test_gateway_modules_import_no_circle():
+    modules = {p.stem: p for p in (ROOT / "gateway").glob("*.py") if p.stem != "__init__"}
+    edges = {name: {m.split(".")[1] for m in _imports(path) if m.startswith("gateway.")} for name, path in modules.items()}
+
+    def reaches(start: str, target: str, seen: set[str]) -> bool:
+        for nxt in edges.get(start, ()):
+            if nxt == target or (nxt not in seen and reaches(nxt, target, seen | {nxt})):
+                return True
+        return False
+
+    circles = sorted(name for name in edges if reaches(name, name, {name}))
+    assert circles == []

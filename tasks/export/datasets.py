@@ -647,8 +647,9 @@ _CONFIG_NOTES = {
 }
 
 
-def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]) -> str:
-    """The ``README.md`` dataset card: YAML ``configs`` (data_files per split) and a short guide."""
+def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]], extra: str = "") -> str:
+    """The ``README.md`` dataset card: YAML ``configs`` (data_files per split), a short guide, then ``extra``
+    (markdown: e.g. the difficulty table and the pictures a refresh adds)."""
     configs = [
         {"config_name": c, "data_files": [{"split": s, "path": data_file(c, s)} for s in SPLITS if tables[c].get(s)]}
         for c in EXPORT_CONFIGS
@@ -680,6 +681,8 @@ def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]
         "LLaMA-Factory, point `dataset_dir` at this directory and use the entries of `dataset_info.json`. "
         "`manifest.json` holds the sha256 of every file.", "",
     ]  # fmt: skip
+    if extra:
+        lines += [extra.rstrip(), ""]
     return "\n".join(lines)
 
 
@@ -699,10 +702,12 @@ class ExportResult:
     skipped: dict[str, int]
 
 
-def write_export(built: BuiltExport, exports_dir: Path, version: str, *, fingerprint: str) -> ExportResult:
+def write_export(built: BuiltExport, exports_dir: Path, version: str, *, fingerprint: str,
+                 extra_files: Mapping[str, bytes] | None = None, card_extra: str = "") -> ExportResult:
     """Write ``built`` to ``exports_dir/version`` (replacing an earlier export of that version), with
     ``dataset_info.json``, the dataset card and ``manifest.json``. Files are written to a temporary directory
-    first, then swapped in, so a reader never sees a half-written export."""
+    first, then swapped in, so a reader never sees a half-written export. ``extra_files`` (relative path ->
+    bytes, e.g. pictures) are written and listed in the manifest like the rest; ``card_extra`` ends the card."""
     check_version(version)
     contents: dict[str, bytes] = {}
     rows: dict[str, dict[str, int]] = {}
@@ -713,7 +718,11 @@ def write_export(built: BuiltExport, exports_dir: Path, version: str, *, fingerp
     info = dataset_info(built.tables)
     if info:
         contents["dataset_info.json"] = (json.dumps(info, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
-    contents["README.md"] = dataset_card(version, built.tables).encode()
+    for name, data in (extra_files or {}).items():
+        if name in contents or name in ("README.md", "manifest.json") or name.startswith((".", "/")) or ".." in name:
+            raise ExportError(f"extra export file {name!r} would replace a file of the export or leave it")
+        contents[name] = data
+    contents["README.md"] = dataset_card(version, built.tables, card_extra).encode()
     files: dict[str, dict[str, Any]] = {}
     for name, data in sorted(contents.items()):
         files[name] = {"sha256": _sha256(data), "bytes": len(data)}

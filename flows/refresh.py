@@ -1,0 +1,468 @@
+"""The scheduled `refresh` flow: new documents -> graphs -> questions -> gold paths -> trajectories -> difficulty
+-> a new dataset version (with its diff and pictures) -> the Hub.
+
+Each stage is the existing flow, run as a subflow on only what changed:
+
+1. **Check** before any LLM call (``check_refresh``): every source exists, the Hub repository id is valid and its
+   token is set, the solver settings make sense. Bad input fails here and changes nothing.
+2. **Ingest** each source (``ingest-corpus``): documents are keyed by content hash, so only new or changed
+   documents land; the domains they land in are the *changed* domains.
+3. **Graphs** (``build-graphs``) of the changed domains only: LightRAG's working directory keeps what it already
+   extracted, so only the new documents reach the extractor, and a new snapshot is written.
+4. **Questions** (``generate-qa``) from the changed graphs (``n_seeds`` each), plus ``seed_quota`` seeds in every
+   other domain (deterministic sampling on an unchanged snapshot: once those jobs are done, a quota costs nothing).
+5. **Gold paths** and **trajectories** for questions that have none (``verify-paths``, ``distill-trajectories``).
+6. **Difficulty** (``label-difficulty``): the solver's pass@k with and without tools for unmeasured questions.
+7. **Export** a version named by the content hash of its inputs and labels; questions labelled in
+   ``drop_labels`` (trivially easy by default) are left out. Equal hash: nothing new, nothing exported or
+   published. Then **publish** it (``tasks.export.hub``): one commit and one tag per version.
+8. A markdown artifact with the **diff** against the previous version, and one with the **pictures**.
+
+A refresh that fails anywhere raises, so the Prefect run is Failed (an automation can tell the owner, see the
+README); nothing is published before the export is complete and verified, and a failed upload makes no commit,
+so the previously published version stays as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from prefect import flow, task
+from prefect.cache_policies import NO_CACHE
+
+from flows.distill import distill_trajectories, load_gold_paths, load_trajectories
+from flows.graphs import build_graphs, ingest_corpus
+from flows.progress import Progress
+from flows.qa import generate_qa, load_qa, verify_paths
+from flows.runtime import Runtime, default_settings, open_run
+from schemas.config import Settings
+from schemas.qa import QA, GoldPath
+from tasks.env.tools import ToolEnvironment
+from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, build_export, check_include, write_export
+from tasks.export.hub import check_publish, publish_version
+from tasks.export.pictures import artifact_markdown, card_section, picture_data, render
+from tasks.export.versions import diff, diff_markdown, summarize, version_fingerprint
+from tasks.graph.kg import KnowledgeGraph
+from tasks.qa.difficulty import (
+    LABELS,
+    Difficulty,
+    DifficultyConfig,
+    DifficultyError,
+    difficulty_columns,
+    drop_labelled,
+    measure,
+    rates_by_hop_class,
+    with_difficulty_schema,
+)
+
+Label = Literal["trivial", "easy", "medium", "hard", "unsolved"]
+SolverMode = Literal["tools", "no_tools"]
+QAMode = Literal["candidates", "free"]
+HF_PREFIX = "hf:"
+
+
+class RefreshError(ValueError):
+    """A refresh that cannot start or cannot finish, worded for a person."""
+
+
+# -- checks before any work -----------------------------------------------------------------------------------------
+
+def resolve_sources(sources: Sequence[str]) -> list[tuple[str, str]]:
+    """(source, kind) per source: ``hf:org/name`` is a Hugging Face dataset id, anything else a local path that
+    must exist now (a source that vanished is an error, not an empty corpus)."""
+    out: list[tuple[str, str]] = []
+    for s in sources:
+        if s.startswith(HF_PREFIX):
+            name = s[len(HF_PREFIX):]
+            if "/" not in name:
+                raise RefreshError(f"source {s!r}: a Hugging Face dataset id looks like 'hf:org/name'")
+            out.append((name, "hf"))
+            continue
+        p = Path(s).expanduser()
+        if not p.exists():
+            raise RefreshError(f"source {s!r} does not exist (moved or deleted?); nothing was refreshed. Fix the "
+                               "deployment's `sources` parameter, or prefix a Hugging Face dataset id with 'hf:'")  # fmt: skip
+        out.append((str(p), "auto"))
+    return out
+
+
+def check_refresh(sources: Sequence[str], repo_id: str | None, token_env: str, solver: DifficultyConfig | None,
+                  drop_labels: Sequence[str], n_seeds: int, seed_quota: int) -> list[tuple[str, str]]:
+    """Every check that needs no LLM; raises ``RefreshError`` / ``PublishError`` / ``DifficultyError``."""
+    if not sources:
+        raise RefreshError("no sources to refresh from: give `sources` (corpus folders, .jsonl files or "
+                           "'hf:org/name' dataset ids)")  # fmt: skip
+    resolved = resolve_sources(sources)
+    check_publish(repo_id, token_env)
+    if solver is not None:
+        solver.check()
+    unknown = [label for label in drop_labels if label not in LABELS]
+    if unknown:
+        raise DifficultyError(f"unknown difficulty label(s) {unknown}; the labels are {', '.join(LABELS)}")
+    if n_seeds < 0 or seed_quota < 0:
+        raise RefreshError(f"n_seeds and seed_quota must be >= 0, got {n_seeds} and {seed_quota}")
+    return resolved
+
+
+# -- difficulty ------------------------------------------------------------------------------------------------------
+
+@task(name="difficulty-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
+def difficulty_batch(rt: Runtime, env: ToolEnvironment | None, qas: list[QA], gold: dict[str, list[GoldPath]],
+                     cfg: DifficultyConfig, solver_model: str) -> list[Difficulty | None]:
+    async def go() -> list[Difficulty | None]:
+        try:
+            return await rt.gateway.gather(
+                measure(rt.gateway, env, q, cfg, gold.get(q.qa_id, []), solver_model=solver_model, run_id=rt.run_id)
+                for q in qas
+            )
+        finally:
+            await rt.gateway.aclose()
+
+    return asyncio.run(go())
+
+
+def solver_model(rt: Runtime, role: str) -> str:
+    return rt.gateway.resolve(role).model or role
+
+
+def load_difficulty(rt: Runtime, model: str, k: int) -> dict[str, Difficulty]:
+    rows = rt.wh.query("SELECT * FROM qa_difficulty WHERE solver_model = ? AND k = ?", [model, k])
+    return {r["qa_id"]: Difficulty(**r) for r in rows}
+
+
+@flow(name="label-difficulty", log_prints=True)
+def label_difficulty(
+    k: int = 4,
+    modes: tuple[SolverMode, ...] = ("tools", "no_tools"),
+    temperature: float = 1.0,
+    role: str = "policy",
+    domains: list[str] | None = None,
+    batch_size: int = 8,
+    max_rounds: int = 7,
+    max_tokens_per_round: int = 3000,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Measure each unmeasured question's difficulty: ``k`` attempts per mode by the solver ``role``
+    (``tasks.qa.difficulty``). Resumable: questions with a row for this solver model and ``k`` are skipped, and
+    every answered attempt comes from the cache."""
+    settings = settings or default_settings()
+    cfg = DifficultyConfig(k=k, modes=tuple(modes), temperature=temperature, role=role, max_rounds=max_rounds,
+                           max_tokens_per_round=max_tokens_per_round, seed=settings.seed).check()  # fmt: skip
+    if batch_size < 1:
+        raise DifficultyError(f"batch_size must be >= 1, got {batch_size}")
+    params = {"k": k, "modes": list(modes), "temperature": temperature, "role": role, "domains": domains}
+    with open_run("label-difficulty", params, settings) as rt:
+        where, args = "TRUE", []
+        if domains:
+            where, args = "domain IN (SELECT unnest(?::VARCHAR[]))", [list(domains)]
+        qas = load_qa(rt, where, args)
+        if not qas:
+            return {"run_id": rt.run_id, "measured": 0, "failed": 0, "solver_model": None, **rt.gateway.ledger.totals()}
+        model = solver_model(rt, role)
+        done = set(load_difficulty(rt, model, k))
+        todo = [q for q in qas if q.qa_id not in done]
+        print(f"difficulty: {len(qas)} questions, {len(todo)} to measure with {model} (k={k}, {', '.join(modes)})")
+        measured, failed = 0, 0
+        groups: dict[tuple[str, str], list[QA]] = {}
+        for q in todo:
+            groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
+        bar = Progress("label-difficulty", len(todo), "measuring question difficulty")
+        for (domain, snap), group in sorted(groups.items()):
+            env = None
+            if "tools" in cfg.modes:
+                kg = KnowledgeGraph.load(rt.wh, domain, snap or None)
+                env = ToolEnvironment.from_graphs([kg], rt.embedder, cache_dir=settings.data_dir / "indexes")
+            gold = load_gold_paths(rt.wh, [q.qa_id for q in group])
+            for start in range(0, len(group), batch_size):
+                batch = group[start : start + batch_size]
+                rows = difficulty_batch(rt, env, batch, gold, cfg, model)
+                kept = [r for r in rows if r is not None]
+                rt.wh.write_batch("qa_difficulty", kept, replace=True)
+                measured += len(kept)
+                failed += len(rows) - len(kept)
+                bar.advance(len(batch))
+                rt.flush_usage()
+        if failed:
+            print(f"difficulty: {failed} question(s) lost an attempt to the endpoint; the next run measures them again")
+        return {"run_id": rt.run_id, "measured": measured, "failed": failed, "solver_model": model,
+                **rt.gateway.ledger.totals()}
+
+
+# -- what changed ----------------------------------------------------------------------------------------------------
+
+def _domains(rt: Runtime, sql: str, params: list[Any] | None = None) -> list[str]:
+    return [r["domain"] for r in rt.wh.query(sql, params or [])]
+
+
+def _latest_version(rt: Runtime) -> dict[str, Any] | None:
+    rows = rt.wh.query("SELECT * FROM dataset_versions ORDER BY created_at DESC LIMIT 1")
+    if not rows:
+        return None
+    row = rows[0]
+    for c in ("summary", "diff"):
+        if isinstance(row.get(c), str):
+            row[c] = json.loads(row[c])
+    return row
+
+
+def _usage(rt: Runtime, run_ids: Sequence[str]) -> dict[str, int]:
+    rows = rt.wh.query(
+        "SELECT coalesce(sum(llm_calls), 0) AS llm_calls, coalesce(sum(llm_cache_hits), 0) AS llm_cache_hits, "
+        "coalesce(sum(prompt_tokens), 0) AS prompt_tokens, coalesce(sum(completion_tokens), 0) AS completion_tokens "
+        "FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [list(run_ids)])  # fmt: skip
+    return {k: int(v) for k, v in rows[0].items()}
+
+
+def _rejects(rt: Runtime, run_ids: Sequence[str]) -> dict[str, int]:
+    """Rejects by reason among ``run_ids`` (all runs when empty is not wanted: pass the runs)."""
+    counts: Counter = Counter()
+    for r in rt.wh.query(
+        "SELECT reject_reason AS reason, count(*) AS n FROM qa_attempts WHERE reject_reason IS NOT NULL "
+        "AND run_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY 1", [list(run_ids)]):  # fmt: skip
+        counts[r["reason"]] += int(r["n"])
+    for r in rt.wh.query("SELECT reason, count(*) AS n FROM qa_rejects WHERE run_id IN (SELECT unnest(?::VARCHAR[])) "
+                         "GROUP BY 1", [list(run_ids)]):  # fmt: skip
+        counts[r["reason"]] += int(r["n"])
+    return dict(counts)
+
+
+def _all_rejects(rt: Runtime) -> dict[str, int]:
+    counts: Counter = Counter()
+    for r in rt.wh.query("SELECT reject_reason AS reason, count(*) AS n FROM qa_attempts WHERE reject_reason IS NOT NULL "
+                         "GROUP BY 1"):  # fmt: skip
+        counts[r["reason"]] += int(r["n"])
+    for r in rt.wh.query("SELECT reason, count(*) AS n FROM qa_rejects GROUP BY 1"):
+        counts[r["reason"]] += int(r["n"])
+    return dict(counts)
+
+
+def _answer_types(rt: Runtime) -> dict[tuple[str, str], str]:
+    rows = rt.wh.query("SELECT q.domain, q.answer, e.type FROM qa q JOIN entities e "
+                       "ON e.snapshot_id = q.snapshot_id AND e.name = q.answer")  # fmt: skip
+    return {(r["domain"], r["answer"]): r["type"] for r in rows}
+
+
+def _artifact(key: str, markdown: str, description: str) -> None:
+    """A Prefect markdown artifact, only inside a flow run (a plain call has no API to send it to)."""
+    from prefect.artifacts import create_markdown_artifact
+    from prefect.context import FlowRunContext
+
+    if FlowRunContext.get() is not None:
+        create_markdown_artifact(key=key, markdown=markdown, description=description)
+
+
+# -- the flow ---------------------------------------------------------------------------------------------------------
+
+@flow(name="refresh", log_prints=True)
+def refresh(
+    sources: list[str] | None = None,
+    domains: list[str] | None = None,
+    allow_new_domains: bool = False,
+    n_seeds: int = 20,
+    seed_quota: int = 0,
+    modes: tuple[QAMode, ...] = ("candidates",),
+    max_attempts: int = 3,
+    min_ball: int = 20,
+    max_ball: int = 400,
+    n_rollouts: int = 2,
+    measure_difficulty: bool = True,
+    solver_k: int = 4,
+    solver_modes: tuple[SolverMode, ...] = ("tools", "no_tools"),
+    solver_temperature: float = 1.0,
+    solver_role: str = "policy",
+    drop_labels: tuple[Label, ...] = ("trivial",),
+    include: tuple[str, ...] = EXPORT_CONFIGS,
+    repo_id: str | None = None,
+    token_env: str = "HF_TOKEN",
+    private: bool = True,
+    max_rounds: int = 7,
+    max_tokens_per_round: int = 3000,
+    settings: Settings | None = None,
+) -> dict[str, Any]:
+    """Refresh the dataset from ``sources`` and export (and, with ``repo_id``, publish) a new version when anything
+    changed; see the module docstring. ``sources`` defaults to those of the previous refresh. Returns the version,
+    whether it is new, the diff, the LLM usage and where it was published."""
+    settings = settings or default_settings()
+    solver = (DifficultyConfig(k=solver_k, modes=tuple(solver_modes), temperature=solver_temperature, role=solver_role,
+                               max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round, seed=settings.seed)
+              if measure_difficulty else None)  # fmt: skip
+    include = check_include(include)
+    params = {"sources": sources, "domains": domains, "n_seeds": n_seeds, "seed_quota": seed_quota,
+              "modes": list(modes), "n_rollouts": n_rollouts, "measure_difficulty": measure_difficulty,
+              "solver_k": solver_k, "solver_modes": list(solver_modes), "drop_labels": list(drop_labels),
+              "repo_id": repo_id, "include": list(include)}  # fmt: skip
+    with open_run("refresh", params, settings) as rt:
+        if sources is None:
+            sources = _previous_sources(rt)
+        resolved = check_refresh(sources or [], repo_id, token_env, solver, drop_labels, n_seeds, seed_quota)
+        params["sources"] = sources
+        rt.wh.execute("UPDATE runs SET parameters = ? WHERE run_id = ?",
+                      [json.dumps(params, sort_keys=True, default=str), rt.run_id])  # fmt: skip
+        stage_runs: list[str] = []
+
+        # 2. ingest: documents are content-addressed, so only new or changed ones land
+        ingest_runs = []
+        for source, kind in resolved:
+            out = ingest_corpus(source=source, source_kind=kind, allow_new_domains=allow_new_domains,  # type: ignore[arg-type]
+                                settings=settings)  # fmt: skip
+            ingest_runs.append(out["run_id"])
+            print(f"ingest {source}: {out['documents_written']} new documents, {out['already_present']} already present")
+        stage_runs += ingest_runs
+        changed = _domains(rt, "SELECT DISTINCT domain FROM documents WHERE ingested_run_id IN "
+                               "(SELECT unnest(?::VARCHAR[])) ORDER BY domain", [ingest_runs])  # fmt: skip
+        if domains:
+            changed = [d for d in changed if d in domains]
+        print(f"changed domains: {', '.join(changed) or 'none'}")
+
+        # 3. graphs of the changed domains (LightRAG skips documents it already extracted)
+        if changed:
+            built = build_graphs(domains=changed, allow_new_domains=allow_new_domains, settings=settings)
+            stage_runs.append(built["run_id"])
+            if built["failures"]:
+                raise RefreshError("graph build failed for " + "; ".join(f"{d}: {e}" for d, e in built["failures"].items())
+                                   + ". Nothing was exported or published.")  # fmt: skip
+
+        # 4. questions from the changed graphs, plus the quota elsewhere
+        with_graph = _domains(rt, "SELECT domain FROM current_graph_snapshots ORDER BY domain")
+        if domains:
+            with_graph = [d for d in with_graph if d in domains]
+        qa_plan = [(sorted(set(changed) & set(with_graph)), n_seeds),
+                   (sorted(set(with_graph) - set(changed)), seed_quota)]  # fmt: skip
+        qa_runs = []
+        for doms, seeds in qa_plan:
+            if doms and seeds > 0:
+                out = generate_qa(domains=doms, n_seeds=seeds, modes=list(modes), max_attempts=max_attempts,
+                                  min_ball=min_ball, max_ball=max_ball, settings=settings)  # fmt: skip
+                qa_runs.append(out["run_id"])
+        stage_runs += qa_runs
+
+        # 5. gold paths and trajectories for questions that have none (also finishes an interrupted refresh)
+        unverified = _domains(rt, "SELECT DISTINCT domain FROM qa WHERE qa_id NOT IN "
+                                  "(SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0) ORDER BY domain")  # fmt: skip
+        if unverified:
+            stage_runs.append(verify_paths(domains=unverified, settings=settings)["run_id"])
+        undistilled = _domains(rt, "SELECT DISTINCT domain FROM qa WHERE qa_id NOT IN "
+                                   "(SELECT qa_id FROM trajectories) ORDER BY domain")  # fmt: skip
+        if undistilled and n_rollouts >= 0:
+            out = distill_trajectories(domains=undistilled, n_rollouts=n_rollouts, max_rounds=max_rounds,
+                                       max_tokens_per_round=max_tokens_per_round, settings=settings)  # fmt: skip
+            stage_runs.append(out["run_id"])
+
+        # 6. difficulty of unmeasured questions
+        labels: dict[str, Difficulty] = {}
+        if solver is not None and rt.wh.scalar("SELECT count(*) FROM qa"):
+            model = solver_model(rt, solver.role)
+            unmeasured = rt.wh.scalar("SELECT count(*) FROM qa WHERE qa_id NOT IN (SELECT qa_id FROM qa_difficulty "
+                                      "WHERE solver_model = ? AND k = ?)", [model, solver.k])  # fmt: skip
+            if unmeasured:
+                out = label_difficulty(k=solver.k, modes=solver.modes, temperature=solver.temperature,  # type: ignore[arg-type]
+                                       role=solver.role, max_rounds=max_rounds,
+                                       max_tokens_per_round=max_tokens_per_round, settings=settings)  # fmt: skip
+                stage_runs.append(out["run_id"])
+            labels = load_difficulty(rt, model, solver.k)
+
+        # 7. export a version when anything changed, 8. publish it
+        result = export_version(rt, labels, drop_labels, include, stage_runs, repo_id=repo_id, token_env=token_env,
+                                private=private)  # fmt: skip
+        return {"run_id": rt.run_id, "changed_domains": changed, "stage_runs": stage_runs, **result}
+
+
+def _previous_sources(rt: Runtime) -> list[str] | None:
+    for r in rt.wh.query("SELECT parameters FROM runs WHERE flow = 'refresh' AND status = 'completed' "
+                         "ORDER BY started_at DESC"):  # fmt: skip
+        got = json.loads(r["parameters"]).get("sources")
+        if got:
+            return list(got)
+    return None
+
+
+def export_version(rt: Runtime, labels: dict[str, Difficulty], drop_labels: Sequence[str], include: Sequence[str],
+                   stage_runs: Sequence[str], *, repo_id: str | None, token_env: str, private: bool) -> dict[str, Any]:
+    """Steps 7-8 of the module docstring. Writes the version row; returns version, new_version, diff, usage."""
+    previous = _latest_version(rt)
+    qas = load_qa(rt)
+    if not qas:
+        raise RefreshError("no questions in the warehouse after the refresh: the sources gave no usable graph "
+                           "(see the build-graphs and generate-qa runs)")  # fmt: skip
+    kept, dropped = drop_labelled(qas, labels, drop_labels)
+    inputs = ExportInputs(qas=kept, gold_paths=load_gold_paths(rt.wh),
+                          trajectories=load_trajectories(rt.wh, "status = 'accepted'"))  # fmt: skip
+    fingerprint = version_fingerprint(inputs.fingerprint(include), {q: d.label for q, d in labels.items()},
+                                      drop_labels, include)  # fmt: skip
+    usage = _usage(rt, [*stage_runs])
+    if previous is not None and previous["inputs_sha256"] == fingerprint:
+        published = previous["revision"] if previous["status"] == "published" else None
+        if repo_id and (previous["status"] != "published" or previous["repo_id"] != repo_id):
+            # The version was exported but its upload failed (or a repository was added since): publish it now.
+            published = _publish(rt, previous["version"], Path(previous["path"]), repo_id, token_env, private)
+        note = (f"Nothing new since version {previous['version']}: no export" + ("" if published else ", nothing published")
+                + f". LLM calls this refresh: {usage['llm_calls']}.")  # fmt: skip
+        print(note)
+        _artifact("refresh-diff", f"# No new dataset version\n\n{note}\n", f"refresh {rt.run_id}: nothing new")
+        return {"version": previous["version"], "new_version": False, "published": published, "usage": usage,
+                "diff": None, "path": previous["path"]}
+
+    built = build_export(inputs, include)
+    if "qa" in built.tables:
+        for rows in built.tables["qa"].values():
+            for r in rows:
+                r.update(difficulty_columns(labels.get(r["qa_id"])))
+        built.schemas["qa"] = with_difficulty_schema(built.schemas["qa"])
+    qa_rows = [r for rows in built.tables.get("qa", {}).values() for r in rows]
+    pictures = render(picture_data(qa_rows, rejects=_all_rejects(rt), answer_types=_answer_types(rt)))
+    by_hop = rates_by_hop_class(labels[q.qa_id] for q in kept if q.qa_id in labels)
+    extra = []
+    if by_hop:
+        extra += ["## Difficulty", "",
+                  f"Measured by the solver's pass rate over {next(iter(labels.values())).k} attempts with the KG tools "
+                  "and without; questions solved every time without tools are labelled `trivial`"
+                  + (f" and left out ({', '.join(drop_labels)} dropped)." if drop_labels else "."), "",
+                  *_md_table(by_hop), ""]  # fmt: skip
+    extra.append(card_section(sorted(pictures)))
+    version = f"v-{fingerprint[:16]}"
+    result = write_export(built, rt.data_dir / "exports", version, fingerprint=fingerprint, extra_files=pictures,
+                          card_extra="\n".join(extra))  # fmt: skip
+    summary = summarize(result.rows, qa_rows)
+    changes = diff(previous["summary"] if previous else None, summary)
+    dropped_by = dict(Counter(labels[q.qa_id].label for q in dropped))
+    now = datetime.now()
+    rt.wh.write_batch("dataset_versions", [{
+        "version": version, "run_id": rt.run_id, "previous_version": previous["version"] if previous else None,
+        "inputs_sha256": fingerprint, "path": str(result.path), "summary": summary, "diff": changes,
+        "repo_id": None, "revision": None, "commit_url": None, "status": "exported", "created_at": now,
+        "published_at": None}], replace=True)  # fmt: skip
+    print(f"exported version {version} at {result.path} (previous: {previous['version'] if previous else 'none'})")
+    published = _publish(rt, version, result.path, repo_id, token_env, private) if repo_id else None
+    md = diff_markdown(version, previous["version"] if previous else None, changes, _rejects(rt, stage_runs), usage,
+                       published=published, dropped=dropped_by, difficulty=by_hop)  # fmt: skip
+    _artifact("refresh-diff", md, f"refresh {rt.run_id}: version {version}")
+    _artifact("dataset-pictures", artifact_markdown(pictures, f"Dataset version {version}"),
+              f"pictures of version {version}")
+    for line in md.splitlines():
+        if line.startswith("|"):
+            print(line)
+    return {"version": version, "new_version": True, "published": published, "usage": usage, "diff": changes,
+            "path": str(result.path), "dropped": dropped_by, "pictures": sorted(pictures)}
+
+
+def _publish(rt: Runtime, version: str, path: Path, repo_id: str, token_env: str, private: bool) -> str:
+    pub = publish_version(path, repo_id, token_env=token_env, private=private)
+    rt.wh.execute("UPDATE dataset_versions SET repo_id = ?, revision = ?, commit_url = ?, status = 'published', "
+                  "published_at = ? WHERE version = ?", [repo_id, pub.revision, pub.commit_url, datetime.now(), version])  # fmt: skip
+    print(f"published {version} to {repo_id} (tag {pub.revision}): {pub.commit_url}")
+    return f"{repo_id}@{pub.revision}"
+
+
+def _md_table(rows: Sequence[dict[str, Any]]) -> list[str]:
+    cols = list(rows[0])
+    return (["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+            + ["| " + " | ".join("" if r[c] is None else str(r[c]) for c in cols) + " |" for r in rows])  # fmt: skip
+
+
+__all__ = ["RefreshError", "check_refresh", "export_version", "label_difficulty", "refresh", "resolve_sources"]

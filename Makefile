@@ -9,7 +9,7 @@ export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench clean trainer-env train-smoke
+.PHONY: demo test test-prefect-server bench clean trainer-env train-smoke
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,7 +29,12 @@ demo: $(VENV)/.installed-local
 	$(BIN)/hopforge demo
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not train_smoke" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not train_smoke and not prefect_server" $(PYTEST_ARGS)
+
+# The refresh deployment through a real `prefect server start`, work pool, `prefect deploy --all` and worker, all on
+# loopback with the fake LLM endpoint (~2-3 min on 2 cores). HOPFORGE_SCREENSHOT=path.png also screenshots the UI.
+test-prefect-server: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py $(PYTEST_ARGS)
 
 # A trainer's own virtual environment under .venvs/ (T=llamafactory|trl|verl|vllm; FLAVOUR=gpu on a CUDA machine).
 T ?= llamafactory

@@ -42,6 +42,7 @@ from flows.progress import Progress
 from flows.qa import generate_qa, load_qa, verify_paths
 from flows.runtime import Runtime, default_settings, open_run
 from schemas.config import Settings
+from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
 from tasks.env.tools import ToolEnvironment
 from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, build_export, check_include, write_export
@@ -67,7 +68,7 @@ QAMode = Literal["candidates", "free"]
 HF_PREFIX = "hf:"
 
 
-class RefreshError(ValueError):
+class RefreshError(InputError):
     """A refresh that cannot start or cannot finish, worded for a person."""
 
 

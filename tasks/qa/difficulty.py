@@ -27,6 +27,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from eval.evaluate import EvalConfig, EvalItem, evaluate_item
+from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
 from tasks.env.agent_loop import ChatGateway, ToolRunner
 
@@ -34,7 +35,7 @@ LABELS: tuple[str, ...] = ("trivial", "easy", "medium", "hard", "unsolved")
 SOLVER_MODES: tuple[str, ...] = ("tools", "no_tools")
 
 
-class DifficultyError(ValueError):
+class DifficultyError(InputError):
     """A difficulty setting that cannot work, worded for a person."""
 
 

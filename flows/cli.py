@@ -520,6 +520,7 @@ def warehouse_export(table_or_query: str, dest: Path, config: ConfigOpt = None) 
 SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="Trainer option KEY=VALUE (repeat); VALUE is read as YAML.")]
 ExportOpt = Annotated[Optional[str], typer.Option("--export", "-e", help="Export version (or directory); default: the newest.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Write the configs and the command; launch nothing.")]
+CheckOpt = Annotated[bool, typer.Option("--check", help="With --dry-run: the trainer's own parser must accept the config (needs its environment).")]
 
 
 def _option_sets(pairs: list[str] | None) -> dict[str, Any]:
@@ -556,12 +557,12 @@ def _options(model_cls, what: str, values: dict[str, Any]):
 
 
 def _print_train(r: dict[str, Any]) -> None:
-    out.print(f"{r['status']}: {r['train_id']}  run dir: {r['run_dir']}", highlight=False)
+    out.print(f"{r['status']}: {r['train_id']}  run dir: {r['run_dir']}", highlight=False, soft_wrap=True)
     if r["status"] == "dry_run":
         out.print("launch with:", highlight=False)
         out.print(f"  {r['command']}", highlight=False, markup=False, soft_wrap=True)
     else:
-        out.print(f"checkpoint: {r['checkpoint']}", highlight=False)
+        out.print(f"checkpoint: {r['checkpoint']}", highlight=False, soft_wrap=True)
         for k, v in sorted((r.get("metrics") or {}).items()):
             out.print(f"  {k}: {v:.6g}", highlight=False)
 
@@ -573,7 +574,7 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
                   full: Annotated[bool, typer.Option("--full", help="Full fine-tuning instead of LoRA.")] = False,
                   think_weight: Annotated[Optional[float], typer.Option(help="Loss weight of <think> spans (Omne-R1's best: 0.001).")] = None,
                   max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many optimizer steps.")] = None,
-                  sets: SetOpt = None, dry_run: DryRunOpt = False,
+                  sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
                   timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
     """LLaMA-Factory SFT on an export (weighted think-token loss), in the trainer's own environment."""
 
@@ -593,7 +594,10 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
         opts = _options(SFTOptions, "SFT", values)
         settings = _settings(config)
         preflight(settings, export, opts)  # bad input is one line before Prefect starts
-        _print_train(train_sft(options=opts, export_version=export, dry_run=dry_run, timeout_s=timeout, settings=settings))
+        if check and not dry_run:
+            raise _UserError("--check goes with --dry-run (a real run is checked by the trainer itself)")
+        _print_train(train_sft(options=opts, export_version=export, dry_run=dry_run, check=check, timeout_s=timeout,
+                               settings=settings))
 
     _run(body)
 
@@ -605,7 +609,7 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
                  stage: Annotated[Optional[str], typer.Option(help="base (Omne-R1 stage 1) | sft (stage 3)")] = None,
                  reward: Annotated[Optional[str], typer.Option(help="Reward name (training.rewards.REWARDS).")] = None,
                  tool_server: Annotated[Optional[str], typer.Option(help="URL of a running `hopforge serve-tools`; default: start one.")] = None,
-                 sets: SetOpt = None, dry_run: DryRunOpt = False,
+                 sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
                  timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
     """RL on an export's questions with verl (or TRL), rewarded by training/verl_reward.py:compute_score."""
 
@@ -625,8 +629,10 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
         opts = _options(VerlOptions, "verl", values) if trainer == "verl" else _options(TRLOptions, "TRL", values)
         settings = _settings(config)
         preflight(settings, export, opts)  # bad input is one line before Prefect starts
+        if check and not dry_run:
+            raise _UserError("--check goes with --dry-run (a real run is checked by the trainer itself)")
         r = train_rl(trainer=trainer, export_version=export, start_tool_server=tool_server is None, dry_run=dry_run,
-                     timeout_s=timeout, settings=settings, **{trainer: opts})
+                     check=check, timeout_s=timeout, settings=settings, **{trainer: opts})
         _print_train(r)
 
     _run(body)

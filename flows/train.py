@@ -36,10 +36,10 @@ from flows.runtime import default_settings, open_run
 from schemas.config import Settings
 from training.merge import plan_merge
 from training.plan import ExportView, TrainingError, TrainPlan, load_export, resolve_export
-from training.rl import TRLOptions, VerlOptions, plan_trl, plan_verl
+from training.rl import TRLOptions, VerlOptions, check_plan, plan_trl, plan_verl
 from training.runs import LaunchResult, curves_svg, final_metrics, launch, metric_rows, training_row
 from training.serve import ServeOptions, VLLMServer, policy_endpoint, serve_command_line
-from training.sft import SFTOptions, plan_sft
+from training.sft import SFTOptions, plan_sft, validate_sft_config
 
 
 def new_train_id(kind: str, trainer: str) -> str:
@@ -85,15 +85,27 @@ def _artifact(key: str, markdown: str) -> None:
         create_markdown_artifact(key=key, markdown=markdown)
 
 
+def trainer_check(plan: TrainPlan) -> dict[str, Any]:
+    """The trainer's own parser on the plan's config, in its environment (LLaMA-Factory's ``get_train_args``;
+    verl's Hydra composition and ``validate_config``; TRL's ``GRPOConfig``). ``TrainingError`` on refusal."""
+    if plan.trainer == "llamafactory":
+        return validate_sft_config(plan)
+    return check_plan(plan)
+
+
 def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str, Any], dry_run: bool,
-             timeout_s: float | None, base_model: str | None) -> dict[str, Any]:  # fmt: skip
-    """Record, launch (unless ``dry_run``) and record again. Returns the flow's result dict."""
+             timeout_s: float | None, base_model: str | None, check: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Record, launch (unless ``dry_run``) and record again. Returns the flow's result dict. With ``check`` (a dry
+    run's option) the trainer's own parser must accept the written config first."""
     train_id = plan.run_dir.name
     started = datetime.now()
     flow_name = f"train-{kind}"
     with open_run(flow_name, params, settings) as rt:
         if dry_run:
             plan.write()
+            if check:
+                trainer_check(plan)
+                print(f"{plan.trainer} accepts the config in {plan.run_dir}")
             rt.wh.write_batch("training_runs", [training_row(plan, train_id=train_id, run_id=rt.run_id, kind=kind,
                               status="dry_run", started_at=started, base_model=base_model)])  # fmt: skip
             _artifact(f"{flow_name}-plan", _report(plan, train_id, None))
@@ -128,17 +140,19 @@ def train_sft(
     options: SFTOptions,
     export_version: str | None = None,
     dry_run: bool = False,
+    check: bool = False,
     timeout_s: float | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """LLaMA-Factory SFT on an export (the newest when ``export_version`` is None); see the module docstring."""
+    """LLaMA-Factory SFT on an export (the newest when ``export_version`` is None); see the module docstring.
+    ``check`` (with ``dry_run``): LLaMA-Factory's own parser must accept the written config."""
     settings = settings or default_settings()
     export = _export(settings, export_version)
     train_id = new_train_id("sft", "llamafactory")
     plan = plan_sft(export, _run_dir(settings, train_id), options)
     params = {"options": options.model_dump(mode="json"), "export_version": export.version, "dry_run": dry_run}
     return run_plan(plan, kind="sft", settings=settings, params=params, dry_run=dry_run, timeout_s=timeout_s,
-                    base_model=options.model)  # fmt: skip
+                    base_model=options.model, check=check)  # fmt: skip
 
 
 def _free_port() -> int:
@@ -224,6 +238,7 @@ def train_rl(
     start_tool_server: bool = True,
     tool_embedder: Literal["configured", "hashing"] = "configured",
     dry_run: bool = False,
+    check: bool = False,
     timeout_s: float | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
@@ -251,7 +266,7 @@ def train_rl(
         else:
             plan = plan_trl(export, run_dir, opts)  # type: ignore[arg-type]
         return run_plan(plan, kind="rl", settings=settings, params=params, dry_run=dry_run, timeout_s=timeout_s,
-                        base_model=opts.model)  # fmt: skip
+                        base_model=opts.model, check=check)  # fmt: skip
 
     if trainer == "verl" and start_tool_server and not dry_run:
         with tool_server(settings, embedder=tool_embedder, log_path=run_dir / "tool-server.log") as url:

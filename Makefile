@@ -7,9 +7,12 @@ export PREFECT_HOME ?= $(CURDIR)/.prefect
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 120
 export HF_HUB_OFFLINE := 1
+# llama.cpp (built from source by llama-cpp-python) with -march=native crashes in its first multi-token decode on
+# some CPUs; a portable build works everywhere, and pip's cached wheel then suits any machine.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 PYTEST_ARGS ?=
 
-.PHONY: demo test test-prefect-server bench clean trainer-env train-smoke
+.PHONY: test-ray bench-ray demo test test-prefect-server bench clean trainer-env train-smoke
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,10 +32,19 @@ demo: $(VENV)/.installed-local
 	$(BIN)/hopforge demo
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not train_smoke and not prefect_server" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not train_smoke and not prefect_server and not ray" $(PYTEST_ARGS)
+
+# Core + the Ray extra (prefect-ray, ray).
+$(VENV)/.installed-ray: pyproject.toml | $(VENV)/.installed-test
+	$(BIN)/python -m pip install -e '.[ray,test]'
+	touch $@
+
+# The factory on a local two-node Ray cluster (loopback): same exports as the thread pool; a killed worker loses nothing.
+test-ray: $(VENV)/.installed-ray
+	$(BIN)/python -m pytest -q -m ray tests/test_ray.py $(PYTEST_ARGS)
 
 # The refresh deployment through a real `prefect server start`, work pool, `prefect deploy --all` and worker, all on
-# loopback with the fake LLM endpoint (~2-3 min on 2 cores). HOPFORGE_SCREENSHOT=path.png also screenshots the UI.
+# loopback with the fake LLM endpoint (~2-3 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.
 test-prefect-server: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py $(PYTEST_ARGS)
 
@@ -51,6 +63,10 @@ train-smoke: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_gateway.py
+
+# Graph building over 4 domains: 2 Ray workers against the thread pool (a ratio).
+bench-ray: $(VENV)/.installed-ray
+	$(BIN)/python bench/bench_ray_graphs.py
 
 clean:
 	rm -rf .hopforge .prefect

@@ -4,7 +4,7 @@ loopback fake. Checks through the Prefect REST API that the run completed with i
 the warehouse that the version landed; then runs the deployment again and sees nothing new (0 LLM calls).
 
 Run with ``make test-prefect-server`` (marker ``prefect_server``; excluded from ``make test``). With
-``HOPFORGE_SCREENSHOT=<file.png>`` and Chromium installed, it also saves a screenshot of the UI's flow-run page.
+``REFRESH_SCREENSHOT=<file.png>`` and Chromium installed, it also saves a screenshot of the UI's flow-run page.
 """
 
 from __future__ import annotations
@@ -195,6 +195,6 @@ def test_refresh_deployment_through_server_and_worker(stack, fake_llm, tmp_path)
     assert any(a["key"] == "refresh-diff" and "No new dataset version" in a["data"] for a in arts)
     print(f"first refresh through the worker: {first_s:.1f} s; second: 0 LLM calls; runs: {sorted(names)[:3]}...")
 
-    target = os.environ.get("HOPFORGE_SCREENSHOT")
+    target = os.environ.get("REFRESH_SCREENSHOT")
     if target:
         screenshot(stack, run["id"], Path(target).resolve())

@@ -44,7 +44,7 @@ test-ray: $(VENV)/.installed-ray
 	$(BIN)/python -m pytest -q -m ray tests/test_ray.py $(PYTEST_ARGS)
 
 # The refresh deployment through a real `prefect server start`, work pool, `prefect deploy --all` and worker, all on
-# loopback with the fake LLM endpoint (~2-3 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.
+# loopback with the fake LLM endpoint (~1-1.5 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.
 test-prefect-server: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py $(PYTEST_ARGS)
 

@@ -678,6 +678,31 @@ def train_runs(config: ConfigOpt = None, limit: int = 20) -> None:
     _run(body)
 
 
+@app.command("refresh")
+def refresh_cmd(source: Annotated[Optional[list[str]], typer.Option("--source", "-s", help="Corpus source (repeat); default: the previous refresh's.")] = None,
+                config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
+                n_seeds: Annotated[int, typer.Option(help="Seeds per changed domain.")] = 20,
+                difficulty: Annotated[bool, typer.Option(help="Measure solver pass@k difficulty of new questions.")] = True,
+                repo_id: Annotated[Optional[str], typer.Option(help="Publish the new version to this Hugging Face dataset repo.")] = None,
+                token_env: str = "HF_TOKEN") -> None:
+    """Incremental refresh: new documents -> their graphs -> questions, paths, trajectories -> a new dataset version."""
+
+    def body():
+        from flows.refresh import check_refresh, refresh
+
+        settings = _settings(config, gguf)
+        if source:  # what can be refused without an LLM is refused before Prefect starts
+            check_refresh(list(source), repo_id, token_env, None, ("trivial",), n_seeds, 0)
+        with _Bars():
+            r = refresh(sources=list(source) if source else None, domains=domain, n_seeds=n_seeds,
+                        measure_difficulty=difficulty, repo_id=repo_id, token_env=token_env, settings=settings)
+        for key in ("version", "new_version", "published"):
+            if key in r:
+                out.print(f"{key}: {r[key]}", highlight=False, soft_wrap=True)
+
+    _run(body)
+
+
 @app.command("serve-tools")
 def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
                 host: Annotated[str, typer.Option(help="Interface; loopback by default.")] = "127.0.0.1",

@@ -179,3 +179,24 @@ def test_bad_input_is_refused_before_any_llm_call(setup, fake_llm, monkeypatch, 
     assert [v["version"] for v in _versions(settings)] == [first["version"]]
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
         assert wh.scalar("SELECT count(*) FROM documents") == 4  # the new document was not even ingested
+
+
+def test_cli_refresh_refuses_bad_input_before_any_flow(tmp_path, monkeypatch):
+    import flows.refresh as refresh_flows
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    runner = CliRunner()
+
+    def must_not_run(**kwargs):
+        raise AssertionError("the flow started on bad input")
+
+    monkeypatch.setattr(refresh_flows, "refresh", must_not_run)
+    result = runner.invoke(app, ["refresh", "--source", str(tmp_path / "vanished")])
+    assert result.exit_code == 2 and "vanished" in result.output and "Traceback" not in result.output
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"context": "text"}\n')
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    result = runner.invoke(app, ["refresh", "--source", str(corpus), "--repo-id", "not a repo id"])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output

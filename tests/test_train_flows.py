@@ -388,3 +388,4 @@ def test_cli_train_bad_input_is_one_line_before_any_flow(tmp_path, export_dir, m
         result = runner.invoke(app, args)
         assert result.exit_code == 2, (args, result.output)
         assert expected in result.output and "Traceback" not in result.output, (args, result.output)
+

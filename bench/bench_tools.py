@@ -8,29 +8,34 @@ dimension of all-MiniLM-L6-v2, so the matrix work is the real model's; the query
 - ``index``: building the entity matrix, loading it back from the on-disk cache, and top-k throughput of
   ``GraphIndex.top_k`` on pre-embedded query vectors (query embedding excluded), one query per call and in
   batches, plus ``match_many`` end to end (hashing query embedding included);
-- ``server``: the FastAPI tool server (``flows.tool_server.serve``) in a child process on loopback, driven by an
-  httpx async load generator with bounded concurrency and a bounded number of requests per tool: requests/s,
-  p50 and p99 latency for each endpoint (the two Omne-R1 endpoints, the generic endpoint for the Graph-RFT
-  and KG-Hopper tools, and ``/batch``). Client and server share the machine's cores.
+- ``server``: ``hopforge serve-tools --embedder hashing --workers N`` started as a user starts it, over a
+  temporary warehouse holding the graph, loaded from a separate process (``bench/http_load.py``: keep-alive
+  connections, a bounded number of requests) at each ``--concurrency``: requests/s, p50 and p99 per endpoint
+  (the two Omne-R1 endpoints at every concurrency; the generic tools and ``/batch`` at the first), beside a
+  bare ASGI endpoint returning a constant string on the same stack and worker count (``bench/bare_asgi.py``,
+  the stack's ceiling) measured in the same run, and the resident memory of each worker (RSS, PSS, private).
+  Client and server share the machine's cores; on a busy machine read the ratios to the bare endpoint.
 
 Prints one line per measurement and one JSON object (also written to ``--json PATH``).
 
-    python bench/bench_tools.py                                  # 50k entities, 2000 requests per tool, C=32
-    python bench/bench_tools.py --entities 20000 --requests 500 --concurrency 16
+    python bench/bench_tools.py                          # 50k entities, 4000 requests per run, C=32 and 256
+    python bench/bench_tools.py --entities 20000 --requests 1000 --concurrency 16 --workers 1
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import json
-import multiprocessing as mp
 import os
 import random
+import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
-import httpx  # noqa: E402
 import numpy as np  # noqa: E402
+
+from bench.http_load import post, run_in_process  # noqa: E402
 
 from schemas.graph import Entity, Relation  # noqa: E402
 from tasks.graph.kg import KnowledgeGraph  # noqa: E402
 from tasks.env.index import GraphIndex, HashingEmbedder  # noqa: E402
-from tasks.env.tools import ToolEnvironment  # noqa: E402
 
 DOMAIN = "bench"
 WORDS = (
@@ -147,115 +152,162 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve_child(env: ToolEnvironment, port: int, coalesce: bool, blas_threads: int | None) -> None:
-    from flows.tool_server import serve
+def hopforge_command() -> list[str]:
+    """``hopforge``, the console script of this environment (as a user runs it), else the same entry point."""
+    script = Path(sys.executable).with_name("hopforge")
+    return [str(script)] if script.exists() else [sys.executable, "-c", "from flows.cli import main; main()"]
 
-    serve(env, "127.0.0.1", port, log_level="warning", access_log=False, blas_threads=blas_threads,
-          batch_entity_matcher=coalesce)  # fmt: skip
 
-
-async def wait_ready(base: str, timeout_s: float = 60.0) -> None:
+def start_process(cmd: list[str], env: dict[str, str], port: int, timeout_s: float = 300.0) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` in its own process group and wait until ``GET /health`` answers on ``port``."""
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.perf_counter() + timeout_s
-    async with httpx.AsyncClient(base_url=base, timeout=2.0) as c:
-        while time.perf_counter() < deadline:
-            try:
-                if (await c.get("/health")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"the tool server at {base} did not come up in {timeout_s:.0f} s")
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}:\n{log.read().decode()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.2)
+    stop_process(proc)
+    raise RuntimeError(f"{' '.join(cmd)} did not answer on port {port} in {timeout_s:.0f} s")
 
 
-async def load(client: httpx.AsyncClient, requests: list[tuple[str, Any]], concurrency: int) -> dict[str, Any]:
-    """Send every request with at most ``concurrency`` in flight; latency per request, wall time overall."""
-    sem = asyncio.Semaphore(concurrency)
-    latencies: list[float] = []
-    errors = 0
-    failures: list[str] = []
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
 
-    async def one(path: str, body: Any) -> None:
-        nonlocal errors
-        async with sem:
-            t = time.perf_counter()
-            try:
-                r = await client.post(path, json=body)
-            except httpx.TransportError as exc:  # counted and reported, not fatal: one dropped connection
-                failures.append(f"{type(exc).__name__}: {exc}")
-                return
-            latencies.append(time.perf_counter() - t)
-            if r.status_code != 200:
-                errors += 1
 
-    t = time.perf_counter()
-    await asyncio.gather(*(one(p, b) for p, b in requests))
-    wall = time.perf_counter() - t
-    lat = sorted(latencies) or [float("nan")]
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def memory(pid: int) -> dict[str, float]:
+    """Resident memory of one process in MiB: ``rss`` (every page it maps, shared ones included), ``pss``
+    (shared pages divided among the processes sharing them) and ``private`` (its own pages only)."""
+    kb: dict[str, int] = {}
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+            key, _, rest = line.partition(":")
+            kb[key] = int(rest.split()[0])
+    except OSError:
+        return {}
     return {
-        "requests": len(requests), "http_errors": errors, "transport_errors": len(failures),
-        "first_transport_error": failures[0] if failures else None, "rps": round(len(latencies) / wall, 1),
-        "p50_ms": round(pct(lat, 0.5) * 1000, 2), "p99_ms": round(pct(lat, 0.99) * 1000, 2),
+        "rss": round(kb.get("Rss", 0) / 1024, 1), "pss": round(kb.get("Pss", 0) / 1024, 1),
+        "private": round((kb.get("Private_Clean", 0) + kb.get("Private_Dirty", 0)) / 1024, 1),
     }  # fmt: skip
 
 
-async def drive(base: str, names: list[str], n: int, concurrency: int, batch_size: int, seed: int) -> dict[str, Any]:
+def server_memory(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
+    """The serving processes' memory: the worker processes when the server forked some, else the server."""
+    workers = _children(proc.pid)
+    pids = workers or [proc.pid]
+    return {"processes": len(pids), "per_process_mib": [memory(p) for p in pids],
+            "supervisor_mib": memory(proc.pid) if workers else None}  # fmt: skip
+
+
+def workloads(names: list[str], n: int, batch_size: int, seed: int) -> dict[str, list[bytes]]:
+    """Pre-encoded requests per endpoint: node_info on real names, entity_matcher on misspelt names (always the
+    embedding path), the generic tools, and /batch of mixed calls."""
     rng = random.Random(seed)
     pick = [rng.choice(names) for _ in range(n)]
     typo = [p.lower()[:-1] + "x" for p in pick]
-    workloads: dict[str, list[tuple[str, Any]]] = {
-        "entity_matcher (POST /{g}/get_precise_entity_names)": [
-            (f"/{DOMAIN}/get_precise_entity_names", {"node_name": q}) for q in typo
+    out = {
+        "node_info": [post(f"/{DOMAIN}/get_node", {"node_name": q}) for q in pick],
+        "entity_matcher": [post(f"/{DOMAIN}/get_precise_entity_names", {"node_name": q}) for q in typo],
+        "relation_search": [
+            post("/tools/relation_search", {"entity": q, "relation": rng.choice(LABELS), "graph_type": DOMAIN}) for q in pick
         ],
-        "node_info (POST /{g}/get_node)": [(f"/{DOMAIN}/get_node", {"node_name": q}) for q in pick],
-        "relation_search (POST /tools/relation_search)": [
-            ("/tools/relation_search", {"entity": q, "relation": rng.choice(LABELS), "graph_type": DOMAIN}) for q in pick
+        "neighbor_search": [
+            post("/tools/neighbor_search", {"entity": q, "relation": rng.choice(LABELS), "graph_type": DOMAIN}) for q in pick
         ],
-        "neighbor_search (POST /tools/neighbor_search)": [
-            ("/tools/neighbor_search", {"entity": q, "relation": rng.choice(LABELS), "graph_type": DOMAIN}) for q in pick
-        ],
-        "search (POST /tools/search)": [("/tools/search", {"entity": q, "graph_type": DOMAIN}) for q in pick],
+        "search": [post("/tools/search", {"entity": q, "graph_type": DOMAIN}) for q in pick],
     }
-    n_batches = max(1, n // batch_size)
-    workloads[f"batch of {batch_size} mixed calls (POST /batch)"] = [
-        ("/batch", {"calls": [
+    out[f"batch_{batch_size}"] = [
+        post("/batch", {"calls": [
             {"name": "entity_matcher", "arguments": {"node_name": typo[(b * batch_size + j) % n], "graph_type": DOMAIN}}
             if j % 2 == 0 else
             {"name": "node_info", "arguments": {"node_name": pick[(b * batch_size + j) % n], "graph_type": DOMAIN}}
             for j in range(batch_size)
         ]})
-        for b in range(n_batches)
+        for b in range(max(1, n // batch_size))
     ]  # fmt: skip
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    out: dict[str, Any] = {}
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60.0) as client:
-        for label, reqs in workloads.items():
-            await load(client, reqs[: max(1, len(reqs) // 20)], concurrency)  # warm-up: connections, caches
-            out[label] = await load(client, reqs, concurrency)
-        try:
-            stats = (await client.get("/stats")).json()
-            out["server /stats"] = {**stats["tools"], "entity_matcher_batches": stats["entity_matcher_batches"]}
-        except httpx.TransportError as exc:
-            out["server /stats"] = f"unavailable: {type(exc).__name__}"
     return out
 
 
+def measure(port: int, warm_up: list[bytes], requests: list[bytes], concurrency: int) -> dict[str, Any]:
+    """One timed run after a short warm-up (connections, lazy imports). The warm-up and each timed run draw
+    their own names, so the server's result cache holds only what a run itself asked before."""
+    run_in_process("127.0.0.1", port, warm_up[: max(1, len(warm_up) // 10)], concurrency)
+    return run_in_process("127.0.0.1", port, requests, concurrency)
+
+
 def bench_server(
-    env: ToolEnvironment, n: int, concurrency: int, batch_size: int, coalesce: bool, blas_threads: int | None, seed: int
+    graph: KnowledgeGraph, data_dir: Path, n: int, concurrencies: list[int], batch_size: int, workers: int,
+    code_root: Path, seed: int,
 ) -> dict[str, Any]:
+    """``hopforge serve-tools`` and the bare endpoint, each started as its own process with ``workers`` workers,
+    loaded from another process; ratios are tool server / bare endpoint at the same concurrency."""
+    from tasks.graph.store import write_snapshot
+    from warehouse.db import Warehouse
+
+    with Warehouse(data_dir / "warehouse.duckdb") as wh:
+        write_snapshot(wh, DOMAIN, graph.entities(), graph.relations(), source="triples", build_run_id=None,
+                       directed=graph.directed)  # fmt: skip
+    env = {**os.environ, "HOPFORGE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
+           "PYTHONPATH": os.pathsep.join([str(code_root), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    out: dict[str, Any] = {"workers": workers, "requests_per_run": n}
+
     port = free_port()
-    # fork: the child inherits the built graph and the loaded matrix instead of rebuilding them.
-    proc = mp.get_context("fork").Process(target=serve_child, args=(env, port, coalesce, blas_threads), daemon=True)
-    proc.start()
+    bare = start_process([sys.executable, str(code_root / "bench" / "bare_asgi.py"), "--port", str(port),
+                          "--workers", str(workers)], env, port)  # fmt: skip
     try:
-        base = f"http://127.0.0.1:{port}"
-        asyncio.run(wait_ready(base))
-        names = list(next(iter(env.indexes.values())).names)
-        result = asyncio.run(drive(base, names, n, concurrency, batch_size, seed))
-        result["server_alive_after"] = proc.is_alive()
-        return result
+        constant = [post(f"/{DOMAIN}/get_node", {"node_name": "x"})] * n
+        out["bare"] = {f"c{c}": measure(port, constant, constant, c) for c in concurrencies}
     finally:
-        proc.terminate()
-        proc.join(10)
+        stop_process(bare)
+
+    port = free_port()
+    cmd = [*hopforge_command(), "serve-tools", "--embedder", "hashing", "--port", str(port)]
+    if workers > 1:
+        cmd += ["--workers", str(workers)]
+    t = time.perf_counter()
+    server = start_process(cmd, env, port)
+    out["startup_s"] = round(time.perf_counter() - t, 2)
+    try:
+        names = list(graph.nodes())
+        warm = workloads(names, n, batch_size, seed + 1000)
+        runs = {c: workloads(names, n, batch_size, seed + i) for i, c in enumerate(concurrencies)}
+        for tool in ("node_info", "entity_matcher"):
+            out[tool] = {f"c{c}": measure(port, warm[tool], runs[c][tool], c) for c in concurrencies}
+        c0 = concurrencies[0]
+        for tool in ("relation_search", "neighbor_search", "search", f"batch_{batch_size}"):
+            out[tool] = {f"c{c0}": measure(port, warm[tool], runs[c0][tool], c0)}
+        out["memory"] = server_memory(server)
+        with contextlib.suppress(OSError, ValueError):
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as r:
+                stats = json.loads(r.read())
+            out["one_worker_stats"] = {k: stats.get(k) for k in ("entity_matcher_batches", "result_cache")}
+    finally:
+        stop_process(server)
+    for tool in ("node_info", "entity_matcher"):
+        for c in concurrencies:
+            r, b = out[tool][f"c{c}"], out["bare"][f"c{c}"]
+            r["ratio_to_bare"] = round(r["rps"] / b["rps"], 3) if b["rps"] else None
+    return out
 
 
 def main() -> None:
@@ -264,11 +316,13 @@ def main() -> None:
     ap.add_argument("--relations", type=int, default=150_000)
     ap.add_argument("--queries", type=int, default=4096, help="top-k queries for the in-process index benchmark")
     ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--requests", type=int, default=2000, help="HTTP requests per tool")
-    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--requests", type=int, default=4000, help="HTTP requests per endpoint and concurrency")
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[32, 256])
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--no-coalesce", action="store_true", help="run entity_matcher requests one by one")
-    ap.add_argument("--blas-threads", type=int, default=None, help="cap the server's BLAS threads (threadpoolctl)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="server worker processes")
+    ap.add_argument("--code-root", type=Path, default=ROOT,
+                    help="serve another checkout's code (before/after comparisons); default this one")
+    ap.add_argument("--skip-index", action="store_true")
     ap.add_argument("--skip-server", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
@@ -283,28 +337,31 @@ def main() -> None:
     }  # fmt: skip
     print(f"graph: {graph.n_nodes} entities, {graph.n_edges} relations, max degree {report['graph']['max_degree']}")
     with tempfile.TemporaryDirectory() as tmp:
-        idx = bench_index(graph, Path(tmp), args.queries, args.k, args.seed)
-        report["index"] = idx
-        print(
-            f"index: build {idx['build_s']} s, cache load {idx['cache_load_s']} s; top-{args.k} over "
-            f"{idx['entities']} x {idx['dim']}: {idx['topk_single_qps']} q/s one at a time, "
-            f"{idx['topk_batched_qps']} q/s batched (query embedding excluded); match(): {idx['match_single_qps']} q/s, "
-            f"match_many(): {idx['match_many_qps']} q/s (hashing query embedding included)"
-        )
-        if not args.skip_server:
-            env = ToolEnvironment.from_graphs([graph], HashingEmbedder(384), cache_dir=tmp)  # warm: matrix from cache
-            server = bench_server(
-                env, args.requests, args.concurrency, args.batch_size, not args.no_coalesce, args.blas_threads, args.seed
+        if not args.skip_index:
+            idx = bench_index(graph, Path(tmp) / "index", args.queries, args.k, args.seed)
+            report["index"] = idx
+            print(
+                f"index: build {idx['build_s']} s, cache load {idx['cache_load_s']} s; top-{args.k} over "
+                f"{idx['entities']} x {idx['dim']}: {idx['topk_single_qps']} q/s one at a time, "
+                f"{idx['topk_batched_qps']} q/s batched (query embedding excluded); match(): {idx['match_single_qps']} "
+                f"q/s, match_many(): {idx['match_many_qps']} q/s (hashing query embedding included)"
             )
-            report["server"] = {
-                "concurrency": args.concurrency, "coalesce_entity_matcher": not args.no_coalesce,
-                "blas_threads": args.blas_threads, "load_avg_after": os.getloadavg()[0], **server,
-            }  # fmt: skip
-            for label, r in server.items():
-                if isinstance(r, dict) and "rps" in r:
-                    print(f"server {label}: {r['rps']} req/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms "
-                          f"({r['requests']} requests, C={args.concurrency}, {r['http_errors']} non-200, "
-                          f"{r['transport_errors']} dropped)")  # fmt: skip
+        if not args.skip_server:
+            server = bench_server(graph, Path(tmp) / "data", args.requests, args.concurrency, args.batch_size,
+                                  args.workers, args.code_root.resolve(), args.seed)  # fmt: skip
+            report["server"] = {**server, "load_avg_after": os.getloadavg()[0]}
+            print(f"server: `hopforge serve-tools --workers {args.workers}` up in {server['startup_s']} s")
+            for label, runs in server.items():
+                if not isinstance(runs, dict) or label in ("memory", "one_worker_stats"):
+                    continue
+                for r in runs.values():
+                    ratio = f", {r['ratio_to_bare']} of bare" if "ratio_to_bare" in r else ""
+                    print(f"  {label:<16} C={r['concurrency']:<4} {r['rps']:>8} req/s  p50 {r['p50_ms']:>7} ms  "
+                          f"p99 {r['p99_ms']:>8} ms{ratio}  ({r['answered']}/{r['requests']} answered, "
+                          f"{r['non_200']} non-200, {r['dropped_connections']} dropped)")  # fmt: skip
+            mem = server["memory"]
+            print(f"  memory: {mem['processes']} serving process(es), MiB each (rss/pss/private): "
+                  + "; ".join(f"{m.get('rss')}/{m.get('pss')}/{m.get('private')}" for m in mem["per_process_mib"]))
     print(json.dumps(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -26,18 +26,43 @@ searches (``match_many`` vs ``match`` in ``bench/bench_tools.py``). It costs not
 request starts a batch of one at once. ``GET /stats`` reports the batch sizes reached.
 The batcher lives in the app's lifespan; without it (an ASGI client that skips lifespan) calls run one by one.
 
+Hot path (what a profile of one request showed, see ``bench/bench_tools.py``): with the tool itself at ~1.5% of
+a request's CPU, the time went to HTTP parsing, FastAPI's routing and validation, and handing the call to a
+worker thread. So:
+
+- the two Omne-R1 endpoints are answered by ``_OmneFastPath``, a plain ASGI layer in front of FastAPI: it
+  parses the body with orjson, checks it exactly as the FastAPI route would, and writes the reply bytes
+  itself. Anything it does not recognise as a well-formed call (a bad body, another content type, an unknown
+  graph) is replayed to the FastAPI route, so error replies are FastAPI's own; the reply bytes of a good call
+  are identical (``tests/test_tool_server.py`` compares them);
+- every tool result is cached per server (the environment is one read-only snapshot, and every tool is a
+  deterministic function of its arguments), bounded in characters (``cache_chars``), so RL samples asking for
+  the same entity cost a dictionary lookup;
+- calls that cost microseconds run on the event loop instead of a worker thread: ``node_info`` of an entity
+  found by name with at most ``inline_degree`` neighbours, and ``entity_matcher`` when name matches alone fill
+  the answer (exact and normalised names are looked up before any embedding work);
+- ``serve(workers=N)`` forks N uvicorn workers (uvloop and httptools when installed) on one listening socket
+  after the index is loaded: the entity matrix is a read-only memory map of the cached ``.npy`` file and the
+  graph is shared copy-on-write, so workers do not each hold a copy.
+
 This module avoids ``from __future__ import annotations`` on purpose: FastAPI reads the request models
 defined inside ``create_app`` from the endpoint annotations at runtime.
 """
 
 import asyncio
 import contextlib
+import gc
 import logging
+import os
+import signal
+import socket
 import threading
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections import OrderedDict, deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Annotated, Any
+
+import orjson
 
 from fastapi import Body, FastAPI, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
@@ -194,6 +219,159 @@ class _MatcherBatcher:
                     fut.set_result(obs)
 
 
+class _ResultCache:
+    """Rendered tool results by ``(tool, canonical arguments)``, least recently used out first, bounded by the
+    total characters of the texts held. Used from the event loop only, so it needs no lock."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.chars = 0
+        self.hits = 0
+        self.misses = 0
+        self._items: OrderedDict[tuple[str, bytes], Observation] = OrderedDict()
+
+    @staticmethod
+    def key(name: str, arguments: Mapping[str, Any]) -> tuple[str, bytes] | None:
+        try:
+            return name, orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # arguments that are not plain JSON values: not cached
+            return None
+
+    def get(self, key: tuple[str, bytes]) -> Observation | None:
+        obs = self._items.get(key)
+        if obs is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._items.move_to_end(key)
+        return obs
+
+    def put(self, key: tuple[str, bytes], obs: Observation) -> None:
+        # An internal error is a bug of this server, not a property of the input: the next call tries again.
+        if self.max_chars <= 0 or obs.error_kind == "internal" or key in self._items:
+            return
+        size = len(obs.text) + len(key[1])
+        if size > self.max_chars:
+            return
+        self._items[key] = obs
+        self.chars += size
+        while self.chars > self.max_chars:
+            old_key, old = self._items.popitem(last=False)
+            self.chars -= len(old.text) + len(old_key[1])
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"entries": len(self._items), "chars": self.chars, "hits": self.hits, "misses": self.misses}
+
+
+class _CallRunner:
+    """Runs one tool call for an endpoint: from the cache, inline on the event loop when it costs microseconds,
+    through the entity_matcher batcher, or in the worker thread pool (see the module docstring)."""
+
+    def __init__(
+        self, env: ToolEnvironment, batcher: "_MatcherBatcher", stats: ToolStats, cache: _ResultCache, inline_degree: int
+    ) -> None:
+        self.env = env
+        self.batcher = batcher
+        self.stats = stats
+        self.cache = cache
+        self.inline_degree = inline_degree
+
+    def _cheap(self, name: str, arguments: Mapping[str, Any]) -> bool:
+        """Whether the call is answered by name lookups and rendering alone (no embedding, no big hub)."""
+        if name not in ("node_info", "entity_matcher"):
+            return False
+        index = self.env.indexes.get(arguments.get("graph_type"))  # type: ignore[arg-type]
+        node_name = arguments.get("node_name")
+        if index is None or not isinstance(node_name, str) or len(arguments) != 2:
+            return False  # an error observation or an unusual call: the thread pool, as before
+        if name == "entity_matcher":
+            return len(index.name_matches(node_name)) >= self.env.limits.matches
+        found = index.resolve(node_name)  # an unknown name is answered with an embedding search: not cheap
+        return found is not None and index.graph.degree(found) <= self.inline_degree
+
+    async def run(self, name: str, arguments: dict[str, Any]) -> Observation:
+        started = time.perf_counter()
+        key = self.cache.key(name, arguments)
+        obs = self.cache.get(key) if key is not None else None
+        if obs is None:
+            if self._cheap(name, arguments):
+                obs = self.env.call(name, arguments)
+            elif name == "entity_matcher" and self.batcher.running:
+                obs = await self.batcher.submit(arguments)
+            else:
+                obs = await run_in_threadpool(self.env.call, name, arguments)
+            if key is not None:
+                self.cache.put(key, obs)
+        self.stats.record(name, time.perf_counter() - started, obs)
+        return obs
+
+
+#: The reply headers of FastAPI's JSON response (same names, order and content type), for the fast path.
+_JSON = b"application/json"
+
+ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]], Awaitable[None]]
+
+
+class _OmneFastPath:
+    """Plain ASGI layer answering well-formed calls of the two Omne-R1 endpoints without FastAPI's routing and
+    validation (see the module docstring); everything else goes to ``app`` unchanged, with the body replayed."""
+
+    def __init__(self, app: ASGIApp, runner: _CallRunner, routes: dict[str, tuple[str, str]], max_name_len: int) -> None:
+        self.app = app
+        self.runner = runner
+        self.routes = routes  # "/cs/get_node" -> ("node_info", "cs"), offered tools and loaded graphs only
+        self.max_name_len = max_name_len
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        route = self.routes.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
+        if route is None:
+            return await self.app(scope, receive, send)
+        content_type = next((v for k, v in scope["headers"] if k == b"content-type"), None)
+        if content_type != _JSON:
+            return await self.app(scope, receive, send)
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before sending its body
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        node_name = None
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            data = None
+        if type(data) is dict:
+            node_name = data.get("node_name")
+        if type(node_name) is not str or not 1 <= len(node_name) <= self.max_name_len:
+            return await self.app(scope, _replay(body, receive), send)  # FastAPI writes the error reply
+        tool, graph_type = route
+        obs = await self.runner.run(tool, {"node_name": node_name, "graph_type": graph_type})
+        payload = orjson.dumps({"rendered_content": obs.text})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", str(len(payload)).encode()), (b"content-type", _JSON)],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """A ``receive`` that hands ``body`` (already read) to the next app first, then the connection's own."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> dict[str, Any]:
+        if pending:
+            return pending.pop()
+        return await receive()
+
+    return replay
+
+
 def create_app(
     env: ToolEnvironment,
     *,
@@ -202,17 +380,25 @@ def create_app(
     max_args: int = 8,
     stats_window: int = 10_000,
     batch_entity_matcher: bool = True,
+    cache_chars: int = 32_000_000,
+    inline_degree: int = 256,
 ) -> FastAPI:
     """The tool server app over ``env`` (see the module docstring).
 
     ``max_name_len`` bounds every string argument (node names, relations, queries); ``max_batch`` bounds the
     calls of one ``/batch`` request and the size of a coalesced entity_matcher batch; ``max_args`` bounds the
     number of arguments of a generic call. ``batch_entity_matcher=False`` runs entity_matcher calls one by one.
+    ``cache_chars`` bounds the result cache (characters of rendered text, per worker; 0 turns it off);
+    ``inline_degree`` is the most neighbours a node_info entity may have to be rendered on the event loop.
     """
     if max_name_len < 1 or max_batch < 1 or max_args < 1:
         raise ValueError("max_name_len, max_batch and max_args must be >= 1")
+    if cache_chars < 0 or inline_degree < 0:
+        raise ValueError("cache_chars and inline_degree must be >= 0")
     stats = ToolStats(stats_window)
     batcher = _MatcherBatcher(env, max_batch, stats)
+    cache = _ResultCache(cache_chars)
+    runner = _CallRunner(env, batcher, stats, cache, inline_degree)
     domains = set(env.domains)
 
     @contextlib.asynccontextmanager
@@ -266,14 +452,7 @@ def create_app(
                 404, f"Unknown graph_type {graph_type!r}. Loaded graph types: {', '.join(sorted(domains)) or 'none'}."
             )
 
-    async def run_call(name: str, arguments: dict[str, Any]) -> Observation:
-        started = time.perf_counter()
-        if name == "entity_matcher" and batcher.running:
-            obs = await batcher.submit(arguments)
-        else:
-            obs = await run_in_threadpool(env.call, name, arguments)
-        stats.record(name, time.perf_counter() - started, obs)
-        return obs
+    run_call = runner.run
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -287,7 +466,7 @@ def create_app(
 
     @app.get("/stats")
     async def get_stats() -> dict[str, Any]:
-        return stats.snapshot()
+        return {**stats.snapshot(), "result_cache": cache.snapshot()}
 
     def omne_tool_offered(tool: str) -> None:
         if tool not in env.tool_names:
@@ -331,6 +510,13 @@ def create_app(
             stats.record(call.name, per_call, obs)
         return {"results": [ToolReply.of(o) for o in results]}
 
+    routes = {
+        f"/{graph_type}/{endpoint}": (tool, graph_type)
+        for graph_type in domains
+        for endpoint, tool in (("get_precise_entity_names", "entity_matcher"), ("get_node", "node_info"))
+        if tool in env.tool_names
+    }
+    app.add_middleware(_OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len)
     return app
 
 
@@ -339,6 +525,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8765,
     *,
+    workers: int = 1,
     log_level: str = "info",
     access_log: bool = False,
     blas_threads: int | None = None,
@@ -350,13 +537,22 @@ def serve(
     default: RL rollouts send thousands of requests a second, and ``GET /stats`` summarises them instead.
     ``app_options`` go to ``create_app``.
 
+    ``workers > 1`` forks that many server processes after the index is loaded, all accepting on one socket
+    (``serve_workers``); one per core is the usual choice on a rollout node. ``GET /stats`` then describes the
+    worker that answers it.
+
     ``blas_threads`` caps the BLAS thread pool of this process (needs ``threadpoolctl``; ignored with a warning
     without it). On a small machine where the HTTP stack and the load share the cores, one BLAS thread leaves
     a core to the event loop: on 2 busy cores it raised entity_matcher requests/s 1.3-2.3x in
-    ``bench/bench_tools.py``. On a many-core rollout node leave it unset.
+    ``bench/bench_tools.py``. With several workers it defaults to 1: each worker's matrix products would
+    otherwise start a thread per core, and N workers would run N times as many threads as there are cores.
     """
     import uvicorn
 
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if blas_threads is None and workers > 1:
+        blas_threads = 1
     if blas_threads is not None:
         try:
             from threadpoolctl import threadpool_limits
@@ -365,9 +561,116 @@ def serve(
         else:
             threadpool_limits(limits=blas_threads, user_api="blas")
     env.warm()
-    app = create_app(env, **app_options)
     log.info("serving %s on http://%s:%d", ", ".join(env.domains), host, port)
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log)
+    if workers == 1:
+        app = create_app(env, **app_options)
+        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log, **_fast_stack())
+        return
+    serve_workers(lambda: create_app(env, **app_options), host, port, workers, log_level=log_level, access_log=access_log)
 
 
-__all__ = ["ToolReply", "ToolStats", "create_app", "serve"]
+def _fast_stack() -> dict[str, str]:
+    """uvicorn's event loop and HTTP parser: uvloop and httptools (C) when installed, which took a bare
+    endpoint from 0.39 to 0.08 ms of CPU per request here; otherwise uvicorn's pure-Python defaults."""
+    out: dict[str, str] = {}
+    try:
+        import uvloop  # noqa: F401
+
+        out["loop"] = "uvloop"
+    except ImportError:
+        log.warning("uvloop is not installed: serving on the slower asyncio loop")
+    try:
+        import httptools  # noqa: F401
+
+        out["http"] = "httptools"
+    except ImportError:
+        log.warning("httptools is not installed: parsing HTTP in pure Python")
+    return out
+
+
+def serve_workers(
+    make_app: Callable[[], ASGIApp],
+    host: str,
+    port: int,
+    workers: int,
+    *,
+    log_level: str = "info",
+    access_log: bool = False,
+    backlog: int = 2048,
+) -> None:
+    """Serve the app built by ``make_app`` from ``workers`` forked processes sharing one listening socket,
+    until SIGINT or SIGTERM; a worker that dies is replaced, unless it died within a second of its start
+    (a broken app would only crash again), which stops the server with ``RuntimeError``.
+
+    Everything loaded before the call (the graphs, the memory-mapped entity matrix) is shared with the workers
+    instead of copied: ``gc.freeze`` keeps the collector from writing into those objects' headers, which would
+    copy their pages into each worker one by one. POSIX only (``os.fork``).
+    """
+    import uvicorn
+
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(backlog)
+    sock.set_inheritable(True)
+    gc.collect()
+    gc.freeze()
+    children: dict[int, float] = {}
+    stopping = False
+
+    def start_worker() -> None:
+        pid = os.fork()
+        if pid:
+            children[pid] = time.monotonic()
+            return
+        code = 1
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            config = uvicorn.Config(make_app(), log_level=log_level, access_log=access_log, **_fast_stack())
+            uvicorn.Server(config).run(sockets=[sock])
+            code = 0
+        finally:
+            os._exit(code)  # never return into the parent's code (its loop, its exit handlers)
+
+    def stop(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    failure: str | None = None
+    try:
+        for _ in range(workers):
+            start_worker()
+        log.info("%d workers: %s", workers, ", ".join(map(str, children)))
+        while children:  # after a stop, this only reaps the workers as they finish
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:
+                break
+            started = children.pop(pid, None)
+            if started is None or stopping:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            if time.monotonic() - started < 1.0:
+                failure = f"tool server worker {pid} exited with status {code} right after starting"
+                stop(signal.SIGTERM, None)
+                continue
+            log.warning("tool server worker %d exited with status %d; starting another", pid, code)
+            start_worker()
+        if failure is not None:
+            raise RuntimeError(failure)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+        gc.unfreeze()
+
+
+__all__ = ["ToolReply", "ToolStats", "create_app", "serve", "serve_workers"]

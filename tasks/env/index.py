@@ -9,7 +9,8 @@ A query is answered in two steps:
 
 Entity embeddings are computed once per graph snapshot and embedder and cached on disk as one ``.npy`` matrix
 (rows in ``GraphIndex.names`` order, L2-normalised float32), so a restarted tool server loads them in a
-fraction of a second instead of re-embedding the graph. Top-k is an exact search: one matrix product per chunk
+fraction of a second instead of re-embedding the graph. The cached file is memory-mapped read-only, so the
+processes serving one snapshot share one copy of it. Top-k is an exact search: one matrix product per chunk
 of queries, then ``argpartition`` per row. Exact is fast enough at the sizes hopforge builds (tens of thousands
 of entities per domain, see ``bench/bench_tools.py``) and keeps results reproducible, which an approximate
 index would not.
@@ -231,13 +232,9 @@ class GraphIndex:
         path = self.cache_path(texts)
         expected = (len(texts), self.embedder.dim)
         if path is not None and path.exists():
-            try:
-                cached = np.load(path, allow_pickle=False)
-                if cached.shape == expected and cached.dtype == np.float32:
-                    return np.ascontiguousarray(cached)
-                log.warning("ignoring cached embeddings %s: shape %s, expected %s", path, cached.shape, expected)
-            except (OSError, ValueError) as exc:
-                log.warning("ignoring unreadable cached embeddings %s: %s", path, exc)
+            cached = self._map(path, expected)
+            if cached is not None:
+                return cached
         matrix = self._compute(texts)
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -249,7 +246,24 @@ class GraphIndex:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
+            mapped = self._map(path, expected)
+            if mapped is not None:
+                return mapped
         return matrix
+
+    def _map(self, path: Path, expected: tuple[int, int]) -> np.ndarray | None:
+        """The cached matrix as a read-only memory map, or ``None`` when the file is unreadable or of the wrong
+        shape. Mapped, not read: every process serving the snapshot (tool server workers, a restarted server)
+        shares the operating system's one copy of the pages, and opening it costs no copy."""
+        try:
+            cached = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring unreadable cached embeddings %s: %s", path, exc)
+            return None
+        if cached.shape == expected and cached.dtype == np.float32 and cached.flags.c_contiguous:
+            return np.asarray(cached)  # a plain ndarray over the mapping: products return ndarrays, not memmaps
+        log.warning("ignoring cached embeddings %s: shape %s, expected %s", path, cached.shape, expected)
+        return None
 
     def _compute(self, texts: list[str]) -> np.ndarray:
         dim = self.embedder.dim

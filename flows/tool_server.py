@@ -70,6 +70,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from schemas.errors import InputError
 from schemas.tools import Observation
 from tasks.env.tools import ToolEnvironment
 
@@ -394,7 +395,7 @@ def create_app(
     if max_name_len < 1 or max_batch < 1 or max_args < 1:
         raise ValueError("max_name_len, max_batch and max_args must be >= 1")
     if cache_chars < 0 or inline_degree < 0:
-        raise ValueError("cache_chars and inline_degree must be >= 0")
+        raise InputError("cache_chars and inline_degree must be >= 0")
     stats = ToolStats(stats_window)
     batcher = _MatcherBatcher(env, max_batch, stats)
     cache = _ResultCache(cache_chars)
@@ -550,7 +551,7 @@ def serve(
     import uvicorn
 
     if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+        raise InputError(f"workers must be >= 1, got {workers}")
     if blas_threads is None and workers > 1:
         blas_threads = 1
     if blas_threads is not None:
@@ -598,7 +599,7 @@ def serve_workers(
     access_log: bool = False,
     backlog: int = 2048,
 ) -> None:
-    """Serve the app built by ``make_app`` from ``workers`` forked processes sharing one listening socket,
+    """Serve the app built by ``make_app`` from ``workers`` forked processes listening on one port,
     until SIGINT or SIGTERM; a worker that dies is replaced, unless it died within a second of its start
     (a broken app would only crash again), which stops the server with ``RuntimeError``.
 
@@ -609,13 +610,34 @@ def serve_workers(
     import uvicorn
 
     if workers < 1:
-        raise ValueError(f"workers must be >= 1, got {workers}")
+        raise InputError(f"workers must be >= 1, got {workers}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(backlog)
-    sock.set_inheritable(True)
+    # With SO_REUSEPORT (Linux) every worker listens on a socket of its own and the kernel spreads new
+    # connections evenly over them; on one shared socket whichever worker wakes first accepts, and at 256
+    # connections one busy worker held most of them while the other idled. The supervisor's socket is bound,
+    # never listening: it holds the port and reports a taken port at once, but is never handed connections.
+    reuse_port = hasattr(socket, "SO_REUSEPORT")
+
+    def bound_socket() -> socket.socket:
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.bind((host, port))
+        return s
+
+    try:
+        # A plain bind first: a port other sockets listen on with SO_REUSEPORT (another server's workers) would
+        # otherwise be shared with them silently.
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+        sock = bound_socket()
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    if not reuse_port:
+        sock.listen(backlog)
+        sock.set_inheritable(True)
     gc.collect()
     gc.freeze()
     children: dict[int, float] = {}
@@ -630,9 +652,17 @@ def serve_workers(
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            own = sock
+            if reuse_port:
+                sock.close()
+                own = bound_socket()
+                own.listen(backlog)
             config = uvicorn.Config(make_app(), log_level=log_level, access_log=access_log, **_fast_stack())
-            uvicorn.Server(config).run(sockets=[sock])
+            uvicorn.Server(config).run(sockets=[own])
             code = 0
+        except BaseException:
+            log.exception("tool server worker %d failed", os.getpid())
+            raise
         finally:
             os._exit(code)  # never return into the parent's code (its loop, its exit handlers)
 

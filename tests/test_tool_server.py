@@ -220,3 +220,80 @@ def test_tool_environment_from_the_warehouse(tmp_path):
 
     with pytest.raises(ValueError, match="no graph for domain"):
         tool_environment(settings, wh, ["history"], embedder="hashing")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+_SERVE_TWO_WORKERS = """
+import sys
+from pathlib import Path
+from flows.tool_server import serve
+from tasks.graph.importers import read_triples
+from tasks.env.index import HashingEmbedder
+from tasks.env.tools import ToolEnvironment
+graphs = Path(sys.argv[1])
+env = ToolEnvironment.from_graphs([read_triples(graphs / "cs.jsonl", "cs").to_graph()], HashingEmbedder())
+serve(env, port=int(sys.argv[2]), workers=2, log_level="warning")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="counts the worker processes in /proc")
+def test_serve_with_workers_answers_from_forked_workers_and_stops_on_sigterm(env):
+    import signal
+    import subprocess
+    import sys
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-c", _SERVE_TWO_WORKERS, str(GRAPHS), str(port)])
+    try:
+        deadline = time.monotonic() + 60
+        replies = []
+        while time.monotonic() < deadline and len(replies) < 20:
+            try:
+                r = httpx.post(f"http://127.0.0.1:{port}/cs/get_node", json={"node_name": "Alan Turing"}, timeout=5)
+            except httpx.TransportError:
+                time.sleep(0.2)
+                continue
+            replies.append(r)
+        assert len(replies) == 20
+        expected = env.call("node_info", {"node_name": "Alan Turing", "graph_type": "cs"}).text
+        assert all(r.status_code == 200 and r.json() == {"rendered_content": expected} for r in replies)
+        workers = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        assert len(workers) == 2
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(30)
+    assert code == 0
+    assert not any(Path(f"/proc/{w}").exists() for w in workers)  # the supervisor reaped its workers
+
+
+def test_serve_workers_refuses_a_taken_port_and_bad_worker_counts():
+    import socket
+
+    from flows.tool_server import serve_workers
+    from schemas.errors import InputError
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(InputError, match=f"cannot listen on 127.0.0.1:{port}"):
+            serve_workers(lambda: None, "127.0.0.1", port, 2)  # type: ignore[arg-type, return-value]
+    with pytest.raises(InputError, match="workers must be >= 1"):
+        serve_workers(lambda: None, "127.0.0.1", _free_port(), 0)  # type: ignore[arg-type, return-value]
+
+
+def test_serve_workers_stops_when_workers_die_right_after_starting():
+    from flows.tool_server import serve_workers
+
+    def broken_app():
+        raise KeyError("a bug in building the app")
+
+    with pytest.raises(RuntimeError, match="right after starting"):
+        serve_workers(broken_app, "127.0.0.1", _free_port(), 2, log_level="warning")

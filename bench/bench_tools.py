@@ -267,13 +267,14 @@ def bench_server(
     with Warehouse(data_dir / "warehouse.duckdb") as wh:
         write_snapshot(wh, DOMAIN, graph.entities(), graph.relations(), source="triples", build_run_id=None,
                        directed=graph.directed)  # fmt: skip
-    env = {**os.environ, "HOPFORGE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
-           "PYTHONPATH": os.pathsep.join([str(code_root), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    out: dict[str, Any] = {"workers": workers, "requests_per_run": n}
+    base_env = {**os.environ, "HOPFORGE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
+    env = {**base_env, "PYTHONPATH": os.pathsep.join([str(code_root), os.environ.get("PYTHONPATH", "")])}
+    out: dict[str, Any] = {"workers": workers, "requests_per_run": n, "code_root": str(code_root)}
 
     port = free_port()
-    bare = start_process([sys.executable, str(code_root / "bench" / "bare_asgi.py"), "--port", str(port),
-                          "--workers", str(workers)], env, port)  # fmt: skip
+    # The bare endpoint always runs on this checkout's serving code: it is the ceiling of the stack.
+    bare = start_process([sys.executable, str(ROOT / "bench" / "bare_asgi.py"), "--port", str(port),
+                          "--workers", str(workers)], base_env, port)  # fmt: skip
     try:
         constant = [post(f"/{DOMAIN}/get_node", {"node_name": "x"})] * n
         out["bare"] = {f"c{c}": measure(port, constant, constant, c) for c in concurrencies}
@@ -350,12 +351,17 @@ def main() -> None:
             server = bench_server(graph, Path(tmp) / "data", args.requests, args.concurrency, args.batch_size,
                                   args.workers, args.code_root.resolve(), args.seed)  # fmt: skip
             report["server"] = {**server, "load_avg_after": os.getloadavg()[0]}
+            if "index" in report:  # entity_matcher's other ceiling: the same searches in process, no HTTP
+                for r in server["entity_matcher"].values():
+                    r["ratio_to_match_many"] = round(r["rps"] / report["index"]["match_many_qps"], 3)
             print(f"server: `hopforge serve-tools --workers {args.workers}` up in {server['startup_s']} s")
             for label, runs in server.items():
                 if not isinstance(runs, dict) or label in ("memory", "one_worker_stats"):
                     continue
                 for r in runs.values():
                     ratio = f", {r['ratio_to_bare']} of bare" if "ratio_to_bare" in r else ""
+                    if "ratio_to_match_many" in r:
+                        ratio += f", {r['ratio_to_match_many']} of in-process match_many"
                     print(f"  {label:<16} C={r['concurrency']:<4} {r['rps']:>8} req/s  p50 {r['p50_ms']:>7} ms  "
                           f"p99 {r['p99_ms']:>8} ms{ratio}  ({r['answered']}/{r['requests']} answered, "
                           f"{r['non_200']} non-200, {r['dropped_connections']} dropped)")  # fmt: skip

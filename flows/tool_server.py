@@ -62,6 +62,7 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
+import numpy as np
 import orjson
 
 from fastapi import Body, FastAPI, HTTPException, Request
@@ -72,7 +73,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from schemas.errors import InputError
 from schemas.tools import Observation
+from tasks.env.index import GraphIndex
 from tasks.env.tools import ToolEnvironment
+from tasks.graph.store import gc_paused
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +115,12 @@ class ToolStats:
                 kinds = self._errors.setdefault(tool, {})
                 kind = obs.error_kind or "unknown"
                 kinds[kind] = kinds.get(kind, 0) + 1
+            self._lat.setdefault(tool, deque(maxlen=self.window)).append(seconds)
+
+    def record_ok(self, tool: str, seconds: float) -> None:
+        """A successful call answered without an ``Observation`` (a pre-rendered reply)."""
+        with self._lock:
+            self._calls[tool] = self._calls.get(tool, 0) + 1
             self._lat.setdefault(tool, deque(maxlen=self.window)).append(seconds)
 
     def record_batch(self, size: int) -> None:
@@ -264,6 +273,59 @@ class _ResultCache:
         return {"entries": len(self._items), "chars": self.chars, "hits": self.hits, "misses": self.misses}
 
 
+class NodeInfoReplies:
+    """The node_info reply body (``{"rendered_content": ...}`` as JSON bytes) of every entity, rendered once per
+    snapshot before the server forks its workers.
+
+    A miss in the result cache costs ~75 us of rendering (a profile of the 50k-entity benchmark graph: the
+    neighbour lists and their descriptions), a hit ~10 us, and each worker's cache warms on its own. Rendered
+    ahead, every exact or normalised name is a hit in every worker from the first request. Each domain's replies
+    are one ``bytes`` blob and one offsets array, so the forked workers share their pages instead of copying
+    them (a blob is one object: reading a reply writes only the blob's header, never its pages). The texts are
+    ``ToolEnvironment.call``'s own, rendered through it.
+    """
+
+    def __init__(self, replies: dict[str, tuple[dict[str, int], bytes, np.ndarray]]) -> None:
+        self._replies = replies
+
+    @classmethod
+    def render(cls, env: ToolEnvironment) -> "NodeInfoReplies":
+        replies: dict[str, tuple[dict[str, int], bytes, np.ndarray]] = {}
+        for domain, index in env.indexes.items():
+            parts: list[bytes] = []
+            offsets = np.zeros(len(index.names) + 1, dtype=np.int64)
+            with gc_paused():
+                for i, name in enumerate(index.names):
+                    obs = env.call("node_info", {"node_name": name, "graph_type": domain})
+                    parts.append(orjson.dumps({"rendered_content": obs.text}))
+                    offsets[i + 1] = offsets[i] + len(parts[-1])
+                rows = {name: i for i, name in enumerate(index.names)}
+            replies[domain] = (rows, b"".join(parts), offsets)
+        return cls(replies)
+
+    def __len__(self) -> int:
+        return sum(len(rows) for rows, _, _ in self._replies.values())
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(blob) + offsets.nbytes for _, blob, offsets in self._replies.values())
+
+    def get(self, index: GraphIndex, node_name: str) -> bytes | None:
+        """The reply for ``node_name`` as ``ToolEnvironment.call`` resolves it (arguments are whitespace-stripped,
+        then the exact name, else the normalised one), or ``None`` when it names no entity."""
+        entry = self._replies.get(index.domain)
+        if entry is None:
+            return None
+        found = index.resolve(node_name.strip())
+        if found is None:
+            return None
+        rows, blob, offsets = entry
+        row = rows.get(found)
+        if row is None:
+            return None
+        return blob[offsets[row] : offsets[row + 1]]
+
+
 class _CallRunner:
     """Runs one tool call for an endpoint: from the cache, inline on the event loop when it costs microseconds,
     through the entity_matcher batcher, or in the worker thread pool (see the module docstring)."""
@@ -317,9 +379,17 @@ class _OmneFastPath:
     """Plain ASGI layer answering well-formed calls of the two Omne-R1 endpoints without FastAPI's routing and
     validation (see the module docstring); everything else goes to ``app`` unchanged, with the body replayed."""
 
-    def __init__(self, app: ASGIApp, runner: _CallRunner, routes: dict[str, tuple[str, str]], max_name_len: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        runner: _CallRunner,
+        routes: dict[str, tuple[str, str]],
+        max_name_len: int,
+        node_info_replies: NodeInfoReplies | None,
+    ) -> None:
         self.app = app
         self.runner = runner
+        self.replies = node_info_replies
         self.routes = routes  # "/cs/get_node" -> ("node_info", "cs"), offered tools and loaded graphs only
         self.max_name_len = max_name_len
 
@@ -349,8 +419,15 @@ class _OmneFastPath:
         if type(node_name) is not str or not 1 <= len(node_name) <= self.max_name_len:
             return await self.app(scope, _replay(body, receive), send)  # FastAPI writes the error reply
         tool, graph_type = route
-        obs = await self.runner.run(tool, {"node_name": node_name, "graph_type": graph_type})
-        payload = orjson.dumps({"rendered_content": obs.text})
+        payload = None
+        if tool == "node_info" and self.replies is not None:
+            started = time.perf_counter()
+            payload = self.replies.get(self.runner.env.indexes[graph_type], node_name)
+            if payload is not None:
+                self.runner.stats.record_ok(tool, time.perf_counter() - started)
+        if payload is None:
+            obs = await self.runner.run(tool, {"node_name": node_name, "graph_type": graph_type})
+            payload = orjson.dumps({"rendered_content": obs.text})
         await send(
             {
                 "type": "http.response.start",
@@ -383,6 +460,7 @@ def create_app(
     batch_entity_matcher: bool = True,
     cache_chars: int = 32_000_000,
     inline_degree: int = 256,
+    node_info_replies: NodeInfoReplies | None = None,
 ) -> FastAPI:
     """The tool server app over ``env`` (see the module docstring).
 
@@ -391,6 +469,8 @@ def create_app(
     number of arguments of a generic call. ``batch_entity_matcher=False`` runs entity_matcher calls one by one.
     ``cache_chars`` bounds the result cache (characters of rendered text, per worker; 0 turns it off);
     ``inline_degree`` is the most neighbours a node_info entity may have to be rendered on the event loop.
+    ``node_info_replies`` (``NodeInfoReplies.render(env)``) answers node_info on the Omne-R1 endpoint from
+    pre-rendered replies; ``serve`` renders them before forking its workers.
     """
     if max_name_len < 1 or max_batch < 1 or max_args < 1:
         raise ValueError("max_name_len, max_batch and max_args must be >= 1")
@@ -517,7 +597,9 @@ def create_app(
         for endpoint, tool in (("get_precise_entity_names", "entity_matcher"), ("get_node", "node_info"))
         if tool in env.tool_names
     }
-    app.add_middleware(_OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len)
+    app.add_middleware(
+        _OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len, node_info_replies=node_info_replies
+    )
     return app
 
 
@@ -530,6 +612,7 @@ def serve(
     log_level: str = "info",
     access_log: bool = False,
     blas_threads: int | None = None,
+    prerender_entities: int = 250_000,
     **app_options: Any,
 ) -> None:
     """Serve ``env`` with uvicorn until interrupted. Loopback by default: the server has no authentication,
@@ -537,6 +620,10 @@ def serve(
     before the port opens, so the first request does not pay for them. The per-request access log is off by
     default: RL rollouts send thousands of requests a second, and ``GET /stats`` summarises them instead.
     ``app_options`` go to ``create_app``.
+
+    node_info replies are rendered before the port opens (``NodeInfoReplies``: ~75 us per entity, about 4 s for
+    50k entities) when the graphs hold at most ``prerender_entities`` entities in all; above that, node_info
+    renders on demand into each worker's result cache. 0 turns pre-rendering off.
 
     ``workers > 1`` forks that many server processes after the index is loaded, all accepting on one socket
     (``serve_workers``); one per core is the usual choice on a rollout node. ``GET /stats`` then describes the
@@ -562,6 +649,13 @@ def serve(
         else:
             threadpool_limits(limits=blas_threads, user_api="blas")
     env.warm()
+    entities = sum(len(index) for index in env.indexes.values())
+    if "node_info" in env.tool_names and 0 < entities <= prerender_entities and "node_info_replies" not in app_options:
+        started = time.perf_counter()
+        replies = NodeInfoReplies.render(env)
+        log.info("rendered node_info for %d entities (%.1f MB) in %.1f s", len(replies), replies.nbytes / 1e6,
+                 time.perf_counter() - started)  # fmt: skip
+        app_options = {**app_options, "node_info_replies": replies}
     log.info("serving %s on http://%s:%d", ", ".join(env.domains), host, port)
     if workers == 1:
         app = create_app(env, **app_options)
@@ -703,4 +797,4 @@ def serve_workers(
         gc.unfreeze()
 
 
-__all__ = ["ToolReply", "ToolStats", "create_app", "serve", "serve_workers"]
+__all__ = ["NodeInfoReplies", "ToolReply", "ToolStats", "create_app", "serve", "serve_workers"]

@@ -134,3 +134,20 @@ async def test_concurrent_replies_match_one_by_one_replies():
                 *(c.post(path, content=body, headers={"content-type": ct or ""}) for path, ct, body in reqs)
             )
     assert [(r.status_code, r.headers.get("content-type", ""), r.content) for r in replies] == expected
+
+
+def test_prerendered_node_info_replies_are_the_rendered_ones():
+    from flows.tool_server import NodeInfoReplies
+
+    env = environment()
+    reqs = requests(env.indexes["gen"].graph)
+    replies = NodeInfoReplies.render(env)
+    assert len(replies) == len(env.indexes["gen"])
+    index = env.indexes["gen"]
+    for asked in ("Zoë Ångström", " zoë ångström ", ODD[2], index.names[0].upper()):
+        text = env.call("node_info", {"node_name": asked, "graph_type": "gen"}).text
+        assert replies.get(index, asked) == json.dumps({"rendered_content": text}, ensure_ascii=False,
+                                                       separators=(",", ":")).encode()  # fmt: skip
+    assert replies.get(index, "Nobody at all") is None  # answered by the tool (closest names), not from here
+    app = create_app(env, node_info_replies=replies, cache_chars=0)
+    assert reply_digest(send_all(app, reqs)) == GOLDEN

@@ -17,16 +17,18 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
+from flows.batches import BatchResult, batch_runner, chunks, run_batches
 from flows.progress import Progress
 from flows.qa import load_qa
-from flows.runtime import Runtime, default_settings, open_run
+from flows.runtime import default_settings, flow_parameters, open_run
+from flows.tools_env import snapshot_tool_env
+from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory
 from tasks.graph.kg import KnowledgeGraph
-from tasks.env.tools import ToolEnvironment
 from tasks.distill.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
 from warehouse.db import Warehouse
 
@@ -62,17 +64,23 @@ def stored_jobs(wh: Warehouse, kinds: Sequence[str]) -> set[tuple[str, str, int]
 
 @task(name="distill-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
 def distill_batch(
-    rt: Runtime, ctx: DistillContext, jobs: list[DistillJob], gold: dict[str, list[GoldPath]]
-) -> list[Trajectory]:
-    """The trajectories of one batch of jobs, concurrently (the gateway's limiter paces the teacher)."""
+    spec: GatewaySpec, kg: KnowledgeGraph, jobs: list[DistillJob], gold: dict[str, list[GoldPath]],
+    cfg: DistillConfig, run_id: str, model: str | None, index_dir: str,
+) -> BatchResult[Trajectory]:
+    """The trajectories of one batch of jobs (all of one graph snapshot), concurrently (the gateway's limiter paces
+    the teacher). Picklable in and out: the tool environment is built where the task runs."""
+    gateway = spec.open()
+    needs_tools = {"template", "rollouts"} & {j.kind for j in jobs}
+    env = snapshot_tool_env(kg, spec.settings.embeddings, index_dir, OMNE_TOOLS) if needs_tools else None
+    ctx = DistillContext(gateway=gateway, env=env, kg=kg, cfg=cfg, run_id=run_id, model=model)
 
     async def go() -> list[Trajectory]:
         try:
-            return await rt.gateway.gather(distill_one(job, gold.get(job.qa.qa_id, []), ctx) for job in jobs)
+            return await gateway.gather(distill_one(job, gold.get(job.qa.qa_id, []), ctx) for job in jobs)
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(go())
+    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
 def check_distill_params(kinds: Sequence[str], split: str | None) -> tuple[str, ...]:
@@ -153,19 +161,16 @@ def distill_trajectories(
         seed=settings.seed, max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round,
         cot_max_tokens=cot_max_tokens, thought_writer=thought_writer, language=q.language,  # type: ignore[arg-type]
     )  # fmt: skip
-    params = {"domains": domains, "kinds": list(kinds), "n_rollouts": n_rollouts, "split": split,
-              "min_path_coverage": min_path_coverage, "max_distractors": max_distractors,
-              "rollout_temperature": rollout_temperature, "rollout_style": rollout_style, "max_rounds": max_rounds,
-              "max_tokens_per_round": max_tokens_per_round, "cot_max_tokens": cot_max_tokens,
-              "thought_writer": thought_writer}  # fmt: skip
-    with open_run("distill-trajectories", params, settings) as rt:
+    params = flow_parameters(distill_trajectories, locals())
+    with open_run("distill-trajectories", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
+        spec = runner.spec(cfg.role)
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         if not domains:
             raise InputError("no questions in the warehouse: run `generate-qa` (and `verify-paths`) first")
-        model = rt.gateway.resolve(cfg.role).model
+        model = spec.endpoints[cfg.role].model if cfg.role in spec.endpoints else None
         done = stored_jobs(rt.wh, kinds)
         made: list[Trajectory] = []
-        index_dir = settings.data_dir / "indexes"
+        index_dir = str((settings.data_dir / "indexes").resolve())
         for domain in domains:
             where, args = "domain = ?", [domain]
             if split is not None:
@@ -181,20 +186,18 @@ def distill_trajectories(
             for j in jobs:
                 by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
             bar = Progress(f"distill-{domain}", len(jobs), f"distilling {domain} trajectories")
-            for snap, snap_jobs in sorted(by_snapshot.items()):
-                kg = KnowledgeGraph.load(rt.wh, domain, snap or None)
-                env = None
-                if {"template", "rollouts"} & {j.kind for j in snap_jobs}:
-                    env = ToolEnvironment.from_graphs([kg], rt.embedder, cache_dir=index_dir, tools=OMNE_TOOLS)
-                ctx = DistillContext(gateway=rt.gateway, env=env, kg=kg, cfg=cfg, run_id=rt.run_id, model=model)
-                for start in range(0, len(snap_jobs), batch_size):
-                    batch = snap_jobs[start : start + batch_size]
-                    trajectories = distill_batch(rt, ctx, batch, gold)
-                    with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                        rt.wh.write_batch("trajectories", trajectories, replace=True, con=con)
-                    made += trajectories
-                    bar.advance(len(batch))
-                    rt.flush_usage()
+            work = [(snap, b) for snap, snap_jobs in sorted(by_snapshot.items()) for b in chunks(snap_jobs, batch_size)]
+            batches = run_batches(distill_batch, work, runner=runner, parameters=lambda w: {
+                "spec": spec, "kg": KnowledgeGraph.load(rt.wh, domain, w[0] or None), "jobs": list(w[1]),
+                "gold": {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in w[1]}, "cfg": cfg, "run_id": rt.run_id,
+                "model": model, "index_dir": index_dir})  # fmt: skip
+            for (_, batch), done_batch in batches:
+                trajectories: list[Trajectory] = done_batch.records
+                with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                    rt.wh.write("trajectories", trajectories, replace=True, con=con)
+                made += trajectories
+                bar.advance(len(batch))
+                rt.flush_usage()
         stored = {(r["kind"], r["status"]): int(r["n"]) for r in rt.wh.query(
             "SELECT kind, status, count(*) AS n FROM trajectories GROUP BY kind, status")}  # fmt: skip
         table = yield_table(made, stored)

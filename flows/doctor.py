@@ -9,27 +9,33 @@ from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.runtime import Runtime, default_settings, open_run
-from schemas.config import Settings
+from flows.batches import BatchResult
+from flows.runtime import default_settings, open_run
+from gateway.embeddings import shared_embedder
+from gateway.spec import GatewaySpec, spec_for
+from schemas.config import EmbeddingConfig, Settings
 from tasks.ops.doctor import DoctorCheck, check_embeddings, check_endpoint, check_warehouse, endpoint_groups
 
 
 @task(name="check-endpoints", retries=1, retry_delay_seconds=2, cache_policy=NO_CACHE)
-def check_endpoints_task(rt: Runtime) -> list[DoctorCheck]:
-    groups = list(endpoint_groups(rt.settings).values())
+def check_endpoints_task(spec: GatewaySpec) -> BatchResult[DoctorCheck]:
+    """One check per distinct endpoint. ``spec`` resolves no role in advance: resolving (and starting the embedded
+    model) is part of what is checked."""
+    gateway = spec.open()
+    groups = list(endpoint_groups(spec.settings).values())
 
     async def run_all() -> list[DoctorCheck]:
         try:
-            return await rt.gateway.gather(check_endpoint(rt.gateway, roles) for roles in groups)
+            return await gateway.gather(check_endpoint(gateway, roles) for roles in groups)
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(run_all())
+    return BatchResult(asyncio.run(run_all()), gateway.ledger.snapshot())
 
 
 @task(name="check-embeddings", cache_policy=NO_CACHE)
-def check_embeddings_task(rt: Runtime) -> DoctorCheck:
-    return asyncio.run(check_embeddings(rt.embedder))
+def check_embeddings_task(embeddings: EmbeddingConfig) -> DoctorCheck:
+    return asyncio.run(check_embeddings(shared_embedder(embeddings)))
 
 
 def summarise(checks: list[DoctorCheck]) -> list[dict[str, Any]]:
@@ -44,9 +50,11 @@ def doctor(settings: Settings | None = None, embeddings: bool = True) -> dict[st
     """Check the whole set-up once; the returned summary says where the warehouse and run record are."""
     settings = settings or default_settings()
     with open_run("doctor", {"embeddings": embeddings}, settings) as rt:
-        checks = list(check_endpoints_task(rt))
+        found = check_endpoints_task(spec_for(rt.gateway, ()))
+        rt.gateway.ledger.merge(found.usage)
+        checks = list(found.records)
         if embeddings:
-            checks.append(check_embeddings_task(rt))
+            checks.append(check_embeddings_task(settings.embeddings))
         checks.append(check_warehouse(rt.wh, rt.run_id))
         rows = summarise(checks)
         create_table_artifact(key="doctor", table=rows, description=f"hopforge doctor, run {rt.run_id}")

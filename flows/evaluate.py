@@ -21,32 +21,37 @@ from prefect.cache_policies import NO_CACHE
 from eval.evaluate import MODES, EvalConfig, EvalItem, evaluate_item
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
+from flows.batches import BatchResult, batch_runner, chunks, run_batches
 from flows.progress import Progress
+from flows.tools_env import snapshot_tool_env
+from gateway.spec import GatewaySpec
 from flows.qa import load_qa
-from flows.runtime import Runtime, default_settings, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, open_run
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, SPLITS, GoldPath
 from tasks.graph.kg import KnowledgeGraph
-from tasks.env.tools import ToolEnvironment
 
 
 @task(name="evaluate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
-def evaluate_batch(rt: Runtime, env: ToolEnvironment | None, jobs: list[tuple[QA, str]],
-                   gold: dict[str, list[GoldPath]], cfg: EvalConfig) -> list[EvalItem]:
-    """The scored items of one batch, concurrently (the gateway's limiter paces the policy endpoint)."""
+def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[tuple[QA, str]],
+                   gold: dict[str, list[GoldPath]], cfg: EvalConfig, run_id: str, index_dir: str) -> BatchResult[EvalItem]:
+    """The scored items of one batch (one graph snapshot), concurrently (the gateway's limiter paces the policy
+    endpoint); with ``kg`` the tools run over it, built where the task runs."""
+    gateway = spec.open()
+    env = snapshot_tool_env(kg, spec.settings.embeddings, index_dir, cfg.tools) if kg is not None else None
 
     async def go() -> list[EvalItem]:
         try:
-            return await rt.gateway.gather(
-                evaluate_item(rt.gateway, env, qa, mode, cfg, gold.get(qa.qa_id, []), run_id=rt.run_id)
+            return await gateway.gather(
+                evaluate_item(gateway, env, qa, mode, cfg, gold.get(qa.qa_id, []), run_id=run_id)
                 for qa, mode in jobs
             )
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(go())
+    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
 def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int, limit: int | None) -> tuple[str, ...]:
@@ -110,9 +115,9 @@ def evaluate_policy(
     settings = settings or default_settings()
     modes = check_eval_params(modes, split, batch_size, limit)
     cfg = EvalConfig(max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round, use_judge=use_judge)
-    params = {"split": split, "modes": list(modes), "domains": domains, "limit": limit, "use_judge": use_judge,
-              "batch_size": batch_size, "max_rounds": max_rounds, "max_tokens_per_round": max_tokens_per_round}
-    with open_run("evaluate-policy", params, settings) as rt:
+    params = flow_parameters(evaluate_policy, locals())
+    with open_run("evaluate-policy", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
+        spec = runner.spec(cfg.role, *(["judge"] if use_judge else []))
         where, args = "TRUE", []
         if split is not None:
             where, args = where + " AND split = ?", [*args, split]
@@ -128,21 +133,20 @@ def evaluate_policy(
             groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
         made: list[EvalItem] = []
         bar = Progress("evaluate-policy", len(qas) * len(modes), "evaluating the policy")
-        index_dir = settings.data_dir / "indexes"
-        for (domain, snap), group in sorted(groups.items()):
-            env = None
-            if "tools" in modes:
-                kg = KnowledgeGraph.load(rt.wh, domain, snap or None)
-                env = ToolEnvironment.from_graphs([kg], rt.embedder, cache_dir=index_dir, tools=cfg.tools)
-            jobs = [(q, m) for m in modes for q in group]
-            for start in range(0, len(jobs), batch_size):
-                batch = jobs[start : start + batch_size]
-                items = evaluate_batch(rt, env, batch, gold, cfg)
-                with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                    rt.wh.write_batch("eval_items", items, replace=True, con=con)
-                made += items
-                bar.advance(len(batch))
-                rt.flush_usage()
+        index_dir = str((settings.data_dir / "indexes").resolve())
+        work = [(domain, snap, b) for (domain, snap), group in sorted(groups.items())
+                for b in chunks([(q, m) for m in modes for q in group], batch_size)]
+        batches = run_batches(evaluate_batch, work, runner=runner, parameters=lambda w: {
+            "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
+            "jobs": list(w[2]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _ in w[2]}, "cfg": cfg,
+            "run_id": rt.run_id, "index_dir": index_dir})  # fmt: skip
+        for (_, _, batch), done in batches:
+            items: list[EvalItem] = done.records
+            with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                rt.wh.write("eval_items", items, replace=True, con=con)
+            made += items
+            bar.advance(len(batch))
+            rt.flush_usage()
         model = _model(rt, cfg.role)
         by_mode: dict[str, dict[str, Any]] = {}
         runs = []

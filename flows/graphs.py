@@ -7,7 +7,6 @@ warehouse (documents, snapshots, build rows, reports), each domain's results in 
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,8 +14,11 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows.batches import BatchResult, batch_runner, run_batches
 from flows.progress import Progress
-from flows.runtime import Runtime, default_settings, open_run
+from gateway.embeddings import shared_embedder
+from gateway.spec import GatewaySpec
+from flows.runtime import Runtime, default_settings, flow_parameters, open_run
 from schemas.config import Settings
 from schemas.corpus import Document, IngestOptions, IngestResult
 from tasks.graph.report import GraphReport, graph_report, report_markdown, report_rows
@@ -155,8 +157,11 @@ def import_graphs(files: dict[str, str], kind: str | None = None, settings: Sett
 
 # -- build ----------------------------------------------------------------------------------------------------------
 @task(name="build-domain-graph", cache_policy=NO_CACHE)
-def build_domain_task(rt: Runtime, domain: str, documents: list[Document], options: IngestOptions,
-                      max_parallel_insert: int, llm_max_async: int, gleaning: int | None = None):
+def build_domain_task(spec: GatewaySpec, domain: str, documents: list[Document], options: IngestOptions,
+                      working_dir: str, max_parallel_insert: int, llm_max_async: int,
+                      gleaning: int | None = None) -> BatchResult:
+    """Build one domain's graph with LightRAG (``working_dir`` must be reachable where the task runs); returns the
+    ``DomainBuild`` and the extractor usage it spent."""
     import logging
 
     from tasks.graph.build import build_domain_graph
@@ -165,15 +170,16 @@ def build_domain_task(rt: Runtime, domain: str, documents: list[Document], optio
     logging.getLogger("lightrag").setLevel(logging.WARNING)
 
     bar = Progress(f"build-{domain}", len(documents), f"building the {domain} graph")
+    gateway = spec.open()
 
     async def go():
         try:
             return await build_domain_graph(
                 domain,
                 documents,
-                working_dir=rt.data_dir / "graphs" / domain / "lightrag",
-                gateway=rt.gateway,
-                embedder=rt.embedder,
+                working_dir=Path(working_dir),
+                gateway=gateway,
+                embedder=shared_embedder(spec.settings.embeddings),
                 options=options,
                 progress=lambda done, total: bar.update(done, total),
                 max_parallel_insert=max_parallel_insert,
@@ -181,9 +187,9 @@ def build_domain_task(rt: Runtime, domain: str, documents: list[Document], optio
                 lightrag_options={"entity_extract_max_gleaning": gleaning} if gleaning is not None else None,
             )
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(go())
+    return BatchResult([asyncio.run(go())], gateway.ledger.snapshot())
 
 
 @flow(name="build-graphs", log_prints=True)
@@ -209,9 +215,8 @@ def build_graphs(
     settings = settings or default_settings()
     options = IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
                             allow_new_domains=allow_new_domains)
-    params = {"domains": domains, "source": source, "source_kind": source_kind, "chunk_token_size": chunk_token_size,
-              "chunk_overlap_token_size": chunk_overlap_token_size}
-    with open_run("build-graphs", params, settings) as rt:
+    params = flow_parameters(build_graphs, locals())
+    with open_run("build-graphs", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         ingest_summary = None
         if source:
             result = ingest_source(source, source_kind, options)
@@ -227,25 +232,32 @@ def build_graphs(
         built: dict[str, Any] = {}
         failures: dict[str, str] = {}
         overall = Progress("build-graphs", len(domains), "building graphs")
+        work: list[tuple[str, list[Document]]] = []
         for domain in domains:
             docs = documents_of(rt, domain)
-            if not docs:
+            if docs:
+                work.append((domain, docs))
+            else:
                 failures[domain] = "no documents ingested for this domain"
                 overall.advance()
-                continue
-            before = rt.gateway.ledger.role("extractor")
-            calls0, hits0, pt0, ct0 = before.calls, before.cache_hits, before.prompt_tokens, before.completion_tokens
-            started = time.perf_counter()
-            try:
-                res = build_domain_task(rt, domain, docs, options, max_parallel_insert, llm_max_async, gleaning)
-                snap = _write_build(rt, res, calls0, hits0, pt0, ct0, time.perf_counter() - started)
+        spec = runner.spec("extractor")
+        graphs_dir = (settings.data_dir / "graphs").resolve()
+        # A domain whose build fails is recorded and the others go on (errors="return").
+        batches = run_batches(build_domain_task, work, runner=runner, errors="return", parameters=lambda w: {
+            "spec": spec, "domain": w[0], "documents": w[1], "options": options,
+            "working_dir": str(graphs_dir / w[0] / "lightrag"), "max_parallel_insert": max_parallel_insert,
+            "llm_max_async": llm_max_async, "gleaning": gleaning})  # fmt: skip
+        for (domain, _), done in batches:
+            if isinstance(done, BaseException):
+                failures[domain] = f"{type(done).__name__}: {done}"
+                print(f"{domain}: build FAILED: {failures[domain]}")
+            else:
+                res = done.records[0]
+                snap = _write_build(rt, res, _extractor_usage(done.usage))
                 built[domain] = {"snapshot_id": snap, "documents": res.docs_total, "processed": res.docs_processed,
                                  "failed": res.docs_failed, "entities": len(res.entities), "relations": len(res.relations)}
                 print(f"{domain}: {res.docs_processed}/{res.docs_total} documents, {len(res.entities)} entities, "
                       f"{len(res.relations)} relations" + (f", {res.docs_failed} failed documents" if res.docs_failed else ""))
-            except Exception as exc:  # isolate the domain: record and go on
-                failures[domain] = f"{type(exc).__name__}: {exc}"
-                print(f"{domain}: build FAILED: {failures[domain]}")
             rt.flush_usage()
             overall.advance(description=f"built {domain}")
         # Report what this run built (a domain whose build extracted nothing has no snapshot to report).
@@ -261,7 +273,14 @@ def build_graphs(
         }
 
 
-def _write_build(rt: Runtime, res, calls0: int, hits0: int, pt0: int, ct0: int, seconds: float,
+def _extractor_usage(usages) -> dict[str, int]:
+    """The build row's usage columns from a build task's ledger."""
+    u = next((u for u in usages if u.role == "extractor"), None)
+    return {"llm_calls": u.calls if u else 0, "cache_hits": u.cache_hits if u else 0,
+            "prompt_tokens": u.prompt_tokens if u else 0, "completion_tokens": u.completion_tokens if u else 0}
+
+
+def _write_build(rt: Runtime, res, usage: dict[str, int],
                  resolve: bool = True, near_duplicate_threshold: float | None = 0.95) -> str:
     """Store the build: the raw snapshot, then (when names merge) the resolved snapshot with its merge log, the
     near-duplicate report, and the build row. The raw snapshot stays, so any merge can be reviewed and undone."""
@@ -269,9 +288,6 @@ def _write_build(rt: Runtime, res, calls0: int, hits0: int, pt0: int, ct0: int, 
     from tasks.graph.build import write_build
     from tasks.graph.store import write_near_duplicates, write_snapshot
 
-    after = rt.gateway.ledger.role("extractor")
-    usage = {"llm_calls": after.calls - calls0, "cache_hits": after.cache_hits - hits0,
-             "prompt_tokens": after.prompt_tokens - pt0, "completion_tokens": after.completion_tokens - ct0}
     snapshot_id = None
     if res.entities:
         raw = write_snapshot(rt.wh, res.domain, res.entities, res.relations, source="lightrag",

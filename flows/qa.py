@@ -14,16 +14,18 @@ from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows.batches import BatchResult, batch_runner, chunks, run_batches
 from flows.progress import Progress
+from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
-from flows.runtime import Runtime, default_settings, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, QAAttempt, QAReject, Seed
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
-from tasks.qa.generate import GenConfig, JobResult, assign_hop_classes, run_job
+from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, run_job
 from tasks.qa.text_gates import TextGateConfig
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, sample_seeds
@@ -39,38 +41,41 @@ def current_snapshot(rt: Runtime, domain: str) -> str | None:
 
 def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
     """Jobs that already reached a final verdict on this snapshot: accepted, or every attempt used on answers the
-    model actually gave. Attempts lost to an endpoint (the generator's: no raw text; or the judge's: "judge
-    unavailable") do not count, so a re-run after an outage tries those jobs again."""
+    model actually gave. Attempts lost to an endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the
+    generator's or the judge's) do not count, so a re-run after an outage tries those jobs again."""
     rows = rt.wh.query(
         "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
         "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') "
-        "OR count(*) FILTER (WHERE NOT (reject_reason = 'llm_error' AND "
-        "(raw_text IS NULL OR coalesce(judge_reason, '') LIKE 'judge unavailable%'))) >= ?",
-        [domain, snapshot_id, max_attempts],
+        "OR count(*) FILTER (WHERE coalesce(failure_kind, '') NOT IN (SELECT unnest(?::VARCHAR[]))) >= ?",
+        [domain, snapshot_id, sorted(ENDPOINT_FAILURES), max_attempts],
     )
     return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
 
 
-def job_concurrency(rt: Runtime) -> int:
+def job_concurrency(spec: GatewaySpec) -> int:
     """Jobs in flight: enough to keep the generator's and verifier's endpoints busy, few enough that the code
     checks of one job never wait behind the prompt building of hundreds of others."""
-    eps = [rt.gateway.resolve(r) for r in ("generator", "verifier")]
-    return 2 * max(ep.max_concurrency for ep in eps)
+    eps = [spec.endpoints[r] for r in ("generator", "verifier") if r in spec.endpoints]
+    return 2 * max((ep.max_concurrency for ep in eps), default=1)
 
 
 @task(name="generate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
-def generate_batch(rt: Runtime, kg: KnowledgeGraph, jobs: list[tuple[Seed, str, str]], cfg: GenConfig) -> list[JobResult]:
+def generate_batch(spec: GatewaySpec, kg: KnowledgeGraph, jobs: list[tuple[Seed, str, str]], cfg: GenConfig,
+                   run_id: str, sampling_seed: int) -> BatchResult[JobResult]:
+    """Run one batch of generation jobs concurrently; picklable in and out, so any task runner can run it."""
+    gateway = spec.open()
+
     async def go() -> list[JobResult]:
         try:
-            return await rt.gateway.gather(
-                (run_job(rt.gateway, kg, seed, hop, mode, run_id=rt.run_id, cfg=cfg, sampling_seed=rt.settings.seed)  # type: ignore[arg-type]
+            return await gateway.gather(
+                (run_job(gateway, kg, seed, hop, mode, run_id=run_id, cfg=cfg, sampling_seed=sampling_seed)  # type: ignore[arg-type]
                  for seed, hop, mode in jobs),
-                limit=job_concurrency(rt),
+                limit=job_concurrency(spec),
             )
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(go())
+    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
 def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_threshold: float | None) -> Counter:
@@ -207,9 +212,10 @@ def generate_qa(
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
                     candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
                     paraphrase=q.paraphrase)
-    params = {"domains": domains, "n_seeds": n_seeds, "hop_mix": hop_mix, "modes": modes, "max_attempts": max_attempts,
-              "use_judge": use_judge, "min_ball": min_ball, "max_ball": max_ball, "writer": writer}
-    with open_run("generate-qa", params, settings) as rt:
+    split_proportions = split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1}
+    params = flow_parameters(generate_qa, locals())
+    with open_run("generate-qa", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
+        spec = runner.spec("generator", *(["verifier"] if use_judge else []))
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
@@ -234,9 +240,11 @@ def generate_qa(
             if len(jobs) < len(planned):
                 print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
             bar = Progress(f"qa-{domain}", len(jobs), f"generating {domain} questions")
-            for start in range(0, len(jobs), batch_size):
-                batch = jobs[start : start + batch_size]
-                results = generate_batch(rt, kg, batch, cfg)
+            batches = run_batches(generate_batch, chunks(jobs, batch_size), runner=runner, parameters=lambda b: {
+                "spec": spec, "kg": kg, "jobs": list(b), "cfg": cfg, "run_id": rt.run_id,
+                "sampling_seed": settings.seed})  # fmt: skip
+            for batch, done_batch in batches:
+                results = done_batch.records
                 attempts = [a for r in results for a in r.attempts]
                 qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
                 with rt.wh.transaction() as con:  # a batch lands whole or not at all
@@ -252,8 +260,7 @@ def generate_qa(
                 bar.advance(len(batch))
                 rt.flush_usage()
             dedup_counts += _dedup_domain(rt, domain, dedup_threshold, paraphrase_threshold)
-        splits, conflict_counts = _assign_splits(rt, settings.seed,
-                                                 split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1})
+        splits, conflict_counts = _assign_splits(rt, settings.seed, split_proportions)
         dedup_counts += conflict_counts
         kept = Counter()
         for row in rt.wh.query(
@@ -279,19 +286,22 @@ def generate_qa(
 
 
 @task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
-def verify_batch(rt: Runtime, kg: KnowledgeGraph, qas: list[QA], max_paths: int, time_budget_s: float,
-                 paths_per_call: int) -> list[GoldResult]:
+def verify_batch(spec: GatewaySpec, kg: KnowledgeGraph, qas: list[QA], run_id: str, max_paths: int,
+                 time_budget_s: float, paths_per_call: int) -> BatchResult[GoldResult]:
+    """Search and verify the gold paths of one batch of questions (all of one graph snapshot)."""
+    gateway = spec.open()
+
     async def go() -> list[GoldResult]:
         try:
-            return await rt.gateway.gather(
-                verify_question(rt.gateway, kg, q, run_id=rt.run_id, max_paths=max_paths, time_budget_s=time_budget_s,
+            return await gateway.gather(
+                verify_question(gateway, kg, q, run_id=run_id, max_paths=max_paths, time_budget_s=time_budget_s,
                                 paths_per_call=paths_per_call)
                 for q in qas
             )
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(go())
+    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
 @flow(name="verify-paths", log_prints=True)
@@ -305,8 +315,9 @@ def verify_paths(
 ) -> dict[str, Any]:
     """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM."""
     settings = settings or default_settings()
-    params = {"domains": domains, "max_paths": max_paths, "time_budget_s": time_budget_s, "paths_per_call": paths_per_call}
-    with open_run("verify-paths", params, settings) as rt:
+    params = flow_parameters(verify_paths, locals())
+    with open_run("verify-paths", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
+        spec = runner.spec("verifier")
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         summary: list[dict[str, Any]] = []
         for domain in domains:
@@ -315,18 +326,18 @@ def verify_paths(
                           [domain])
             if not qas:
                 continue
-            graphs: dict[str, KnowledgeGraph] = {}
             bar = Progress(f"gold-{domain}", len(qas), f"verifying {domain} gold paths")
-            for start in range(0, len(qas), batch_size):
-                batch = qas[start : start + batch_size]
-                by_snap: dict[str, list[QA]] = {}
-                for q in batch:
-                    by_snap.setdefault(q.snapshot_id or "", []).append(q)
-                results: list[GoldResult] = []
-                for snap, group in by_snap.items():
-                    if snap not in graphs:
-                        graphs[snap] = KnowledgeGraph.load(rt.wh, domain, snap or None)
-                    results += verify_batch(rt, graphs[snap], group, max_paths, time_budget_s, paths_per_call)
+            # A batch holds questions of one snapshot (its graph travels with it); snapshots in a stable order.
+            by_snap: dict[str, list[QA]] = {}
+            for q in qas:
+                by_snap.setdefault(q.snapshot_id or "", []).append(q)
+            work = [(snap, b) for snap, group in sorted(by_snap.items()) for b in chunks(group, batch_size)]
+            batches = run_batches(verify_batch, work, runner=runner, parameters=lambda w: {
+                "spec": spec, "kg": KnowledgeGraph.load(rt.wh, domain, w[0] or None), "qas": list(w[1]),
+                "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
+                "paths_per_call": paths_per_call})  # fmt: skip
+            for (_, batch), done_batch in batches:
+                results: list[GoldResult] = done_batch.records
                 rows = [
                     {"qa_id": r.qa_id, "run_id": rt.run_id, "domain": domain, "n_candidates": len(r.paths),
                      "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,

@@ -23,7 +23,7 @@ from typing import Any
 
 from gateway.cache import ResponseCache
 from gateway.client import LLMGateway
-from gateway.embeddings import Embedder, make_embedder
+from gateway.embeddings import Embedder, shared_embedder
 from gateway.usage import UsageLedger
 from schemas.config import Settings, load_settings
 from warehouse.db import Warehouse
@@ -64,7 +64,7 @@ class Runtime:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            self._embedder = make_embedder(self.settings.embeddings)
+            self._embedder = shared_embedder(self.settings.embeddings)
         return self._embedder
 
     @property
@@ -83,6 +83,16 @@ class Runtime:
             [totals["llm_calls"], totals["llm_cache_hits"], totals["prompt_tokens"], totals["completion_tokens"],
              totals["llm_failures"], self.run_id],
         )
+
+
+def flow_parameters(fn: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter of the flow function ``fn`` with its value in ``values`` (the flow's ``locals()`` after it
+    resolved its defaults), all but ``settings`` (recorded as the run's config): the run row keeps the whole call,
+    not a hand-picked part of it."""
+    import inspect
+
+    names = inspect.signature(getattr(fn, "fn", fn)).parameters
+    return {n: values.get(n) for n in names if n != "settings"}
 
 
 def new_run_id(flow: str) -> str:

@@ -9,32 +9,38 @@ from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.runtime import Runtime, default_settings, open_run
+from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.runtime import default_settings, flow_parameters, open_run
+from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from tasks.ops.smoke import SMOKE_TEXTS, SmokeItem, annotate
 
 
 @task(name="annotate-batch", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
-def annotate_batch(rt: Runtime, texts: list[str]) -> list[SmokeItem]:
+def annotate_batch(spec: GatewaySpec, texts: list[str], run_id: str) -> BatchResult[SmokeItem]:
+    gateway = spec.open()
+
     async def go() -> list[SmokeItem]:
         try:
-            return await annotate(rt.gateway, texts, rt.run_id)
+            return await annotate(gateway, texts, run_id)
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(go())
+    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
 @flow(name="smoke", log_prints=True)
 def smoke(settings: Settings | None = None, texts: list[str] | None = None, batch_size: int = 8) -> dict[str, Any]:
     settings = settings or default_settings()
     texts = texts or SMOKE_TEXTS
-    with open_run("smoke", {"n_texts": len(texts), "batch_size": batch_size}, settings) as rt:
+    with open_run("smoke", flow_parameters(smoke, locals()), settings) as rt, \
+            batch_runner(settings.runner, rt.gateway) as runner:
+        spec = runner.spec("generator")  # the role `annotate` asks
         items: list[SmokeItem] = []
-        for start in range(0, len(texts), batch_size):
-            batch = annotate_batch(rt, texts[start : start + batch_size])
-            rt.wh.write_batch("smoke_items", batch)  # one transaction per batch: a crash loses no finished batch
-            items.extend(batch)
+        for _, done in run_batches(annotate_batch, chunks(texts, batch_size), runner=runner,
+                                   parameters=lambda b: {"spec": spec, "texts": list(b), "run_id": rt.run_id}):
+            rt.wh.write("smoke_items", done.records)  # one transaction per batch: a crash loses no finished batch
+            items.extend(done.records)
         export = rt.wh.export_parquet(
             "SELECT * FROM smoke_items WHERE run_id = ? ORDER BY item_id",
             settings.data_dir / "exports" / f"smoke_items-{rt.run_id}.parquet",

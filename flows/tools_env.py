@@ -3,10 +3,13 @@ configured embedder (or the model-free hashing embedder when asked, e.g. where n
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Literal
 
-from gateway.embeddings import EmbeddingError, make_embedder
-from schemas.config import Settings
+from gateway.embeddings import shared_embedder
+from schemas.config import EmbeddingConfig, Settings
 from schemas.errors import InputError
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.index import HashingEmbedder
@@ -31,8 +34,25 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
     graphs = load_graphs(wh, domains)
     if not graphs:
         raise InputError("no graphs in the warehouse: run `hopforge graph build` or `hopforge graph import` first")
-    emb = HashingEmbedder() if embedder == "hashing" else make_embedder(settings.embeddings)
-    try:
-        return ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes")
-    except EmbeddingError:
-        raise
+    emb = HashingEmbedder() if embedder == "hashing" else shared_embedder(settings.embeddings)
+    return ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes")
+
+
+_ENVS: OrderedDict[tuple[str, str, tuple[str, ...]], ToolEnvironment] = OrderedDict()
+_ENVS_LOCK = threading.Lock()
+
+
+def snapshot_tool_env(kg: KnowledgeGraph, embeddings: EmbeddingConfig, index_dir: str,
+                      tools: Sequence[str]) -> ToolEnvironment:
+    """The tool environment over one snapshot's graph, built once per snapshot, embedder and tool set in this
+    process (batch tasks of one snapshot share it; its embeddings are also cached on disk under ``index_dir``)."""
+    key = (kg.snapshot_id or f"unsaved-{id(kg)}", embeddings.model_dump_json(), tuple(tools))
+    with _ENVS_LOCK:
+        env = _ENVS.get(key)
+    if env is None:
+        env = ToolEnvironment.from_graphs([kg], shared_embedder(embeddings), cache_dir=index_dir, tools=tuple(tools))
+        with _ENVS_LOCK:
+            env = _ENVS.setdefault(key, env)
+            while len(_ENVS) > 8:  # a run touches a few snapshots at a time
+                _ENVS.popitem(last=False)
+    return env

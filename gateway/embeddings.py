@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import os
 import threading
 from collections.abc import Sequence
@@ -134,3 +135,14 @@ class OpenAIEmbedder:
 
 def make_embedder(cfg: EmbeddingConfig) -> Embedder:
     return LocalEmbedder(cfg.batch_size) if cfg.is_local else OpenAIEmbedder(cfg)
+
+
+@functools.lru_cache(maxsize=4)
+def _shared(cfg_json: str) -> Embedder:
+    return make_embedder(EmbeddingConfig.model_validate_json(cfg_json))
+
+
+def shared_embedder(cfg: EmbeddingConfig) -> Embedder:
+    """One embedder per configuration per process: the local model takes seconds to load, and a flow and the
+    tasks it runs on its own threads (or a worker's successive tasks) share it."""
+    return _shared(cfg.model_dump_json())

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gateway.cache import CacheMode, ResponseCache
 from gateway.client import LLMGateway
-from gateway.endpoints import ResolvedEndpoint
+from gateway.endpoints import EndpointUnavailable, ResolvedEndpoint
 from gateway.usage import UsageLedger
 from schemas.config import Settings
 
@@ -57,7 +57,14 @@ def _cache(path: str, mode: CacheMode, scope: str) -> ResponseCache:
 
 def spec_for(gateway, roles: list[str] | tuple[str, ...], *, global_limits: bool = False) -> GatewaySpec:
     """The spec of a flow's gateway for ``roles`` (resolved now, in the flow process)."""
-    endpoints = {role: gateway.resolve(role) for role in roles}
+    endpoints: dict[str, ResolvedEndpoint] = {}
+    for role in roles:
+        try:
+            endpoints[role] = gateway.resolve(role)
+        except EndpointUnavailable:
+            # Left unresolved: the task's gateway tries again and turns the failure into typed per-call failures
+            # (rejects with a reason), as the flow's own gateway would.
+            continue
     cache = gateway.cache
     return GatewaySpec(settings=gateway.settings, endpoints=endpoints, cache_path=str(Path(cache.path).resolve()),
                        cache_mode=cache.mode, cache_scope=cache.scope, global_limits=global_limits)

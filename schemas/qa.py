@@ -297,6 +297,8 @@ class QAAttempt(BaseModel):
     reject_reason: RejectReason | None = None
     raw_text: str | None = Field(None, description="The generator's reply as received (reasoning excluded).")
     writer: Writer = "llm"
+    failure_kind: str | None = Field(
+        None, description="For llm_error: the gateway's failure kind (timeout, connection, validation...).")
 
 
 class QA(BaseModel):

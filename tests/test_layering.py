@@ -41,3 +41,27 @@ def test_gateway_modules_import_no_circle():
 
     circles = sorted(name for name in edges if reaches(name, name, {name}))
     assert circles == []
+
+
+def test_no_task_takes_the_runtime_the_warehouse_or_a_connection():
+    """Batch tasks get picklable inputs only, so any task runner (threads, Ray) can run them."""
+    holders = {"Runtime", "Warehouse", "DuckDBPyConnection", "LLMGateway"}
+    # The refresh flow's difficulty task landed with the runtime before batch tasks went runtime-free; it is the one
+    # task still to convert (its own work in progress).
+    pending = {"refresh.py:difficulty_batch(rt: Runtime)"}
+    offenders = []
+    for path in sorted((ROOT / "flows").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            is_task = any(
+                (isinstance(d, ast.Call) and getattr(d.func, "id", None) == "task") or getattr(d, "id", None) == "task"
+                for d in node.decorator_list
+            )
+            if not is_task:
+                continue
+            for arg in node.args.args + node.args.kwonlyargs:
+                text = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                if arg.arg in ("rt", "wh", "con") or any(h in text for h in holders):
+                    offenders.append(f"{path.name}:{node.name}({arg.arg}: {text})")
+    assert sorted(set(offenders) - pending) == []

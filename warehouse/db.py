@@ -15,7 +15,6 @@ import re
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -291,12 +290,3 @@ class Warehouse:
 def _sql_string(path: Path) -> str:
     return str(path).replace("'", "''")
 
-
-def now() -> datetime:
-    return datetime.now()
-
-
-def jsonable(value: Any) -> Any:
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    return value

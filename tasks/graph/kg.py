@@ -25,8 +25,10 @@ lists by name. Prompts and tool output built from this class are stable from run
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
@@ -35,7 +37,15 @@ import networkx as nx
 
 from schemas.answers import name_key
 from schemas.graph import UNKNOWN_TYPE, Entity, Relation
-from tasks.graph.store import SEP, GraphRecordsError, check_records, gc_paused, read_snapshot, records_from_networkx
+from tasks.graph.store import (
+    SEP,
+    GraphRecordsError,
+    check_records,
+    gc_paused,
+    get_snapshot,
+    read_snapshot,
+    records_from_networkx,
+)
 
 if TYPE_CHECKING:
     from warehouse.db import Warehouse
@@ -232,9 +242,19 @@ class KnowledgeGraph:
 
     @classmethod
     def load(cls, wh: Warehouse, domain: str, snapshot_id: str | None = None) -> KnowledgeGraph:
-        """The domain's graph from the warehouse: the current snapshot, or the one named."""
-        snap, entities, relations = read_snapshot(wh, domain, snapshot_id)
-        return cls(domain, entities, relations, directed=snap.directed, snapshot_id=snap.snapshot_id)
+        """The domain's graph from the warehouse: the current snapshot, or the one named. Built once per snapshot
+        per process (``cached_graph``): a snapshot id is a hash of its content, so it never goes stale."""
+        snap = get_snapshot(wh, domain, snapshot_id)
+
+        def build() -> KnowledgeGraph:
+            found, entities, relations = read_snapshot(wh, domain, snap.snapshot_id)
+            return cls(domain, entities, relations, directed=found.directed, snapshot_id=found.snapshot_id)
+
+        return cached_graph(snap.snapshot_id, build)
+
+    def __reduce__(self):
+        # Sent to another process (a Ray worker) as its records; there it is built once per snapshot and reused.
+        return (_graph_from_records, (self.domain, self.entities(), self.relations(), self.directed, self.snapshot_id))
 
     # -- size and membership ---------------------------------------------------------------------------------------
     @property
@@ -643,3 +663,33 @@ __all__ = [
     "PathSearch",
     "normalize_name",
 ]
+
+
+# -- one graph per snapshot per process ---------------------------------------------------------------------------
+_GRAPHS: OrderedDict[str, KnowledgeGraph] = OrderedDict()
+_GRAPHS_LOCK = threading.Lock()
+_GRAPHS_MAX = 8  # a factory run touches a handful of snapshots at a time; older ones are dropped first
+
+
+def cached_graph(snapshot_id: str | None, build: Callable[[], KnowledgeGraph]) -> KnowledgeGraph:
+    """The graph of ``snapshot_id`` built by ``build`` the first time this process asks for it (graphs without a
+    snapshot id are not cached). Two threads asking at once may both build it; the graphs are identical."""
+    if snapshot_id is None:
+        return build()
+    with _GRAPHS_LOCK:
+        kg = _GRAPHS.get(snapshot_id)
+        if kg is not None:
+            _GRAPHS.move_to_end(snapshot_id)
+            return kg
+    kg = build()
+    with _GRAPHS_LOCK:
+        _GRAPHS[snapshot_id] = kg
+        while len(_GRAPHS) > _GRAPHS_MAX:
+            _GRAPHS.popitem(last=False)
+    return kg
+
+
+def _graph_from_records(domain: str, entities: list[Entity], relations: list[Relation], directed: bool,
+                        snapshot_id: str | None) -> KnowledgeGraph:
+    return cached_graph(snapshot_id, lambda: KnowledgeGraph(domain, entities, relations, directed=directed,
+                                                            snapshot_id=snapshot_id))

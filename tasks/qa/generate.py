@@ -432,6 +432,16 @@ async def _template_attempts(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed
             return
 
 
+def _failure_kind(res: Any) -> str:
+    """The failure kind of a generator reply that gave no usable answer. A reply with no text at all counts as lost
+    to the endpoint (a re-run tries again), as it did before the kind was recorded."""
+    if res.failure is None:
+        return "validation"  # parsed, but named a path the job did not offer
+    if not res.raw and res.failure.kind not in ENDPOINT_FAILURES:
+        return "endpoint_unavailable"
+    return res.failure.kind
+
+
 async def _finish(gateway: LLMGateway, kg: KnowledgeGraph, base: dict[str, Any], path: list[str], question: str,
                   answer: str, verdicts: list[Verdict], raw: str | None, cfg: GenConfig) -> QAAttempt:
     """The checked candidate's outcome: rejected by a check or gate, accepted without a judge, or judged."""
@@ -449,7 +459,7 @@ async def _finish(gateway: LLMGateway, kg: KnowledgeGraph, base: dict[str, Any],
         # "judge failed" (the judge answered, but not validly) is.
         what = "judge unavailable" if judged.failure.kind in ENDPOINT_FAILURES else "judge failed"
         return QAAttempt(**common, status="rejected", reject_reason="llm_error",
-                         judge_reason=f"{what}: {judged.failure}")
+                         judge_reason=f"{what}: {judged.failure}", failure_kind=judged.failure.kind)
     if not judged.value.valid:
         return QAAttempt(**common, status="rejected", reject_reason="judge_invalid",
                          judge_valid=False, judge_reason=judged.value.reason)
@@ -474,7 +484,7 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         )
         if not res.ok:
             return QAAttempt(**base, status="rejected", reject_reason="llm_error", raw_text=res.raw or None,
-                             judge_reason=str(res.failure))
+                             judge_reason=str(res.failure), failure_kind=_failure_kind(res))
         path, _unknown = resolve_path(kg, res.value.path)
         answer = kg.lookup(res.value.answer) or res.value.answer
         question = res.value.question.strip()
@@ -488,7 +498,8 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         )
         if not res.ok or res.value.path_id not in by_id:
             return QAAttempt(**base, status="rejected", reject_reason="llm_error", raw_text=res.raw or None,
-                             judge_reason=str(res.failure) if res.failure else "unknown path id")
+                             judge_reason=str(res.failure) if res.failure else "unknown path id",
+                             failure_kind=_failure_kind(res))
         cand = by_id[res.value.path_id]
         candidate_id, path, answer, question = cand.id, list(cand.nodes), cand.nodes[-1], res.value.question.strip()
 

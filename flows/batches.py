@@ -1,0 +1,182 @@
+"""One way for every flow to run its batch tasks: ``run_batches``.
+
+A flow cuts its work into batches, and ``run_batches`` submits them to the configured task runner (a thread pool by
+default, Ray through prefect-ray with ``runner.kind = "ray"``), keeps ``runner.window`` batches in flight, and hands
+the results back **in batch order**, so the flow (the single writer) writes each one in its own transaction in the
+same order whatever ran it. That order is what makes a Ray run's exports byte-identical to a thread-pool run's.
+
+A batch task takes picklable inputs only (records, a graph, a config, a ``GatewaySpec``) and returns a
+``BatchResult``: its records plus the LLM usage it spent, which the flow adds to the run's ledger.
+
+A batch whose worker died is submitted again (a new task run), up to ``resubmits`` times: its LLM answers are in the
+shared cache already, so the second try repeats no answered call, and since results are written by the flow only
+once per batch, nothing is duplicated.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from gateway.endpoints import limit_name
+from gateway.spec import GatewaySpec, spec_for
+from gateway.usage import RoleUsage
+from schemas.config import RunnerConfig
+
+B = TypeVar("B")
+R = TypeVar("R")
+
+
+@dataclass
+class BatchResult(Generic[R]):
+    """What a batch task returns: its records and the LLM usage spent making them."""
+
+    records: list[R] = field(default_factory=list)
+    usage: list[RoleUsage] = field(default_factory=list)
+    pid: int = field(default_factory=os.getpid)  # the process that ran the batch (the flow's own, for threads)
+
+
+def task_runner(cfg: RunnerConfig):
+    """The Prefect task runner ``cfg`` asks for."""
+    if cfg.kind == "ray":
+        try:
+            from prefect_ray import RayTaskRunner
+        except ImportError:
+            from schemas.errors import ConfigError
+
+            raise ConfigError("runner.kind = ray needs prefect-ray and ray: pip install -e '.[ray]'") from None
+        init: dict[str, Any] = {} if cfg.address else {"num_cpus": cfg.max_workers, "include_dashboard": False}
+        return RayTaskRunner(address=cfg.address, init_kwargs=init)
+    from prefect.task_runners import ThreadPoolTaskRunner
+
+    return ThreadPoolTaskRunner(max_workers=cfg.max_workers)
+
+
+class _Runner:
+    """An entered task runner and the flow's gateway spec; see ``batch_runner``."""
+
+    def __init__(self, runner: Any, cfg: RunnerConfig, gateway: Any, resubmits: int):
+        self.runner = runner
+        self.cfg = cfg
+        self.gateway = gateway
+        self.resubmits = resubmits
+        self._specs: dict[tuple[str, ...], GatewaySpec] = {}
+
+    def spec(self, *roles: str) -> GatewaySpec:
+        """The picklable gateway for tasks that call ``roles`` (resolved once per run)."""
+        key = tuple(sorted(roles))
+        if key not in self._specs:
+            spec = spec_for(self.gateway, key, global_limits=self.cfg.kind != "threads")
+            if spec.global_limits:
+                _ensure_limits(spec)
+            self._specs[key] = spec
+        return self._specs[key]
+
+    def run(self, task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]],
+            errors: Literal["raise", "return"] = "raise") -> Iterator[tuple[B, Any]]:
+        """Run ``task(**parameters(batch))`` for every batch; yield ``(batch, result)`` in batch order. A
+        ``BatchResult``'s usage is added to the flow's ledger before it is yielded. With ``errors="return"`` a
+        batch whose task failed yields its exception instead (for flows that record a failed domain and go on)."""
+        pending: deque[tuple[B, Any, int]] = deque()
+        todo = iter(batches)
+
+        def fill() -> None:
+            while len(pending) < self.cfg.window:
+                batch = next(todo, _END)
+                if batch is _END:
+                    return
+                pending.append((batch, self.runner.submit(task, parameters(batch)), 0))  # type: ignore[arg-type]
+
+        fill()
+        elsewhere: set[int] = set()
+        n = 0
+        while pending:
+            batch, future, tries = pending.popleft()
+            try:
+                result = future.result()
+            except Exception as exc:
+                if not _worker_lost(exc) or tries >= self.resubmits:
+                    if errors == "raise":
+                        raise
+                    fill()
+                    yield batch, exc
+                    continue
+                print(f"{task.name}: a worker was lost ({type(exc).__name__}); submitting the batch again")
+                pending.appendleft((batch, self.runner.submit(task, parameters(batch)), tries + 1))
+                continue
+            if isinstance(result, BatchResult):
+                if self.gateway is not None:
+                    self.gateway.ledger.merge(result.usage)
+                if result.pid != os.getpid():
+                    elsewhere.add(result.pid)
+            n += 1
+            fill()
+            yield batch, result
+        if elsewhere:
+            print(f"{task.name}: {n} batch(es) ran in {len(elsewhere)} worker process(es) besides the flow's")
+
+
+_END = object()
+
+
+def _worker_lost(exc: BaseException) -> bool:
+    """A failure of the machinery (a Ray worker or node died), not of the task's own code."""
+    try:
+        import ray.exceptions as rex
+    except ImportError:
+        return False
+    lost = (rex.WorkerCrashedError, rex.NodeDiedError, rex.TaskCancelledError, rex.ObjectLostError)
+    seen: BaseException | None = exc
+    while seen is not None:  # Prefect may wrap the Ray error
+        if isinstance(seen, lost):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+@contextmanager
+def batch_runner(cfg: RunnerConfig, gateway: Any = None, *, resubmits: int = 2) -> Iterator[_Runner]:
+    """Enter the configured task runner for the body of a flow."""
+    runner = task_runner(cfg)
+    with runner:
+        yield _Runner(runner, cfg, gateway, resubmits)
+
+
+def run_batches(task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]], *, runner: _Runner,
+                errors: Literal["raise", "return"] = "raise") -> Iterator[tuple[B, Any]]:
+    """``runner.run`` as a function: the one batch loop of every flow."""
+    return runner.run(task, batches, parameters, errors)
+
+
+def chunks(items: Sequence[B], size: int) -> list[Sequence[B]]:
+    """``items`` cut into batches of ``size`` (the last may be shorter)."""
+    if size < 1:
+        from schemas.errors import InputError
+
+        raise InputError(f"batch_size must be >= 1, got {size}")
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _ensure_limits(spec: GatewaySpec) -> None:
+    """Create or update the Prefect global concurrency limit of every endpoint in ``spec`` to the endpoint's
+    ``max_concurrency``, so that workers anywhere share it."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+    from prefect.exceptions import ObjectNotFound
+
+    with get_client(sync_client=True) as client:
+        for ep in {(e.base_url, e.model): e for e in spec.endpoints.values()}.values():
+            name = limit_name(ep)
+            try:
+                found = client.read_global_concurrency_limit_by_name(name)
+            except ObjectNotFound:
+                found = None
+            if found is None:
+                client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name=name, limit=ep.max_concurrency))
+            elif found.limit != ep.max_concurrency or not found.active:
+                client.update_global_concurrency_limit(
+                    name, GlobalConcurrencyLimitUpdate(limit=ep.max_concurrency, active=True))

@@ -609,6 +609,7 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
                  stage: Annotated[Optional[str], typer.Option(help="base (Omne-R1 stage 1) | sft (stage 3)")] = None,
                  reward: Annotated[Optional[str], typer.Option(help="Reward name (training.rewards.REWARDS).")] = None,
                  tool_server: Annotated[Optional[str], typer.Option(help="URL of a running `hopforge serve-tools`; default: start one.")] = None,
+                 tool_workers: Annotated[int, typer.Option(min=1, help="Processes of the tool server the flow starts.")] = 1,
                  sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
                  timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
     """RL on an export's questions with verl (or TRL), rewarded by training/verl_reward.py:compute_score."""
@@ -632,7 +633,7 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
         if check and not dry_run:
             raise _UserError("--check goes with --dry-run (a real run is checked by the trainer itself)")
         r = train_rl(trainer=trainer, export_version=export, start_tool_server=tool_server is None, dry_run=dry_run,
-                     check=check, timeout_s=timeout, settings=settings, **{trainer: opts})
+                     check=check, timeout_s=timeout, tool_workers=tool_workers, settings=settings, **{trainer: opts})
         _print_train(r)
 
     _run(body)

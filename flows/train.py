@@ -162,7 +162,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def tool_server(settings: Settings, *, port: int | None = None, embedder: str = "configured",
+def tool_server(settings: Settings, *, port: int | None = None, embedder: str = "configured", workers: int = 1,
                 startup_timeout_s: float = 300.0, log_path: Path | None = None) -> Iterator[str]:  # fmt: skip
     """``hopforge serve-tools`` on loopback for the length of the block; yields its base URL. The child reads the
     same warehouse (read-only, closed before it serves) and configuration as this process. Without ``port`` a
@@ -177,7 +177,7 @@ def tool_server(settings: Settings, *, port: int | None = None, embedder: str = 
     for attempt in range(3 if port is None else 1):
         chosen = port or _free_port()
         log = log_path or settings.data_dir / "logs" / f"tool-server-{chosen}.log"
-        proc, url = _start_tool_server(chosen, embedder, env, log)
+        proc, url = _start_tool_server(chosen, embedder, workers, env, log)
         try:
             ready = _wait_healthy(proc, url, deadline)
             if not ready and attempt < 2 and port is None and _port_taken(log):
@@ -194,9 +194,10 @@ def tool_server(settings: Settings, *, port: int | None = None, embedder: str = 
             _stop(proc)
 
 
-def _start_tool_server(port: int, embedder: str, env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def _start_tool_server(port: int, embedder: str, workers: int, env: dict[str, str],
+                       log: Path) -> tuple[subprocess.Popen[bytes], str]:  # fmt: skip
     argv = [sys.executable, "-m", "flows.cli", "serve-tools", "--host", "127.0.0.1", "--port", str(port),
-            "--embedder", embedder]  # fmt: skip
+            "--embedder", embedder, "--workers", str(workers)]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as handle:  # the child keeps its own descriptor
         proc = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, env=env)
@@ -237,6 +238,7 @@ def train_rl(
     export_version: str | None = None,
     start_tool_server: bool = True,
     tool_embedder: Literal["configured", "hashing"] = "configured",
+    tool_workers: int = 1,
     dry_run: bool = False,
     check: bool = False,
     timeout_s: float | None = None,
@@ -244,8 +246,11 @@ def train_rl(
 ) -> dict[str, Any]:
     """RL on an export's questions: verl (GRPO/PPO, vLLM rollouts, KG tools over HTTP) or TRL GRPO.
 
-    With ``start_tool_server`` (verl) the flow serves the warehouse's graphs on a free loopback port and points
-    the tool config at it; otherwise the options' ``tool_server_url`` must name a running server."""
+    With ``start_tool_server`` (verl) the flow serves the warehouse's graphs on a free loopback port with
+    ``tool_workers`` processes (one per spare core of a rollout node) and points the tool config at it; otherwise
+    the options' ``tool_server_url`` must name a running server."""
+    if tool_workers < 1:
+        raise TrainingError(f"tool_workers must be >= 1, got {tool_workers}")
     settings = settings or default_settings()
     export = _export(settings, export_version)
     train_id = new_train_id("rl", trainer)
@@ -269,7 +274,8 @@ def train_rl(
                         base_model=opts.model, check=check)  # fmt: skip
 
     if trainer == "verl" and start_tool_server and not dry_run:
-        with tool_server(settings, embedder=tool_embedder, log_path=run_dir / "tool-server.log") as url:
+        with tool_server(settings, embedder=tool_embedder, workers=tool_workers,
+                         log_path=run_dir / "tool-server.log") as url:  # fmt: skip
             print(f"tool server for the rollouts: {url}")
             return go(url)
     return go(None)

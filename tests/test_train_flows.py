@@ -265,7 +265,7 @@ def test_tool_server_is_started_for_the_rollouts_and_stopped(tmp_path, prefect_h
 
     settings = load_settings(None, data_dir=tmp_path / "data")
     import_graphs.fn(files={"cs": str(ROOT / "flows" / "demo" / "graphs" / "cs.jsonl")}, settings=settings)
-    with tool_server(settings, embedder="hashing", startup_timeout_s=120) as url:
+    with tool_server(settings, embedder="hashing", workers=2, startup_timeout_s=120) as url:
         reply = httpx.post(f"{url}/tools/node_info", json={"node_name": "Alan Turing", "graph_type": "cs"}, timeout=30)
         assert reply.status_code == 200 and "Alan Turing" in reply.json()["rendered_content"]
     with pytest.raises(httpx.HTTPError):

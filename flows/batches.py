@@ -70,22 +70,26 @@ class _Runner:
         """The picklable gateway for tasks that call ``roles`` (resolved once per run)."""
         key = tuple(sorted(roles))
         if key not in self._specs:
-            spec = spec_for(self.gateway, key, global_limits=self.cfg.kind != "threads")
+            spec = spec_for(self.gateway, key, global_limits=self.cfg.kind != "threads" and self.cfg.global_limits)
             if spec.global_limits:
                 _ensure_limits(spec)
             self._specs[key] = spec
         return self._specs[key]
 
     def run(self, task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]],
-            errors: Literal["raise", "return"] = "raise") -> Iterator[tuple[B, Any]]:
+            errors: Literal["raise", "return"] = "raise", one_per_process: bool = False) -> Iterator[tuple[B, Any]]:
         """Run ``task(**parameters(batch))`` for every batch; yield ``(batch, result)`` in batch order. A
         ``BatchResult``'s usage is added to the flow's ledger before it is yielded. With ``errors="return"`` a
-        batch whose task failed yields its exception instead (for flows that record a failed domain and go on)."""
+        batch whose task failed yields its exception instead (for flows that record a failed domain and go on).
+        ``one_per_process``: the task keeps process-wide state that two concurrent runs would share (LightRAG's
+        storage locks belong to one event loop), so the thread pool runs one batch at a time; Ray still runs one per
+        worker process at once."""
+        window = 1 if one_per_process and self.cfg.kind == "threads" else self.cfg.window
         pending: deque[tuple[B, Any, int]] = deque()
         todo = iter(batches)
 
         def fill() -> None:
-            while len(pending) < self.cfg.window:
+            while len(pending) < window:
                 batch = next(todo, _END)
                 if batch is _END:
                     return
@@ -147,9 +151,9 @@ def batch_runner(cfg: RunnerConfig, gateway: Any = None, *, resubmits: int = 2) 
 
 
 def run_batches(task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]], *, runner: _Runner,
-                errors: Literal["raise", "return"] = "raise") -> Iterator[tuple[B, Any]]:
+                errors: Literal["raise", "return"] = "raise", one_per_process: bool = False) -> Iterator[tuple[B, Any]]:
     """``runner.run`` as a function: the one batch loop of every flow."""
-    return runner.run(task, batches, parameters, errors)
+    return runner.run(task, batches, parameters, errors, one_per_process)
 
 
 def chunks(items: Sequence[B], size: int) -> list[Sequence[B]]:

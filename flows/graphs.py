@@ -243,7 +243,8 @@ def build_graphs(
         spec = runner.spec("extractor")
         graphs_dir = (settings.data_dir / "graphs").resolve()
         # A domain whose build fails is recorded and the others go on (errors="return").
-        batches = run_batches(build_domain_task, work, runner=runner, errors="return", parameters=lambda w: {
+        batches = run_batches(build_domain_task, work, runner=runner, errors="return", one_per_process=True,
+                              parameters=lambda w: {
             "spec": spec, "domain": w[0], "documents": w[1], "options": options,
             "working_dir": str(graphs_dir / w[0] / "lightrag"), "max_parallel_insert": max_parallel_insert,
             "llm_max_async": llm_max_async, "gleaning": gleaning})  # fmt: skip

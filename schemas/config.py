@@ -245,6 +245,9 @@ class RunnerConfig(BaseModel):
     in_flight: int | None = Field(
         None, ge=1, description="Batches submitted ahead of the one being written; default 1 for threads "
         "(one batch at a time, each concurrent inside), 2 x max_workers for Ray.")
+    global_limits: bool = Field(
+        True, description="With Ray, every LLM request also holds a slot of its endpoint's Prefect global "
+        "concurrency limit, so max_concurrency holds across worker processes (two Prefect API calls per request).")
 
     @property
     def window(self) -> int:

@@ -57,10 +57,29 @@ def first_code(verdicts) -> str | None:
 
 
 # -- fixtures ---------------------------------------------------------------------------------------------------------
+def _real(items):
+    return [i for i in items if i["source"] == "embedded-model"]
+
+
 def test_fixture_sizes_meet_the_issue():
-    assert len(FIXTURES["junk_questions"]) >= 40
-    assert len(FIXTURES["junk_thoughts"]) >= 20
+    # the issue asks for junk taken from the embedded model's actual output; hand-written items come on top
+    assert len(_real(FIXTURES["junk_questions"])) >= 40
+    assert len(_real(FIXTURES["junk_thoughts"])) >= 20
     assert len(FIXTURES["good_questions"]) >= 60
+    for item in FIXTURES["junk_questions"] + FIXTURES["junk_thoughts"]:
+        assert item["source"] in ("embedded-model", "hand-written") and item.get("how"), item
+
+
+def test_known_gaps_are_reported(capsys):
+    """Real model junk that passes every text gate today: listed with what would catch it, not asserted, so a
+    gate that starts catching one shows up in the count."""
+    gq, gt = FIXTURES["known_gaps_questions"], FIXTURES["known_gaps_thoughts"]
+    assert all(g["why"] and g["text"] for g in gq + gt)
+    caught_q = sum(first_code(question_gates(g["text"], names=mentioned(g["text"]), sources=prompt_sources()))
+                   is not None for g in gq)
+    caught_t = sum(thought_problem(g["text"], names=mentioned(g["text"])) is not None for g in gt)
+    with capsys.disabled():
+        print(f"\ntext gates: known gaps caught now: {caught_q}/{len(gq)} questions, {caught_t}/{len(gt)} thoughts")
 
 
 @pytest.mark.parametrize("item", FIXTURES["junk_questions"], ids=lambda i: i["text"][:40])
@@ -227,6 +246,19 @@ GOOD_THOUGHTS = [
 @pytest.mark.parametrize("thought", GOOD_THOUGHTS)
 def test_good_thoughts_pass(thought):
     assert thought_problem(thought, names=mentioned(thought)) is None
+
+
+@pytest.mark.parametrize("thought", [
+    "<step-by-step reasoning>\nThe start entity is Alan Turing.", "I will look it up.\n```python\nprint(1)\n```",
+    "<tool response>Alan Turing</tool response>",
+])  # fmt: skip
+def test_made_up_tags_and_code_fences_are_markup_in_a_thought(thought):
+    found = thought_problem(thought)
+    assert found is not None and found[0] == "thought_markup"
+
+
+def test_comparisons_in_a_thought_are_not_tags():
+    assert thought_problem("Colossus ran in 1944 < 1946, so it came before ENIAC; the answer is Colossus.") is None
 
 
 def test_a_thought_that_pastes_most_of_an_observation_is_rejected():

@@ -466,8 +466,10 @@ def thought_problem(
     """
     t = thought.strip()
     names = [n for n in names if n and n.strip()]
-    if re.search(r"</?\w+>|\{\s*\"|\w+\(\s*\w+\s*=|<tool_call>|\[\s*\{", t):
-        return "thought_markup", "the thought holds tags, JSON or tool-call syntax; write plain sentences"
+    # Tags include the model's made-up ones with spaces or hyphens ("<step-by-step reasoning>"); a fenced code
+    # block ("```python") is code, whatever language its comments are in.
+    if re.search(r"</?[A-Za-z][\w -]*>|```|\{\s*\"|\w+\(\s*\w+\s*=|<tool_call>|\[\s*\{", t):
+        return "thought_markup", "the thought holds tags, code, JSON or tool-call syntax; write plain sentences"
     if len(_TOOL_LINE.findall(t)) >= 3:
         return "thought_pastes_tool_output", "the thought is a numbered listing like a tool result; say what it shows"
     for obs in observations:

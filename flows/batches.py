@@ -49,8 +49,14 @@ def task_runner(cfg: RunnerConfig):
             from schemas.errors import ConfigError
 
             raise ConfigError("runner.kind = ray needs prefect-ray and ray: pip install -e '.[ray]'") from None
-        init: dict[str, Any] = {} if cfg.address else {"num_cpus": cfg.max_workers, "include_dashboard": False}
-        return RayTaskRunner(address=cfg.address, init_kwargs=init)
+        if not cfg.address:
+            import ray
+
+            # A local Ray is started once per process and kept: the runner would shut down a Ray it started at the
+            # end of each flow, and a factory run is six flows (about 10 s of start-up each here).
+            if not ray.is_initialized():
+                ray.init(num_cpus=cfg.max_workers, include_dashboard=False)
+        return RayTaskRunner(address=cfg.address)
     from prefect.task_runners import ThreadPoolTaskRunner
 
     return ThreadPoolTaskRunner(max_workers=cfg.max_workers)

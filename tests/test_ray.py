@@ -165,6 +165,7 @@ def test_stages_on_ray_export_the_same_bytes_as_the_thread_pool(prefect_harness,
     assert accepted == {r["kind"]: r["accepted"] for r in threads["traj"]["by_kind"]}
     assert accepted["template"] > 0 and accepted["rollouts"] > 0
     assert threads["eval"]["by_mode"] == on_ray["eval"]["by_mode"]
+    assert all(stats["n"] == threads["qa"]["accepted"] for stats in on_ray["eval"]["by_mode"].values())  # scored, not empty
     a, b = _files(Path(threads["export"]["path"])), _files(Path(on_ray["export"]["path"]))
     assert threads["export"]["version"] == on_ray["export"]["version"]
     assert sorted(a) == sorted(b) and sum(name.endswith(".parquet") for name in a) >= 3

@@ -51,6 +51,7 @@ RejectReason = Literal[
     "leaks_answer",  # checks: the question names the answer
     "leaks_intermediate_node",  # checks: the question names a node between start and answer
     "shortcut",  # checks: the answer is closer to the start than the path's hop count
+    "ambiguous_answer",  # checks: the path's relation chain from the start also leads to other nodes
     "path_not_from_seed",  # checks: the path does not start at the job's seed node
     "leaks_partial_name",  # checks: the question has a distinctive word of the answer's or an intermediate's name
     "has_markup",  # text gates: markup, code, JSON, regex, placeholders, URLs or symbols in the question
@@ -82,6 +83,7 @@ CheckName = Literal[
     "answer_hidden",
     "intermediates_hidden",
     "no_shortcut",
+    "answer_unique",
     "starts_at_seed",
     "no_partial_leak",
     # text gates (tasks.qa.text_gates), run with the code checks, before the judge
@@ -105,6 +107,7 @@ CHECK_CODES: dict[str, RejectReason] = {
     "answer_hidden": "leaks_answer",
     "intermediates_hidden": "leaks_intermediate_node",
     "no_shortcut": "shortcut",
+    "answer_unique": "ambiguous_answer",
     "starts_at_seed": "path_not_from_seed",
     "no_partial_leak": "leaks_partial_name",
     "no_markup": "has_markup",

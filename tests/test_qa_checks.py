@@ -183,7 +183,7 @@ def test_a_good_question_passes_every_check(chain):
     assert passed(verdicts), feedback_text(verdicts)
     assert [v.check for v in verdicts] == [
         "nodes_exist", "path_simple", "path_connected", "answer_is_last_node", "hop_count", "start_named",
-        "answer_hidden", "intermediates_hidden", "no_shortcut", "no_partial_leak",
+        "answer_hidden", "intermediates_hidden", "no_shortcut", "answer_unique", "no_partial_leak",
     ]  # fmt: skip
     assert reject_reason(verdicts) is None and feedback_text(verdicts) == ""
 
@@ -468,3 +468,29 @@ def test_partial_leak_false_rejects_on_the_good_fixture_questions():
     rate = len(flagged) / seen
     print(f"partial-name leak check, worst case on {seen} good questions: {len(flagged)} flagged ({rate:.1%}): {flagged}")
     assert seen >= 60 and rate < 0.05
+
+
+def test_a_description_that_fits_several_nodes_is_rejected():
+    """"The food that hollandaise contains" names one food only if hollandaise contains one: otherwise the step,
+    and with it the answer, is not singled out and the question has several right answers."""
+    from tasks.qa.checks import check_answer_unique, relation_chain, singles_out
+
+    return_kg = KnowledgeGraph.from_triples("cooking", [
+        ("hollandaise", "contains", "butter"), ("hollandaise", "contains", "egg yolk"),
+        ("roux", "is made from", "butter"), ("mayonnaise", "is made from", "egg yolk"),
+        ("Escoffier", "wrote", "Le Guide Culinaire"), ("Le Guide Culinaire", "describes", "hollandaise"),
+        ("hollandaise", "originated in", "France"),
+    ])  # fmt: skip
+    return_path = ["hollandaise", "butter", "roux"]
+    assert relation_chain(return_kg, return_path) == [{"butter", "egg yolk"}, {"roux", "mayonnaise"}]
+    verdict = check_answer_unique(return_kg, return_path)
+    assert not verdict.ok and verdict.code == "ambiguous_answer" and "'egg yolk'" in verdict.reason
+    # one food per relation: singled out, whatever other relations the nodes have
+    assert singles_out(return_kg, ["Escoffier", "Le Guide Culinaire", "hollandaise", "France"])
+    assert check_answer_unique(return_kg, ["Escoffier", "Le Guide Culinaire", "hollandaise", "France"]).ok
+    # the candidate sampler offers no path that fails it
+    from tasks.qa.candidates import sample_candidate_paths
+
+    offered = sample_candidate_paths(return_kg, "hollandaise", 3, count=8, seed=0)
+    assert offered and all(singles_out(return_kg, c.nodes) for c in offered)
+    assert ["hollandaise", "butter", "roux"] not in [c.nodes for c in offered]

@@ -57,8 +57,10 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     with capsys.disabled():
         print(f"\ntemplate questions over the demo graphs: {dict(outcomes)} of {total}")
     assert outcomes["passed"] / total >= 0.85
-    # Every failure is the writer's awkward nesting or a relation label naming another path node, never junk.
-    assert set(outcomes) <= {"passed", "repetitive", "leaks_intermediate_node", "leaks_partial_name", "shortcut"}
+    # Every failure is the writer's awkward nesting or a relation label naming another path node (an intermediate
+    # or the answer: "gave the title Augustus to"), never junk.
+    assert set(outcomes) <= {"passed", "repetitive", "leaks_intermediate_node", "leaks_answer", "leaks_partial_name",
+                             "shortcut"}
 
 
 def edge(head, tail, relation="", keywords=(), description="", forward=True):

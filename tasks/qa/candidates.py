@@ -31,6 +31,7 @@ import random
 from collections.abc import Collection
 
 from schemas.qa import CandidatePath
+from tasks.qa.checks import singles_out
 from tasks.qa.context import keyword_text, path_edges, truncate_text
 from tasks.graph.kg import EdgeData, KnowledgeGraph
 
@@ -71,7 +72,8 @@ def sample_candidate_paths(
     allowed_nodes: Collection[str] | None = None,
     undirected: bool = True,
 ) -> list[CandidatePath]:
-    """Up to ``count`` distinct shortcut-free simple paths of ``n_nodes`` nodes starting at ``start``.
+    """Up to ``count`` distinct shortcut-free simple paths of ``n_nodes`` nodes starting at ``start``, each
+    singling out its nodes (``tasks.qa.checks.singles_out``).
 
     ``allowed_nodes`` restricts the path to those nodes (pass the rendered context's nodes so every candidate
     is visible to the generator); distances are still those of the whole graph, so "shortcut-free" holds in
@@ -138,6 +140,10 @@ def sample_candidate_paths(
         seen.add(key)
         # The layer construction guarantees this; the check guards the contract against graph-class changes.
         if kg.shortest_path_length(start, path[-1], cutoff=hops, undirected=undirected) != hops:
+            continue
+        # Offered paths must pass the answer-uniqueness check too: a question over a path whose relations also
+        # lead elsewhere has several right answers, whatever its wording.
+        if not singles_out(kg, path, undirected=undirected):
             continue
         found.append(key)
         if len(found) >= count:

@@ -330,6 +330,59 @@ def check_no_shortcut(
               blocking=blocking)  # fmt: skip
 
 
+def _label(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def relation_chain(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True,
+                   limit: int = 50) -> list[set[str]]:  # fmt: skip
+    """What each hop of the path's relation chain can refer to, read from its start: at each hop, from every
+    node reached so far, follow the relations with the hop's label, in the hop's direction, to nodes of the next
+    path node's type. Entry ``i`` is the set for ``path[i + 1]``. A question that describes the path hop by hop
+    ("the food that hollandaise contains") means any node of that set. A hop whose relation has no label
+    (LightRAG relations are keywords and a description) cannot be matched by label and stays on the path's own
+    node. A set stops growing at ``limit`` nodes. Assumes a valid path."""
+    frontier = {path[0]}
+    chain: list[set[str]] = []
+    for i, (a, b) in enumerate(zip(path, path[1:])):
+        d = kg.edge(a, b, undirected=undirected)
+        label = _label(d.relation) if d is not None else ""
+        reached: set[str] = set()
+        if label:
+            forward = d.direction != "in"
+            want_type = kg.entity(b).type
+            for node in sorted(frontier):
+                for other, rel in kg.neighbors(node, undirected=undirected):
+                    if (other not in path[: i + 1] and _label(rel.relation) == label
+                            and (rel.direction != "in") == forward and kg.entity(other).type == want_type):  # fmt: skip
+                        reached.add(other)
+                if len(reached) >= limit:
+                    break
+        frontier = reached or {b}
+        chain.append(frontier)
+    return chain
+
+
+def singles_out(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True) -> bool:
+    """Whether every step of the path's relation chain fits one node only (``check_answer_unique``)."""
+    return all(len(fits) == 1 for fits in relation_chain(kg, path, undirected=undirected))
+
+
+def check_answer_unique(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True) -> Verdict:
+    """Every node the question describes must be the only one its description fits (``relation_chain``). "The
+    food that hollandaise contains" names one food only if hollandaise contains one; otherwise the reader cannot
+    tell which is meant, and an answer reached through another of them is as right as the gold: the row would
+    teach and reward it as wrong."""
+    for node, fits in zip(path[1:], relation_chain(kg, path, undirected=undirected)):
+        others = sorted(fits - {node})
+        if others:
+            shown = ", ".join(repr(o) for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            what = "the answer" if node == path[-1] else f"the step to {node!r}"
+            return _v("answer_unique", False, f"{what} is not singled out: the same relation from the step before "
+                      f"also leads to {shown}; pick a path whose relations each lead to one node.")  # fmt: skip
+    return _v("answer_unique", True, "each relation of the path leads from the step before to one node only.")
+
+
 def check_starts_at_seed(path: Sequence[str], seed: str) -> Verdict:
     """The path must start at the job's seed: the row records the seed, and splits link questions through it."""
     if not path or normalize_name(path[0]) != normalize_name(seed) or not normalize_name(seed):
@@ -432,6 +485,7 @@ def run_checks(
     structural = exist and out[1].ok and out[2].ok and len(path) >= 2
     if cfg.shortcut != "off" and structural:
         out.append(check_no_shortcut(kg, path, undirected=cfg.undirected, blocking=cfg.shortcut == "reject"))
+        out.append(check_answer_unique(kg, path, undirected=cfg.undirected))
     if seed is not None:
         out.append(check_starts_at_seed(path, seed))
     out.append(check_no_partial_leak(index, path, answer, context=_context_names(kg, path, index)))
@@ -512,6 +566,9 @@ __all__ = [
     "check_intermediates_hidden",
     "check_no_shortcut",
     "check_no_partial_leak",
+    "check_answer_unique",
+    "relation_chain",
+    "singles_out",
     "check_nodes_exist",
     "check_path_connected",
     "check_path_simple",

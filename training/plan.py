@@ -199,5 +199,30 @@ def launcher(name: str) -> str:
     return str(path)
 
 
+def run_trainer_check(plan: TrainPlan, argv: Sequence[str], *, timeout_s: float, what: str,
+                      noun: str = "config") -> dict[str, Any]:  # fmt: skip
+    """Run a launcher's ``--check`` mode (``argv``, in the plan's trainer environment, offline, from its run
+    directory) and return the JSON report it prints last. ``TrainingError`` naming ``what`` when it times out or
+    refuses; the message carries the trainer's own ``error:`` line, else the end of its output."""
+    import os
+    import subprocess
+
+    from training.runs import OFFLINE_ENV
+
+    env = {**os.environ, **OFFLINE_ENV, **plan.env_vars}
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s, env=env,
+                              cwd=str(plan.run_dir))  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise TrainingError(f"{what} did not finish checking {plan.run_dir} within {timeout_s:.0f} s") from None
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not lines:
+        output = done.stderr or done.stdout
+        errors = [ln for ln in output.splitlines() if ln.startswith("error: ")]
+        tail = errors[-1][len("error: "):] if errors else "\n".join(output.strip().splitlines()[-15:])
+        raise TrainingError(f"{what} refused the {noun} in {plan.run_dir}: {tail}")
+    return json.loads(lines[-1])
+
+
 def as_argv(values: Sequence[Any]) -> list[str]:
     return [str(v) for v in values]

@@ -22,10 +22,7 @@ This module is core: it imports neither torch nor any trainer.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +37,7 @@ from training.plan import (
     check_model_dir,
     dump_yaml,
     launcher,
+    run_trainer_check,
 )
 
 TOOL_CONFIG_FILE = "tool_config.yaml"
@@ -532,23 +530,13 @@ def check_plan(plan: TrainPlan, *, timeout_s: float = 600) -> dict[str, Any]:
     files first (the checks read them). Returns the launcher's JSON report; ``TrainingError`` with the trainer's
     own message when it refuses."""
     from training.envs import require_env
-    from training.runs import OFFLINE_ENV
 
     if plan.trainer not in ("verl", "trl"):
         raise TrainingError(f"check_plan handles verl and trl plans, not {plan.trainer}")
     python = require_env(plan.env)
     plan.write()
     argv = [str(python), plan.argv[1], "--check", *plan.argv[2:]]
-    env = {**os.environ, **OFFLINE_ENV, **plan.env_vars}
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env, cwd=str(plan.run_dir))
-    except subprocess.TimeoutExpired:
-        raise TrainingError(f"{plan.trainer} did not finish checking the plan within {timeout_s:.0f} s") from None
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    if done.returncode != 0 or not lines:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-15:])
-        raise TrainingError(f"{plan.trainer} refused the plan in {plan.run_dir}:\n{tail}")
-    return json.loads(lines[-1])
+    return run_trainer_check(plan, argv, timeout_s=timeout_s, what=plan.trainer, noun="plan")
 
 
 __all__ = [

@@ -29,15 +29,21 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from training.plan import ExportView, TrainingError, TrainPlan, check_model_dir, dump_yaml, launcher
+from training.plan import (
+    ExportView,
+    TrainingError,
+    TrainPlan,
+    check_model_dir,
+    dump_yaml,
+    launcher,
+    run_trainer_check,
+)
 
 CONFIG_FILE = "llamafactory.yaml"
 EXTRAS_FILE = "hopforge_sft.json"
@@ -324,24 +330,12 @@ def validate_sft_config(plan: TrainPlan, *, timeout_s: float = 300) -> dict[str,
     """LLaMA-Factory's own parser (``get_train_args``) on the plan's config, in the trainer environment. Writes the
     plan's files first. Returns the launcher's report; ``TrainingError`` with LLaMA-Factory's message on refusal."""
     from training.envs import require_env
-    from training.runs import OFFLINE_ENV
 
     if plan.trainer != "llamafactory":
         raise TrainingError(f"validate_sft_config checks LLaMA-Factory plans, not {plan.trainer}")
     python = require_env(plan.env)
     plan.write()
-    argv = [str(python), *plan.argv[1:], "--check"]
-    env = {**os.environ, **OFFLINE_ENV, **plan.env_vars}
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, env=env, cwd=str(plan.run_dir))
-    except subprocess.TimeoutExpired:
-        raise TrainingError(f"LLaMA-Factory did not finish checking {plan.run_dir} within {timeout_s:.0f} s") from None
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    if done.returncode != 0 or not lines:
-        errors = [ln for ln in (done.stderr or done.stdout).splitlines() if ln.startswith("error: ")]
-        tail = errors[-1][len("error: "):] if errors else "\n".join(done.stderr.strip().splitlines()[-10:])
-        raise TrainingError(f"LLaMA-Factory refused the config in {plan.run_dir}: {tail}")
-    return json.loads(lines[-1])
+    return run_trainer_check(plan, [str(python), *plan.argv[1:], "--check"], timeout_s=timeout_s, what="LLaMA-Factory")
 
 
 __all__ = ["SFTOptions", "plan_sft", "sft_config", "validate_sft_config", "longest_row_chars"]

@@ -20,7 +20,7 @@ WRONG = "Nowhere Land"  # no entity of the cs graph
 class ScriptedPolicy:
     """The ``policy`` role (its own model name, so no other role reaches it). The generator's picks record each
     question's gold answer. With tools, the first question asked is answered right and every later one with
-    ``WRONG``; without tools, every question gets its gold answer in upper case (right under the lenient
+    ``WRONG``; without tools, every question gets its gold answer with its case swapped (right under the lenient
     normaliser, wrong under the strict one)."""
 
     def __init__(self) -> None:
@@ -38,7 +38,7 @@ class ScriptedPolicy:
         seed = re.search(r"Starting from (.+?), which entity", prompt).group(1)
         gold = self.gold[seed]
         if "Answer the question from what you know." in prompt:
-            return f"<answer>{gold.upper()}</answer>"
+            return f"<answer>{gold.swapcase()}</answer>"
         with self.lock:
             first = self.right.setdefault("tools", seed)
         return f"<think>I know this one.</think><answer>{gold if seed == first else WRONG}</answer>"
@@ -92,7 +92,7 @@ def test_factory_end_to_end_on_the_fake(prefect_harness, fake_llm, tmp_path):
     seed_of = {q["qa_id"]: q["seed"] for q in test_qa}
     for i in items:
         if i["mode"] == "no_tools":
-            assert i["prediction"] == gold[i["qa_id"]].upper() != gold[i["qa_id"]]
+            assert i["prediction"] == gold[i["qa_id"]].swapcase() != gold[i["qa_id"]]
             assert (i["em"], i["em_strict"], i["f1"], i["f1_strict"], i["hit1_first"], i["hit1_any"]) == (
                 True, False, 1.0, 0.0, True, True)
         else:
@@ -107,7 +107,7 @@ def test_factory_end_to_end_on_the_fake(prefect_harness, fake_llm, tmp_path):
     assert (tools["n"], tools["errors"]) == (n_test, 0)
     assert (tools["em"], tools["em_strict"], tools["f1"], tools["f1_strict"], tools["hit1_first"],
             tools["hit1_any"]) == (0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
-    # no tools: both answers are the gold in upper case -> 1.0 under the lenient normaliser, 0.0 under the strict
+    # no tools: both answers are the gold with its case swapped -> 1.0 under the lenient normaliser, 0.0 under the strict
     closed = by_mode["no_tools"]
     assert (closed["n"], closed["errors"]) == (n_test, 0)
     assert (closed["em"], closed["f1"], closed["hit1_first"], closed["hit1_any"]) == (1.0, 1.0, 1.0, 1.0)

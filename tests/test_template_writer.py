@@ -4,6 +4,7 @@ that pass the thought gates and never name a node before a tool output shows it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -46,8 +47,15 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
             for n_nodes in (2, 3, 4):
                 for cand in sample_candidate_paths(kg, seed, n_nodes, count=2, seed=5):
                     path = list(cand.nodes)
-                    q = write_question(path, cand.edges, _types(kg, path), seed=0)
+                    try:
+                        q = write_question(path, cand.edges, _types(kg, path), seed=0)
+                    except TemplateError as exc:  # only a clause that would have to be centre-embedded
+                        assert "centre-embedded" in str(exc) and n_nodes >= 3
+                        outcomes["unphrasable without centre-embedding"] += 1
+                        continue
                     assert q == write_question(path, cand.edges, _types(kg, path), seed=0)  # deterministic
+                    assert not CENTRE_EMBEDDED.search(q), q
+                    assert " is the one " not in q, q
                     verdicts = run_checks(kg, path, q, path[-1], "1-2" if n_nodes <= 3 else "3+") + question_gates(
                         q, names=path, sources=prompt_sources(), descriptions=[e.description for e in cand.edges])
                     code = reject_reason(verdicts)
@@ -56,11 +64,15 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     total = sum(outcomes.values())
     with capsys.disabled():
         print(f"\ntemplate questions over the demo graphs: {dict(outcomes)} of {total}")
-    assert outcomes["passed"] / total >= 0.85
-    # Every failure is the writer's awkward nesting or a relation label naming another path node (an intermediate
-    # or the answer: "gave the title Augustus to"), never junk.
-    assert set(outcomes) <= {"passed", "repetitive", "leaks_intermediate_node", "leaks_answer", "leaks_partial_name",
-                             "shortcut"}
+    assert outcomes["passed"] / total >= 0.7
+    # Every failure is a path the writer will not nest without a centre-embedded clause, or a relation label naming
+    # another path node (an intermediate or the answer: "gave the title Augustus to"), never junk.
+    assert set(outcomes) <= {"passed", "unphrasable without centre-embedding", "repetitive", "leaks_intermediate_node",
+                             "leaks_answer", "leaks_partial_name", "shortcut"}
+
+
+# "the category that the person who worked in France classified": a relative clause whose subject holds another
+CENTRE_EMBEDDED = re.compile(r"\b(?:that|who|which|whom) the \w+ (?:that|who|whom|which|whose)\b")
 
 
 def edge(head, tail, relation="", keywords=(), description="", forward=True):
@@ -117,7 +129,10 @@ def test_template_thoughts_pass_the_gates_and_never_look_ahead(graphs):
     for seed, _ in eligible_seeds(kg)[:10]:
         for cand in sample_candidate_paths(kg, seed, 4, count=2, seed=3):
             path = list(cand.nodes)
-            question = write_question(path, cand.edges, _types(kg, path))
+            try:
+                question = write_question(path, cand.edges, _types(kg, path))
+            except TemplateError:  # the factory offers the job's next candidate
+                continue
             edges = path_edges(kg, path)
             # what the tools show: the matcher lists the start, node_info(n_i) lists n_(i+1)
             steps = [ToolStep("entity_matcher", {"node_name": path[0]}, f"1. {path[0]} [x]: found", True, path[0])]
@@ -139,3 +154,44 @@ def test_dataset_card_counts_questions_by_writer():
     rows = [{"writer": "template"}, {"writer": "template"}, {"writer": "llm"}]
     card = dataset_card("v1", {"qa": {"train": rows[:2], "test": rows[2:]}})
     assert "| template | 2 |" in card and "| llm | 1 |" in card
+
+
+def test_past_passive_labels_read_in_the_active_voice():
+    q = write_question(["Apple", "Steve Jobs"], [edge("Apple", "Steve Jobs", "was founded by")],
+                       ["organization", "person"])
+    assert q in ("Who founded Apple?", "Which person founded Apple?")
+    assert hop_phrase(edge("A", "B", "were spread by")).label == "spread"
+    assert hop_phrase(edge("A", "B", "was written by")).label == "wrote"
+    assert hop_phrase(edge("A", "B", "is supported by")).label == "is supported by"  # present: tense unknown
+
+
+def test_a_nested_subject_is_never_centre_embedded():
+    # France -[worked in]<- Carême -[first classified]-> mother sauces -[prepares]<- saucier
+    path = ["France", "Marie-Antoine Carême", "mother sauces", "saucier"]
+    edges = [edge("France", "Marie-Antoine Carême", "worked in", forward=False),
+             edge("Marie-Antoine Carême", "mother sauces", "first classified"),
+             edge("mother sauces", "saucier", "prepares", forward=False)]
+    forms = {write_question(path, edges, ["location", "person", "category", "role"], seed=s) for s in range(20)}
+    assert forms == {"Which role prepares the category first classified by the person who worked in France?",
+                     "What role prepares the category first classified by the person who worked in France?"}
+    # "wrote letters to" has no passive: through a described subject it cannot be said without centre-embedding
+    path = ["Delft", "Antonie van Leeuwenhoek", "Royal Society"]
+    edges = [edge("Delft", "Antonie van Leeuwenhoek", "lived in", forward=False),
+             edge("Antonie van Leeuwenhoek", "Royal Society", "wrote letters to")]
+    with pytest.raises(TemplateError, match="centre-embedded"):
+        write_question(path, edges, ["location", "person", "organization"])
+
+
+def test_copular_labels_become_questions_that_branch_right():
+    q = {write_question(["Pharsalus", "Pompey", "Egypt"],
+                        [edge("Pharsalus", "Pompey", "lost", forward=False),
+                         edge("Pompey", "Egypt", "was murdered in")], ["event", "person", "location"], seed=s)
+         for s in range(10)}
+    assert q == {"In which place was the person who lost Pharsalus murdered?"}
+    q = {write_question(["California", "United States"], [edge("California", "United States", "is a state of")],
+                        ["location", "location"], seed=s) for s in range(10)}
+    assert "Which place has California as a state?" in q
+    q = write_question(["Hernán Cortés", "Tenochtitlan", "Aztec"],
+                       [edge("Hernán Cortés", "Tenochtitlan", "conquered"),
+                        edge("Tenochtitlan", "Aztec", "was the capital of")], ["person", "location", "civilization"])
+    assert q == "What is the civilization whose capital was the place conquered by Hernán Cortés?"

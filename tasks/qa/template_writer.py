@@ -57,6 +57,7 @@ _IRREGULAR_PAST = {
     "told": "told", "thought": "thought", "shot": "shot", "struck": "struck", "bore": "borne", "drank": "drunk",
     "ate": "eaten", "fed": "fed", "kept": "kept", "rose": "risen", "fell": "fallen", "flew": "flown", "hid": "hidden",
     "wore": "worn", "swam": "swum", "sat": "sat", "stood": "stood", "understood": "understood", "dug": "dug",
+    "spread": "spread", "set": "set", "cut": "cut", "cast": "cast", "split": "split", "shut": "shut",
 }  # fmt: skip
 _BASE_VERBS = frozenset("border contain include grow live lie produce use make connect feed eat host own".split())
 _ARTICLES = ("the", "a", "an")
@@ -146,6 +147,21 @@ def description_phrase(description: str, a: str, b: str) -> tuple[str, bool] | N
     return between, ia < ib
 
 
+def _active(label: str) -> str | None:
+    """The active past tense of a past passive label ("was founded by" -> "founded", "were spread by" -> "spread",
+    "was written by" -> "wrote"), else ``None`` (present passives keep their form: their active tense is unknown)."""
+    m = re.fullmatch(r"(?:was|were) (\w+) by", label.strip())
+    if m is None:
+        return None
+    part = m.group(1)
+    past = {v: k for k, v in _IRREGULAR_PAST.items()}.get(part)
+    if past is not None:
+        return past
+    if part.endswith("ed") and len(part) > 4:
+        return part
+    return None
+
+
 def hop_phrase(edge: PathEdge) -> Phrase:
     """How the relation of one hop reads (module docstring); ``TemplateError`` when it cannot be phrased."""
     if edge.relation.strip():
@@ -157,6 +173,9 @@ def hop_phrase(edge: PathEdge) -> Phrase:
             kind = "verb" if is_verb_label(label) else "noun"
         if kind == "noun" and label.endswith(" of"):
             label = label[: -len(" of")]
+        active = _active(label) if kind == "verb" else None
+        if active is not None:  # "A was founded by B" reads "B founded A"
+            return Phrase(active, "verb", not edge.forward)
         return Phrase(label, kind, edge.forward)
     found = description_phrase(edge.description, edge.head, edge.tail) if edge.description else None
     if found is not None:
@@ -174,34 +193,102 @@ def _rel(noun: str) -> str:
     return "who" if noun == "person" else "that"
 
 
-def _passive(label: str) -> str | None:
-    """The past participle of a one-word transitive label ("introduced", "wrote" -> "written"), else ``None``."""
-    if " " in label:
-        return None
-    if label in _IRREGULAR_PAST:
-        return _IRREGULAR_PAST[label]
-    if label.endswith("ed") and len(label) > 4:
-        return label
+_PREPOSITIONS = frozenset(
+    "in at on to for from of with by into onto over under about after before through during against among "
+    "between within without towards toward across along around behind beside beyond near upon".split()
+)
+_ADVERBS = frozenset("first later also once originally jointly independently formally officially".split())
+_COPULA = {"is": "has", "are": "have", "was": "had", "were": "had"}
+_PAST_OF = {part: past for past, part in _IRREGULAR_PAST.items()}
+
+
+def _participle(word: str) -> str | None:
+    """``word`` read as a past participle ("introduced", "written"), else ``None``."""
+    if word in _PAST_OF or word in _IRREGULAR_PAST.values():
+        return word
+    if word.endswith("ed") and len(word) > 4:
+        return word
     return None
 
 
-def describe(subject: str, phrase: Phrase, noun: str, *, passive: bool = True) -> str:
-    """A noun phrase for the hop's tail, told through ``subject`` (a name or a nested description)."""
+def _passive(label: str) -> str | None:
+    """The passive of a transitive label read forward: "introduced" -> "introduced", "wrote" -> "written", "first
+    classified" -> "first classified" (leading adverbs kept); ``None`` when the label is not one past-tense verb."""
+    *adverbs, verb = label.split() or [""]
+    if any(a.lower() not in _ADVERBS for a in adverbs):
+        return None
+    if verb in _IRREGULAR_PAST:
+        part = _IRREGULAR_PAST[verb]
+    elif verb.endswith("ed") and len(verb) > 4:
+        part = verb
+    else:
+        return None
+    return " ".join([*adverbs, part])
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A forward verb label taken apart: ``copula`` ("was"), ``participle`` ("defeated"), ``noun`` ("state" of "is a
+    state of", with ``article``), ``prep`` (the trailing preposition), ``rest`` (the label without ``prep``)."""
+
+    copula: str = ""
+    participle: str = ""
+    article: str = ""
+    noun: str = ""
+    prep: str = ""
+    rest: str = ""
+
+
+def _shape(label: str) -> _Shape:
+    ws = label.split()
+    low = [w.lower() for w in ws]
+    prep = low[-1] if len(ws) >= 2 and low[-1] in _PREPOSITIONS else ""
+    rest = " ".join(ws[:-1]) if prep else label
+    if low and low[0] in _COPULA and len(ws) >= 3 and prep == "of" and low[1] in _ARTICLES:
+        return _Shape(copula=low[0], article=low[1], noun=" ".join(ws[2:-1]), prep=prep, rest=rest)
+    if low and low[0] in _COPULA and len(ws) == 3 and prep and _participle(low[1]):
+        return _Shape(copula=low[0], participle=ws[1], prep=prep, rest=rest)
+    return _Shape(prep=prep, rest=rest)
+
+
+def describe(subject: str, phrase: Phrase, noun: str, *, passive: bool = True, nested: bool = False) -> str:
+    """A noun phrase for the hop's tail, told through ``subject`` (a name, or with ``nested`` a description without
+    a relative clause); see ``_describe``."""
+    return _describe(subject, phrase, noun, passive=passive, nested=nested, centred=False)[0]
+
+
+def _describe(subject: str, phrase: Phrase, noun: str, *, passive: bool, nested: bool, centred: bool
+              ) -> tuple[str, bool]:
+    """``(noun phrase, whether it holds a relative clause)`` for the hop's tail, told through ``subject``;
+    ``centred`` says whether ``subject`` holds one. A clause that puts its subject between the relative word and
+    its verb ("the place that <subject> worked in") takes only a subject without a clause of its own: "the category
+    that the person who worked in France classified" is never written. A passive, "whose" or right-branching form
+    is used instead, or ``TemplateError``."""
     if phrase.kind == "keyword":
-        return f"the {noun} linked to {subject} through {phrase.label}"
+        return f"the {noun} linked to {subject} through {phrase.label}", centred
     if phrase.kind == "noun":
         if phrase.subject_is_head:
-            return f"the {phrase.label} of {subject}"
-        return f"the {noun} whose {phrase.label} is {subject}"
-    if phrase.subject_is_head:
-        part = _passive(phrase.label) if passive else None
-        if part is not None:
-            return f"the {noun} {part} by {subject}"
-        return f"the {noun} {_rel(noun)} {subject} {_strip_trailing_article(phrase.label)}"
-    label = phrase.label
-    if subject.split()[:1] and subject.split()[0].lower() in _ARTICLES:
-        label = _strip_trailing_article(label)  # "is one of the" + "the category that ..." must not read "the the"
-    return f"the {noun} {_rel(noun)} {label} {subject}"
+            return f"the {phrase.label} of {subject}", centred
+        return f"the {noun} whose {phrase.label} is {subject}", True
+    if not phrase.subject_is_head:
+        label = phrase.label
+        if subject.split()[:1] and subject.split()[0].lower() in _ARTICLES:
+            label = _strip_trailing_article(label)  # "is one of the" + "the category that ..." must not read "the the"
+        return f"the {noun} {_rel(noun)} {label} {subject}", True
+    # the walk goes from the relation's subject to its object: the object is described through the subject
+    label = _strip_trailing_article(phrase.label)
+    part = _passive(label)
+    if part is not None and (passive or nested):
+        return f"the {noun} {part} by {subject}", centred
+    shape = _shape(label)
+    if shape.noun and shape.article == "the":  # "is the capital of": "the country whose capital is Paris"
+        return f"the {noun} whose {shape.noun} {shape.copula} {subject}", True
+    if centred:
+        raise TemplateError(f"cannot describe the object of {label!r} through {subject!r} without a "
+                            "centre-embedded clause")
+    if shape.noun:  # "is a state of": "the place that has California as a state"
+        return f"the {noun} that {_COPULA[shape.copula]} {subject} as {shape.article} {shape.noun}", True
+    return f"the {noun} {_rel(noun)} {subject} {label}", True
 
 
 # -- questions ------------------------------------------------------------------------------------------------------
@@ -217,11 +304,37 @@ def _capitalise(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _final_forward(subject: str, label: str, noun: str, *, nested: bool, centred: bool, rng: random.Random
+                   ) -> list[str]:
+    """Question forms asking for the object of a forward verb ``label`` whose subject is ``subject``."""
+    who = "Who" if noun == "person" else f"Which {noun}"
+    what = "Who" if noun == "person" else "What"
+    part = _passive(label)
+    shape = _shape(label)
+    options: list[str] = []
+    if part is not None:
+        options += [f"{who} was {part} by {subject}?", f"{what} is the {noun} {part} by {subject}?"]
+    elif shape.participle and subject.count(" who ") + subject.count(" that ") + subject.count(" whose ") <= 1:
+        # "At which event was <subject> defeated?": the subject sits between two verbs, so one clause at most
+        which = "whom" if noun == "person" else f"which {noun}"
+        options.append(f"{_capitalise(shape.prep)} {which} {shape.copula} {subject} {shape.participle}?")
+    elif shape.noun and shape.article != "the" and not centred:  # "Which place has California as a state?"
+        options.append(f"{who} {_COPULA[shape.copula]} {subject} as {shape.article} {shape.noun}?")
+    if not nested and noun != "entity" and part is None and not shape.noun:
+        options.append(f"{_capitalise(subject)} {label} which {noun}?")  # "Alan Turing worked at which organization?"
+    if not options or (not nested and rng.random() < 0.3):
+        desc, _ = _describe(subject, Phrase(label, "verb", True), noun, passive=part is not None, nested=nested,
+                            centred=centred)
+        options.append(f"{what} is {desc}?")
+    return options
+
+
 def write_question(
     path: Sequence[str], edges: Sequence[PathEdge], types: Sequence[str | None], *, seed: int = 0
 ) -> str:
     """A question whose answer is ``path[-1]``, naming only ``path[0]`` (module docstring). ``types[i]`` is the
-    entity type of ``path[i]``. Deterministic in (path, seed); ``TemplateError`` when a hop cannot be phrased."""
+    entity type of ``path[i]``. Deterministic in (path, seed); ``TemplateError`` when a hop cannot be phrased, or
+    phrased only with a centre-embedded clause ("the X that the Y who ... <verb>")."""
     phrases = _hops(path, edges)
     nouns = [type_noun(t) for t in types]
     rng = random.Random(content_digest("template-question", str(seed), *path))
@@ -230,31 +343,24 @@ def write_question(
             and phrases[0].subject_is_head and not phrases[1].subject_is_head and rng.random() < 0.7):  # fmt: skip
         who = "Who" if nouns[2] == "person" else f"Which {nouns[2]}"
         return f"{who} {phrases[1].label} the same {nouns[1]} as {path[0]}?"
-    subject = path[0]
+    subject, nested, centred = path[0], False, False
     for i, ph in enumerate(phrases[:-1]):
-        subject = describe(subject, ph, nouns[i + 1], passive=rng.random() < 0.8)
+        subject, centred = _describe(subject, ph, nouns[i + 1], passive=rng.random() < 0.8, nested=nested,
+                                     centred=centred)
+        nested = True
     last, noun = phrases[-1], nouns[-1]
     if last.kind == "noun" and last.subject_is_head:
         return f"What is the {last.label} of {subject}?"
     if last.kind == "verb" and not last.subject_is_head:
         # "Which person posed ...?" / "Who posed ...?": the label is already a finite verb
-        options = [f"Which {noun} {last.label} {subject}?"]
-        if noun == "person":
-            options.append(f"Who {last.label} {subject}?")
-        else:
-            options.append(f"What {noun} {last.label} {subject}?")
-        return rng.choice(options)
-    description = describe(subject, last, noun, passive=rng.random() < 0.5)
-    if noun == "person":
-        options = [f"Who is {description}?"]
-    elif noun == "entity":
-        options = [f"What is {description}?"]
-    else:
-        options = [f"What is {description}?", f"Which {noun} is {description.replace(f'the {noun} ', 'the one ', 1)}?"]
-    if last.kind == "verb" and last.subject_is_head and subject[:1].isupper() and noun != "entity":
-        # An echo question keeps the label's tense: "Alan Turing wrote which work?"
-        options.append(f"{_capitalise(subject)} {_strip_trailing_article(last.label)} which {noun}?")
-    return rng.choice(options)
+        label = _strip_trailing_article(last.label) if subject.split()[0].lower() in _ARTICLES else last.label
+        return rng.choice([f"Which {noun} {label} {subject}?",
+                           f"Who {label} {subject}?" if noun == "person" else f"What {noun} {label} {subject}?"])
+    if last.kind == "verb":
+        return rng.choice(_final_forward(subject, _strip_trailing_article(last.label), noun, nested=nested,
+                                         centred=centred, rng=rng))
+    description, _ = _describe(subject, last, noun, passive=True, nested=nested, centred=centred)
+    return f"{'Who' if noun == 'person' else 'What'} is {description}?"
 
 
 # -- thoughts --------------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from tasks.qa.template_writer import (
     TemplateError,
     description_phrase,
     hop_phrase,
+    takes_article,
     write_question,
     write_thoughts,
 )
@@ -195,3 +196,19 @@ def test_copular_labels_become_questions_that_branch_right():
                        [edge("Hernán Cortés", "Tenochtitlan", "conquered"),
                         edge("Tenochtitlan", "Aztec", "was the capital of")], ["person", "location", "civilization"])
     assert q == "What is the civilization whose capital was the place conquered by Hernán Cortés?"
+
+
+def test_names_take_the_article_the_graph_text_gives_them():
+    texts = ["The Dust Bowl struck the Great Plains in the 1930s.", "Drought on the Great Plains caused it.",
+             "Farmers left the Great Plains, and Alan Turing stayed.", "Alan Turing wrote On Computable Numbers."]
+    assert takes_article("Great Plains", texts)
+    assert not takes_article("Alan Turing", texts)
+    assert not takes_article("TeX", ["the TeX typesetting system", "the TeX program", "TeX is fast"])
+    assert not takes_article("Texas", ["Texas lies south of the Great Plains."])  # one mention is too few
+    q = write_question(["Great Plains", "Dust Bowl"], [edge("Great Plains", "Dust Bowl", "struck", forward=False)],
+                       ["location", "event"], start_article=True)
+    assert q in ("Which event struck the Great Plains?", "What event struck the Great Plains?")
+    q = {write_question(["Battle of Austerlitz", "Holy Roman Empire"],
+                        [edge("Battle of Austerlitz", "Holy Roman Empire", "led to the end of")],
+                        ["event", "organization"], start_article=True, seed=s) for s in range(12)}
+    assert "The Battle of Austerlitz led to the end of which organization?" in q

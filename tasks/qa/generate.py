@@ -30,7 +30,7 @@ from tasks.qa.candidates import render_candidates, sample_candidate_paths
 from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
-from tasks.qa.template_writer import TemplateError, write_question
+from tasks.qa.template_writer import TemplateError, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
 
 
@@ -358,11 +358,21 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
     out: list[tuple[CandidatePath, str | None, str]] = []
     for c in cands:
         try:
-            q = write_question(c.nodes, c.edges, [_entity_type(kg, n) for n in c.nodes], seed=seed)
+            q = write_question(c.nodes, c.edges, [_entity_type(kg, n) for n in c.nodes], seed=seed,
+                               start_article=takes_article(c.nodes[0], _texts_around(kg, c.nodes[0])))
             out.append((c, q, ""))
         except TemplateError as exc:
             out.append((c, None, str(exc)))
     return sorted(out, key=lambda t: (t[1] is None, len((t[1] or "").split()), t[0].id))
+
+
+def _texts_around(kg: KnowledgeGraph, name: str) -> list[str]:
+    """The entity's description and those of its relations: how the graph's own text writes the name."""
+    try:
+        own = kg.entity(name).description or ""
+    except KeyError:
+        return []
+    return [own, *(rel.description for _, rel in kg.neighbors(name)[:200] if rel.description)]
 
 
 def _entity_type(kg: KnowledgeGraph, name: str) -> str | None:

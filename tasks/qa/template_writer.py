@@ -314,8 +314,9 @@ def _final_forward(subject: str, label: str, noun: str, *, nested: bool, centred
     options: list[str] = []
     if part is not None:
         options += [f"{who} was {part} by {subject}?", f"{what} is the {noun} {part} by {subject}?"]
-    elif shape.participle and subject.count(" who ") + subject.count(" that ") + subject.count(" whose ") <= 1:
-        # "At which event was <subject> defeated?": the subject sits between two verbs, so one clause at most
+    elif (shape.participle and len(subject.split()) <= 10
+          and subject.count(" who ") + subject.count(" that ") + subject.count(" whose ") <= 1):  # fmt: skip
+        # "At which event was <subject> defeated?": the subject sits between two verbs, so short, one clause at most
         which = "whom" if noun == "person" else f"which {noun}"
         options.append(f"{_capitalise(shape.prep)} {which} {shape.copula} {subject} {shape.participle}?")
     elif shape.noun and shape.article != "the" and not centred:  # "Which place has California as a state?"
@@ -329,21 +330,49 @@ def _final_forward(subject: str, label: str, noun: str, *, nested: bool, centred
     return options
 
 
+_FOLLOWERS = frozenset(
+    "is was are were has had in of and to by from with for on at that which who as its or but after before during "
+    "into over under than".split()
+)
+
+
+def takes_article(name: str, texts: Sequence[str]) -> bool:
+    """Whether ``name`` is written with "the" ("the Great Plains", "the Battle of Actium", not "the Alan Turing"),
+    read from how ``texts`` (the descriptions around the entity) write it: at least two mentions, and at least half
+    of them "the <name>" where the article belongs to the name itself (followed by punctuation, a function word or
+    a verb, not by a noun it modifies: "the TeX typesetting system" does not count)."""
+    if not name or name.split()[0].lower() in _ARTICLES:
+        return False
+    pattern = re.compile(r"(\b[Tt]he\s+)?" + re.escape(name) + r"(?![\w-])(?:\s+([A-Za-z]+))?")
+    mentions = with_article = 0
+    for text in texts:
+        for m in pattern.finditer(text):
+            mentions += 1
+            after = m.group(2)
+            if m.group(1) and (after is None or after in _FOLLOWERS
+                               or (after.islower() and after.endswith(("ed", "s")))):  # fmt: skip
+                with_article += 1
+    return mentions >= 2 and with_article * 2 >= mentions
+
+
 def write_question(
-    path: Sequence[str], edges: Sequence[PathEdge], types: Sequence[str | None], *, seed: int = 0
+    path: Sequence[str], edges: Sequence[PathEdge], types: Sequence[str | None], *, seed: int = 0,
+    start_article: bool = False,
 ) -> str:
-    """A question whose answer is ``path[-1]``, naming only ``path[0]`` (module docstring). ``types[i]`` is the
-    entity type of ``path[i]``. Deterministic in (path, seed); ``TemplateError`` when a hop cannot be phrased, or
-    phrased only with a centre-embedded clause ("the X that the Y who ... <verb>")."""
+    """A question whose answer is ``path[-1]``, naming only ``path[0]`` (module docstring), as "the <name>" with
+    ``start_article`` (``takes_article``). ``types[i]`` is the entity type of ``path[i]``. Deterministic in (path,
+    seed); ``TemplateError`` when a hop cannot be phrased, or phrased only with a centre-embedded clause ("the X
+    that the Y who ... <verb>")."""
     phrases = _hops(path, edges)
     nouns = [type_noun(t) for t in types]
     rng = random.Random(content_digest("template-question", str(seed), *path))
+    start = f"the {path[0]}" if start_article else path[0]
     # Comparison: A -L-> B <-L- C reads "Which <C> <L> the same <B> as A?"
     if (len(path) == 3 and phrases[0].kind == phrases[1].kind == "verb" and phrases[0].label == phrases[1].label
             and phrases[0].subject_is_head and not phrases[1].subject_is_head and rng.random() < 0.7):  # fmt: skip
         who = "Who" if nouns[2] == "person" else f"Which {nouns[2]}"
-        return f"{who} {phrases[1].label} the same {nouns[1]} as {path[0]}?"
-    subject, nested, centred = path[0], False, False
+        return f"{who} {phrases[1].label} the same {nouns[1]} as {start}?"
+    subject, nested, centred = start, False, False
     for i, ph in enumerate(phrases[:-1]):
         subject, centred = _describe(subject, ph, nouns[i + 1], passive=rng.random() < 0.8, nested=nested,
                                      centred=centred)
@@ -427,6 +456,7 @@ __all__ = [
     "fact_sentence",
     "hop_phrase",
     "is_verb_label",
+    "takes_article",
     "type_noun",
     "write_question",
     "write_thoughts",

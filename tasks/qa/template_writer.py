@@ -254,41 +254,45 @@ def _shape(label: str) -> _Shape:
 def describe(subject: str, phrase: Phrase, noun: str, *, passive: bool = True, nested: bool = False) -> str:
     """A noun phrase for the hop's tail, told through ``subject`` (a name, or with ``nested`` a description without
     a relative clause); see ``_describe``."""
-    return _describe(subject, phrase, noun, passive=passive, nested=nested, centred=False)[0]
+    return _describe(subject, phrase, noun, passive=passive, nested=nested, level=0)[0]
 
 
-def _describe(subject: str, phrase: Phrase, noun: str, *, passive: bool, nested: bool, centred: bool
-              ) -> tuple[str, bool]:
-    """``(noun phrase, whether it holds a relative clause)`` for the hop's tail, told through ``subject``;
-    ``centred`` says whether ``subject`` holds one. A clause that puts its subject between the relative word and
-    its verb ("the place that <subject> worked in") takes only a subject without a clause of its own: "the category
-    that the person who worked in France classified" is never written. A passive, "whose" or right-branching form
-    is used instead, or ``TemplateError``."""
+# How much clause a description holds (``_describe``): none, a right-branching one ("the person who founded X",
+# "the place whose capital is X"), or one whose subject sits inside it ("the place that X worked in").
+PLAIN, RIGHT, CENTRE = 0, 1, 2
+
+
+def _describe(subject: str, phrase: Phrase, noun: str, *, passive: bool, nested: bool, level: int
+              ) -> tuple[str, int]:
+    """``(noun phrase, its clause level)`` for the hop's tail, told through ``subject`` of clause ``level``. A
+    clause that puts its subject between the relative word and its verb ("the place that <subject> worked in")
+    takes only a ``PLAIN`` subject: "the category that the person who worked in France classified" is never
+    written. A passive, "whose" or right-branching form is used instead, or ``TemplateError``."""
     if phrase.kind == "keyword":
-        return f"the {noun} linked to {subject} through {phrase.label}", centred
+        return f"the {noun} linked to {subject} through {phrase.label}", level
     if phrase.kind == "noun":
         if phrase.subject_is_head:
-            return f"the {phrase.label} of {subject}", centred
-        return f"the {noun} whose {phrase.label} is {subject}", True
+            return f"the {phrase.label} of {subject}", level
+        return f"the {noun} whose {phrase.label} is {subject}", max(level, RIGHT)
     if not phrase.subject_is_head:
         label = phrase.label
         if subject.split()[:1] and subject.split()[0].lower() in _ARTICLES:
             label = _strip_trailing_article(label)  # "is one of the" + "the category that ..." must not read "the the"
-        return f"the {noun} {_rel(noun)} {label} {subject}", True
+        return f"the {noun} {_rel(noun)} {label} {subject}", max(level, RIGHT)
     # the walk goes from the relation's subject to its object: the object is described through the subject
     label = _strip_trailing_article(phrase.label)
     part = _passive(label)
     if part is not None and (passive or nested):
-        return f"the {noun} {part} by {subject}", centred
+        return f"the {noun} {part} by {subject}", level
     shape = _shape(label)
     if shape.noun and shape.article == "the":  # "is the capital of": "the country whose capital is Paris"
-        return f"the {noun} whose {shape.noun} {shape.copula} {subject}", True
-    if centred:
+        return f"the {noun} whose {shape.noun} {shape.copula} {subject}", max(level, RIGHT)
+    if level != PLAIN:
         raise TemplateError(f"cannot describe the object of {label!r} through {subject!r} without a "
                             "centre-embedded clause")
     if shape.noun:  # "is a state of": "the place that has California as a state"
-        return f"the {noun} that {_COPULA[shape.copula]} {subject} as {shape.article} {shape.noun}", True
-    return f"the {noun} {_rel(noun)} {subject} {label}", True
+        return f"the {noun} that {_COPULA[shape.copula]} {subject} as {shape.article} {shape.noun}", CENTRE
+    return f"the {noun} {_rel(noun)} {subject} {label}", CENTRE
 
 
 # -- questions ------------------------------------------------------------------------------------------------------
@@ -304,7 +308,7 @@ def _capitalise(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _final_forward(subject: str, label: str, noun: str, *, nested: bool, centred: bool, rng: random.Random
+def _final_forward(subject: str, label: str, noun: str, *, nested: bool, level: int, rng: random.Random
                    ) -> list[str]:
     """Question forms asking for the object of a forward verb ``label`` whose subject is ``subject``."""
     who = "Who" if noun == "person" else f"Which {noun}"
@@ -314,18 +318,19 @@ def _final_forward(subject: str, label: str, noun: str, *, nested: bool, centred
     options: list[str] = []
     if part is not None:
         options += [f"{who} was {part} by {subject}?", f"{what} is the {noun} {part} by {subject}?"]
-    elif (shape.participle and len(subject.split()) <= 10
+    elif (shape.participle and level != CENTRE and len(subject.split()) <= 10
           and subject.count(" who ") + subject.count(" that ") + subject.count(" whose ") <= 1):  # fmt: skip
-        # "At which event was <subject> defeated?": the subject sits between two verbs, so short, one clause at most
+        # "At which event was <subject> defeated?": the subject sits between two verbs, so short, one
+        # right-branching clause at most
         which = "whom" if noun == "person" else f"which {noun}"
         options.append(f"{_capitalise(shape.prep)} {which} {shape.copula} {subject} {shape.participle}?")
-    elif shape.noun and shape.article != "the" and not centred:  # "Which place has California as a state?"
+    elif shape.noun and shape.article != "the" and level == PLAIN:  # "Which place has California as a state?"
         options.append(f"{who} {_COPULA[shape.copula]} {subject} as {shape.article} {shape.noun}?")
     if not nested and noun != "entity" and part is None and not shape.noun:
         options.append(f"{_capitalise(subject)} {label} which {noun}?")  # "Alan Turing worked at which organization?"
     if not options or (not nested and rng.random() < 0.3):
         desc, _ = _describe(subject, Phrase(label, "verb", True), noun, passive=part is not None, nested=nested,
-                            centred=centred)
+                            level=level)
         options.append(f"{what} is {desc}?")
     return options
 
@@ -372,10 +377,10 @@ def write_question(
             and phrases[0].subject_is_head and not phrases[1].subject_is_head and rng.random() < 0.7):  # fmt: skip
         who = "Who" if nouns[2] == "person" else f"Which {nouns[2]}"
         return f"{who} {phrases[1].label} the same {nouns[1]} as {start}?"
-    subject, nested, centred = start, False, False
+    subject, nested, level = start, False, PLAIN
     for i, ph in enumerate(phrases[:-1]):
-        subject, centred = _describe(subject, ph, nouns[i + 1], passive=rng.random() < 0.8, nested=nested,
-                                     centred=centred)
+        subject, level = _describe(subject, ph, nouns[i + 1], passive=rng.random() < 0.8, nested=nested,
+                                   level=level)
         nested = True
     last, noun = phrases[-1], nouns[-1]
     if last.kind == "noun" and last.subject_is_head:
@@ -387,8 +392,8 @@ def write_question(
                            f"Who {label} {subject}?" if noun == "person" else f"What {noun} {label} {subject}?"])
     if last.kind == "verb":
         return rng.choice(_final_forward(subject, _strip_trailing_article(last.label), noun, nested=nested,
-                                         centred=centred, rng=rng))
-    description, _ = _describe(subject, last, noun, passive=True, nested=nested, centred=centred)
+                                         level=level, rng=rng))
+    description, _ = _describe(subject, last, noun, passive=True, nested=nested, level=level)
     return f"{'Who' if noun == 'person' else 'What'} is {description}?"
 
 

@@ -212,3 +212,10 @@ def test_names_take_the_article_the_graph_text_gives_them():
                         [edge("Battle of Austerlitz", "Holy Roman Empire", "led to the end of")],
                         ["event", "organization"], start_article=True, seed=s) for s in range(12)}
     assert "The Battle of Austerlitz led to the end of which organization?" in q
+
+
+def test_type_nouns_cover_lightrag_default_types():
+    from tasks.qa.template_writer import type_noun
+
+    assert [type_noun(t) for t in ("Person", "Content", "Artifact", "NaturalObject", "Other", "geo", "", None)] == [
+        "person", "work", "artifact", "natural object", "entity", "place", "entity", "entity"]

@@ -43,10 +43,13 @@ class TemplateError(ValueError):
 
 _TYPE_NOUN = {
     "person": "person", "people": "person", "location": "place", "geo": "place", "place": "place",
-    "organization": "organization", "organisation": "organization", "concept": "concept", "artifact": "work",
+    "organization": "organization", "organisation": "organization", "concept": "concept", "artifact": "artifact",
     "food": "food", "species": "species", "technology": "technology", "event": "event", "method": "method",
-    "category": "category",
+    "category": "category", "content": "work", "creature": "creature", "naturalobject": "natural object",
+    "natural_object": "natural object", "other": "entity", "data": "entity",
 }  # fmt: skip
+# LightRAG's default extraction types are Person, Creature, Organization, Location, Event, Concept, Method, Content
+# (books, articles, films), Data, Artifact (tools, software, devices), NaturalObject and Other.
 _AUX = frozenset("is are was were has have had be been being does did do can could will would may might".split())
 _IRREGULAR_PAST = {
     "wrote": "written", "built": "built", "led": "led", "won": "won", "made": "made", "held": "held", "began": "begun",

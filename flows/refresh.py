@@ -38,13 +38,16 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.distill import distill_trajectories, load_gold_paths, load_trajectories
 from flows.graphs import build_graphs, ingest_corpus
+from flows.batches import BatchResult, batch_runner, chunks, run_batches
 from flows.progress import Progress
 from flows.qa import generate_qa, load_qa, verify_paths
 from flows.runtime import Runtime, default_settings, open_run
+from flows.tools_env import snapshot_tool_env
+from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
-from tasks.env.tools import ToolEnvironment
+from schemas.tools import TOOL_SPECS
 from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, build_export, check_include, write_export
 from tasks.export.hub import check_publish, publish_version
 from tasks.export.pictures import artifact_markdown, card_section, picture_data, render
@@ -114,18 +117,24 @@ def check_refresh(sources: Sequence[str], repo_id: str | None, token_env: str, s
 # -- difficulty ------------------------------------------------------------------------------------------------------
 
 @task(name="difficulty-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
-def difficulty_batch(rt: Runtime, env: ToolEnvironment | None, qas: list[QA], gold: dict[str, list[GoldPath]],
-                     cfg: DifficultyConfig, solver_model: str) -> list[Difficulty | None]:
+def difficulty_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, qas: list[QA], gold: dict[str, list[GoldPath]],
+                     cfg: DifficultyConfig, solver_model: str, run_id: str, index_dir: str
+                     ) -> BatchResult[Difficulty | None]:  # fmt: skip
+    """The difficulty of one batch of questions (all of one graph snapshot), measured concurrently. Picklable in
+    and out: the gateway and, with ``kg`` (the "tools" mode), the tool environment are built where the task runs."""
+    gateway = spec.open()
+    env = snapshot_tool_env(kg, spec.settings.embeddings, index_dir, tuple(TOOL_SPECS)) if kg is not None else None
+
     async def go() -> list[Difficulty | None]:
         try:
-            return await rt.gateway.gather(
-                measure(rt.gateway, env, q, cfg, gold.get(q.qa_id, []), solver_model=solver_model, run_id=rt.run_id)
+            return await gateway.gather(
+                measure(gateway, env, q, cfg, gold.get(q.qa_id, []), solver_model=solver_model, run_id=run_id)
                 for q in qas
             )
         finally:
-            await rt.gateway.aclose()
+            await gateway.aclose()
 
-    return asyncio.run(go())
+    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
 def solver_model(rt: Runtime, role: str) -> str:
@@ -174,15 +183,26 @@ def label_difficulty(
         for q in todo:
             groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
         bar = Progress("label-difficulty", len(todo), "measuring question difficulty")
-        for (domain, snap), group in sorted(groups.items()):
-            env = None
-            if "tools" in cfg.modes:
-                kg = KnowledgeGraph.load(rt.wh, domain, snap or None)
-                env = ToolEnvironment.from_graphs([kg], rt.embedder, cache_dir=settings.data_dir / "indexes")
-            gold = load_gold_paths(rt.wh, [q.qa_id for q in group])
-            for start in range(0, len(group), batch_size):
-                batch = group[start : start + batch_size]
-                rows = difficulty_batch(rt, env, batch, gold, cfg, model)
+        index_dir = str((settings.data_dir / "indexes").resolve())
+        gold = load_gold_paths(rt.wh, [q.qa_id for q in todo])
+        work = [(key, b) for key, group in sorted(groups.items()) for b in chunks(group, batch_size)]
+        with batch_runner(settings.runner, rt.gateway) as runner:
+            spec = runner.spec(role)
+            graphs: dict[tuple[str, str], KnowledgeGraph] = {}
+
+            def graph(key: tuple[str, str]) -> KnowledgeGraph | None:
+                if "tools" not in cfg.modes:
+                    return None
+                if key not in graphs:  # one load per snapshot, not per batch
+                    graphs[key] = KnowledgeGraph.load(rt.wh, key[0], key[1] or None)
+                return graphs[key]
+
+            batches = run_batches(difficulty_batch, work, runner=runner, parameters=lambda w: {
+                "spec": spec, "kg": graph(w[0]), "qas": list(w[1]),
+                "gold": {q.qa_id: gold.get(q.qa_id, []) for q in w[1]}, "cfg": cfg, "solver_model": model,
+                "run_id": rt.run_id, "index_dir": index_dir})  # fmt: skip
+            for (_, batch), result in batches:
+                rows: list[Difficulty | None] = result.records
                 kept = [r for r in rows if r is not None]
                 rt.wh.write_batch("qa_difficulty", kept, replace=True)
                 measured += len(kept)

@@ -46,9 +46,6 @@ def test_gateway_modules_import_no_circle():
 def test_no_task_takes_the_runtime_the_warehouse_or_a_connection():
     """Batch tasks get picklable inputs only, so any task runner (threads, Ray) can run them."""
     holders = {"Runtime", "Warehouse", "DuckDBPyConnection", "LLMGateway"}
-    # The refresh flow's difficulty task landed with the runtime before batch tasks went runtime-free; it is the one
-    # task still to convert (its own work in progress).
-    pending = {"refresh.py:difficulty_batch(rt: Runtime)"}
     offenders = []
     for path in sorted((ROOT / "flows").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -64,4 +61,4 @@ def test_no_task_takes_the_runtime_the_warehouse_or_a_connection():
                 text = ast.unparse(arg.annotation) if arg.annotation is not None else ""
                 if arg.arg in ("rt", "wh", "con") or any(h in text for h in holders):
                     offenders.append(f"{path.name}:{node.name}({arg.arg}: {text})")
-    assert sorted(set(offenders) - pending) == []
+    assert offenders == []

@@ -269,8 +269,8 @@ def _describe(subject: str, phrase: Phrase, noun: str, *, passive: bool, nested:
               ) -> tuple[str, int]:
     """``(noun phrase, its clause level)`` for the hop's tail, told through ``subject`` of clause ``level``. A
     clause that puts its subject between the relative word and its verb ("the place that <subject> worked in")
-    takes only a ``PLAIN`` subject: "the category that the person who worked in France classified" is never
-    written. A passive, "whose" or right-branching form is used instead, or ``TemplateError``."""
+    takes a name only, never a description: "the category that the person who worked in France classified" is
+    never written. A passive, "whose" or right-branching form is used instead, or ``TemplateError``."""
     if phrase.kind == "keyword":
         return f"the {noun} linked to {subject} through {phrase.label}", level
     if phrase.kind == "noun":
@@ -290,7 +290,7 @@ def _describe(subject: str, phrase: Phrase, noun: str, *, passive: bool, nested:
     shape = _shape(label)
     if shape.noun and shape.article == "the":  # "is the capital of": "the country whose capital is Paris"
         return f"the {noun} whose {shape.noun} {shape.copula} {subject}", max(level, RIGHT)
-    if level != PLAIN:
+    if nested:  # "the person who the award received by X is named after": a centre clause takes a name only
         raise TemplateError(f"cannot describe the object of {label!r} through {subject!r} without a "
                             "centre-embedded clause")
     if shape.noun:  # "is a state of": "the place that has California as a state"

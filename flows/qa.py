@@ -7,6 +7,7 @@ graph snapshot and questions that already have gold paths, and every LLM answer 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 from typing import Any
 
@@ -14,7 +15,7 @@ from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
 from flows.progress import Progress
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
@@ -52,6 +53,40 @@ def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int)
     return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
 
 
+def earlier_seeds(rt: Runtime, domain: str, snapshot_id: str, sampling_seed: int, n_seeds: int, min_ball: int,
+                  max_ball: int) -> list[Seed] | None:
+    """The seeds an earlier ``generate-qa`` run sampled on this snapshot with the same sampling parameters, in
+    sample order, or None. The sample is a function of the snapshot (a content hash), the sampling seed, ``n_seeds``
+    and the ball bounds, so these are the seeds this run would sample: a rerun learns its jobs from the warehouse
+    without loading the graph or scanning it for eligible seeds."""
+    rows = rt.wh.query(
+        "SELECT s.run_id, any_value(r.parameters) AS parameters, any_value(r.started_at) AS started_at "
+        "FROM seeds s JOIN runs r USING (run_id) WHERE s.domain = ? AND s.snapshot_id = ? AND s.sampling_seed = ? "
+        "AND r.flow = 'generate-qa' GROUP BY s.run_id ORDER BY started_at DESC, s.run_id",
+        [domain, snapshot_id, sampling_seed],
+    )
+    for row in rows:
+        try:
+            p = json.loads(row["parameters"] or "{}")
+        except ValueError:
+            continue
+        if (p.get("n_seeds"), p.get("min_ball"), p.get("max_ball")) == (n_seeds, min_ball, max_ball):
+            return rt.wh.read("seeds", Seed, "run_id = ? AND domain = ? AND snapshot_id = ?",
+                              [row["run_id"], domain, snapshot_id], order_by="sample_rank")
+    return None
+
+
+def plan_jobs(seeds: list[Seed], hop_mix: dict[str, float], modes: list[str]) -> list[tuple[Seed, str, str]]:
+    """The jobs ``(seed, hop class, mode)`` of a domain's seeds, in plan order."""
+    hops = assign_hop_classes(seeds, hop_mix)
+    return [(s, h, m) for s, h in zip(seeds, hops) for m in modes]
+
+
+def job_key(job: tuple[Seed, str, str]) -> tuple[str, str, str]:
+    seed, hop, mode = job
+    return seed.node, hop, mode
+
+
 def job_concurrency(spec: GatewaySpec) -> int:
     """Jobs in flight: enough to keep the generator's and verifier's endpoints busy, few enough that the code
     checks of one job never wait behind the prompt building of hundreds of others."""
@@ -82,6 +117,9 @@ def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_thresho
     """Dedup all of the domain's questions; earlier runs' questions win ties, and questions that already have a
     split (published by an earlier run) are never dropped. With ``paraphrase_threshold`` the configured embedder
     also catches paraphrases. Returns reject counts by key."""
+    if not rt.wh.scalar("SELECT count(*) FROM qa WHERE domain = ? AND split IS NULL", [domain]):
+        # Every question has a split, and dedup never drops one that has: nothing to do (a rerun's case).
+        return Counter()
     qas = load_qa(rt, "domain = ?", [domain])
     embedder = None
     if paraphrase_threshold is not None and qas:
@@ -223,27 +261,44 @@ def generate_qa(
         started_jobs: list[tuple[str, str, str]] = []
         dedup_counts: Counter = Counter()
         notes: list[str] = []
+        # Plan every domain first (a domain whose jobs all have a final verdict is settled from the warehouse,
+        # without loading its graph), then run the jobs of all domains through one batch loop, so the endpoint
+        # keeps working on the next domain while one domain's last jobs finish. Results are written in plan order.
+        plans: list[tuple[str, KnowledgeGraph | None, list[tuple[Seed, str, str]]]] = []
+        reused: list[Seed] = []
         for domain in domains:
             snapshot_id = current_snapshot(rt, domain)
             if snapshot_id is None:
                 notes.append(f"{domain}: no graph")
+                continue
+            done = finished_jobs(rt, domain, snapshot_id, max_attempts)
+            earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, min_ball, max_ball)
+            if earlier is not None and all(job_key(j) in done for j in plan_jobs(earlier, hop_mix, modes)):
+                reused += [s.model_copy(update={"run_id": rt.run_id}) for s in earlier]
+                print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
+                      "every job already has a final verdict")
+                plans.append((domain, None, []))
                 continue
             kg = KnowledgeGraph.load(rt.wh, domain, snapshot_id)
             eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
             seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id)
             rt.wh.write_batch("seeds", seeds, replace=True)
             print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
-            done = finished_jobs(rt, domain, snapshot_id, max_attempts)
-            hops = assign_hop_classes(seeds, hop_mix)
-            planned = [(s, h, m) for s, h in zip(seeds, hops) for m in modes]
-            jobs = [(s, h, m) for s, h, m in planned if (s.node, h, m) not in done]
+            planned = plan_jobs(seeds, hop_mix, modes)
+            jobs = [j for j in planned if job_key(j) not in done]
             if len(jobs) < len(planned):
                 print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
-            bar = Progress(f"qa-{domain}", len(jobs), f"generating {domain} questions")
-            batches = run_batches(generate_batch, chunks(jobs, batch_size), runner=runner, parameters=lambda b: {
-                "spec": spec, "kg": kg, "jobs": list(b), "cfg": cfg, "run_id": rt.run_id,
-                "sampling_seed": settings.seed})  # fmt: skip
-            for batch, done_batch in batches:
+            plans.append((domain, kg, jobs))
+        rt.wh.write_batch("seeds", reused, replace=True)
+        work = [(domain, kg, b) for domain, kg, jobs in plans for b in chunks(jobs, batch_size)]
+        batches = run_batches(generate_batch, work, runner=runner, parameters=lambda w: {
+            "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
+            "sampling_seed": settings.seed},
+            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
+        for domain, _, jobs in plans:
+            bar = Progress(f"qa-{domain}", len(jobs), f"generating {domain} questions") if jobs else None
+            for _ in range(len(chunks(jobs, batch_size))):
+                (_, _, batch), done_batch = next(batches)
                 results = done_batch.records
                 attempts = [a for r in results for a in r.attempts]
                 qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
@@ -257,9 +312,10 @@ def generate_qa(
                 all_attempts += attempts
                 started_jobs += [(domain, h, m) for _, h, m in batch]
                 notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
-                bar.advance(len(batch))
+                bar.advance(len(batch))  # type: ignore[union-attr]
                 rt.flush_usage()
             dedup_counts += _dedup_domain(rt, domain, dedup_threshold, paraphrase_threshold)
+        next(batches, None)  # the batch loop's own end (it reports where the batches ran)
         splits, conflict_counts = _assign_splits(rt, settings.seed, split_proportions)
         dedup_counts += conflict_counts
         kept = Counter()
@@ -310,47 +366,56 @@ def verify_paths(
     max_paths: int = 20,
     time_budget_s: float = 2.0,
     paths_per_call: int = 5,
-    batch_size: int = 16,
+    batch_size: int | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM."""
+    """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM.
+    ``batch_size`` (questions per batch task) defaults to the verifier endpoint's ``max_concurrency``."""
     settings = settings or default_settings()
     params = flow_parameters(verify_paths, locals())
     with open_run("verify-paths", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec("verifier")
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
+        batch_size = batch_size or endpoint_concurrency(spec, "verifier")
+        if batch_size < 1:
+            raise InputError(f"batch_size must be >= 1, got {batch_size}")
         summary: list[dict[str, Any]] = []
+        # The batches of every domain go through one batch loop (the endpoint works on the next domain while one
+        # domain's last questions finish); they are written in (domain, snapshot) order.
+        work: list[tuple[str, str, list[QA]]] = []
         for domain in domains:
             # Questions whose verification lost a call to the endpoint are verified again.
             qas = load_qa(rt, "domain = ? AND qa_id NOT IN (SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0)",
                           [domain])
-            if not qas:
-                continue
-            bar = Progress(f"gold-{domain}", len(qas), f"verifying {domain} gold paths")
             # A batch holds questions of one snapshot (its graph travels with it); snapshots in a stable order.
             by_snap: dict[str, list[QA]] = {}
             for q in qas:
                 by_snap.setdefault(q.snapshot_id or "", []).append(q)
-            work = [(snap, b) for snap, group in sorted(by_snap.items()) for b in chunks(group, batch_size)]
-            batches = run_batches(verify_batch, work, runner=runner, parameters=lambda w: {
-                "spec": spec, "kg": KnowledgeGraph.load(rt.wh, domain, w[0] or None), "qas": list(w[1]),
-                "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
-                "paths_per_call": paths_per_call})  # fmt: skip
-            for (_, batch), done_batch in batches:
-                results: list[GoldResult] = done_batch.records
-                rows = [
-                    {"qa_id": r.qa_id, "run_id": rt.run_id, "domain": domain, "n_candidates": len(r.paths),
-                     "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,
-                     "search_stopped": r.search.stopped, "shortest_hops": r.search.shortest_hops,
-                     "question_hops": r.search.question_hops, "llm_failures": r.llm_failures}
-                    for r in results
-                ]
-                with rt.wh.transaction() as con:
-                    rt.wh.write_batch("gold_paths", [p for r in results for p in r.paths], replace=True, con=con)
-                    rt.wh.write_batch("gold_path_summary", rows, replace=True, con=con)
-                summary += rows
-                bar.advance(len(batch))
-                rt.flush_usage()
+            work += [(domain, snap, list(b)) for snap, group in sorted(by_snap.items()) for b in chunks(group, batch_size)]
+        bars: dict[str, Progress] = {}
+        batches = run_batches(verify_batch, work, runner=runner, parameters=lambda w: {
+            "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None), "qas": w[2],
+            "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
+            "paths_per_call": paths_per_call},
+            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "verifier")))  # fmt: skip
+        for (domain, _, batch), done_batch in batches:
+            if domain not in bars:
+                total = sum(len(b) for d, _, b in work if d == domain)
+                bars[domain] = Progress(f"gold-{domain}", total, f"verifying {domain} gold paths")
+            results: list[GoldResult] = done_batch.records
+            rows = [
+                {"qa_id": r.qa_id, "run_id": rt.run_id, "domain": domain, "n_candidates": len(r.paths),
+                 "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,
+                 "search_stopped": r.search.stopped, "shortest_hops": r.search.shortest_hops,
+                 "question_hops": r.search.question_hops, "llm_failures": r.llm_failures}
+                for r in results
+            ]
+            with rt.wh.transaction() as con:
+                rt.wh.write_batch("gold_paths", [p for r in results for p in r.paths], replace=True, con=con)
+                rt.wh.write_batch("gold_path_summary", rows, replace=True, con=con)
+            summary += rows
+            bars[domain].advance(len(batch))
+            rt.flush_usage()
         n = len(summary)
         stats = {
             "questions": n,

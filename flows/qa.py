@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from prefect import flow, task
@@ -257,65 +258,83 @@ def generate_qa(
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
+        domains = list(dict.fromkeys(domains))  # a domain named twice is planned once
         all_attempts: list[QAAttempt] = []
         started_jobs: list[tuple[str, str, str]] = []
         dedup_counts: Counter = Counter()
         notes: list[str] = []
-        # Plan every domain first (a domain whose jobs all have a final verdict is settled from the warehouse,
-        # without loading its graph), then run the jobs of all domains through one batch loop, so the endpoint
-        # keeps working on the next domain while one domain's last jobs finish. Results are written in plan order.
-        plans: list[tuple[str, KnowledgeGraph | None, list[tuple[Seed, str, str]]]] = []
-        reused: list[Seed] = []
-        for domain in domains:
-            snapshot_id = current_snapshot(rt, domain)
-            if snapshot_id is None:
-                notes.append(f"{domain}: no graph")
-                continue
-            done = finished_jobs(rt, domain, snapshot_id, max_attempts)
-            earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, min_ball, max_ball)
-            if earlier is not None and all(job_key(j) in done for j in plan_jobs(earlier, hop_mix, modes)):
-                reused += [s.model_copy(update={"run_id": rt.run_id}) for s in earlier]
-                print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
-                      "every job already has a final verdict")
-                plans.append((domain, None, []))
-                continue
-            kg = KnowledgeGraph.load(rt.wh, domain, snapshot_id)
-            eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
-            seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id)
-            rt.wh.write_batch("seeds", seeds, replace=True)
-            print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
-            planned = plan_jobs(seeds, hop_mix, modes)
-            jobs = [j for j in planned if job_key(j) not in done]
-            if len(jobs) < len(planned):
-                print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
-            plans.append((domain, kg, jobs))
-        rt.wh.write_batch("seeds", reused, replace=True)
-        work = [(domain, kg, b) for domain, kg, jobs in plans for b in chunks(jobs, batch_size)]
-        batches = run_batches(generate_batch, work, runner=runner, parameters=lambda w: {
+        # One batch loop for the jobs of every domain: a domain is planned (graph, seed scan, sample) when the loop
+        # wants its next batch, so the endpoint works on one domain's jobs while the next is planned and while
+        # another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
+        # warehouse (finished jobs by key, the seeds sampled before) without loading its graph. Results are
+        # written, and domains deduplicated, in domain order whatever order the batches finish in.
+        planned_domains: list[str] = []  # in plan order; a domain's batches all come before the next domain's
+        totals: dict[str, int] = {}
+
+        def plan() -> Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]:
+            for domain in domains:
+                snapshot_id = current_snapshot(rt, domain)
+                if snapshot_id is None:
+                    notes.append(f"{domain}: no graph")
+                    continue
+                planned_domains.append(domain)
+                done = finished_jobs(rt, domain, snapshot_id, max_attempts)
+                earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, min_ball, max_ball)
+                if earlier is not None and all(job_key(j) in done for j in plan_jobs(earlier, hop_mix, modes)):
+                    rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
+                                      replace=True)  # fmt: skip
+                    print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
+                          "every job already has a final verdict")
+                    continue
+                kg = KnowledgeGraph.load(rt.wh, domain, snapshot_id)
+                eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
+                seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
+                                     run_id=rt.run_id)  # fmt: skip
+                rt.wh.write_batch("seeds", seeds, replace=True)
+                print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
+                planned = plan_jobs(seeds, hop_mix, modes)
+                jobs = [j for j in planned if job_key(j) not in done]
+                if len(jobs) < len(planned):
+                    print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
+                totals[domain] = len(jobs)
+                for b in chunks(jobs, batch_size):
+                    yield domain, kg, b
+
+        deduped = 0
+
+        def dedup_until(domain: str | None) -> None:
+            """Deduplicate, in plan order, every planned domain before ``domain`` (all of them for None)."""
+            nonlocal deduped, dedup_counts
+            stop = planned_domains.index(domain) if domain is not None else len(planned_domains)
+            for d in planned_domains[deduped:stop]:
+                dedup_counts += _dedup_domain(rt, d, dedup_threshold, paraphrase_threshold)
+            deduped = max(deduped, stop)
+
+        bars: dict[str, Progress] = {}
+        batches = run_batches(generate_batch, plan(), runner=runner, parameters=lambda w: {
             "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
             "sampling_seed": settings.seed},
             in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
-        for domain, _, jobs in plans:
-            bar = Progress(f"qa-{domain}", len(jobs), f"generating {domain} questions") if jobs else None
-            for _ in range(len(chunks(jobs, batch_size))):
-                (_, _, batch), done_batch = next(batches)
-                results = done_batch.records
-                attempts = [a for r in results for a in r.attempts]
-                qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
-                with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                    rt.wh.write_batch("qa_attempts", attempts, con=con)
-                    rt.wh.write_batch("qa", qas, replace=True, con=con)
-                    rt.wh.write_batch("qa_rejects", collided, con=con)
-                job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in results if r.qa is not None}
-                for c in collided:
-                    dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1
-                all_attempts += attempts
-                started_jobs += [(domain, h, m) for _, h, m in batch]
-                notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
-                bar.advance(len(batch))  # type: ignore[union-attr]
-                rt.flush_usage()
-            dedup_counts += _dedup_domain(rt, domain, dedup_threshold, paraphrase_threshold)
-        next(batches, None)  # the batch loop's own end (it reports where the batches ran)
+        for (domain, _, batch), done_batch in batches:
+            dedup_until(domain)
+            if domain not in bars:
+                bars[domain] = Progress(f"qa-{domain}", totals[domain], f"generating {domain} questions")
+            results = done_batch.records
+            attempts = [a for r in results for a in r.attempts]
+            qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
+            with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                rt.wh.write_batch("qa_attempts", attempts, con=con)
+                rt.wh.write_batch("qa", qas, replace=True, con=con)
+                rt.wh.write_batch("qa_rejects", collided, con=con)
+            job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in results if r.qa is not None}
+            for c in collided:
+                dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1
+            all_attempts += attempts
+            started_jobs += [(domain, h, m) for _, h, m in batch]
+            notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
+            bars[domain].advance(len(batch))
+            rt.flush_usage()
+        dedup_until(None)
         splits, conflict_counts = _assign_splits(rt, settings.seed, split_proportions)
         dedup_counts += conflict_counts
         kept = Counter()

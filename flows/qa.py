@@ -43,7 +43,7 @@ def current_snapshot(rt: Runtime, domain: str) -> str | None:
 
 def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
     """Jobs that already reached a final verdict on this snapshot: accepted, or every attempt used on answers the
-    model actually gave. Attempts lost to an endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the
+    model actually gave, or ended before any attempt (``qa_job_notes``: no candidate path). Attempts lost to an endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the
     generator's or the judge's) do not count, so a re-run after an outage tries those jobs again."""
     rows = rt.wh.query(
         "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
@@ -51,7 +51,9 @@ def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int)
         "OR count(*) FILTER (WHERE coalesce(failure_kind, '') NOT IN (SELECT unnest(?::VARCHAR[]))) >= ?",
         [domain, snapshot_id, sorted(ENDPOINT_FAILURES), max_attempts],
     )
-    return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
+    ended = rt.wh.query("SELECT seed, hop_class, mode FROM qa_job_notes WHERE domain = ? AND snapshot_id = ?",
+                        [domain, snapshot_id])
+    return {(r["seed"], r["hop_class"], r["mode"]) for r in [*rows, *ended]}
 
 
 def earlier_seeds(rt: Runtime, domain: str, snapshot_id: str, sampling_seed: int, n_seeds: int, min_ball: int,
@@ -322,10 +324,14 @@ def generate_qa(
             results = done_batch.records
             attempts = [a for r in results for a in r.attempts]
             qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
+            ended = [{"domain": domain, "snapshot_id": r.seed.snapshot_id, "seed": r.seed.node, "hop_class": r.hop_class,
+                      "mode": r.mode, "note": r.note, "run_id": rt.run_id}
+                     for r in results if not r.attempts and r.note and r.seed.snapshot_id]  # fmt: skip
             with rt.wh.transaction() as con:  # a batch lands whole or not at all
                 rt.wh.write_batch("qa_attempts", attempts, con=con)
                 rt.wh.write_batch("qa", qas, replace=True, con=con)
                 rt.wh.write_batch("qa_rejects", collided, con=con)
+                rt.wh.write_batch("qa_job_notes", ended, replace=True, con=con)
             job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in results if r.qa is not None}
             for c in collided:
                 dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1

@@ -280,11 +280,14 @@ class Warehouse:
 
     def _insert(self, con: duckdb.DuckDBPyConnection, table: str, cols: list[str], sql: str,
                 values: list[list[Any]], replace: bool) -> None:
-        """Insert ``values`` (rows of ``cols``) as one Arrow frame, one statement (DuckDB's ``executemany`` runs a
-        statement per row, milliseconds each: seconds for a batch of a flow). The rows land exactly as
-        ``executemany`` would put them: for ``replace``, a key given twice keeps its first position and its last
-        values. A column Arrow cannot type (mixed kinds of values) falls back to ``executemany``."""
-        frame = _arrow_frame(cols, _last_per_key(values, self._key_positions(table, cols)) if replace else values)
+        """Insert ``values`` (rows of ``cols``) as one Arrow frame (DuckDB's ``executemany`` runs a statement per
+        row, milliseconds each: seconds for a batch of a flow). The same rows and values land as with
+        ``executemany``: for ``replace``, a key given twice in the batch keeps its last values. Replacing is
+        delete-then-insert, so the batch's rows follow the earlier rows in the batch's order (DuckDB's INSERT OR
+        REPLACE from a query does not keep the order of its rows). A column Arrow cannot type (mixed kinds of
+        values), or a replace without the whole key, goes row by row as before."""
+        keys = self._key_positions(table, cols) if replace else None
+        frame = _arrow_frame(cols, _last_per_key(values, keys)) if not replace or keys is not None else None
         if frame is None:
             con.executemany(sql, values)
             return
@@ -292,7 +295,10 @@ class Warehouse:
         names = ", ".join(_quote(c) for c in cols)
         con.register(view, frame)
         try:
-            con.execute(f"{sql.split(' VALUES ', 1)[0]} SELECT {names} FROM {view}")
+            if keys is not None:
+                match = " AND ".join(f"{_quote(table)}.{_quote(cols[i])} = {view}.{_quote(cols[i])}" for i in keys)
+                con.execute(f"DELETE FROM {_quote(table)} USING {view} WHERE {match}")
+            con.execute(f"INSERT INTO {_quote(table)} ({names}) SELECT {names} FROM {view}")
         finally:
             try:
                 con.unregister(view)

@@ -10,7 +10,8 @@ costs this process nothing) that answers every chat call after ``--latency`` sec
 --concurrency`` for every role (one endpoint: one limit).
 
 For each stage: the endpoint calls it made (counted by the fake), its wall time, and its saturation = floor / wall
-with floor = calls x latency / concurrency (1.0: the endpoint never idled). Then every stage runs again on the same
+with floor = calls x latency / concurrency (1.0: the endpoint never idled), and the CPU time the flow's process
+spent (CPU near wall x cores means the stage waits on the machine, not on the endpoint). Then every stage runs again on the same
 warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first run's, per
 stage and for the four stages together (goal < 0.05).
 
@@ -140,16 +141,18 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
     out: dict[str, dict] = {}
     for name in STAGES:
         before = fake.calls()
+        cpu = time.process_time()
         started = time.perf_counter()
         result = stages[name]()
         wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         calls = fake.calls() - before
         floor = calls * args.latency / args.concurrency
         out[name] = {"wall_s": round(wall, 2), "calls": calls, "floor_s": round(floor, 2),
                      "saturation": round(floor / wall, 3) if wall > 0 else None,
-                     "cache_hits": result.get("llm_cache_hits", 0)}
+                     "cpu_s": round(cpu, 2), "cache_hits": result.get("llm_cache_hits", 0)}
         print(f"  {name:<13} {calls:>6} calls  wall {wall:8.2f} s  floor {floor:7.2f} s  "
-              f"saturation {out[name]['saturation']}", flush=True)
+              f"saturation {out[name]['saturation']}  (this process's CPU {cpu:.1f} s)", flush=True)
     return out
 
 
@@ -214,14 +217,16 @@ def main() -> None:
     report["rerun_calls"] = sum(again[s]["calls"] for s in STAGES)
     report["load_avg_after"] = round(os.getloadavg()[0], 2)
     print()
-    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'rerun_s':>8} {'rerun/first':>11}")
+    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'rerun_s':>8} "
+          f"{'rerun/first':>11}")
     for s in STAGES:
         f, a = first[s], again[s]
         print(f"{s:<13} {f['calls']:>6} {f['floor_s']:>8.2f} {f['wall_s']:>8.2f} {f['saturation']:>10.3f} "
-              f"{a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
+              f"{f['cpu_s']:>7.1f} {a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
     print(f"{'all':<13} {sum(first[s]['calls'] for s in STAGES):>6} "
           f"{sum(first[s]['floor_s'] for s in STAGES):>8.2f} {total_first:>8.2f} "
-          f"{sum(first[s]['floor_s'] for s in STAGES) / total_first:>10.3f} {total_again:>8.2f} "
+          f"{sum(first[s]['floor_s'] for s in STAGES) / total_first:>10.3f} "
+          f"{sum(first[s]['cpu_s'] for s in STAGES):>7.1f} {total_again:>8.2f} "
           f"{report['rerun_over_first']['all']:>11.3f}")
     print(f"targets: saturation >= 0.9 for {', '.join(llm)}; rerun/first < 0.05 "
           f"(rerun made {report['rerun_calls']} endpoint calls)")

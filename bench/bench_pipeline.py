@@ -9,11 +9,13 @@ seeds per domain, generator + judge), ``verify-paths``, ``distill-trajectories``
 costs this process nothing) that answers every chat call after ``--latency`` seconds, with ``max_concurrency =
 --concurrency`` for every role (one endpoint: one limit).
 
-For each stage: the endpoint calls it made (counted by the fake), its wall time, and its saturation = floor / wall
-with floor = calls x latency / concurrency (1.0: the endpoint never idled), and the CPU time the flow's process
-spent (CPU near wall x cores means the stage waits on the machine, not on the endpoint). Then every stage runs again on the same
-warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first run's, per
-stage and for the four stages together (goal < 0.05).
+For each stage: the endpoint calls it made (counted by the fake), its wall time, its saturation = floor / wall with
+floor = calls x latency / concurrency (1.0: the endpoint never idled), and the CPU time the flow's process spent
+(CPU near wall x cores means the stage waits on the machine, not on the endpoint). Then every stage runs again on
+the same warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first
+run's, per stage and for the four stages together (goal < 0.05). A flow run with nothing to do still costs about a
+second here: Prefect's flow-run bookkeeping, most of it the engine joining its heartbeat thread, which sleeps in
+one-second steps.
 
     python bench/bench_pipeline.py                              # 20 domains x 3000 nodes, 0.5 s, concurrency 64
     python bench/bench_pipeline.py --domains 4 --nodes 500 --seeds 10 --json out.json

@@ -2,6 +2,9 @@
 
 Both are resumable: a re-run skips jobs (seed, hop class, mode) that already have a final verdict for the same
 graph snapshot and questions that already have gold paths, and every LLM answer already given comes from the cache.
+A domain whose jobs all have a verdict is settled from the warehouse (the seeds an earlier run sampled with the same
+parameters, and the finished jobs by key) before its graph is loaded. Both run the batches of every domain through
+one batch loop, several batches in flight (``_Runner.in_flight``), and write results in domain order.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ def current_snapshot(rt: Runtime, domain: str) -> str | None:
 
 def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
     """Jobs that already reached a final verdict on this snapshot: accepted, or every attempt used on answers the
-    model actually gave, or ended before any attempt (``qa_job_notes``: no candidate path). Attempts lost to an endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the
-    generator's or the judge's) do not count, so a re-run after an outage tries those jobs again."""
+    model actually gave, or ended before any attempt (``qa_job_notes``: no candidate path). Attempts lost to an
+    endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the generator's or the judge's) do not count, so a
+    re-run after an outage tries those jobs again."""
     rows = rt.wh.query(
         "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
         "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') "
@@ -324,8 +328,8 @@ def generate_qa(
             results = done_batch.records
             attempts = [a for r in results for a in r.attempts]
             qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
-            ended = [{"domain": domain, "snapshot_id": r.seed.snapshot_id, "seed": r.seed.node, "hop_class": r.hop_class,
-                      "mode": r.mode, "note": r.note, "run_id": rt.run_id}
+            ended = [{"domain": domain, "snapshot_id": r.seed.snapshot_id, "seed": r.seed.node,
+                      "hop_class": r.hop_class, "mode": r.mode, "note": r.note, "run_id": rt.run_id}
                      for r in results if not r.attempts and r.note and r.seed.snapshot_id]  # fmt: skip
             with rt.wh.transaction() as con:  # a batch lands whole or not at all
                 rt.wh.write_batch("qa_attempts", attempts, con=con)

@@ -163,7 +163,8 @@ class OpenAIEmbedder:
             try:
                 resp = client.embeddings.create(model=self.cfg.model, input=batch)
             except openai.APIError as exc:
-                raise EmbeddingError(f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}): {exc}") from None
+                raise EmbeddingError(
+                    f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}): {exc}") from None
             return [r.embedding for r in sorted(resp.data, key=lambda d: d.index)]
 
         if len(batches) == 1:

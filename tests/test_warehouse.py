@@ -159,7 +159,8 @@ def test_a_batch_lands_as_row_by_row_inserts_would_put_it():
     t = datetime(2024, 1, 1)
     fast.write_batch("runs", [{"run_id": "m1", "flow": "f", "started_at": t, "status": "s", "error": "text"},
                               {"run_id": "m2", "flow": "f", "started_at": t, "status": "s", "error": 5}])
-    assert fast.query("SELECT error FROM runs WHERE run_id LIKE 'm%' ORDER BY run_id") == [{"error": "text"}, {"error": "5"}]
+    mixed = fast.query("SELECT error FROM runs WHERE run_id LIKE 'm%' ORDER BY run_id")
+    assert mixed == [{"error": "text"}, {"error": "5"}]
     # models round-trip through read
     gp = GoldPath(qa_id="q", rank=0, path=["A", "B"], triples=[("A", "r", "B")], verdict="valid", reason="r")
     fast.write_batch("gold_paths", [gp, gp.model_copy(update={"rank": 1})], replace=True)

@@ -5,7 +5,7 @@ each LLM stage runs to the endpoint's floor, and what a rerun costs.
 relations, every entity named and described, every relation labelled) are imported with the ``import-graphs`` flow;
 then the stages run through their real flows, as a factory run would: ``generate-qa`` (candidates mode, ``--seeds``
 seeds per domain, generator + judge), ``verify-paths``, ``distill-trajectories`` (template, rollouts, CoT) and
-``evaluate-policy`` (tools and no-tools). Every role points at one fake endpoint in a child process (so serving HTTP
+``evaluate-policy`` (tools and no-tools; every question by default, ``--eval-split test`` for the factory's share). Every role points at one fake endpoint in a child process (so serving HTTP
 costs this process nothing) that answers every chat call after ``--latency`` seconds, with ``max_concurrency =
 --concurrency`` for every role (one endpoint: one limit).
 

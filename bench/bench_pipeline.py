@@ -5,9 +5,10 @@ each LLM stage runs to the endpoint's floor, and what a rerun costs.
 relations, every entity named and described, every relation labelled) are imported with the ``import-graphs`` flow;
 then the stages run through their real flows, as a factory run would: ``generate-qa`` (candidates mode, ``--seeds``
 seeds per domain, generator + judge), ``verify-paths``, ``distill-trajectories`` (template, rollouts, CoT) and
-``evaluate-policy`` (tools and no-tools; every question by default, ``--eval-split test`` for the factory's share). Every role points at one fake endpoint in a child process (so serving HTTP
-costs this process nothing) that answers every chat call after ``--latency`` seconds, with ``max_concurrency =
---concurrency`` for every role (one endpoint: one limit).
+``evaluate-policy`` (tools and no-tools; every question by default, ``--eval-split test`` for the factory's share).
+Every role points at one fake endpoint in a child process (so serving HTTP costs this process nothing) that answers
+every chat call after ``--latency`` seconds, with ``max_concurrency = --concurrency`` for every role (one endpoint:
+one limit).
 
 For each stage: the endpoint calls it made (counted by the fake), its wall time, its saturation = floor / wall with
 floor = calls x latency / concurrency (1.0: the endpoint never idled), and the CPU time the flow's process spent

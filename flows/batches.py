@@ -82,15 +82,29 @@ class _Runner:
             self._specs[key] = spec
         return self._specs[key]
 
+    def in_flight(self, batch_size: int, concurrency: int) -> int:
+        """Batches to keep in flight so that an endpoint with ``concurrency`` slots never idles while a batch drains
+        its last jobs: enough batches to hold twice the endpoint's concurrency in jobs, plus one (a configured
+        ``runner.in_flight`` wins; the thread pool runs at most ``max_workers`` at once). The flow still writes the
+        results in batch order, so what lands in the warehouse does not depend on it."""
+        if self.cfg.in_flight is not None:
+            return self.cfg.in_flight
+        want = -(-2 * max(concurrency, 1) // max(batch_size, 1)) + 1
+        if self.cfg.kind == "threads":
+            want = min(want, self.cfg.max_workers)
+        return max(self.cfg.window, want)
+
     def run(self, task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]],
-            errors: Literal["raise", "return"] = "raise", one_per_process: bool = False) -> Iterator[tuple[B, Any]]:
+            errors: Literal["raise", "return"] = "raise", one_per_process: bool = False,
+            in_flight: int | None = None) -> Iterator[tuple[B, Any]]:
         """Run ``task(**parameters(batch))`` for every batch; yield ``(batch, result)`` in batch order. A
         ``BatchResult``'s usage is added to the flow's ledger before it is yielded. With ``errors="return"`` a
         batch whose task failed yields its exception instead (for flows that record a failed domain and go on).
         ``one_per_process``: the task keeps process-wide state that two concurrent runs would share (LightRAG's
         storage locks belong to one event loop), so the thread pool runs one batch at a time; Ray still runs one per
-        worker process at once."""
-        window = 1 if one_per_process and self.cfg.kind == "threads" else self.cfg.window
+        worker process at once. ``in_flight``: batches submitted ahead (default ``runner.window``; see
+        ``in_flight``)."""
+        window = 1 if one_per_process and self.cfg.kind == "threads" else (in_flight or self.cfg.window)
         pending: deque[tuple[B, Any, int]] = deque()
         todo = iter(batches)
 
@@ -157,9 +171,15 @@ def batch_runner(cfg: RunnerConfig, gateway: Any = None, *, resubmits: int = 2) 
 
 
 def run_batches(task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]], *, runner: _Runner,
-                errors: Literal["raise", "return"] = "raise", one_per_process: bool = False) -> Iterator[tuple[B, Any]]:
+                errors: Literal["raise", "return"] = "raise", one_per_process: bool = False,
+                in_flight: int | None = None) -> Iterator[tuple[B, Any]]:
     """``runner.run`` as a function: the one batch loop of every flow."""
-    return runner.run(task, batches, parameters, errors, one_per_process)
+    return runner.run(task, batches, parameters, errors, one_per_process, in_flight)
+
+
+def endpoint_concurrency(spec: GatewaySpec, *roles: str) -> int:
+    """The largest ``max_concurrency`` among the endpoints of ``roles`` in ``spec`` (1 if none resolved)."""
+    return max((spec.endpoints[r].max_concurrency for r in roles if r in spec.endpoints), default=1)
 
 
 def chunks(items: Sequence[B], size: int) -> list[Sequence[B]]:

@@ -17,7 +17,7 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
 from flows.progress import Progress
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, open_run
@@ -135,7 +135,7 @@ def distill_trajectories(
     kinds: Sequence[str] = ("template", "rollouts", "cot"),
     n_rollouts: int = 2,
     split: str | None = None,
-    batch_size: int = 16,
+    batch_size: int | None = None,
     min_path_coverage: float = 0.5,
     max_distractors: int = 40,
     rollout_temperature: float = 0.8,
@@ -147,13 +147,14 @@ def distill_trajectories(
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Distil teacher trajectories for the stored questions (of ``split``, if given) of ``domains`` (default:
-    all with questions). Returns per-kind counts and the run id; see the module docstring."""
+    all with questions). ``batch_size`` (jobs per batch task) defaults to the teacher endpoint's ``max_concurrency``.
+    Returns per-kind counts and the run id; see the module docstring."""
     settings = settings or default_settings()
     kinds = check_distill_params(kinds, split)
     q = settings.quality
     # ``auto``: the embedded demo-quality teacher writes word salad, so the template writer writes its thoughts.
     thought_writer = thought_writer or q.writer_for(q.thought_writer, settings.endpoint("teacher").is_local)
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise InputError(f"batch_size must be >= 1, got {batch_size}")
     cfg = DistillConfig(
         n_rollouts=n_rollouts, min_path_coverage=min_path_coverage, max_distractors=max_distractors,
@@ -171,6 +172,11 @@ def distill_trajectories(
         done = stored_jobs(rt.wh, kinds)
         made: list[Trajectory] = []
         index_dir = str((settings.data_dir / "indexes").resolve())
+        batch_size = batch_size or endpoint_concurrency(spec, cfg.role)
+        # The batches of every domain go through one batch loop (the teacher works on the next domain while one
+        # domain's last trajectories finish); they are written in (domain, snapshot) order.
+        work: list[tuple[str, str, list[DistillJob], dict[str, list[GoldPath]]]] = []
+        totals: dict[str, int] = {}
         for domain in domains:
             where, args = "domain = ?", [domain]
             if split is not None:
@@ -185,19 +191,23 @@ def distill_trajectories(
             by_snapshot: dict[str, list[DistillJob]] = {}
             for j in jobs:
                 by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
-            bar = Progress(f"distill-{domain}", len(jobs), f"distilling {domain} trajectories")
-            work = [(snap, b) for snap, snap_jobs in sorted(by_snapshot.items()) for b in chunks(snap_jobs, batch_size)]
-            batches = run_batches(distill_batch, work, runner=runner, parameters=lambda w: {
-                "spec": spec, "kg": KnowledgeGraph.load(rt.wh, domain, w[0] or None), "jobs": list(w[1]),
-                "gold": {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in w[1]}, "cfg": cfg, "run_id": rt.run_id,
-                "model": model, "index_dir": index_dir})  # fmt: skip
-            for (_, batch), done_batch in batches:
-                trajectories: list[Trajectory] = done_batch.records
-                with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                    rt.wh.write("trajectories", trajectories, replace=True, con=con)
-                made += trajectories
-                bar.advance(len(batch))
-                rt.flush_usage()
+            totals[domain] = len(jobs)
+            work += [(domain, snap, list(b), {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in b})
+                     for snap, snap_jobs in sorted(by_snapshot.items()) for b in chunks(snap_jobs, batch_size)]
+        bars: dict[str, Progress] = {}
+        batches = run_batches(distill_batch, work, runner=runner, parameters=lambda w: {
+            "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None), "jobs": w[2], "gold": w[3],
+            "cfg": cfg, "run_id": rt.run_id, "model": model, "index_dir": index_dir},
+            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, cfg.role)))  # fmt: skip
+        for (domain, _, batch, _), done_batch in batches:
+            if domain not in bars:
+                bars[domain] = Progress(f"distill-{domain}", totals[domain], f"distilling {domain} trajectories")
+            trajectories: list[Trajectory] = done_batch.records
+            with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                rt.wh.write("trajectories", trajectories, replace=True, con=con)
+            made += trajectories
+            bars[domain].advance(len(batch))
+            rt.flush_usage()
         stored = {(r["kind"], r["status"]): int(r["n"]) for r in rt.wh.query(
             "SELECT kind, status, count(*) AS n FROM trajectories GROUP BY kind, status")}  # fmt: skip
         table = yield_table(made, stored)

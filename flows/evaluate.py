@@ -21,7 +21,7 @@ from prefect.cache_policies import NO_CACHE
 from eval.evaluate import MODES, EvalConfig, EvalItem, evaluate_item
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
-from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
 from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
@@ -54,7 +54,7 @@ def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[tupl
     return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
-def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int, limit: int | None) -> tuple[str, ...]:
+def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int | None, limit: int | None) -> tuple[str, ...]:
     """The modes in canonical order; ``ValueError`` (before any work) for bad parameters."""
     wanted = list(dict.fromkeys(modes))
     unknown = [m for m in wanted if m not in MODES]
@@ -62,7 +62,7 @@ def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int, 
         raise InputError(f"unknown or no mode(s) {unknown or wanted}; choose from {', '.join(MODES)}")
     if split is not None and split not in SPLITS:
         raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise InputError(f"batch_size must be >= 1, got {batch_size}")
     if limit is not None and limit < 1:
         raise InputError(f"limit must be >= 1, got {limit}")
@@ -105,12 +105,13 @@ def evaluate_policy(
     domains: list[str] | None = None,
     limit: int | None = None,
     use_judge: bool = False,
-    batch_size: int = 16,
+    batch_size: int | None = None,
     max_rounds: int = 7,
     max_tokens_per_round: int = 3000,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """Evaluate the ``policy`` role on the stored questions; see the module docstring. Returns
+    """Evaluate the ``policy`` role on the stored questions; see the module docstring. ``batch_size`` (items per
+    batch task) defaults to the policy endpoint's ``max_concurrency``. Returns
     ``{"run_id", "by_mode": {mode: {n, em, f1, hit1, judge_acc, ...}}, "table"}``."""
     settings = settings or default_settings()
     modes = check_eval_params(modes, split, batch_size, limit)
@@ -134,12 +135,15 @@ def evaluate_policy(
         made: list[EvalItem] = []
         bar = Progress("evaluate-policy", len(qas) * len(modes), "evaluating the policy")
         index_dir = str((settings.data_dir / "indexes").resolve())
+        concurrency = endpoint_concurrency(spec, cfg.role, *(["judge"] if use_judge else []))
+        batch_size = batch_size or concurrency
         work = [(domain, snap, b) for (domain, snap), group in sorted(groups.items())
                 for b in chunks([(q, m) for m in modes for q in group], batch_size)]
         batches = run_batches(evaluate_batch, work, runner=runner, parameters=lambda w: {
             "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
             "jobs": list(w[2]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _ in w[2]}, "cfg": cfg,
-            "run_id": rt.run_id, "index_dir": index_dir})  # fmt: skip
+            "run_id": rt.run_id, "index_dir": index_dir},
+            in_flight=runner.in_flight(batch_size, concurrency))  # fmt: skip
         for (_, _, batch), done in batches:
             items: list[EvalItem] = done.records
             with rt.wh.transaction() as con:  # a batch lands whole or not at all

@@ -2,19 +2,24 @@
 
 Both are resumable: a re-run skips jobs (seed, hop class, mode) that already have a final verdict for the same
 graph snapshot and questions that already have gold paths, and every LLM answer already given comes from the cache.
+A domain whose jobs all have a verdict is settled from the warehouse (the seeds an earlier run sampled with the same
+parameters, and the finished jobs by key) before its graph is loaded. Both run the batches of every domain through
+one batch loop, several batches in flight (``_Runner.in_flight``), and write results in domain order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
 from flows.progress import Progress
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
@@ -41,15 +46,52 @@ def current_snapshot(rt: Runtime, domain: str) -> str | None:
 
 def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
     """Jobs that already reached a final verdict on this snapshot: accepted, or every attempt used on answers the
-    model actually gave. Attempts lost to an endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the
-    generator's or the judge's) do not count, so a re-run after an outage tries those jobs again."""
+    model actually gave, or ended before any attempt (``qa_job_notes``: no candidate path). Attempts lost to an
+    endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the generator's or the judge's) do not count, so a
+    re-run after an outage tries those jobs again."""
     rows = rt.wh.query(
         "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
         "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') "
         "OR count(*) FILTER (WHERE coalesce(failure_kind, '') NOT IN (SELECT unnest(?::VARCHAR[]))) >= ?",
         [domain, snapshot_id, sorted(ENDPOINT_FAILURES), max_attempts],
     )
-    return {(r["seed"], r["hop_class"], r["mode"]) for r in rows}
+    ended = rt.wh.query("SELECT seed, hop_class, mode FROM qa_job_notes WHERE domain = ? AND snapshot_id = ?",
+                        [domain, snapshot_id])
+    return {(r["seed"], r["hop_class"], r["mode"]) for r in [*rows, *ended]}
+
+
+def earlier_seeds(rt: Runtime, domain: str, snapshot_id: str, sampling_seed: int, n_seeds: int, min_ball: int,
+                  max_ball: int) -> list[Seed] | None:
+    """The seeds an earlier ``generate-qa`` run sampled on this snapshot with the same sampling parameters, in
+    sample order, or None. The sample is a function of the snapshot (a content hash), the sampling seed, ``n_seeds``
+    and the ball bounds, so these are the seeds this run would sample: a rerun learns its jobs from the warehouse
+    without loading the graph or scanning it for eligible seeds."""
+    rows = rt.wh.query(
+        "SELECT s.run_id, any_value(r.parameters) AS parameters, any_value(r.started_at) AS started_at "
+        "FROM seeds s JOIN runs r USING (run_id) WHERE s.domain = ? AND s.snapshot_id = ? AND s.sampling_seed = ? "
+        "AND r.flow = 'generate-qa' GROUP BY s.run_id ORDER BY started_at DESC, s.run_id",
+        [domain, snapshot_id, sampling_seed],
+    )
+    for row in rows:
+        try:
+            p = json.loads(row["parameters"] or "{}")
+        except ValueError:
+            continue
+        if (p.get("n_seeds"), p.get("min_ball"), p.get("max_ball")) == (n_seeds, min_ball, max_ball):
+            return rt.wh.read("seeds", Seed, "run_id = ? AND domain = ? AND snapshot_id = ?",
+                              [row["run_id"], domain, snapshot_id], order_by="sample_rank")
+    return None
+
+
+def plan_jobs(seeds: list[Seed], hop_mix: dict[str, float], modes: list[str]) -> list[tuple[Seed, str, str]]:
+    """The jobs ``(seed, hop class, mode)`` of a domain's seeds, in plan order."""
+    hops = assign_hop_classes(seeds, hop_mix)
+    return [(s, h, m) for s, h in zip(seeds, hops) for m in modes]
+
+
+def job_key(job: tuple[Seed, str, str]) -> tuple[str, str, str]:
+    seed, hop, mode = job
+    return seed.node, hop, mode
 
 
 def job_concurrency(spec: GatewaySpec) -> int:
@@ -82,6 +124,9 @@ def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_thresho
     """Dedup all of the domain's questions; earlier runs' questions win ties, and questions that already have a
     split (published by an earlier run) are never dropped. With ``paraphrase_threshold`` the configured embedder
     also catches paraphrases. Returns reject counts by key."""
+    if not rt.wh.scalar("SELECT count(*) FROM qa WHERE domain = ? AND split IS NULL", [domain]):
+        # Every question has a split, and dedup never drops one that has: nothing to do (a rerun's case).
+        return Counter()
     qas = load_qa(rt, "domain = ?", [domain])
     embedder = None
     if paraphrase_threshold is not None and qas:
@@ -219,47 +264,87 @@ def generate_qa(
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
+        domains = list(dict.fromkeys(domains))  # a domain named twice is planned once
         all_attempts: list[QAAttempt] = []
         started_jobs: list[tuple[str, str, str]] = []
         dedup_counts: Counter = Counter()
         notes: list[str] = []
-        for domain in domains:
-            snapshot_id = current_snapshot(rt, domain)
-            if snapshot_id is None:
-                notes.append(f"{domain}: no graph")
-                continue
-            kg = KnowledgeGraph.load(rt.wh, domain, snapshot_id)
-            eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
-            seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id)
-            rt.wh.write_batch("seeds", seeds, replace=True)
-            print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
-            done = finished_jobs(rt, domain, snapshot_id, max_attempts)
-            hops = assign_hop_classes(seeds, hop_mix)
-            planned = [(s, h, m) for s, h in zip(seeds, hops) for m in modes]
-            jobs = [(s, h, m) for s, h, m in planned if (s.node, h, m) not in done]
-            if len(jobs) < len(planned):
-                print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
-            bar = Progress(f"qa-{domain}", len(jobs), f"generating {domain} questions")
-            batches = run_batches(generate_batch, chunks(jobs, batch_size), runner=runner, parameters=lambda b: {
-                "spec": spec, "kg": kg, "jobs": list(b), "cfg": cfg, "run_id": rt.run_id,
-                "sampling_seed": settings.seed})  # fmt: skip
-            for batch, done_batch in batches:
-                results = done_batch.records
-                attempts = [a for r in results for a in r.attempts]
-                qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
-                with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                    rt.wh.write_batch("qa_attempts", attempts, con=con)
-                    rt.wh.write_batch("qa", qas, replace=True, con=con)
-                    rt.wh.write_batch("qa_rejects", collided, con=con)
-                job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in results if r.qa is not None}
-                for c in collided:
-                    dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1
-                all_attempts += attempts
-                started_jobs += [(domain, h, m) for _, h, m in batch]
-                notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
-                bar.advance(len(batch))
-                rt.flush_usage()
-            dedup_counts += _dedup_domain(rt, domain, dedup_threshold, paraphrase_threshold)
+        # One batch loop for the jobs of every domain: a domain is planned (graph, seed scan, sample) when the loop
+        # wants its next batch, so the endpoint works on one domain's jobs while the next is planned and while
+        # another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
+        # warehouse (finished jobs by key, the seeds sampled before) without loading its graph. Results are
+        # written, and domains deduplicated, in domain order whatever order the batches finish in.
+        planned_domains: list[str] = []  # in plan order; a domain's batches all come before the next domain's
+        totals: dict[str, int] = {}
+
+        def plan() -> Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]:
+            for domain in domains:
+                snapshot_id = current_snapshot(rt, domain)
+                if snapshot_id is None:
+                    notes.append(f"{domain}: no graph")
+                    continue
+                planned_domains.append(domain)
+                done = finished_jobs(rt, domain, snapshot_id, max_attempts)
+                earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, min_ball, max_ball)
+                if earlier is not None and all(job_key(j) in done for j in plan_jobs(earlier, hop_mix, modes)):
+                    rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
+                                      replace=True)  # fmt: skip
+                    print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
+                          "every job already has a final verdict")
+                    continue
+                kg = KnowledgeGraph.load(rt.wh, domain, snapshot_id)
+                eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
+                seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
+                                     run_id=rt.run_id)  # fmt: skip
+                rt.wh.write_batch("seeds", seeds, replace=True)
+                print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
+                planned = plan_jobs(seeds, hop_mix, modes)
+                jobs = [j for j in planned if job_key(j) not in done]
+                if len(jobs) < len(planned):
+                    print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
+                totals[domain] = len(jobs)
+                for b in chunks(jobs, batch_size):
+                    yield domain, kg, b
+
+        deduped = 0
+
+        def dedup_until(domain: str | None) -> None:
+            """Deduplicate, in plan order, every planned domain before ``domain`` (all of them for None)."""
+            nonlocal deduped, dedup_counts
+            stop = planned_domains.index(domain) if domain is not None else len(planned_domains)
+            for d in planned_domains[deduped:stop]:
+                dedup_counts += _dedup_domain(rt, d, dedup_threshold, paraphrase_threshold)
+            deduped = max(deduped, stop)
+
+        bars: dict[str, Progress] = {}
+        batches = run_batches(generate_batch, plan(), runner=runner, parameters=lambda w: {
+            "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
+            "sampling_seed": settings.seed},
+            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
+        for (domain, _, batch), done_batch in batches:
+            dedup_until(domain)
+            if domain not in bars:
+                bars[domain] = Progress(f"qa-{domain}", totals[domain], f"generating {domain} questions")
+            results = done_batch.records
+            attempts = [a for r in results for a in r.attempts]
+            qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
+            ended = [{"domain": domain, "snapshot_id": r.seed.snapshot_id, "seed": r.seed.node,
+                      "hop_class": r.hop_class, "mode": r.mode, "note": r.note, "run_id": rt.run_id}
+                     for r in results if not r.attempts and r.note and r.seed.snapshot_id]  # fmt: skip
+            with rt.wh.transaction() as con:  # a batch lands whole or not at all
+                rt.wh.write_batch("qa_attempts", attempts, con=con)
+                rt.wh.write_batch("qa", qas, replace=True, con=con)
+                rt.wh.write_batch("qa_rejects", collided, con=con)
+                rt.wh.write_batch("qa_job_notes", ended, replace=True, con=con)
+            job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in results if r.qa is not None}
+            for c in collided:
+                dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1
+            all_attempts += attempts
+            started_jobs += [(domain, h, m) for _, h, m in batch]
+            notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
+            bars[domain].advance(len(batch))
+            rt.flush_usage()
+        dedup_until(None)
         splits, conflict_counts = _assign_splits(rt, settings.seed, split_proportions)
         dedup_counts += conflict_counts
         kept = Counter()
@@ -310,47 +395,56 @@ def verify_paths(
     max_paths: int = 20,
     time_budget_s: float = 2.0,
     paths_per_call: int = 5,
-    batch_size: int = 16,
+    batch_size: int | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM."""
+    """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM.
+    ``batch_size`` (questions per batch task) defaults to the verifier endpoint's ``max_concurrency``."""
     settings = settings or default_settings()
     params = flow_parameters(verify_paths, locals())
     with open_run("verify-paths", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec("verifier")
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
+        batch_size = batch_size or endpoint_concurrency(spec, "verifier")
+        if batch_size < 1:
+            raise InputError(f"batch_size must be >= 1, got {batch_size}")
         summary: list[dict[str, Any]] = []
+        # The batches of every domain go through one batch loop (the endpoint works on the next domain while one
+        # domain's last questions finish); they are written in (domain, snapshot) order.
+        work: list[tuple[str, str, list[QA]]] = []
         for domain in domains:
             # Questions whose verification lost a call to the endpoint are verified again.
             qas = load_qa(rt, "domain = ? AND qa_id NOT IN (SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0)",
                           [domain])
-            if not qas:
-                continue
-            bar = Progress(f"gold-{domain}", len(qas), f"verifying {domain} gold paths")
             # A batch holds questions of one snapshot (its graph travels with it); snapshots in a stable order.
             by_snap: dict[str, list[QA]] = {}
             for q in qas:
                 by_snap.setdefault(q.snapshot_id or "", []).append(q)
-            work = [(snap, b) for snap, group in sorted(by_snap.items()) for b in chunks(group, batch_size)]
-            batches = run_batches(verify_batch, work, runner=runner, parameters=lambda w: {
-                "spec": spec, "kg": KnowledgeGraph.load(rt.wh, domain, w[0] or None), "qas": list(w[1]),
-                "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
-                "paths_per_call": paths_per_call})  # fmt: skip
-            for (_, batch), done_batch in batches:
-                results: list[GoldResult] = done_batch.records
-                rows = [
-                    {"qa_id": r.qa_id, "run_id": rt.run_id, "domain": domain, "n_candidates": len(r.paths),
-                     "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,
-                     "search_stopped": r.search.stopped, "shortest_hops": r.search.shortest_hops,
-                     "question_hops": r.search.question_hops, "llm_failures": r.llm_failures}
-                    for r in results
-                ]
-                with rt.wh.transaction() as con:
-                    rt.wh.write_batch("gold_paths", [p for r in results for p in r.paths], replace=True, con=con)
-                    rt.wh.write_batch("gold_path_summary", rows, replace=True, con=con)
-                summary += rows
-                bar.advance(len(batch))
-                rt.flush_usage()
+            work += [(domain, snap, list(b)) for snap, group in sorted(by_snap.items()) for b in chunks(group, batch_size)]
+        bars: dict[str, Progress] = {}
+        batches = run_batches(verify_batch, work, runner=runner, parameters=lambda w: {
+            "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None), "qas": w[2],
+            "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
+            "paths_per_call": paths_per_call},
+            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "verifier")))  # fmt: skip
+        for (domain, _, batch), done_batch in batches:
+            if domain not in bars:
+                total = sum(len(b) for d, _, b in work if d == domain)
+                bars[domain] = Progress(f"gold-{domain}", total, f"verifying {domain} gold paths")
+            results: list[GoldResult] = done_batch.records
+            rows = [
+                {"qa_id": r.qa_id, "run_id": rt.run_id, "domain": domain, "n_candidates": len(r.paths),
+                 "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,
+                 "search_stopped": r.search.stopped, "shortest_hops": r.search.shortest_hops,
+                 "question_hops": r.search.question_hops, "llm_failures": r.llm_failures}
+                for r in results
+            ]
+            with rt.wh.transaction() as con:
+                rt.wh.write_batch("gold_paths", [p for r in results for p in r.paths], replace=True, con=con)
+                rt.wh.write_batch("gold_path_summary", rows, replace=True, con=con)
+            summary += rows
+            bars[domain].advance(len(batch))
+            rt.flush_usage()
         n = len(summary)
         stats = {
             "questions": n,

@@ -189,10 +189,19 @@ def _http_client(ep: ResolvedEndpoint):
     httpmod = importlib.import_module(base.__mro__[1].__module__.split(".")[0])  # httpx or httpx2
     size = max(ep.max_concurrency, 1) + 4
     transport = httpmod.AsyncHTTPTransport(
+        verify=_ssl_context(httpmod.__name__),
         limits=httpmod.Limits(max_connections=size, max_keepalive_connections=size, keepalive_expiry=30.0),
         socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
     )
     return base(transport=transport, timeout=ep.timeout_s)
+
+
+@functools.lru_cache(maxsize=None)
+def _ssl_context(httpmod_name: str) -> Any:
+    """The HTTP library's default SSL context, made once per process: every batch task opens a gateway with its
+    own client, and loading the CA bundle for each took longer than the calls it then made on loopback."""
+    make = getattr(importlib.import_module(f"{httpmod_name}._config"), "create_ssl_context", None)
+    return make() if make is not None else True
 
 
 class LLMGateway:

@@ -86,6 +86,28 @@ class OpenAIEmbedder:
         self.cfg = cfg
         self.name = cfg.model
         self.dim = cfg.dim
+        self._sync = None  # one blocking client for ``embed``, made on first use and shared by every thread
+        self._sync_lock = threading.Lock()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_sync"] = None
+        del state["_sync_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._sync_lock = threading.Lock()
+
+    def _sync_client(self):
+        with self._sync_lock:
+            if self._sync is None:
+                import openai
+
+                key = os.environ.get(self.cfg.api_key_env, "") if self.cfg.api_key_env else ""
+                self._sync = openai.OpenAI(base_url=self.cfg.base_url, api_key=key or "not-needed",
+                                           timeout=self.cfg.timeout_s, max_retries=3)
+            return self._sync
 
     def _client(self):
         import openai
@@ -115,22 +137,40 @@ class OpenAIEmbedder:
             parts = await asyncio.gather(*(one(b) for b in batches))
         finally:
             await client.close()
+        return self._matrix(parts, len(texts))
+
+    def _matrix(self, parts: list[list[list[float]]], n: int) -> np.ndarray:
         out = np.asarray([v for part in parts for v in part], dtype=np.float32)
-        if out.shape != (len(texts), self.dim):
+        if out.shape != (n, self.dim):
             raise EmbeddingError(
-                f"embeddings endpoint {self.cfg.base_url} returned shape {out.shape}, expected ({len(texts)}, {self.dim}); "
+                f"embeddings endpoint {self.cfg.base_url} returned shape {out.shape}, expected ({n}, {self.dim}); "
                 "check `dim` in the embeddings config"
             )
         return _normalise(out)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Synchronous embedding; safe to call from inside a running event loop (it then uses a worker thread)."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.aembed(texts))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self.aembed(texts)).result()
+        """Synchronous embedding over one long-lived blocking client (the tools call it once per query: a client,
+        an SSL context and an event loop made per call cost more than the call); safe inside a running event loop.
+        Several batches go out concurrently on worker threads, at most ``max_concurrency`` at once."""
+        import openai
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        client = self._sync_client()
+        batches = [list(texts[i : i + self.cfg.batch_size]) for i in range(0, len(texts), self.cfg.batch_size)]
+
+        def one(batch: list[str]) -> list[list[float]]:
+            try:
+                resp = client.embeddings.create(model=self.cfg.model, input=batch)
+            except openai.APIError as exc:
+                raise EmbeddingError(
+                    f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}): {exc}") from None
+            return [r.embedding for r in sorted(resp.data, key=lambda d: d.index)]
+
+        if len(batches) == 1:
+            return self._matrix([one(batches[0])], len(texts))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=min(self.cfg.max_concurrency, len(batches))) as pool:
+            return self._matrix(list(pool.map(one, batches)), len(texts))
 
 
 def make_embedder(cfg: EmbeddingConfig) -> Embedder:

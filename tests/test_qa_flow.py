@@ -240,3 +240,57 @@ def test_junk_questions_are_rejected_by_the_gates_before_the_judge(cs_graph, set
         yields = wh.query("SELECT stage, reason FROM qa_yields WHERE reason <> ''")
     assert reasons == {"has_markup"}
     assert {(y["stage"], y["reason"]) for y in yields} == {("checks", "has_markup")}
+
+
+def test_a_rerun_of_finished_flows_loads_no_graph_and_makes_no_call(cs_graph, settings, fake_llm, monkeypatch):
+    """A rerun of finished generate-qa / verify-paths / distill-trajectories learns from the warehouse (finished
+    jobs by key, the seeds sampled before) that nothing is left, before loading a graph or building a prompt."""
+    import flows.qa
+    import tasks.qa.seeds
+    from flows.distill import distill_trajectories
+    from flows.qa import generate_qa, verify_paths
+    from tasks.graph.kg import KnowledgeGraph
+
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+    fake_llm.add(schema_name="gold_path_verdicts", reply=lambda b: {"verdicts": [
+        {"path_id": i, "valid": True, "reason": "ok"} for i in
+        b["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["items"]["properties"]["path_id"]["enum"]]})
+    role = {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 1, "timeout_s": 10}
+    settings = load_settings(data_dir=settings.data_dir, roles={r: role for r in ("generator", "verifier", "teacher")})
+    first = generate_qa(domains=["cs"], n_seeds=3, modes=["candidates"], settings=settings)
+    assert first["accepted"] == 3
+    verify_paths(domains=["cs"], settings=settings)
+    distill_trajectories(domains=["cs"], kinds=["cot"], settings=settings)
+    calls = fake_llm.calls()
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a rerun with nothing to do loaded a graph or built a prompt")
+
+    monkeypatch.setattr(KnowledgeGraph, "load", classmethod(forbidden))
+    monkeypatch.setattr(flows.qa, "eligible_seeds", forbidden)
+    monkeypatch.setattr(tasks.qa.seeds, "eligible_seeds", forbidden)
+    monkeypatch.setattr(flows.qa, "run_job", forbidden)
+    monkeypatch.setattr(flows.qa, "verify_question", forbidden)
+    again = generate_qa(domains=["cs"], n_seeds=3, modes=["candidates"], settings=settings)
+    assert again["attempts"] == 0 and again["llm_calls"] == 0
+    assert verify_paths(domains=["cs"], settings=settings)["questions"] == 0
+    assert distill_trajectories(domains=["cs"], kinds=["cot"], settings=settings)["made"] == 0
+    assert fake_llm.calls() == calls
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        # the rerun still records the seeds it stands on, as its first run did
+        seeds = wh.query("SELECT run_id, node FROM seeds ORDER BY run_id, sample_rank")
+    by_run: dict[str, list[str]] = {}
+    for s in seeds:
+        by_run.setdefault(s["run_id"], []).append(s["node"])
+    assert by_run == {first["run_id"]: by_run[first["run_id"]], again["run_id"]: by_run[first["run_id"]]}
+
+
+def test_different_sampling_parameters_do_not_reuse_earlier_seeds(cs_graph, settings, fake_llm):
+    from flows.qa import generate_qa
+
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+    assert generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], settings=settings)["accepted"] == 2
+    more = generate_qa(domains=["cs"], n_seeds=3, modes=["candidates"], settings=settings)
+    assert more["attempts"] >= 1  # the third seed is new work, not "nothing to do"

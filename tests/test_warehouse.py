@@ -122,3 +122,46 @@ def test_read_only_missing_file_is_clear(tmp_path):
 
 def test_lock_error_type_is_warehouse_error():
     assert issubclass(WarehouseLockedError, WarehouseError)
+
+
+def test_a_batch_lands_as_row_by_row_inserts_would_put_it():
+    """write_batch inserts one Arrow frame per batch; the rows and their values are what row-by-row INSERT (OR
+    REPLACE) leaves, a key given twice in one batch included, and mixed-kind columns still land."""
+    from datetime import datetime
+
+    from schemas.qa import GoldPath
+
+    rows = [
+        {"run_id": "b", "flow": "f", "parameters": {"k": [1, 2], "s": "x"}, "started_at": datetime(2024, 5, 1, 12),
+         "status": "running", "llm_calls": 3},
+        {"run_id": "a", "flow": "f", "parameters": {}, "started_at": datetime(2024, 4, 1), "status": "done",
+         "llm_calls": None},
+        {"run_id": "b", "flow": "g", "parameters": {"k": 2}, "started_at": datetime(2024, 5, 2), "status": "done",
+         "llm_calls": 4},
+        {"run_id": "c", "flow": "f", "config_hash": "h", "llm_calls": 0, "started_at": datetime(2024, 4, 2),
+         "status": "x"},
+    ]
+    fast, slow = Warehouse(), Warehouse()
+    fast.write_batch("runs", rows[:1])
+    fast.write_batch("runs", rows, replace=True)
+    cols = ["run_id", "flow", "parameters", "started_at", "status", "llm_calls", "config_hash"]
+    assert all(r.get("status") for r in rows)
+    sql = f"INSERT OR REPLACE INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+    from warehouse.db import _to_cell
+
+    slow.con.executemany(sql, [[_to_cell(r.get(c)) for c in cols] for r in rows[:1]])
+    slow.con.executemany(sql, [[_to_cell(r.get(c)) for c in cols] for r in rows])
+    assert fast.query("SELECT * FROM runs ORDER BY run_id") == slow.query("SELECT * FROM runs ORDER BY run_id")
+    # a replaced row follows the earlier rows, the batch's rows in the batch's order
+    assert [r["run_id"] for r in fast.query("SELECT run_id FROM runs ORDER BY rowid")] == ["b", "a", "c"]
+    assert fast.scalar("SELECT flow FROM runs WHERE run_id = 'b'") == "g"
+    # a column Arrow cannot type (numbers and strings) is inserted row by row, as before
+    t = datetime(2024, 1, 1)
+    fast.write_batch("runs", [{"run_id": "m1", "flow": "f", "started_at": t, "status": "s", "error": "text"},
+                              {"run_id": "m2", "flow": "f", "started_at": t, "status": "s", "error": 5}])
+    mixed = fast.query("SELECT error FROM runs WHERE run_id LIKE 'm%' ORDER BY run_id")
+    assert mixed == [{"error": "text"}, {"error": "5"}]
+    # models round-trip through read
+    gp = GoldPath(qa_id="q", rank=0, path=["A", "B"], triples=[("A", "r", "B")], verdict="valid", reason="r")
+    fast.write_batch("gold_paths", [gp, gp.model_copy(update={"rank": 1})], replace=True)
+    assert fast.read("gold_paths", GoldPath, order_by="rank") == [gp, gp.model_copy(update={"rank": 1})]

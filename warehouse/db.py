@@ -59,6 +59,42 @@ def _to_cell(value: Any) -> Any:
     return value
 
 
+def _last_per_key(values: list[list[Any]], keys: list[int] | None) -> list[list[Any]]:
+    """Rows with a key given more than once in one batch collapsed to one: at the first one's position, with the
+    last one's values (what row-by-row INSERT OR REPLACE leaves)."""
+    if keys is None:
+        return values
+    where: dict[tuple, int] = {}
+    out: list[list[Any]] = []
+    for row in values:
+        key = tuple(row[i] for i in keys)
+        at = where.get(key)
+        if at is None:
+            where[key] = len(out)
+            out.append(row)
+        else:
+            out[at] = row
+    return out
+
+
+def _arrow_frame(cols: list[str], values: list[list[Any]]) -> Any:
+    """``values`` as an Arrow table with one column per name, or None when a column's values have no one Arrow
+    type (e.g. strings and numbers mixed): the caller then inserts row by row."""
+    import pyarrow as pa
+
+    arrays = []
+    for i in range(len(cols)):
+        column = [row[i] for row in values]
+        kinds = {type(v) for v in column if v is not None}
+        if bool in kinds and len(kinds) > 1:  # Arrow would read True as 1.0 next to floats
+            return None
+        try:
+            arrays.append(pa.array(column))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError):
+            return None
+    return pa.Table.from_arrays(arrays, names=cols)
+
+
 class Warehouse:
     """A DuckDB warehouse file (or ``:memory:``), migrated to the latest schema on open."""
 
@@ -78,6 +114,7 @@ class Warehouse:
                 raise WarehouseLockedError(_lock_message(Path(target), exc)) from None
             raise WarehouseError(f"cannot open the warehouse {target}: {exc}") from None
         self._json_columns: dict[str, frozenset[str]] = {}
+        self._primary_keys: dict[str, list[str]] = {}
         if migrate and not read_only:
             self.migrate()
 
@@ -235,11 +272,50 @@ class Warehouse:
         )
         values = [[_to_cell(r.get(c)) for c in cols] for r in rows]
         if con is not None:
-            con.executemany(sql, values)
+            self._insert(con, table, cols, sql, values, replace)
             return len(rows)
         with self.transaction() as tx:
-            tx.executemany(sql, values)
+            self._insert(tx, table, cols, sql, values, replace)
         return len(rows)
+
+    def _insert(self, con: duckdb.DuckDBPyConnection, table: str, cols: list[str], sql: str,
+                values: list[list[Any]], replace: bool) -> None:
+        """Insert ``values`` (rows of ``cols``) as one Arrow frame (DuckDB's ``executemany`` runs a statement per
+        row, milliseconds each: seconds for a batch of a flow). The same rows and values land as with
+        ``executemany``: for ``replace``, a key given twice in the batch keeps its last values. Replacing is
+        delete-then-insert, so the batch's rows follow the earlier rows in the batch's order (DuckDB's INSERT OR
+        REPLACE from a query does not keep the order of its rows). A column Arrow cannot type (mixed kinds of
+        values), or a replace without the whole key, goes row by row as before."""
+        keys = self._key_positions(table, cols) if replace else None
+        frame = _arrow_frame(cols, _last_per_key(values, keys)) if not replace or keys is not None else None
+        if frame is None:
+            con.executemany(sql, values)
+            return
+        view = f"_hopforge_rows_{threading.get_ident()}"
+        names = ", ".join(_quote(c) for c in cols)
+        con.register(view, frame)
+        try:
+            if keys is not None:
+                match = " AND ".join(f"{_quote(table)}.{_quote(cols[i])} = {view}.{_quote(cols[i])}" for i in keys)
+                con.execute(f"DELETE FROM {_quote(table)} USING {view} WHERE {match}")
+            con.execute(f"INSERT INTO {_quote(table)} ({names}) SELECT {names} FROM {view}")
+        finally:
+            try:
+                con.unregister(view)
+            except duckdb.Error:  # an aborted transaction refuses it; the next register replaces the view
+                pass
+
+    def _key_positions(self, table: str, cols: list[str]) -> list[int] | None:
+        """Where the table's primary key columns are in ``cols`` (None: no key, or a key column not given)."""
+        keys = self._primary_keys.get(table)
+        if keys is None:
+            rows = self.con.execute(
+                "SELECT constraint_column_names FROM duckdb_constraints() WHERE table_name = ? "
+                "AND constraint_type = 'PRIMARY KEY'", [table]).fetchall()  # fmt: skip
+            keys = self._primary_keys[table] = list(rows[0][0]) if rows else []
+        if not keys or any(k not in cols for k in keys):
+            return None
+        return [cols.index(k) for k in keys]
 
     def write(
         self,

@@ -7,6 +7,8 @@ many verified alternatives exist and whether the generator's own path was confir
 
 from __future__ import annotations
 
+import asyncio
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -96,14 +98,16 @@ async def verify_question(
     search, report = gold_path_report(kg, qa, max_hops=max_hops, max_paths=max_paths, time_budget_s=time_budget_s)
     rows = gold_path_records(qa, search, kg=kg, run_id=run_id)
     failures = 0
-    for start in range(0, len(rows), paths_per_call):
-        group = rows[start : start + paths_per_call]
+    groups = [rows[start : start + paths_per_call] for start in range(0, len(rows), paths_per_call)]
+    # The groups are independent calls: all in flight at once (the gateway's limiter paces them), one round trip
+    # per question instead of one per group.
+    answers = await asyncio.gather(*(gateway.structured(
+        "verifier", verify_messages(qa, [(f"G{r.rank + 1}", r) for r in group]), PathVerdicts,
+        schema=verdicts_schema([f"G{r.rank + 1}" for r in group]), name="gold_path_verdicts",
+        params=params or {"max_tokens": 120 * len(group), "temperature": 0.0}, max_reasks=1,
+    ) for group in groups))  # fmt: skip
+    for group, res in zip(groups, answers):
         ids = [f"G{r.rank + 1}" for r in group]
-        res = await gateway.structured(
-            "verifier", verify_messages(qa, list(zip(ids, group))), PathVerdicts, schema=verdicts_schema(ids),
-            name="gold_path_verdicts", params=params or {"max_tokens": 120 * len(group), "temperature": 0.0},
-            max_reasks=1,
-        )
         if not res.ok:
             failures += 1
             for r in group:

@@ -1,0 +1,246 @@
+"""Benchmark: the pipeline over many generated domains against the fake endpoint with a fixed latency: how close
+each LLM stage runs to the endpoint's floor, and what a rerun costs.
+
+``--domains`` seeded power-law graphs (``--nodes`` each: a preferential-attachment tree plus ``--extra * n`` random
+relations, every entity named and described, every relation labelled) are imported with the ``import-graphs`` flow;
+then the stages run through their real flows, as a factory run would: ``generate-qa`` (candidates mode, ``--seeds``
+seeds per domain, generator + judge), ``verify-paths``, ``distill-trajectories`` (template, rollouts, CoT) and
+``evaluate-policy`` (tools and no-tools; every question by default, ``--eval-split test`` for the factory's share).
+Every role points at one fake endpoint in a child process (so serving HTTP costs this process nothing) that answers
+every chat call after ``--latency`` seconds, with ``max_concurrency = --concurrency`` for every role (one endpoint:
+one limit).
+
+For each stage: the endpoint calls it made (counted by the fake), its wall time, its saturation = floor / wall with
+floor = calls x latency / concurrency (1.0: the endpoint never idled), and the CPU time the flow's process spent
+(CPU near wall x cores means the stage waits on the machine, not on the endpoint). Then every stage runs again on
+the same warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first
+run's, per stage and for the four stages together (goal < 0.05). A flow run with nothing to do still costs about a
+second here: Prefect's flow-run bookkeeping, most of it the engine joining its heartbeat thread, which sleeps in
+one-second steps.
+
+    python bench/bench_pipeline.py                              # 20 domains x 3000 nodes, 0.5 s, concurrency 64
+    python bench/bench_pipeline.py --domains 4 --nodes 500 --seeds 10 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+
+import orjson  # noqa: E402
+
+STAGES = ("generation", "gold_paths", "distillation", "evaluation")
+WORDS = ("river valley harvest engine network theory protein market empire treaty reactor algorithm signal "
+         "garden bridge castle orbit glacier canyon lantern meadow quartz falcon harbor").split()
+LABELS = ("part of", "located in", "founded by", "influenced", "produces", "member of", "uses", "borders")
+
+
+# -- the graphs -------------------------------------------------------------------------------------------------------
+def write_domain(path: Path, n: int, extra: float, seed: int) -> int:
+    """One domain's graph as triples JSONL (entities, then relations); returns the number of relations."""
+    rng = random.Random(seed)
+    ends = [0]
+    pairs: set[tuple[int, int]] = set()
+    for v in range(1, n):
+        u = rng.choice(ends)  # preferential attachment: a few hubs
+        pairs.add((u, v))
+        ends += (u, v)
+    for _ in range(int(extra * n)):
+        a, b = rng.randrange(n), rng.randrange(n)
+        if a != b and (b, a) not in pairs:
+            pairs.add((a, b))
+    names = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()} {v}" for v in range(n)]
+    with path.open("wb") as fh:
+        for v in range(n):
+            desc = "A " + " ".join(rng.choice(WORDS) for _ in range(8)) + "."
+            fh.write(orjson.dumps({"entity": names[v], "type": "concept", "description": desc}) + b"\n")
+        for a, b in sorted(pairs):
+            fh.write(orjson.dumps({"head": names[a], "relation": rng.choice(LABELS), "tail": names[b]}) + b"\n")
+    return len(pairs)
+
+
+# -- the fake endpoint (child process) -------------------------------------------------------------------------------
+def _prompt(body: dict) -> str:
+    return "\n".join(str(m.get("content")) for m in body["messages"])
+
+
+def _pick(body: dict) -> dict:
+    text = _prompt(body)
+    seed = re.search(r"Candidate paths starting at (['\"])(.+?)\1;", text).group(2)
+    pid = sorted(re.findall(r"^(P\d+): ", text, re.M))[0]
+    return {"path_id": pid, "question": f"Starting from {seed}, which entity does this chain of relations lead to?"}
+
+
+def _verdicts(body: dict) -> dict:
+    ids = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["items"]["properties"][
+        "path_id"]["enum"]
+    return {"verdicts": [{"path_id": i, "valid": True, "reason": "each hop is stated"} for i in ids]}
+
+
+def serve_fake(latency: float) -> None:
+    """Child process: the fake endpoint. Each line on stdin asks for the number of chat calls so far; EOF stops."""
+    from gateway.fake import FakeOpenAI, Fault
+
+    with FakeOpenAI(default_fault=Fault(latency_s=latency)) as fake:
+        fake.add(schema_name="qa_pick_path", reply=_pick)
+        fake.add(schema_name="qa_judgement", reply={"valid": True, "reason": "clear and multi-hop"})
+        fake.add(schema_name="gold_path_verdicts", reply=_verdicts)
+        fake.add(predicate=lambda b: "response_format" not in b,
+                 reply="<think>The relations lead there.</think>\n<answer>unknown</answer>")
+        print(fake.base_url, flush=True)
+        for _ in sys.stdin:
+            print(fake.calls(), flush=True)
+
+
+class FakeProcess:
+    def __init__(self, latency: float) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve-fake", str(latency)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.base_url = self.proc.stdout.readline().strip()
+
+    def calls(self) -> int:
+        self.proc.stdin.write("\n")
+        self.proc.stdin.flush()
+        return int(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+# -- the run ----------------------------------------------------------------------------------------------------------
+def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake: FakeProcess) -> dict[str, dict]:
+    """Each LLM stage once through its flow: wall time and endpoint calls."""
+    from flows.distill import distill_trajectories
+    from flows.evaluate import evaluate_policy
+    from flows.qa import generate_qa, verify_paths
+
+    limits = {"max_rounds": 3, "max_tokens_per_round": 300}
+    stages = {
+        "generation": lambda: generate_qa(domains=domains, n_seeds=args.seeds, modes=["candidates"],
+                                          settings=settings),
+        "gold_paths": lambda: verify_paths(domains=domains, settings=settings),
+        "distillation": lambda: distill_trajectories(domains=domains, n_rollouts=args.rollouts, settings=settings,
+                                                     cot_max_tokens=300, **limits),
+        "evaluation": lambda: evaluate_policy(split=args.eval_split, domains=domains, settings=settings, **limits),
+    }
+    out: dict[str, dict] = {}
+    for name in STAGES:
+        before = fake.calls()
+        cpu = time.process_time()
+        started = time.perf_counter()
+        result = stages[name]()
+        wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu
+        calls = fake.calls() - before
+        floor = calls * args.latency / args.concurrency
+        out[name] = {"wall_s": round(wall, 2), "calls": calls, "floor_s": round(floor, 2),
+                     "saturation": round(floor / wall, 3) if wall > 0 else None,
+                     "cpu_s": round(cpu, 2), "cache_hits": result.get("llm_cache_hits", 0)}
+        print(f"  {name:<13} {calls:>6} calls  wall {wall:8.2f} s  floor {floor:7.2f} s  "
+              f"saturation {out[name]['saturation']}  (this process's CPU {cpu:.1f} s)", flush=True)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--domains", type=int, default=20)
+    ap.add_argument("--nodes", type=int, default=3000, help="nodes per domain")
+    ap.add_argument("--extra", type=float, default=0.5, help="random relations per node beyond the tree")
+    ap.add_argument("--seeds", type=int, default=40, help="seeds per domain for generate-qa")
+    ap.add_argument("--rollouts", type=int, default=2)
+    ap.add_argument("--eval-split", default="none", help="split to evaluate (none: every question)")
+    ap.add_argument("--latency", type=float, default=0.5, help="seconds per fake chat call")
+    ap.add_argument("--concurrency", type=int, default=64, help="max_concurrency of the endpoint")
+    ap.add_argument("--workers", type=int, default=None, help="runner.max_workers (default: the runner's)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    args.eval_split = None if args.eval_split == "none" else args.eval_split
+
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows.graphs import import_graphs
+    from schemas.config import load_settings
+
+    report: dict[str, Any] = {"cpus": os.cpu_count(), "load_avg_before": round(os.getloadavg()[0], 2),
+                              **{k: v for k, v in vars(args).items() if k != "json"}}
+    fake = FakeProcess(args.latency)
+    try:
+        with tempfile.TemporaryDirectory() as tmp, prefect_test_harness(server_startup_timeout=120):
+            files = {}
+            for i in range(args.domains):
+                name = f"dom{i:02d}"
+                files[name] = str(Path(tmp) / f"{name}.jsonl")
+                write_domain(Path(files[name]), args.nodes, args.extra, args.seed + i)
+            ep = {"base_url": fake.base_url, "model": "fake-model", "max_concurrency": args.concurrency,
+                  "max_retries": 1, "timeout_s": 60}
+            roles = {r: ep for r in ("generator", "verifier", "teacher", "judge", "policy")}
+            runner = {"max_workers": args.workers} if args.workers else {}
+            settings = load_settings(data_dir=Path(tmp) / "data", roles=roles, runner=runner,
+                                     embeddings={"base_url": fake.base_url, "model": "fake-embed", "dim": 16})
+            started = time.perf_counter()
+            imported = import_graphs(files=files, settings=settings)
+            report["import_s"] = round(time.perf_counter() - started, 2)
+            if imported["failures"]:
+                raise SystemExit(f"import failed: {imported['failures']}")
+            domains = sorted(imported["imported"])
+            print(f"{len(domains)} domains of {args.nodes} nodes imported in {report['import_s']} s; "
+                  f"latency {args.latency} s, concurrency {args.concurrency}")
+            print("first run:", flush=True)
+            first = run_stages(settings, domains, args, fake)
+            print("rerun (same warehouse and cache):", flush=True)
+            again = run_stages(settings, domains, args, fake)
+    finally:
+        fake.close()
+    report["first"] = first
+    report["rerun"] = again
+    report["rerun_over_first"] = {s: round(again[s]["wall_s"] / first[s]["wall_s"], 3) for s in STAGES}
+    llm = ("generation", "gold_paths", "distillation")
+    total_first = sum(first[s]["wall_s"] for s in STAGES)
+    total_again = sum(again[s]["wall_s"] for s in STAGES)
+    report["rerun_over_first"]["all"] = round(total_again / total_first, 3)
+    report["rerun_calls"] = sum(again[s]["calls"] for s in STAGES)
+    report["load_avg_after"] = round(os.getloadavg()[0], 2)
+    print()
+    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'rerun_s':>8} "
+          f"{'rerun/first':>11}")
+    for s in STAGES:
+        f, a = first[s], again[s]
+        print(f"{s:<13} {f['calls']:>6} {f['floor_s']:>8.2f} {f['wall_s']:>8.2f} {f['saturation']:>10.3f} "
+              f"{f['cpu_s']:>7.1f} {a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
+    print(f"{'all':<13} {sum(first[s]['calls'] for s in STAGES):>6} "
+          f"{sum(first[s]['floor_s'] for s in STAGES):>8.2f} {total_first:>8.2f} "
+          f"{sum(first[s]['floor_s'] for s in STAGES) / total_first:>10.3f} "
+          f"{sum(first[s]['cpu_s'] for s in STAGES):>7.1f} {total_again:>8.2f} "
+          f"{report['rerun_over_first']['all']:>11.3f}")
+    print(f"targets: saturation >= 0.9 for {', '.join(llm)}; rerun/first < 0.05 "
+          f"(rerun made {report['rerun_calls']} endpoint calls)")
+    print(json.dumps(report))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve-fake":
+        serve_fake(float(sys.argv[2]))
+    else:
+        main()

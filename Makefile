@@ -61,13 +61,15 @@ train-smoke: $(VENV)/.installed-test
 	$(BIN)/python -m training.envs create verl
 	$(BIN)/python -m pytest -q -m train_smoke tests/trainers $(PYTEST_ARGS)
 
-# The tool server (4b: `hopforge serve-tools` against a bare ASGI endpoint, C=32 and 256) and cost against graph
-# size (4c: 1k to 1M nodes; the 1M graph needs ~10 GB of memory, set BENCH_SIZES lower on a small machine).
+# The tool server (4b: `hopforge serve-tools` against a bare ASGI endpoint, C=32 and 256), cost against graph size
+# (4c: 1k to 1M nodes; the 1M graph needs ~10 GB of memory, set BENCH_SIZES lower on a small machine), and the
+# pipeline's saturation per LLM stage over 20 generated domains with rerun/first (4a, ~3 min).
 BENCH_SIZES ?= 1000 10000 100000 1000000
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_gateway.py
 	$(BIN)/python bench/bench_tools.py --json bench/results/tools.json
 	$(BIN)/python bench/bench_scale.py --sizes $(BENCH_SIZES) --json bench/results/scale.json
+	$(BIN)/python bench/bench_pipeline.py --json bench/results/pipeline.json
 
 # Graph building over 4 domains: 2 Ray workers against the thread pool (a ratio).
 bench-ray: $(VENV)/.installed-ray

@@ -25,6 +25,7 @@ from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import InputError
+from flows.checks import at_least, check_domain_names, check_domains_in
 from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory
@@ -83,8 +84,12 @@ def distill_batch(
     return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
-def check_distill_params(kinds: Sequence[str], split: str | None) -> tuple[str, ...]:
-    """The kinds to run in canonical order; ``ValueError`` (before any work) for unknown kinds or split."""
+def check_distill_params(kinds: Sequence[str], split: str | None, n_rollouts: int = 2,
+                         domains: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The kinds to run in canonical order; ``InputError`` (before any work) for unknown kinds or split, a negative
+    rollout count or a domain name that cannot be one."""
+    check_domain_names(domains)
+    at_least(n_rollouts, 0, "n_rollouts", "--rollouts", "rollout samples per question")
     wanted = list(dict.fromkeys(kinds))
     unknown = [k for k in wanted if k not in TRAJECTORY_KINDS]
     if unknown or not wanted:
@@ -149,7 +154,7 @@ def distill_trajectories(
     """Distil teacher trajectories for the stored questions (of ``split``, if given) of ``domains`` (default:
     all with questions). Returns per-kind counts and the run id; see the module docstring."""
     settings = settings or default_settings()
-    kinds = check_distill_params(kinds, split)
+    kinds = check_distill_params(kinds, split, n_rollouts, domains)
     q = settings.quality
     # ``auto``: the embedded demo-quality teacher writes word salad, so the template writer writes its thoughts.
     thought_writer = thought_writer or q.writer_for(q.thought_writer, settings.endpoint("teacher").is_local)
@@ -164,6 +169,7 @@ def distill_trajectories(
     params = flow_parameters(distill_trajectories, locals())
     with open_run("distill-trajectories", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec(cfg.role)
+        check_domains_in(rt.wh, domains)
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         if not domains:
             raise InputError("no questions in the warehouse: run `generate-qa` (and `verify-paths`) first")

@@ -21,6 +21,7 @@ from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, flow_parameters, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
+from flows.checks import check_domains_in, check_generate_params, check_paths_params
 from schemas.qa import QA, QAAttempt, QAReject, Seed
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
@@ -199,6 +200,9 @@ def generate_qa(
     reject such text either way).
     """
     settings = settings or default_settings()
+    check_generate_params(n_seeds=n_seeds, modes=modes, max_attempts=max_attempts, hop_mix=hop_mix,
+                          split_proportions=split_proportions, domains=domains, candidates=candidates,
+                          batch_size=batch_size, min_ball=min_ball, max_ball=max_ball, dedup_threshold=dedup_threshold)
     hop_mix = hop_mix or {"1-2": 0.5, "3+": 0.5}
     modes = modes or ["candidates"]
     q = settings.quality
@@ -216,6 +220,7 @@ def generate_qa(
     params = flow_parameters(generate_qa, locals())
     with open_run("generate-qa", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec("generator", *(["verifier"] if use_judge else []))
+        check_domains_in(rt.wh, domains)
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
@@ -315,9 +320,12 @@ def verify_paths(
 ) -> dict[str, Any]:
     """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM."""
     settings = settings or default_settings()
+    check_paths_params(max_paths=max_paths, time_budget_s=time_budget_s, paths_per_call=paths_per_call,
+                       batch_size=batch_size, domains=domains)
     params = flow_parameters(verify_paths, locals())
     with open_run("verify-paths", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec("verifier")
+        check_domains_in(rt.wh, domains)
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         summary: list[dict[str, Any]] = []
         for domain in domains:

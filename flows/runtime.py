@@ -11,6 +11,7 @@ Every flow follows one pattern::
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import uuid
@@ -26,7 +27,33 @@ from gateway.client import LLMGateway
 from gateway.embeddings import Embedder, shared_embedder
 from gateway.usage import UsageLedger
 from schemas.config import Settings, load_settings
+from schemas.errors import HopforgeError
 from warehouse.db import Warehouse
+
+
+class _ExpectedFailureFilter(logging.Filter):
+    """Prefect logs a failed task or flow run with the exception's traceback. For an expected failure (a
+    ``HopforgeError``: bad input, a locked warehouse...) the message already says what to do, so the record keeps
+    its one line and loses the traceback; a bug keeps it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HopforgeError):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_expected_failures() -> None:
+    """Install the filter on the loggers Prefect's engines log run failures to (idempotent)."""
+    for name in ("prefect.flow_runs", "prefect.task_runs", "prefect.engine", "prefect.flow_engine",
+                 "prefect.task_engine"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _ExpectedFailureFilter) for f in logger.filters):
+            logger.addFilter(_ExpectedFailureFilter())
+
+
+quiet_expected_failures()
 
 
 def code_version() -> str:

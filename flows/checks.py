@@ -121,7 +121,10 @@ def warehouse_domains(wh: Any) -> list[str]:
 
 
 def check_domains_in(wh: Any, domains: Sequence[str] | None) -> None:
-    """Each asked-for domain must be one the warehouse knows (a misspelt name is an error, not an empty run)."""
+    """Each asked-for domain must be one the warehouse knows (a misspelt name is an error, not an empty run).
+    An empty warehouse knows none: there the flow's own "nothing to do yet" applies."""
     if domains:
-        check_known_domains(domains, warehouse_domains(wh), "documents, graphs or questions",
-                            "Check the spelling, or ingest / import that domain first.")
+        known = warehouse_domains(wh)
+        if known:
+            check_known_domains(domains, known, "documents, graphs or questions",
+                                "Check the spelling, or ingest / import that domain first.")

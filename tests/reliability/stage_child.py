@@ -2,7 +2,8 @@
 
 CFG (JSON): ``data_dir``, ``base_url`` (the loopback fake, served by the test process), ``stages`` (run in order) and optionally
 ``kill_write`` = ``{"table": ..., "nth": n}``: SIGKILL this process inside the transaction of the n-th write to that
-table (``"files"``: the n-th file the export writes), before it commits. Every role calls the fake one request at a
+table (``"files"``: the n-th file the export writes; ``"tx"``: the n-th transaction of any kind), before it
+commits. Every role calls the fake one request at a
 time, so a kill the fake makes on receiving a request leaves exactly that request unanswered."""
 
 from __future__ import annotations
@@ -44,6 +45,21 @@ def _arm_write_kill(spec: dict) -> None:
             return n
 
         pathlib.Path.write_bytes = write_bytes  # type: ignore[method-assign]
+        return
+    if spec["table"] == "tx":  # the n-th transaction of the process, after its statements, before COMMIT
+        from contextlib import contextmanager
+
+        real_tx = Warehouse.transaction
+
+        @contextmanager
+        def transaction(self):
+            with real_tx(self) as con:
+                yield con
+                seen["n"] += 1
+                if seen["n"] == spec["nth"]:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+        Warehouse.transaction = transaction  # type: ignore[method-assign]
         return
     real = Warehouse.write_batch
 

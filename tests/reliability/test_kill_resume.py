@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 # stage -> kill points: ("llm", share of the stage's requests) or ("write", table, nth write of it)
 KILLS: dict[str, list[tuple]] = {
     "ingest": [("write", "documents", 1), ("write", "chunks", 1)],
-    "build": [("llm", 0.3), ("llm", 0.7), ("write", "entities", 1)],
-    "import": [("write", "entities", 1), ("write", "relations", 1)],
+    "build": [("llm", 0.3), ("llm", 0.7), ("write", "graph_builds", 1), ("write", "tx", 2)],
+    "import": [("write", "tx", 2), ("write", "graph_reports", 1)],
     "generate": [("llm", 0.25), ("llm", 0.6), ("write", "qa_attempts", 1), ("write", "qa", 1)],
     "paths": [("llm", 0.3), ("llm", 0.8), ("write", "gold_paths", 1)],
     "distill": [("llm", 0.2), ("llm", 0.7), ("write", "trajectories", 1)],
@@ -176,8 +176,8 @@ def test_kill_9_and_resume_every_stage(prefect_harness, fake_llm, tmp_path):
         row = {"stage": stage, "kills": 0, "identical": True, "repeated": 0, "in_flight": 0, "left": 0,
                "crashed": 0, "seconds": 0.0, "llm_calls": calls[stage]}
         t_stage = time.perf_counter()
-        for point in KILLS[stage]:
-            work = tmp_path / "work" / f"{stage}-{row['kills']}"
+        for n_point, point in enumerate(KILLS[stage]):
+            work = tmp_path / "work" / f"{stage}-{n_point}"
             if before is not None:
                 shutil.copytree(before, work)
             marker = uuid.uuid4().hex

@@ -180,6 +180,8 @@ CASES: list[Case] = [
          setup=_file("c.toml", '[roles.genrator]\nmodel = "m"\n'), says=("genrator", "generator")),
     Case("config", "unknown-env-var", ["config", "show"], env={"HOPFORGE_DATADIR": "/tmp/x"},
          says=("HOPFORGE_DATADIR", "HOPFORGE_DATA_DIR")),
+    Case("config", "unrelated-env-var", ["config", "show"], env={"HOPFORGE_ZQXW": "1"}, code=0, skip_report=True,
+         says=("HOPFORGE_ZQXW", "not a hopforge setting")),
     Case("config", "misspelt-role-env", ["config", "show"], env={"HOPFORGE_ROLES__GENRATOR__MODEL": "m"},
          says=("genrator", "generator")),
     Case("config", "misspelt-nested-env", ["config", "show"], env={"HOPFORGE_ROLES__GENERATOR__MAX_CONCURENCY": "4"},

@@ -114,11 +114,14 @@ def figures_table() -> list[str]:
 def kill_table() -> list[str]:
     if not KILL_OUTCOMES:
         return []
-    lines = ["kill -9 and resume: stage, kills, exports identical, calls repeated (<= in flight), processes left, "
-             "crashed runs marked, seconds",
-             f"{'stage':<14} {'kills':>5} {'identical':>9} {'repeated':>8} {'in flight':>9} {'left':>4} {'crashed':>7} "
-             f"{'seconds':>7}"]
+    lines = ["kill -9 and resume: stage, LLM calls of the stage, kills, export rows and eval items equal to the "
+             "uninterrupted run's (run ids aside), export files byte-identical (fewest over the kills), LLM calls "
+             "repeated on resume (<= in flight at the kill), processes left, crashed runs marked, seconds",
+             f"{'stage':<14} {'calls':>5} {'kills':>5} {'rows equal':>10} {'bytes equal':>11} {'repeated':>8} "
+             f"{'in flight':>9} {'left':>4} {'crashed':>7} {'seconds':>7}"]
     for k in KILL_OUTCOMES:
-        lines.append(f"{k['stage']:<14} {k['kills']:>5} {str(k['identical']):>9} {k['repeated']:>8} {k['in_flight']:>9} "
-                     f"{k['left']:>4} {k['crashed']:>7} {k['seconds']:>7.1f}")
+        files = f"{k.get('bytes_equal', '-')}/{k.get('files', '-')}"
+        lines.append(f"{k['stage']:<14} {k.get('llm_calls', 0):>5} {k['kills']:>5} {str(k['identical']):>10} "
+                     f"{files:>11} {k['repeated']:>8} {k['in_flight']:>9} {k['left']:>4} {k['crashed']:>7} "
+                     f"{k['seconds']:>7.1f}")
     return lines

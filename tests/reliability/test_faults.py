@@ -1,6 +1,7 @@
 """Injected faults: one request in five to every role fails (429 with Retry-After, 500, a hang past the timeout,
 malformed JSON, truncated output). Generation, gold paths and distillation then accept the same rows as a
-fault-free run with the same scripted answers, store nothing twice, and retry within their bounds."""
+fault-free run with the same scripted answers, store nothing twice, and retry within their bounds.
+Behind the ``reliability_slow`` marker (about 45 s with the Prefect harness)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import json
 import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 DEMO = Path(__file__).resolve().parents[2] / "flows" / "demo"
 KINDS = ("429", "500", "timeout", "malformed", "truncated")
@@ -108,6 +111,7 @@ def _run(base: Path, data: Path, fake) -> dict[str, Any]:
         con.close()
 
 
+@pytest.mark.reliability_slow
 def test_injected_faults_change_no_accepted_row(prefect_harness, tmp_path):
     from flows.graphs import import_graphs
     from gateway.fake import FakeOpenAI

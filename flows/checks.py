@@ -64,10 +64,9 @@ def check_generate_params(*, n_seeds: Any, modes: Sequence[str] | None, max_atte
     at_least(max_ball, min_ball if isinstance(min_ball, (int, float)) else 1, "max_ball", what="at least min_ball")
     if not (isinstance(dedup_threshold, (int, float)) and 0 < dedup_threshold <= 1):
         raise InputError(f"dedup_threshold must be in (0, 1], got {dedup_threshold!r}")
-    bad = [m for m in modes or [] if m not in MODES]
-    if bad or (modes is not None and not list(modes)):
-        raise InputError(f"unknown or no mode(s) {bad or list(modes or [])} in modes (--mode); choose from "
-                         f"{', '.join(MODES)}")
+    bad = [m for m in modes or [] if m not in MODES]  # none given: the flow's default (candidates)
+    if bad:
+        raise InputError(f"unknown mode(s) {bad} in modes (--mode); choose from {', '.join(MODES)}")
     if hop_mix is not None:
         _shares(hop_mix, HOP_CLASSES, "hop_mix", "--short-share sets 1-2 and 3+ = 1 - it")
     if split_proportions is not None:

@@ -18,6 +18,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.checks import at_least, check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, open_run
@@ -25,7 +26,6 @@ from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import InputError
-from flows.checks import at_least, check_domain_names, check_domains_in
 from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory

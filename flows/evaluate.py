@@ -22,6 +22,7 @@ from eval.evaluate import MODES, EvalConfig, EvalItem, evaluate_item
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
 from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.checks import check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
@@ -30,7 +31,6 @@ from flows.runtime import Runtime, default_settings, flow_parameters, open_run
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
-from flows.checks import check_domain_names, check_domains_in
 from schemas.qa import QA, SPLITS, GoldPath
 from tasks.graph.kg import KnowledgeGraph
 

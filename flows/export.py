@@ -13,11 +13,11 @@ from typing import Any
 
 from prefect import flow
 
+from flows.checks import writable_folder
 from flows.distill import load_gold_paths, load_trajectories
 from flows.qa import load_qa
 from flows.runtime import default_settings, open_run
 from schemas.config import Settings
-from flows.checks import writable_folder
 from schemas.errors import InputError
 from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, check_include, check_version, export, push_to_hub
 

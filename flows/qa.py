@@ -15,13 +15,13 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.checks import check_domains_in, check_generate_params, check_paths_params
 from flows.progress import Progress
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, flow_parameters, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
-from flows.checks import check_domains_in, check_generate_params, check_paths_params
 from schemas.qa import QA, QAAttempt, QAReject, Seed
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question

@@ -387,7 +387,7 @@ def test_bad_input(case: Case, base_data: Path, tmp_path: Path, monkeypatch):
 
 # -- the same through a real process, as a person types it -------------------------------------------------------
 SUBPROCESS_CASES = ["config-unknown-env-var", "config-directory", "corpus-missing-path", "warehouse-not-duckdb",
-                    "warehouse-export-delete", "params-unknown-mode-cli", "graph-zero-valid-rows", "config-latin-1-file"]
+                    "warehouse-export-delete", "params-unknown-mode-cli", "graph-bad-domain-name", "config-latin-1-file"]
 
 
 def test_bad_input_as_a_process(base_data: Path, tmp_path: Path):

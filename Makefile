@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 PYTEST_ARGS ?=
 
-.PHONY: test-ray bench-ray demo test test-prefect-server bench clean trainer-env train-smoke
+.PHONY: test-ray bench-ray demo test test-prefect-server test-reliability bench clean trainer-env train-smoke
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -32,7 +32,7 @@ demo: $(VENV)/.installed-local
 	$(BIN)/hopforge demo
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m "not train_smoke and not prefect_server and not ray" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m "not train_smoke and not prefect_server and not ray and not reliability_slow" $(PYTEST_ARGS)
 
 # Core + the Ray extra (prefect-ray, ray).
 $(VENV)/.installed-ray: pyproject.toml | $(VENV)/.installed-test
@@ -47,6 +47,11 @@ test-ray: $(VENV)/.installed-ray
 # loopback with the fake LLM endpoint (~1-1.5 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.
 test-prefect-server: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py $(PYTEST_ARGS)
+
+# kill -9 and resume of every stage (ingest to export, 23 kills) and 20% injected faults on every role, against the
+# loopback fake (~7-9 min on 2 cores); the bad-input table and the secrets check run in `make test`.
+test-reliability: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m reliability_slow tests/reliability $(PYTEST_ARGS)
 
 # A trainer's own virtual environment under .venvs/ (T=llamafactory|trl|verl|vllm; FLAVOUR=gpu on a CUDA machine).
 T ?= llamafactory

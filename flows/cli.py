@@ -58,6 +58,26 @@ class _UserError(InputError):
     """A command-line option a person got wrong."""
 
 
+def _preflight_warehouse(settings) -> None:
+    """Open the warehouse for writing and close it again before a flow starts: a locked, damaged or misplaced
+    warehouse is one clear line at once, not a flow run that fails."""
+    from warehouse.db import Warehouse
+
+    with Warehouse(settings.warehouse_path):
+        pass
+
+
+def _check_domains(settings, domains: list[str] | None) -> None:
+    """Domain names a person typed must be ones the warehouse knows, before a flow starts."""
+    from flows.checks import check_domain_names, check_domains_in
+    from warehouse.db import Warehouse
+
+    check_domain_names(domains)
+    if domains and settings.warehouse_path.is_file():
+        with Warehouse(settings.warehouse_path, read_only=True) as wh:
+            check_domains_in(wh, domains)
+
+
 class _Bars:
     """Terminal progress bars fed by flows.progress (one bar per key)."""
 
@@ -204,12 +224,17 @@ def ingest(source: str, config: ConfigOpt = None,
     """Ingest a corpus (UltraDomain jsonl, a folder of .txt/.md per domain, or a Hugging Face dataset id)."""
 
     def body():
-        from flows.graphs import ingest_corpus
+        from flows.graphs import check_source, ingest_corpus, ingest_options
 
+        settings = _settings(config)
+        check_source(source, kind, ingest_options(chunk_tokens, chunk_overlap, allow_new_domains))
+        _preflight_warehouse(settings)
         with _Bars():
             r = ingest_corpus(source=source, source_kind=kind, allow_new_domains=allow_new_domains,
                               chunk_token_size=chunk_tokens, chunk_overlap_token_size=chunk_overlap,
-                              settings=_settings(config))
+                              settings=settings)
+        for line in r.get("skips", []):
+            err.print(f"skipped {line}", highlight=False, markup=False, soft_wrap=True)
         out.print(f"ingested: {r['documents_written']} new documents, {r['chunks_written']} chunks, "
                   f"{r['already_present']} already present, {r['skipped']} inputs skipped (run {r['run_id']})")
 
@@ -224,12 +249,19 @@ def graph_build(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
     """Build one LightRAG graph per domain from the ingested documents (resumable), then report."""
 
     def body():
-        from flows.graphs import build_graphs
+        from flows.checks import check_domain_names
+        from flows.graphs import build_graphs, check_source, ingest_options
 
+        settings = _settings(config, gguf)
+        options = ingest_options(chunk_tokens, chunk_overlap, allow_new_domains)
+        if source:
+            check_source(source, kind, options)
+        check_domain_names(domain)
+        _preflight_warehouse(settings)
         with _Bars():
             r = build_graphs(domains=domain, source=source, source_kind=kind, allow_new_domains=allow_new_domains,
                              chunk_token_size=chunk_tokens, chunk_overlap_token_size=chunk_overlap,
-                             settings=_settings(config, gguf))
+                             settings=settings)
         _print_reports(r["reports"])
         for d, why in r["failures"].items():
             err.print(f"[red]{d}: {why}[/]")
@@ -245,13 +277,19 @@ def graph_import(path: Path, domain: Annotated[str, typer.Option("--domain", "-d
     """Import a graph built elsewhere (LightRAG GraphML, triple TSV/JSONL, RoG JSONL) as a domain snapshot."""
 
     def body():
-        from flows.graphs import import_graphs
+        from flows.graphs import check_graph_files, import_graphs
 
-        if not path.exists():
-            raise _UserError(f"{path}: no such file")
-        r = import_graphs(files={domain: str(path)}, kind=kind, settings=_settings(config))
+        settings = _settings(config)
+        check_graph_files({domain: str(path)}, kind)
+        _preflight_warehouse(settings)
+        r = import_graphs(files={domain: str(path)}, kind=kind, settings=settings)
         if r["failures"]:
             raise _UserError(r["failures"][domain])
+        done = r["imported"][domain]
+        if done["bad_rows"]:
+            err.print(f"{path}: {done['bad_rows']} bad rows left out:", highlight=False, markup=False, soft_wrap=True)
+            for line in done.get("problems", []):
+                err.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
         _print_reports(r["reports"])
 
     _run(body)
@@ -293,15 +331,22 @@ def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
     def body():
         from flows.qa import generate_qa
 
+        from flows.checks import check_generate_params
+
         if not 0 <= short_share <= 1:
             raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
         bad = [m for m in (mode or []) if m not in ("candidates", "free")]
         if bad:
             raise _UserError(f"unknown --mode {bad[0]!r}: use candidates or free")
+        check_generate_params(n_seeds=seeds, modes=mode, max_attempts=attempts, hop_mix=None, split_proportions=None,
+                              domains=domain)
+        settings = _settings(config, gguf)
+        _check_domains(settings, domain)
+        _preflight_warehouse(settings)
         with _Bars():
             r = generate_qa(domains=domain, n_seeds=seeds, modes=mode or ["candidates"], max_attempts=attempts,
                             hop_mix={"1-2": short_share, "3+": 1 - short_share}, use_judge=judge,
-                            settings=_settings(config, gguf))
+                            settings=settings)
         _print_yields(r["yields"])
         out.print(f"accepted {r['accepted']} questions in run {r['run_id']} ({r['llm_calls']} LLM calls, "
                   f"{r['llm_cache_hits']} cache hits)")
@@ -315,10 +360,15 @@ def qa_paths(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt =
     """Find and verify gold paths for accepted questions that have none yet."""
 
     def body():
+        from flows.checks import check_paths_params
         from flows.qa import verify_paths
 
+        check_paths_params(max_paths=max_paths, time_budget_s=time_budget, domains=domain)
+        settings = _settings(config, gguf)
+        _check_domains(settings, domain)
+        _preflight_warehouse(settings)
         with _Bars():
-            r = verify_paths(domains=domain, max_paths=max_paths, time_budget_s=time_budget, settings=_settings(config, gguf))
+            r = verify_paths(domains=domain, max_paths=max_paths, time_budget_s=time_budget, settings=settings)
         out.print(f"{r['questions']} questions: {r['mean_candidates']} candidate paths and {r['mean_verified']} verified "
                   f"on average; generator path confirmed for {r['generator_confirmed']}; {r['search_cut']} searches "
                   f"hit a bound (run {r['run_id']})")
@@ -368,15 +418,19 @@ def traj_distill(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainO
     """Distill trajectories from the teacher role for accepted questions with gold paths (resumable)."""
 
     def body():
-        from flows.distill import distill_trajectories
+        from flows.distill import check_distill_params, distill_trajectories
 
         kinds = kind or ["template", "rollouts", "cot"]
         bad = [k for k in kinds if k not in ("template", "rollouts", "cot")]
         if bad:
             raise _UserError(f"unknown --kind {bad[0]!r}: use template, rollouts or cot")
+        check_distill_params(kinds, split, rollouts, domain)
+        settings = _settings(config, gguf)
+        _check_domains(settings, domain)
+        _preflight_warehouse(settings)
         with _Bars():
             r = distill_trajectories(domains=domain, kinds=kinds, n_rollouts=rollouts, split=split,
-                                     min_path_coverage=min_path_coverage, settings=_settings(config, gguf))
+                                     min_path_coverage=min_path_coverage, settings=settings)
         _print_yields(r["by_kind"])
         out.print(f"{r['accepted']}/{r['made']} trajectories accepted in run {r['run_id']}")
 
@@ -410,11 +464,16 @@ def eval_run(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt =
     """Run the policy role through the tool loop (and baselines) on a split; EM / F1 / Hit@1 per hop class and domain."""
 
     def body():
-        from flows.evaluate import evaluate_policy
+        from flows.evaluate import check_eval_params, evaluate_policy
 
+        modes = tuple(mode or ["tools", "no_tools"])
+        check_eval_params(modes, None if split == "all" else split, 16, limit, domain)
+        settings = _settings(config, gguf)
+        _check_domains(settings, domain)
+        _preflight_warehouse(settings)
         with _Bars():
-            r = evaluate_policy(split=None if split == "all" else split, modes=tuple(mode or ["tools", "no_tools"]),
-                                domains=domain, limit=limit, use_judge=judge, settings=_settings(config, gguf))
+            r = evaluate_policy(split=None if split == "all" else split, modes=modes,
+                                domains=domain, limit=limit, use_judge=judge, settings=settings)
         for m, stats in r["by_mode"].items():
             out.print(f"{m:<13} n={stats['n']}  EM={stats['em']:.3f}  F1={stats['f1']:.3f}  Hit@1={stats['hit1']:.3f}"
                       + (f"  judge={stats['judge_acc']:.3f}" if stats.get("judge_acc") is not None else ""))
@@ -433,12 +492,19 @@ def export_cmd(config: ConfigOpt = None,
     """Export the datasets (QA parquet, LLaMA-Factory ShareGPT, verl RL parquet, TRL messages) with a manifest."""
 
     def body():
+        from flows.checks import writable_folder
         from flows.export import export_datasets
+        from tasks.export.datasets import check_include, check_version
 
         kwargs: dict[str, Any] = {"version": version, "repo_id": repo_id, "token_env": token_env}
         if include:
-            kwargs["include"] = include
-        r = export_datasets(settings=_settings(config), **kwargs)
+            kwargs["include"] = check_include(include)
+        if version is not None:
+            check_version(version)
+        settings = _settings(config)
+        writable_folder(settings.data_dir / "exports", "the exports folder")
+        _preflight_warehouse(settings)
+        r = export_datasets(settings=settings, **kwargs)
         for cfg, splits in r["rows"].items():
             out.print(f"{cfg:<12} " + "  ".join(f"{s}: {n}" for s, n in splits.items()))
         if r["invalid"]:

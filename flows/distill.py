@@ -18,6 +18,7 @@ from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.checks import at_least, check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, open_run
@@ -83,8 +84,12 @@ def distill_batch(
     return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
-def check_distill_params(kinds: Sequence[str], split: str | None) -> tuple[str, ...]:
-    """The kinds to run in canonical order; ``ValueError`` (before any work) for unknown kinds or split."""
+def check_distill_params(kinds: Sequence[str], split: str | None, n_rollouts: int = 2,
+                         domains: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The kinds to run in canonical order; ``InputError`` (before any work) for unknown kinds or split, a negative
+    rollout count or a domain name that cannot be one."""
+    check_domain_names(domains)
+    at_least(n_rollouts, 0, "n_rollouts", "--rollouts", "rollout samples per question")
     wanted = list(dict.fromkeys(kinds))
     unknown = [k for k in wanted if k not in TRAJECTORY_KINDS]
     if unknown or not wanted:
@@ -150,7 +155,7 @@ def distill_trajectories(
     all with questions). ``batch_size`` (jobs per batch task) defaults to the teacher endpoint's ``max_concurrency``.
     Returns per-kind counts and the run id; see the module docstring."""
     settings = settings or default_settings()
-    kinds = check_distill_params(kinds, split)
+    kinds = check_distill_params(kinds, split, n_rollouts, domains)
     q = settings.quality
     # ``auto``: the embedded demo-quality teacher writes word salad, so the template writer writes its thoughts.
     thought_writer = thought_writer or q.writer_for(q.thought_writer, settings.endpoint("teacher").is_local)
@@ -165,6 +170,7 @@ def distill_trajectories(
     params = flow_parameters(distill_trajectories, locals())
     with open_run("distill-trajectories", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec(cfg.role)
+        check_domains_in(rt.wh, domains)
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         if not domains:
             raise InputError("no questions in the warehouse: run `generate-qa` (and `verify-paths`) first")

@@ -22,6 +22,7 @@ from eval.evaluate import MODES, EvalConfig, EvalItem, evaluate_item
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.checks import check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
@@ -54,8 +55,10 @@ def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[tupl
     return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
-def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int | None, limit: int | None) -> tuple[str, ...]:
-    """The modes in canonical order; ``ValueError`` (before any work) for bad parameters."""
+def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int | None, limit: int | None,
+                      domains: Sequence[str] | None = None) -> tuple[str, ...]:
+    """The modes in canonical order; ``InputError`` (before any work) for bad parameters."""
+    check_domain_names(domains)
     wanted = list(dict.fromkeys(modes))
     unknown = [m for m in wanted if m not in MODES]
     if unknown or not wanted:
@@ -65,7 +68,7 @@ def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int |
     if batch_size is not None and batch_size < 1:
         raise InputError(f"batch_size must be >= 1, got {batch_size}")
     if limit is not None and limit < 1:
-        raise InputError(f"limit must be >= 1, got {limit}")
+        raise InputError(f"limit (--limit) must be >= 1, got {limit}")
     return tuple(m for m in MODES if m in wanted)
 
 
@@ -114,11 +117,12 @@ def evaluate_policy(
     batch task) defaults to the policy endpoint's ``max_concurrency``. Returns
     ``{"run_id", "by_mode": {mode: {n, em, f1, hit1, judge_acc, ...}}, "table"}``."""
     settings = settings or default_settings()
-    modes = check_eval_params(modes, split, batch_size, limit)
+    modes = check_eval_params(modes, split, batch_size, limit, domains)
     cfg = EvalConfig(max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round, use_judge=use_judge)
     params = flow_parameters(evaluate_policy, locals())
     with open_run("evaluate-policy", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec(cfg.role, *(["judge"] if use_judge else []))
+        check_domains_in(rt.wh, domains)
         where, args = "TRUE", []
         if split is not None:
             where, args = where + " AND split = ?", [*args, split]

@@ -13,6 +13,7 @@ from typing import Any
 
 from prefect import flow
 
+from flows.checks import writable_folder
 from flows.distill import load_gold_paths, load_trajectories
 from flows.qa import load_qa
 from flows.runtime import default_settings, open_run
@@ -48,6 +49,7 @@ def export_datasets(
     include = check_include(include)
     if version is not None:
         check_version(version)
+    writable_folder(settings.data_dir / "exports", "the exports folder")
     params = {"version": version, "include": list(include), "repo_id": repo_id}
     with open_run("export-datasets", params, settings) as rt:
         qas = load_qa(rt)

@@ -15,11 +15,13 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, run_batches
+from flows.checks import check_domain_names
 from flows.progress import Progress
 from gateway.embeddings import shared_embedder
 from gateway.spec import GatewaySpec
 from flows.runtime import Runtime, default_settings, flow_parameters, open_run
 from schemas.config import Settings
+from schemas.errors import HopforgeError
 from schemas.corpus import Document, IngestOptions, IngestResult
 from tasks.graph.report import GraphReport, graph_report, report_markdown, report_rows
 from tasks.corpus.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders, write_ingest
@@ -40,6 +42,54 @@ def detect_source_kind(source: str) -> Literal["jsonl", "folder", "hf"]:
     if "/" in source and not source.startswith((".", "/")):
         return "hf"  # a hub id such as "org/dataset"
     raise IngestError(f"{source}: no such file or folder (a Hugging Face dataset id looks like 'org/name')")
+
+
+SOURCE_KINDS: tuple[str, ...] = ("auto", "jsonl", "folder", "hf")
+
+
+def ingest_options(chunk_token_size: int, chunk_overlap_token_size: int, allow_new_domains: bool) -> IngestOptions:
+    """The ingest options, or an ``IngestError`` naming the bad one (a deployment's parameters or CLI options)."""
+    from pydantic import ValidationError
+
+    try:
+        return IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
+                             allow_new_domains=allow_new_domains)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'options'} = {e.get('input')!r}: {e['msg']}"
+                             for e in exc.errors())
+        raise IngestError(f"bad ingest options: {problems} (chunk_token_size / --chunk-tokens and "
+                          "chunk_overlap_token_size / --chunk-overlap are token counts)") from None
+
+
+def check_source(source: str, kind: str, options: IngestOptions) -> str:
+    """What can be refused about a corpus source without reading it, before a flow run starts: the kind, the path,
+    a folder without text files, domain names. Returns the kind to use."""
+    from tasks.corpus.ingest import TEXT_EXTENSIONS, _jsonl_files, _plan_folder, check_domain
+
+    if kind not in SOURCE_KINDS:
+        raise IngestError(f"unknown source kind {kind!r} for {source}; choose from {', '.join(SOURCE_KINDS)}")
+    resolved = detect_source_kind(source) if kind == "auto" else kind
+    if resolved == "jsonl":
+        for f in _jsonl_files(source):
+            check_domain(f.stem, where=str(f), allow_new_domains=options.allow_new_domains)
+    elif resolved == "folder":
+        checked: set[str] = set()
+        for dom, _, where in _plan_folder(Path(source), TEXT_EXTENSIONS):
+            if dom not in checked:
+                check_domain(dom, where=where, allow_new_domains=options.allow_new_domains)
+                checked.add(dom)
+    return resolved
+
+
+def nothing_ingested(source: str, result: IngestResult) -> None:
+    """A source that gave no document at all, only skipped inputs, is an error listing why (nothing is written)."""
+    if result.documents or not result.skipped:
+        return
+    listed = "; ".join(f"{s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}"
+                       for s in result.skipped[:5])
+    more = f" (and {len(result.skipped) - 5} more)" if len(result.skipped) > 5 else ""
+    raise IngestError(f"nothing to ingest from {source}: every input was skipped: {listed}{more}. Fix or replace "
+                      "those inputs (UltraDomain jsonl needs one JSON object per line with a text field `context`).")
 
 
 def ingest_source(source: str, kind: SourceKind, options: IngestOptions, *, hf_split: str = "train",
@@ -130,10 +180,33 @@ def import_file_task(path: str, domain: str, kind: str | None):
     return import_graph_file(path, domain, kind=kind)  # type: ignore[arg-type]
 
 
+GRAPH_KINDS: tuple[str, ...] = ("graphml", "lightrag", "triples", "rog")
+
+
+def check_graph_files(files: dict[str, str], kind: str | None) -> None:
+    """What can be refused about graph files before a run: the kind, domain names, paths that are not files."""
+    from tasks.graph.importers import GraphImportError
+
+    if kind is not None and kind not in GRAPH_KINDS:
+        raise GraphImportError(f"unknown graph kind {kind!r}; choose from {', '.join(GRAPH_KINDS)} "
+                               "(or leave it out to pick by the file's suffix)")
+    if not isinstance(files, dict) or not files:
+        raise GraphImportError(f"no graph files given: files maps a domain to a file, got {files!r}")
+    check_domain_names(list(files))
+    for domain, path in files.items():
+        p = Path(path)
+        if p.is_dir():
+            raise GraphImportError(f"{path} (domain {domain}) is a directory; give a graph file (.graphml, "
+                                   "triples .tsv/.jsonl or RoG .jsonl)")
+        if not p.is_file():
+            raise GraphImportError(f"{path} (domain {domain}): no such file")
+
+
 @flow(name="import-graphs", log_prints=True)
 def import_graphs(files: dict[str, str], kind: str | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots."""
     settings = settings or default_settings()
+    check_graph_files(files, kind)
     with open_run("import-graphs", {"files": files, "kind": kind}, settings) as rt:
         done: dict[str, Any] = {}
         failures: dict[str, str] = {}
@@ -144,9 +217,10 @@ def import_graphs(files: dict[str, str], kind: str | None = None, settings: Sett
                 snap = imp.write(rt.wh, build_run_id=rt.run_id)
                 print(f"{domain}: {imp.summary()} -> snapshot {snap.snapshot_id}")
                 done[domain] = {"snapshot_id": snap.snapshot_id, "entities": len(imp.entities),
-                                "relations": len(imp.relations), "bad_rows": imp.bad_rows}
+                                "relations": len(imp.relations), "bad_rows": imp.bad_rows,
+                                "problems": [str(e) for e in imp.errors[:20]]}
             except Exception as exc:  # one domain's bad file must not stop the others
-                failures[domain] = f"{type(exc).__name__}: {exc}"
+                failures[domain] = str(exc) if isinstance(exc, HopforgeError) else f"{type(exc).__name__}: {exc}"
                 print(f"{domain}: import FAILED: {failures[domain]}")
             bar.advance(description=f"imported {domain}")
         reports = report_domains(rt, sorted(done))
@@ -213,13 +287,17 @@ def build_graphs(
     LightRAG finished are skipped, and extraction calls already answered come from the cache.
     """
     settings = settings or default_settings()
-    options = IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
-                            allow_new_domains=allow_new_domains)
+    options = ingest_options(chunk_token_size, chunk_overlap_token_size, allow_new_domains)
+    if source:
+        check_source(source, source_kind, options)
+    if domains:
+        check_domain_names(domains)
     params = flow_parameters(build_graphs, locals())
     with open_run("build-graphs", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         ingest_summary = None
         if source:
             result = ingest_source(source, source_kind, options)
+            nothing_ingested(source, result)
             ingest_summary = write_ingest(rt.wh, result, rt.run_id)
             print(f"ingested {source}: {ingest_summary.documents_written} new documents, "
                   f"{ingest_summary.chunks_written} chunks, {ingest_summary.already_present} already present, "
@@ -318,18 +396,21 @@ def _write_build(rt: Runtime, res, usage: dict[str, int],
 @flow(name="ingest-corpus", log_prints=True)
 def ingest_corpus(
     source: str,
-    source_kind: SourceKind = "auto",
+    source_kind: str = "auto",  # checked by check_source: a bad kind gets hopforge's message, not a type error
     allow_new_domains: bool = False,
     chunk_token_size: int = 1200,
     chunk_overlap_token_size: int = 100,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """Ingest a corpus into `documents` and `chunks` (one transaction); list skipped inputs with reasons."""
+    """Ingest a corpus into `documents` and `chunks` (one transaction); list skipped inputs with reasons.
+
+    A source that yields no document, only skipped inputs, is an ``IngestError`` and writes nothing."""
     settings = settings or default_settings()
-    options = IngestOptions(chunk_token_size=chunk_token_size, chunk_overlap_token_size=chunk_overlap_token_size,
-                            allow_new_domains=allow_new_domains)
+    options = ingest_options(chunk_token_size, chunk_overlap_token_size, allow_new_domains)
+    kind = check_source(source, source_kind, options)
     with open_run("ingest-corpus", {"source": source, "source_kind": source_kind}, settings) as rt:
-        result = ingest_source(source, source_kind, options)
+        result = ingest_source(source, kind, options)  # type: ignore[arg-type]
+        nothing_ingested(source, result)
         summary = write_ingest(rt.wh, result, rt.run_id)
         for s in result.skipped:
             print(f"skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
@@ -337,4 +418,6 @@ def ingest_corpus(
             create_table_artifact(key="ingest-skips", table=[s.model_dump() for s in result.skipped],
                                   description=f"inputs skipped by run {rt.run_id}")
         return {"run_id": rt.run_id, **summary.model_dump(exclude={"run_id"}), "skipped": len(result.skipped),
-                "duplicates": result.duplicates}
+                "duplicates": result.duplicates,
+                "skips": [f"{s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}"
+                          for s in result.skipped[:100]]}

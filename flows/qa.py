@@ -20,6 +20,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.checks import check_domains_in, check_generate_params, check_paths_params
 from flows.progress import Progress
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
@@ -244,6 +245,9 @@ def generate_qa(
     reject such text either way).
     """
     settings = settings or default_settings()
+    check_generate_params(n_seeds=n_seeds, modes=modes, max_attempts=max_attempts, hop_mix=hop_mix,
+                          split_proportions=split_proportions, domains=domains, candidates=candidates,
+                          batch_size=batch_size, min_ball=min_ball, max_ball=max_ball, dedup_threshold=dedup_threshold)
     hop_mix = hop_mix or {"1-2": 0.5, "3+": 0.5}
     modes = modes or ["candidates"]
     q = settings.quality
@@ -261,6 +265,7 @@ def generate_qa(
     params = flow_parameters(generate_qa, locals())
     with open_run("generate-qa", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec("generator", *(["verifier"] if use_judge else []))
+        check_domains_in(rt.wh, domains)
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
@@ -401,9 +406,12 @@ def verify_paths(
     """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM.
     ``batch_size`` (questions per batch task) defaults to the verifier endpoint's ``max_concurrency``."""
     settings = settings or default_settings()
+    check_paths_params(max_paths=max_paths, time_budget_s=time_budget_s, paths_per_call=paths_per_call,
+                       batch_size=batch_size, domains=domains)
     params = flow_parameters(verify_paths, locals())
     with open_run("verify-paths", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec("verifier")
+        check_domains_in(rt.wh, domains)
         domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
         batch_size = batch_size or endpoint_concurrency(spec, "verifier")
         if batch_size < 1:

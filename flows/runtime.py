@@ -11,6 +11,7 @@ Every flow follows one pattern::
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import uuid
@@ -26,7 +27,33 @@ from gateway.client import LLMGateway
 from gateway.embeddings import Embedder, shared_embedder
 from gateway.usage import UsageLedger
 from schemas.config import Settings, load_settings
+from schemas.errors import HopforgeError
 from warehouse.db import Warehouse
+
+
+class _ExpectedFailureFilter(logging.Filter):
+    """Prefect logs a failed task or flow run with the exception's traceback. For an expected failure (a
+    ``HopforgeError``: bad input, a locked warehouse...) the message already says what to do, so the record keeps
+    its one line and loses the traceback; a bug keeps it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HopforgeError):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+def quiet_expected_failures() -> None:
+    """Install the filter on the loggers Prefect's engines log run failures to (idempotent)."""
+    for name in ("prefect.flow_runs", "prefect.task_runs", "prefect.engine", "prefect.flow_engine",
+                 "prefect.task_engine"):
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _ExpectedFailureFilter) for f in logger.filters):
+            logger.addFilter(_ExpectedFailureFilter())
+
+
+quiet_expected_failures()
 
 
 def code_version() -> str:
@@ -95,6 +122,26 @@ def flow_parameters(fn: Any, values: dict[str, Any]) -> dict[str, Any]:
     return {n: values.get(n) for n in names if n != "settings"}
 
 
+#: The runs this process has open. A ``running`` row of any other run cannot be alive once this process holds
+#: the warehouse for writing (DuckDB admits one writing process), so ``open_run`` marks it ``crashed``.
+_LIVE_RUNS: set[str] = set()
+
+
+def mark_crashed(wh: Warehouse) -> list[str]:
+    """Mark the runs left ``running`` by a process that ended without recording an end (killed, out of memory,
+    power cut) as ``crashed``; return their ids. Runs this process has open are left alone."""
+    stale = [r["run_id"] for r in wh.query(
+        "SELECT run_id FROM runs WHERE status = 'running' AND NOT list_contains(?::VARCHAR[], run_id) "
+        "ORDER BY started_at", [sorted(_LIVE_RUNS)])]
+    if stale:
+        wh.execute(
+            "UPDATE runs SET status = 'crashed', ended_at = coalesce(ended_at, ?), error = coalesce(error, ?) "
+            "WHERE list_contains(?::VARCHAR[], run_id) AND status = 'running'",
+            [datetime.now(), "the process running it ended without recording an end (killed or crashed); "
+             "found by the next run", stale])
+    return stale
+
+
 def new_run_id(flow: str) -> str:
     return f"{flow}-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
 
@@ -121,6 +168,10 @@ def open_run(
         )
         gateway = LLMGateway(settings, cache=cache, ledger=UsageLedger())
     rt = Runtime(run_id=run_id, flow=flow, settings=settings, wh=wh, gateway=gateway)
+    crashed = mark_crashed(wh)
+    if crashed:
+        print(f"marked {len(crashed)} run(s) left 'running' by a process that ended as crashed: {', '.join(crashed)}")
+    _LIVE_RUNS.add(run_id)
     wh.write_batch(
         "runs",
         [{
@@ -148,6 +199,7 @@ def open_run(
                 [status, error, datetime.now(), run_id],
             )
         finally:
+            _LIVE_RUNS.discard(run_id)
             if own_wh:
                 wh.close()
 

@@ -291,6 +291,20 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _FileSource(settings_cls))
 
+    @field_validator("data_dir")
+    @classmethod
+    def _data_dir_is_a_folder(cls, v: Path) -> Path:
+        if v.exists() and not v.is_dir():
+            raise ValueError(f"{v} is a file, not a folder; point data_dir at a folder (it is created if missing)")
+        return v
+
+    @field_validator("warehouse")
+    @classmethod
+    def _warehouse_is_a_file(cls, v: Path | None) -> Path | None:
+        if v is not None and v.is_dir():
+            raise ValueError(f"{v} is a directory; point warehouse at a DuckDB file such as {v / 'warehouse.duckdb'}")
+        return v
+
     @property
     def warehouse_path(self) -> Path:
         return self.warehouse if self.warehouse is not None else self.data_dir / "warehouse.duckdb"
@@ -335,7 +349,16 @@ class _FileSource(PydanticBaseSettingsSource):
 def read_config_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise ConfigError(f"config file {path} does not exist (set by HOPFORGE_CONFIG or --config)")
-    text = path.read_text(encoding="utf-8")
+    if path.is_dir():
+        raise ConfigError(f"config file {path} is a directory; give the path of a .toml or .yaml file inside it "
+                          "(set by HOPFORGE_CONFIG or --config)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8, "
+                          "e.g. `iconv -f latin1 -t utf-8`") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
     try:
         if path.suffix == ".toml":
             data = tomllib.loads(text)
@@ -350,6 +373,68 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
+#: ``HOPFORGE_*`` variables that are not settings: read by other parts of hopforge.
+OTHER_VARIABLES: frozenset[str] = frozenset({"HOPFORGE_CONFIG", "HOPFORGE_REWARD", "HOPFORGE_TRAINER_ENVS",
+                                             "HOPFORGE_TRAIN_ECHO"})
+
+
+def _fields_at(loc: tuple[Any, ...]) -> list[str]:
+    """The setting names valid at ``loc`` (the path of the parent of an unknown key)."""
+    model: Any = Settings
+    for part in loc:
+        info = getattr(model, "model_fields", {}).get(str(part))
+        ann = getattr(info, "annotation", None)
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return []
+        model = ann
+    return list(getattr(model, "model_fields", {}))
+
+
+def closest(name: str, choices: list[str] | tuple[str, ...]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(name.lower(), [c.lower() for c in choices], n=1, cutoff=0.6)
+    if not found:
+        return None
+    return next(c for c in choices if c.lower() == found[0])
+
+
+def check_environment(environ: Any = None) -> None:
+    """``HOPFORGE_*`` variables that no setting reads are errors naming the closest setting, never ignored.
+
+    A variable close to a setting's name (``HOPFORGE_DATADIR``) is a ``ConfigError``; any other one that is not
+    read elsewhere (``OTHER_VARIABLES``) or named as an API key variable gets a warning on stderr."""
+    import sys
+
+    environ = os.environ if environ is None else environ
+    top = list(Settings.model_fields)
+    errors, warned = [], []
+    key_vars = {v for k, v in environ.items() if k.startswith("HOPFORGE_") and k.endswith("API_KEY_ENV")}
+    for var in sorted(environ):
+        if not var.startswith("HOPFORGE_") or var in OTHER_VARIABLES or var in key_vars:
+            continue
+        head = var[len("HOPFORGE_"):].split("__")[0].lower()
+        if head in top:
+            continue
+        near = closest(head, top)
+        if near:
+            rest = var[len("HOPFORGE_") + len(head):]
+            errors.append(f"  {var}: not a hopforge setting; did you mean HOPFORGE_{near.upper()}{rest}? "
+                          f"(unset {var}, or rename it)")
+        else:
+            warned.append(var)
+    if errors:
+        raise ConfigError("invalid hopforge configuration in the environment:\n" + "\n".join(errors))
+    for var in warned:
+        if var not in _WARNED:
+            _WARNED.add(var)
+            print(f"warning: {var} is not a hopforge setting and is ignored (settings: "
+                  f"{', '.join('HOPFORGE_' + t.upper() for t in top)})", file=sys.stderr)
+
+
+_WARNED: set[str] = set()
+
+
 def _explain(exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
@@ -358,10 +443,15 @@ def _explain(exc: ValidationError) -> str:
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             head = str(err["loc"][0]) if err["loc"] else ""
-            if len(err["loc"]) >= 2 and head == "roles":
-                msg = f"unknown role; the roles are: {', '.join(ROLES)}"
+            name = str(err["loc"][-1]) if err["loc"] else ""
+            if len(err["loc"]) == 2 and head == "roles":
+                near = closest(name, ROLES)
+                msg = (f"unknown role{f'; did you mean {near}?' if near else ''} The roles are: {', '.join(ROLES)}")
             else:
-                msg = "unknown setting; check its spelling (`hopforge config show` lists every setting)"
+                choices = _fields_at(err["loc"][:-1])
+                near = closest(name, choices)
+                msg = (f"unknown setting{f'; did you mean {near}?' if near else ''} "
+                       f"Valid here: {', '.join(choices) if choices else '(see `hopforge config show`)'}")
         lines.append(f"  {loc}: {msg} (set it in the config file or as {env})")
     return "invalid hopforge configuration:\n" + "\n".join(lines)
 
@@ -372,6 +462,7 @@ def load_settings(config_file: str | Path | None = None, **overrides: Any) -> Se
     try:
         if config_file is not None:
             os.environ["HOPFORGE_CONFIG"] = str(config_file)
+        check_environment()
         try:
             return Settings(**overrides)
         except ValidationError as exc:

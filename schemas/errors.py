@@ -8,6 +8,23 @@ keeps its traceback.
 This module sits in ``schemas`` because every other package already imports ``schemas`` and nothing below it, so
 any package can raise these without importing upward.
 
+Exit statuses of the ``hopforge`` command (the README's "Exit statuses" lists them too; the bad-input suite in
+``tests/reliability`` checks every case against them):
+
+====== =====================================================================================================
+status meaning
+====== =====================================================================================================
+0      done; inputs skipped on the way (a bad corpus row, a bad graph row) are listed with file:line and reason
+1      a bug: Python's traceback is printed. Also ``doctor`` with a failed check and ``graph build`` when every
+       domain failed (each failure is printed)
+2      something the person can fix, one paragraph naming the input and the fix: ``InputError`` (a parameter,
+       an input file, a missing prerequisite), ``ConfigError``, ``WarehouseError`` (locked, damaged, not a
+       DuckDB file, a query that is not one SELECT), ``TrainingError``; also the command line's own usage
+       errors (an unknown option, ``--seeds abc``)
+3      ``EndpointError``: a model endpoint cannot be reached or started; the same command may work later
+130    interrupted (Ctrl-C)
+====== =====================================================================================================
+
 Errors about bad input also derive from ``ValueError`` (and the warehouse's from ``RuntimeError``) because that is
 what they were before the family existed; callers that caught those keep working.
 """

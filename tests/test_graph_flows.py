@@ -82,9 +82,8 @@ def test_unknown_domain_folder_is_a_clear_error_and_writes_nothing(prefect_harne
     (tmp_path / "corpus" / "astrology" / "a.md").write_text("# Stars\nSome text about stars.")
     with pytest.raises(IngestError, match="astrology"):
         ingest_corpus(source=str(tmp_path / "corpus"), settings=settings)
-    with Warehouse(settings.warehouse_path, read_only=True) as wh:
-        assert wh.scalar("SELECT count(*) FROM documents") == 0
-        assert wh.scalar("SELECT status FROM runs") == "failed"
+    # refused before a run was recorded: nothing was opened or written
+    assert not settings.warehouse_path.exists()
 
 
 def test_build_graphs_flow_builds_reports_and_isolates_failures(prefect_harness, fake_llm, tmp_path):

@@ -112,7 +112,11 @@ class Warehouse:
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
                 raise WarehouseLockedError(_lock_message(Path(target), exc)) from None
-            raise WarehouseError(f"cannot open the warehouse {target}: {exc}") from None
+            raise WarehouseError(f"cannot open the warehouse {target}: {_first_line(exc)} Point HOPFORGE_WAREHOUSE "
+                                 "(or data_dir) at a DuckDB file, or move this file away so a new one is made.") from None
+        except duckdb.Error as exc:
+            raise WarehouseError(f"cannot open the warehouse {target}: {_first_line(exc)} The file may be truncated "
+                                 "or damaged: restore it from a copy, or point HOPFORGE_WAREHOUSE at another file.") from None
         self._json_columns: dict[str, frozenset[str]] = {}
         self._primary_keys: dict[str, list[str]] = {}
         if migrate and not read_only:
@@ -348,19 +352,49 @@ class Warehouse:
     def export_parquet(self, table_or_query: str, dest: str | Path, *, params: Sequence[Any] | None = None) -> Path:
         """Write a table (by name) or a SELECT query to one Parquet file; return its path."""
         dest = Path(dest)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        source = table_or_query.strip()
+        source = table_or_query.strip().rstrip(";").strip()
         if _IDENT.match(source):
             if source not in self.tables():
                 raise WarehouseError(f"no table {source!r}; tables: {', '.join(self.tables())}")
             source = f"SELECT * FROM {_quote(source)}"
+        else:
+            check_select(source)
+        try:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WarehouseError(f"cannot write {dest}: {exc.strerror or exc} ({exc.filename}); choose a destination "
+                                 "in a folder you can write") from None
         tmp = dest.with_suffix(dest.suffix + ".tmp")
         with self._lock:
-            self.con.execute(
-                f"COPY ({source}) TO '{_sql_string(tmp)}' (FORMAT parquet, COMPRESSION zstd)", params or []
-            )
+            try:
+                self.con.execute(
+                    f"COPY ({source}) TO '{_sql_string(tmp)}' (FORMAT parquet, COMPRESSION zstd)", params or []
+                )
+            except (duckdb.ParserException, duckdb.BinderException, duckdb.CatalogException) as exc:
+                raise WarehouseError(f"the query {table_or_query!r} cannot run: {_first_line(exc)}") from None
+            except duckdb.IOException as exc:
+                raise WarehouseError(f"cannot write {dest}: {_first_line(exc)}") from None
         tmp.replace(dest)  # a reader never sees a half-written file
         return dest
+
+
+def _first_line(exc: Exception) -> str:
+    return " ".join(str(exc).split("\n\n")[0].split())
+
+
+def check_select(sql: str) -> None:
+    """``sql`` must be one read-only query (SELECT, WITH ... SELECT, VALUES); anything else is a ``WarehouseError``
+    that says so, before it runs."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise WarehouseError(f"the query {sql!r} is not valid SQL: {_first_line(exc)}. Give a table name or one "
+                             "SELECT query, e.g. \"SELECT * FROM qa WHERE split = 'test'\"") from None
+    kinds = [s.type.name for s in statements]
+    if kinds != ["SELECT"]:
+        what = "no statement" if not kinds else (f"{len(kinds)} statements" if len(kinds) > 1 else f"a {kinds[0]}")
+        raise WarehouseError(f"the query {sql!r} is {what}; export takes a table name or one SELECT query "
+                             "(it never changes the warehouse)")
 
 
 def _sql_string(path: Path) -> str:

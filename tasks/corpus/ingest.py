@@ -74,7 +74,7 @@ def check_domain(name: str, *, where: str, allow_new_domains: bool = False) -> s
     if name not in ULTRADOMAIN_DOMAINS and not allow_new_domains:
         raise IngestError(
             f"{where}: unknown domain {name!r}; the known (UltraDomain) domains are "
-            f"{', '.join(sorted(ULTRADOMAIN_DOMAINS))}. Pass allow_new_domains=True to add a new domain."
+            f"{', '.join(sorted(ULTRADOMAIN_DOMAINS))}. Pass --allow-new-domains (allow_new_domains=True in a flow) to add a new domain."
         )
     return name
 

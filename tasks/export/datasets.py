@@ -740,13 +740,19 @@ def write_export(built: BuiltExport, exports_dir: Path, version: str, *, fingerp
     }
     contents["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
-    exports_dir.mkdir(parents=True, exist_ok=True)
     final = exports_dir / version
     tmp = exports_dir / f".{version}.tmp-{uuid.uuid4().hex[:8]}"
-    for name, data in contents.items():
-        target = tmp / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+    try:
+        exports_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in contents.items():
+            target = tmp / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    except OSError as exc:  # a read-only or full disk: nothing half-written stays visible
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ExportError(f"cannot write the export {version} under {exports_dir}: {exc.strerror or exc} "
+                          f"({exc.filename}); free space or fix the folder's permissions, or choose another "
+                          "data_dir") from None
     old = None
     if final.exists():
         old = exports_dir / f".{version}.old-{uuid.uuid4().hex[:8]}"

@@ -68,6 +68,7 @@ ReasonCode = Literal[
     "bad_triple",  # a RoG graph item that is not [head, relation, tail] strings
     "bad_element",  # a GraphML node or edge that cannot become a record
     "unknown_row",  # a JSONL object that is neither an entity row nor a relation row
+    "bad_name",  # a name with a tab, newline or other control character (it would break TSV and tool output)
 ]
 
 
@@ -372,6 +373,7 @@ class _GraphMLReader:
             self.graphs_open -= 1
 
     def finish_edges(self) -> None:
+        declared = set(self.b.entities)
         for line, src, tgt, attrs, flag in self.edges:
             if not src.strip() or not tgt.strip():
                 self.b.error(line, "bad_element", "edge without a source or target")
@@ -383,7 +385,13 @@ class _GraphMLReader:
             elif isinstance(marked, str) and marked.strip().lower() in ("true", "false"):
                 directed = marked.strip().lower() == "true"
             try:
-                self.b.add_relation(relation_from_attrs(src, tgt, attrs, self.domain, directed))
+                relation = relation_from_attrs(src, tgt, attrs, self.domain, directed)
+                dangling = [n for n in (src, tgt) if n not in declared and n.strip() not in declared]
+                if dangling:  # GraphML requires both ends to be declared nodes; a dangling edge is a broken row
+                    self.b.error(line, "bad_element", f"edge {src!r} -> {tgt!r} names node {dangling[0]!r}, which "
+                                 "the file does not declare; the edge was left out")
+                    continue
+                self.b.add_relation(relation)
             except (ValidationError, ValueError, TypeError) as exc:
                 msg = _first_validation_message(exc) if isinstance(exc, ValidationError) else str(exc)
                 self.b.error(line, "bad_element", f"edge {src!r} -> {tgt!r}: {msg}")
@@ -447,6 +455,14 @@ def _triple_relation(
 
 def _is_name(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
+
+
+def _control_in(*names: str) -> str | None:
+    """The first name holding a control character (tab, newline...), for a ``bad_name`` row error."""
+    for name in names:
+        if any(ch < " " or ch == "\x7f" for ch in name.strip()):
+            return name
+    return None
 
 
 def _read_tsv(path: Path, b: _Builder) -> None:
@@ -532,6 +548,10 @@ def _triples_jsonl_row(b: _Builder, number: int, row: dict[str, Any]) -> None:
         if not _string_or_list(chunks) or not _string_or_list(files):
             b.error(number, "wrong_type", "source_chunk_ids / file_paths must be strings or lists of strings")
             return
+        bad = _control_in(name)
+        if bad is not None:
+            b.error(number, "bad_name", f"entity name {bad!r} holds a tab, newline or control character")
+            return
         attrs = {"entity_type": etype, "description": desc, "source_id": chunks, "file_path": files}
         b.add_entity(entity_from_attrs(name.strip(), attrs, b.domain))
         return
@@ -552,6 +572,10 @@ def _triples_jsonl_row(b: _Builder, number: int, row: dict[str, Any]) -> None:
         return
     if not head.strip() or not tail.strip():
         b.error(number, "empty_name", "empty head or tail")
+        return
+    bad = _control_in(head, tail, label)
+    if bad is not None:
+        b.error(number, "bad_name", f"name {bad!r} holds a tab, newline or control character")
         return
     weight_problem = _check_weight(row.get("weight"))
     if weight_problem:

@@ -1,0 +1,130 @@
+"""Checks of flow parameters that need no LLM and no write: the flows run them before they record a run, and the
+CLI runs them before Prefect starts, so a bad argument is one clear ``InputError`` at once, never a traceback after a
+flow start, and never a half-changed warehouse.
+
+Each check names the parameter as a deployment passes it (``n_seeds``) and, where the CLI spells it differently,
+its option (``--seeds``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from schemas.corpus import DOMAIN_NAME
+from schemas.errors import InputError
+
+MODES: tuple[str, ...] = ("candidates", "free")
+HOP_CLASSES: tuple[str, ...] = ("1-2", "3+")
+SPLIT_NAMES: tuple[str, ...] = ("train", "validation", "test")
+
+
+def _name(param: str, option: str | None) -> str:
+    return f"{param} ({option})" if option else param
+
+
+def at_least(value: Any, low: float, param: str, option: str | None = None, what: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
+        raise InputError(f"{_name(param, option)} must be at least {low:g}, got {value!r}{f' ({what})' if what else ''}")
+
+
+def positive(value: Any, param: str, option: str | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
+        raise InputError(f"{_name(param, option)} must be a positive number, got {value!r}")
+
+
+def check_domain_names(domains: Sequence[str] | None) -> None:
+    for d in domains or []:
+        if not isinstance(d, str) or not DOMAIN_NAME.match(d):
+            raise InputError(f"{d!r} is not a valid domain name: use 1-40 lowercase letters, digits or '_', starting "
+                             "with a letter (e.g. cs, biology)")
+
+
+def check_known_domains(domains: Sequence[str] | None, known: Sequence[str], what: str, how: str) -> None:
+    """Every asked-for domain must be one the warehouse has ``what`` for (``known``)."""
+    check_domain_names(domains)
+    missing = [d for d in domains or [] if d not in known]
+    if missing:
+        have = ", ".join(known) if known else "none yet"
+        raise InputError(f"no {what} for domain(s) {', '.join(missing)}; domains with {what}: {have}. {how}")
+
+
+def check_generate_params(*, n_seeds: Any, modes: Sequence[str] | None, max_attempts: Any,
+                          hop_mix: Mapping[str, float] | None, split_proportions: Mapping[str, float] | None,
+                          domains: Sequence[str] | None = None, candidates: Any = 8, batch_size: Any = 64,
+                          min_ball: Any = 20, max_ball: Any = 400, dedup_threshold: Any = 0.8) -> None:
+    """The ``generate-qa`` parameters, before anything is sampled or written."""
+    check_domain_names(domains)
+    at_least(n_seeds, 1, "n_seeds", "--seeds", "seeds per domain")
+    at_least(max_attempts, 1, "max_attempts", "--attempts", "the first attempt plus retries")
+    at_least(candidates, 1, "candidates")
+    at_least(batch_size, 1, "batch_size")
+    at_least(min_ball, 1, "min_ball")
+    at_least(max_ball, min_ball if isinstance(min_ball, (int, float)) else 1, "max_ball", what="at least min_ball")
+    if not (isinstance(dedup_threshold, (int, float)) and 0 < dedup_threshold <= 1):
+        raise InputError(f"dedup_threshold must be in (0, 1], got {dedup_threshold!r}")
+    bad = [m for m in modes or [] if m not in MODES]  # none given: the flow's default (candidates)
+    if bad:
+        raise InputError(f"unknown mode(s) {bad} in modes (--mode); choose from {', '.join(MODES)}")
+    if hop_mix is not None:
+        _shares(hop_mix, HOP_CLASSES, "hop_mix", "--short-share sets 1-2 and 3+ = 1 - it")
+    if split_proportions is not None:
+        _shares(split_proportions, SPLIT_NAMES, "split_proportions", "")
+
+
+def _shares(shares: Mapping[str, float], names: Sequence[str], param: str, hint: str) -> None:
+    if not isinstance(shares, Mapping) or not shares:
+        raise InputError(f"{param} must map {', '.join(names)} to shares, got {shares!r}")
+    unknown = [k for k in shares if k not in names]
+    if unknown:
+        raise InputError(f"{param} has unknown key(s) {unknown}; the keys are {', '.join(names)}")
+    for k, v in shares.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise InputError(f"{param}[{k!r}] must be a share between 0 and 1, got {v!r}{f' ({hint})' if hint else ''}")
+    total = sum(shares.values())
+    if not math.isclose(total, 1.0, abs_tol=1e-6):
+        raise InputError(f"the shares of {param} must add up to 1, got {total:g} ({dict(shares)})")
+
+
+def check_paths_params(*, max_paths: Any, time_budget_s: Any, paths_per_call: Any = 5, batch_size: Any = None,
+                       domains: Sequence[str] | None = None) -> None:
+    """The ``verify-paths`` parameters (``batch_size`` ``None``: the verifier endpoint's concurrency)."""
+    check_domain_names(domains)
+    at_least(max_paths, 1, "max_paths", "--max-paths")
+    positive(time_budget_s, "time_budget_s", "--time-budget")
+    at_least(paths_per_call, 1, "paths_per_call")
+    if batch_size is not None:
+        at_least(batch_size, 1, "batch_size")
+
+
+def writable_folder(path: Path, what: str) -> None:
+    """``path`` is (or can be made) a folder this process can write; else an ``InputError`` naming it."""
+    import os
+
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise InputError(f"{what} {path} cannot be written: {probe} is a file, not a folder; move it away or "
+                         "choose another data_dir")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"{what} {path} cannot be written: {probe} is not writable by this user; fix its "
+                         "permissions or choose another data_dir")
+
+
+def warehouse_domains(wh: Any) -> list[str]:
+    """Every domain the warehouse has heard of: in documents, graphs or questions."""
+    rows = wh.query("SELECT domain FROM documents UNION SELECT domain FROM graph_snapshots UNION "
+                    "SELECT domain FROM qa ORDER BY domain")
+    return [r["domain"] for r in rows]
+
+
+def check_domains_in(wh: Any, domains: Sequence[str] | None) -> None:
+    """Each asked-for domain must be one the warehouse knows (a misspelt name is an error, not an empty run).
+    An empty warehouse knows none: there the flow's own "nothing to do yet" applies."""
+    if domains:
+        known = warehouse_domains(wh)
+        if known:
+            check_known_domains(domains, known, "documents, graphs or questions",
+                                "Check the spelling, or ingest / import that domain first.")

@@ -582,31 +582,48 @@ def test_compute_score_batch_matches_single_calls(monkeypatch):
 
 # -- linear time on degenerate rollouts ---------------------------------------------------------------------------
 
-DEGENERATE = {
-    "unclosed_think": "<think>" + "word " * 20_000,
-    "repeated_think": "<think>" * 15_000,
-    "repeated_answer": "<answer>" * 13_000,
-    "repeated_close": "</think>" * 13_000 + "<answer>Cambridge</answer>",
-    "nested": "<think>" * 7_000 + "x" + "</think>" * 7_000,
-    "tool_calls": "<tool_call>" * 9_500,
-    "responses": "<tool_response>" * 7_500,
-    "mixed_case": "<THINK><Answer>" * 7_000,
-    "binary_junk": bytes(range(256)).decode("latin-1") * 400,
-    "brackets": "<answer>" + "[" * 49_995 + "]" * 49_995 + "</answer>",
-}
+def degenerate(case: str, n: int = 10) -> str:
+    """A degenerate response of kind ``case``; ``n`` = 10 gives at least 100k characters, ``n`` = 1 a tenth."""
+    return {
+        "unclosed_think": lambda: "<think>" + "word " * 2_000 * n,
+        "repeated_think": lambda: "<think>" * 1_500 * n,
+        "repeated_answer": lambda: "<answer>" * 1_300 * n,
+        "repeated_close": lambda: "</think>" * 1_300 * n + "<answer>Cambridge</answer>",
+        "nested": lambda: "<think>" * 700 * n + "x" + "</think>" * 700 * n,
+        "tool_calls": lambda: "<tool_call>" * 950 * n,
+        "responses": lambda: "<tool_response>" * 750 * n,
+        "mixed_case": lambda: "<THINK><Answer>" * 700 * n,
+        "binary_junk": lambda: bytes(range(256)).decode("latin-1") * 40 * n,
+        "brackets": lambda: "<answer>" + "[" * 5_000 * n + "]" * 5_000 * n + "</answer>",
+    }[case]()
+
+
+DEGENERATE = {case: degenerate(case) for case in (
+    "unclosed_think", "repeated_think", "repeated_answer", "repeated_close", "nested", "tool_calls", "responses",
+    "mixed_case", "binary_junk", "brackets")}
 
 
 @pytest.mark.parametrize("name", sorted(REWARDS))
 @pytest.mark.parametrize("case", sorted(DEGENERATE))
 def test_degenerate_100k_responses_score_fast(name, case):
-    """Quadratic parsing took 7–28 s on such inputs; linear parsing takes milliseconds. The bound is loose
-    (a shared 2-core machine) but a quadratic regression misses it by two orders of magnitude."""
+    """Quadratic parsing took 7–28 s on such inputs; linear parsing takes milliseconds. Checked as growth, which
+    load on a shared machine does not change: ten times the text may cost at most 25 times the time (linear: ~10,
+    quadratic: ~100), best of three each; the 5 s cap only stops a runaway."""
     import time
 
     text = DEGENERATE[case]
     assert len(text) >= 100_000
     reward = get_reward(name, judge=ScriptedJudge(0.5, False)) if name == "kg_hopper" else get_reward(name)
-    start = time.perf_counter()
-    r = reward(text, TRUTH)
-    elapsed = time.perf_counter() - start
-    assert math.isfinite(r.score) and elapsed < 0.5, f"{name} on {case}: {elapsed:.3f} s"
+
+    def best(t: str) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            r = reward(t, TRUTH)
+            times.append(time.perf_counter() - start)
+            assert math.isfinite(r.score)
+        return min(times)
+
+    small, large = best(degenerate(case, 1)), best(text)
+    assert large < 5.0, f"{name} on {case}: {large:.3f} s"
+    assert large < 25 * max(small, 1e-4), f"{name} on {case}: {large:.4f} s against {small:.4f} s for a tenth"

@@ -117,6 +117,7 @@ class _Runner:
 
         fill()
         elsewhere: set[int] = set()
+        down = DownEndpoints(self.gateway)
         n = 0
         while pending:
             batch, future, tries = pending.popleft()
@@ -137,14 +138,57 @@ class _Runner:
                     self.gateway.ledger.merge(result.usage)
                 if result.pid != os.getpid():
                     elsewhere.add(result.pid)
+                down.see(result.usage)
             n += 1
             fill()
             yield batch, result
+            down.check(task.name, final=not pending)
         if elsewhere:
             print(f"{task.name}: {n} batch(es) ran in {len(elsewhere)} worker process(es) besides the flow's")
 
 
 _END = object()
+
+
+class DownEndpoints:
+    """Tells a down endpoint from a bad answer, batch by batch. A batch in which every request of a role failed to
+    connect (after its retries) and none reached the endpoint counts against the role; one that reached it resets
+    the count. Two such batches in a row, or the run's last batch when the role never reached its endpoint, mean
+    the endpoint is down: the flow stops with an ``EndpointError`` naming it, rather than going through every job
+    and recording each as lost. What landed before stays; attempts lost to the endpoint are not verdicts, so the
+    same command resumes once the server is back."""
+
+    streak_limit = 2
+
+    def __init__(self, gateway: Any = None) -> None:
+        self.gateway = gateway
+        self.streak: dict[str, int] = {}
+        self.reached: set[str] = set()
+        self.refused: dict[str, int] = {}
+
+    def see(self, usage: Sequence[RoleUsage]) -> None:
+        for u in usage:
+            refused = u.failures.get("connection", 0)
+            if u.calls > 0:
+                self.reached.add(u.role)
+                self.streak[u.role] = 0
+            elif refused:
+                self.streak[u.role] = self.streak.get(u.role, 0) + 1
+                self.refused[u.role] = self.refused.get(u.role, 0) + refused
+
+    def check(self, stage: str, *, final: bool) -> None:
+        for role, streak in sorted(self.streak.items()):
+            if streak >= self.streak_limit or (final and streak and role not in self.reached):
+                from schemas.errors import EndpointError
+
+                ep = self.gateway.settings.endpoint(role) if self.gateway is not None else None
+                where = f" at {ep.base_url} (model {ep.model})" if ep is not None and ep.base_url else ""
+                raise EndpointError(
+                    f"{stage}: the {role} endpoint{where} cannot be reached: {self.refused[role]} request(s) in "
+                    f"{streak} batch(es) in a row failed to connect and none got through. Start the server or fix "
+                    f"roles.{role}.base_url, then run the same command again: what finished is kept, and the jobs "
+                    "lost to the endpoint are tried again."
+                )
 
 
 def _worker_lost(exc: BaseException) -> bool:

@@ -43,7 +43,7 @@ TrajectoryStatus = Literal["accepted", "rejected"]
 
 #: Why a trajectory was not kept. Each code is produced by exactly one rule:
 TrajectoryRejectReason = Literal[
-    "no_gold_path",  # template/cot: the verifier rejected the question's path and confirmed no other
+    "no_gold_path",  # template: the verifier did not confirm the question's own path; cot: it confirmed no path
     "too_many_rounds",  # template: the path needs more tool calls than the agent's round limit
     "tool_error",  # template: a canonical tool call returned an error; rollouts: a tool failed internally
     "start_not_found",  # template: entity_matcher on the start entity does not list it

@@ -188,6 +188,13 @@ async def test_template_rejects_a_path_the_tools_cannot_walk(fake_llm, tmp_path,
     assert "Entscheidungsproblem" in t.detail and fake_llm.calls() == 0  # no teacher call for an unwalkable path
     refused = await distill_template(DistillJob(broken, "template"), gold_for(broken, "invalid"), ctx)
     assert refused.reject_reason == "no_gold_path"
+    # the verifier refused the question's own path but confirmed another: the thoughts would describe relations the
+    # question does not ask about, so no template trajectory
+    qa = make_qa(kg, *THREE_HOP)
+    other = GoldPath(qa_id=qa.qa_id, rank=0, path=["x", "y"], triples=[("x", "r", "y")], verdict="valid")
+    elsewhere = await distill_template(DistillJob(qa, "template"), [*gold_for(qa, "invalid"), other], ctx)
+    assert elsewhere.reject_reason == "no_gold_path" and "question's own path" in elsewhere.detail
+    assert fake_llm.calls() == 0
     too_long = await distill_template(DistillJob(make_qa(kg, *THREE_HOP), "template"), [],
                                       DistillContext(ctx.gateway, env, kg, DistillConfig(max_rounds=3)))
     assert too_long.reject_reason == "too_many_rounds"

@@ -678,15 +678,22 @@ def _reject(job: DistillJob, ctx: DistillContext, reason: TrajectoryRejectReason
 
 
 async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx: DistillContext) -> Trajectory:
-    """A template trajectory for ``job.qa`` (module docstring). Tries the gold paths in preference order and
-    uses the first one whose tool outputs let it be walked."""
+    """A template trajectory for ``job.qa`` (module docstring). It walks the question's own path, confirmed by
+    the verifier (or not verified at all): its thoughts say what each step looks for, and the question describes
+    that path's relations. A verified alternative path reaches the same answer through other relations ("the
+    person who sailed on HMS Beagle" where the question asks for "the place reached by HMS Beagle"), so reasoning
+    along it would contradict the question; rollouts and long CoT may still use it."""
     qa, cfg = job.qa, ctx.cfg
     if ctx.env is None:
         raise ValueError("template trajectories need a tool environment")
     tools = list(OMNE_TOOLS)
-    choices = choose_gold_paths(qa, gold_paths)
-    if not choices:
+    every = choose_gold_paths(qa, gold_paths)
+    choices = [c for c in every if list(c.path) == list(qa.path)]
+    if not every:
         return _reject(job, ctx, "no_gold_path", "the verifier judged every candidate path invalid", tools=tools)
+    if not choices:
+        return _reject(job, ctx, "no_gold_path", "the verifier did not confirm the question's own path (it confirmed "
+                       f"{len(every)} other path(s), whose relations the question does not describe)", tools=tools)
     failures: list[tuple[TrajectoryRejectReason, str, GoldChoice, list[ToolStep]]] = []
     chosen: tuple[GoldChoice, list[ToolStep]] | None = None
     for choice in choices:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import re
 import subprocess
 import sys
@@ -44,36 +43,10 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-import orjson  # noqa: E402
+
+from bench.bench_scale import write_triples  # noqa: E402
 
 STAGES = ("generation", "gold_paths", "distillation", "evaluation")
-WORDS = ("river valley harvest engine network theory protein market empire treaty reactor algorithm signal "
-         "garden bridge castle orbit glacier canyon lantern meadow quartz falcon harbor").split()
-LABELS = ("part of", "located in", "founded by", "influenced", "produces", "member of", "uses", "borders")
-
-
-# -- the graphs -------------------------------------------------------------------------------------------------------
-def write_domain(path: Path, n: int, extra: float, seed: int) -> int:
-    """One domain's graph as triples JSONL (entities, then relations); returns the number of relations."""
-    rng = random.Random(seed)
-    ends = [0]
-    pairs: set[tuple[int, int]] = set()
-    for v in range(1, n):
-        u = rng.choice(ends)  # preferential attachment: a few hubs
-        pairs.add((u, v))
-        ends += (u, v)
-    for _ in range(int(extra * n)):
-        a, b = rng.randrange(n), rng.randrange(n)
-        if a != b and (b, a) not in pairs:
-            pairs.add((a, b))
-    names = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()} {v}" for v in range(n)]
-    with path.open("wb") as fh:
-        for v in range(n):
-            desc = "A " + " ".join(rng.choice(WORDS) for _ in range(8)) + "."
-            fh.write(orjson.dumps({"entity": names[v], "type": "concept", "description": desc}) + b"\n")
-        for a, b in sorted(pairs):
-            fh.write(orjson.dumps({"head": names[a], "relation": rng.choice(LABELS), "tail": names[b]}) + b"\n")
-    return len(pairs)
 
 
 # -- the fake endpoint (child process) -------------------------------------------------------------------------------
@@ -189,7 +162,7 @@ def main() -> None:
             for i in range(args.domains):
                 name = f"dom{i:02d}"
                 files[name] = str(Path(tmp) / f"{name}.jsonl")
-                write_domain(Path(files[name]), args.nodes, args.extra, args.seed + i)
+                write_triples(Path(files[name]), args.nodes, args.extra, args.seed + i, readable=True)
             ep = {"base_url": fake.base_url, "model": "fake-model", "max_concurrency": args.concurrency,
                   "max_retries": 1, "timeout_s": 60}
             roles = {r: ep for r in ("generator", "verifier", "teacher", "judge", "policy")}

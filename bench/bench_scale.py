@@ -43,12 +43,15 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 import orjson  # noqa: E402
 
 STAGES = ("import", "build", "seed_scan", "walks", "index", "index_load")
-WORDS = "river valley harvest engine network theory protein market empire treaty reactor algorithm signal".split()
+WORDS = ("river valley harvest engine network theory protein market empire treaty reactor algorithm signal "
+         "garden bridge castle orbit glacier canyon lantern meadow quartz falcon harbor").split()
 LABELS = ("part of", "located in", "founded by", "influenced", "produces", "member of", "uses", "borders")
 
 
-def write_triples(path: Path, n: int, extra: float, seed: int) -> int:
-    """The graph as triples JSONL (entity rows, then relation rows); returns the number of relations."""
+def write_triples(path: Path, n: int, extra: float, seed: int, *, readable: bool = False) -> int:
+    """The graph as triples JSONL (entity rows, then relation rows); returns the number of relations. Entities are
+    ``n0000042`` with a string of words for description, or with ``readable`` "Harvest Engine 42" described by a
+    sentence (what the question writer and the prompts need)."""
     rng = random.Random(seed)
     ends = [0]
     pairs: set[tuple[int, int]] = set()
@@ -60,12 +63,18 @@ def write_triples(path: Path, n: int, extra: float, seed: int) -> int:
         a, b = rng.randrange(n), rng.randrange(n)
         if a != b and (b, a) not in pairs:
             pairs.add((a, b))
+    if readable:
+        names = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()} {v}" for v in range(n)]
+    else:
+        names = [f"n{v:07d}" for v in range(n)]
     with path.open("wb") as fh:
         for v in range(n):
             desc = " ".join(rng.choice(WORDS) for _ in range(8))
-            fh.write(orjson.dumps({"entity": f"n{v:07d}", "type": "concept", "description": desc}) + b"\n")
+            if readable:
+                desc = f"A {desc}."
+            fh.write(orjson.dumps({"entity": names[v], "type": "concept", "description": desc}) + b"\n")
         for a, b in sorted(pairs):
-            fh.write(orjson.dumps({"head": f"n{a:07d}", "relation": rng.choice(LABELS), "tail": f"n{b:07d}"}) + b"\n")
+            fh.write(orjson.dumps({"head": names[a], "relation": rng.choice(LABELS), "tail": names[b]}) + b"\n")
     return len(pairs)
 
 

@@ -55,8 +55,13 @@ from schemas.trajectories import Trajectory
 from tasks.env.agent_loop import AgentConfig, build_system_prompt
 from tasks.qa.splits import describe_leaks, split_leaks
 
-#: Bump when a row layout changes: it is part of the default version hash.
-FORMAT_VERSION = 1
+#: Bump when a row layout changes: it is part of the default version hash. 2: the QA rows no longer carry the run
+#: and attempt that made them.
+FORMAT_VERSION = 2
+
+#: Fields that name the process that made a record, not what it is: left out of the fingerprint, so a run resumed
+#: after a crash (other run ids, same content) exports the same version.
+RUN_PROVENANCE = frozenset({"run_id", "attempt_id"})
 
 #: Every config an export can hold, in the order they are written and listed.
 EXPORT_CONFIGS: tuple[str, ...] = ("qa", "sft", "sft_nothink", "rl", "messages")
@@ -119,16 +124,17 @@ class ExportInputs:
     trajectories: list[Trajectory] = field(default_factory=list)
 
     def fingerprint(self, include: Sequence[str]) -> str:
-        """sha256 over the inputs in canonical JSON (sorted by id), the format version and the configs."""
+        """sha256 over the inputs in canonical JSON (sorted by id, without ``RUN_PROVENANCE``), the format version
+        and the configs."""
         h = hashlib.sha256()
         h.update(json.dumps({"format": FORMAT_VERSION, "include": list(include)}, sort_keys=True).encode())
         for q in sorted(self.qas, key=lambda q: q.qa_id):
-            h.update(b"\nqa:" + _canonical(q.model_dump(mode="json")))
+            h.update(b"\nqa:" + _canonical(q.model_dump(mode="json", exclude=set(RUN_PROVENANCE))))
         for qa_id in sorted(self.gold_paths):
             for g in sorted(self.gold_paths[qa_id], key=lambda g: g.rank):
-                h.update(b"\ngold:" + _canonical(g.model_dump(mode="json")))
+                h.update(b"\ngold:" + _canonical(g.model_dump(mode="json", exclude=set(RUN_PROVENANCE))))
         for t in sorted(self.trajectories, key=lambda t: t.trajectory_id):
-            h.update(b"\ntraj:" + _canonical(t.model_dump(mode="json")))
+            h.update(b"\ntraj:" + _canonical(t.model_dump(mode="json", exclude=set(RUN_PROVENANCE))))
         return h.hexdigest()
 
 
@@ -438,7 +444,9 @@ def rl_row(qa: QA, gold: Sequence[GoldPath], index: int, tools: Sequence[str]) -
 
 
 def qa_row(qa: QA, gold: Sequence[GoldPath]) -> dict[str, Any]:
-    """One plain question with its gold paths and provenance (run, snapshot, seed, attempt, source chunks)."""
+    """One plain question with its gold paths and provenance (snapshot, seed, source chunks, writer). The run and
+    the attempt that made it stay in the warehouse, under the same ``qa_id``: an export holds what the data is, not
+    which process made it, so a run resumed after a crash exports the same bytes as one that never stopped."""
     return {
         "qa_id": qa.qa_id,
         "domain": qa.domain,
@@ -458,10 +466,8 @@ def qa_row(qa: QA, gold: Sequence[GoldPath]) -> dict[str, Any]:
             for g in gold
         ],  # fmt: skip
         "split": qa.split,
-        "run_id": qa.run_id,
         "snapshot_id": qa.snapshot_id,
         "seed": qa.seed,
-        "attempt_id": qa.attempt_id,
         "source_chunk_ids": list(qa.source_chunk_ids),
         "writer": qa.writer,
     }
@@ -489,7 +495,7 @@ _QA = pa.schema([
     ("gold_paths", pa.list_(pa.struct([
         ("rank", pa.int64()), ("path", _STRS), ("triples", pa.list_(_STRS)), ("verdict", _S),
         ("is_generator_path", pa.bool_())]))),
-    ("split", _S), ("run_id", _S), ("snapshot_id", _S), ("seed", _S), ("attempt_id", _S), ("source_chunk_ids", _STRS),
+    ("split", _S), ("snapshot_id", _S), ("seed", _S), ("source_chunk_ids", _STRS),
     ("writer", _S),
 ])  # fmt: skip
 

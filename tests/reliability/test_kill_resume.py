@@ -7,8 +7,8 @@ process that is SIGKILLed, either by the fake on receiving the K-th LLM request 
 request at a time, so exactly that one is in flight), or by itself inside the transaction of a write (or, for the
 export, after writing some of its files); a second process resumes the stage and runs the later ones. Checked:
 
-- the exports equal the uninterrupted run's: every Parquet file's rows, with the two provenance columns that name
-  the run (``run_id``, ``attempt_id``) left out, and the files that hold no run id byte for byte;
+- the exports equal the uninterrupted run's: every file byte for byte (and every Parquet file's rows, which say
+  where they differ if the bytes do);
 - the evaluation's items equal the uninterrupted run's;
 - LLM requests the killed process had sent and the resumed one sends again: at most the one in flight;
 - no process started by the killed one is left; the killed run is ``crashed`` after the resume, none ``running``.
@@ -231,6 +231,9 @@ def test_kill_9_and_resume_every_stage(prefect_harness, fake_llm, tmp_path):
             row["bytes_equal"] = min(row.get("bytes_equal", len(ref_raw)), sum(raw.get(n) == b for n, b in ref_raw.items()))
             if set(raw) != set(ref_raw):
                 failures.append(f"{where}: export files differ: {sorted(set(raw) ^ set(ref_raw))}")
+            unequal = sorted(n for n, b in ref_raw.items() if raw.get(n) != b)
+            if unequal:
+                failures.append(f"{where}: export files not byte-identical to the uninterrupted run's: {unequal}")
         row["seconds"] = time.perf_counter() - t_stage
         KILL_OUTCOMES.append(row)
     KILL_OUTCOMES.append({"stage": "uninterrupted", "kills": 0, "identical": True, "repeated": 0,

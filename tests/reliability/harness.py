@@ -115,7 +115,7 @@ def kill_table() -> list[str]:
     if not KILL_OUTCOMES:
         return []
     lines = ["kill -9 and resume: stage, LLM calls of the stage, kills, export rows and eval items equal to the "
-             "uninterrupted run's (run ids aside), export files byte-identical (fewest over the kills), LLM calls "
+             "uninterrupted run's, export files byte-identical (fewest over the kills), LLM calls "
              "repeated on resume (<= in flight at the kill), processes left, crashed runs marked, seconds",
              f"{'stage':<14} {'calls':>5} {'kills':>5} {'rows equal':>10} {'bytes equal':>11} {'repeated':>8} "
              f"{'in flight':>9} {'left':>4} {'crashed':>7} {'seconds':>7}"]

@@ -9,7 +9,7 @@ export, after writing some of its files); a second process resumes the stage and
 
 - the exports equal the uninterrupted run's: every file byte for byte (and every Parquet file's rows, which say
   where they differ if the bytes do);
-- the evaluation's items equal the uninterrupted run's;
+- the evaluation's items (those of its completed run) equal the uninterrupted run's;
 - LLM requests the killed process had sent and the resumed one sends again: at most the one in flight;
 - no process started by the killed one is left; the killed run is ``crashed`` after the resume, none ``running``.
 """
@@ -123,7 +123,10 @@ def _eval_view(data: Path) -> list[tuple]:
 
     con = duckdb.connect(str(data / "warehouse.duckdb"), read_only=True)
     try:
-        return con.execute("SELECT qa_id, mode, prediction, em, f1 FROM eval_items ORDER BY ALL").fetchall()
+        # An evaluation is a measurement of its own run: a killed one keeps the items it wrote under its (crashed)
+        # run, and the resumed command measures again under a new one. The result is the completed run's items.
+        return con.execute("SELECT i.qa_id, i.mode, i.prediction, i.em, i.f1 FROM eval_items i "
+                           "JOIN runs r ON r.run_id = i.run_id WHERE r.status = 'completed' ORDER BY ALL").fetchall()
     finally:
         con.close()
 

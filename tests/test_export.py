@@ -356,3 +356,28 @@ def test_push_to_hub_uploads_a_verified_export(warehouse, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     out = run_export(warehouse, version="pushed", repo_id="me/kgqa")  # the flow's upload path
     assert out["commit_url"].endswith("/commit/abc")
+
+
+def test_a_full_disk_leaves_no_version_behind(records, tmp_path, monkeypatch):
+    """The disk fills while the export writes its files: a clear ``ExportError``, and neither the version nor its
+    temporary folder is left (an earlier version of the same name stays whole)."""
+    import errno
+
+    qas, gold, trajs = records
+    first = export(ExportInputs(qas, gold, trajs), tmp_path / "exports", version="v1")
+    before = {p.relative_to(first.path): p.read_bytes() for p in first.path.rglob("*") if p.is_file()}
+    real = Path.write_bytes
+    written: list[Path] = []
+
+    def filling(self: Path, data: bytes) -> int:
+        if len(written) >= 3:
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        written.append(self)
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", filling)
+    with pytest.raises(ExportError, match=r"cannot write the export v1 under .*No space left on device.*free space"):
+        export(ExportInputs(qas[:-1], gold, trajs), tmp_path / "exports", version="v1")
+    monkeypatch.undo()
+    assert sorted(p.name for p in (tmp_path / "exports").iterdir()) == ["v1"]  # no temporary folder left
+    assert {p.relative_to(first.path): p.read_bytes() for p in first.path.rglob("*") if p.is_file()} == before

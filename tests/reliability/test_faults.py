@@ -1,6 +1,7 @@
 """Injected faults: one request in five to every role fails (429 with Retry-After, 500, a hang past the timeout,
-malformed JSON, truncated output). Generation, gold paths and distillation then accept the same rows as a
-fault-free run with the same scripted answers, store nothing twice, and retry within their bounds.
+malformed JSON, truncated output). Generation, gold paths, distillation and a judged evaluation (generator, verifier,
+teacher, policy and judge) then give the same rows as a fault-free run with the same scripted answers, store nothing
+twice, and retry within their bounds.
 Behind the ``reliability_slow`` marker (about 45 s with the Prefect harness)."""
 
 from __future__ import annotations
@@ -59,11 +60,21 @@ def _reply(body: dict[str, Any]) -> Any:
         ids = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["items"]["properties"][
             "path_id"]["enum"]
         return {"verdicts": [{"path_id": i, "valid": True, "reason": "the relations connect"} for i in ids]}
+    if schema == "judge_verdict":
+        return {"correct": "Alan Turing" in _prompt_text(body), "reason": "compared with the gold answer"}
     if schema == "template_thoughts":
         from tests.test_trajectories import good_thoughts
 
         return good_thoughts(body)
     return None
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    return "\n".join(str(m.get("content")) for m in body.get("messages", []))
+
+
+def _policy(body: dict[str, Any]) -> bool:
+    return body.get("model") == "policy-model"
 
 
 def _script(fake, plan: FaultPlan | None) -> None:
@@ -76,26 +87,30 @@ def _script(fake, plan: FaultPlan | None) -> None:
         fake.add(predicate=plan.is_("timeout"), reply="x", fault=Fault(hang_s=1.5))
         for kind in ("malformed", "truncated"):
             fake.add(predicate=plan.is_(kind), reply=_reply, fault=Fault(**{kind: True}))
-    for name in ("qa_pick_path", "qa_judgement", "gold_path_verdicts", "template_thoughts"):
+    for name in ("qa_pick_path", "qa_judgement", "gold_path_verdicts", "template_thoughts", "judge_verdict"):
         fake.add(schema_name=name, reply=_reply)
+    fake.add(predicate=_policy, reply="<answer>Alan Turing</answer>")  # the policy answers without tools
 
 
 def _run(base: Path, data: Path, fake) -> dict[str, Any]:
     import duckdb
 
     from flows.distill import distill_trajectories
+    from flows.evaluate import evaluate_policy
     from flows.qa import generate_qa, verify_paths
     from schemas.config import load_settings
 
     shutil.copytree(base, data)
-    roles = {r: {"base_url": fake.base_url, "model": "fake-model", "max_retries": 6, "timeout_s": 1.0,
-                 "max_concurrency": 4} for r in ("generator", "verifier", "teacher")}
+    roles = {r: {"base_url": fake.base_url, "model": "policy-model" if r == "policy" else "fake-model",
+                 "max_retries": 6, "timeout_s": 1.0, "max_concurrency": 4}
+             for r in ("generator", "verifier", "teacher", "judge", "policy")}
     settings = load_settings(data_dir=data, roles=roles, seed=5, max_reasks=3,
                              embeddings={"base_url": fake.base_url, "model": "e", "dim": 16})
     generate_qa(domains=["cs"], n_seeds=8, writer="llm", max_attempts=2, settings=settings)
     verify_paths(domains=["cs"], settings=settings)
     distill_trajectories(domains=["cs"], kinds=("template", "cot"), max_rounds=2, cot_max_tokens=200,
                          settings=settings)
+    evaluate_policy(split=None, modes=("no_tools",), domains=["cs"], use_judge=True, settings=settings)
     con = duckdb.connect(str(settings.warehouse_path), read_only=True)
     try:
         def rows(sql: str) -> list:
@@ -105,6 +120,7 @@ def _run(base: Path, data: Path, fake) -> dict[str, Any]:
             "qa": rows("SELECT qa_id, question, answer, path, split FROM qa ORDER BY qa_id"),
             "gold": rows("SELECT qa_id, rank, path, verdict FROM gold_paths ORDER BY ALL"),
             "traj": rows("SELECT qa_id, kind, status, reject_reason FROM trajectories ORDER BY ALL"),
+            "eval": rows("SELECT qa_id, mode, prediction, em, judge_valid, error FROM eval_items ORDER BY ALL"),
             "dupes": rows("SELECT 'qa', count(*) - count(DISTINCT qa_id) FROM qa UNION ALL "
                           "SELECT 'traj', count(*) - count(DISTINCT (qa_id, kind, sample)) FROM trajectories"),
             "usage": rows("SELECT role, sum(calls), sum(retries), sum(reasks) FROM llm_usage GROUP BY role ORDER BY role"),
@@ -137,4 +153,6 @@ def test_injected_faults_change_no_accepted_row(prefect_harness, tmp_path):
     assert faulty["qa"] == clean["qa"]
     assert faulty["gold"] == clean["gold"]
     assert faulty["traj"] == clean["traj"]
+    assert clean["eval"] and all(e[5] is None for e in clean["eval"]) and faulty["eval"] == clean["eval"]
+    assert {r[0] for r in faulty["usage"]} >= {"generator", "verifier", "teacher", "judge", "policy"}
     assert all(n == 0 for _, n in faulty["dupes"])

@@ -109,8 +109,19 @@ def writable_folder(path: Path, what: str) -> None:
         raise InputError(f"{what} {path} cannot be written: {probe} is a file, not a folder; move it away or "
                          "choose another data_dir")
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise InputError(f"{what} {path} cannot be written: {probe} is not writable by this user; fix its "
-                         "permissions or choose another data_dir")
+        raise InputError(f"{what} {path} cannot be written: {probe} is not writable by this user (its permissions, "
+                         "a read-only mount or an immutable folder); fix that or choose another data_dir")
+    if probe.is_dir():  # permission bits do not tell a read-only mount, an immutable folder or a full disk
+        import tempfile
+
+        try:
+            fd, name = tempfile.mkstemp(dir=probe, prefix=".hopforge-probe-")
+            os.close(fd)
+            os.unlink(name)
+        except OSError as exc:
+            raise InputError(f"{what} {path} cannot be written: creating a file in {probe} failed ({exc.strerror}); "
+                             "fix the folder (a read-only mount, an immutable folder, a full disk) or choose "
+                             "another data_dir") from None
 
 
 def warehouse_domains(wh: Any) -> list[str]:

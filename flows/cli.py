@@ -61,8 +61,10 @@ class _UserError(InputError):
 def _preflight_warehouse(settings) -> None:
     """Open the warehouse for writing and close it again before a flow starts: a locked, damaged or misplaced
     warehouse is one clear line at once, not a flow run that fails."""
+    from flows.checks import writable_folder
     from warehouse.db import Warehouse
 
+    writable_folder(settings.data_dir, "the data dir")  # DuckDB writes its .wal there at the first commit
     with Warehouse(settings.warehouse_path):
         pass
 

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from flows.checks import writable_folder
 from gateway.cache import ResponseCache
 from gateway.client import LLMGateway
 from gateway.embeddings import Embedder, shared_embedder
@@ -159,6 +160,8 @@ def open_run(
     settings = settings or load_settings()
     run_id = new_run_id(flow)
     own_wh = wh is None
+    if own_wh:
+        writable_folder(settings.data_dir, "the data dir")  # DuckDB writes its .wal there at the first commit
     wh = wh or Warehouse(settings.warehouse_path)
     if gateway is None:
         cache = ResponseCache(

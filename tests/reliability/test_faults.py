@@ -156,3 +156,67 @@ def test_injected_faults_change_no_accepted_row(prefect_harness, tmp_path):
     assert clean["eval"] and all(e[5] is None for e in clean["eval"]) and faulty["eval"] == clean["eval"]
     assert {r[0] for r in faulty["usage"]} >= {"generator", "verifier", "teacher", "judge", "policy"}
     assert all(n == 0 for _, n in faulty["dupes"])
+
+
+def _build(corpus: Path, data: Path, fake) -> dict[str, Any]:
+    import duckdb
+
+    from flows.graphs import build_graphs
+    from schemas.config import load_settings
+
+    settings = load_settings(
+        data_dir=data, roles={"extractor": {"base_url": fake.base_url, "model": "fake-model", "max_retries": 6,
+                                             "timeout_s": 1.0, "max_concurrency": 4}},
+        embeddings={"base_url": fake.base_url, "model": "e", "dim": 16})  # fmt: skip
+    out = build_graphs(source=str(corpus), settings=settings, chunk_token_size=60, chunk_overlap_token_size=10)
+    con = duckdb.connect(str(settings.warehouse_path), read_only=True)
+    try:
+        current = "SELECT snapshot_id FROM current_graph_snapshots WHERE domain = 'cs'"
+        return {
+            "built": out["built"]["cs"],
+            "entities": con.execute(f"SELECT name, type, description FROM entities WHERE snapshot_id = ({current}) "
+                                    "ORDER BY ALL").fetchall(),
+            "relations": con.execute(f"SELECT source, target, keywords, description FROM relations WHERE snapshot_id = "
+                                     f"({current}) ORDER BY ALL").fetchall(),
+            "failures": con.execute("SELECT count(*) FROM graph_build_failures").fetchone()[0],
+        }
+    finally:
+        con.close()
+
+
+@pytest.mark.reliability_slow
+def test_injected_faults_on_the_extractor_change_no_graph(prefect_harness, tmp_path):
+    """The sixth role: LightRAG's extraction calls through the gateway, one in five failing in transport (429,
+    500, a hang); the built graph is the fault-free one."""
+    from gateway.fake import Fault, FakeOpenAI
+    from tests.test_graph_build import TEXTS, extraction_reply
+
+    corpus = tmp_path / "corpus" / "cs"
+    corpus.mkdir(parents=True)
+    for i, text in enumerate(TEXTS):
+        (corpus / f"{i}.md").write_text(text)
+    with FakeOpenAI() as clean_fake:
+        clean_fake.add(reply=extraction_reply)
+        clean = _build(corpus.parent, tmp_path / "clean", clean_fake)
+    state = {"n": 0, "kind": None, "counts": {"429": 0, "500": 0, "timeout": 0}}
+
+    def draw(body: dict[str, Any]) -> bool:
+        n, state["kind"] = state["n"], None
+        state["n"] += 1
+        if n % 5 == 2:
+            state["kind"] = ("429", "500", "timeout")[(n // 5) % 3]
+            state["counts"][state["kind"]] += 1
+        return False
+
+    with FakeOpenAI() as faulty_fake:
+        faulty_fake.add(predicate=draw, reply="never")
+        faulty_fake.add(predicate=lambda b: state["kind"] == "429", reply="x", fault=Fault(status=429, retry_after=0.01))
+        faulty_fake.add(predicate=lambda b: state["kind"] == "500", reply="x", fault=Fault(status=500))
+        faulty_fake.add(predicate=lambda b: state["kind"] == "timeout", reply="x", fault=Fault(hang_s=1.5))
+        faulty_fake.add(reply=extraction_reply)
+        faulty = _build(corpus.parent, tmp_path / "faulty", faulty_fake)
+    print(f"\nextractor faults: {json.dumps(state['counts'])} in {state['n']} requests")
+    assert all(state["counts"].values()) and sum(state["counts"].values()) >= 0.18 * state["n"]
+    assert clean["entities"] and clean["relations"] and clean["failures"] == 0
+    assert (faulty["entities"], faulty["relations"], faulty["failures"]) == (
+        clean["entities"], clean["relations"], clean["failures"])

@@ -48,10 +48,11 @@ test-ray: $(VENV)/.installed-ray
 test-prefect-server: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py $(PYTEST_ARGS)
 
-# kill -9 and resume of every stage (ingest to export, 23 kills) and 20% injected faults on every role, against the
-# loopback fake (~7-9 min on 2 cores); the bad-input table and the secrets check run in `make test`.
+# The whole reliability suite with its figures: bad input (85 kinds), secrets, read-only data dir (also in `make
+# test`), kill -9 and resume of every stage (23 kills) and 20% injected faults on every role, against the loopback
+# fake (~7-9 min on 2 cores).
 test-reliability: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m reliability_slow tests/reliability $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q tests/reliability $(PYTEST_ARGS)
 
 # A trainer's own virtual environment under .venvs/ (T=llamafactory|trl|verl|vllm; FLAVOUR=gpu on a CUDA machine).
 T ?= llamafactory

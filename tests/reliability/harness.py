@@ -124,4 +124,8 @@ def kill_table() -> list[str]:
         lines.append(f"{k['stage']:<14} {k.get('llm_calls', 0):>5} {k['kills']:>5} {str(k['identical']):>10} "
                      f"{files:>11} {k['repeated']:>8} {k['in_flight']:>9} {k['left']:>4} {k['crashed']:>7} "
                      f"{k['seconds']:>7.1f}")
+        if "seed" in k:
+            drawn = ", ".join(f"{st} {'/'.join(map(str, pts))}" for st, pts in k["points"].items() if pts)
+            lines.append(f"LLM kill points (share of the stage's requests), drawn with RELIABILITY_KILL_SEED="
+                         f"{k['seed']}: {drawn}")
     return lines

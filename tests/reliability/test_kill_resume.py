@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -34,15 +35,25 @@ from tests.reliability.stage_child import STAGES
 
 REPO = Path(__file__).resolve().parents[2]
 
+# The LLM kill points are drawn at random, one in each half of a stage's requests, from a seed the figures print:
+# RELIABILITY_KILL_SEED=<n> replays a run's points.
+KILL_SEED = int(os.environ.get("RELIABILITY_KILL_SEED", "2026"))
+_rng = random.Random(KILL_SEED)
+
+
+def _llm_points() -> list[tuple]:
+    return [("llm", round(_rng.uniform(0.05, 0.5), 2)), ("llm", round(_rng.uniform(0.5, 0.95), 2))]
+
+
 # stage -> kill points: ("llm", share of the stage's requests) or ("write", table, nth write of it)
 KILLS: dict[str, list[tuple]] = {
     "ingest": [("write", "documents", 1), ("write", "chunks", 1)],
-    "build": [("llm", 0.3), ("llm", 0.7), ("write", "graph_builds", 1), ("write", "tx", 2)],
+    "build": [*_llm_points(), ("write", "graph_builds", 1), ("write", "tx", 2)],
     "import": [("write", "tx", 2), ("write", "graph_reports", 1)],
-    "generate": [("llm", 0.25), ("llm", 0.6), ("write", "qa_attempts", 1), ("write", "qa", 1)],
-    "paths": [("llm", 0.3), ("llm", 0.8), ("write", "gold_paths", 1)],
-    "distill": [("llm", 0.2), ("llm", 0.7), ("write", "trajectories", 1)],
-    "eval": [("llm", 0.3), ("llm", 0.8), ("write", "eval_items", 1)],
+    "generate": [*_llm_points(), ("write", "qa_attempts", 1), ("write", "qa", 1)],
+    "paths": [*_llm_points(), ("write", "gold_paths", 1)],
+    "distill": [*_llm_points(), ("write", "trajectories", 1)],
+    "eval": [*_llm_points(), ("write", "eval_items", 1)],
     "export": [("write", "files", 2), ("write", "files", 5)],
 }
 PROVENANCE = {"run_id", "attempt_id"}
@@ -239,7 +250,8 @@ def test_kill_9_and_resume_every_stage(prefect_harness, fake_llm, tmp_path):
                 failures.append(f"{where}: export files not byte-identical to the uninterrupted run's: {unequal}")
         row["seconds"] = time.perf_counter() - t_stage
         KILL_OUTCOMES.append(row)
-    KILL_OUTCOMES.append({"stage": "uninterrupted", "kills": 0, "identical": True, "repeated": 0,
+    KILL_OUTCOMES.append({"stage": "uninterrupted", "kills": 0, "identical": True, "repeated": 0, "seed": KILL_SEED,
+                          "points": {st_: [p[1] for p in pts if p[0] == "llm"] for st_, pts in KILLS.items()},
                           "in_flight": 0, "left": 0, "crashed": 0, "seconds": ref_seconds,
                           "llm_calls": sum(calls.values()), "files": len(ref_raw), "bytes_equal": len(ref_raw)})
     assert not failures, "\n".join(failures)

@@ -50,7 +50,10 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
                     path = list(cand.nodes)
                     try:
                         q = write_question(path, cand.edges, _types(kg, path), seed=0)
-                    except TemplateError as exc:  # only a clause that would have to be centre-embedded
+                    except TemplateError as exc:  # a clause that would have to be centre-embedded, or a vague hop
+                        if "no single answer" in str(exc):
+                            outcomes["only 'inside' a container"] += 1
+                            continue
                         assert "centre-embedded" in str(exc) and n_nodes >= 3
                         outcomes["unphrasable without centre-embedding"] += 1
                         continue
@@ -65,10 +68,11 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     total = sum(outcomes.values())
     with capsys.disabled():
         print(f"\ntemplate questions over the demo graphs: {dict(outcomes)} of {total}")
-    assert outcomes["passed"] / total >= 0.7
+    assert outcomes["passed"] / total >= 0.65  # 0.7 before paths only "inside" a container were refused
     # Every failure is a path the writer will not nest without a centre-embedded clause, or a relation label naming
     # another path node (an intermediate or the answer: "gave the title Augustus to"), never junk.
-    assert set(outcomes) <= {"passed", "unphrasable without centre-embedding", "repetitive", "leaks_intermediate_node",
+    assert set(outcomes) <= {"passed", "unphrasable without centre-embedding", "only 'inside' a container",
+                             "repetitive", "leaks_intermediate_node",
                              "leaks_answer", "leaks_partial_name", "shortcut"}
 
 
@@ -219,3 +223,20 @@ def test_type_nouns_cover_lightrag_default_types():
 
     assert [type_noun(t) for t in ("Person", "Content", "Artifact", "NaturalObject", "Other", "geo", "", None)] == [
         "person", "work", "artifact", "natural object", "entity", "place", "entity", "entity"]
+
+
+def test_a_hop_into_a_container_is_not_a_question():
+    """"The place that lies in Sonora" names one of many places, however few the graph holds: no question."""
+    path = ["Sonora", "Yaqui Valley", "Norman Borlaug"]
+    edges = [edge("Sonora", "Yaqui Valley", "lies in", forward=False),
+             edge("Yaqui Valley", "Norman Borlaug", "bred wheat in", forward=False)]
+    with pytest.raises(TemplateError, match="only says that 'Yaqui Valley' is inside 'Sonora'"):
+        write_question(path, edges, ["location", "location", "person"])
+    for label in ("is located in", "is a state of", "is part of", "belongs to"):
+        with pytest.raises(TemplateError, match="no single answer"):
+            write_question(["United States", "X"], [edge("United States", "X", label, forward=False)],
+                           ["location", "location"])
+    # read from the inside out the same relation singles one thing out: "the place that has California as a state"
+    q = write_question(["California", "United States"], [edge("California", "United States", "is a state of")],
+                       ["location", "location"])
+    assert "California" in q and q.endswith("?")

@@ -301,6 +301,27 @@ def _describe(subject: str, phrase: Phrase, noun: str, *, passive: bool, nested:
 # -- questions ------------------------------------------------------------------------------------------------------
 
 
+# Labels that put one thing inside another ("lies in", "is located in", "is a state of", "is part of"). Read from
+# the container ("the place that lies in Sonora", "the place that is a state of the United States") they name one of
+# many things in the world, however few the graph happens to hold: a question built on that hop has no single answer.
+_CONTAINMENT = re.compile(
+    r"(?:(?:is|are|was|were)\s+)?(?:(?:located|situated|found|based)\s+)?(?:in|within|inside|near|at)"
+    r"|lies?\s+(?:in|within|near)|belongs?\s+to"
+    r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:part|region|state|county|province|district|island|city"
+    r"|town|village|member|department|agency|station)\s+of",
+    re.I,
+)
+
+
+def _check_specific(path: Sequence[str], phrases: Sequence[Phrase]) -> None:
+    """``TemplateError`` for a hop that describes its node only as something inside the previous one."""
+    for i, ph in enumerate(phrases):
+        if ph.kind == "verb" and not ph.subject_is_head and _CONTAINMENT.fullmatch(ph.label.strip()):
+            raise TemplateError(f"the hop from {path[i]!r} to {path[i + 1]!r} ({ph.label!r}) only says that "
+                                f"{path[i + 1]!r} is inside {path[i]!r}, like many other things in the world; "
+                                "a question built on it has no single answer")
+
+
 def _hops(path: Sequence[str], edges: Sequence[PathEdge]) -> list[Phrase]:
     if len(path) < 2 or len(edges) != len(path) - 1:
         raise TemplateError(f"a question needs a path of two or more nodes with one relation per hop, got {list(path)}")
@@ -372,6 +393,7 @@ def write_question(
     seed); ``TemplateError`` when a hop cannot be phrased, or phrased only with a centre-embedded clause ("the X
     that the Y who ... <verb>")."""
     phrases = _hops(path, edges)
+    _check_specific(path, phrases)
     nouns = [type_noun(t) for t in types]
     rng = random.Random(content_digest("template-question", str(seed), *path))
     start = f"the {path[0]}" if start_article else path[0]

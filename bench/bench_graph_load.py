@@ -4,9 +4,9 @@ Generates a synthetic power-law graph (preferential attachment) in LightRAG's Gr
 directory, then times, each on its own:
 
 - ``import``: ``tasks.graph.importers.read_lightrag_graphml`` (GraphML -> records),
-- ``write``: ``tasks.graph.store.write_snapshot`` into a DuckDB file (one transaction),
+- ``write``: ``warehouse.graphs.write_snapshot`` into a DuckDB file (one transaction),
 - ``rewrite``: the same write again (idempotent: finds the snapshot, adds no rows),
-- ``load``: ``KnowledgeGraph.load`` from that file (then, apart, the first traversal's adjacency cache),
+- ``load``: ``warehouse.graphs.load_graph`` from that file (then, apart, the first traversal's adjacency cache),
 - ``ball_scan``: ``ball_size(n, 3, cap=400)`` for a seeded sample of nodes (what seed eligibility does).
 
 Prints one summary line and one JSON object (also written to ``--json PATH`` when given). Stage times are wall
@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
-from tasks.graph.store import write_snapshot  # noqa: E402
+from warehouse.graphs import write_snapshot  # noqa: E402
 from tasks.graph.importers import read_lightrag_graphml  # noqa: E402
-from tasks.graph.kg import KnowledgeGraph  # noqa: E402
 from warehouse.db import Warehouse  # noqa: E402
+from warehouse.graphs import load_graph
 
 TYPES = ("person", "organization", "concept", "location", "event", "technology")
 KEYWORDS = ("causes", "part of", "used by", "located in", "founded", "influences", "related")
@@ -144,7 +144,7 @@ def run(n_nodes: int, n_edges: int, seed: int, sample: int) -> dict[str, object]
 
         del imported
         t0, c0 = time.perf_counter(), time.process_time()
-        kg = KnowledgeGraph.load(wh, "bench")
+        kg = load_graph(wh, "bench")
         load_s, load_cpu_s = time.perf_counter() - t0, time.process_time() - c0
 
         rng = random.Random(seed)

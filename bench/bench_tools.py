@@ -261,7 +261,7 @@ def bench_server(
 ) -> dict[str, Any]:
     """``hopforge serve-tools`` and the bare endpoint, each started as its own process with ``workers`` workers,
     loaded from another process; ratios are tool server / bare endpoint at the same concurrency."""
-    from tasks.graph.store import write_snapshot
+    from warehouse.graphs import write_snapshot
     from warehouse.db import Warehouse
 
     with Warehouse(data_dir / "warehouse.duckdb") as wh:

@@ -14,24 +14,25 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from prefect import flow, task
+from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
 from flows.checks import at_least, check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.qa import load_qa
-from flows.runtime import default_settings, flow_parameters, open_run
+from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import InputError
-from schemas.qa import QA, SPLITS, GoldPath
+from schemas.qa import QA, SPLITS, GoldPath, Split
 from schemas.tools import OMNE_TOOLS
-from schemas.trajectories import TRAJECTORY_KINDS, Trajectory
+from schemas.trajectories import TRAJECTORY_KINDS, Trajectory, TrajectoryKind
 from tasks.graph.kg import KnowledgeGraph
 from tasks.distill.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
 from warehouse.db import Warehouse
+from warehouse.graphs import load_graph
 
 def load_trajectories(wh: Warehouse, where: str = "TRUE", params: Sequence[Any] | None = None) -> list[Trajectory]:
     """Trajectories matching a SQL condition, ordered by id."""
@@ -134,12 +135,12 @@ def _artifact(table: list[dict[str, Any]], description: str) -> None:
         create_table_artifact(key="trajectory-yields", table=table, description=description)
 
 
-@flow(name="distill-trajectories", log_prints=True)
+@hopforge_flow(name="distill-trajectories", log_prints=True)
 def distill_trajectories(
     domains: list[str] | None = None,
-    kinds: Sequence[str] = ("template", "rollouts", "cot"),
+    kinds: Sequence[TrajectoryKind] = ("template", "rollouts", "cot"),
     n_rollouts: int = 2,
-    split: str | None = None,
+    split: Split | None = None,
     batch_size: int | None = None,
     min_path_coverage: float = 0.5,
     max_distractors: int = 40,
@@ -202,7 +203,7 @@ def distill_trajectories(
                      for snap, snap_jobs in sorted(by_snapshot.items()) for b in chunks(snap_jobs, batch_size)]
         bars: dict[str, Progress] = {}
         batches = run_batches(distill_batch, work, runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None), "jobs": w[2], "gold": w[3],
+            "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "jobs": w[2], "gold": w[3],
             "cfg": cfg, "run_id": rt.run_id, "model": model, "index_dir": index_dir},
             in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, cfg.role)))  # fmt: skip
         for (domain, _, batch, _), done_batch in batches:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
-from prefect import flow, task
+import duckdb
+from prefect import task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult
-from flows.runtime import default_settings, open_run
+from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from gateway.embeddings import shared_embedder
 from gateway.spec import GatewaySpec, spec_for
 from schemas.config import EmbeddingConfig, Settings
-from tasks.ops.doctor import DoctorCheck, check_embeddings, check_endpoint, check_warehouse, endpoint_groups
+from tasks.ops.doctor import DoctorCheck, check_embeddings, check_endpoint, endpoint_groups
+from warehouse.db import Warehouse, WarehouseError
 
 
 @task(name="check-endpoints", retries=1, retry_delay_seconds=2, cache_policy=NO_CACHE)
@@ -45,11 +48,24 @@ def summarise(checks: list[DoctorCheck]) -> list[dict[str, Any]]:
     ]
 
 
-@flow(name="doctor", log_prints=True)
+def check_warehouse(wh: Warehouse, run_id: str) -> DoctorCheck:
+    started = time.perf_counter()
+    try:
+        version = wh.schema_version()
+        found = wh.scalar("SELECT count(*) FROM runs WHERE run_id = ?", [run_id])
+        ok = found == 1
+        detail = f"{wh.path or ':memory:'}: schema version {version}, {len(wh.tables())} tables, run row {'written' if ok else 'missing'}"
+    except (duckdb.Error, WarehouseError) as exc:  # a doctor check reports, it does not raise
+        ok, detail = False, str(exc)
+    return DoctorCheck(check="warehouse", target=str(wh.path or ":memory:"), ok=ok, detail=detail,
+                       seconds=time.perf_counter() - started)
+
+
+@hopforge_flow(name="doctor", log_prints=True)
 def doctor(settings: Settings | None = None, embeddings: bool = True) -> dict[str, Any]:
     """Check the whole set-up once; the returned summary says where the warehouse and run record are."""
     settings = settings or default_settings()
-    with open_run("doctor", {"embeddings": embeddings}, settings) as rt:
+    with open_run("doctor", flow_parameters(doctor, locals()), settings) as rt:
         found = check_endpoints_task(spec_for(rt.gateway, ()))
         rt.gateway.ledger.merge(found.usage)
         checks = list(found.records)

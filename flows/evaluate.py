@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from prefect import flow, task
+from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from eval.evaluate import MODES, EvalConfig, EvalItem, evaluate_item
+from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, evaluate_item
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
@@ -27,12 +27,13 @@ from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
 from flows.qa import load_qa
-from flows.runtime import Runtime, default_settings, flow_parameters, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
-from schemas.qa import QA, SPLITS, GoldPath
+from schemas.qa import QA, SPLITS, GoldPath, Split
 from tasks.graph.kg import KnowledgeGraph
+from warehouse.graphs import load_graph
 
 
 @task(name="evaluate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
@@ -101,10 +102,10 @@ def _model(rt: Runtime, role: str) -> str | None:
         return None
 
 
-@flow(name="evaluate-policy", log_prints=True)
+@hopforge_flow(name="evaluate-policy", log_prints=True)
 def evaluate_policy(
-    split: str | None = "test",
-    modes: Sequence[str] = ("tools", "no_tools"),
+    split: Split | None = "test",
+    modes: Sequence[Mode] = ("tools", "no_tools"),
     domains: list[str] | None = None,
     limit: int | None = None,
     use_judge: bool = False,
@@ -144,7 +145,7 @@ def evaluate_policy(
         work = [(domain, snap, b) for (domain, snap), group in sorted(groups.items())
                 for b in chunks([(q, m) for m in modes for q in group], batch_size)]
         batches = run_batches(evaluate_batch, work, runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
+            "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
             "jobs": list(w[2]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _ in w[2]}, "cfg": cfg,
             "run_id": rt.run_id, "index_dir": index_dir},
             in_flight=runner.in_flight(batch_size, concurrency))  # fmt: skip

@@ -11,15 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from prefect import flow
 
 from flows.checks import writable_folder
 from flows.distill import load_gold_paths, load_trajectories
 from flows.qa import load_qa
-from flows.runtime import default_settings, open_run
+from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
-from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, check_include, check_version, export, push_to_hub
+from tasks.export.datasets import EXPORT_CONFIGS, ExportConfig, ExportInputs, check_include, check_version, export, push_to_hub
 
 
 def _artifact(rows: list[dict[str, Any]], description: str) -> None:
@@ -31,10 +30,10 @@ def _artifact(rows: list[dict[str, Any]], description: str) -> None:
         create_table_artifact(key="dataset-export", table=rows, description=description)
 
 
-@flow(name="export-datasets", log_prints=True)
+@hopforge_flow(name="export-datasets", log_prints=True)
 def export_datasets(
     version: str | None = None,
-    include: Sequence[str] = EXPORT_CONFIGS,
+    include: Sequence[ExportConfig] = EXPORT_CONFIGS,
     repo_id: str | None = None,
     token_env: str = "HF_TOKEN",
     private: bool = True,
@@ -50,7 +49,7 @@ def export_datasets(
     if version is not None:
         check_version(version)
     writable_folder(settings.data_dir / "exports", "the exports folder")
-    params = {"version": version, "include": list(include), "repo_id": repo_id}
+    params = flow_parameters(export_datasets, locals())
     with open_run("export-datasets", params, settings) as rt:
         qas = load_qa(rt)
         if not qas:

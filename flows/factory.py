@@ -11,15 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prefect import flow
 
 from flows.distill import distill_trajectories
 from flows.evaluate import evaluate_policy
 from flows.export import export_datasets
 from flows.graphs import build_graphs, import_graphs
 from flows.qa import generate_qa, verify_paths
-from flows.runtime import default_settings
+from flows.runtime import default_settings, hopforge_flow
 from schemas.config import Settings
+from schemas.qa import GenMode
 from warehouse.db import Warehouse
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
@@ -51,13 +51,13 @@ def choose_graphs(built: dict[str, Any], reports: list[dict[str, Any]], extracto
     return use_reference, lines
 
 
-@flow(name="factory", log_prints=True)
+@hopforge_flow(name="factory", log_prints=True)
 def factory(
     corpus: str | None = None,
     reference_graphs: str | None = None,
     domains: list[str] | None = None,
     n_seeds: int = 20,
-    modes: list[str] | None = None,
+    modes: list[GenMode] | None = None,
     free_seeds: int | None = None,
     max_attempts: int = 3,
     gleaning: int | None = None,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from prefect import flow, task
+from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
@@ -19,13 +19,15 @@ from flows.checks import check_domain_names
 from flows.progress import Progress
 from gateway.embeddings import shared_embedder
 from gateway.spec import GatewaySpec
-from flows.runtime import Runtime, default_settings, flow_parameters, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import HopforgeError
 from schemas.corpus import Document, IngestOptions, IngestResult
 from tasks.graph.report import GraphReport, graph_report, report_markdown, report_rows
-from tasks.corpus.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders, write_ingest
+from tasks.corpus.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders
 from tasks.graph.kg import KnowledgeGraph
+from warehouse.corpus import write_ingest
+from warehouse.graphs import load_graph, write_import
 
 SourceKind = Literal["auto", "jsonl", "folder", "hf"]
 
@@ -122,7 +124,7 @@ def current_graph(rt: Runtime, domain: str) -> tuple[KnowledgeGraph, str | None]
     row = rt.wh.query("SELECT snapshot_id, source FROM current_graph_snapshots WHERE domain = ?", [domain])
     if not row:
         return None
-    return KnowledgeGraph.load(rt.wh, domain, row[0]["snapshot_id"]), row[0]["source"]
+    return load_graph(rt.wh, domain, row[0]["snapshot_id"]), row[0]["source"]
 
 
 def build_usage(rt: Runtime, domain: str, snapshot_id: str) -> dict[str, Any] | None:
@@ -144,7 +146,7 @@ def report_domains(rt: Runtime, domains: list[str], snapshots: dict[str, str] | 
     reports = []
     for domain in domains:
         if snapshots and domain in snapshots:
-            kg = KnowledgeGraph.load(rt.wh, domain, snapshots[domain])
+            kg = load_graph(rt.wh, domain, snapshots[domain])
             source = rt.wh.scalar("SELECT source FROM graph_snapshots WHERE snapshot_id = ?", [snapshots[domain]])
         else:
             found = current_graph(rt, domain)
@@ -161,11 +163,11 @@ def report_domains(rt: Runtime, domains: list[str], snapshots: dict[str, str] | 
     return reports
 
 
-@flow(name="report-graphs", log_prints=True)
+@hopforge_flow(name="report-graphs", log_prints=True)
 def report_graphs(domains: list[str] | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Report every (or the given) domain's current graph: size, connectivity, seed eligibility, cost, verdict."""
     settings = settings or default_settings()
-    with open_run("report-graphs", {"domains": domains}, settings) as rt:
+    with open_run("report-graphs", flow_parameters(report_graphs, locals()), settings) as rt:
         domains = domains or known_domains(rt, "graph_snapshots")
         reports = report_domains(rt, domains)
         print(report_markdown(reports))
@@ -180,7 +182,8 @@ def import_file_task(path: str, domain: str, kind: str | None):
     return import_graph_file(path, domain, kind=kind)  # type: ignore[arg-type]
 
 
-GRAPH_KINDS: tuple[str, ...] = ("graphml", "lightrag", "triples", "rog")
+GraphKind = Literal["graphml", "lightrag", "triples", "rog"]
+GRAPH_KINDS: tuple[str, ...] = get_args(GraphKind)
 
 
 def check_graph_files(files: dict[str, str], kind: str | None) -> None:
@@ -202,19 +205,19 @@ def check_graph_files(files: dict[str, str], kind: str | None) -> None:
             raise GraphImportError(f"{path} (domain {domain}): no such file")
 
 
-@flow(name="import-graphs", log_prints=True)
-def import_graphs(files: dict[str, str], kind: str | None = None, settings: Settings | None = None) -> dict[str, Any]:
+@hopforge_flow(name="import-graphs", log_prints=True)
+def import_graphs(files: dict[str, str], kind: GraphKind | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots."""
     settings = settings or default_settings()
     check_graph_files(files, kind)
-    with open_run("import-graphs", {"files": files, "kind": kind}, settings) as rt:
+    with open_run("import-graphs", flow_parameters(import_graphs, locals()), settings) as rt:
         done: dict[str, Any] = {}
         failures: dict[str, str] = {}
         bar = Progress("import-graphs", len(files), "importing graphs")
         for domain, path in sorted(files.items()):
             try:
                 imp = import_file_task(path, domain, kind)
-                snap = imp.write(rt.wh, build_run_id=rt.run_id)
+                snap = write_import(rt.wh, imp, build_run_id=rt.run_id)
                 print(f"{domain}: {imp.summary()} -> snapshot {snap.snapshot_id}")
                 done[domain] = {"snapshot_id": snap.snapshot_id, "entities": len(imp.entities),
                                 "relations": len(imp.relations), "bad_rows": imp.bad_rows,
@@ -266,7 +269,7 @@ def build_domain_task(spec: GatewaySpec, domain: str, documents: list[Document],
     return BatchResult([asyncio.run(go())], gateway.ledger.snapshot())
 
 
-@flow(name="build-graphs", log_prints=True)
+@hopforge_flow(name="build-graphs", log_prints=True)
 def build_graphs(
     domains: list[str] | None = None,
     source: str | None = None,
@@ -364,8 +367,7 @@ def _write_build(rt: Runtime, res, usage: dict[str, int],
     """Store the build: the raw snapshot, then (when names merge) the resolved snapshot with its merge log, the
     near-duplicate report, and the build row. The raw snapshot stays, so any merge can be reviewed and undone."""
     from tasks.graph.entity_resolution import near_duplicates, resolve_entities
-    from tasks.graph.build import write_build
-    from tasks.graph.store import write_near_duplicates, write_snapshot
+    from warehouse.graphs import write_build, write_near_duplicates, write_snapshot
 
     snapshot_id = None
     if res.entities:
@@ -393,10 +395,10 @@ def _write_build(rt: Runtime, res, usage: dict[str, int],
     return snapshot_id or ""
 
 
-@flow(name="ingest-corpus", log_prints=True)
+@hopforge_flow(name="ingest-corpus", log_prints=True)
 def ingest_corpus(
     source: str,
-    source_kind: str = "auto",  # checked by check_source: a bad kind gets hopforge's message, not a type error
+    source_kind: SourceKind = "auto",
     allow_new_domains: bool = False,
     chunk_token_size: int = 1200,
     chunk_overlap_token_size: int = 100,
@@ -408,7 +410,7 @@ def ingest_corpus(
     settings = settings or default_settings()
     options = ingest_options(chunk_token_size, chunk_overlap_token_size, allow_new_domains)
     kind = check_source(source, source_kind, options)
-    with open_run("ingest-corpus", {"source": source, "source_kind": source_kind}, settings) as rt:
+    with open_run("ingest-corpus", flow_parameters(ingest_corpus, locals()), settings) as rt:
         result = ingest_source(source, kind, options)  # type: ignore[arg-type]
         nothing_ingested(source, result)
         summary = write_ingest(rt.wh, result, rt.run_id)

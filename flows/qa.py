@@ -13,9 +13,9 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from prefect import flow, task
+from prefect import task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
@@ -24,10 +24,10 @@ from flows.checks import check_domains_in, check_generate_params, check_paths_pa
 from flows.progress import Progress
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
-from flows.runtime import Runtime, default_settings, flow_parameters, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
-from schemas.qa import QA, QAAttempt, QAReject, Seed
+from schemas.qa import QA, GenMode, QAAttempt, QAReject, Seed
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
@@ -36,6 +36,7 @@ from tasks.qa.text_gates import TextGateConfig
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
+from warehouse.graphs import load_graph
 
 def load_qa(rt: Runtime, where: str = "TRUE", params: list[Any] | None = None) -> list[QA]:
     return rt.wh.read("qa", QA, where, params, order_by="qa_id")
@@ -215,12 +216,12 @@ def _collisions(rt: Runtime, qas: list[QA]) -> tuple[list[QA], list[QAReject]]:
     return kept, rejects
 
 
-@flow(name="generate-qa", log_prints=True)
+@hopforge_flow(name="generate-qa", log_prints=True)
 def generate_qa(
     domains: list[str] | None = None,
     n_seeds: int = 20,
     hop_mix: dict[str, float] | None = None,
-    modes: list[str] | None = None,
+    modes: list[GenMode] | None = None,
     max_attempts: int = 3,
     use_judge: bool = True,
     min_ball: int = 20,
@@ -231,7 +232,7 @@ def generate_qa(
     split_proportions: dict[str, float] | None = None,
     constrain_question: bool | None = None,
     candidates: int = 8,
-    writer: str | None = None,
+    writer: Literal["llm", "template"] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel.
@@ -297,7 +298,7 @@ def generate_qa(
                     print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
                           "every job already has a final verdict")
                     continue
-                kg = KnowledgeGraph.load(rt.wh, domain, snapshot_id)
+                kg = load_graph(rt.wh, domain, snapshot_id)
                 eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
                 seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
                                      run_id=rt.run_id)  # fmt: skip
@@ -394,7 +395,7 @@ def verify_batch(spec: GatewaySpec, kg: KnowledgeGraph, qas: list[QA], run_id: s
     return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
-@flow(name="verify-paths", log_prints=True)
+@hopforge_flow(name="verify-paths", log_prints=True)
 def verify_paths(
     domains: list[str] | None = None,
     max_paths: int = 20,
@@ -431,7 +432,7 @@ def verify_paths(
             work += [(domain, snap, list(b)) for snap, group in sorted(by_snap.items()) for b in chunks(group, batch_size)]
         bars: dict[str, Progress] = {}
         batches = run_batches(verify_batch, work, runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None), "qas": w[2],
+            "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "qas": w[2],
             "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
             "paths_per_call": paths_per_call},
             in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "verifier")))  # fmt: skip

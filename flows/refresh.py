@@ -33,7 +33,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from prefect import flow, task
+from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from flows.distill import distill_trajectories, load_gold_paths, load_trajectories
@@ -41,14 +41,14 @@ from flows.graphs import build_graphs, ingest_corpus
 from flows.batches import BatchResult, batch_runner, chunks, run_batches
 from flows.progress import Progress
 from flows.qa import generate_qa, load_qa, verify_paths
-from flows.runtime import Runtime, default_settings, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
-from schemas.config import Settings
+from schemas.config import Role, Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
 from schemas.tools import TOOL_SPECS
-from tasks.export.datasets import EXPORT_CONFIGS, ExportInputs, build_export, check_include, write_export
+from tasks.export.datasets import EXPORT_CONFIGS, ExportConfig, ExportInputs, build_export, check_include, write_export
 from tasks.export.hub import check_publish, publish_version
 from tasks.export.pictures import artifact_markdown, card_section, picture_data, render
 from tasks.export.versions import diff, diff_markdown, summarize, version_fingerprint
@@ -64,6 +64,7 @@ from tasks.qa.difficulty import (
     rates_by_hop_class,
     with_difficulty_schema,
 )
+from warehouse.graphs import load_graph
 
 Label = Literal["trivial", "easy", "medium", "hard", "unsolved"]
 SolverMode = Literal["tools", "no_tools"]
@@ -146,12 +147,12 @@ def load_difficulty(rt: Runtime, model: str, k: int) -> dict[str, Difficulty]:
     return {r["qa_id"]: Difficulty(**r) for r in rows}
 
 
-@flow(name="label-difficulty", log_prints=True)
+@hopforge_flow(name="label-difficulty", log_prints=True)
 def label_difficulty(
     k: int = 4,
     modes: tuple[SolverMode, ...] = ("tools", "no_tools"),
     temperature: float = 1.0,
-    role: str = "policy",
+    role: Role = "policy",
     domains: list[str] | None = None,
     batch_size: int = 8,
     max_rounds: int = 7,
@@ -166,7 +167,7 @@ def label_difficulty(
                            max_tokens_per_round=max_tokens_per_round, seed=settings.seed).check()  # fmt: skip
     if batch_size < 1:
         raise DifficultyError(f"batch_size must be >= 1, got {batch_size}")
-    params = {"k": k, "modes": list(modes), "temperature": temperature, "role": role, "domains": domains}
+    params = flow_parameters(label_difficulty, locals())
     with open_run("label-difficulty", params, settings) as rt:
         where, args = "TRUE", []
         if domains:
@@ -194,7 +195,7 @@ def label_difficulty(
                 if "tools" not in cfg.modes:
                     return None
                 if key not in graphs:  # one load per snapshot, not per batch
-                    graphs[key] = KnowledgeGraph.load(rt.wh, key[0], key[1] or None)
+                    graphs[key] = load_graph(rt.wh, key[0], key[1] or None)
                 return graphs[key]
 
             batches = run_batches(difficulty_batch, work, runner=runner, parameters=lambda w: {
@@ -280,7 +281,7 @@ def _artifact(key: str, markdown: str, description: str) -> None:
 
 # -- the flow ---------------------------------------------------------------------------------------------------------
 
-@flow(name="refresh", log_prints=True)
+@hopforge_flow(name="refresh", log_prints=True)
 def refresh(
     sources: list[str] | None = None,
     domains: list[str] | None = None,
@@ -296,9 +297,9 @@ def refresh(
     solver_k: int = 4,
     solver_modes: tuple[SolverMode, ...] = ("tools", "no_tools"),
     solver_temperature: float = 1.0,
-    solver_role: str = "policy",
+    solver_role: Role = "policy",
     drop_labels: tuple[Label, ...] = ("trivial",),
-    include: tuple[str, ...] = EXPORT_CONFIGS,
+    include: tuple[ExportConfig, ...] = EXPORT_CONFIGS,
     repo_id: str | None = None,
     token_env: str = "HF_TOKEN",
     private: bool = True,
@@ -314,10 +315,7 @@ def refresh(
                                max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round, seed=settings.seed)
               if measure_difficulty else None)  # fmt: skip
     include = check_include(include)
-    params = {"sources": sources, "domains": domains, "n_seeds": n_seeds, "seed_quota": seed_quota,
-              "modes": list(modes), "n_rollouts": n_rollouts, "measure_difficulty": measure_difficulty,
-              "solver_k": solver_k, "solver_modes": list(solver_modes), "drop_labels": list(drop_labels),
-              "repo_id": repo_id, "include": list(include)}  # fmt: skip
+    params = flow_parameters(refresh, locals())
     with open_run("refresh", params, settings) as rt:
         if sources is None:
             sources = _previous_sources(rt)

@@ -15,12 +15,14 @@ import logging
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from prefect.flows import Flow
 
 from flows.checks import writable_folder
 from gateway.cache import ResponseCache
@@ -28,7 +30,7 @@ from gateway.client import LLMGateway
 from gateway.embeddings import Embedder, shared_embedder
 from gateway.usage import UsageLedger
 from schemas.config import Settings, load_settings
-from schemas.errors import HopforgeError
+from schemas.errors import HopforgeError, InputError
 from warehouse.db import Warehouse
 
 
@@ -116,11 +118,56 @@ class Runtime:
 def flow_parameters(fn: Any, values: dict[str, Any]) -> dict[str, Any]:
     """Every parameter of the flow function ``fn`` with its value in ``values`` (the flow's ``locals()`` after it
     resolved its defaults), all but ``settings`` (recorded as the run's config): the run row keeps the whole call,
-    not a hand-picked part of it."""
+    not a hand-picked part of it. Typed options (pydantic models) are kept as their JSON form, tuples as lists."""
     import inspect
 
+    from pydantic import BaseModel
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value.model_dump(mode="json")
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        if isinstance(value, dict):
+            return {k: plain(v) for k, v in value.items()}
+        return value
+
     names = inspect.signature(getattr(fn, "fn", fn)).parameters
-    return {n: values.get(n) for n in names if n != "settings"}
+    return {n: plain(values.get(n)) for n in names if n != "settings"}
+
+
+class HopforgeFlow(Flow):
+    """A Prefect flow whose typed parameters (the model Prefect builds from the signature, shown in the UI's run
+    form) refuse a bad value with an ``InputError`` naming the parameter, the value given and what is allowed,
+    before the flow body runs: a deployment run, ``prefect deployment run -p`` and a Python call all get it."""
+
+    def validate_parameters(self, parameters: dict[str, Any]) -> dict[str, Any]:
+        import pydantic
+        from prefect._internal.pydantic.validated_func import ValidatedFunction
+        from prefect.utilities.callables import parameters_to_args_kwargs
+
+        args, kwargs = parameters_to_args_kwargs(self.fn, parameters)
+        try:  # the check Prefect's own validation makes, kept with pydantic's details (the value given)
+            ValidatedFunction(self.fn, config=pydantic.ConfigDict(arbitrary_types_allowed=True)).validate_call_args(
+                args, kwargs)  # fmt: skip
+        except pydantic.ValidationError as exc:
+            problems = []
+            for err in exc.errors():
+                where = str(err["loc"][0]) + "".join(f"[{x!r}]" if isinstance(x, str) else f"[{x}]" for x in err["loc"][1:])
+                given = "" if "input" not in err or err["type"].startswith(("missing", "unexpected")) else (
+                    f" (given {err['input']!r})")
+                problems.append(f"{where}: {err['msg']}{given}")
+            raise InputError(f"bad parameter(s) for flow {self.name!r}: " + "; ".join(problems)) from None
+        return super().validate_parameters(parameters)
+
+
+def hopforge_flow(**options: Any) -> Callable[[Callable[..., Any]], HopforgeFlow]:
+    """``@flow(...)`` for hopforge's flows: a ``HopforgeFlow`` with the same options."""
+
+    def wrap(fn: Callable[..., Any]) -> HopforgeFlow:
+        return HopforgeFlow(fn, **options)
+
+    return wrap
 
 
 #: The runs this process has open. A ``running`` row of any other run cannot be alive once this process holds

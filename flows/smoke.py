@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from prefect import flow, task
+from prefect import task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, run_batches
-from flows.runtime import default_settings, flow_parameters, open_run
+from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from tasks.ops.smoke import SMOKE_TEXTS, SmokeItem, annotate
@@ -29,7 +29,7 @@ def annotate_batch(spec: GatewaySpec, texts: list[str], run_id: str) -> BatchRes
     return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
 
 
-@flow(name="smoke", log_prints=True)
+@hopforge_flow(name="smoke", log_prints=True)
 def smoke(settings: Settings | None = None, texts: list[str] | None = None, batch_size: int = 8) -> dict[str, Any]:
     settings = settings or default_settings()
     texts = texts or SMOKE_TEXTS

@@ -15,6 +15,7 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
 from warehouse.db import Warehouse
+from warehouse.graphs import load_graph
 
 EmbedderChoice = Literal["configured", "hashing"]
 
@@ -26,7 +27,7 @@ def load_graphs(wh: Warehouse, domains: list[str] | None = None) -> list[Knowled
         missing = wanted - {r["domain"] for r in rows}
         if missing:
             raise InputError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
-    return [KnowledgeGraph.load(wh, r["domain"], r["snapshot_id"]) for r in rows if wanted is None or r["domain"] in wanted]
+    return [load_graph(wh, r["domain"], r["snapshot_id"]) for r in rows if wanted is None or r["domain"] in wanted]
 
 
 def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | None = None,

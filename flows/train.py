@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import httpx
-from prefect import flow
 
 from flows.progress import Progress
-from flows.runtime import default_settings, open_run
+from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
+from schemas.qa import Split
 from training.merge import plan_merge
 from training.plan import ExportView, TrainingError, TrainPlan, load_export, resolve_export
 from training.rl import TRLOptions, VerlOptions, check_plan, plan_trl, plan_verl
@@ -135,7 +135,7 @@ def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str
                 "command": plan.command_line(), "checkpoint": res.checkpoint, "metrics": final_metrics(res.metrics)}  # fmt: skip
 
 
-@flow(name="train-sft", log_prints=True)
+@hopforge_flow(name="train-sft", log_prints=True)
 def train_sft(
     options: SFTOptions,
     export_version: str | None = None,
@@ -150,7 +150,7 @@ def train_sft(
     export = _export(settings, export_version)
     train_id = new_train_id("sft", "llamafactory")
     plan = plan_sft(export, _run_dir(settings, train_id), options)
-    params = {"options": options.model_dump(mode="json"), "export_version": export.version, "dry_run": dry_run}
+    params = {**flow_parameters(train_sft, locals()), "export_version": export.version}  # the version it resolved to
     return run_plan(plan, kind="sft", settings=settings, params=params, dry_run=dry_run, timeout_s=timeout_s,
                     base_model=options.model, check=check)  # fmt: skip
 
@@ -230,7 +230,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-@flow(name="train-rl", log_prints=True)
+@hopforge_flow(name="train-rl", log_prints=True)
 def train_rl(
     trainer: Literal["verl", "trl"] = "verl",
     verl: VerlOptions | None = None,
@@ -261,8 +261,7 @@ def train_rl(
         opts = trl or _missing("trl", "model")
     else:
         raise TrainingError(f"unknown RL trainer {trainer!r}; choose verl or trl")
-    params = {"trainer": trainer, "options": opts.model_dump(mode="json"), "export_version": export.version,
-              "dry_run": dry_run, "start_tool_server": start_tool_server}  # fmt: skip
+    params = {**flow_parameters(train_rl, locals()), "export_version": export.version}  # the version it resolved to
 
     def go(tool_url: str | None) -> dict[str, Any]:
         if trainer == "verl":
@@ -315,13 +314,13 @@ def _missing(trainer: str, field: str) -> Any:
     raise TrainingError(f"train-rl with trainer={trainer} needs `{trainer}` options (at least `{field}`)")
 
 
-@flow(name="train-and-eval", log_prints=True)
+@hopforge_flow(name="train-and-eval", log_prints=True)
 def train_and_eval(
     sft: SFTOptions,
     rl: VerlOptions | None = None,
     serve: ServeOptions | None = None,
     export_version: str | None = None,
-    eval_split: str = "test",
+    eval_split: Split = "test",
     eval_limit: int | None = None,
     dry_run: bool = False,
     settings: Settings | None = None,

@@ -1,8 +1,8 @@
 """Records of a LightRAG graph build over one domain (``tasks.graph.build``; tables in ``0006_graph_builds.sql``).
 
-A build returns a ``DomainBuildResult``: the graph's records, ready for ``tasks.graph.store.write_snapshot``, the
+A build returns a ``DomainBuildResult``: the graph's records, ready for ``warehouse.graphs.write_snapshot``, the
 document counts, every document LightRAG could not process with its reason, and the build's own LLM usage. The
-build never touches the warehouse; the flow writes the snapshot and then ``tasks.graph.build.write_build``.
+build never touches the warehouse; the flow writes the snapshot and then ``warehouse.graphs.write_build``.
 """
 
 from __future__ import annotations

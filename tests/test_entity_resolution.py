@@ -18,9 +18,10 @@ from tasks.graph.entity_resolution import (
     resolve_entities,
     undo_merges,
 )
-from tasks.graph.store import write_snapshot
+from warehouse.graphs import write_snapshot
 from tasks.graph.kg import KnowledgeGraph
 from warehouse.db import Warehouse
+from warehouse.graphs import load_graph
 
 
 def ent(name: str, **kw) -> Entity:
@@ -194,9 +195,9 @@ def test_merged_snapshot_and_log_land_together(variants) -> None:
         {"merged_name": "Neural-Network", "from_snapshot_id": before.snapshot_id, "to_snapshot_id": after.snapshot_id},
         {"merged_name": "neural networks", "from_snapshot_id": before.snapshot_id, "to_snapshot_id": after.snapshot_id},
     ]
-    assert KnowledgeGraph.load(wh, "cs").n_nodes == 3
+    assert load_graph(wh, "cs").n_nodes == 3
     # The pre-merge snapshot is intact: undoing is a replay on it.
-    pre = KnowledgeGraph.load(wh, "cs", before.snapshot_id)
+    pre = load_graph(wh, "cs", before.snapshot_id)
     assert pre.n_nodes == 5
 
 

@@ -9,7 +9,7 @@ from flows import cli
 from gateway.embeddings import EmbeddingError
 from gateway.endpoints import EndpointUnavailable
 from schemas.config import ConfigError
-from schemas.errors import EndpointError, HopforgeError, InputError, TrainingError, WarehouseError
+from schemas.errors import HopforgeError, InputError, TrainingError, WarehouseError
 from tasks.corpus.ingest import IngestError
 from tasks.export.datasets import ExportError
 from tasks.graph.importers import GraphImportError

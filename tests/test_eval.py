@@ -152,7 +152,7 @@ async def test_judge_rules_only_when_em_fails(fake_llm, tmp_path, kg):
 
 def build_eval_warehouse(settings):
     """The demo cs graph as the current snapshot and three test questions (two 1-2 hop, one 3+) with gold paths."""
-    from tasks.graph.store import write_snapshot
+    from warehouse.graphs import write_snapshot
     from tasks.graph.importers import read_triples
     from warehouse.db import Warehouse
 
@@ -209,8 +209,10 @@ def test_evaluate_flow_writes_items_runs_and_per_hop_metrics(prefect_harness, fa
     assert again["by_mode"]["no_tools"]["n"] == 2 and fake_llm.calls() == calls and again["run_id"] != out["run_id"]
     train = evaluate_policy(split="train", modes=["no_tools"], settings=settings)
     assert train["by_mode"]["no_tools"]["n"] == 1 and fake_llm.calls() == calls + 1
+    with pytest.raises(ValueError, match=r"modes\[0\]: Input should be 'tools', 'no_tools' or 'gold_context' \(given 'oracle'\)"):
+        evaluate_policy(modes=["oracle"], settings=settings)  # the run form's choices refuse it
     with pytest.raises(ValueError, match="unknown or no mode"):
-        evaluate_policy(modes=["oracle"], settings=settings)
+        evaluate_policy(modes=[], settings=settings)  # a valid type, refused by the flow's own check
 
 
 def test_paper_comparable_metrics_by_hand():

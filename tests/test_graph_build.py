@@ -37,7 +37,6 @@ from tasks.graph.build import (
     graphml_path,
     make_llm_func,
     workspace_for,
-    write_build,
 )
 from tasks.corpus.text import count_tokens, lightrag_stored_chunks
 
@@ -271,8 +270,8 @@ async def test_build_through_gateway_then_rerun_makes_no_llm_calls(fake_llm, tmp
 
 
 async def test_failing_document_is_recorded_retried_and_others_built(fake_llm, tmp_path):
-    from tasks.graph.store import write_snapshot
     from warehouse.db import Warehouse
+    from warehouse.graphs import write_build, write_snapshot
 
     poisoned = {"on": True}
     fake_llm.add(

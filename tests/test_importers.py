@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from schemas.graph import Relation
-from tasks.graph.store import records_from_networkx, write_snapshot
+from tasks.graph.store import records_from_networkx
+from warehouse.graphs import write_snapshot
 from tasks.graph.importers import (
     GraphImportError,
     import_graph_file,
@@ -22,6 +23,7 @@ from tasks.graph.importers import (
 )
 from tasks.graph.kg import KnowledgeGraph
 from warehouse.db import Warehouse
+from warehouse.graphs import load_graph, write_import
 
 DEMO_GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 
@@ -92,7 +94,7 @@ def test_graphml_round_trip_into_warehouse(tmp_path: Path) -> None:
     assert work.source_chunk_ids == ["chunk-b", "chunk-c"] and work.relation == "" and not work.directed
 
     wh = Warehouse()
-    snap = imported.write(wh, build_run_id="run-1")
+    snap = write_import(wh, imported, build_run_id="run-1")
     assert (snap.n_nodes, snap.n_edges, snap.directed, snap.source) == (5, 4, False, "lightrag")
     assert (
         wh.scalar("SELECT count(*) FROM entities WHERE snapshot_id = ?", [snap.snapshot_id])
@@ -102,7 +104,7 @@ def test_graphml_round_trip_into_warehouse(tmp_path: Path) -> None:
         wh.scalar("SELECT count(*) FROM relations WHERE snapshot_id = ?", [snap.snapshot_id])
         == reference.number_of_edges()
     )
-    kg = KnowledgeGraph.load(wh, "cs")
+    kg = load_graph(wh, "cs")
     assert kg.shortest_path_length("Turing machine", "Dana") == 4
     assert kg.edge("Enigma", "Bletchley Park").weight == 3.5
 
@@ -389,7 +391,7 @@ def test_demo_graphs_import_cleanly() -> None:
             wh, path.stem, imported.entities, imported.relations, source="triples", build_run_id=None,
             directed=imported.directed,
         )  # fmt: skip
-        assert KnowledgeGraph.load(wh, path.stem).n_edges == snap.n_edges == len(imported.relations)
+        assert load_graph(wh, path.stem).n_edges == snap.n_edges == len(imported.relations)
 
 
 def test_entity_row_after_its_relation_is_not_a_duplicate(tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ from tasks.corpus.ingest import (
     ingest_hf_dataset,
     ingest_jsonl,
     ingest_text_folders,
-    write_ingest,
 )
 from tasks.corpus.text import lightrag_stored_chunks
+from warehouse.corpus import write_ingest
 from warehouse.db import Warehouse
 
 SMALL = IngestOptions(chunk_token_size=40, chunk_overlap_token_size=5)

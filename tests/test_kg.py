@@ -11,22 +11,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.graph import Entity, EntityMerge, NearDuplicate, Relation
-from tasks.graph import store as graph_store
 from tasks.graph.store import (
     GraphRecordsError,
-    current_snapshot,
-    list_snapshots,
     merge_duplicate_relations,
-    read_snapshot,
     records_from_networkx,
     snapshot_content_hash,
     split_keywords,
     split_sep,
-    write_near_duplicates,
-    write_snapshot,
 )
 from tasks.graph.kg import Ball, KnowledgeGraph, normalize_name
 from warehouse.db import Warehouse
+from warehouse import graphs as graph_store
+from warehouse.graphs import (
+    current_snapshot,
+    list_snapshots,
+    load_graph,
+    read_snapshot,
+    write_near_duplicates,
+    write_snapshot,
+)
 
 
 def rel(s: str, t: str, label: str = "", *, directed: bool = False, weight: float = 1.0, **kw) -> Relation:
@@ -375,7 +378,7 @@ def test_snapshot_round_trip_and_load() -> None:
     snap = _write(wh, kg.entities(), kg.relations())
     assert snap.snapshot_id == f"cs-{snap.content_hash[:16]}"
     assert (snap.n_nodes, snap.n_edges, snap.source, snap.build_run_id) == (3, 3, "triples", "run-1")
-    loaded = KnowledgeGraph.load(wh, "cs")
+    loaded = load_graph(wh, "cs")
     assert loaded.snapshot_id == snap.snapshot_id
     assert loaded.entities() == kg.entities() and loaded.relations() == kg.relations()
     assert wh.scalar("SELECT count(*) FROM relations WHERE snapshot_id = ?", [snap.snapshot_id]) == 3
@@ -399,8 +402,8 @@ def test_snapshot_writes_are_idempotent_and_track_current() -> None:
 
     second = _write(wh, es_b, rs_b)
     assert current_snapshot(wh, "cs").snapshot_id == second.snapshot_id
-    assert KnowledgeGraph.load(wh, "cs").n_nodes == 3
-    assert KnowledgeGraph.load(wh, "cs", first.snapshot_id).n_nodes == 2
+    assert load_graph(wh, "cs").n_nodes == 3
+    assert load_graph(wh, "cs", first.snapshot_id).n_nodes == 2
 
     back = _write(wh, es_a, rs_a)  # the content returns to the first version: that snapshot is current again
     assert back.snapshot_id == first.snapshot_id
@@ -429,7 +432,7 @@ def test_bad_records_write_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_load_errors_are_clear() -> None:
     wh = Warehouse()
     with pytest.raises(LookupError, match="no graph snapshot"):
-        KnowledgeGraph.load(wh, "cs")
+        load_graph(wh, "cs")
     _write(wh, [ent("a")], [])
     with pytest.raises(LookupError, match="nope"):
         read_snapshot(wh, "cs", "nope")

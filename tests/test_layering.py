@@ -62,3 +62,21 @@ def test_no_task_takes_the_runtime_the_warehouse_or_a_connection():
                 if arg.arg in ("rt", "wh", "con") or any(h in text for h in holders):
                     offenders.append(f"{path.name}:{node.name}({arg.arg}: {text})")
     assert offenders == []
+
+
+def test_stage_packages_never_touch_the_warehouse():
+    """Stage logic takes and returns records; the warehouse (and its stores) are the flow process's alone: no
+    import of ``warehouse`` (not even a type-only one), and no function taking a warehouse or a connection."""
+    reaching = {}
+    for package in ("tasks", "eval", "gateway", "schemas"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            bad = sorted(m for m in _imports(path) if m.split(".")[0] == "warehouse")
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for arg in node.args.args + node.args.kwonlyargs:
+                        text = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                        if arg.arg in ("wh", "con") or any(h in text for h in ("Warehouse", "DuckDBPyConnection")):
+                            bad.append(f"{node.name}({arg.arg}: {text})")
+            if bad:
+                reaching[str(path.relative_to(ROOT))] = bad
+    assert reaching == {}

@@ -245,11 +245,12 @@ def test_junk_questions_are_rejected_by_the_gates_before_the_judge(cs_graph, set
 def test_a_rerun_of_finished_flows_loads_no_graph_and_makes_no_call(cs_graph, settings, fake_llm, monkeypatch):
     """A rerun of finished generate-qa / verify-paths / distill-trajectories learns from the warehouse (finished
     jobs by key, the seeds sampled before) that nothing is left, before loading a graph or building a prompt."""
+    import flows.distill
     import flows.qa
     import tasks.qa.seeds
+    import warehouse.graphs
     from flows.distill import distill_trajectories
     from flows.qa import generate_qa, verify_paths
-    from tasks.graph.kg import KnowledgeGraph
 
     fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
     fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
@@ -267,7 +268,9 @@ def test_a_rerun_of_finished_flows_loads_no_graph_and_makes_no_call(cs_graph, se
     def forbidden(*args, **kwargs):
         raise AssertionError("a rerun with nothing to do loaded a graph or built a prompt")
 
-    monkeypatch.setattr(KnowledgeGraph, "load", classmethod(forbidden))
+    monkeypatch.setattr(flows.qa, "load_graph", forbidden)
+    monkeypatch.setattr(flows.distill, "load_graph", forbidden)
+    monkeypatch.setattr(warehouse.graphs, "read_snapshot", forbidden)
     monkeypatch.setattr(flows.qa, "eligible_seeds", forbidden)
     monkeypatch.setattr(tasks.qa.seeds, "eligible_seeds", forbidden)
     monkeypatch.setattr(flows.qa, "run_job", forbidden)

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from schemas.config import load_settings
 from schemas.qa import QA

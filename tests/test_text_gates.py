@@ -15,7 +15,6 @@ from tasks.qa.generate import prompt_sources
 from tasks.qa.text_gates import (
     TEXT_GATE_CHECKS,
     TextGateConfig,
-    TextGateError,
     check_language,
     check_no_labels,
     check_no_markup,

@@ -207,11 +207,12 @@ def test_tool_environment_from_the_warehouse(tmp_path):
     from schemas.config import load_settings
     from tasks.graph.importers import read_triples
     from warehouse.db import Warehouse
+    from warehouse.graphs import write_import
 
     demo = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
     settings = load_settings(data_dir=tmp_path)
     wh = Warehouse(settings.warehouse_path)
-    read_triples(demo / "cs.jsonl", "cs").write(wh, build_run_id=None)
+    write_import(wh, read_triples(demo / "cs.jsonl", "cs"), build_run_id=None)
     env = tool_environment(settings, wh, embedder="hashing")
     assert env.domains == ("cs",)
     obs = env.call("node_info", {"node_name": "alan turing", "graph_type": "cs"})

@@ -371,7 +371,7 @@ def test_config_is_checked():
 
 def build_warehouse(settings) -> list[QA]:
     """The demo cs graph as the current snapshot, two questions, their gold paths."""
-    from tasks.graph.store import write_snapshot
+    from warehouse.graphs import write_snapshot
     from warehouse.db import Warehouse
 
     imported = read_triples(GRAPHS / "cs.jsonl", "cs")

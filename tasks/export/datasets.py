@@ -42,7 +42,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -64,7 +64,8 @@ FORMAT_VERSION = 2
 RUN_PROVENANCE = frozenset({"run_id", "attempt_id"})
 
 #: Every config an export can hold, in the order they are written and listed.
-EXPORT_CONFIGS: tuple[str, ...] = ("qa", "sft", "sft_nothink", "rl", "messages")
+ExportConfig = Literal["qa", "sft", "sft_nothink", "rl", "messages"]
+EXPORT_CONFIGS: tuple[str, ...] = get_args(ExportConfig)
 
 #: The LLaMA-Factory column and tag mapping of a ShareGPT-with-tools dataset (REFERENCE: LLaMA-Factory 0.9.5).
 SHAREGPT_COLUMNS = {"messages": "conversations", "system": "system", "tools": "tools"}

@@ -2,7 +2,7 @@
 
 ``build_domain_graph`` inserts a domain's documents into one LightRAG instance (one working directory and
 workspace per domain) and returns the resulting graph as canonical records plus what happened to each document.
-It never touches the warehouse: the flow writes the snapshot (``tasks.graph.store.write_snapshot``) and then the
+It never touches the warehouse: the flow writes the snapshot (``warehouse.graphs.write_snapshot``) and then the
 build record (``write_build``), each in one transaction.
 
 Facts about LightRAG 1.5.7 this module relies on (read in its source, and pinned by ``tests/test_graph_build.py``):
@@ -72,8 +72,6 @@ from tasks.corpus.text import make_lightrag_tokenizer
 if TYPE_CHECKING:
     from gateway.client import ChatResult, LLMGateway
     from gateway.embeddings import Embedder
-    from gateway.usage import RoleUsage
-    from warehouse.db import Warehouse
 
 log = logging.getLogger(__name__)
 
@@ -460,57 +458,3 @@ def _read_graph(path: Path, domain: str) -> tuple[list[Entity], list[Relation], 
     if imported.bad_rows:
         log.warning("%s", imported.summary())
     return imported.entities, imported.relations, imported.directed
-
-
-def write_build(
-    wh: Warehouse,
-    result: DomainBuildResult,
-    run_id: str,
-    snapshot_id: str | None,
-    usage: BuildUsage | RoleUsage | Mapping[str, Any] | None = None,
-) -> None:
-    """Store one build's row in ``graph_builds`` and its failures in ``graph_build_failures``, in one transaction.
-
-    ``usage`` defaults to the build's own count (``result.usage``); a gateway ``RoleUsage`` or a mapping with
-    ``calls``/``llm_calls``, ``cache_hits``, ``prompt_tokens``, ``completion_tokens`` is accepted too. Writing the
-    same (run, domain) again replaces its rows.
-    """
-    u = _usage_fields(result.usage if usage is None else usage)
-    row = {
-        "run_id": run_id,
-        "domain": result.domain,
-        "docs_total": result.docs_total,
-        "docs_processed": result.docs_processed,
-        "docs_failed": result.docs_failed,
-        "chunks": result.chunks,
-        "entities": len(result.entities),
-        "relations": len(result.relations),
-        "snapshot_id": snapshot_id,
-        "seconds": result.seconds,
-        **u,
-    }
-    failures = [
-        {"run_id": run_id, "domain": result.domain, "doc_id": f.doc_id, "reason": f.reason, "file_path": f.file_path}
-        for f in result.failures
-    ]
-    with wh.transaction() as con:
-        con.execute("DELETE FROM graph_build_failures WHERE run_id = ? AND domain = ?", [run_id, result.domain])
-        con.execute("DELETE FROM graph_builds WHERE run_id = ? AND domain = ?", [run_id, result.domain])
-        wh.write_batch("graph_builds", [row], con=con)
-        wh.write_batch("graph_build_failures", failures, con=con)
-
-
-def _usage_fields(usage: BuildUsage | RoleUsage | Mapping[str, Any]) -> dict[str, int]:
-    if isinstance(usage, BuildUsage):
-        data: Mapping[str, Any] = usage.model_dump()
-    elif isinstance(usage, Mapping):
-        data = usage
-    else:  # gateway.usage.RoleUsage
-        data = {k: getattr(usage, k) for k in ("calls", "cache_hits", "prompt_tokens", "completion_tokens")}
-    calls = data.get("llm_calls", data.get("calls", 0))
-    return {
-        "llm_calls": int(calls or 0),
-        "cache_hits": int(data.get("cache_hits") or 0),
-        "prompt_tokens": int(data.get("prompt_tokens") or 0),
-        "completion_tokens": int(data.get("completion_tokens") or 0),
-    }

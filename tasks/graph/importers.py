@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from schemas.errors import InputError
-from schemas.graph import GRAPH_DOMAIN, UNKNOWN_TYPE, Entity, GraphSnapshot, GraphSource, Relation
+from schemas.graph import GRAPH_DOMAIN, UNKNOWN_TYPE, Entity, GraphSource, Relation
 from tasks.graph.store import (
     LIGHTRAG_UNKNOWN,
     entity_from_attrs,
@@ -47,12 +47,10 @@ from tasks.graph.store import (
     relation_from_attrs,
     split_keywords,
     split_sep,
-    write_snapshot,
 )
 
 if TYPE_CHECKING:
     from tasks.graph.kg import KnowledgeGraph
-    from warehouse.db import Warehouse
 
 #: How many row errors a ``GraphImport`` keeps in full; the rest are only counted.
 MAX_KEPT_ERRORS = 1000
@@ -122,13 +120,6 @@ class GraphImport:
         return KnowledgeGraph(
             self.domain, self.entities, self.relations, directed=self.directed, snapshot_id=snapshot_id
         )
-
-    def write(self, wh: Warehouse, *, build_run_id: str | None) -> GraphSnapshot:
-        """Store the records as a snapshot (``graph_store.write_snapshot``)."""
-        return write_snapshot(
-            wh, self.domain, self.entities, self.relations, source=self.source, build_run_id=build_run_id,
-            directed=self.directed,
-        )  # fmt: skip
 
 
 class _Builder:

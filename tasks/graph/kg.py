@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import networkx as nx
 
@@ -42,13 +42,8 @@ from tasks.graph.store import (
     GraphRecordsError,
     check_records,
     gc_paused,
-    get_snapshot,
-    read_snapshot,
     records_from_networkx,
 )
-
-if TYPE_CHECKING:
-    from warehouse.db import Warehouse
 
 Direction = Literal["out", "in", "undirected"]
 # Relations a node states come first, relations stated about it last.
@@ -239,18 +234,6 @@ class KnowledgeGraph:
         directed exactly when ``G`` is."""
         entities, relations = records_from_networkx(G, domain)
         return cls(domain, entities, relations, directed=G.is_directed(), snapshot_id=snapshot_id)
-
-    @classmethod
-    def load(cls, wh: Warehouse, domain: str, snapshot_id: str | None = None) -> KnowledgeGraph:
-        """The domain's graph from the warehouse: the current snapshot, or the one named. Built once per snapshot
-        per process (``cached_graph``): a snapshot id is a hash of its content, so it never goes stale."""
-        snap = get_snapshot(wh, domain, snapshot_id)
-
-        def build() -> KnowledgeGraph:
-            found, entities, relations = read_snapshot(wh, domain, snap.snapshot_id)
-            return cls(domain, entities, relations, directed=found.directed, snapshot_id=found.snapshot_id)
-
-        return cached_graph(snap.snapshot_id, build)
 
     def __reduce__(self):
         # Sent to another process (a Ray worker) as its records; there it is built once per snapshot and reused.

@@ -1,4 +1,6 @@
-"""Graph records in and out of the warehouse, and the conversions every graph source shares.
+"""Graph records: the conversions every graph source shares, the snapshot invariants and the content hash.
+
+Pure functions over records; storing and reading snapshots is ``warehouse.graphs``.
 
 Record conventions are those of ``schemas/graph.py``. The decisions that live here:
 
@@ -16,8 +18,6 @@ Record conventions are those of ``schemas/graph.py``. The decisions that live he
   on record order (nor on the stored orientation of an undirected relation); ``snapshot_id`` is
   ``f"{domain}-{hash[:16]}"``. Writing content that is already stored adds no rows: it marks that snapshot as
   written now, which makes it the domain's current one again (view ``current_graph_snapshots``).
-- **Bulk writes go through Arrow.** Records become ``pyarrow`` tables registered in DuckDB and copied with one
-  ``INSERT ... SELECT`` per table: row-by-row ``executemany`` takes minutes for a 500k-edge graph.
 """
 
 from __future__ import annotations
@@ -27,15 +27,12 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any, Literal
 
 import networkx as nx
-import pyarrow as pa
 
 from schemas.errors import InputError
-from schemas.graph import UNKNOWN_TYPE, Entity, EntityMerge, GraphSnapshot, GraphSource, NearDuplicate, Relation
-from warehouse.db import Warehouse
+from schemas.graph import UNKNOWN_TYPE, Entity, Relation
 
 #: LightRAG's separator between merged values of one field.
 SEP = "<SEP>"
@@ -309,202 +306,3 @@ def snapshot_content_hash(
 def make_snapshot_id(domain: str, content_hash: str) -> str:
     """The id of the snapshot holding ``content_hash`` in ``domain``."""
     return f"{domain}-{content_hash[:16]}"
-
-
-# -- warehouse writes ----------------------------------------------------------------------------------------------
-_LIST = pa.list_(pa.string())
-
-
-def _entity_table(entities: Sequence[Entity]) -> pa.Table:
-    return pa.table(
-        {
-            "name": pa.array([e.name for e in entities], pa.string()),
-            "type": pa.array([e.type for e in entities], pa.string()),
-            "description": pa.array([e.description for e in entities], pa.string()),
-            "source_chunk_ids": pa.array([e.source_chunk_ids for e in entities], _LIST),
-            "file_paths": pa.array([e.file_paths for e in entities], _LIST),
-        }
-    )
-
-
-def _relation_table(relations: Sequence[Relation]) -> pa.Table:
-    return pa.table(
-        {
-            "source": pa.array([r.source for r in relations], pa.string()),
-            "target": pa.array([r.target for r in relations], pa.string()),
-            "relation": pa.array([r.relation for r in relations], pa.string()),
-            "keywords": pa.array([r.keywords for r in relations], _LIST),
-            "description": pa.array([r.description for r in relations], pa.string()),
-            "weight": pa.array([float(r.weight) for r in relations], pa.float64()),
-            "source_chunk_ids": pa.array([r.source_chunk_ids for r in relations], _LIST),
-            "directed": pa.array([bool(r.directed) for r in relations], pa.bool_()),
-        }
-    )
-
-
-_SNAPSHOT_COLS = (
-    "snapshot_id, domain, content_hash, n_nodes, n_edges, directed, source, build_run_id, created_at, written_at"
-)
-
-
-def write_snapshot(
-    wh: Warehouse,
-    domain: str,
-    entities: Sequence[Entity],
-    relations: Sequence[Relation],
-    *,
-    source: GraphSource,
-    build_run_id: str | None,
-    directed: bool,
-    merges: Sequence[EntityMerge] = (),
-) -> GraphSnapshot:
-    """Store one graph snapshot of ``domain`` in a single transaction and return it.
-
-    The records must pass ``check_records`` (nothing is written otherwise). When the domain already holds this
-    content (same ``snapshot_content_hash``), no rows are added: the existing snapshot is marked as written now
-    (so it is the current one) and returned; its ``source`` and ``build_run_id`` stay those of its first write.
-    ``merges`` (entity-resolution log records that produced these records) are stored in the same transaction
-    with ``to_snapshot_id`` set to this snapshot.
-    """
-    entities = list(entities)
-    relations = list(relations)
-    with gc_paused():
-        check_records(domain, entities, relations, directed=directed)
-        content_hash = snapshot_content_hash(entities, relations, directed=directed)
-    snapshot_id = make_snapshot_id(domain, content_hash)
-    now = datetime.now()
-    with wh.transaction() as con:
-        found = con.execute(
-            f"SELECT {_SNAPSHOT_COLS} FROM graph_snapshots WHERE domain = ? AND content_hash = ?",
-            [domain, content_hash],
-        ).fetchone()
-        if found is not None:
-            con.execute("UPDATE graph_snapshots SET written_at = ? WHERE snapshot_id = ?", [now, found[0]])
-            snapshot = GraphSnapshot(**dict(zip(_SNAPSHOT_COLS.split(", "), found, strict=True)))
-            snapshot = snapshot.model_copy(update={"written_at": now})
-        else:
-            snapshot = GraphSnapshot(
-                snapshot_id=snapshot_id,
-                domain=domain,
-                content_hash=content_hash,
-                n_nodes=len(entities),
-                n_edges=len(relations),
-                directed=directed,
-                source=source,
-                build_run_id=build_run_id,
-                created_at=now,
-                written_at=now,
-            )
-            con.execute(
-                f"INSERT INTO graph_snapshots ({_SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [getattr(snapshot, c) for c in _SNAPSHOT_COLS.split(", ")],
-            )
-            # Registered Arrow tables are scanned by DuckDB in bulk; the names are private to this connection and
-            # unregistered before the transaction ends.
-            with gc_paused():
-                entity_table, relation_table = _entity_table(entities), _relation_table(relations)
-            con.register("_hf_entities", entity_table)
-            con.register("_hf_relations", relation_table)
-            try:
-                con.execute(
-                    "INSERT INTO entities SELECT ?, ?, name, type, description, source_chunk_ids, file_paths "
-                    "FROM _hf_entities",
-                    [snapshot_id, domain],
-                )
-                con.execute(
-                    "INSERT INTO relations SELECT ?, ?, source, target, relation, keywords, description, weight, "
-                    "source_chunk_ids, directed FROM _hf_relations",
-                    [snapshot_id, domain],
-                )
-            finally:
-                con.unregister("_hf_entities")
-                con.unregister("_hf_relations")
-        if merges:
-            log = [m.model_copy(update={"to_snapshot_id": snapshot.snapshot_id}) for m in merges]
-            wh.write_batch("entity_merges", log, con=con)
-    return snapshot
-
-
-def write_entity_merges(wh: Warehouse, merges: Sequence[EntityMerge]) -> int:
-    """Append entity-resolution log records (one transaction); return how many."""
-    return wh.write_batch("entity_merges", merges)
-
-
-def write_near_duplicates(wh: Warehouse, pairs: Sequence[NearDuplicate]) -> int:
-    """Append a near-duplicate report (one transaction); return how many rows."""
-    return wh.write_batch("entity_near_duplicates", pairs)
-
-
-# -- warehouse reads -----------------------------------------------------------------------------------------------
-def _snapshot_from_row(row: Mapping[str, Any]) -> GraphSnapshot:
-    return GraphSnapshot(**{c: row[c] for c in _SNAPSHOT_COLS.split(", ")})
-
-
-def current_snapshot(wh: Warehouse, domain: str) -> GraphSnapshot | None:
-    """The domain's current snapshot (written last), or ``None`` when it has none."""
-    rows = wh.query(f"SELECT {_SNAPSHOT_COLS} FROM current_graph_snapshots WHERE domain = ?", [domain])
-    return _snapshot_from_row(rows[0]) if rows else None
-
-
-def list_snapshots(wh: Warehouse, domain: str) -> list[GraphSnapshot]:
-    """Every snapshot of ``domain``, most recently written first."""
-    rows = wh.query(
-        f"SELECT {_SNAPSHOT_COLS} FROM graph_snapshots WHERE domain = ? "
-        "ORDER BY written_at DESC, created_at DESC, snapshot_id DESC",
-        [domain],
-    )
-    return [_snapshot_from_row(r) for r in rows]
-
-
-def get_snapshot(wh: Warehouse, domain: str, snapshot_id: str | None = None) -> GraphSnapshot:
-    """The named snapshot of ``domain`` (the current one when ``snapshot_id`` is None); ``LookupError`` if none."""
-    if snapshot_id is None:
-        snap = current_snapshot(wh, domain)
-        if snap is None:
-            raise LookupError(f"domain {domain!r} has no graph snapshot in the warehouse: build or import one first")
-        return snap
-    rows = wh.query(f"SELECT {_SNAPSHOT_COLS} FROM graph_snapshots WHERE snapshot_id = ?", [snapshot_id])
-    if not rows or rows[0]["domain"] != domain:
-        raise LookupError(f"no graph snapshot {snapshot_id!r} for domain {domain!r}")
-    return _snapshot_from_row(rows[0])
-
-
-def read_snapshot(
-    wh: Warehouse, domain: str, snapshot_id: str | None = None
-) -> tuple[GraphSnapshot, list[Entity], list[Relation]]:
-    """A snapshot and its records: entities sorted by name, relations by (source, target, relation, directed).
-
-    Records are rebuilt with their validating constructors: pydantic's ``model_construct`` skips validation but
-    is slower than validating these flat models.
-    """
-    snap = get_snapshot(wh, domain, snapshot_id)
-    with wh._lock:  # the connection is shared; hold the warehouse's lock like its own readers do
-        ent = wh.con.sql(
-            "SELECT name, type, description, source_chunk_ids, file_paths FROM entities WHERE snapshot_id = ? "
-            "ORDER BY name",
-            params=[snap.snapshot_id],
-        ).to_arrow_table()
-        rel = wh.con.sql(
-            "SELECT source, target, relation, keywords, description, weight, source_chunk_ids, directed "
-            "FROM relations WHERE snapshot_id = ? ORDER BY source, target, relation, directed",
-            params=[snap.snapshot_id],
-        ).to_arrow_table()
-    with gc_paused():
-        return snap, *_records_from_tables(domain, ent, rel)
-
-
-def _records_from_tables(domain: str, ent: pa.Table, rel: pa.Table) -> tuple[list[Entity], list[Relation]]:
-    make_entity = Entity
-    entities = [
-        make_entity(domain=domain, name=n, type=t, description=d, source_chunk_ids=c, file_paths=f)
-        for n, t, d, c, f in zip(*(ent.column(i).to_pylist() for i in range(ent.num_columns)), strict=True)
-    ]
-    make_relation = Relation
-    relations = [
-        make_relation(
-            domain=domain, source=s, target=t, relation=lb, keywords=k, description=d, weight=w,
-            source_chunk_ids=c, directed=dr,
-        )
-        for s, t, lb, k, d, w, c, dr in zip(*(rel.column(i).to_pylist() for i in range(rel.num_columns)), strict=True)
-    ]  # fmt: skip
-    return entities, relations

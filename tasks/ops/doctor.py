@@ -1,4 +1,4 @@
-"""Health checks behind `hopforge doctor`: each configured endpoint, the embedding model, the warehouse.
+"""Health checks behind `hopforge doctor`: each configured endpoint, the embedding model (the flow checks the warehouse).
 
 Each check returns a ``DoctorCheck`` record; nothing here raises for a failed check.
 """
@@ -14,7 +14,6 @@ from pydantic import BaseModel
 from gateway.client import LLMGateway
 from gateway.embeddings import Embedder
 from schemas.config import ROLES, Settings
-from warehouse.db import Warehouse
 
 
 class DoctorCheck(BaseModel):
@@ -78,16 +77,3 @@ async def check_embeddings(embedder: Embedder) -> DoctorCheck:
     detail = f"dim {vecs.shape[1]}, cosine(similar)={close:.2f} > cosine(unrelated)={far:.2f}" if ok else (
         f"unexpected embeddings: shape {vecs.shape}, cosine(similar)={close:.2f}, cosine(unrelated)={far:.2f}")
     return DoctorCheck(check="embeddings", target=embedder.name, ok=ok, detail=detail, seconds=seconds)
-
-
-def check_warehouse(wh: Warehouse, run_id: str) -> DoctorCheck:
-    started = time.perf_counter()
-    try:
-        version = wh.schema_version()
-        found = wh.scalar("SELECT count(*) FROM runs WHERE run_id = ?", [run_id])
-        ok = found == 1
-        detail = f"{wh.path or ':memory:'}: schema version {version}, {len(wh.tables())} tables, run row {'written' if ok else 'missing'}"
-    except Exception as exc:
-        ok, detail = False, str(exc)
-    return DoctorCheck(check="warehouse", target=str(wh.path or ":memory:"), ok=ok, detail=detail,
-                       seconds=time.perf_counter() - started)

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from gateway.client import LLMGateway
 from schemas.qa import (
-    QA, CandidatePath, GenMode, HopClass, PathEdge, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
+    QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
 )  # fmt: skip
 from tasks.qa.candidates import render_candidates, sample_candidate_paths
 from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph

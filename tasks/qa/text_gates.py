@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache

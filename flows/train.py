@@ -37,7 +37,7 @@ from schemas.qa import Split
 from training.merge import plan_merge
 from training.plan import ExportView, TrainingError, TrainPlan, load_export, resolve_export
 from training.rl import TRLOptions, VerlOptions, check_plan, plan_trl, plan_verl
-from training.runs import LaunchResult, curves_svg, final_metrics, launch, metric_rows, training_row
+from training.runs import LaunchResult, check_timeout, curves_svg, final_metrics, launch, metric_rows, training_row
 from training.serve import ServeOptions, VLLMServer, policy_endpoint, serve_command_line
 from training.sft import SFTOptions, plan_sft, validate_sft_config
 
@@ -147,6 +147,7 @@ def train_sft(
     """LLaMA-Factory SFT on an export (the newest when ``export_version`` is None); see the module docstring.
     ``check`` (with ``dry_run``): LLaMA-Factory's own parser must accept the written config."""
     settings = settings or default_settings()
+    check_timeout(timeout_s)
     export = _export(settings, export_version)
     train_id = new_train_id("sft", "llamafactory")
     plan = plan_sft(export, _run_dir(settings, train_id), options)
@@ -252,6 +253,7 @@ def train_rl(
     if tool_workers < 1:
         raise TrainingError(f"tool_workers must be >= 1, got {tool_workers}")
     settings = settings or default_settings()
+    check_timeout(timeout_s)
     export = _export(settings, export_version)
     train_id = new_train_id("rl", trainer)
     run_dir = _run_dir(settings, train_id)

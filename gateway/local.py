@@ -11,7 +11,6 @@ from __future__ import annotations
 import atexit
 import importlib.metadata
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -235,11 +234,3 @@ def local_resolver_for(settings: Settings, server: LocalModelServer | None = Non
         )
 
     return resolve
-
-
-def llama_server_available() -> bool:
-    try:
-        import llama_cpp.server  # noqa: F401
-    except ImportError:
-        return False
-    return shutil.which(sys.executable) is not None

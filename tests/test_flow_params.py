@@ -146,3 +146,13 @@ def test_every_run_records_the_flows_whole_call():
                 if "flow_parameters(" not in text:
                     hand_picked.append(f"flows/{stem}.py:{fn.name}: {ast.unparse(arg)} = {text}")
     assert hand_picked == []
+
+
+@pytest.mark.parametrize("name", ["train-sft", "train-rl"])
+def test_a_training_timeout_must_be_positive(name, tmp_path):
+    from schemas.config import load_settings
+    from schemas.errors import TrainingError
+
+    options = {"options": {"model": "m"}} if name == "train-sft" else {"verl": {"model": "m"}}
+    with pytest.raises(TrainingError, match="timeout must be > 0 seconds, got -5"):
+        FLOWS[name].fn(**options, timeout_s=-5, dry_run=True, settings=load_settings(data_dir=tmp_path))

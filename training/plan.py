@@ -222,7 +222,3 @@ def run_trainer_check(plan: TrainPlan, argv: Sequence[str], *, timeout_s: float,
         tail = errors[-1][len("error: "):] if errors else "\n".join(output.strip().splitlines()[-15:])
         raise TrainingError(f"{what} refused the {noun} in {plan.run_dir}: {tail}")
     return json.loads(lines[-1])
-
-
-def as_argv(values: Sequence[Any]) -> list[str]:
-    return [str(v) for v in values]

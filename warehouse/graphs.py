@@ -142,11 +142,6 @@ def write_snapshot(
     return snapshot
 
 
-def write_entity_merges(wh: Warehouse, merges: Sequence[EntityMerge]) -> int:
-    """Append entity-resolution log records (one transaction); return how many."""
-    return wh.write_batch("entity_merges", merges)
-
-
 def write_near_duplicates(wh: Warehouse, pairs: Sequence[NearDuplicate]) -> int:
     """Append a near-duplicate report (one transaction); return how many rows."""
     return wh.write_batch("entity_near_duplicates", pairs)

@@ -109,11 +109,6 @@ class RegexTokenizer:
 _shared = RegexTokenizer()
 
 
-def shared_tokenizer() -> RegexTokenizer:
-    """The process-wide tokenizer, so every LightRAG instance in a process shares one vocabulary."""
-    return _shared
-
-
 def make_lightrag_tokenizer() -> Tokenizer:
     """A ``lightrag.utils.Tokenizer`` over the shared ``RegexTokenizer``: pass it as ``LightRAG(tokenizer=...)``."""
     return Tokenizer(model_name=TOKENIZER_NAME, tokenizer=_shared)

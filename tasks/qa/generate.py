@@ -13,7 +13,6 @@ Prompts and examples are hopforge's own wording of the recipe in the Omne-R1 pap
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import re
 from collections.abc import Sequence
@@ -532,7 +531,3 @@ def assign_hop_classes(seeds: Sequence[Seed], hop_mix: dict[str, float]) -> list
         given[c] += 1
         out.append(c)  # type: ignore[arg-type]
     return out
-
-
-def attempts_json(attempts: Sequence[QAAttempt]) -> str:
-    return json.dumps([a.model_dump(mode="json") for a in attempts], ensure_ascii=False)

@@ -16,6 +16,7 @@ once per batch, nothing is duplicated.
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,7 @@ from gateway.endpoints import limit_name
 from gateway.spec import GatewaySpec, spec_for
 from gateway.usage import RoleUsage
 from schemas.config import RunnerConfig
+from tasks.graph.kg import KnowledgeGraph, cached_graph, share_graphs
 
 B = TypeVar("B")
 R = TypeVar("R")
@@ -62,15 +64,57 @@ def task_runner(cfg: RunnerConfig):
     return ThreadPoolTaskRunner(max_workers=cfg.max_workers)
 
 
+class RayGraphs:
+    """Graphs in Ray's object store for the length of a flow: each snapshot's records are put once (before the first
+    batch that carries the graph is submitted), a batch carries only the reference, and a worker builds the graph
+    once per snapshot (``cached_graph``). Without it every batch would carry the whole graph."""
+
+    def __init__(self) -> None:
+        self.refs: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def put(self, parameters: dict[str, Any]) -> None:
+        """Put the graphs among a batch's ``parameters`` that are not in the store yet."""
+        for value in parameters.values():
+            if isinstance(value, KnowledgeGraph) and value.snapshot_id is not None:
+                with self._lock:
+                    if value.snapshot_id not in self.refs:
+                        import ray
+
+                        records = (value.domain, value.entities(), value.relations(), value.directed)
+                        self.refs[value.snapshot_id] = ray.put(records)
+
+    def reduce(self, kg: KnowledgeGraph) -> tuple | None:
+        ref = self.refs.get(kg.snapshot_id)  # type: ignore[arg-type]
+        return None if ref is None else (_graph_from_store, (kg.snapshot_id, ref))
+
+
+def _graph_from_store(snapshot_id: str, ref: Any) -> KnowledgeGraph:
+    def build() -> KnowledgeGraph:
+        import ray
+
+        domain, entities, relations, directed = ray.get(ref)
+        return KnowledgeGraph(domain, entities, relations, directed=directed, snapshot_id=snapshot_id)
+
+    return cached_graph(snapshot_id, build)
+
+
 class _Runner:
     """An entered task runner and the flow's gateway spec; see ``batch_runner``."""
 
-    def __init__(self, runner: Any, cfg: RunnerConfig, gateway: Any, resubmits: int):
+    def __init__(self, runner: Any, cfg: RunnerConfig, gateway: Any, resubmits: int,
+                 graphs: RayGraphs | None = None):  # fmt: skip
         self.runner = runner
         self.cfg = cfg
         self.gateway = gateway
         self.resubmits = resubmits
+        self.graphs = graphs
         self._specs: dict[tuple[str, ...], GatewaySpec] = {}
+
+    def submit(self, task: Any, parameters: dict[str, Any]) -> Any:
+        if self.graphs is not None:
+            self.graphs.put(parameters)
+        return self.runner.submit(task, parameters)
 
     def spec(self, *roles: str) -> GatewaySpec:
         """The picklable gateway for tasks that call ``roles`` (resolved once per run)."""
@@ -113,7 +157,7 @@ class _Runner:
                 batch = next(todo, _END)
                 if batch is _END:
                     return
-                pending.append((batch, self.runner.submit(task, parameters(batch)), 0))  # type: ignore[arg-type]
+                pending.append((batch, self.submit(task, parameters(batch)), 0))
 
         fill()
         elsewhere: set[int] = set()
@@ -131,7 +175,7 @@ class _Runner:
                     yield batch, exc
                     continue
                 print(f"{task.name}: a worker was lost ({type(exc).__name__}); submitting the batch again")
-                pending.appendleft((batch, self.runner.submit(task, parameters(batch)), tries + 1))
+                pending.appendleft((batch, self.submit(task, parameters(batch)), tries + 1))
                 continue
             if isinstance(result, BatchResult):
                 if self.gateway is not None:
@@ -210,8 +254,15 @@ def _worker_lost(exc: BaseException) -> bool:
 def batch_runner(cfg: RunnerConfig, gateway: Any = None, *, resubmits: int = 2) -> Iterator[_Runner]:
     """Enter the configured task runner for the body of a flow."""
     runner = task_runner(cfg)
-    with runner:
-        yield _Runner(runner, cfg, gateway, resubmits)
+    graphs = RayGraphs() if cfg.kind == "ray" else None
+    previous = share_graphs(graphs.reduce) if graphs is not None else None
+    try:
+        with runner:
+            yield _Runner(runner, cfg, gateway, resubmits, graphs)
+    finally:
+        if graphs is not None:
+            share_graphs(previous)
+            graphs.refs.clear()  # the store frees them once no task holds them
 
 
 def run_batches(task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]], *, runner: _Runner,

@@ -233,3 +233,40 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(prefect_harness, f
     ids = [t.trajectory_id for t in stored]
     # every job once: template + 2 rollouts + cot per question, none lost with the worker, none written twice
     assert len(ids) == len(set(ids)) == 4 * n_qa == out["made"]
+
+
+def test_a_graph_travels_to_the_workers_once_per_snapshot(prefect_harness, ray_cluster):
+    """Under Ray a batch carries a reference into Ray's object store, not the graph: the records are put once per
+    snapshot, and each worker process builds the graph once and reuses it for every batch it runs."""
+    import pickle
+
+    from prefect import flow, task
+
+    from flows.batches import batch_runner, run_batches
+    from schemas.config import RunnerConfig
+    from tasks.graph.importers import read_triples
+
+    kg = read_triples(Path(__file__).resolve().parents[1] / "flows" / "demo" / "graphs" / "cs.jsonl", "cs").to_graph(
+        snapshot_id="cs-shared-test")
+    plain = len(pickle.dumps(kg))
+    sizes: list[int] = []
+
+    @task
+    def look(kg, i: int):
+        return kg.n_nodes, kg.n_edges, kg.snapshot_id, os.getpid(), id(kg)
+
+    @flow
+    def batches_on_ray():
+        with batch_runner(RunnerConfig(kind="ray", address=ray_cluster, max_workers=2)) as runner:
+            out = [r for _, r in run_batches(look, list(range(8)), lambda i: {"kg": kg, "i": i}, runner=runner)]
+            sizes.append(len(pickle.dumps(kg)))  # while the flow runs: the reference
+        sizes.append(len(pickle.dumps(kg)))  # after it: the records again
+        return out
+
+    out = batches_on_ray()
+    assert [(n, e, s) for n, e, s, _, _ in out] == [(kg.n_nodes, kg.n_edges, "cs-shared-test")] * 8
+    objects: dict[int, set[int]] = {}
+    for *_, pid, obj in out:
+        objects.setdefault(pid, set()).add(obj)
+    assert os.getpid() not in objects and all(len(ids) == 1 for ids in objects.values()), objects
+    assert sizes[0] * 20 < plain and sizes[1] == plain, (sizes, plain)

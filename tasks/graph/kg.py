@@ -236,7 +236,12 @@ class KnowledgeGraph:
         return cls(domain, entities, relations, directed=G.is_directed(), snapshot_id=snapshot_id)
 
     def __reduce__(self):
-        # Sent to another process (a Ray worker) as its records; there it is built once per snapshot and reused.
+        # Sent to another process (a Ray worker) as its records, or as a reference into a store shared with that
+        # process (``share_graphs``); there it is built once per snapshot and reused.
+        if _SHARED is not None and self.snapshot_id is not None:
+            shared = _SHARED(self)
+            if shared is not None:
+                return shared
         return (_graph_from_records, (self.domain, self.entities(), self.relations(), self.directed, self.snapshot_id))
 
     # -- size and membership ---------------------------------------------------------------------------------------
@@ -652,6 +657,19 @@ __all__ = [
 _GRAPHS: OrderedDict[str, KnowledgeGraph] = OrderedDict()
 _GRAPHS_LOCK = threading.Lock()
 _GRAPHS_MAX = 8  # a factory run touches a handful of snapshots at a time; older ones are dropped first
+
+
+#: How a graph with a snapshot id is sent to another process when a task runner shares graphs through its own
+#: object store: returns the ``__reduce__`` tuple, or None to send the records (``share_graphs``).
+_SHARED: Callable[[KnowledgeGraph], tuple | None] | None = None
+
+
+def share_graphs(reducer: Callable[[KnowledgeGraph], tuple | None] | None) -> Callable[[KnowledgeGraph], tuple | None] | None:
+    """Send graphs to other processes with ``reducer`` from now on (None: as their records); returns the one
+    before, to put back. Set by a task runner whose workers share an object store (Ray's)."""
+    global _SHARED
+    previous, _SHARED = _SHARED, reducer
+    return previous
 
 
 def cached_graph(snapshot_id: str | None, build: Callable[[], KnowledgeGraph]) -> KnowledgeGraph:

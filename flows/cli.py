@@ -65,7 +65,7 @@ def _preflight_warehouse(settings) -> None:
     from warehouse.db import Warehouse
 
     writable_folder(settings.data_dir, "the data dir")  # DuckDB writes its .wal there at the first commit
-    with Warehouse(settings.warehouse_path):
+    with Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s):
         pass
 
 
@@ -76,7 +76,7 @@ def _check_domains(settings, domains: list[str] | None) -> None:
 
     check_domain_names(domains)
     if domains and settings.warehouse_path.is_file():
-        with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        with Warehouse(settings.warehouse_path, read_only=True, lock_wait_s=settings.lock_wait_s) as wh:
             check_domains_in(wh, domains)
 
 
@@ -735,7 +735,7 @@ def train_runs(config: ConfigOpt = None, limit: int = 20) -> None:
         from warehouse.db import Warehouse
 
         settings = _settings(config)
-        with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        with Warehouse(settings.warehouse_path, read_only=True, lock_wait_s=settings.lock_wait_s) as wh:
             rows = wh.query("SELECT train_id, trainer, export_version, status, checkpoint, started_at FROM training_runs "
                             "ORDER BY started_at DESC LIMIT ?", [limit])
         if not rows:
@@ -788,7 +788,7 @@ def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
         if embedder not in ("configured", "hashing"):
             raise _UserError(f"--embedder must be configured or hashing, got {embedder!r}")
         settings = _settings(config)
-        with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        with Warehouse(settings.warehouse_path, read_only=True, lock_wait_s=settings.lock_wait_s) as wh:
             env = tool_environment(settings, wh, domain, embedder)  # type: ignore[arg-type]
         out.print(f"serving tools for {', '.join(env.domains)} on http://{host}:{port} (GET /health, /tools, /stats)")
         serve(env, host=host, port=port, workers=workers)

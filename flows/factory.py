@@ -109,7 +109,7 @@ def factory(
     exported = export_datasets(version=export_version, settings=settings)
     summary["export"] = {"run_id": exported["run_id"], "version": exported["version"], "path": exported["path"],
                          "rows": exported["rows"], "invalid": len(exported["invalid"])}
-    with Warehouse(settings.warehouse_path) as wh:
+    with Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s) as wh:
         n_test = wh.scalar("SELECT count(*) FROM qa WHERE split = 'test'")
     if n_test:
         limits = {k: v for k, v in (distill_limits or {}).items() if k in ("max_rounds", "max_tokens_per_round")}

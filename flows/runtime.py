@@ -209,7 +209,7 @@ def open_run(
     own_wh = wh is None
     if own_wh:
         writable_folder(settings.data_dir, "the data dir")  # DuckDB writes its .wal there at the first commit
-    wh = wh or Warehouse(settings.warehouse_path)
+    wh = wh or Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s)
     if gateway is None:
         cache = ResponseCache(
             settings.cache_path,

@@ -268,6 +268,9 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(Path(".hopforge"), description="Where working files (graphs, cache, exports) go.")
     warehouse: Path | None = Field(None, description="DuckDB file; default <data_dir>/warehouse.duckdb.")
+    lock_wait_s: float = Field(
+        0.0, ge=0, description="Seconds a command waits for the warehouse while another process writes it (DuckDB "
+        "admits one writing process); 0 refuses at once, naming that process.")
     seed: int = 0
     roles: Roles = Field(default_factory=Roles)
     embeddings: EmbeddingConfig = Field(default_factory=EmbeddingConfig)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,14 +35,37 @@ class WarehouseLockedError(WarehouseError):
     """Another process holds the DuckDB file's write lock."""
 
 
-def _lock_message(path: Path, exc: Exception) -> str:
-    text = str(exc)
-    holder = re.search(r"Conflicting lock is held in (.+?) \(PID (\d+)\)", text)
-    who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
+def _lock_holder(exc: Exception) -> str:
+    holder = re.search(r"Conflicting lock is held in (.+?) \(PID (\d+)\)", str(exc))
+    return f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
+
+
+def _lock_message(path: Path, exc: Exception, waited_s: float = 0.0) -> str:
+    waited = (f" after waiting {waited_s:g} s (lock_wait_s)" if waited_s else "")
     return (
-        f"the warehouse {path} is locked by {who}. DuckDB allows one writing process: wait for that flow to "
-        f"finish or stop it, or point this command at another file with HOPFORGE_WAREHOUSE."
+        f"the warehouse {path} is locked by {_lock_holder(exc)}{waited}. DuckDB allows one writing process: wait "
+        f"for that flow to finish or stop it, let commands wait for it (HOPFORGE_LOCK_WAIT_S=600), or point this "
+        f"command at another file with HOPFORGE_WAREHOUSE."
     )
+
+
+def _connect(target: str, read_only: bool, lock_wait_s: float) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect``, retried while another process holds the file's lock, for up to ``lock_wait_s``."""
+    deadline = time.monotonic() + lock_wait_s
+    delay, told = 0.05, False
+    while True:
+        try:
+            return duckdb.connect(target, read_only=read_only)
+        except duckdb.IOException as exc:
+            left = deadline - time.monotonic()
+            if "lock" not in str(exc).lower() or left <= 0:
+                raise
+            if not told:
+                print(f"the warehouse {target} is locked by {_lock_holder(exc)}; waiting up to {lock_wait_s:g} s",
+                      file=sys.stderr, flush=True)  # fmt: skip
+                told = True
+            time.sleep(min(delay, left))
+            delay = min(delay * 2, 1.0)
 
 
 def _quote(name: str) -> str:
@@ -98,7 +123,8 @@ def _arrow_frame(cols: list[str], values: list[list[Any]]) -> Any:
 class Warehouse:
     """A DuckDB warehouse file (or ``:memory:``), migrated to the latest schema on open."""
 
-    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, migrate: bool = True):
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False, migrate: bool = True,
+                 lock_wait_s: float = 0.0):  # fmt: skip
         self.path = Path(path) if str(path) != ":memory:" else None
         self.read_only = read_only
         self._lock = threading.RLock()
@@ -108,10 +134,10 @@ class Warehouse:
         if read_only and self.path is not None and not self.path.exists():
             raise WarehouseError(f"no warehouse at {self.path}: run a flow first (e.g. `hopforge doctor`)")
         try:
-            self.con = duckdb.connect(target, read_only=read_only)
+            self.con = _connect(target, read_only, lock_wait_s)
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
-                raise WarehouseLockedError(_lock_message(Path(target), exc)) from None
+                raise WarehouseLockedError(_lock_message(Path(target), exc, lock_wait_s)) from None
             raise WarehouseError(f"cannot open the warehouse {target}: {_first_line(exc)} Point HOPFORGE_WAREHOUSE "
                                  "(or data_dir) at a DuckDB file, or move this file away so a new one is made.") from None
         except duckdb.Error as exc:

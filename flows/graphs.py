@@ -27,7 +27,7 @@ from tasks.graph.report import GraphReport, graph_report, report_markdown, repor
 from tasks.corpus.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders
 from tasks.graph.kg import KnowledgeGraph
 from warehouse.corpus import write_ingest
-from warehouse.graphs import load_graph, write_import
+from warehouse.graphs import current_snapshot, get_snapshot, load_graph, write_import
 
 SourceKind = Literal["auto", "jsonl", "folder", "hf"]
 
@@ -121,10 +121,10 @@ def known_domains(rt: Runtime, table: str = "documents") -> list[str]:
 
 # -- reports --------------------------------------------------------------------------------------------------------
 def current_graph(rt: Runtime, domain: str) -> tuple[KnowledgeGraph, str | None] | None:
-    row = rt.wh.query("SELECT snapshot_id, source FROM current_graph_snapshots WHERE domain = ?", [domain])
-    if not row:
+    snap = current_snapshot(rt.wh, domain)
+    if snap is None:
         return None
-    return load_graph(rt.wh, domain, row[0]["snapshot_id"]), row[0]["source"]
+    return load_graph(rt.wh, domain, snap.snapshot_id), snap.source
 
 
 def build_usage(rt: Runtime, domain: str, snapshot_id: str) -> dict[str, Any] | None:
@@ -147,7 +147,7 @@ def report_domains(rt: Runtime, domains: list[str], snapshots: dict[str, str] | 
     for domain in domains:
         if snapshots and domain in snapshots:
             kg = load_graph(rt.wh, domain, snapshots[domain])
-            source = rt.wh.scalar("SELECT source FROM graph_snapshots WHERE snapshot_id = ?", [snapshots[domain]])
+            source = get_snapshot(rt.wh, domain, snapshots[domain]).source
         else:
             found = current_graph(rt, domain)
             if found is None:

@@ -15,19 +15,19 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
 from warehouse.db import Warehouse
-from warehouse.graphs import load_graph
+from warehouse.graphs import current_snapshots, load_graph
 
 EmbedderChoice = Literal["configured", "hashing"]
 
 
 def load_graphs(wh: Warehouse, domains: list[str] | None = None) -> list[KnowledgeGraph]:
-    rows = wh.query("SELECT domain, snapshot_id FROM current_graph_snapshots ORDER BY domain")
+    snaps = current_snapshots(wh)
     wanted = set(domains) if domains else None
     if wanted:
-        missing = wanted - {r["domain"] for r in rows}
+        missing = wanted - {s.domain for s in snaps}
         if missing:
             raise InputError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
-    return [load_graph(wh, r["domain"], r["snapshot_id"]) for r in rows if wanted is None or r["domain"] in wanted]
+    return [load_graph(wh, s.domain, s.snapshot_id) for s in snaps if wanted is None or s.domain in wanted]
 
 
 def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | None = None,

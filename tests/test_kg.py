@@ -23,6 +23,7 @@ from tasks.graph.kg import Ball, KnowledgeGraph, normalize_name
 from warehouse.db import Warehouse
 from warehouse import graphs as graph_store
 from warehouse.graphs import (
+    SnapshotNotFoundError,
     current_snapshot,
     list_snapshots,
     load_graph,
@@ -431,7 +432,7 @@ def test_bad_records_write_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_load_errors_are_clear() -> None:
     wh = Warehouse()
-    with pytest.raises(LookupError, match="no graph snapshot"):
+    with pytest.raises(SnapshotNotFoundError, match="no graph snapshot"):
         load_graph(wh, "cs")
     _write(wh, [ent("a")], [])
     with pytest.raises(LookupError, match="nope"):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from schemas.errors import InputError
 from schemas.graph import Entity, EntityMerge, GraphSnapshot, GraphSource, NearDuplicate, Relation
 from schemas.graph_build import BuildUsage, DomainBuildResult
 from tasks.graph.importers import GraphImport
@@ -26,6 +27,10 @@ from warehouse.db import Warehouse
 
 if TYPE_CHECKING:
     from gateway.usage import RoleUsage
+
+
+class SnapshotNotFoundError(InputError, LookupError):
+    """The domain has no graph snapshot, or not the one named: a prerequisite to build or import first."""
 
 
 # -- warehouse writes ----------------------------------------------------------------------------------------------
@@ -158,6 +163,12 @@ def current_snapshot(wh: Warehouse, domain: str) -> GraphSnapshot | None:
     return _snapshot_from_row(rows[0]) if rows else None
 
 
+def current_snapshots(wh: Warehouse) -> list[GraphSnapshot]:
+    """The current snapshot of every domain that has a graph, by domain."""
+    rows = wh.query(f"SELECT {_SNAPSHOT_COLS} FROM current_graph_snapshots ORDER BY domain")
+    return [_snapshot_from_row(r) for r in rows]
+
+
 def list_snapshots(wh: Warehouse, domain: str) -> list[GraphSnapshot]:
     """Every snapshot of ``domain``, most recently written first."""
     rows = wh.query(
@@ -169,15 +180,16 @@ def list_snapshots(wh: Warehouse, domain: str) -> list[GraphSnapshot]:
 
 
 def get_snapshot(wh: Warehouse, domain: str, snapshot_id: str | None = None) -> GraphSnapshot:
-    """The named snapshot of ``domain`` (the current one when ``snapshot_id`` is None); ``LookupError`` if none."""
+    """The named snapshot of ``domain`` (the current one when ``snapshot_id`` is None); ``SnapshotNotFoundError`` if none."""
     if snapshot_id is None:
         snap = current_snapshot(wh, domain)
         if snap is None:
-            raise LookupError(f"domain {domain!r} has no graph snapshot in the warehouse: build or import one first")
+            raise SnapshotNotFoundError(f"domain {domain!r} has no graph snapshot in the warehouse: build or import one "
+                                        "first (`hopforge graph build` or `hopforge graph import`)")
         return snap
     rows = wh.query(f"SELECT {_SNAPSHOT_COLS} FROM graph_snapshots WHERE snapshot_id = ?", [snapshot_id])
     if not rows or rows[0]["domain"] != domain:
-        raise LookupError(f"no graph snapshot {snapshot_id!r} for domain {domain!r}")
+        raise SnapshotNotFoundError(f"no graph snapshot {snapshot_id!r} for domain {domain!r}")
     return _snapshot_from_row(rows[0])
 
 

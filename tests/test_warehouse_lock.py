@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -14,53 +16,42 @@ from schemas.config import load_settings
 from warehouse.db import Warehouse, WarehouseLockedError
 
 
-def _holder(path: Path, seconds: float) -> subprocess.Popen:
-    """Another process that opens ``path`` for writing, says so, and holds it for ``seconds``."""
+@contextmanager
+def held(path: Path, seconds: float) -> Iterator[subprocess.Popen]:
+    """Another process that opens ``path`` for writing, says so, and holds it for ``seconds`` (killed at the end)."""
     code = ("import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); con.execute('CREATE TABLE IF NOT EXISTS "
             "held (x INT)'); print('ready', flush=True); time.sleep(float(sys.argv[2])); con.close()")
     proc = subprocess.Popen([sys.executable, "-c", code, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "ready"
-    return proc
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_without_waiting_a_locked_warehouse_is_refused_at_once_naming_the_holder(tmp_path):
-    path = tmp_path / "w.duckdb"
-    proc = _holder(path, 60)
-    try:
+    with held(tmp_path / "w.duckdb", 60) as proc:
         t0 = time.monotonic()
         with pytest.raises(WarehouseLockedError, match=rf"locked by process {proc.pid}.*HOPFORGE_LOCK_WAIT_S"):
-            Warehouse(path)
+            Warehouse(tmp_path / "w.duckdb")
         assert time.monotonic() - t0 < 5
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_with_lock_wait_a_second_writer_waits_for_the_first_then_runs(tmp_path, capfd):
-    path = tmp_path / "w.duckdb"
-    proc = _holder(path, 1.5)
-    try:
-        with Warehouse(path, lock_wait_s=60) as wh:
-            assert proc.poll() is not None  # it got the file only once the holder had let go
-            assert "held" in wh.tables()
-    finally:
-        proc.kill()
-        proc.wait()
+    with held(tmp_path / "w.duckdb", 1.5) as proc, Warehouse(tmp_path / "w.duckdb", lock_wait_s=60) as wh:
+        assert proc.poll() is not None  # it got the file only once the holder had let go
+        assert "held" in wh.tables()
     err = capfd.readouterr().err
     assert f"locked by process {proc.pid} (" in err and "; waiting up to 60 s" in err
 
 
 def test_a_wait_that_runs_out_says_how_long_it_waited(tmp_path):
-    path = tmp_path / "w.duckdb"
-    proc = _holder(path, 60)
-    try:
+    with held(tmp_path / "w.duckdb", 60):
         t0 = time.monotonic()
         with pytest.raises(WarehouseLockedError, match=r"after waiting 0.8 s \(lock_wait_s\)"):
-            Warehouse(path, read_only=True, lock_wait_s=0.8)
+            Warehouse(tmp_path / "w.duckdb", read_only=True, lock_wait_s=0.8)
         assert time.monotonic() - t0 >= 0.8
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_a_flow_run_waits_when_configured(tmp_path, monkeypatch):
@@ -71,13 +62,8 @@ def test_a_flow_run_waits_when_configured(tmp_path, monkeypatch):
     settings = load_settings(data_dir=tmp_path)
     assert settings.lock_wait_s == 60
     Warehouse(settings.warehouse_path).close()  # migrated, so the holder only holds it
-    proc = _holder(settings.warehouse_path, 1.5)
-    try:
-        with open_run("lock-wait-test", {}, settings) as rt:
-            assert proc.poll() is not None
-            run_id = rt.run_id
-    finally:
-        proc.kill()
-        proc.wait()
+    with held(settings.warehouse_path, 1.5) as proc, open_run("lock-wait-test", {}, settings) as rt:
+        assert proc.poll() is not None
+        run_id = rt.run_id
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
         assert wh.scalar("SELECT status FROM runs WHERE run_id = ?", [run_id]) == "completed"

@@ -494,3 +494,23 @@ def test_a_description_that_fits_several_nodes_is_rejected():
     offered = sample_candidate_paths(return_kg, "hollandaise", 3, count=8, seed=0)
     assert offered and all(singles_out(return_kg, c.nodes) for c in offered)
     assert ["hollandaise", "butter", "roux"] not in [c.nodes for c in offered]
+
+
+def test_a_node_of_the_path_itself_counts_among_the_nodes_a_description_fits():
+    """"Which organization was founded by the organization that founded the organization that released IR8?": the
+    foundation founded IRRI too, which released IR8, so IRRI answers the question as well as CIMMYT does."""
+    from tasks.qa.checks import check_answer_unique, relation_chain
+
+    kg = KnowledgeGraph.from_triples("agriculture", [
+        ("International Rice Research Institute", "released", "IR8"),
+        ("Rockefeller Foundation", "founded", "International Rice Research Institute"),
+        ("Rockefeller Foundation", "founded", "International Maize and Wheat Improvement Center"),
+    ])  # fmt: skip
+    path = ["IR8", "International Rice Research Institute", "Rockefeller Foundation",
+            "International Maize and Wheat Improvement Center"]
+    assert relation_chain(kg, path)[-1] == {"International Rice Research Institute",
+                                            "International Maize and Wheat Improvement Center"}
+    verdict = check_answer_unique(kg, path)
+    assert not verdict.ok and "'International Rice Research Institute'" in verdict.reason
+    # each step back along its own relation is read in the other direction: a two-hop path stays singled out
+    assert check_answer_unique(kg, path[:3]).ok

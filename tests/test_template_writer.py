@@ -52,7 +52,7 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
                         q = write_question(path, cand.edges, _types(kg, path), seed=0)
                     except TemplateError as exc:  # a clause that would have to be centre-embedded, or a vague hop
                         if "no single answer" in str(exc):
-                            outcomes["only 'inside' a container"] += 1
+                            outcomes["one of many (in, at or of a place, event or group)"] += 1
                             continue
                         assert "centre-embedded" in str(exc) and n_nodes >= 3
                         outcomes["unphrasable without centre-embedding"] += 1
@@ -68,10 +68,13 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     total = sum(outcomes.values())
     with capsys.disabled():
         print(f"\ntemplate questions over the demo graphs: {dict(outcomes)} of {total}")
-    assert outcomes["passed"] / total >= 0.65  # 0.7 before paths only "inside" a container were refused
+    # 0.7 before paths only "inside" a container were refused, 0.65 before hops read from the place, event or group
+    # they are in, at or of ("the person who worked at IBM", "the event that took place in Constantinople") were:
+    # over these 350 paths 102 are refused that way, each a question with many right answers in the world.
+    assert outcomes["passed"] / total >= 0.45
     # Every failure is a path the writer will not nest without a centre-embedded clause, or a relation label naming
     # another path node (an intermediate or the answer: "gave the title Augustus to"), never junk.
-    assert set(outcomes) <= {"passed", "unphrasable without centre-embedding", "only 'inside' a container",
+    assert set(outcomes) <= {"passed", "unphrasable without centre-embedding", "one of many (in, at or of a place, event or group)",
                              "repetitive", "leaks_intermediate_node",
                              "leaks_answer", "leaks_partial_name", "shortcut"}
 
@@ -110,12 +113,16 @@ def test_questions_of_each_form():
     q = write_question(["France", "Paris"], [edge("France", "Paris", "capital_city")], [place, place])
     assert q == "What is the capital city of France?"
     # comparison: A -L-> B <-L- C, for some seed
-    path = ["Alan Turing", "Bletchley Park", "Gordon Welchman"]
-    edges = [edge("Alan Turing", "Bletchley Park", "worked at"),
-             edge("Bletchley Park", "Gordon Welchman", "worked at", forward=False)]
+    path = ["Steve Jobs", "Apple", "Steve Wozniak"]
+    edges = [edge("Steve Jobs", "Apple", "founded"), edge("Apple", "Steve Wozniak", "founded", forward=False)]
     forms = {write_question(path, edges, [person, org, person], seed=s) for s in range(12)}
-    assert "Who worked at the same organization as Alan Turing?" in forms
-    assert all("Bletchley Park" not in f and "Gordon Welchman" not in f for f in forms)
+    assert "Who founded the same organization as Steve Jobs?" in forms
+    assert all("Apple" not in f and "Wozniak" not in f for f in forms)
+    # "Who worked at the same organization as Alan Turing?" names one of the many people who worked there
+    with pytest.raises(TemplateError, match="no single answer"):
+        write_question(["Alan Turing", "Bletchley Park", "Gordon Welchman"],
+                       [edge("Alan Turing", "Bletchley Park", "worked at"),
+                        edge("Bletchley Park", "Gordon Welchman", "worked at", forward=False)], [person, org, person])
 
 
 def test_an_unphrasable_relation_is_a_template_error_not_half_a_question():
@@ -131,8 +138,8 @@ def test_an_unphrasable_relation_is_a_template_error_not_half_a_question():
 def test_template_thoughts_pass_the_gates_and_never_look_ahead(graphs):
     kg = graphs["cs"]
     checked = 0
-    for seed, _ in eligible_seeds(kg)[:10]:
-        for cand in sample_candidate_paths(kg, seed, 4, count=2, seed=3):
+    for seed, _ in eligible_seeds(kg)[:20]:
+        for cand in sample_candidate_paths(kg, seed, 4, count=3, seed=3):
             path = list(cand.nodes)
             try:
                 question = write_question(path, cand.edges, _types(kg, path))
@@ -171,20 +178,21 @@ def test_past_passive_labels_read_in_the_active_voice():
 
 
 def test_a_nested_subject_is_never_centre_embedded():
-    # France -[worked in]<- Carême -[first classified]-> mother sauces -[prepares]<- saucier
-    path = ["France", "Marie-Antoine Carême", "mother sauces", "saucier"]
-    edges = [edge("France", "Marie-Antoine Carême", "worked in", forward=False),
+    # L'Art -[wrote]<- Carême -[first classified]-> mother sauces -[prepares]<- saucier
+    path = ["L'Art de la cuisine française", "Marie-Antoine Carême", "mother sauces", "saucier"]
+    edges = [edge(path[0], "Marie-Antoine Carême", "wrote", forward=False),
              edge("Marie-Antoine Carême", "mother sauces", "first classified"),
              edge("mother sauces", "saucier", "prepares", forward=False)]
-    forms = {write_question(path, edges, ["location", "person", "category", "role"], seed=s) for s in range(20)}
-    assert forms == {"Which role prepares the category first classified by the person who worked in France?",
-                     "What role prepares the category first classified by the person who worked in France?"}
+    forms = {write_question(path, edges, ["work", "person", "category", "role"], seed=s) for s in range(20)}
+    assert forms == {
+        "Which role prepares the category first classified by the person who wrote L'Art de la cuisine française?",
+        "What role prepares the category first classified by the person who wrote L'Art de la cuisine française?"}
     # "wrote letters to" has no passive: through a described subject it cannot be said without centre-embedding
-    path = ["Delft", "Antonie van Leeuwenhoek", "Royal Society"]
-    edges = [edge("Delft", "Antonie van Leeuwenhoek", "lived in", forward=False),
-             edge("Antonie van Leeuwenhoek", "Royal Society", "wrote letters to")]
+    path = ["Micrographia", "Robert Hooke", "Royal Society"]
+    edges = [edge("Micrographia", "Robert Hooke", "wrote", forward=False),
+             edge("Robert Hooke", "Royal Society", "wrote letters to")]
     with pytest.raises(TemplateError, match="centre-embedded"):
-        write_question(path, edges, ["location", "person", "organization"])
+        write_question(path, edges, ["work", "person", "organization"])
 
 
 def test_copular_labels_become_questions_that_branch_right():
@@ -225,13 +233,21 @@ def test_type_nouns_cover_lightrag_default_types():
         "person", "work", "artifact", "natural object", "entity", "place", "entity", "entity"]
 
 
-def test_a_hop_into_a_container_is_not_a_question():
+def test_a_hop_into_a_container_or_setting_is_not_a_question():
     """"The place that lies in Sonora" names one of many places, however few the graph holds: no question."""
     path = ["Sonora", "Yaqui Valley", "Norman Borlaug"]
     edges = [edge("Sonora", "Yaqui Valley", "lies in", forward=False),
              edge("Yaqui Valley", "Norman Borlaug", "bred wheat in", forward=False)]
-    with pytest.raises(TemplateError, match="only says that 'Yaqui Valley' is inside 'Sonora'"):
+    with pytest.raises(TemplateError, match="only says that 'Yaqui Valley' is one of the things that lies in 'Sonora'"):
         write_question(path, edges, ["location", "location", "person"])
+    # the same for what happens, works or lives in, at or of a place, an event or a group, read from that side
+    for label in ("worked at", "took place in", "was domesticated in", "was a citizen of", "reached", "lived on",
+                  "was executed during", "survived", "were brought to", "studied  at"):
+        with pytest.raises(TemplateError, match="no single answer"):
+            write_question(["Berlin", "X"], [edge("Berlin", "X", label, forward=False)], ["location", "person"])
+    # relations that pair one thing with one other keep their question
+    for label in ("was married to", "gave birth to", "is the capital of", "wrote", "founded"):
+        assert write_question(["A", "B"], [edge("A", "B", label, forward=False)], ["person", "person"]).endswith("?")
     for label in ("is located in", "is a state of", "is part of", "belongs to"):
         with pytest.raises(TemplateError, match="no single answer"):
             write_question(["United States", "X"], [edge("United States", "X", label, forward=False)],

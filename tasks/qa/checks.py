@@ -339,7 +339,9 @@ def relation_chain(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool 
     """What each hop of the path's relation chain can refer to, read from its start: at each hop, from every
     node reached so far, follow the relations with the hop's label, in the hop's direction, to nodes of the next
     path node's type. Entry ``i`` is the set for ``path[i + 1]``. A question that describes the path hop by hop
-    ("the food that hollandaise contains") means any node of that set. A hop whose relation has no label
+    ("the food that hollandaise contains") means any node of that set, nodes of the path itself included: in
+    "which organization was founded by the organization that founded IRRI", IRRI fits the last description as
+    well as the one meant, and the text gives the reader no rule to leave it out. A hop whose relation has no label
     (LightRAG relations are keywords and a description) cannot be matched by label and stays on the path's own
     node. A set stops growing at ``limit`` nodes. Assumes a valid path."""
     frontier = {path[0]}
@@ -353,7 +355,7 @@ def relation_chain(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool 
             want_type = kg.entity(b).type
             for node in sorted(frontier):
                 for other, rel in kg.neighbors(node, undirected=undirected):
-                    if (other not in path[: i + 1] and _label(rel.relation) == label
+                    if (other != node and _label(rel.relation) == label
                             and (rel.direction != "in") == forward and kg.entity(other).type == want_type):  # fmt: skip
                         reached.add(other)
                 if len(reached) >= limit:

@@ -20,7 +20,7 @@ How a hop is put into words (``Phrase``), for the relation walked from ``a`` to 
 A question nests the hops ("Which organization did ... ?" is avoided: English needs the verb's base form, which a
 label does not give): "What is the <description of the last node>?", "Which <type> <label> <description>?",
 "Who ...?" for people, "What is the <label> of ...?" for noun labels, and a comparison form when two hops share a
-label into the same node ("Which person worked at the same organization as Alan Turing?"). The phrasing is picked
+label into the same node ("Which person founded the same organization as Steve Jobs?"). The phrasing is picked
 by a hash of the path and the seed, so a data set gets several shapes, reproducibly.
 """
 
@@ -313,13 +313,32 @@ _CONTAINMENT = re.compile(
 )
 
 
+# The same holds for anything a verb puts in, at, on or into a place, an event or a work, read from that side ("the
+# person who worked in Berlin", "the event that took place in Constantinople", "the species that was domesticated in
+# Mexico", "the person who studied at Cambridge"), for the members of a group ("a citizen of", "a student of") and
+# for visits and witnesses ("the event that reached India", "the person who survived the riot", "the person executed
+# during the French Revolution"): one of many people, events or species. Relations that pair one
+# thing with one other ("was married to", "gave birth to", "is the capital of") keep their single answer.
+_SETTING = re.compile(
+    r"(?!.*\b(?:married|engaged|wed|heir|successor|sequel|prequel|equivalent|identical|birth)\b)"
+    r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|to|during|after|before)"
+    r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:citizen|native|resident|inhabitant|student|pupil"
+    r"|employee|follower|disciple|soldier|subject)s?\s+of"
+    r"|(?:(?:is|are|was|were|has|have|had)\s+)?(?:reached|visited|entered|attended|settled|inhabited|survived|witnessed"
+    r"|reaches|visits|enters|attends|inhabits|survives|witnesses)",
+    re.I,
+)
+
+
 def _check_specific(path: Sequence[str], phrases: Sequence[Phrase]) -> None:
-    """``TemplateError`` for a hop that describes its node only as something inside the previous one."""
+    """``TemplateError`` for a hop that describes its node only as one of the many things in, at or of the previous
+    one (``_CONTAINMENT``, ``_SETTING``)."""
     for i, ph in enumerate(phrases):
-        if ph.kind == "verb" and not ph.subject_is_head and _CONTAINMENT.fullmatch(ph.label.strip()):
+        label = " ".join(ph.label.split())
+        if ph.kind == "verb" and not ph.subject_is_head and (_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label)):
             raise TemplateError(f"the hop from {path[i]!r} to {path[i + 1]!r} ({ph.label!r}) only says that "
-                                f"{path[i + 1]!r} is inside {path[i]!r}, like many other things in the world; "
-                                "a question built on it has no single answer")
+                                f"{path[i + 1]!r} is one of the things that {label} {path[i]!r}, like many others "
+                                "in the world; a question built on it has no single answer")
 
 
 def _hops(path: Sequence[str], edges: Sequence[PathEdge]) -> list[Phrase]:

@@ -337,9 +337,9 @@ def test_candidate_paths_are_deterministic_and_seeded(cs):
 def test_candidate_paths_respect_allowed_nodes_and_limits(cs):
     allowed = {"Alan Turing", "Alonzo Church", "lambda calculus", "Bombe", "Enigma machine", "Turing machine"}
     cands = sample_candidate_paths(cs, "Alan Turing", 3, count=8, allowed_nodes=allowed)
+    # Alan Turing -> Turing machine reads "the concept named after Alan Turing": one of many such things, not offered
     assert {tuple(c.nodes) for c in cands} == {
         ("Alan Turing", "Alonzo Church", "lambda calculus"), ("Alan Turing", "Bombe", "Enigma machine"),
-        ("Alan Turing", "Turing machine", "lambda calculus"),
     }  # fmt: skip
     assert sample_candidate_paths(cs, "Alan Turing", 3, allowed_nodes={"Turing machine"}) == []
     line = KnowledgeGraph.from_triples("t", [("a", "r", "b"), ("b", "r", "c")])
@@ -494,6 +494,22 @@ def test_a_description_that_fits_several_nodes_is_rejected():
     offered = sample_candidate_paths(return_kg, "hollandaise", 3, count=8, seed=0)
     assert offered and all(singles_out(return_kg, c.nodes) for c in offered)
     assert ["hollandaise", "butter", "roux"] not in [c.nodes for c in offered]
+
+
+def test_the_sampler_offers_no_hop_that_names_one_of_many(cs):
+    """Whoever writes the question, "the person who worked at Bletchley Park" has many right answers: such paths
+    are not offered, and every path the sampler offers over the demo graphs is free of them."""
+    from tasks.qa.template_writer import one_of_many_hop
+
+    kg = KnowledgeGraph.from_triples("cs", [
+        ("Alan Turing", "worked at", "Bletchley Park"), ("Gordon Welchman", "worked at", "Bletchley Park"),
+        ("Gordon Welchman", "wrote", "The Hut Six Story"),
+    ])  # fmt: skip
+    assert sample_candidate_paths(kg, "Bletchley Park", 3) == []  # Bletchley Park <- worked at - Welchman
+    assert [c.nodes for c in sample_candidate_paths(kg, "The Hut Six Story", 3)] == [
+        ["The Hut Six Story", "Gordon Welchman", "Bletchley Park"]]  # read from the inside: "the place he worked at"
+    offered = [c for seed in cs.nodes()[:40] for c in sample_candidate_paths(cs, seed, 3, count=4)]
+    assert offered and all(one_of_many_hop(c.edges) is None for c in offered)
 
 
 def test_a_node_of_the_path_itself_counts_among_the_nodes_a_description_fits():

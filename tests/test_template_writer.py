@@ -68,10 +68,9 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     total = sum(outcomes.values())
     with capsys.disabled():
         print(f"\ntemplate questions over the demo graphs: {dict(outcomes)} of {total}")
-    # 0.7 before paths only "inside" a container were refused, 0.65 before hops read from the place, event or group
-    # they are in, at or of ("the person who worked at IBM", "the event that took place in Constantinople") were:
-    # over these 350 paths 102 are refused that way, each a question with many right answers in the world.
-    assert outcomes["passed"] / total >= 0.45
+    # The sampler no longer offers paths with a hop read from the place, event or group a node is in, at or of
+    # ("the person who worked at IBM"): 279 paths are sampled where 350 were, 202 of them pass (235 of 350 before).
+    assert outcomes["passed"] / total >= 0.65
     # Every failure is a path the writer will not nest without a centre-embedded clause, or a relation label naming
     # another path node (an intermediate or the answer: "gave the title Augustus to"), never junk.
     assert set(outcomes) <= {"passed", "unphrasable without centre-embedding", "one of many (in, at or of a place, event or group)",

@@ -33,6 +33,7 @@ from collections.abc import Collection
 from schemas.qa import CandidatePath
 from tasks.qa.checks import singles_out
 from tasks.qa.context import keyword_text, path_edges, truncate_text
+from tasks.qa.template_writer import one_of_many_hop
 from tasks.graph.kg import EdgeData, KnowledgeGraph
 
 #: Relation labels/keywords that say nothing about how two nodes relate (compared case-insensitively).
@@ -73,7 +74,8 @@ def sample_candidate_paths(
     undirected: bool = True,
 ) -> list[CandidatePath]:
     """Up to ``count`` distinct shortcut-free simple paths of ``n_nodes`` nodes starting at ``start``, each
-    singling out its nodes (``tasks.qa.checks.singles_out``).
+    singling out its nodes (``tasks.qa.checks.singles_out``), none with a hop that names a node only as one of the
+    many things in, at or of the one before (``tasks.qa.template_writer.one_of_many_hop``).
 
     ``allowed_nodes`` restricts the path to those nodes (pass the rendered context's nodes so every candidate
     is visible to the generator); distances are still those of the whole graph, so "shortcut-free" holds in
@@ -144,6 +146,10 @@ def sample_candidate_paths(
         # Offered paths must pass the answer-uniqueness check too: a question over a path whose relations also
         # lead elsewhere has several right answers, whatever its wording.
         if not singles_out(kg, path, undirected=undirected):
+            continue
+        # Nor a hop that names its node only as one of the many things in, at or of the node before ("the person
+        # who worked in France"): the graph holds one such person, the world many.
+        if one_of_many_hop(path_edges(kg, path, undirected=undirected)) is not None:
             continue
         found.append(key)
         if len(found) >= count:

@@ -331,15 +331,34 @@ _SETTING = re.compile(
 )
 
 
+def _one_of_many(ph: Phrase) -> bool:
+    label = " ".join(ph.label.split())
+    return ph.kind == "verb" and not ph.subject_is_head and bool(_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label))
+
+
 def _check_specific(path: Sequence[str], phrases: Sequence[Phrase]) -> None:
     """``TemplateError`` for a hop that describes its node only as one of the many things in, at or of the previous
     one (``_CONTAINMENT``, ``_SETTING``)."""
     for i, ph in enumerate(phrases):
-        label = " ".join(ph.label.split())
-        if ph.kind == "verb" and not ph.subject_is_head and (_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label)):
+        if _one_of_many(ph):
+            label = " ".join(ph.label.split())
             raise TemplateError(f"the hop from {path[i]!r} to {path[i + 1]!r} ({ph.label!r}) only says that "
                                 f"{path[i + 1]!r} is one of the things that {label} {path[i]!r}, like many others "
                                 "in the world; a question built on it has no single answer")
+
+
+def one_of_many_hop(edges: Sequence[PathEdge]) -> int | None:
+    """The index of the first hop that, read along the path, names its node only as one of the many things in, at
+    or of the previous one (whoever writes the question: any wording of "the person who worked in France" has
+    many right answers), or None. A hop with no phrasable relation is not judged here."""
+    for i, edge in enumerate(edges):
+        try:
+            ph = hop_phrase(edge)
+        except TemplateError:
+            continue
+        if _one_of_many(ph):
+            return i
+    return None
 
 
 def _hops(path: Sequence[str], edges: Sequence[PathEdge]) -> list[Phrase]:

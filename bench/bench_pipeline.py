@@ -79,7 +79,7 @@ def serve_fake(latency: float) -> None:
                  reply="<think>The relations lead there.</think>\n<answer>unknown</answer>")
         print(fake.base_url, flush=True)
         for _ in sys.stdin:
-            print(fake.calls(), flush=True)
+            print(fake.calls(), time.process_time(), flush=True)
 
 
 class FakeProcess:
@@ -89,9 +89,14 @@ class FakeProcess:
         self.base_url = self.proc.stdout.readline().strip()
 
     def calls(self) -> int:
+        return self.poll()[0]
+
+    def poll(self) -> tuple[int, float]:
+        """The fake's chat calls so far and the CPU seconds its process has spent."""
         self.proc.stdin.write("\n")
         self.proc.stdin.flush()
-        return int(self.proc.stdout.readline())
+        calls, cpu = self.proc.stdout.readline().split()
+        return int(calls), float(cpu)
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -116,19 +121,21 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
     }
     out: dict[str, dict] = {}
     for name in STAGES:
-        before = fake.calls()
+        before, fake_cpu = fake.poll()
         cpu = time.process_time()
         started = time.perf_counter()
         result = stages[name]()
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu
-        calls = fake.calls() - before
+        after, fake_after = fake.poll()
+        calls, fake_cpu = after - before, fake_after - fake_cpu
         floor = calls * args.latency / args.concurrency
         out[name] = {"wall_s": round(wall, 2), "calls": calls, "floor_s": round(floor, 2),
                      "saturation": round(floor / wall, 3) if wall > 0 else None,
-                     "cpu_s": round(cpu, 2), "cache_hits": result.get("llm_cache_hits", 0)}
+                     "cpu_s": round(cpu, 2), "fake_cpu_s": round(fake_cpu, 2), "cache_hits": result.get("llm_cache_hits", 0)}
         print(f"  {name:<13} {calls:>6} calls  wall {wall:8.2f} s  floor {floor:7.2f} s  "
-              f"saturation {out[name]['saturation']}  (this process's CPU {cpu:.1f} s)", flush=True)
+              f"saturation {out[name]['saturation']}  (CPU: this process {cpu:.1f} s, the fake {fake_cpu:.1f} s)",
+              flush=True)
     return out
 
 
@@ -193,16 +200,17 @@ def main() -> None:
     report["rerun_calls"] = sum(again[s]["calls"] for s in STAGES)
     report["load_avg_after"] = round(os.getloadavg()[0], 2)
     print()
-    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'rerun_s':>8} "
+    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'fake_cpu':>8} {'rerun_s':>8} "
           f"{'rerun/first':>11}")
     for s in STAGES:
         f, a = first[s], again[s]
         print(f"{s:<13} {f['calls']:>6} {f['floor_s']:>8.2f} {f['wall_s']:>8.2f} {f['saturation']:>10.3f} "
-              f"{f['cpu_s']:>7.1f} {a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
+              f"{f['cpu_s']:>7.1f} {f['fake_cpu_s']:>8.1f} {a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
     print(f"{'all':<13} {sum(first[s]['calls'] for s in STAGES):>6} "
           f"{sum(first[s]['floor_s'] for s in STAGES):>8.2f} {total_first:>8.2f} "
           f"{sum(first[s]['floor_s'] for s in STAGES) / total_first:>10.3f} "
-          f"{sum(first[s]['cpu_s'] for s in STAGES):>7.1f} {total_again:>8.2f} "
+          f"{sum(first[s]['cpu_s'] for s in STAGES):>7.1f} {sum(first[s]['fake_cpu_s'] for s in STAGES):>8.1f} "
+          f"{total_again:>8.2f} "
           f"{report['rerun_over_first']['all']:>11.3f}")
     print(f"targets: saturation >= 0.9 for {', '.join(llm)}; rerun/first < 0.05 "
           f"(rerun made {report['rerun_calls']} endpoint calls)")

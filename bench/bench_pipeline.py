@@ -104,6 +104,83 @@ class FakeProcess:
 
 
 # -- the run ----------------------------------------------------------------------------------------------------------
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has spent, from /proc (0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant process of ``pid`` (Linux /proc; empty elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, every core, from /proc/stat."""
+    try:
+        ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0.0, 0.0
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks) - idle) / hz, sum(ticks) / hz
+
+
+class Occupancy:
+    """Samples, every ``period`` s, how many endpoint slots this process holds (the gateway's limiters): where a
+    stage's wall goes. ``head_s``: before its first request; ``tail_s``: after its last one ends; ``mid``: mean
+    share of the concurrency in use between them (1.0: the endpoint never idled while the stage ran)."""
+
+    def __init__(self, concurrency: int, period: float = 0.02) -> None:
+        import threading
+
+        self.concurrency, self.period = concurrency, period
+        self.samples: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from gateway.client import _LIMITERS
+
+        while not self._stop.is_set():
+            self.samples.append((time.perf_counter(), sum(lim.in_use for lim in list(_LIMITERS.values()))))
+            self._stop.wait(self.period)
+
+    def __enter__(self) -> "Occupancy":
+        self.started = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.ended = time.perf_counter()
+
+    def report(self) -> dict[str, float]:
+        busy = [(t, n) for t, n in self.samples if n > 0]
+        if not busy:
+            return {"head_s": round(self.ended - self.started, 2), "tail_s": 0.0, "mid": 0.0}
+        first, last = busy[0][0], busy[-1][0]
+        mid = [n for t, n in self.samples if first <= t <= last]
+        return {"head_s": round(first - self.started, 2), "tail_s": round(self.ended - last, 2),
+                "mid": round(sum(mid) / len(mid) / self.concurrency, 3)}
+
+
 def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake: FakeProcess) -> dict[str, dict]:
     """Each LLM stage once through its flow: wall time and endpoint calls."""
     from flows.distill import distill_trajectories
@@ -122,20 +199,31 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
     out: dict[str, dict] = {}
     for name in STAGES:
         before, fake_cpu = fake.poll()
+        others = [p for p in _children(os.getpid()) if p != fake.proc.pid]  # the Prefect test server
+        others_cpu = sum(_proc_cpu(p) for p in others)
+        busy0, total0 = _machine_busy()
         cpu = time.process_time()
         started = time.perf_counter()
-        result = stages[name]()
+        with Occupancy(args.concurrency) as occ:
+            result = stages[name]()
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu
         after, fake_after = fake.poll()
+        others_cpu = sum(_proc_cpu(p) for p in others) - others_cpu
+        busy1, total1 = _machine_busy()
+        machine = (busy1 - busy0) / (total1 - total0) if total1 > total0 else None
         calls, fake_cpu = after - before, fake_after - fake_cpu
         floor = calls * args.latency / args.concurrency
         out[name] = {"wall_s": round(wall, 2), "calls": calls, "floor_s": round(floor, 2),
                      "saturation": round(floor / wall, 3) if wall > 0 else None,
-                     "cpu_s": round(cpu, 2), "fake_cpu_s": round(fake_cpu, 2), "cache_hits": result.get("llm_cache_hits", 0)}
+                     "cpu_s": round(cpu, 2), "fake_cpu_s": round(fake_cpu, 2), "server_cpu_s": round(others_cpu, 2),
+                     "machine_busy": round(machine, 3) if machine is not None else None,
+                     "cache_hits": result.get("llm_cache_hits", 0), **occ.report()}
         print(f"  {name:<13} {calls:>6} calls  wall {wall:8.2f} s  floor {floor:7.2f} s  "
-              f"saturation {out[name]['saturation']}  (CPU: this process {cpu:.1f} s, the fake {fake_cpu:.1f} s)",
-              flush=True)
+              f"saturation {out[name]['saturation']}  (CPU: this process {cpu:.1f} s, the fake {fake_cpu:.1f} s, "
+              f"the Prefect server {others_cpu:.1f} s; machine busy {out[name]['machine_busy']}; "
+              f"before the first call {out[name]['head_s']} s, after the last {out[name]['tail_s']} s, "
+              f"slots in use between them {out[name]['mid']})", flush=True)
     return out
 
 

@@ -9,7 +9,6 @@ answers the cache still holds). A table artifact reports trajectories, acceptanc
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -23,6 +22,7 @@ from flows.progress import Progress
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, open_run
 from flows.tools_env import snapshot_tool_env
+from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import InputError
@@ -81,7 +81,7 @@ def distill_batch(
         finally:
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 def check_distill_params(kinds: Sequence[str], split: str | None, n_rollouts: int = 2,

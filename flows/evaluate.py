@@ -10,7 +10,6 @@ endpoint already answered: the gateway cache serves it.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -25,6 +24,7 @@ from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrenc
 from flows.checks import check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
+from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from flows.qa import load_qa
 from flows.runtime import Runtime, default_settings, flow_parameters, open_run
@@ -52,7 +52,7 @@ def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[tupl
         finally:
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int | None, limit: int | None,

@@ -9,7 +9,6 @@ one batch loop, several batches in flight (``_Runner.in_flight``), and write res
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -22,6 +21,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
 from flows.checks import check_domains_in, check_generate_params, check_paths_params
 from flows.progress import Progress
+from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, flow_parameters, open_run
@@ -118,7 +118,7 @@ def generate_batch(spec: GatewaySpec, kg: KnowledgeGraph, jobs: list[tuple[Seed,
         finally:
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_threshold: float | None) -> Counter:
@@ -391,7 +391,7 @@ def verify_batch(spec: GatewaySpec, kg: KnowledgeGraph, qas: list[QA], run_id: s
         finally:
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 @flow(name="verify-paths", log_prints=True)

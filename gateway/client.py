@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from gateway.cache import ResponseCache, cache_key
 from gateway.endpoints import EndpointUnavailable, ResolvedEndpoint, limit_name
 from gateway.limiter import SharedLimiter
+from gateway.loop import is_shared
 from gateway.structured import (
     check_schema,
     extract_json,
@@ -121,6 +122,10 @@ LocalResolver = Callable[[str, Endpoint], ResolvedEndpoint]
 # Process-wide limiters: one per endpoint, shared by every gateway instance and thread.
 _LIMITERS: dict[tuple[str, str], SharedLimiter] = {}
 _LIMITERS_LOCK = threading.Lock()
+
+# HTTP clients of the process's shared loop (``gateway.loop``), one per endpoint, shared by every gateway instance.
+_SHARED_CLIENTS: dict[tuple[str, str, float, int], openai.AsyncOpenAI] = {}
+_SHARED_CLIENTS_LOCK = threading.Lock()
 
 
 def endpoint_limiter(base_url: str, model: str, limit: int) -> SharedLimiter:
@@ -281,6 +286,18 @@ class LLMGateway:
 
     def _client(self, ep: ResolvedEndpoint) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()
+        if is_shared(loop):
+            # The process's shared loop (``gateway.loop``) keeps one client per endpoint for every gateway, so its
+            # connections outlive the batch task that opened them.
+            with _SHARED_CLIENTS_LOCK:
+                key = (ep.base_url, ep.api_key, ep.timeout_s, ep.max_concurrency)
+                client = _SHARED_CLIENTS.get(key)
+                if client is None:
+                    client = _SHARED_CLIENTS[key] = openai.AsyncOpenAI(
+                        base_url=ep.base_url, api_key=ep.api_key, max_retries=0, timeout=ep.timeout_s,
+                        http_client=_http_client(ep),
+                    )
+                return client
         with self._clients_lock:
             per_loop = self._clients.setdefault(loop, {})
             key = (ep.base_url, ep.api_key)
@@ -544,6 +561,8 @@ class LLMGateway:
         return list(await asyncio.gather(*tasks))
 
     async def aclose(self) -> None:
+        """Close this gateway's HTTP clients on the running loop (the shared loop's clients stay open for the next
+        batch)."""
         loop = asyncio.get_running_loop()
         with self._clients_lock:
             clients = list(self._clients.pop(loop, {}).values())

@@ -224,6 +224,8 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
               f"the Prefect server {others_cpu:.1f} s; machine busy {out[name]['machine_busy']}; "
               f"before the first call {out[name]['head_s']} s, after the last {out[name]['tail_s']} s, "
               f"slots in use between them {out[name]['mid']})", flush=True)
+        if name == args.until:
+            break
     return out
 
 
@@ -239,6 +241,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64, help="max_concurrency of the endpoint")
     ap.add_argument("--workers", type=int, default=None, help="runner.max_workers (default: the runner's)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--until", choices=STAGES, help="stop after this stage's first run (no rerun, no summary): "
+                    "for profiling one stage, e.g. under py-spy")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     args.eval_split = None if args.eval_split == "none" else args.eval_split
@@ -274,6 +278,8 @@ def main() -> None:
                   f"latency {args.latency} s, concurrency {args.concurrency}")
             print("first run:", flush=True)
             first = run_stages(settings, domains, args, fake)
+            if args.until:
+                return
             print("rerun (same warehouse and cache):", flush=True)
             again = run_stages(settings, domains, args, fake)
     finally:
@@ -288,7 +294,8 @@ def main() -> None:
     report["rerun_calls"] = sum(again[s]["calls"] for s in STAGES)
     report["load_avg_after"] = round(os.getloadavg()[0], 2)
     print()
-    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'fake_cpu':>8} {'rerun_s':>8} "
+    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'fake_cpu':>8} "
+          f"{'rerun_s':>8} "
           f"{'rerun/first':>11}")
     for s in STAGES:
         f, a = first[s], again[s]

@@ -16,7 +16,7 @@ from typing import Any
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import at_least, check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.qa import load_qa
@@ -204,7 +204,8 @@ def distill_trajectories(
         batches = run_batches(distill_batch, work, runner=runner, parameters=lambda w: {
             "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None), "jobs": w[2], "gold": w[3],
             "cfg": cfg, "run_id": rt.run_id, "model": model, "index_dir": index_dir},
-            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, cfg.role)))  # fmt: skip
+            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size),
+                                      endpoint_concurrency(spec, cfg.role)))  # fmt: skip
         for (domain, _, batch, _), done_batch in batches:
             if domain not in bars:
                 bars[domain] = Progress(f"distill-{domain}", totals[domain], f"distilling {domain} trajectories")

@@ -20,7 +20,7 @@ from prefect.cache_policies import NO_CACHE
 from eval.evaluate import MODES, EvalConfig, EvalItem, evaluate_item
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
@@ -147,7 +147,7 @@ def evaluate_policy(
             "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
             "jobs": list(w[2]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _ in w[2]}, "cfg": cfg,
             "run_id": rt.run_id, "index_dir": index_dir},
-            in_flight=runner.in_flight(batch_size, concurrency))  # fmt: skip
+            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size), concurrency))  # fmt: skip
         for (_, _, batch), done in batches:
             items: list[EvalItem] = done.records
             with rt.wh.transaction() as con:  # a batch lands whole or not at all

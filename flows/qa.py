@@ -18,7 +18,7 @@ from prefect import flow, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import check_domains_in, check_generate_params, check_paths_params
 from flows.progress import Progress
 from gateway.loop import run_shared
@@ -325,7 +325,8 @@ def generate_qa(
         batches = run_batches(generate_batch, plan(), runner=runner, parameters=lambda w: {
             "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
             "sampling_seed": settings.seed},
-            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
+            in_flight=runner.in_flight(min(batch_size, n_seeds * len(modes)),  # batches never span two domains
+                                      endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
         for (domain, _, batch), done_batch in batches:
             dedup_until(domain)
             if domain not in bars:
@@ -434,7 +435,8 @@ def verify_paths(
             "spec": spec, "kg": KnowledgeGraph.load(rt.wh, w[0], w[1] or None), "qas": w[2],
             "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
             "paths_per_call": paths_per_call},
-            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "verifier")))  # fmt: skip
+            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size),
+                                      endpoint_concurrency(spec, "verifier")))  # fmt: skip
         for (domain, _, batch), done_batch in batches:
             if domain not in bars:
                 total = sum(len(b) for d, _, b in work if d == domain)

@@ -16,7 +16,17 @@ floor = calls x latency / concurrency (1.0: the endpoint never idled), and the C
 the same warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first
 run's, per stage and for the four stages together (goal < 0.05). A flow run with nothing to do still costs about a
 second here: Prefect's flow-run bookkeeping, most of it the engine joining its heartbeat thread, which sleeps in
-one-second steps.
+one-second steps from the run's start. So a stage's wall is its work rounded up to the next whole second of the
+heartbeat's clock, plus about 0.08 s (gold paths measure 4.08 s whether their work takes 3.1 or 3.9 s): a change
+worth less than a second may not show, and every stage pays half a second on average on top of the ~0.1 s of
+bookkeeping. At 0.5 s latency the calls themselves come in 0.5 s rounds.
+
+Where a stage's wall goes is printed with it: the CPU seconds of this process (GIL-bound: near 1 s per wall second
+means the flow's own Python work paces it), of the fake and of the Prefect test server (both on the same cores),
+the machine's busy share (all cores, every process, other users included), the time before the stage's first
+endpoint call and after its last one, and the mean share of the endpoint's slots held between them. A slot is
+held from sending a request to reading its answer, so slots held x latency above calls x latency is time the
+answers waited for this process.
 
     python bench/bench_pipeline.py                              # 20 domains x 3000 nodes, 0.5 s, concurrency 64
     python bench/bench_pipeline.py --domains 4 --nodes 500 --seeds 10 --json out.json

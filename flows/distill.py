@@ -9,8 +9,10 @@ answers the cache still holds). A table artifact reports trajectories, acceptanc
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from prefect import flow, task
@@ -72,13 +74,23 @@ def distill_batch(
     the teacher). Picklable in and out: the tool environment is built where the task runs."""
     gateway = spec.open()
     needs_tools = {"template", "rollouts"} & {j.kind for j in jobs}
-    env = snapshot_tool_env(kg, spec.settings.embeddings, index_dir, OMNE_TOOLS) if needs_tools else None
-    ctx = DistillContext(gateway=gateway, env=env, kg=kg, cfg=cfg, run_id=run_id, model=model)
+    plain = DistillContext(gateway=gateway, env=None, kg=kg, cfg=cfg, run_id=run_id, model=model)
 
     async def go() -> list[Trajectory]:
+        # The tool environment (on a new snapshot: every entity embedded for the index) is built on a worker
+        # thread while the CoT jobs, which need no tools, already call the teacher; the other jobs wait for it.
+        env = asyncio.ensure_future(asyncio.to_thread(
+            snapshot_tool_env, kg, spec.settings.embeddings, index_dir, OMNE_TOOLS)) if needs_tools else None
+
+        async def one(job: DistillJob) -> Trajectory:
+            ctx = plain if env is None or job.kind == "cot" else replace(plain, env=await env)
+            return await distill_one(job, gold.get(job.qa.qa_id, []), ctx)
+
         try:
-            return await gateway.gather(distill_one(job, gold.get(job.qa.qa_id, []), ctx) for job in jobs)
+            return await gateway.gather(one(job) for job in jobs)
         finally:
+            if env is not None and not env.done():
+                await asyncio.wait([env])  # a build under way finishes (it cannot be interrupted) before the batch ends
             await gateway.aclose()
 
     return BatchResult(run_shared(go()), gateway.ledger.snapshot())

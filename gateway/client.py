@@ -647,7 +647,14 @@ class LLMGateway:
             done += 1
             progress(done, total)  # type: ignore[misc]
 
-        return list(await asyncio.gather(*tasks))
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # The calls still running are cancelled, as leaving ``asyncio.run`` would: on the process's shared loop
+            # (``gateway.loop``) they would otherwise run on after their batch has failed.
+            for t in tasks:
+                t.cancel()
+            raise
 
     async def aclose(self) -> None:
         """Close this gateway's HTTP clients on the running loop (the shared loop's clients stay open for the next

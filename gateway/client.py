@@ -259,7 +259,7 @@ class _ChatPoster:
             raise
         except request_errors as err:
             raise openai.APIConnectionError(request=request) from err
-        if response.is_error:
+        if not response.is_success:  # as the SDK's raise_for_status: any status but 2xx is an APIStatusError
             if not response.is_closed:
                 await response.aread()
             raise self.client._make_status_error_from_response(response) from None

@@ -16,7 +16,17 @@ floor = calls x latency / concurrency (1.0: the endpoint never idled), and the C
 the same warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first
 run's, per stage and for the four stages together (goal < 0.05). A flow run with nothing to do still costs about a
 second here: Prefect's flow-run bookkeeping, most of it the engine joining its heartbeat thread, which sleeps in
-one-second steps.
+one-second steps from the run's start. So a stage's wall is its work rounded up to the next whole second of the
+heartbeat's clock, plus about 0.08 s (gold paths measure 4.08 s whether their work takes 3.1 or 3.9 s): a change
+worth less than a second may not show, and every stage pays half a second on average on top of the ~0.1 s of
+bookkeeping. At 0.5 s latency the calls themselves come in 0.5 s rounds.
+
+Where a stage's wall goes is printed with it: the CPU seconds of this process (GIL-bound: near 1 s per wall second
+means the flow's own Python work paces it), of the fake and of the Prefect test server (both on the same cores),
+the machine's busy share (all cores, every process, other users included), the time before the stage's first
+endpoint call and after its last one, and the mean share of the endpoint's slots held between them. A slot is
+held from sending a request to reading its answer, so slots held x latency above calls x latency is time the
+answers waited for this process.
 
     python bench/bench_pipeline.py                              # 20 domains x 3000 nodes, 0.5 s, concurrency 64
     python bench/bench_pipeline.py --domains 4 --nodes 500 --seeds 10 --json out.json
@@ -79,7 +89,7 @@ def serve_fake(latency: float) -> None:
                  reply="<think>The relations lead there.</think>\n<answer>unknown</answer>")
         print(fake.base_url, flush=True)
         for _ in sys.stdin:
-            print(fake.calls(), flush=True)
+            print(fake.calls(), time.process_time(), flush=True)
 
 
 class FakeProcess:
@@ -89,9 +99,14 @@ class FakeProcess:
         self.base_url = self.proc.stdout.readline().strip()
 
     def calls(self) -> int:
+        return self.poll()[0]
+
+    def poll(self) -> tuple[int, float]:
+        """The fake's chat calls so far and the CPU seconds its process has spent."""
         self.proc.stdin.write("\n")
         self.proc.stdin.flush()
-        return int(self.proc.stdout.readline())
+        calls, cpu = self.proc.stdout.readline().split()
+        return int(calls), float(cpu)
 
     def close(self) -> None:
         self.proc.stdin.close()
@@ -99,6 +114,83 @@ class FakeProcess:
 
 
 # -- the run ----------------------------------------------------------------------------------------------------------
+def _proc_cpu(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has spent, from /proc (0 where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant process of ``pid`` (Linux /proc; empty elsewhere)."""
+    parents: dict[int, list[int]] = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far, every core, from /proc/stat."""
+    try:
+        ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except OSError:
+        return 0.0, 0.0
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks) - idle) / hz, sum(ticks) / hz
+
+
+class Occupancy:
+    """Samples, every ``period`` s, how many endpoint slots this process holds (the gateway's limiters): where a
+    stage's wall goes. ``head_s``: before its first request; ``tail_s``: after its last one ends; ``mid``: mean
+    share of the concurrency in use between them (1.0: the endpoint never idled while the stage ran)."""
+
+    def __init__(self, concurrency: int, period: float = 0.02) -> None:
+        import threading
+
+        self.concurrency, self.period = concurrency, period
+        self.samples: list[tuple[float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from gateway.client import _LIMITERS
+
+        while not self._stop.is_set():
+            self.samples.append((time.perf_counter(), sum(lim.in_use for lim in list(_LIMITERS.values()))))
+            self._stop.wait(self.period)
+
+    def __enter__(self) -> "Occupancy":
+        self.started = time.perf_counter()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.ended = time.perf_counter()
+
+    def report(self) -> dict[str, float]:
+        busy = [(t, n) for t, n in self.samples if n > 0]
+        if not busy:
+            return {"head_s": round(self.ended - self.started, 2), "tail_s": 0.0, "mid": 0.0}
+        first, last = busy[0][0], busy[-1][0]
+        mid = [n for t, n in self.samples if first <= t <= last]
+        return {"head_s": round(first - self.started, 2), "tail_s": round(self.ended - last, 2),
+                "mid": round(sum(mid) / len(mid) / self.concurrency, 3)}
+
+
 def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake: FakeProcess) -> dict[str, dict]:
     """Each LLM stage once through its flow: wall time and endpoint calls."""
     from flows.distill import distill_trajectories
@@ -116,19 +208,34 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
     }
     out: dict[str, dict] = {}
     for name in STAGES:
-        before = fake.calls()
+        before, fake_cpu = fake.poll()
+        others = [p for p in _children(os.getpid()) if p != fake.proc.pid]  # the Prefect test server
+        others_cpu = sum(_proc_cpu(p) for p in others)
+        busy0, total0 = _machine_busy()
         cpu = time.process_time()
         started = time.perf_counter()
-        result = stages[name]()
+        with Occupancy(args.concurrency) as occ:
+            result = stages[name]()
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu
-        calls = fake.calls() - before
+        after, fake_after = fake.poll()
+        others_cpu = sum(_proc_cpu(p) for p in others) - others_cpu
+        busy1, total1 = _machine_busy()
+        machine = (busy1 - busy0) / (total1 - total0) if total1 > total0 else None
+        calls, fake_cpu = after - before, fake_after - fake_cpu
         floor = calls * args.latency / args.concurrency
         out[name] = {"wall_s": round(wall, 2), "calls": calls, "floor_s": round(floor, 2),
                      "saturation": round(floor / wall, 3) if wall > 0 else None,
-                     "cpu_s": round(cpu, 2), "cache_hits": result.get("llm_cache_hits", 0)}
+                     "cpu_s": round(cpu, 2), "fake_cpu_s": round(fake_cpu, 2), "server_cpu_s": round(others_cpu, 2),
+                     "machine_busy": round(machine, 3) if machine is not None else None,
+                     "cache_hits": result.get("llm_cache_hits", 0), **occ.report()}
         print(f"  {name:<13} {calls:>6} calls  wall {wall:8.2f} s  floor {floor:7.2f} s  "
-              f"saturation {out[name]['saturation']}  (this process's CPU {cpu:.1f} s)", flush=True)
+              f"saturation {out[name]['saturation']}  (CPU: this process {cpu:.1f} s, the fake {fake_cpu:.1f} s, "
+              f"the Prefect server {others_cpu:.1f} s; machine busy {out[name]['machine_busy']}; "
+              f"before the first call {out[name]['head_s']} s, after the last {out[name]['tail_s']} s, "
+              f"slots in use between them {out[name]['mid']})", flush=True)
+        if name == args.until:
+            break
     return out
 
 
@@ -144,6 +251,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64, help="max_concurrency of the endpoint")
     ap.add_argument("--workers", type=int, default=None, help="runner.max_workers (default: the runner's)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--until", choices=STAGES, help="stop after this stage's first run (no rerun, no summary): "
+                    "for profiling one stage, e.g. under py-spy")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     args.eval_split = None if args.eval_split == "none" else args.eval_split
@@ -179,6 +288,8 @@ def main() -> None:
                   f"latency {args.latency} s, concurrency {args.concurrency}")
             print("first run:", flush=True)
             first = run_stages(settings, domains, args, fake)
+            if args.until:
+                return
             print("rerun (same warehouse and cache):", flush=True)
             again = run_stages(settings, domains, args, fake)
     finally:
@@ -193,16 +304,18 @@ def main() -> None:
     report["rerun_calls"] = sum(again[s]["calls"] for s in STAGES)
     report["load_avg_after"] = round(os.getloadavg()[0], 2)
     print()
-    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'rerun_s':>8} "
+    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'fake_cpu':>8} "
+          f"{'rerun_s':>8} "
           f"{'rerun/first':>11}")
     for s in STAGES:
         f, a = first[s], again[s]
         print(f"{s:<13} {f['calls']:>6} {f['floor_s']:>8.2f} {f['wall_s']:>8.2f} {f['saturation']:>10.3f} "
-              f"{f['cpu_s']:>7.1f} {a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
+              f"{f['cpu_s']:>7.1f} {f['fake_cpu_s']:>8.1f} {a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
     print(f"{'all':<13} {sum(first[s]['calls'] for s in STAGES):>6} "
           f"{sum(first[s]['floor_s'] for s in STAGES):>8.2f} {total_first:>8.2f} "
           f"{sum(first[s]['floor_s'] for s in STAGES) / total_first:>10.3f} "
-          f"{sum(first[s]['cpu_s'] for s in STAGES):>7.1f} {total_again:>8.2f} "
+          f"{sum(first[s]['cpu_s'] for s in STAGES):>7.1f} {sum(first[s]['fake_cpu_s'] for s in STAGES):>8.1f} "
+          f"{total_again:>8.2f} "
           f"{report['rerun_over_first']['all']:>11.3f}")
     print(f"targets: saturation >= 0.9 for {', '.join(llm)}; rerun/first < 0.05 "
           f"(rerun made {report['rerun_calls']} endpoint calls)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -275,6 +275,13 @@ def run_batches(task: Any, batches: Sequence[B], parameters: Callable[[B], dict[
 def endpoint_concurrency(spec: GatewaySpec, *roles: str) -> int:
     """The largest ``max_concurrency`` among the endpoints of ``roles`` in ``spec`` (1 if none resolved)."""
     return max((spec.endpoints[r].max_concurrency for r in roles if r in spec.endpoints), default=1)
+
+
+def typical_size(batches: Sequence[Sized], default: int) -> int:
+    """The mean length of ``batches`` (``default`` for none), for ``_Runner.in_flight``: a flow cuts batches per
+    domain, so they are often shorter than ``batch_size`` (20-40 questions a domain where ``batch_size`` is 64), and
+    a window sized from ``batch_size`` would hold fewer jobs than the endpoint can run."""
+    return max(1, round(sum(len(b) for b in batches) / len(batches))) if batches else default
 
 
 def chunks(items: Sequence[B], size: int) -> list[Sequence[B]]:

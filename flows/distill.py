@@ -12,17 +12,19 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import at_least, check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from flows.tools_env import snapshot_tool_env
+from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import InputError
@@ -73,16 +75,26 @@ def distill_batch(
     the teacher). Picklable in and out: the tool environment is built where the task runs."""
     gateway = spec.open()
     needs_tools = {"template", "rollouts"} & {j.kind for j in jobs}
-    env = snapshot_tool_env(kg, spec.settings.embeddings, index_dir, OMNE_TOOLS) if needs_tools else None
-    ctx = DistillContext(gateway=gateway, env=env, kg=kg, cfg=cfg, run_id=run_id, model=model)
+    plain = DistillContext(gateway=gateway, env=None, kg=kg, cfg=cfg, run_id=run_id, model=model)
 
     async def go() -> list[Trajectory]:
+        # The tool environment (on a new snapshot: every entity embedded for the index) is built on a worker
+        # thread while the CoT jobs, which need no tools, already call the teacher; the other jobs wait for it.
+        env = asyncio.ensure_future(asyncio.to_thread(
+            snapshot_tool_env, kg, spec.settings.embeddings, index_dir, OMNE_TOOLS)) if needs_tools else None
+
+        async def one(job: DistillJob) -> Trajectory:
+            ctx = plain if env is None or job.kind == "cot" else replace(plain, env=await env)
+            return await distill_one(job, gold.get(job.qa.qa_id, []), ctx)
+
         try:
-            return await gateway.gather(distill_one(job, gold.get(job.qa.qa_id, []), ctx) for job in jobs)
+            return await gateway.gather(one(job) for job in jobs)
         finally:
+            if env is not None and not env.done():
+                await asyncio.wait([env])  # a build under way finishes (it cannot be interrupted) before the batch ends
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 def check_distill_params(kinds: Sequence[str], split: str | None, n_rollouts: int = 2,
@@ -205,7 +217,8 @@ def distill_trajectories(
         batches = run_batches(distill_batch, work, runner=runner, parameters=lambda w: {
             "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "jobs": w[2], "gold": w[3],
             "cfg": cfg, "run_id": rt.run_id, "model": model, "index_dir": index_dir},
-            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, cfg.role)))  # fmt: skip
+            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size),
+                                      endpoint_concurrency(spec, cfg.role)))  # fmt: skip
         for (domain, _, batch, _), done_batch in batches:
             if domain not in bars:
                 bars[domain] = Progress(f"distill-{domain}", totals[domain], f"distilling {domain} trajectories")

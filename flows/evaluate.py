@@ -10,7 +10,6 @@ endpoint already answered: the gateway cache serves it.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -21,10 +20,11 @@ from prefect.cache_policies import NO_CACHE
 from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, evaluate_item
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import check_domain_names, check_domains_in
 from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
+from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from flows.qa import load_qa
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
@@ -53,7 +53,7 @@ def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[tupl
         finally:
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int | None, limit: int | None,
@@ -148,7 +148,7 @@ def evaluate_policy(
             "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
             "jobs": list(w[2]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _ in w[2]}, "cfg": cfg,
             "run_id": rt.run_id, "index_dir": index_dir},
-            in_flight=runner.in_flight(batch_size, concurrency))  # fmt: skip
+            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size), concurrency))  # fmt: skip
         for (_, _, batch), done in batches:
             items: list[EvalItem] = done.records
             with rt.wh.transaction() as con:  # a batch lands whole or not at all

@@ -9,7 +9,6 @@ one batch loop, several batches in flight (``_Runner.in_flight``), and write res
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -19,9 +18,10 @@ from prefect import task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import check_domains_in, check_generate_params, check_paths_params
 from flows.progress import Progress
+from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
@@ -119,7 +119,7 @@ def generate_batch(spec: GatewaySpec, kg: KnowledgeGraph, jobs: list[tuple[Seed,
         finally:
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_threshold: float | None) -> Counter:
@@ -326,7 +326,8 @@ def generate_qa(
         batches = run_batches(generate_batch, plan(), runner=runner, parameters=lambda w: {
             "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
             "sampling_seed": settings.seed},
-            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
+            in_flight=runner.in_flight(min(batch_size, n_seeds * len(modes)),  # batches never span two domains
+                                      endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
         for (domain, _, batch), done_batch in batches:
             dedup_until(domain)
             if domain not in bars:
@@ -392,7 +393,7 @@ def verify_batch(spec: GatewaySpec, kg: KnowledgeGraph, qas: list[QA], run_id: s
         finally:
             await gateway.aclose()
 
-    return BatchResult(asyncio.run(go()), gateway.ledger.snapshot())
+    return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
 @hopforge_flow(name="verify-paths", log_prints=True)
@@ -435,7 +436,8 @@ def verify_paths(
             "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "qas": w[2],
             "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
             "paths_per_call": paths_per_call},
-            in_flight=runner.in_flight(batch_size, endpoint_concurrency(spec, "verifier")))  # fmt: skip
+            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size),
+                                      endpoint_concurrency(spec, "verifier")))  # fmt: skip
         for (domain, _, batch), done_batch in batches:
             if domain not in bars:
                 total = sum(len(b) for d, _, b in work if d == domain)

@@ -41,6 +41,7 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
 
 _ENVS: OrderedDict[tuple[str, str, tuple[str, ...]], ToolEnvironment] = OrderedDict()
 _ENVS_LOCK = threading.Lock()
+_BUILDING: dict[tuple[str, str, tuple[str, ...]], threading.Lock] = {}  # a lock per key being built
 
 
 def snapshot_tool_env(kg: KnowledgeGraph, embeddings: EmbeddingConfig, index_dir: str,
@@ -50,10 +51,21 @@ def snapshot_tool_env(kg: KnowledgeGraph, embeddings: EmbeddingConfig, index_dir
     key = (kg.snapshot_id or f"unsaved-{id(kg)}", embeddings.model_dump_json(), tuple(tools))
     with _ENVS_LOCK:
         env = _ENVS.get(key)
+        building = _BUILDING.setdefault(key, threading.Lock()) if env is None else None
     if env is None:
-        env = ToolEnvironment.from_graphs([kg], shared_embedder(embeddings), cache_dir=index_dir, tools=tuple(tools))
+        # One build per key at a time: two batches of one snapshot start together, and the second would embed
+        # every entity again (before the first has written the index to disk) only to throw its copy away.
+        with building:  # type: ignore[union-attr]
+            with _ENVS_LOCK:
+                env = _ENVS.get(key)
+            if env is None:
+                env = ToolEnvironment.from_graphs([kg], shared_embedder(embeddings), cache_dir=index_dir,
+                                                  tools=tuple(tools))
+                with _ENVS_LOCK:
+                    env = _ENVS.setdefault(key, env)
+                    while len(_ENVS) > 8:  # a run touches a few snapshots at a time
+                        _ENVS.popitem(last=False)
         with _ENVS_LOCK:
-            env = _ENVS.setdefault(key, env)
-            while len(_ENVS) > 8:  # a run touches a few snapshots at a time
-                _ENVS.popitem(last=False)
+            if _BUILDING.get(key) is building:
+                _BUILDING.pop(key, None)
     return env

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ValidationError
 from gateway.cache import ResponseCache, cache_key
 from gateway.endpoints import EndpointUnavailable, ResolvedEndpoint, limit_name
 from gateway.limiter import SharedLimiter
+from gateway.loop import is_shared
 from gateway.structured import (
     check_schema,
     extract_json,
@@ -122,6 +123,10 @@ LocalResolver = Callable[[str, Endpoint], ResolvedEndpoint]
 _LIMITERS: dict[tuple[str, str], SharedLimiter] = {}
 _LIMITERS_LOCK = threading.Lock()
 
+# HTTP clients of the process's shared loop (``gateway.loop``), one per endpoint, shared by every gateway instance.
+_SHARED_CLIENTS: dict[tuple[str, str, float, int], openai.AsyncOpenAI] = {}
+_SHARED_CLIENTS_LOCK = threading.Lock()
+
 
 def endpoint_limiter(base_url: str, model: str, limit: int) -> SharedLimiter:
     with _LIMITERS_LOCK:
@@ -204,6 +209,86 @@ def _ssl_context(httpmod_name: str) -> Any:
     return make() if make is not None else True
 
 
+class _ChatPoster:
+    """``client.post("/chat/completions", cast_to=ChatCompletion, body=...)`` in three steps, with the SDK's own
+    pieces: ``build`` (the request: the SDK's URL and headers, computed once per client, and the SDK's JSON
+    encoding of the body), ``send`` (the HTTP round trip; transport errors and error statuses become the
+    exceptions the SDK raises: ``APITimeoutError``, ``APIConnectionError``, the ``APIStatusError`` subclass of the
+    status) and ``parse`` (the SDK's ``ChatCompletion`` construction). The gateway holds an endpoint slot for
+    ``send`` only. It also skips the SDK's per-request option copying, header merging and retry bookkeeping
+    (retries are off; the gateway retries itself). Where the SDK's internals are not as expected, ``build``
+    returns None and the gateway calls ``client.post``."""
+
+    def __init__(self, client: openai.AsyncOpenAI) -> None:
+        self.client = client
+        self._template: tuple[Any, list[tuple[str, str]], dict[str, Any], Any, Any, Any, Any] | None | bool = None
+
+    async def _make_template(self) -> Any:
+        try:
+            from openai._models import FinalRequestOptions
+            from openai._utils._json import openapi_dumps
+
+            sdk_http = importlib.import_module("openai._httpx2")
+            client = self.client
+            options = FinalRequestOptions.construct(method="post", url="/chat/completions", json_data={})
+            options = await client._prepare_options(options)
+            template = client._build_request(options)
+            await client._prepare_request(template)
+            headers = [(k, v) for k, v in template.headers.multi_items() if k.lower() != "content-length"]
+            httpmod = importlib.import_module(type(template).__module__.split(".")[0])
+            return (template.url, headers, dict(template.extensions), openapi_dumps, httpmod,
+                    sdk_http.timeout_exceptions(), sdk_http.request_exceptions())
+        except Exception:  # another SDK version: the plain client.post path
+            return False
+
+    async def build(self, body: dict[str, Any]) -> Any:
+        if self._template is None:
+            self._template = await self._make_template()
+        if self._template is False:
+            return None
+        url, headers, extensions, dumps, httpmod, _, _ = self._template  # type: ignore[misc]
+        return httpmod.Request("POST", url, headers=list(headers), content=dumps(body), extensions=extensions)
+
+    async def send(self, request: Any) -> Any:
+        *_, timeouts, request_errors = self._template  # type: ignore[misc]
+        try:
+            response = await self.client._client.send(request)
+        except timeouts as err:
+            raise openai.APITimeoutError(request=request) from err
+        except openai.OpenAIError:
+            raise
+        except request_errors as err:
+            raise openai.APIConnectionError(request=request) from err
+        if not response.is_success:  # as the SDK's raise_for_status: any status but 2xx is an APIStatusError
+            if not response.is_closed:
+                await response.aread()
+            raise self.client._make_status_error_from_response(response) from None
+        return response
+
+    def parse(self, response: Any) -> Any:
+        content_type = response.headers.get("content-type", "*").split(";")[0]
+        if not content_type.endswith("json"):
+            try:
+                data = response.json()
+            except Exception:
+                return response.text
+        else:
+            data = response.json()
+        return self.client._process_response_data(data=data, cast_to=ChatCompletion, response=response)
+
+
+_POSTERS: weakref.WeakKeyDictionary[openai.AsyncOpenAI, _ChatPoster] = weakref.WeakKeyDictionary()
+_POSTERS_LOCK = threading.Lock()
+
+
+def _poster(client: openai.AsyncOpenAI) -> _ChatPoster:
+    with _POSTERS_LOCK:
+        poster = _POSTERS.get(client)
+        if poster is None:
+            poster = _POSTERS[client] = _ChatPoster(client)
+        return poster
+
+
 class LLMGateway:
     """Typed, cached, rate-limited access to every role's OpenAI-compatible endpoint."""
 
@@ -281,6 +366,18 @@ class LLMGateway:
 
     def _client(self, ep: ResolvedEndpoint) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()
+        if is_shared(loop):
+            # The process's shared loop (``gateway.loop``) keeps one client per endpoint for every gateway, so its
+            # connections outlive the batch task that opened them.
+            with _SHARED_CLIENTS_LOCK:
+                key = (ep.base_url, ep.api_key, ep.timeout_s, ep.max_concurrency)
+                client = _SHARED_CLIENTS.get(key)
+                if client is None:
+                    client = _SHARED_CLIENTS[key] = openai.AsyncOpenAI(
+                        base_url=ep.base_url, api_key=ep.api_key, max_retries=0, timeout=ep.timeout_s,
+                        http_client=_http_client(ep),
+                    )
+                return client
         with self._clients_lock:
             per_loop = self._clients.setdefault(loop, {})
             key = (ep.base_url, ep.api_key)
@@ -302,14 +399,23 @@ class LLMGateway:
         if tools:
             body["tools"] = tools
         limiter = endpoint_limiter(ep.base_url, ep.model, ep.max_concurrency)
+        poster = _poster(client)
+        # The request is built before taking a slot and the response parsed after giving it back: a slot stands for
+        # a request the endpoint is working on, and the client's own CPU time in it would idle the endpoint.
+        request = await poster.build(body)
         async with limiter.slot(), _global_slot(ep, self.global_limits):
             started = time.perf_counter()
-            # The SDK's documented raw `post` sends the body as given: `chat.completions.create` would first walk
-            # every message and the whole schema to transform them, which costs more CPU than the HTTP round
-            # trip at high concurrency (bench/bench_gateway.py, bench/bench_generation.py). Errors, retries off,
-            # and the typed ChatCompletion result are the same.
-            resp = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+            if request is None:
+                # The SDK's documented raw `post` sends the body as given: `chat.completions.create` would first
+                # walk every message and the whole schema to transform them, which costs more CPU than the HTTP
+                # round trip at high concurrency (bench/bench_gateway.py, bench/bench_generation.py). Errors,
+                # retries off, and the typed ChatCompletion result are the same.
+                resp = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+            else:
+                response = await poster.send(request)
             latency = time.perf_counter() - started
+        if request is not None:
+            resp = poster.parse(response)
         choice = resp.choices[0] if resp.choices else None
         msg = choice.message if choice else None
         content = (msg.content if msg else None) or ""
@@ -541,9 +647,18 @@ class LLMGateway:
             done += 1
             progress(done, total)  # type: ignore[misc]
 
-        return list(await asyncio.gather(*tasks))
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # The calls still running are cancelled, as leaving ``asyncio.run`` would: on the process's shared loop
+            # (``gateway.loop``) they would otherwise run on after their batch has failed.
+            for t in tasks:
+                t.cancel()
+            raise
 
     async def aclose(self) -> None:
+        """Close this gateway's HTTP clients on the running loop (the shared loop's clients stay open for the next
+        batch)."""
         loop = asyncio.get_running_loop()
         with self._clients_lock:
             clients = list(self._clients.pop(loop, {}).values())

@@ -703,7 +703,8 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
                 "too_many_rounds", f"walking {hops} hops takes {hops + 1} tool calls; the limit is {cfg.max_rounds}")
             steps: list[ToolStep] = []
         else:
-            steps, problem = run_template_tools(LoopSafeTools(ctx.env), choice.path, qa.domain)
+            # The tool calls on a worker thread, off the event loop that drives the other jobs' LLM calls.
+            steps, problem = await asyncio.to_thread(run_template_tools, LoopSafeTools(ctx.env), choice.path, qa.domain)
         if problem is None:
             chosen = (choice, steps)
             break

@@ -304,7 +304,9 @@ async def run_agent(
                     obs = pinned
                 else:
                     call = pinned
-                    obs = env.call(call.name, call.arguments)
+                    # On a worker thread: a tool call (a graph lookup, maybe an embedding request) must not hold
+                    # up the event loop, which drives every other run's LLM calls too.
+                    obs = await asyncio.to_thread(env.call, call.name, call.arguments)
             is_repeat = False
             if isinstance(call, ToolCall) and i < config.max_calls_per_round:
                 key = call.key()

@@ -95,7 +95,10 @@ async def verify_question(
 
     A path the verifier gave no verdict on (its call failed) stays ``unverified`` with the reason.
     """
-    search, report = gold_path_report(kg, qa, max_hops=max_hops, max_paths=max_paths, time_budget_s=time_budget_s)
+    # The bounded search (up to ``time_budget_s``) on a worker thread: the event loop meanwhile reads the other
+    # questions' verdicts.
+    search, report = await asyncio.to_thread(gold_path_report, kg, qa, max_hops=max_hops, max_paths=max_paths,
+                                             time_budget_s=time_budget_s)
     rows = gold_path_records(qa, search, kg=kg, run_id=run_id)
     failures = 0
     groups = [rows[start : start + paths_per_call] for start in range(0, len(rows), paths_per_call)]

@@ -36,14 +36,10 @@ from tasks.qa.text_gates import TextGateConfig
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
-from warehouse.graphs import load_graph
+from warehouse.graphs import current_snapshot, current_snapshots, load_graph
 
 def load_qa(rt: Runtime, where: str = "TRUE", params: list[Any] | None = None) -> list[QA]:
     return rt.wh.read("qa", QA, where, params, order_by="qa_id")
-
-
-def current_snapshot(rt: Runtime, domain: str) -> str | None:
-    return rt.wh.scalar("SELECT snapshot_id FROM current_graph_snapshots WHERE domain = ?", [domain])
 
 
 def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int) -> set[tuple[str, str, str]]:
@@ -267,7 +263,7 @@ def generate_qa(
     with open_run("generate-qa", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec("generator", *(["verifier"] if use_judge else []))
         check_domains_in(rt.wh, domains)
-        domains = domains or [r["domain"] for r in rt.wh.query("SELECT domain FROM current_graph_snapshots ORDER BY domain")]
+        domains = domains or [s.domain for s in current_snapshots(rt.wh)]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
         domains = list(dict.fromkeys(domains))  # a domain named twice is planned once
@@ -285,10 +281,11 @@ def generate_qa(
 
         def plan() -> Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]:
             for domain in domains:
-                snapshot_id = current_snapshot(rt, domain)
-                if snapshot_id is None:
+                snap = current_snapshot(rt.wh, domain)
+                if snap is None:
                     notes.append(f"{domain}: no graph")
                     continue
+                snapshot_id = snap.snapshot_id
                 planned_domains.append(domain)
                 done = finished_jobs(rt, domain, snapshot_id, max_attempts)
                 earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, min_ball, max_ball)

@@ -313,16 +313,16 @@ _CONTAINMENT = re.compile(
 )
 
 
-# The same holds for anything a verb puts in, at, on or into a place, an event or a work, read from that side ("the
-# person who worked in Berlin", "the event that took place in Constantinople", "the species that was domesticated in
-# Mexico", "the person who studied at Cambridge"), for the members of a group ("a citizen of", "a student of") and
-# for visits, witnesses and users ("the event that reached India", "the person who survived the riot", "the person
-# executed during the French Revolution", "the person who used the microscope"): one of many people, events or
-# species. Relations that pair one
-# thing with one other ("was married to", "gave birth to", "is the capital of") keep their single answer.
+# The same holds for anything a verb puts in, at, on, into or from a place, an event or a work, read from that
+# side ("the person who worked in Berlin", "the person who was a chemist from France", "the food made from cocoa",
+# "the event that took place in Constantinople", "the person who studied at Cambridge"), for the members of a group
+# ("a citizen of", "a student of") and for visits, witnesses and users ("the event that reached India", "the person
+# who survived the riot", "the person executed during the French Revolution", "the person who used the
+# microscope"): one of many people, events or species. Relations that pair one thing with one other ("was married
+# to", "gave birth to", "is the capital of") keep their single answer.
 _SETTING = re.compile(
     r"(?!.*\b(?:married|engaged|wed|heir|successor|sequel|prequel|equivalent|identical|birth)\b)"
-    r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|to|during|after|before)"
+    r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|to|from|during|after|before)"
     r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:citizen|native|resident|inhabitant|student|pupil"
     r"|employee|follower|disciple|soldier|subject)s?\s+of"
     r"|(?:(?:is|are|was|were|has|have|had)\s+)?(?:reached|visited|entered|attended|settled|inhabited|survived|witnessed|used|adopted"

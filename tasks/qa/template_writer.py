@@ -326,25 +326,44 @@ _SETTING = re.compile(
     r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:citizen|native|resident|inhabitant|student|pupil"
     r"|employee|follower|disciple|soldier|subject)s?\s+of"
     r"|(?:(?:is|are|was|were|has|have|had)\s+)?(?:reached|visited|entered|attended|settled|inhabited|survived|witnessed|used|adopted"
-    r"|played|reaches|visits|enters|attends|inhabits|survives|witnesses|uses|adopts|plays)",
+    r"|played|besieged|attacked|invaded|raided|reaches|visits|enters|attends|inhabits|survives|witnesses|uses|adopts|plays)",
+    re.I,
+)
+
+
+# Places nest: "is part of", "lies in", "is located in" read from the inside name one of several containers too
+# ("Mexico is part of which place?": North America, Latin America, the Americas; "the place that Washington State
+# University is located in": Pullman, Washington, the United States). Only a typed container ("is a state of",
+# "is a county of") is the one place of its kind.
+_NESTED = re.compile(
+    r"(?:(?:is|are|was|were)\s+)?(?:(?:located|situated|found|based)\s+)?(?:in|within|inside|near|at)"
+    r"|lies?\s+(?:in|within|near)|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?part\s+of",
     re.I,
 )
 
 
 def _one_of_many(ph: Phrase) -> bool:
     label = " ".join(ph.label.split())
-    return ph.kind == "verb" and not ph.subject_is_head and bool(_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label))
+    if ph.kind != "verb":
+        return False
+    if _NESTED.fullmatch(label):
+        return True
+    return not ph.subject_is_head and bool(_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label))
 
 
 def _check_specific(path: Sequence[str], phrases: Sequence[Phrase]) -> None:
     """``TemplateError`` for a hop that describes its node only as one of the many things in, at or of the previous
-    one (``_CONTAINMENT``, ``_SETTING``)."""
+    one (``_CONTAINMENT``, ``_SETTING``), or as one of the places a place nests in (``_NESTED``)."""
     for i, ph in enumerate(phrases):
         if _one_of_many(ph):
             label = " ".join(ph.label.split())
+            if ph.subject_is_head:
+                what = f"one of the places {path[i]!r} {label}"
+            else:
+                what = f"one of the things that {label} {path[i]!r}"
             raise TemplateError(f"the hop from {path[i]!r} to {path[i + 1]!r} ({ph.label!r}) only says that "
-                                f"{path[i + 1]!r} is one of the things that {label} {path[i]!r}, like many others "
-                                "in the world; a question built on it has no single answer")
+                                f"{path[i + 1]!r} is {what}, like many others in the world; a question built on it "
+                                "has no single answer")
 
 
 def one_of_many_hop(edges: Sequence[PathEdge]) -> int | None:

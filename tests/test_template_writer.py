@@ -261,3 +261,19 @@ def test_a_hop_into_a_container_or_setting_is_not_a_question():
     for label in ("is part of", "lies in", "is located in"):
         with pytest.raises(TemplateError, match="no single answer"):
             write_question(["Mexico", "Americas"], [edge("Mexico", "Americas", label)], ["location", "location"])
+
+
+def test_a_described_subject_takes_a_singular_verb():
+    """The graph's label follows its own subject ("Ifugao rice terraces are used to grow rice"); a question that
+    describes that subject names it with a singular noun, so the verb agrees with the noun."""
+    to_rice = edge("rice", "Ifugao rice terraces", "are used to grow", forward=False)
+    assert write_question(["rice", "Ifugao rice terraces"], [to_rice], ["species", "place"]) in (
+        "What place is used to grow rice?", "Which place is used to grow rice?")
+    q = write_question(["rice", "Ifugao rice terraces", "Ifugao"],
+                       [to_rice, edge("Ifugao rice terraces", "Ifugao", "carved", forward=False)],
+                       ["species", "place", "organization"])
+    assert "the place that is used to grow rice" in q and " are " not in q
+    # named, the subject keeps the graph's own number
+    assert write_question(["Ifugao rice terraces", "rice"], [edge("Ifugao rice terraces", "rice", "are used to grow")],
+                          ["place", "species"]) == "Ifugao rice terraces are used to grow which species?"
+

@@ -383,7 +383,20 @@ def one_of_many_hop(edges: Sequence[PathEdge]) -> int | None:
 def _hops(path: Sequence[str], edges: Sequence[PathEdge]) -> list[Phrase]:
     if len(path) < 2 or len(edges) != len(path) - 1:
         raise TemplateError(f"a question needs a path of two or more nodes with one relation per hop, got {list(path)}")
-    return [hop_phrase(e) for e in edges]
+    # The node a backward hop describes is the relation's subject, and the question names it with a singular noun
+    # ("the place that is used to grow rice", "Which place is used to grow rice?"), whatever number the label has.
+    return [ph if ph.subject_is_head or ph.kind != "verb" else Phrase(_singular(ph.label), ph.kind, ph.subject_is_head)
+            for ph in (hop_phrase(e) for e in edges)]
+
+
+_PLURAL_AUX = {"are": "is", "were": "was", "have": "has", "do": "does"}
+
+
+def _singular(label: str) -> str:
+    """``label`` with a leading plural auxiliary made singular ("are used to grow" -> "is used to grow")."""
+    first, _, rest = label.partition(" ")
+    single = _PLURAL_AUX.get(first.lower())
+    return f"{single} {rest}".strip() if single else label
 
 
 def _capitalise(text: str) -> str:

@@ -325,7 +325,7 @@ class LLMGateway:
         self.global_limits = global_limits
         self._resolve_lock = threading.Lock()
         # One HTTP client per (event loop, endpoint): httpx connection pools belong to the loop that made them.
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], openai.AsyncOpenAI]] = (
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float, int], openai.AsyncOpenAI]] = (
             weakref.WeakKeyDictionary()
         )
         self._clients_lock = threading.Lock()
@@ -366,24 +366,15 @@ class LLMGateway:
 
     def _client(self, ep: ResolvedEndpoint) -> openai.AsyncOpenAI:
         loop = asyncio.get_running_loop()
-        if is_shared(loop):
-            # The process's shared loop (``gateway.loop``) keeps one client per endpoint for every gateway, so its
-            # connections outlive the batch task that opened them.
-            with _SHARED_CLIENTS_LOCK:
-                key = (ep.base_url, ep.api_key, ep.timeout_s, ep.max_concurrency)
-                client = _SHARED_CLIENTS.get(key)
-                if client is None:
-                    client = _SHARED_CLIENTS[key] = openai.AsyncOpenAI(
-                        base_url=ep.base_url, api_key=ep.api_key, max_retries=0, timeout=ep.timeout_s,
-                        http_client=_http_client(ep),
-                    )
-                return client
-        with self._clients_lock:
-            per_loop = self._clients.setdefault(loop, {})
-            key = (ep.base_url, ep.api_key)
-            client = per_loop.get(key)
+        # The process's shared loop (``gateway.loop``) keeps one client per endpoint for every gateway, so its
+        # connections outlive the batch task that opened them; any other loop keeps its own, for this gateway.
+        shared = is_shared(loop)
+        key = (ep.base_url, ep.api_key, ep.timeout_s, ep.max_concurrency)
+        with _SHARED_CLIENTS_LOCK if shared else self._clients_lock:
+            store = _SHARED_CLIENTS if shared else self._clients.setdefault(loop, {})
+            client = store.get(key)
             if client is None:
-                client = per_loop[key] = openai.AsyncOpenAI(
+                client = store[key] = openai.AsyncOpenAI(
                     base_url=ep.base_url, api_key=ep.api_key, max_retries=0, timeout=ep.timeout_s,
                     http_client=_http_client(ep),
                 )

@@ -59,6 +59,39 @@ def quiet_expected_failures() -> None:
 quiet_expected_failures()
 
 
+def _prompt_heartbeat_exit() -> None:
+    """Let a flow run end as soon as its body does, with heartbeats unchanged.
+
+    Prefect's synchronous flow engine sends the run's heartbeats from a daemon thread that sleeps in one-second
+    steps, and joins that thread when the run ends, so every flow run lasts until the next whole second of its
+    heartbeat clock: ~1 s on a run that finds nothing to do (a resumed or cached rerun), ~0.5 s on average on
+    the others. Prefect's asynchronous engine does not join (``join_on_exit=False``): the thread sees the stop
+    signal at its next step and returns without another heartbeat. This makes the synchronous engine do the
+    same. A Prefect without this internal (``prefect==3.8.*`` is pinned) keeps its own behaviour.
+    """
+    try:
+        from prefect import flow_engine
+    except ImportError:  # pragma: no cover - prefect is a core dependency
+        return
+    original = getattr(flow_engine, "_send_heartbeats", None)
+    if original is None or getattr(original, "_hopforge_no_join", False):
+        return
+    import inspect
+
+    if "join_on_exit" not in inspect.signature(original).parameters:
+        return
+
+    def _send_heartbeats(engine: Any, join_on_exit: bool = True) -> Any:
+        return original(engine, join_on_exit=False)
+
+    _send_heartbeats._hopforge_no_join = True  # type: ignore[attr-defined]
+    _send_heartbeats.__wrapped__ = original  # type: ignore[attr-defined]
+    flow_engine._send_heartbeats = _send_heartbeats
+
+
+_prompt_heartbeat_exit()
+
+
 def code_version() -> str:
     """The git commit of the code (with ``-dirty`` for local edits), or the package version outside a checkout."""
     root = Path(__file__).resolve().parent.parent

@@ -657,11 +657,18 @@ def serve(
                  time.perf_counter() - started)  # fmt: skip
         app_options = {**app_options, "node_info_replies": replies}
     log.info("serving %s on http://%s:%d", ", ".join(env.domains), host, port)
+
+    def worker_app() -> ASGIApp:
+        # In the serving process itself (after the fork with several workers): each worker sets up its own
+        # search (PyTorch's threads, the bfloat16 copy of the matrix) before it takes requests.
+        precisions = env.prepare_search(threads=blas_threads)
+        log.info("entity search: %s", ", ".join(f"{d} {p}" for d, p in precisions.items()) or "no graphs")
+        return create_app(env, **app_options)
+
     if workers == 1:
-        app = create_app(env, **app_options)
-        uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=access_log, **_fast_stack())
+        uvicorn.run(worker_app(), host=host, port=port, log_level=log_level, access_log=access_log, **_fast_stack())
         return
-    serve_workers(lambda: create_app(env, **app_options), host, port, workers, log_level=log_level, access_log=access_log)
+    serve_workers(worker_app, host, port, workers, log_level=log_level, access_log=access_log)
 
 
 def _fast_stack() -> dict[str, str]:

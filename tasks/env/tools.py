@@ -315,6 +315,11 @@ class ToolEnvironment:
         for index in self.indexes.values():
             index.warm()
 
+    def prepare_search(self, threads: int | None = None) -> dict[str, str]:
+        """Set up every index's entity search in this process now (``GraphIndex.prepare_search``); returns the
+        precision chosen per domain."""
+        return {domain: index.prepare_search(threads) for domain, index in sorted(self.indexes.items())}
+
     def schemas(self, graph_type: str | None = None, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """OpenAI function-tool definitions of the offered tools (or ``tools``), ``graph_type`` pinned if given."""
         return tool_schemas(tuple(tools) if tools is not None else self.tool_names, graph_type)

@@ -454,3 +454,28 @@ def test_merge_log_and_near_duplicates_are_stored() -> None:
     ]
     assert write_near_duplicates(wh, [NearDuplicate(domain="cs", a="a", b="b", cosine=0.97)]) == 1
     assert wh.scalar("SELECT cosine FROM entity_near_duplicates") == pytest.approx(0.97)
+
+
+def test_neighbors_are_worked_out_once_and_handed_out_as_fresh_lists(monkeypatch):
+    import tasks.graph.kg as kg_module
+
+    ents = [Entity(domain="d", name=n) for n in "abcde"]
+    rels = [Relation(domain="d", source="a", target=t, relation="r", directed=True) for t in "bcd"]
+    rels.append(Relation(domain="d", source="e", target="a", relation="s", directed=True))
+    g = KnowledgeGraph.from_records("d", ents, rels)
+    first = g.neighbors("a")
+    assert [(n, d.direction) for n, d in first] == [("b", "out"), ("c", "out"), ("d", "out"), ("e", "in")]
+    first.clear()  # the caller's list, not the graph's
+    assert len(g.neighbors("a")) == 4 and len(g.neighbors("a", undirected=False)) == 3
+    calls = []
+    original = KnowledgeGraph.relations_between
+    monkeypatch.setattr(KnowledgeGraph, "relations_between", lambda self, *a, **k: calls.append(a) or original(self, *a, **k))
+    g.neighbors("a")
+    assert calls == []  # answered from the memo
+    monkeypatch.setattr(kg_module, "NEIGHBOR_MEMO_SIZE", 2)
+    for n in "bcde":
+        g.neighbors(n)
+    assert len(g._neighbor_memo) <= 2  # bounded: cleared whole when full
+    assert [(n, d.direction) for n, d in g.neighbors("a")] == [("b", "out"), ("c", "out"), ("d", "out"), ("e", "in")]
+    with pytest.raises(KeyError):
+        g.neighbors("zz")

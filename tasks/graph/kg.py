@@ -135,6 +135,10 @@ class PathSearch:
         return self.paths[i]
 
 
+#: How many nodes' ``neighbors`` lists a graph keeps worked out (cleared whole when full).
+NEIGHBOR_MEMO_SIZE = 65_536
+
+
 # -- the graph -----------------------------------------------------------------------------------------------------
 class KnowledgeGraph:
     """One domain's knowledge graph (see the module docstring for its invariants)."""
@@ -184,6 +188,7 @@ class KnowledgeGraph:
         g.add_edges_from((u, v, {"rels": rels}) for (u, v), rels in pairs.items())
         self._g = g
         self._n_relations = len(relations)
+        self._neighbor_memo: dict[tuple[str, bool], tuple[tuple[str, EdgeData], ...]] = {}
 
     # -- constructors ---------------------------------------------------------------------------------------------
     @classmethod
@@ -385,12 +390,19 @@ class KnowledgeGraph:
 
         With ``undirected=False`` only relations leaving ``name`` (``"out"`` and ``"undirected"``).
         """
-        self._require(name)
-        out: list[tuple[str, EdgeData]] = []
-        for nb in self._adjacency(undirected)[name]:
-            for d in self.relations_between(name, nb, undirected=undirected):
-                out.append((nb, d))
-        return out
+        key = (name, undirected)
+        found = self._neighbor_memo.get(key)
+        if found is None:
+            self._require(name)
+            found = tuple((nb, d) for nb in self._adjacency(undirected)[name]
+                          for d in self.relations_between(name, nb, undirected=undirected))
+            # The graph never changes once built, so a node's relations are worked out once: path sampling,
+            # context rendering, answer checks and the tools ask for the same few hundred nodes again and
+            # again. Bounded, so a walk over a huge graph cannot keep every node's list alive.
+            if len(self._neighbor_memo) >= NEIGHBOR_MEMO_SIZE:
+                self._neighbor_memo.clear()
+            self._neighbor_memo[key] = found
+        return list(found)
 
     def neighbor_names(self, name: str, *, undirected: bool = True) -> list[str]:
         """Distinct neighbours of ``name``, sorted."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Collection
+from itertools import accumulate
 
 from schemas.qa import CandidatePath
 from tasks.qa.checks import singles_out
@@ -111,7 +112,7 @@ def sample_candidate_paths(
     # Backwards: nodes of layer i (allowed ones only) from which the last layer is reachable layer by layer,
     # and for each the next-layer steps that keep that possible.
     alive: set[str] = {v for v in layers[hops] if allowed is None or v in allowed}
-    steps: dict[str, list[tuple[str, float]]] = {}
+    steps: dict[str, tuple[list[str], list[float]]] = {}
     for level in range(hops - 1, -1, -1):
         keep: set[str] = set()
         for u in layers[level]:
@@ -119,7 +120,8 @@ def sample_candidate_paths(
                 continue
             nbrs = [v for v in kg.neighbor_names(u, undirected=undirected) if v in alive and dist[v] == level + 1]
             if nbrs:
-                steps[u] = [(v, edge_score(kg, u, v, undirected=undirected)) for v in nbrs]
+                # Cumulative weights, summed as ``Random.choices`` sums ``weights``: the same draws, once per node.
+                steps[u] = (nbrs, list(accumulate(edge_score(kg, u, v, undirected=undirected) for v in nbrs)))
                 keep.add(u)
         alive = keep
     if start not in alive:
@@ -132,10 +134,8 @@ def sample_candidate_paths(
     for _ in range(walks):
         path = [start]
         for _ in range(hops):
-            options = steps[path[-1]]
-            names = [v for v, _ in options]
-            weights = [w for _, w in options]
-            path.append(rng.choices(names, weights=weights)[0] if len(names) > 1 else names[0])
+            names, cum_weights = steps[path[-1]]
+            path.append(rng.choices(names, cum_weights=cum_weights)[0] if len(names) > 1 else names[0])
         key = tuple(path)
         if key in seen:
             continue

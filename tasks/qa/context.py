@@ -129,7 +129,7 @@ def render_subgraph(
     dist = ball_distances(kg, seed, depth, undirected=undirected)
 
     # Collect each relation once: from its smaller-named end (for a self-relation, once).
-    rows: list[tuple[tuple, str, str, str]] = []
+    rows: list[tuple[tuple, str, str, EdgeData]] = []
     for u in dist:
         for v, d in kg.neighbors(u, undirected=True):
             if v not in dist or v < u:
@@ -141,15 +141,15 @@ def render_subgraph(
             else:
                 a, b = (u, v) if (dist[u], u) <= (dist[v], v) else (v, u)
             near, far = sorted((dist[a], dist[b]))
-            line = render_relation(a, b, d, max_description_chars=max_description_chars)
-            rows.append(((near, far, min(a, b), max(a, b), d.relation, d.description, a), line, a, b))
+            rows.append(((near, far, min(a, b), max(a, b), d.relation, d.description, a), a, b, d))
     rows.sort(key=lambda r: r[0])
 
     lines: list[str] = []
     names: set[str] = {seed}
     tokens = 0
     truncated = False
-    for _, line, a, b in rows:
+    for _, a, b, d in rows:  # rendered in order, up to the budget: the rest is only counted
+        line = render_relation(a, b, d, max_description_chars=max_description_chars)
         cost = count_tokens(line) + (1 if lines else 0)  # the newline joining it to the text so far
         if tokens + cost > token_budget:
             truncated = True

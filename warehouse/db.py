@@ -145,6 +145,7 @@ class Warehouse:
                                  "or damaged: restore it from a copy, or point HOPFORGE_WAREHOUSE at another file.") from None
         self._json_columns: dict[str, frozenset[str]] = {}
         self._primary_keys: dict[str, list[str]] = {}
+        self._columns: dict[str, tuple[str, ...]] = {}
         if migrate and not read_only:
             self.migrate()
 
@@ -182,6 +183,10 @@ class Warehouse:
                     self.con.execute("ROLLBACK")
                     raise
                 applied.append(m.number)
+            if applied:  # tables and columns may have changed
+                self._columns.clear()
+                self._json_columns.clear()
+                self._primary_keys.clear()
             return applied
 
     def schema_version(self) -> int:
@@ -189,11 +194,18 @@ class Warehouse:
         return int(row[0])
 
     def columns(self, table: str) -> list[str]:
-        rows = self.con.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
-            [table],
-        ).fetchall()
-        return [r[0] for r in rows]
+        """The table's columns in order; empty for no such table. Remembered per table once found (a lookup in
+        ``information_schema`` costs about a millisecond, and every batch write asks); migrations forget them."""
+        found = self._columns.get(table)
+        if found is None:
+            rows = self.con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+            found = tuple(r[0] for r in rows)
+            if found:
+                self._columns[table] = found
+        return list(found)
 
     def json_columns(self, table: str) -> frozenset[str]:
         """The table's JSON columns (DuckDB returns them as text; ``read`` decodes them)."""

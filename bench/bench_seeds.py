@@ -10,8 +10,8 @@ Two graphs of ``--nodes`` nodes, both with hubs:
 For each graph it times:
 
 - ``build``: ``KnowledgeGraph`` construction (not part of the scan; reported for scale),
-- ``scanner``: ``tasks.qa.seeds.eligible_seeds`` over every node (builds the integer adjacency, then one capped
-  BFS per node),
+- ``scanner``: ``tasks.qa.seeds.eligible_seeds`` over every node (builds the integer adjacency, then capped
+  bit-parallel searches of 64 starts at once),
 - ``kg_bfs_ball``: the same scan with ``KnowledgeGraph.ball_size`` per node (the class's capped BFS),
 - ``uncapped``: a full depth-3 BFS (``networkx.single_source_shortest_path_length(cutoff=3)``) on a seeded
   sample of ``--sample`` nodes, extrapolated to all nodes: what the cap saves.

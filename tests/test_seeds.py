@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -98,6 +100,139 @@ def test_scanner_rejects_bad_input():
         sc.scan(3, 0)
     with pytest.raises(ValueError, match="depth"):
         sc.scan(-1, 5)
+
+
+# -- the array scan against a plain breadth-first search ------------------------------------------------------------
+def reference_size(adjacency: dict, node, depth: int, cap: int) -> int:
+    """Level-by-level BFS, then the cap: what every scan must return. (It stops after a level that passed the
+    cap, since a ball only grows.)"""
+    seen = {node}
+    frontier = [node]
+    for _ in range(depth):
+        if len(seen) > cap:
+            break
+        frontier = [v for u in frontier for v in adjacency[u] if v not in seen and not seen.add(v)]
+    return len(seen) if len(seen) <= cap else cap + 1
+
+
+def random_adjacency(seed: int, n: int, *, directed: bool, hubs: int = 2, hub_edges: int | None = None,
+                     loops: int = 3, isolated: int = 3, extra: float = 0.6) -> dict[int, list[int]]:
+    """A random tree (preferential, so hubs appear) plus random edges, a few hubs joined to many nodes,
+    self-loops, repeated neighbours and isolated nodes; symmetric unless ``directed``."""
+    rng = random.Random(seed)
+    adjacency: dict[int, list[int]] = {v: [] for v in range(n + isolated)}
+    ends = [0]
+    edges = []
+    for v in range(1, n):
+        u = rng.choice(ends)
+        edges.append((u, v))
+        ends += (u, v)
+    edges += [(rng.randrange(n), rng.randrange(n)) for _ in range(int(extra * n))]
+    for h in rng.sample(range(n), min(hubs, n)):
+        edges += [(h, rng.randrange(n)) for _ in range(rng.randrange((hub_edges or n // 2) + 1))]
+    edges += [(v, v) for v in rng.sample(range(n), min(loops, n))]
+    edges += edges[: n // 10]  # repeats
+    for a, b in edges:
+        if directed and rng.random() < 0.5:
+            a, b = b, a
+        adjacency[a].append(b)
+        if not directed:
+            adjacency[b].append(a)
+    names = list(adjacency)
+    rng.shuffle(names)  # ids follow the mapping's order, not the node values
+    return {v: adjacency[v] for v in names}
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("n", [1, 2, 7, 60, 400])
+def test_scan_equals_reference_bfs_on_random_graphs(n, directed):
+    adjacency = random_adjacency(n * 7 + directed, n, directed=directed)
+    scanner = BallScanner(adjacency)
+    nodes = list(adjacency)
+    for depth in range(5):
+        for cap in (1, 2, 3, 5, 17, 64, 400):
+            want = [(v, reference_size(adjacency, v, depth, cap)) for v in nodes]
+            assert scanner.scan(depth, cap) == want, (depth, cap)
+            assert [scanner.size(v, depth, cap) for v in nodes] == [s for _, s in want]
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_scan_over_many_batches_equals_reference_bfs(directed):
+    # Thousands of starts: several batches of 16 words of 64 starts, with capped starts cut mid-search.
+    adjacency = random_adjacency(11 + directed, 4000, directed=directed, hubs=8, hub_edges=200, extra=0.3)
+    scanner = BallScanner(adjacency)
+    for depth, cap in ((3, 400), (3, 40), (2, 400), (4, 150)):
+        sizes = scanner.sizes(depth, cap)
+        want = [reference_size(adjacency, v, depth, cap) for v in scanner.names]
+        assert sizes.tolist() == want, (depth, cap)
+        assert {s for s in want} & {1, cap + 1}  # both isolated nodes and capped balls occur
+
+
+def test_scan_of_a_subset_keeps_order_and_repeats():
+    adjacency = random_adjacency(5, 500, directed=False)
+    scanner = BallScanner(adjacency)
+    rng = random.Random(3)
+    subset = rng.sample(list(adjacency), 80)
+    subset += subset[:10]  # repeats come back once per mention
+    got = scanner.scan(3, 50, subset)
+    assert got == [(v, reference_size(adjacency, v, 3, 50)) for v in subset]
+    assert scanner.scan(3, 50, []) == []
+    assert scanner.sizes(3, 50, np.array([], dtype=np.int64)).tolist() == []
+    with pytest.raises(KeyError):
+        scanner.scan(3, 50, [subset[0], "no such node"])
+    assert BallScanner({}).scan(3, 50) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    edges=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=120),
+    extra_nodes=st.integers(0, 3),
+    directed=st.booleans(),
+    depth=st.integers(0, 4),
+    cap=st.integers(1, 45),
+)
+def test_scan_equals_reference_bfs_property(edges, extra_nodes, directed, depth, cap):
+    adjacency: dict[int, list[int]] = {v: [] for v in range(41 + extra_nodes)}
+    for a, b in edges:
+        adjacency[a].append(b)
+        if not directed:
+            adjacency[b].append(a)
+    scanner = BallScanner(adjacency)
+    assert scanner.scan(depth, cap) == [(v, reference_size(adjacency, v, depth, cap)) for v in adjacency]
+
+
+def test_adjacency_csr_is_neighbor_names_as_ids():
+    rels = [
+        Relation(domain="t", source=a, target=b, keywords=["k"], relation=r, directed=d)
+        for a, b, r, d in [("a", "b", "x", True), ("b", "a", "x", True), ("a", "a", "loop", True),
+                           ("c", "b", "y", False), ("d", "c", "z", True), ("c", "d", "w", True)]
+    ]  # fmt: skip
+    directed = KnowledgeGraph.from_records("t", [], rels, directed=True, add_missing_entities=True)
+    plain = undirected_kg([(0, 1), (1, 2), (2, 2), (3, 1), (1, 0)])
+    for kg in (directed, plain, star(5)):
+        for undirected in (True, False):
+            names, indptr, indices = kg.adjacency_csr(undirected=undirected)
+            assert names == kg.nodes()
+            for i, name in enumerate(names):
+                ids = indices[indptr[i] : indptr[i + 1]].tolist()
+                assert [names[j] for j in ids] == kg.neighbor_names(name, undirected=undirected)
+
+
+def test_eligible_seeds_on_directed_graph_match_reference():
+    adjacency = random_adjacency(21, 600, directed=True)
+    rels = [Relation(domain="t", source=f"v{a}", target=f"v{b}", keywords=["k"], directed=True)
+            for a, nbrs in adjacency.items() for b in set(nbrs)]  # fmt: skip
+    kg = KnowledgeGraph.from_records("t", [], rels, directed=True, add_missing_entities=True)
+    for undirected in (True, False):
+        walk = {n: kg.neighbor_names(n, undirected=undirected) for n in kg.nodes()}
+        for depth, lo, hi in ((3, 20, 400), (2, 3, 30), (1, 1, 2)):
+            want = [(n, s) for n in kg.nodes() if lo <= (s := reference_size(walk, n, depth, hi)) <= hi]
+            got = eligible_seeds(kg, depth=depth, min_ball=lo, max_ball=hi, undirected=undirected)
+            assert got == want, (undirected, depth)
+            some = kg.nodes()[::7]
+            assert eligible_seeds(kg, depth=depth, min_ball=lo, max_ball=hi, undirected=undirected, nodes=some) == [
+                t for t in want if t[0] in set(some)
+            ]
 
 
 # -- eligibility ----------------------------------------------------------------------------------------------------------

@@ -5,14 +5,24 @@ holds between ``min_ball`` and ``max_ball`` nodes (Omne-R1: depth 3, 20 to 400).
 room for a 3+ hop question; too large a one does not fit in the generator's prompt.
 
 Cost. On a power-law graph the ball of almost any node near a hub reaches a large share of the graph in three
-hops, so a full BFS per node would cost O(n * |graph|). ``BallScanner`` stops a BFS as soon as it has found
-``max_ball + 1`` nodes and never reads an adjacency list longer than ``max_ball``, so the work per node is
-bounded by the cap, not by the graph.
-It works on integer ids over adjacency tuples built once per graph and grows each ball with
-``set.update`` (one C call per frontier node rather than one Python step per neighbour); a frontier node with
-more than ``max_ball`` neighbours ends the search at once. On a 100k-node power-law graph a full scan takes
-about two seconds, roughly twice as fast as calling ``KnowledgeGraph.ball_size`` per node
-(``bench/bench_seeds.py``). ``KnowledgeGraph.bfs_ball`` computes the same sizes and serves single lookups.
+hops, so a full BFS per node would cost O(n * |graph|). Every search here is capped: it stops following a start
+once that start's ball holds more than ``max_ball`` nodes, so the work per node is bounded by the cap, not by the
+graph. ``BallScanner`` works on integer ids (the graph's adjacency as compressed sparse rows, read straight from
+networkx by ``KnowledgeGraph.adjacency_csr``) in three array passes:
+
+1. a bound: the ball holds the closed neighbourhood of every node within ``depth - 1`` hops, so a node that near
+   a hub of more than ``max_ball`` neighbours is capped without a search;
+2. an order: nodes sorted by their chain of highest-degree neighbours, so that nodes next to each other in the
+   order have overlapping balls (and renumbered in that order, so that they lie together in memory);
+3. a bit-parallel breadth-first search of the rest, 64 starts to a machine word and batches of up to 16 words:
+   a node reached by several starts of a word is expanded once for all of them, each level is one sort of the
+   expanded entries, and each start's count comes from the words' bits.
+
+On the 1M-node graph of ``bench/bench_scale.py`` ``eligible_seeds`` takes about 9 s on a busy two-core machine
+(reading the adjacency out of networkx about a third of it, the search about a third), against about 40 s for one
+Python BFS per node on the same graph and load; its arrays (a few of the edge count, and a "seen" bitmap of at
+most 64 MiB) add about 150 MB to the graph's memory. ``BallScanner.size`` and ``KnowledgeGraph.bfs_ball`` compute
+the same sizes and serve single lookups.
 
 Sampling. ``sample_seeds`` orders eligible nodes by a keyed hash of ``(seed, node)`` rather than shuffling a
 list: the order of a node does not depend on which other nodes are eligible, so a small change to the graph
@@ -24,7 +34,11 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from functools import cached_property
+from itertools import chain
 from typing import Generic, TypeVar
+
+import numpy as np
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -53,35 +67,205 @@ class SeedConfig(BaseModel):
         return self
 
 
-class BallScanner(Generic[N]):
-    """Capped ball sizes over a fixed graph, by integer-id breadth-first search.
+# -- capped ball sizes over integer arrays ---------------------------------------------------------------------------
+_WORD = 64  # starts sharing one 64-bit word: a node reached by several of them is expanded once for all
+_SEEN_BYTES = 1 << 26  # the per-batch "seen" bitmap is groups * nodes words: 64 MiB at most
+_MAX_GROUPS = 16  # words per batch: enough to amortise numpy's per-call cost, few enough to stay in cache
 
-    ``size(node)`` is the exact ball size when it is at most ``cap``, and ``cap + 1`` ("more than cap")
-    otherwise. The search stops at the first frontier node that takes the ball past ``cap``, and never reads a
-    neighbour list longer than ``cap``, so its work is bounded by the cap whatever the graph.
+
+def _dedupe_rows(n: int, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR ``(indptr, indices)`` of the distinct ``(row, col)`` pairs, each row sorted by column."""
+    keys = rows * max(n, 1) + cols
+    keys.sort()
+    if len(keys):
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+    row_of, indices = np.divmod(keys, max(n, 1))
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(row_of, minlength=n), out=indptr[1:])
+    return indptr, indices
+
+
+def _row_max(values: np.ndarray, indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Per row, the largest ``values`` over the row's neighbours (``-1`` for a row without neighbours)."""
+    out = np.full(len(indptr) - 1, -1, dtype=np.int64)
+    full = np.flatnonzero(indptr[1:] > indptr[:-1])
+    if len(full):
+        out[full] = np.maximum.reduceat(values[indices], indptr[full])
+    return out
+
+
+def _group_bit_counts(groups: np.ndarray, words: np.ndarray, n_groups: int) -> np.ndarray:
+    """``(n_groups, 64)``: how many of ``words`` in each group have each bit set; ``groups`` is non-decreasing.
+
+    The bits are unpacked to bytes and summed 255 rows at a time in uint8 (no carry out of a byte), over long
+    contiguous rows: numpy sums a wide array fast and a narrow one slowly.
+    """
+    lengths = np.bincount(groups, minlength=n_groups)
+    first = np.cumsum(lengths) - lengths
+    chunks = -(-int(lengths.max()) // 255)
+    padded = np.zeros((n_groups, chunks * 255), dtype="<u8")
+    padded[groups, np.arange(len(words)) - first[groups]] = words
+    bits = np.unpackbits(padded.view(np.uint8), axis=-1, bitorder="little").reshape(n_groups, 255, chunks * _WORD)
+    return bits.sum(axis=1, dtype=np.uint8).reshape(n_groups, chunks, _WORD).sum(axis=1, dtype=np.int64)
+
+
+def _search_order(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Nodes ordered so that neighbours in the order have overlapping balls: by the chain of pivots (each
+    node's pivot is its neighbour of highest degree), three links deep. Leaves of one hub come together, then
+    their cousins, so the 64 starts that share a word mostly reach the same nodes."""
+    n = len(indptr) - 1
+    degree = np.diff(indptr)
+    ids = np.arange(n, dtype=np.int64)
+    # Highest degree first, then lowest id: one key per neighbour, its row maximum names the pivot.
+    key = _row_max(degree * (n + 1) + (n - ids), indptr, indices)
+    pivot = np.where(key >= 0, n - key % (n + 1), ids)
+    pivot2 = pivot[pivot]
+    return np.lexsort((ids, pivot, pivot2, pivot2[pivot]))
+
+
+def _capped_ball_sizes(
+    indptr: np.ndarray, indices: np.ndarray, starts: np.ndarray, depth: int, cap: int, groups: int
+) -> np.ndarray:
+    """Capped ball sizes of ``starts`` (see ``BallScanner``) by bit-parallel breadth-first search.
+
+    ``indptr``/``indices`` hold distinct neighbours without self-loops. Starts go through in batches of
+    ``groups`` words of 64; a search entry is ``(word, node)`` with the word's bits saying which of its 64
+    starts have reached the node, so a node that several starts reach is expanded once per level for all of
+    them. Each level sorts the expanded entries once (a packed ``(word, node, source)`` key) and ORs the bits
+    of repeats together; a start whose ball passed ``cap`` stops expanding. Starts that are near each other in
+    the graph should be near each other in ``starts`` (``_search_order``): that is what makes the words share.
+    """
+    n = len(indptr) - 1
+    degree = np.diff(indptr)
+    out = np.empty(len(starts), dtype=np.int64)
+    seen = np.zeros(groups * n, dtype=np.uint64)  # bit b of seen[g * n + v]: start 64g + b has reached v
+    bit = np.left_shift(np.uint64(1), np.arange(_WORD, dtype=np.uint64))
+    per_batch = groups * _WORD
+    for lo in range(0, len(starts), per_batch):
+        batch = starts[lo : lo + per_batch]
+        slot = np.arange(len(batch), dtype=np.int64)
+        keys = (slot // _WORD) * n + batch  # entries sorted by key, so grouped by word
+        words = bit[slot % _WORD]
+        seen[keys] = words
+        touched = [keys]
+        counts = np.zeros((groups, _WORD), dtype=np.int64)
+        counts.reshape(-1)[: len(batch)] = 1
+        for level in range(depth):
+            nodes = keys % n
+            fan = degree[nodes]
+            total = int(fan.sum())
+            if total == 0:
+                break
+            # Key of an expanded entry: (word * n + neighbour) << shift | index of the entry it came from.
+            shift = max(1, len(keys).bit_length())
+            offsets = np.cumsum(fan) - fan
+            packed = np.repeat(((keys - nodes) << shift) + np.arange(len(keys), dtype=np.int64), fan)
+            packed += indices[np.repeat(indptr[nodes] - offsets, fan) + np.arange(total, dtype=np.int64)] << shift
+            packed.sort()
+            reached = packed >> shift
+            heads = np.flatnonzero(np.concatenate(([True], reached[1:] != reached[:-1])))
+            keys = reached[heads]
+            merged = np.bitwise_or.reduceat(words[packed & ((1 << shift) - 1)], heads)
+            words = merged & ~seen[keys]
+            fresh = words != 0
+            keys, words = keys[fresh], words[fresh]
+            if not len(keys):
+                break
+            word_of = keys // n
+            counts += _group_bit_counts(word_of, words, groups)
+            if level == depth - 1:
+                break
+            seen[keys] |= words
+            touched.append(keys)
+            over = counts > cap
+            if over.any():  # those starts are capped: drop them from the frontier
+                stop = np.bitwise_or.reduce(np.where(over, bit, np.uint64(0)), axis=1)
+                words = words & ~stop[word_of]
+                alive = words != 0
+                keys, words = keys[alive], words[alive]
+        out[lo : lo + len(batch)] = np.minimum(counts.reshape(-1)[: len(batch)], cap + 1)
+        for entries in touched:
+            seen[entries] = 0
+    return out
+
+
+class BallScanner(Generic[N]):
+    """Capped ball sizes over a fixed graph, on integer ids.
+
+    The size of a ball is the exact number of nodes within ``depth`` hops (centre included) when it is at most
+    ``cap``, and ``cap + 1`` ("more than cap") otherwise.
+
+    ``scan`` serves whole-graph scans with array code: a bound first (a ball holds the closed neighbourhood of
+    every node within ``depth - 1`` hops, so a node near a hub of more than ``cap`` neighbours is capped without
+    a search), then a bit-parallel breadth-first search of the rest, 64 starts to a machine word, nodes ordered
+    so that the starts sharing a word are near each other (``_capped_ball_sizes``). ``size`` answers one node
+    by a plain capped BFS that stops at the first frontier node taking the ball past ``cap`` and never reads a
+    neighbour list longer than ``cap``.
     """
 
     def __init__(self, adjacency: Mapping[N, Iterable[N]]) -> None:
         """``adjacency`` maps every node to its neighbours (repeats are dropped); a neighbour missing from the
         keys is an error. Pass a symmetric mapping for undirected balls (``from_graph`` does)."""
-        self.names: list[N] = list(adjacency)
-        self.index: dict[N, int] = {n: i for i, n in enumerate(self.names)}
+        names: list[N] = list(adjacency)
+        index: dict[N, int] = {n: i for i, n in enumerate(names)}
+        lookup = index.__getitem__
         try:
-            # Distinct neighbours only: the hub test below compares a list's length with the cap.
-            # One tuple per node: with the collector running, these allocations set off full collections that
-            # walk the whole graph's records, which doubled the time to build a scanner over 100k nodes.
-            lookup = self.index.__getitem__
             with gc_paused():
-                self.adj: list[tuple[int, ...]] = [tuple(dict.fromkeys(map(lookup, adjacency[n]))) for n in self.names]
+                rows = [adjacency[n] for n in names]
+                ids = [list(map(lookup, nbrs)) for nbrs in rows]
         except KeyError as exc:
             raise ValueError(f"neighbour {exc.args[0]!r} is not a key of the adjacency mapping") from None
+        counts = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        cols = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(counts.sum()))
+        indptr, indices = _dedupe_rows(len(names), np.repeat(np.arange(len(names), dtype=np.int64), counts), cols)
+        self._setup(names, indptr, indices)
+        self.index = index
+
+    def _setup(self, names: list[N], indptr: np.ndarray, indices: np.ndarray) -> None:
+        self.names = names
+        # Distinct neighbours of node i, sorted by id: indices[indptr[i]:indptr[i + 1]].
+        self.indptr = indptr
+        self.indices = indices
 
     @classmethod
     def from_graph(cls, kg: KnowledgeGraph, *, undirected: bool = True) -> "BallScanner[str]":
-        """A scanner over ``kg``'s nodes (sorted by name) and its adjacency."""
+        """A scanner over ``kg``'s nodes (sorted by name) and its adjacency (``KnowledgeGraph.adjacency_csr``)."""
+        scanner: BallScanner[str] = cls.__new__(cls)
+        scanner._setup(*kg.adjacency_csr(undirected=undirected))
+        return scanner
+
+    @cached_property
+    def index(self) -> dict[N, int]:
+        """Node -> id (its position in ``names``)."""
+        return {n: i for i, n in enumerate(self.names)}
+
+    @cached_property
+    def adj(self) -> list[tuple[int, ...]]:
+        """Distinct neighbour ids per node, as tuples (what the single-node search reads)."""
+        indptr = self.indptr.tolist()
+        flat = self.indices.tolist()
         with gc_paused():
-            adjacency = {n: kg.neighbor_names(n, undirected=undirected) for n in kg.nodes()}
-        return cls(adjacency)
+            return [tuple(flat[a:b]) for a, b in zip(indptr, indptr[1:])]
+
+    @cached_property
+    def _search_graph(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(rank, indptr, indices, closed_degree)`` for the array search: the adjacency without self-loops
+        (a node is in its own ball anyway), its nodes renumbered in ``_search_order`` (``rank[i]`` is the new id
+        of node ``i``) so that the starts of a batch, and the nodes they reach, lie close in memory."""
+        n = len(self.names)
+        rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
+        loop_free = self.indices != rows
+        rows, cols = rows[loop_free], self.indices[loop_free]
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        order = _search_order(indptr, cols)
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n, dtype=np.int64)
+        degree = np.diff(indptr)[order]
+        new_indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(degree, out=new_indptr[1:])
+        moved = np.repeat(indptr[order] - new_indptr[:-1], degree) + np.arange(len(cols), dtype=np.int64)
+        return rank, new_indptr, rank[cols[moved]], degree + 1
 
     def __len__(self) -> int:
         return len(self.names)
@@ -101,8 +285,8 @@ class BallScanner(Generic[N]):
                 # neighbours overflows it: a hub ends the search without its list being read.
                 if len(nbrs) > cap:
                     return cap + 1
-                # set.update runs in C: one call per frontier node instead of one Python step per neighbour
-                # is what makes the scan fast. Checking after each node keeps the work bounded by the cap.
+                # set.update runs in C: one call per frontier node instead of one Python step per neighbour.
+                # Checking after each node keeps the work bounded by the cap.
                 seen.update(nbrs)
                 if len(seen) > cap:
                     return cap + 1
@@ -117,20 +301,64 @@ class BallScanner(Generic[N]):
         """Capped ball size of ``node``; ``KeyError`` for an unknown node."""
         return self.size_of_index(self.index[node], depth, cap)
 
-    def scan(self, depth: int, cap: int, nodes: Iterable[N] | None = None) -> list[tuple[N, int]]:
-        """``(node, capped ball size)`` for ``nodes`` (default: all, in the scanner's order)."""
+    def sizes(self, depth: int, cap: int, ids: np.ndarray | None = None) -> np.ndarray:
+        """Capped ball sizes of the nodes with ids ``ids`` (default: all, in the scanner's order), as an array.
+
+        ``ValueError`` for ``depth < 0`` or ``cap < 1``.
+        """
         if depth < 0:
             raise ValueError(f"depth must be >= 0, got {depth}")
         if cap < 1:
             raise ValueError(f"cap must be >= 1, got {cap}")
-        names = self.names
-        # Each search allocates a few sets; pausing the cyclic collector keeps it from walking the whole heap
-        # (the graph's records) every few hundred searches.
+        if ids is None:
+            return self._sizes(depth, cap, np.arange(len(self.names), dtype=np.int64))
+        # Each distinct node is searched once (a start twice in one word would lose a bit), then copied back.
+        wanted = np.asarray(ids, dtype=np.int64)
+        if not len(wanted):
+            return np.zeros(0, dtype=np.int64)
+        order = np.argsort(wanted, kind="stable")
+        ordered = wanted[order]
+        heads = np.concatenate(([True], ordered[1:] != ordered[:-1]))
+        back = np.empty(len(wanted), dtype=np.int64)
+        back[order] = np.cumsum(heads) - 1
+        return self._sizes(depth, cap, ordered[heads])[back]
+
+    def _sizes(self, depth: int, cap: int, wanted: np.ndarray) -> np.ndarray:
+        """``sizes`` for distinct ids."""
+        n = len(self.names)
+        if depth == 0 or not len(wanted):
+            return np.ones(len(wanted), dtype=np.int64)
+        rank, indptr, indices, closed = self._search_graph
+        starts = rank[wanted]
+        if depth == 1:
+            return np.minimum(closed[starts], cap + 1)
+        # The ball holds the closed neighbourhood of every node within depth - 1 hops: one of more than cap
+        # nodes caps the ball without a search (a hub's leaves, and most nodes within two hops of a hub).
+        bound = closed
+        for _ in range(depth - 1):
+            bound = np.maximum(bound, _row_max(bound, indptr, indices))
+        out = np.full(len(starts), cap + 1, dtype=np.int64)
+        todo = np.flatnonzero(bound[starts] <= cap)
+        todo = todo[np.argsort(starts[todo], kind="stable")]  # search order, so that batches share
+        groups = max(1, min(_MAX_GROUPS, _SEEN_BYTES // (8 * max(n, 1)), -(-len(todo) // _WORD)))
+        if len(todo):
+            out[todo] = _capped_ball_sizes(indptr, indices, starts[todo], depth, cap, groups)
+        return out
+
+    def scan(self, depth: int, cap: int, nodes: Iterable[N] | None = None) -> list[tuple[N, int]]:
+        """``(node, capped ball size)`` for ``nodes`` (default: all, in the scanner's order); ``ValueError`` for
+        ``depth < 0`` or ``cap < 1``, ``KeyError`` for an unknown node."""
+        if depth < 0:
+            raise ValueError(f"depth must be >= 0, got {depth}")
+        if cap < 1:
+            raise ValueError(f"cap must be >= 1, got {cap}")
+        # One tuple per node: pausing the cyclic collector keeps it from walking the whole heap meanwhile.
         with gc_paused():
             if nodes is None:
-                return [(names[i], self.size_of_index(i, depth, cap)) for i in range(len(names))]
-            index = self.index
-            return [(n, self.size_of_index(index[n], depth, cap)) for n in nodes]
+                return list(zip(self.names, self.sizes(depth, cap).tolist()))
+            wanted = list(nodes)
+            ids = np.fromiter(map(self.index.__getitem__, wanted), dtype=np.int64, count=len(wanted))
+            return list(zip(wanted, self.sizes(depth, cap, ids).tolist()))
 
 
 def eligible_seeds(
@@ -145,8 +373,8 @@ def eligible_seeds(
     """``(node, ball_size)`` for every node of ``kg`` (or of ``nodes``) whose ``depth``-hop ball, centre
     included, holds between ``min_ball`` and ``max_ball`` nodes; sorted by node name.
 
-    ``ValueError`` on inconsistent bounds (``SeedConfig`` rules). Each node costs at most about ``max_ball``
-    discovered nodes (see the module docstring).
+    ``ValueError`` on inconsistent bounds (``SeedConfig`` rules); ``KeyError`` for a node of ``nodes`` not in the
+    graph. The work per node is bounded by ``max_ball``, not by the graph (see the module docstring).
     """
     cfg = SeedConfig(depth=depth, min_ball=min_ball, max_ball=max_ball, undirected=undirected)
     scanner = BallScanner.from_graph(kg, undirected=cfg.undirected)
@@ -155,9 +383,17 @@ def eligible_seeds(
         for n in wanted:
             if n not in kg:
                 kg.entity(n)  # raises KeyError with a lookup hint
-    sizes = scanner.scan(cfg.depth, cfg.max_ball, wanted)
-    out = [(n, s) for n, s in sizes if cfg.min_ball <= s <= cfg.max_ball]
-    out.sort(key=lambda t: t[0])
+    # Many small tuples: with the collector running, their allocation sets off full collections that walk the
+    # whole graph's records.
+    with gc_paused():
+        if wanted is None:
+            sizes = scanner.sizes(cfg.depth, cfg.max_ball)
+            keep = np.flatnonzero((sizes >= cfg.min_ball) & (sizes <= cfg.max_ball))
+            out = list(zip(map(scanner.names.__getitem__, keep.tolist()), sizes[keep].tolist()))
+        else:
+            sizes_of = scanner.scan(cfg.depth, cfg.max_ball, wanted)
+            out = [(n, s) for n, s in sizes_of if cfg.min_ball <= s <= cfg.max_ball]
+        out.sort(key=lambda t: t[0])  # already in name order: a linear pass
     return out
 
 

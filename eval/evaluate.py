@@ -18,8 +18,14 @@ Explore-on-Graph's exploration metrics over the tool observations (``eval.metric
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import importlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -89,6 +95,7 @@ class EvalItem(BaseModel):
     exploration_efficiency: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    item_key: str | None = None  # ``item_key``: what the result depends on; a later run may copy the item by it
 
 
 class JudgeVerdict(BaseModel):
@@ -139,6 +146,51 @@ def judge_messages(qa: QA, prediction: str) -> list[dict[str, Any]]:
                                       '{"correct": true or false, "reason": "one sentence"}.'},
         {"role": "user", "content": f"Question: {qa.question}\nGold answer: {qa.answer}\nPredicted answer: {prediction}"},
     ]  # fmt: skip
+
+
+# -- reuse -----------------------------------------------------------------------------------------------------------
+
+#: The modules whose code decides an item's prompts, tool observations and scores. Their source is part of every item
+#: key, so after a change to any of them an evaluation measures again instead of copying an older result.
+KEY_MODULES: tuple[str, ...] = ("eval.evaluate", "eval.metrics", "tasks.env.agent_loop", "tasks.env.tools",
+                                "tasks.env.tool_calls", "tasks.env.index", "schemas.tools", "schemas.answers",
+                                "schemas.qa")  # fmt: skip
+#: QA fields that do not change what the policy is asked or how its answer is scored.
+_QA_BOOKKEEPING = frozenset({"run_id", "attempt_id", "source_chunk_ids", "writer", "seed"})
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """sha256 over the source files of ``KEY_MODULES``."""
+    h = hashlib.sha256()
+    for name in KEY_MODULES:
+        module = importlib.import_module(name)
+        h.update(name.encode() + b"\x00" + Path(str(module.__file__)).read_bytes() + b"\x00")
+    return h.hexdigest()
+
+
+def item_key(qa: QA, mode: str, config: EvalConfig, gold_paths: Sequence[GoldPath], identity: Mapping[str, Any]) -> str:
+    """What an item's result depends on, as a sha256: the question as stored (its path, answer, split and graph
+    snapshot), the gold paths it is scored against, the mode, the evaluation settings, ``identity`` (the endpoints
+    and embedder as configured: the caller's part) and ``code_fingerprint``. Two items with the same key give the
+    same result when the responses come from the cache, so a finished one can be copied."""
+    payload = {
+        "qa": qa.model_dump(mode="json", exclude=set(_QA_BOOKKEEPING)),
+        "gold": gold_triples(qa, gold_paths),
+        "mode": mode,
+        "config": {**dataclasses.asdict(config), "params": dict(config.params)},
+        "identity": identity,
+        "code": code_fingerprint(),
+    }
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def reusable(item: EvalItem) -> bool:
+    """Whether a finished item may stand for a later run: not one whose endpoint gave no answer, nor one whose
+    judge failed (both may go otherwise next time), and only one that carries a key."""
+    return (item.item_key is not None and item.end_reason != "error"
+            and not (item.judge_reason or "").startswith("judge failed"))  # fmt: skip
 
 
 # -- one item -------------------------------------------------------------------------------------------------------
@@ -222,13 +274,17 @@ async def judge_item(gateway: ChatGateway, qa: QA, item: EvalItem, config: EvalC
 
 
 __all__ = [
+    "KEY_MODULES",
     "MODES",
     "EvalConfig",
     "EvalItem",
     "JudgeVerdict",
+    "code_fingerprint",
     "evaluate_item",
     "gold_context_messages",
     "gold_triples",
+    "item_key",
     "judge_item",
     "no_tools_messages",
+    "reusable",
 ]

@@ -4,8 +4,15 @@ The flow loads the questions of a split (every split when ``split`` is None), op
 most ``limit`` of them (first by ``qa_id``), their gold paths, the graph snapshot each was made on and a tool
 environment over it. Batch tasks answer and score items (``eval.evaluate.evaluate_item``) and never write; the
 flow writes each batch of ``eval_items`` in one transaction, then one ``eval_runs`` row per mode. A table artifact
-reports EM / F1 / Hit@1 (and judge accuracy) per mode and (domain, hop class). A later run re-asks nothing the
-endpoint already answered: the gateway cache serves it.
+reports EM / F1 / Hit@1 (and judge accuracy) per mode and (domain, hop class).
+
+A later run re-asks nothing the endpoint already answered. Each item carries a key of what its result depends on
+(``eval.evaluate.item_key``: the question and gold paths as stored, the mode, the settings, the policy and judge
+endpoints and the embedder as configured, the evaluation code). With the response cache on (``cache.mode`` on or
+read_only, not scoped per run), a finished item with the same key is the result this run would get by replaying
+the cache, so it is copied under this run without loading the graph or building prompts; items whose endpoint
+gave no answer or whose judge failed are asked again. ``reuse=False`` measures every item again (through the
+cache, unless it is off).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, evaluate_item
+from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, evaluate_item, item_key, reusable
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
@@ -102,6 +109,42 @@ def _model(rt: Runtime, role: str) -> str | None:
         return None
 
 
+def reuse_identity(settings: Settings, roles: Sequence[str], tools: bool) -> dict[str, Any]:
+    """The part of an item key that comes from the configuration: each role's endpoint as configured (server, model,
+    sampling, structured-output mode, extra body; the embedded model's file and context for a local role) and, with
+    tools, the embedder. Concurrency, timeouts, retries and prices change how fast answers come, not what they are."""
+    out: dict[str, Any] = {}
+    for role in roles:
+        ep = settings.endpoint(role)
+        entry = ep.model_dump(mode="json", include={"base_url", "model", "sampling", "structured", "extra_body"})
+        if ep.is_local:
+            entry["local_model"] = settings.local_model.model_dump(mode="json", include={"gguf", "n_ctx"})
+        out[role] = entry
+    if tools:
+        out["embeddings"] = settings.embeddings.model_dump(
+            mode="json", exclude={"batch_size", "max_concurrency", "timeout_s", "api_key_env"})
+    return out
+
+
+def can_reuse(settings: Settings) -> bool:
+    """Whether this configuration replays cached answers, so that a finished item stands for a new one."""
+    return settings.cache.mode in ("on", "read_only") and settings.cache.scope != "run"
+
+
+def finished_items(rt: Runtime, keys: Sequence[str]) -> dict[str, EvalItem]:
+    """For each key, a reusable finished item with it (from the most recent run that has one)."""
+    if not keys:
+        return {}
+    rows = rt.wh.read("eval_items", EvalItem, "item_key IN (SELECT unnest(?::VARCHAR[]))", [list(keys)],
+                      order_by="(SELECT started_at FROM runs WHERE runs.run_id = eval_items.run_id) DESC NULLS LAST, "
+                               "run_id DESC")  # fmt: skip
+    out: dict[str, EvalItem] = {}
+    for item in rows:
+        if item.item_key is not None and item.item_key not in out and reusable(item):
+            out[item.item_key] = item
+    return out
+
+
 @hopforge_flow(name="evaluate-policy", log_prints=True)
 def evaluate_policy(
     split: Split | None = "test",
@@ -112,10 +155,12 @@ def evaluate_policy(
     batch_size: int | None = None,
     max_rounds: int = 7,
     max_tokens_per_round: int = 3000,
+    reuse: bool = True,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Evaluate the ``policy`` role on the stored questions; see the module docstring. ``batch_size`` (items per
-    batch task) defaults to the policy endpoint's ``max_concurrency``. Returns
+    batch task) defaults to the policy endpoint's ``max_concurrency``; ``reuse=False`` measures items again that an
+    earlier run finished with the same key. Returns
     ``{"run_id", "by_mode": {mode: {n, em, f1, hit1, judge_acc, ...}}, "table"}``."""
     settings = settings or default_settings()
     modes = check_eval_params(modes, split, batch_size, limit, domains)
@@ -134,23 +179,35 @@ def evaluate_policy(
             raise InputError(f"no questions for split={split!r}, domains={domains}: run `generate-qa` first")
         gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
         print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}")
+        identity = reuse_identity(settings, [cfg.role, *([cfg.judge_role] if use_judge else [])], "tools" in modes)
+        keys = {(q.qa_id, m): item_key(q, m, cfg, gold.get(q.qa_id, []), identity) for q in qas for m in modes}
+        found = finished_items(rt, sorted(set(keys.values()))) if reuse and can_reuse(settings) else {}
+        made: list[EvalItem] = []
+        bar = Progress("evaluate-policy", len(qas) * len(modes), "evaluating the policy")
+        if found:
+            copied = [found[keys[(q.qa_id, m)]].model_copy(update={"run_id": rt.run_id})
+                      for m in modes for q in qas if keys[(q.qa_id, m)] in found]  # fmt: skip
+            with rt.wh.transaction() as con:
+                rt.wh.write("eval_items", copied, replace=True, con=con)
+            made += copied
+            bar.advance(len(copied))
+            print(f"{len(copied)} of {len(keys)} items finished earlier with the same questions, settings, endpoints "
+                  "and code: copied (reuse=False measures them again)")  # fmt: skip
         groups: dict[tuple[str, str], list[QA]] = {}
         for q in qas:
             groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
-        made: list[EvalItem] = []
-        bar = Progress("evaluate-policy", len(qas) * len(modes), "evaluating the policy")
         index_dir = str((settings.data_dir / "indexes").resolve())
         concurrency = endpoint_concurrency(spec, cfg.role, *(["judge"] if use_judge else []))
         batch_size = batch_size or concurrency
         work = [(domain, snap, b) for (domain, snap), group in sorted(groups.items())
-                for b in chunks([(q, m) for m in modes for q in group], batch_size)]
+                for b in chunks([(q, m) for m in modes for q in group if keys[(q.qa_id, m)] not in found], batch_size)]
         batches = run_batches(evaluate_batch, work, runner=runner, parameters=lambda w: {
             "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
             "jobs": list(w[2]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _ in w[2]}, "cfg": cfg,
             "run_id": rt.run_id, "index_dir": index_dir},
             in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size), concurrency))  # fmt: skip
         for (_, _, batch), done in batches:
-            items: list[EvalItem] = done.records
+            items: list[EvalItem] = [i.model_copy(update={"item_key": keys[(i.qa_id, i.mode)]}) for i in done.records]
             with rt.wh.transaction() as con:  # a batch lands whole or not at all
                 rt.wh.write("eval_items", items, replace=True, con=con)
             made += items
@@ -176,4 +233,5 @@ def evaluate_policy(
                 **rt.gateway.ledger.totals()}
 
 
-__all__ = ["check_eval_params", "evaluate_batch", "evaluate_policy", "metrics_table"]
+__all__ = ["can_reuse", "check_eval_params", "evaluate_batch", "evaluate_policy", "finished_items", "metrics_table",
+           "reuse_identity"]

@@ -245,3 +245,88 @@ def test_paper_comparable_metrics_by_hand():
     total = summarize(rows)
     assert total["mean_tool_calls"] == 3.0 and total["triple_coverage"] == 0.25
     assert total["exploration_efficiency"] == 3.0 and total["n_no_gold_touched"] == 1 and total["hit1_any"] == 0.5
+
+
+def test_a_rerun_copies_finished_items_by_key_and_measures_what_changed(prefect_harness, fake_llm, tmp_path, monkeypatch):
+    import flows.evaluate as flow_module
+    from flows.evaluate import evaluate_policy
+    from warehouse.db import Warehouse
+
+    def settings_with(**sampling):
+        return load_settings(data_dir=tmp_path, roles=roles(fake_llm) | ({"policy": {**roles(fake_llm)["policy"],
+                             "sampling": sampling}} if sampling else {}),
+                             embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})  # fmt: skip
+
+    settings = settings_with()
+    qas = build_eval_warehouse(settings)
+    fake_llm.add(reply=policy({q.question: q.path for q in qas}, {}, {qas[0].question: KINGS}))
+    first = evaluate_policy(settings=settings, batch_size=4)
+    calls = fake_llm.calls()
+
+    def no_graphs(*a, **k):
+        raise AssertionError("a rerun with every item finished loads no graph")
+
+    monkeypatch.setattr(flow_module, "load_graph", no_graphs)
+    again = evaluate_policy(settings=settings, batch_size=4)
+    assert fake_llm.calls() == calls and again["run_id"] != first["run_id"]
+    assert again["by_mode"] == first["by_mode"] and again["table"] == first["table"]
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        rows = {r["run_id"]: r for r in wh.query(
+            "SELECT run_id, count(*) AS n, count(DISTINCT item_key) AS keys, string_agg(prediction, '|' ORDER BY mode, qa_id) AS p "
+            "FROM eval_items GROUP BY run_id")}  # fmt: skip
+    assert rows[first["run_id"]]["n"] == rows[again["run_id"]]["n"] == 6 == rows[again["run_id"]]["keys"]
+    assert rows[first["run_id"]]["p"] == rows[again["run_id"]]["p"]
+    monkeypatch.undo()
+
+    # A question's text changes: that item alone is measured again (through the cache: the other mode's prompt
+    # for it is new, so one endpoint call per new prompt).
+    with Warehouse(settings.warehouse_path) as wh:
+        wh.execute("UPDATE qa SET question = question || ' (in one name)' WHERE qa_id = ?", [qas[1].qa_id])
+    fake_llm.add(reply=policy({q.question + " (in one name)": q.path for q in qas} | {q.question: q.path for q in qas},
+                              {}, {qas[0].question: KINGS}))  # fmt: skip
+    changed = evaluate_policy(settings=settings, batch_size=4, modes=["no_tools"])
+    assert fake_llm.calls() == calls + 1 and changed["by_mode"]["no_tools"]["n"] == 3
+
+    # reuse=False asks again; the cache answers, so the endpoint sees nothing new.
+    assert evaluate_policy(settings=settings, batch_size=4, modes=["no_tools"], reuse=False)["by_mode"][
+        "no_tools"]["n"] == 3 and fake_llm.calls() == calls + 1
+    # Another sampling temperature is another policy: nothing is copied, every prompt goes to the endpoint.
+    evaluate_policy(settings=settings_with(temperature=0.9), batch_size=4, modes=["no_tools"])
+    assert fake_llm.calls() == calls + 1 + 3
+    # With the cache off, every run is a new measurement.
+    off = load_settings(data_dir=tmp_path, roles=roles(fake_llm), cache={"mode": "off"},
+                        embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})
+    evaluate_policy(settings=off, batch_size=4, modes=["no_tools"])
+    assert fake_llm.calls() == calls + 1 + 3 + 3
+
+
+def test_item_keys_follow_what_decides_the_result():
+    from eval.evaluate import EvalItem, item_key, reusable
+
+    qa = make_qa(read_triples_cs(), *ONE_HOP, split="test")
+    cfg = EvalConfig()
+    base = item_key(qa, "tools", cfg, [], {"policy": {"model": "m"}})
+    assert base == item_key(qa.model_copy(update={"run_id": "other", "attempt_id": "x"}), "tools", cfg, [], {"policy": {"model": "m"}})
+    different = [
+        item_key(qa.model_copy(update={"question": qa.question + "?"}), "tools", cfg, [], {"policy": {"model": "m"}}),
+        item_key(qa.model_copy(update={"split": "train"}), "tools", cfg, [], {"policy": {"model": "m"}}),
+        item_key(qa, "no_tools", cfg, [], {"policy": {"model": "m"}}),
+        item_key(qa, "tools", EvalConfig(max_rounds=3), [], {"policy": {"model": "m"}}),
+        item_key(qa, "tools", EvalConfig(params={"temperature": 0.5}), [], {"policy": {"model": "m"}}),
+        item_key(qa, "tools", cfg, [], {"policy": {"model": "m2"}}),
+    ]
+    # Gold paths that say what the question's own path says are the same scoring: the same key.
+    assert item_key(qa, "tools", cfg, gold_for(qa), {"policy": {"model": "m"}}) == base
+    assert len({base, *different}) == 1 + len(different)
+    item = EvalItem(qa_id="q", mode="tools", domain="cs", hop_class="1-2", question="?", answers=["a"],
+                    end_reason="answer", item_key=base)
+    assert reusable(item)
+    assert not reusable(item.model_copy(update={"end_reason": "error"}))
+    assert not reusable(item.model_copy(update={"judge_reason": "judge failed: timeout"}))
+    assert not reusable(item.model_copy(update={"item_key": None}))
+
+
+def read_triples_cs():
+    from tasks.graph.importers import read_triples
+
+    return read_triples(GRAPHS / "cs.jsonl", "cs").to_graph()

@@ -14,12 +14,10 @@ For each stage: the endpoint calls it made (counted by the fake), its wall time,
 floor = calls x latency / concurrency (1.0: the endpoint never idled), and the CPU time the flow's process spent
 (CPU near wall x cores means the stage waits on the machine, not on the endpoint). Then every stage runs again on
 the same warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first
-run's, per stage and for the four stages together (goal < 0.05). A flow run with nothing to do still costs about a
-second here: Prefect's flow-run bookkeeping, most of it the engine joining its heartbeat thread, which sleeps in
-one-second steps from the run's start. So a stage's wall is its work rounded up to the next whole second of the
-heartbeat's clock, plus about 0.08 s (gold paths measure 4.08 s whether their work takes 3.1 or 3.9 s): a change
-worth less than a second may not show, and every stage pays half a second on average on top of the ~0.1 s of
-bookkeeping. At 0.5 s latency the calls themselves come in 0.5 s rounds.
+run's, per stage and for the four stages together (goal < 0.05). A flow run with nothing to do costs ~0.1-0.25 s
+here: Prefect's flow-run bookkeeping (``flows.runtime`` lets the engine end a run without joining its heartbeat
+thread, which sleeps in one-second steps; before, every run was rounded up to the next whole second of that
+clock, and a rerun took ~1.08 s). At 0.5 s latency the calls themselves come in 0.5 s rounds.
 
 Where a stage's wall goes is printed with it: the CPU seconds of this process (GIL-bound: near 1 s per wall second
 means the flow's own Python work paces it), of the fake and of the Prefect test server (both on the same cores),

@@ -8,6 +8,8 @@ written as a triples JSONL file and measured in a fresh child process, one stage
 - ``import``: ``tasks.graph.importers.read_triples`` (file -> checked records),
 - ``build``: ``KnowledgeGraph`` from those records (what every flow does after loading a snapshot),
 - ``seed_scan``: ``tasks.qa.seeds.eligible_seeds`` over every node (depth 3, balls of 20-400 nodes),
+- ``adjacency``: the graph's name adjacency lists, built on first use (by the walks, the tools, context rendering;
+  the seed scan reads integer arrays from the graph instead), measured apart so ``walks`` is the cost per seed,
 - ``walks``: ``tasks.qa.candidates.sample_candidate_paths`` (4-node paths, 8 per seed) from ``--walk-seeds``
   eligible seeds; the cost per seed is what matters, so it is reported per 100 seeds,
 - ``index``: ``GraphIndex.warm`` with ``HashingEmbedder(384)`` (every entity text embedded, the matrix
@@ -42,7 +44,7 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 
 import orjson  # noqa: E402
 
-STAGES = ("import", "build", "seed_scan", "walks", "index", "index_load")
+STAGES = ("import", "build", "seed_scan", "adjacency", "walks", "index", "index_load")
 WORDS = ("river valley harvest engine network theory protein market empire treaty reactor algorithm signal "
          "garden bridge castle orbit glacier canyon lantern meadow quartz falcon harbor").split()
 LABELS = ("part of", "located in", "founded by", "influenced", "produces", "member of", "uses", "borders")
@@ -98,6 +100,10 @@ def measure_size(path: str, walk_seeds: int, seed: int) -> dict[str, Any]:
     out["seed_scan"] = time.perf_counter() - t
     out["eligible"] = len(seeds)
     picks = random.Random(seed).sample([s for s, _ in seeds], min(walk_seeds, len(seeds)))
+    t = time.perf_counter()
+    if kg.n_nodes:
+        kg.neighbor_names(kg.nodes()[0])  # the name adjacency lists, built once on first use
+    out["adjacency"] = time.perf_counter() - t
     t = time.perf_counter()
     paths = sum(len(sample_candidate_paths(kg, s, 4, count=8, seed=seed)) for s in picks)
     out["walks"] = (time.perf_counter() - t) / max(1, len(picks)) * 100  # per 100 seeds

@@ -121,3 +121,21 @@ def test_match_many_is_the_same_in_both_precisions():
 def test_a_bad_precision_is_refused():
     with pytest.raises(ValueError, match="search must be one of auto, float32, bfloat16"):
         _index(np.eye(4, dtype=np.float32), search="fp8")
+
+
+def test_a_query_that_ties_with_every_row_is_rescored_in_slices(monkeypatch):
+    import tasks.env.index as index_module
+
+    monkeypatch.setattr(index_module, "RESCORE_ROWS", 100)
+    rng = np.random.default_rng(2)
+    rows = _unit(rng.standard_normal((1000, 16)))
+    rows[:, 0] = 0.0  # every row orthogonal to the first axis: that query scores 0 with all of them
+    idx = _index(rows, search="bfloat16")
+    query = np.zeros((1, 16), dtype=np.float32)
+    query[0, 0] = 1.0
+    got_i, got_s = idx.top_k(query, 5)
+    assert list(got_i[0]) == [0, 1, 2, 3, 4] and not got_s.any()  # all tied: row order decides
+    queries = _unit(rng.standard_normal((4, 16)))
+    want_i, want_s = _brute(idx, queries, 5)
+    got_i, got_s = idx.top_k(queries, 5)
+    assert (got_i == want_i).all() and np.array_equal(got_s, want_s)

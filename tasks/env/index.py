@@ -407,7 +407,7 @@ class GraphIndex:
                 with self._search_lock:
                     candidates = coarse.candidates(block, kk)
             for j, cand in enumerate(candidates):
-                exact = (matrix[cand].astype(np.float64) * q64[start + j]).sum(axis=1)
+                exact = _exact_scores(matrix, cand, q64[start + j])
                 # lexsort: last key is primary -> score descending, then row index ascending.
                 order = np.lexsort((cand, -exact))[:kk]
                 idx_out[start + j] = cand[order]
@@ -451,6 +451,19 @@ class GraphIndex:
                 if name not in taken:
                     results[i].append(Match(name, float(s), "embedding"))
         return results
+
+
+#: Rows re-scored at a time: a query whose scores all tie (an empty or unknown text embeds to a constant vector)
+#: makes every row a candidate, and its float64 copy is made a slice at a time instead of all at once.
+RESCORE_ROWS = 8192
+
+
+def _exact_scores(matrix: np.ndarray, rows: np.ndarray, q64: np.ndarray) -> np.ndarray:
+    """float64 dot products of ``q64`` with ``matrix[rows]``, one independent sum per row."""
+    if len(rows) <= RESCORE_ROWS:
+        return (matrix[rows].astype(np.float64) * q64).sum(axis=1)
+    return np.concatenate([(matrix[rows[i : i + RESCORE_ROWS]].astype(np.float64) * q64).sum(axis=1)
+                           for i in range(0, len(rows), RESCORE_ROWS)])
 
 
 class _CoarseProduct:

@@ -11,7 +11,8 @@ every chat call after ``--latency`` seconds, with ``max_concurrency = --concurre
 one limit).
 
 For each stage: the endpoint calls it made (counted by the fake), its wall time, its saturation = floor / wall with
-floor = calls x latency / concurrency (1.0: the endpoint never idled), and the CPU time the flow's process spent
+floor = calls x latency / concurrency (1.0: the endpoint never idled; ``bound`` is the most a stage can reach when
+its calls take whole rounds of ``latency``, every slot busy in every round but the last), and the CPU time the flow's process spent
 (CPU near wall x cores means the stage waits on the machine, not on the endpoint). Then every stage runs again on
 the same warehouse and cache (a rerun: nothing left to do) and ``rerun/first`` is the rerun's wall over the first
 run's, per stage and for the four stages together (goal < 0.05). A flow run with nothing to do costs ~0.1-0.25 s
@@ -222,13 +223,15 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
         machine = (busy1 - busy0) / (total1 - total0) if total1 > total0 else None
         calls, fake_cpu = after - before, fake_after - fake_cpu
         floor = calls * args.latency / args.concurrency
+        rounds = -(-calls // args.concurrency) * args.latency  # every slot busy in every round but the last
         out[name] = {"wall_s": round(wall, 2), "calls": calls, "floor_s": round(floor, 2),
                      "saturation": round(floor / wall, 3) if wall > 0 else None,
+                     "bound": round(floor / rounds, 3) if rounds > 0 else None,
                      "cpu_s": round(cpu, 2), "fake_cpu_s": round(fake_cpu, 2), "server_cpu_s": round(others_cpu, 2),
                      "machine_busy": round(machine, 3) if machine is not None else None,
                      "cache_hits": result.get("llm_cache_hits", 0), **occ.report()}
         print(f"  {name:<13} {calls:>6} calls  wall {wall:8.2f} s  floor {floor:7.2f} s  "
-              f"saturation {out[name]['saturation']}  (CPU: this process {cpu:.1f} s, the fake {fake_cpu:.1f} s, "
+              f"saturation {out[name]['saturation']} (at most {out[name]['bound']} in whole rounds)  (CPU: this process {cpu:.1f} s, the fake {fake_cpu:.1f} s, "
               f"the Prefect server {others_cpu:.1f} s; machine busy {out[name]['machine_busy']}; "
               f"before the first call {out[name]['head_s']} s, after the last {out[name]['tail_s']} s, "
               f"slots in use between them {out[name]['mid']})", flush=True)
@@ -302,16 +305,16 @@ def main() -> None:
     report["rerun_calls"] = sum(again[s]["calls"] for s in STAGES)
     report["load_avg_after"] = round(os.getloadavg()[0], 2)
     print()
-    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'cpu_s':>7} {'fake_cpu':>8} "
+    print(f"{'stage':<13} {'calls':>6} {'floor_s':>8} {'wall_s':>8} {'saturation':>10} {'bound':>6} {'cpu_s':>7} {'fake_cpu':>8} "
           f"{'rerun_s':>8} "
           f"{'rerun/first':>11}")
     for s in STAGES:
         f, a = first[s], again[s]
-        print(f"{s:<13} {f['calls']:>6} {f['floor_s']:>8.2f} {f['wall_s']:>8.2f} {f['saturation']:>10.3f} "
+        print(f"{s:<13} {f['calls']:>6} {f['floor_s']:>8.2f} {f['wall_s']:>8.2f} {f['saturation']:>10.3f} {f['bound']:>6.3f} "
               f"{f['cpu_s']:>7.1f} {f['fake_cpu_s']:>8.1f} {a['wall_s']:>8.2f} {report['rerun_over_first'][s]:>11.3f}")
     print(f"{'all':<13} {sum(first[s]['calls'] for s in STAGES):>6} "
           f"{sum(first[s]['floor_s'] for s in STAGES):>8.2f} {total_first:>8.2f} "
-          f"{sum(first[s]['floor_s'] for s in STAGES) / total_first:>10.3f} "
+          f"{sum(first[s]['floor_s'] for s in STAGES) / total_first:>10.3f} {'':>6} "
           f"{sum(first[s]['cpu_s'] for s in STAGES):>7.1f} {sum(first[s]['fake_cpu_s'] for s in STAGES):>8.1f} "
           f"{total_again:>8.2f} "
           f"{report['rerun_over_first']['all']:>11.3f}")

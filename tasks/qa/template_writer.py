@@ -337,7 +337,11 @@ _SETTING = re.compile(
 # "is a county of") is the one place of its kind.
 _NESTED = re.compile(
     r"(?:(?:is|are|was|were)\s+)?(?:(?:located|situated|found|based)\s+)?(?:in|within|inside|near|at)"
-    r"|lies?\s+(?:in|within|near)|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?part\s+of",
+    r"|lies?\s+(?:in|within|near)|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?part\s+of"
+    # Wholes and their parts: "the concept that includes dashi" is one of many dishes and cuisines with dashi in
+    # them, "the concept that is made of DNA" one of many things made of it; read the other way, one of many parts.
+    r"|(?:includes?|included|contains?|contained|comprises?|comprised|consists?\s+of|consisted\s+of)"
+    r"|(?:(?:is|are|was|were)\s+)?(?:made|composed|built)\s+(?:up\s+)?of",
     re.I,
 )
 

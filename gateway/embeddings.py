@@ -6,8 +6,10 @@ Both return float32 numpy arrays with L2-normalised rows, so a dot product is a 
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import functools
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -124,14 +126,13 @@ class OpenAIEmbedder:
         sem = asyncio.Semaphore(self.cfg.max_concurrency)
         batches = [list(texts[i : i + self.cfg.batch_size]) for i in range(0, len(texts), self.cfg.batch_size)]
 
-        async def one(batch: list[str]) -> list[list[float]]:
+        async def one(batch: list[str]) -> np.ndarray:
             async with sem:
                 try:
-                    resp = await client.embeddings.create(model=self.cfg.model, input=batch)
+                    raw = await client.post("/embeddings", body=self._body(batch), cast_to=bytes)
                 except openai.APIError as exc:
                     raise EmbeddingError(f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}): {exc}") from None
-            rows = sorted(resp.data, key=lambda d: d.index)
-            return [r.embedding for r in rows]
+            return self._decode(raw, len(batch))
 
         try:
             parts = await asyncio.gather(*(one(b) for b in batches))
@@ -139,8 +140,44 @@ class OpenAIEmbedder:
             await client.close()
         return self._matrix(parts, len(texts))
 
-    def _matrix(self, parts: list[list[list[float]]], n: int) -> np.ndarray:
-        out = np.asarray([v for part in parts for v in part], dtype=np.float32)
+    def _body(self, batch: list[str]) -> dict:
+        # What the openai client sends for ``embeddings.create(model=..., input=...)``: base64 vectors, which are
+        # about a quarter of the JSON of float lists to read.
+        return {"model": self.cfg.model, "input": batch, "encoding_format": "base64"}
+
+    def _decode(self, raw: bytes, n: int) -> np.ndarray:
+        """The ``(n, dim)`` float32 rows of one ``/embeddings`` response body, in input order. The client's own
+        parsing makes a pydantic object and a Python float list per vector, which costs more than the request on
+        a large batch; here base64 vectors (little-endian float32) are decoded in one step. A server that answers
+        with float lists anyway is read as well."""
+        try:
+            data = sorted(json.loads(raw)["data"], key=lambda d: d["index"])
+            vectors = [d["embedding"] for d in data]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbeddingError(
+                f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}) sent an unreadable response: "
+                f"{type(exc).__name__}: {exc}") from None
+        if len(vectors) != n:
+            raise EmbeddingError(
+                f"embeddings endpoint {self.cfg.base_url} returned {len(vectors)} vectors for {n} inputs")
+        if vectors and all(isinstance(v, str) for v in vectors):
+            try:
+                parts = [base64.b64decode(v) for v in vectors]
+            except ValueError as exc:
+                raise EmbeddingError(f"embeddings endpoint {self.cfg.base_url} sent bad base64: {exc}") from None
+            if len({len(p) for p in parts}) != 1 or len(parts[0]) % 4:
+                raise EmbeddingError(
+                    f"embeddings endpoint {self.cfg.base_url} returned vectors that are not float32 rows of one length")
+            return np.frombuffer(b"".join(parts), dtype="<f4").reshape(n, -1).astype(np.float32)
+        try:
+            return np.asarray(vectors, dtype=np.float32).reshape(n, -1)
+        except (ValueError, TypeError) as exc:
+            raise EmbeddingError(
+                f"embeddings endpoint {self.cfg.base_url} returned vectors that are not float lists of one length: "
+                f"{exc}") from None
+
+    def _matrix(self, parts: list[np.ndarray], n: int) -> np.ndarray:
+        out = np.concatenate(parts) if parts else np.zeros((0, self.dim), dtype=np.float32)
         if out.shape != (n, self.dim):
             raise EmbeddingError(
                 f"embeddings endpoint {self.cfg.base_url} returned shape {out.shape}, expected ({n}, {self.dim}); "
@@ -159,13 +196,13 @@ class OpenAIEmbedder:
         client = self._sync_client()
         batches = [list(texts[i : i + self.cfg.batch_size]) for i in range(0, len(texts), self.cfg.batch_size)]
 
-        def one(batch: list[str]) -> list[list[float]]:
+        def one(batch: list[str]) -> np.ndarray:
             try:
-                resp = client.embeddings.create(model=self.cfg.model, input=batch)
+                raw = client.post("/embeddings", body=self._body(batch), cast_to=bytes)
             except openai.APIError as exc:
                 raise EmbeddingError(
                     f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}): {exc}") from None
-            return [r.embedding for r in sorted(resp.data, key=lambda d: d.index)]
+            return self._decode(raw, len(batch))
 
         if len(batches) == 1:
             return self._matrix([one(batches[0])], len(texts))

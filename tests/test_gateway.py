@@ -307,3 +307,41 @@ async def test_sync_embed_works_inside_a_running_loop(fake_llm):
 
     emb = OpenAIEmbedder(EmbeddingConfig(base_url=fake_llm.base_url, model="e", dim=16))
     assert emb.embed(["inside a loop"]).shape == (1, 16)  # this test body runs in an event loop
+
+
+async def test_embeddings_are_decoded_in_input_order_from_base64_or_float_lists(fake_llm):
+    """The embedder reads the response body itself (base64 rows in one decode): the same vectors as the server's,
+    in input order, from the sync and the async path; a float-list body and bad bodies are handled too."""
+    import base64
+    import json
+
+    import numpy as np
+
+    from gateway.embeddings import EmbeddingError, OpenAIEmbedder
+    from gateway.fake import fake_embedding
+    from schemas.config import EmbeddingConfig
+
+    texts = [f"entity {i}" for i in range(70)]
+    emb = OpenAIEmbedder(EmbeddingConfig(base_url=fake_llm.base_url, model="e", dim=16, batch_size=32))
+    want = np.asarray([fake_embedding(t, 16) for t in texts], dtype=np.float32)
+    want /= np.linalg.norm(want, axis=1, keepdims=True)
+    assert np.allclose(emb.embed(texts), want, atol=1e-6)
+    assert np.allclose(await emb.aembed(texts), want, atol=1e-6)
+    bodies = [r.json for r in fake_llm.requests if r.path.endswith("/embeddings")]
+    assert {b.get("encoding_format") for b in bodies} == {"base64"} and len(bodies) == 6  # 3 batches, twice
+
+    rows = [[1.0, 2.0], [3.0, 4.0]]
+    shuffled = {"data": [{"index": 1, "embedding": rows[1]}, {"index": 0, "embedding": rows[0]}]}
+    assert emb._decode(json.dumps(shuffled).encode(), 2).tolist() == rows
+    b64 = {"data": [{"index": i, "embedding": base64.b64encode(np.asarray(r, "<f4").tobytes()).decode()}
+                    for i, r in enumerate(rows)]}
+    assert emb._decode(json.dumps(b64).encode(), 2).tolist() == rows
+    for bad, why in [(b"not json", "unreadable"), (b'{"data": [{"index": 0}]}', "unreadable"),
+                     (json.dumps({"data": shuffled["data"][:1]}).encode(), "1 vectors for 2 inputs"),
+                     (json.dumps({"data": [{"index": 0, "embedding": [1.0]}, {"index": 1, "embedding": [1.0, 2.0]}]}
+                                 ).encode(), "float lists of one length"),
+                     (json.dumps({"data": [{"index": i, "embedding": base64.b64encode(
+                         np.zeros(i + 1, "<f4").tobytes()).decode()} for i in range(2)]}).encode(),
+                      "float32 rows of one length")]:
+        with pytest.raises(EmbeddingError, match=why):
+            emb._decode(bad, 2)

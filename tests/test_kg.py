@@ -479,3 +479,52 @@ def test_neighbors_are_worked_out_once_and_handed_out_as_fresh_lists(monkeypatch
     assert [(n, d.direction) for n, d in g.neighbors("a")] == [("b", "out"), ("c", "out"), ("d", "out"), ("e", "in")]
     with pytest.raises(KeyError):
         g.neighbors("zz")
+
+
+def test_graph_cache_holds_every_domain_of_a_run_and_drops_by_size(monkeypatch):
+    """The per-process graph cache is bounded by graph size, not count: twenty small domains asked for in turn
+    (what each flow of a factory run does) are built once; past the budget the least recently used go first,
+    and the newest graph is kept whatever its size."""
+    import tasks.graph.kg as kgmod
+
+    monkeypatch.setattr(kgmod, "_GRAPHS", type(kgmod._GRAPHS)())
+    builds: list[str] = []
+
+    def build(i: int) -> KnowledgeGraph:
+        builds.append(f"s{i}")
+        return KnowledgeGraph.from_triples(f"d{i}", [(f"a{i}", "r", f"b{i}"), (f"b{i}", "r", f"c{i}")])
+
+    for _ in range(2):  # two flows over the same twenty domains
+        for i in range(20):
+            kgmod.cached_graph(f"s{i}", lambda i=i: build(i))
+    assert builds == [f"s{i}" for i in range(20)]  # 5 elements each: all held
+
+    monkeypatch.setattr(kgmod, "GRAPH_CACHE_ELEMENTS", 12)  # room for two of them
+    kgmod.cached_graph("s0", lambda: build(0))  # a hit: now the most recent
+    kgmod.cached_graph("new", lambda: build(99))
+    assert list(kgmod._GRAPHS) == ["s0", "new"]
+    monkeypatch.setattr(kgmod, "GRAPH_CACHE_ELEMENTS", 1)
+    kgmod.cached_graph("newest", lambda: build(98))
+    assert list(kgmod._GRAPHS) == ["newest"]
+
+
+def test_a_large_cached_graph_is_frozen_out_of_the_collector_and_handed_back_when_dropped(monkeypatch):
+    import gc
+
+    import tasks.graph.kg as kgmod
+
+    monkeypatch.setattr(kgmod, "_GRAPHS", type(kgmod._GRAPHS)())
+    monkeypatch.setattr(kgmod, "GRAPH_CACHE_ELEMENTS", 6)
+    gc.unfreeze()
+    try:
+        monkeypatch.setattr(kgmod, "FREEZE_MIN_ELEMENTS", 10)
+        kgmod.cached_graph("small", lambda: KnowledgeGraph.from_triples("d", [("a", "r", "b"), ("b", "r", "c")]))
+        assert gc.get_freeze_count() == 0  # 5 elements: not worth a freeze
+        monkeypatch.setattr(kgmod, "FREEZE_MIN_ELEMENTS", 5)
+        kgmod.cached_graph("big", lambda: KnowledgeGraph.from_triples("d", [("x", "r", "y"), ("y", "r", "z")]))
+        assert list(kgmod._GRAPHS) == ["big"] and gc.get_freeze_count() > 0
+        monkeypatch.setattr(kgmod, "FREEZE_MIN_ELEMENTS", 10**9)
+        kgmod.cached_graph("next", lambda: KnowledgeGraph.from_triples("d", [("p", "r", "q"), ("q", "r", "s")]))
+        assert list(kgmod._GRAPHS) == ["next"] and gc.get_freeze_count() == 0  # "big" dropped: all handed back
+    finally:
+        gc.unfreeze()

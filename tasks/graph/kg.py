@@ -351,17 +351,26 @@ class KnowledgeGraph:
         """
         self._require(a)
         self._require(b)
+        return self._between(a, b, undirected)
+
+    def _between(self, a: str, b: str, undirected: bool) -> list[EdgeData]:
+        """``relations_between`` for two known names."""
         g = self._g
         # Relations stored on the a -> b edge already carry their direction as seen from a ("out" or
         # "undirected"); in a directed graph the b -> a edge holds the rest.
-        found: list[EdgeData] = list(g[a][b]["rels"]) if g.has_edge(a, b) else []
-        if self.directed and a != b and g.has_edge(b, a):
-            for d in g[b][a]["rels"]:
-                if not d.directed:
-                    found.append(d)
-                elif undirected:
-                    found.append(replace(d, direction="in"))
-        found.sort(key=EdgeData._sort_key)
+        fwd = g._adj[a].get(b)
+        found: list[EdgeData] = list(fwd["rels"]) if fwd is not None else []
+        if self.directed and a != b:
+            back = g._adj[b].get(a)
+            if back is not None:
+                for d in back["rels"]:
+                    if not d.directed:
+                        found.append(d)
+                    elif undirected:
+                        found.append(EdgeData(d.source, d.target, d.relation, d.keywords, d.description, d.weight,
+                                              d.directed, d.source_chunk_ids, "in"))
+        if len(found) > 1:
+            found.sort(key=EdgeData._sort_key)
         return found
 
     def has_edge(self, a: str, b: str, *, undirected: bool = True) -> bool:
@@ -397,8 +406,8 @@ class KnowledgeGraph:
         found = self._neighbor_memo.get(key)
         if found is None:
             self._require(name)
-            found = tuple((nb, d) for nb in self._adjacency(undirected)[name]
-                          for d in self.relations_between(name, nb, undirected=undirected))
+            between = self._between
+            found = tuple((nb, d) for nb in self._adjacency(undirected)[name] for d in between(name, nb, undirected))
             # The graph never changes once built, so a node's relations are worked out once: path sampling,
             # context rendering, answer checks and the tools ask for the same few hundred nodes again and
             # again. Bounded, so a walk over a huge graph cannot keep every node's list alive.

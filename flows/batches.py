@@ -116,9 +116,10 @@ class _Runner:
 
         if self.graphs is not None:
             self.graphs.put(parameters)
-        # Quoted: a batch's parameters hold no futures, and Prefect would otherwise walk every record in them
-        # (a graph, hundreds of jobs) twice per task run, looking for some: 10-15 ms of the flow's CPU a batch.
-        # The task gets the values themselves.
+            return self.runner.submit(task, parameters)
+        # Quoted on the thread pool: a batch's parameters hold no futures, and Prefect would otherwise walk every
+        # record in them (a graph, hundreds of jobs) twice per task run looking for some, 10-15 ms of the flow's
+        # CPU a batch; the task gets the values themselves. (prefect-ray would hand a Ray task the quote itself.)
         return self.runner.submit(task, {name: quote(value) for name, value in parameters.items()})
 
     def spec(self, *roles: str) -> GatewaySpec:

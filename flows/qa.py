@@ -32,7 +32,7 @@ from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, run_job
-from tasks.qa.text_gates import TextGateConfig
+from tasks.qa.text_gates import TextGateConfig, warm_language_detector
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
@@ -178,7 +178,10 @@ def _assign_splits(rt: Runtime, seed: int, proportions: dict[str, float]) -> tup
     ]  # fmt: skip
     with rt.wh.transaction() as con:
         if res.assignment:
-            con.executemany("UPDATE qa SET split = ? WHERE qa_id = ?", [[s, q] for q, s in res.assignment.items()])
+            # One statement for the whole assignment: DuckDB runs an executemany UPDATE row by row (0.3 s for 655).
+            con.execute(
+                "UPDATE qa SET split = m.split FROM (SELECT unnest(?::VARCHAR[]) AS qa_id, unnest(?::VARCHAR[]) AS "
+                "split) AS m WHERE qa.qa_id = m.qa_id", [list(res.assignment), list(res.assignment.values())])
         if rejects:
             rt.wh.delete("qa", "qa_id", [r.qa_id for r in rejects], con=con)
             rt.wh.write("qa_rejects", rejects, con=con)
@@ -255,6 +258,7 @@ def generate_qa(
         raise InputError(f"unknown question writer {writer!r}; choose llm or template")
     gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
                            copy_threshold=q.copy_threshold)
+    warm_language_detector()  # loaded while the flow plans its first domain, not when the first answer is checked
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
                     candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
                     paraphrase=q.paraphrase)

@@ -50,13 +50,22 @@ class SharedLimiter:
             raise
 
     def release(self) -> None:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
         with self._lock:
             while self._waiters:
                 loop, fut = self._waiters.popleft()
                 if loop.is_closed():
                     continue
-                # The slot passes directly to the waiter: _in_use stays the same.
-                loop.call_soon_threadsafe(_grant, fut)
+                # The slot passes directly to the waiter: _in_use stays the same. A waiter on this thread's own
+                # loop (every batch shares one loop: gateway.loop) is granted at once; one on another loop through
+                # that loop's wake-up pipe.
+                if loop is here:
+                    _grant(fut)
+                else:
+                    loop.call_soon_threadsafe(_grant, fut)
                 return
             self._in_use -= 1
 

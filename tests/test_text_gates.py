@@ -280,3 +280,22 @@ def test_a_thought_that_pastes_most_of_an_observation_is_rejected():
 ])  # fmt: skip
 def test_tool_argument_must_be_a_name(value, ok):
     assert (tool_argument_problem(value) is None) is ok
+
+
+def test_the_static_language_list_is_the_detector_models_own_and_the_model_loads_in_the_background():
+    """A configuration is checked against ``SUPPORTED_LANGUAGES`` without loading the model; the list must be the
+    model's labels exactly (a new py3langid with other labels fails here). ``warm_language_detector`` loads the
+    model once, on another thread, and the gates then use that one identifier."""
+    import threading
+
+    from tasks.qa import text_gates as tg
+
+    tg.warm_language_detector()
+    loaders = [t for t in threading.enumerate() if t.name == "language-detector-load"]
+    for t in loaders:
+        t.join(timeout=30)
+    ident = tg._identifier()
+    assert tg.SUPPORTED_LANGUAGES == frozenset(ident.labels)
+    assert tg._identifier() is ident and tg.LanguageGate("en")._ident is ident
+    with pytest.raises(ValueError, match="not one the language detector knows"):
+        tg.TextGateConfig(language="xx")

@@ -37,7 +37,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -268,19 +268,47 @@ def check_no_repetition(text: str) -> Verdict:
 
 
 # -- language -------------------------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
+_IDENTIFIER: Any = None
+_IDENTIFIER_LOCK = threading.Lock()
+
+
 def _identifier():
-    """py3langid's naive Bayes identifier over its 97 languages, probabilities normalised. Its model ships inside
-    the wheel (``py3langid/data``), so nothing is downloaded; built once per process (about 0.3 s)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    """py3langid's naive Bayes identifier over its 140 languages, probabilities normalised. Its model ships
+    inside the wheel (``py3langid/data``), so nothing is downloaded; built once per process (0.3-0.6 s, most of it
+    decompressing the model, which releases the GIL: ``warm_language_detector`` loads it in the background)."""
+    global _IDENTIFIER
+    with _IDENTIFIER_LOCK:
+        if _IDENTIFIER is None:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            _IDENTIFIER = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        return _IDENTIFIER
 
 
-@lru_cache(maxsize=1)
+def warm_language_detector() -> None:
+    """Start loading the language detector on a daemon thread, so that a flow's first language gate does not wait
+    for it (nor hold up the event loop that runs the gates) and the flow's start does not pay for it either."""
+    if _IDENTIFIER is None:
+        threading.Thread(target=_identifier, name="language-detector-load", daemon=True).start()
+
+
+#: The codes of the languages the detector tells (its model's labels; a test checks they still match), known
+#: without loading the model, so a configuration is checked at once.
+SUPPORTED_LANGUAGES: frozenset[str] = frozenset({
+    "ace", "af", "am", "an", "ar", "ary", "arz", "as", "az", "ba", "bcl", "be", "bg", "bn", "br", "bs", "ca",
+    "crh", "cs", "cy", "da", "de", "dz", "el", "en", "eo", "es", "et", "eu", "ext", "fa", "fi", "fo", "fr", "fuv",
+    "fy", "ga", "gcf", "gcr", "gd", "gl", "gom", "grc", "gu", "gug", "guw", "ha", "hbo", "he", "hi", "hr", "ht",
+    "hu", "hy", "id", "ig", "is", "it", "ja", "jv", "ka", "kab", "kik", "kk", "km", "kn", "ko", "ku", "ky", "la",
+    "lb", "lg", "lij", "ln", "lo", "lt", "ltg", "lv", "mg", "mk", "ml", "mn", "mr", "ms", "mt", "my", "ne", "nl",
+    "nn", "no", "nso", "oc", "om", "or", "pa", "pcm", "pl", "ps", "pt", "qu", "ro", "ru", "rw", "sa", "sdh", "se",
+    "si", "sk", "sl", "sn", "so", "sq", "sr", "st", "sv", "sw", "ta", "te", "tg", "th", "tk", "tl", "tr", "tt",
+    "ug", "uk", "ur", "uz", "uzs", "vec", "vi", "vo", "wa", "wuu", "xh", "yo", "yue", "zh", "zu", "zxx",
+})
+
+
 def supported_languages() -> frozenset[str]:
     """ISO 639-1 codes of every language the detector can tell."""
-    return frozenset(_identifier().labels)
+    return SUPPORTED_LANGUAGES
 
 
 class LanguageGate:

@@ -43,6 +43,14 @@ def _serve(loop: asyncio.AbstractEventLoop) -> None:
     loop.run_forever()
 
 
+def running_shared_loop() -> asyncio.AbstractEventLoop | None:
+    """This process's shared loop if it was started here and still runs (None otherwise; starts nothing)."""
+    loop = _loop
+    if loop is None or _pid != os.getpid() or loop.is_closed() or not loop.is_running():
+        return None
+    return loop
+
+
 def is_shared(loop: asyncio.AbstractEventLoop) -> bool:
     """Whether ``loop`` is this process's shared loop."""
     return loop is _loop and _pid == os.getpid()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 
@@ -345,3 +346,44 @@ async def test_embeddings_are_decoded_in_input_order_from_base64_or_float_lists(
                       "float32 rows of one length")]:
         with pytest.raises(EmbeddingError, match=why):
             emb._decode(bad, 2)
+
+
+def test_the_shared_loop_calls_over_aiohttp_and_tells_a_refused_connection_from_a_timeout(fake_llm, tmp_path):
+    """Batch tasks call the endpoint from the process's shared loop, over the SDK's aiohttp transport. Its errors
+    keep their kinds: a closed port is a ``connection`` failure (the transport itself reports it as a connect
+    timeout), a reply slower than ``timeout_s`` a ``timeout``; its clients are closed by the exit hook."""
+    import gateway.client as gc_mod
+    from gateway.local import free_port
+    from gateway.loop import run_shared
+
+    fake_llm.add(schema_name="Verdict", prompt_contains="slow", fault=Fault(hang_s=3.0))
+    fake_llm.add(schema_name="Verdict", reply={"valid": True, "reason": "ok"})
+    gw = make_gateway(fake_llm, tmp_path, max_retries=0, timeout_s=0.3, cache_mode="off")
+    port = free_port()
+    down = LLMGateway(load_settings(data_dir=tmp_path / "down", roles={"judge": {
+        "base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 0}}))
+
+    async def go():
+        ok = await gw.structured("verifier", MSG, Verdict)
+        slow = await gw.structured("verifier", [{"role": "user", "content": "slow one"}], Verdict)
+        refused = await down.structured("judge", MSG, Verdict)
+        transport = type(gw._client(gw.resolve("verifier"))._client._transport).__name__
+        return ok, slow, refused, transport
+
+    ok, slow, refused, transport = run_shared(go())
+    assert transport == "AiohttpTransport"
+    assert ok.ok and ok.value.valid
+    assert not slow.ok and slow.failure.kind == "timeout"
+    assert not refused.ok and refused.failure.kind == "connection"
+    mine = [c for k, c in gc_mod._SHARED_CLIENTS.items() if k[0] == os.getpid()]
+    assert mine
+    gc_mod._close_shared_clients()
+    assert all(c.is_closed() for c in mine)
+    assert not any(k[0] == os.getpid() for k in gc_mod._SHARED_CLIENTS)
+
+
+async def test_a_client_on_its_own_event_loop_stays_on_httpx(fake_llm, tmp_path):
+    gw = make_gateway(fake_llm, tmp_path)
+    client = gw._client(gw.resolve("verifier"))
+    assert type(client._client._transport).__name__ != "AiohttpTransport"
+    await gw.aclose()

@@ -15,6 +15,7 @@ once per batch, nothing is duplicated.
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import threading
 from collections import deque
@@ -158,8 +159,14 @@ class _Runner:
         pending: deque[tuple[B, Any, int]] = deque()
         todo = iter(batches)
 
+        def running() -> list[concurrent.futures.Future]:
+            return [w for _, f, _ in pending if (w := _wrapped(f)) is None or not w.done()]
+
         def fill() -> None:
-            while len(pending) < window:
+            # ``window`` batches run at once. A finished batch waits (at most ``window`` of them) behind an older
+            # one still running, since results go out in batch order, but it no longer holds a place: one batch's
+            # slow last job (a question on its third attempt) does not keep the next batches from starting.
+            while len(pending) < 2 * window and len(running()) < window:
                 batch = next(todo, _END)
                 if batch is _END:
                     return
@@ -170,6 +177,13 @@ class _Runner:
         down = DownEndpoints(self.gateway)
         n = 0
         while pending:
+            head = _wrapped(pending[0][1])
+            if head is not None and not head.done():
+                busy = running()
+                if all(w is not None for w in busy):  # futures this loop can wait on (the thread pool's)
+                    concurrent.futures.wait(busy, return_when=concurrent.futures.FIRST_COMPLETED)
+                    fill()
+                    continue
             batch, future, tries = pending.popleft()
             try:
                 result = future.result()
@@ -198,6 +212,12 @@ class _Runner:
 
 
 _END = object()
+
+
+def _wrapped(future: Any) -> concurrent.futures.Future | None:
+    """The ``concurrent.futures.Future`` under a task runner's future (the thread pool's), or None (Ray's)."""
+    wrapped = getattr(future, "wrapped_future", None)
+    return wrapped if isinstance(wrapped, concurrent.futures.Future) else None
 
 
 class DownEndpoints:

@@ -20,3 +20,47 @@ def test_in_flight_holds_twice_the_concurrency_plus_one_batch():
 def test_a_configured_window_wins():
     assert runner(in_flight=1).in_flight(batch_size=1, concurrency=64) == 1
     assert runner(kind="ray", max_workers=2).in_flight(batch_size=64, concurrency=64) == 4  # Ray's own window: 2 x 2
+
+
+def test_a_slow_batch_does_not_hold_back_the_next_ones_and_results_stay_in_order(prefect_harness):
+    """With two batches in flight, batch 0 takes long; the batches after it start as soon as a place frees (their
+    results wait, in order, behind batch 0), instead of after batch 0 is done."""
+    import threading
+    import time
+
+    from prefect import flow, task
+
+    from flows.batches import batch_runner, run_batches
+
+    started: dict[int, float] = {}
+    release = threading.Event()
+
+    @task
+    def work(i: int) -> int:
+        started[i] = time.monotonic()
+        if i == 0:
+            release.wait(10)
+        return i * 10
+
+    @flow
+    def go() -> tuple[list[int], list[int]]:
+        with batch_runner(RunnerConfig(max_workers=4)) as r:
+            out: list[int] = []
+            begun_before_0_ended: list[int] = []
+            results = run_batches(work, list(range(6)), lambda i: {"i": i}, runner=r, in_flight=2)
+
+            def let_go() -> None:  # batch 0 ends once batches 1-3 have started
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and not {1, 2, 3} <= set(started):
+                    time.sleep(0.01)
+                begun_before_0_ended.extend(sorted(started))
+                release.set()
+
+            threading.Thread(target=let_go, daemon=True).start()
+            for i, res in results:
+                out.append(res)
+            return out, begun_before_0_ended
+
+    out, begun = go()
+    assert out == [0, 10, 20, 30, 40, 50]
+    assert {0, 1, 2, 3} <= set(begun)  # three batches ran past the slow one while it was still running

@@ -76,6 +76,8 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_tools.py --json bench/results/tools.json
 	$(BIN)/python bench/bench_scale.py --sizes $(BENCH_SIZES) --json bench/results/scale.json
 	$(BIN)/python bench/bench_pipeline.py --json bench/results/pipeline.json
+	# The size the performance issue was measured at (about 2,400 generation calls over the 20 domains).
+	$(BIN)/python bench/bench_pipeline.py --seeds 75 --json bench/results/pipeline_75.json
 
 # Graph building over 4 domains: 2 Ray workers against the thread pool (a ratio).
 bench-ray: $(VENV)/.installed-ray

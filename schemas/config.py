@@ -243,8 +243,8 @@ class RunnerConfig(BaseModel):
     address: str | None = Field(None, description="Ray cluster to join; none starts a local Ray.")
     max_workers: int = Field(4, ge=1, description="Threads of the thread pool; CPUs of a local Ray.")
     in_flight: int | None = Field(
-        None, ge=1, description="Batches submitted ahead of the one being written; default 1 for threads "
-        "(one batch at a time, each concurrent inside), 2 x max_workers for Ray.")
+        None, ge=1, description="Batches running at once (finished ones wait, at most as many again, to be written "
+        "in order); default: enough to keep the endpoint busy, up to max_workers for threads, 2 x max_workers for Ray.")
     global_limits: bool = Field(
         True, description="With Ray, every LLM request also holds a slot of its endpoint's Prefect global "
         "concurrency limit, so max_concurrency holds across worker processes (two Prefect API calls per request).")

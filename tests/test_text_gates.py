@@ -299,3 +299,29 @@ def test_the_static_language_list_is_the_detector_models_own_and_the_model_loads
     assert tg._identifier() is ident and tg.LanguageGate("en")._ident is ident
     with pytest.raises(ValueError, match="not one the language detector knows"):
         tg.TextGateConfig(language="xx")
+
+
+def test_the_built_language_detector_is_kept_in_the_cache_folder_and_a_bad_copy_is_replaced(tmp_path, monkeypatch):
+    """The first load builds the identifier from the compressed model and keeps it in ``XDG_CACHE_HOME``; the next
+    load reads that copy (same answers); a damaged copy is built again and replaced."""
+    from tasks.qa import text_gates as tg
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    built = tg._load_identifier()
+    copies = list((tmp_path / "hopforge").glob("py3langid-*.pickle"))
+    assert len(copies) == 1 and copies[0].stat().st_size > 1_000_000
+    from py3langid.langid import LanguageIdentifier
+
+    real = LanguageIdentifier.from_model_file.__func__
+
+    def no_build(cls, *a, **k):
+        raise AssertionError("built again although a good copy is in the cache")
+
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(no_build))
+    again = tg._load_identifier()  # from the copy: building would fail
+    text = "Which river flows through the capital of France?"
+    assert again.rank(text) == built.rank(text)
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(real))
+    copies[0].write_bytes(b"not a pickle")
+    rebuilt = tg._load_identifier()
+    assert rebuilt.rank(text) == built.rank(text) and copies[0].stat().st_size > 1_000_000

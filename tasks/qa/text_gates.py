@@ -33,10 +33,13 @@ loops, and pasting a tool result. ``check_tool_argument`` says whether a tool ar
 
 from __future__ import annotations
 
+import os
+import pickle
 import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -274,15 +277,54 @@ _IDENTIFIER_LOCK = threading.Lock()
 
 def _identifier():
     """py3langid's naive Bayes identifier over its 140 languages, probabilities normalised. Its model ships
-    inside the wheel (``py3langid/data``), so nothing is downloaded; built once per process (0.3-0.6 s, most of it
-    decompressing the model, which releases the GIL: ``warm_language_detector`` loads it in the background)."""
+    inside the wheel (``py3langid/data``), so nothing is downloaded; built once per process. Decompressing the
+    model takes 0.4-0.6 s, so the built identifier is also kept in the user's cache folder (``_identifier_cache``),
+    from which a process loads it in under 0.1 s; ``warm_language_detector`` loads it in the background."""
     global _IDENTIFIER
     with _IDENTIFIER_LOCK:
         if _IDENTIFIER is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-            _IDENTIFIER = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+            _IDENTIFIER = _load_identifier()
         return _IDENTIFIER
+
+
+def _load_identifier() -> Any:
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+
+    cache = _identifier_cache(MODEL_DIR / MODEL_FILE)
+    if cache is not None and cache.is_file():
+        try:
+            found = pickle.loads(cache.read_bytes())
+        except (OSError, EOFError, ValueError, AttributeError, ImportError, pickle.UnpicklingError):
+            found = None  # unreadable or from another version: built again below, and the copy replaced
+        if isinstance(found, LanguageIdentifier):
+            return found
+    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    if cache is not None:
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(pickle.dumps(ident, protocol=pickle.HIGHEST_PROTOCOL))
+            os.replace(tmp, cache)  # whole or not at all, whichever process writes last
+        except OSError:
+            pass  # a read-only home: the next process decompresses the model again
+    return ident
+
+
+def _identifier_cache(model: Path) -> Path | None:
+    """Where the built identifier is kept: the user's cache folder (``XDG_CACHE_HOME``, else ``~/.cache``), named by
+    the py3langid version and the model file's size and time, so an upgrade builds a new one."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        stat = model.stat()
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except (OSError, RuntimeError):  # no model file to name it by, or no home folder
+        return None
+    try:
+        tag = version("py3langid")
+    except PackageNotFoundError:  # a copy without metadata: the size and time still name the model
+        tag = "unknown"
+    return base / "hopforge" / f"py3langid-{tag}-{stat.st_size}-{stat.st_mtime_ns}.pickle"
 
 
 def warm_language_detector() -> None:

@@ -503,11 +503,12 @@ def test_the_sampler_offers_no_hop_that_names_one_of_many(cs):
 
     kg = KnowledgeGraph.from_triples("cs", [
         ("Alan Turing", "worked at", "Bletchley Park"), ("Gordon Welchman", "worked at", "Bletchley Park"),
-        ("Gordon Welchman", "wrote", "The Hut Six Story"),
+        ("Gordon Welchman", "wrote", "The Hut Six Story"), ("Gordon Welchman", "was born in", "Bristol"),
     ])  # fmt: skip
     assert sample_candidate_paths(kg, "Bletchley Park", 3) == []  # Bletchley Park <- worked at - Welchman
-    assert [c.nodes for c in sample_candidate_paths(kg, "The Hut Six Story", 3)] == [
-        ["The Hut Six Story", "Gordon Welchman", "Bletchley Park"]]  # read from the inside: "the place he worked at"
+    # read from the person, a workplace is one of the several places of a life; a birthplace is the one
+    offered = [c.nodes for c in sample_candidate_paths(kg, "The Hut Six Story", 3, count=4)]
+    assert offered == [["The Hut Six Story", "Gordon Welchman", "Bristol"]]
     offered = [c for seed in cs.nodes()[:40] for c in sample_candidate_paths(cs, seed, 3, count=4)]
     assert offered and all(one_of_many_hop(c.edges) is None for c in offered)
 

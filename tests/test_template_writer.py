@@ -54,6 +54,9 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
                         if "no single answer" in str(exc):
                             outcomes["one of many (in, at or of a place, event or group)"] += 1
                             continue
+                        if "twice" in str(exc):  # "the species that has Bacillus anthracis as a species"
+                            outcomes["names its type twice"] += 1
+                            continue
                         assert "centre-embedded" in str(exc) and n_nodes >= 3
                         outcomes["unphrasable without centre-embedding"] += 1
                         continue
@@ -75,6 +78,7 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     # Every failure is a path the writer will not nest without a centre-embedded clause, or a relation label naming
     # another path node (an intermediate or the answer: "gave the title Augustus to"), never junk.
     assert set(outcomes) <= {"passed", "unphrasable without centre-embedding", "one of many (in, at or of a place, event or group)",
+                             "names its type twice",
                              "repetitive", "leaks_intermediate_node",
                              "leaks_answer", "leaks_partial_name", "shortcut"}
 
@@ -272,14 +276,57 @@ def test_a_hop_into_a_container_or_setting_is_not_a_question():
 def test_a_described_subject_takes_a_singular_verb():
     """The graph's label follows its own subject ("Ifugao rice terraces are used to grow rice"); a question that
     describes that subject names it with a singular noun, so the verb agrees with the noun."""
-    to_rice = edge("rice", "Ifugao rice terraces", "are used to grow", forward=False)
+    to_rice = edge("rice", "Ifugao rice terraces", "are the home of", forward=False)
     assert write_question(["rice", "Ifugao rice terraces"], [to_rice], ["species", "place"]) in (
-        "What place is used to grow rice?", "Which place is used to grow rice?")
+        "What place is the home of rice?", "Which place is the home of rice?")
     q = write_question(["rice", "Ifugao rice terraces", "Ifugao"],
                        [to_rice, edge("Ifugao rice terraces", "Ifugao", "carved", forward=False)],
                        ["species", "place", "organization"])
-    assert "the place that is used to grow rice" in q and " are " not in q
+    assert "the place that is the home of rice" in q and " are " not in q
     # named, the subject keeps the graph's own number
     assert write_question(["Ifugao rice terraces", "rice"], [edge("Ifugao rice terraces", "rice", "are used to grow")],
                           ["place", "species"]) == "Ifugao rice terraces are used to grow which species?"
 
+
+
+def test_a_member_read_from_its_class_or_a_workplace_from_its_worker_is_not_a_question():
+    """"The species that is a genus of bacteria", "the image that is an image of DNA", "Grace Hopper worked at which
+    organization?": each names one of many; read the other way the same labels keep their single answer."""
+    for label in ("is a genus of", "is an X-ray image of", "are a variety of", "is one of the", "is one of the five",
+                  "is a founder of", "is used to grow", "was used for", "is found in the nuclei of", "served"):
+        with pytest.raises(TemplateError, match="no single answer"):
+            write_question(["bacteria", "X"], [edge("bacteria", "X", label, forward=False)], ["species", "concept"])
+    for label in ("is a genus of", "is one of the", "is the capital of", "was born in", "died in"):
+        q = write_question(["X", "bacteria"], [edge("X", "bacteria", label)], ["concept", "category"])
+        assert "X" in q and q.endswith("?")
+    for label in ("worked at", "studied mathematics at", "taught at", "lived in", "played for", "served as",
+                  "visited", "joined", "attended", "studied"):
+        with pytest.raises(TemplateError, match="no single answer"):
+            write_question(["Grace Hopper", "X"], [edge("Grace Hopper", "X", label)], ["person", "organization"])
+    # the sampler offers none of them either, whoever writes the question
+    from tasks.qa.template_writer import one_of_many_hop
+
+    assert one_of_many_hop([edge("Grace Hopper", "Harvard", "worked at")]) == 0
+    assert one_of_many_hop([edge("rice", "IR8", "is a variety of", forward=False)]) == 0
+    assert one_of_many_hop([edge("IR8", "rice", "is a variety of"), edge("rice", "Asia", "was domesticated in")]) is None
+
+
+def test_a_hop_that_names_its_node_by_its_own_type_is_not_a_question():
+    """"The species that has Streptococcus pneumoniae as a species": the graph types bacteria as a species, and the
+    label calls it one again; the description says nothing. Words that only look like the type ("took place in")
+    do not count."""
+    with pytest.raises(TemplateError, match="a species twice"):
+        write_question(["Streptococcus pneumoniae", "bacteria", "penicillin"],
+                       [edge("Streptococcus pneumoniae", "bacteria", "is a species of"),
+                        edge("bacteria", "penicillin", "kills", forward=False)], ["species", "species", "concept"])
+    with pytest.raises(TemplateError, match="a category twice"):
+        write_question(["X", "Y"], [edge("X", "Y", "is a category of")], ["concept", "category"])
+    with pytest.raises(TemplateError, match="a city twice"):  # a noun label read backward: "the city whose city is"
+        write_question(["X", "Y", "Z"], [edge("X", "Y", "city_of", forward=False), edge("Y", "Z", "wrote")],
+                       ["person", "city", "work"])
+    q = write_question(["Streptococcus pneumoniae", "bacteria"], [edge("Streptococcus pneumoniae", "bacteria",
+                                                                       "is a species of")], ["species", "category"])
+    assert q == "Which category has Streptococcus pneumoniae as a species?"
+    q = write_question(["Glorious Revolution", "England"], [edge("Glorious Revolution", "England", "took place in")],
+                       ["event", "location"])
+    assert "Glorious Revolution" in q and q.endswith("?")

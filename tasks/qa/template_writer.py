@@ -306,6 +306,7 @@ def _describe(subject: str, phrase: Phrase, noun: str, *, passive: bool, nested:
 # many things in the world, however few the graph happens to hold: a question built on that hop has no single answer.
 _CONTAINMENT = re.compile(
     r"(?:(?:is|are|was|were)\s+)?(?:(?:located|situated|found|based)\s+)?(?:in|within|inside|near|at)"
+    r"(?:\s+(?:the|a|an)\s+[\w-]+\s+of)?"  # "is found in the nuclei of": one of the many things in every cell
     r"|lies?\s+(?:in|within|near)|belongs?\s+to"
     r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:part|region|state|county|province|district|island|city"
     r"|town|village|member|department|agency|station)\s+of",
@@ -317,7 +318,7 @@ _CONTAINMENT = re.compile(
 # side ("the person who worked in Berlin", "the person who was a chemist from France", "the food made from cocoa",
 # "the event that took place in Constantinople", "the person who studied at Cambridge"), for the members of a group
 # ("a citizen of", "a student of") and for visits, witnesses and users ("the event that reached India", "the person
-# who survived the riot", "the person executed during the French Revolution", "the person who used the
+# who survived the riot", "the person who served Augustus", "the person executed during the French Revolution", "the person who used the
 # microscope"): one of many people, events or species. Relations that pair one thing with one other ("was married
 # to", "gave birth to", "is the capital of") keep their single answer.
 _SETTING = re.compile(
@@ -326,7 +327,8 @@ _SETTING = re.compile(
     r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:citizen|native|resident|inhabitant|student|pupil"
     r"|employee|follower|disciple|soldier|subject)s?\s+of"
     r"|(?:(?:is|are|was|were|has|have|had)\s+)?(?:reached|visited|entered|attended|settled|inhabited|survived|witnessed|used|adopted"
-    r"|played|besieged|attacked|invaded|raided|reaches|visits|enters|attends|inhabits|survives|witnesses|uses|adopts|plays)",
+    r"|played|besieged|attacked|invaded|raided|served|reaches|visits|enters|attends|inhabits|survives|witnesses|uses|adopts|plays"
+    r"|serves)",
     re.I,
 )
 
@@ -346,13 +348,59 @@ _NESTED = re.compile(
 )
 
 
+# Membership told with an indefinite article ("is a species of", "is an image of", "is a founder of", "is one of the
+# mother sauces") and things put to use ("is used to grow"): read from the class, the whole or the use, they name
+# one of its members ("the species that is a genus of bacteria", "the place that is used to grow rice"). Read the
+# other way they keep their answer ("the category that béchamel is one of").
+_MEMBER = re.compile(
+    r"(?:(?:is|are|was|were)\s+)?(?:(?:a|an)\s+(?:[\w-]+\s+){0,3}?[\w-]+\s+(?:of|in|for|to|from)"
+    r"|one\s+of(?:\s+the)?(?:\s+[\w-]+){0,3}|used\s+(?:to|for|in|as)(?:\s+[\w-]+){0,3})",
+    re.I,
+)
+
+
+# Where a person works, studies, lives or plays, read from the person: one of the several places of a life
+# ("Grace Hopper worked at which organization?": Harvard, Eckert-Mauchly, Remington Rand, the US Navy).
+_AFFILIATION = re.compile(
+    r"(?:(?:has|have|had)\s+)?(?:\w+\s+)?(?:(?:worked|works|work|studied|studies|study|taught|teaches|teach|lectured"
+    r"|lectures|lived|lives|live|resided|resides|served|serves|played|plays|stayed|stays|performed|performs"
+    r"|exhibited|trained|trains|researched)(?:\s+[\w-]+){0,2}?\s+(?:at|for|in|with|on|under|as|alongside)"
+    r"|visited|visits|attended|attends|joined|joins|studied|studies)",
+    re.I,
+)
+
+
 def _one_of_many(ph: Phrase) -> bool:
     label = " ".join(ph.label.split())
     if ph.kind != "verb":
         return False
     if _NESTED.fullmatch(label):
         return True
-    return not ph.subject_is_head and bool(_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label))
+    if ph.subject_is_head:
+        return bool(_AFFILIATION.fullmatch(label))
+    return bool(_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label) or _MEMBER.fullmatch(label))
+
+
+def _type_twice(noun: str, ph: Phrase) -> bool:
+    """Whether the noun a hop's label puts on the node it describes repeats ``noun``, the node's type ("the species
+    that has Streptococcus pneumoniae as a species" from "is a species of", "the place whose place is X"). Only the
+    label's noun counts: "took place in" calls nothing a place."""
+    if noun == "entity" or ph.kind == "keyword" or (ph.kind == "noun" and ph.subject_is_head):
+        return False
+    said = ph.label if ph.kind == "noun" else _shape(_strip_trailing_article(ph.label)).noun
+    if not said:
+        return False
+    stem = re.escape(noun[:-1]) + "(?:y|ies)" if noun.endswith("y") else re.escape(noun) + "(?:s|es)?"
+    return re.search(rf"\b{stem}$", said, re.I) is not None
+
+
+def _check_not_tautological(path: Sequence[str], phrases: Sequence[Phrase], nouns: Sequence[str]) -> None:
+    """``TemplateError`` for a hop whose label repeats the type noun of the node it describes: the description
+    then says nothing ("the species that has X as a species") or contradicts the graph's typing."""
+    for i, ph in enumerate(phrases):
+        if _type_twice(nouns[i + 1], ph):
+            raise TemplateError(f"the hop from {path[i]!r} to {path[i + 1]!r} ({ph.label!r}) would name "
+                                f"{path[i + 1]!r} a {nouns[i + 1]} twice: a description that says nothing")
 
 
 def _check_specific(path: Sequence[str], phrases: Sequence[Phrase]) -> None:
@@ -470,6 +518,7 @@ def write_question(
     phrases = _hops(path, edges)
     _check_specific(path, phrases)
     nouns = [type_noun(t) for t in types]
+    _check_not_tautological(path, phrases, nouns)
     rng = random.Random(content_digest("template-question", str(seed), *path))
     start = f"the {path[0]}" if start_article else path[0]
     # Comparison: A -L-> B <-L- C reads "Which <C> <L> the same <B> as A?"

@@ -28,6 +28,7 @@ from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_f
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GenMode, QAAttempt, QAReject, Seed
+from tasks.qa.candidates import opens_a_path
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
@@ -301,8 +302,10 @@ def generate_qa(
                     continue
                 kg = load_graph(rt.wh, domain, snapshot_id)
                 eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
+                # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on
+                # them could be asked.
                 seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
-                                     run_id=rt.run_id)  # fmt: skip
+                                     run_id=rt.run_id, keep=lambda node: opens_a_path(kg, node))  # fmt: skip
                 rt.wh.write_batch("seeds", seeds, replace=True)
                 print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
                 planned = plan_jobs(seeds, hop_mix, modes)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from schemas.graph import Relation
+from schemas.graph import Entity, Relation
 from schemas.qa import REJECT_REASONS, CandidatePath, generator_output_schema, make_qa_id
 from tasks.qa.candidates import edge_score, render_candidates, sample_candidate_paths
 from tasks.graph.importers import read_triples
@@ -310,7 +310,7 @@ def test_path_checker_agrees_with_networkx(edges, path_ids):
 
 # -- candidate paths -----------------------------------------------------------------------------------------------------------
 def test_candidate_paths_are_valid_and_shortcut_free(cs):
-    for start in ["Alan Turing", "ARPANET", "Stanford University", "C language"]:
+    for start in ["Alan Turing", "ARPANET", "Grace Hopper", "C language"]:
         for n_nodes in (2, 3, 4):
             cands = sample_candidate_paths(cs, start, n_nodes, count=8, seed=5)
             assert cands, (start, n_nodes)
@@ -531,3 +531,30 @@ def test_a_node_of_the_path_itself_counts_among_the_nodes_a_description_fits():
     assert not verdict.ok and "'International Rice Research Institute'" in verdict.reason
     # each step back along its own relation is read in the other direction: a two-hop path stays singled out
     assert check_answer_unique(kg, path[:3]).ok
+
+
+def test_a_seed_whose_every_relation_names_one_of_many_opens_no_path(cs):
+    """IBM built, released and funded things, and people worked at it: every hop out of it names one of many, so
+    it can start no candidate path, and the flow's seed sample passes over it for the next seed in rank order."""
+    from tasks.qa.candidates import opens_a_path
+    from tasks.qa.seeds import eligible_seeds, sample_seeds
+
+    assert not opens_a_path(cs, "IBM") and sample_candidate_paths(cs, "IBM", 2) == []
+    assert opens_a_path(cs, "Grace Hopper")
+    rels = [Relation(domain="cs", source=h, target=t, relation=r, keywords=[r], description=f"{h} {r} {t}")
+            for h, r, t in [("Acme", "built", "Widget"), ("Ann", "worked at", "Acme"), ("Bob", "wrote", "Widget")]]
+    kg = KnowledgeGraph.from_records("cs", [Entity(domain="cs", name="Acme", type="organization")], rels,
+                                     add_missing_entities=True)
+    assert not opens_a_path(kg, "Acme") and opens_a_path(kg, "Widget")  # "the person who wrote Widget"
+    eligible = eligible_seeds(cs)
+    plain = [s.node for s in sample_seeds(eligible, 60, 0, domain="cs")]
+    asked: list[str] = []
+
+    def keep(node: str) -> bool:
+        asked.append(node)
+        return opens_a_path(cs, node)
+
+    kept = sample_seeds(eligible, 4, 0, domain="cs", keep=keep)
+    assert [s.node for s in kept] == [n for n in plain if opens_a_path(cs, n)][:4]
+    assert [s.sample_rank for s in kept] == [0, 1, 2, 3] and "IBM" not in [s.node for s in kept]
+    assert asked == plain[: plain.index(kept[-1].node) + 1]  # asked in rank order, only until four were found

@@ -62,6 +62,8 @@ def test_candidates_mode_retry_with_feedback_then_accept(cs_graph, settings, fak
     out = generate_qa(domains=["cs"], n_seeds=4, modes=["candidates"], settings=settings)
     assert out["accepted"] == 4
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        # IBM ranks first, but every relation out of it names one of many: the next seed in rank order is taken
+        assert "IBM" not in [r["node"] for r in wh.query("SELECT node FROM seeds")]
         atts = wh.query("SELECT attempt, status, reject_reason FROM qa_attempts ORDER BY seed, attempt")
         assert [(a["attempt"], a["status"], a["reject_reason"]) for a in atts[:2]] == [
             (1, "rejected", "leaks_answer"), (2, "accepted", None)]

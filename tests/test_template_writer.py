@@ -330,3 +330,23 @@ def test_a_hop_that_names_its_node_by_its_own_type_is_not_a_question():
     q = write_question(["Glorious Revolution", "England"], [edge("Glorious Revolution", "England", "took place in")],
                        ["event", "location"])
     assert "Glorious Revolution" in q and q.endswith("?")
+
+
+def test_what_an_organization_or_a_place_makes_is_one_of_many():
+    """"Who programmed the machine built by IBM?": IBM built thousands. Read from an organization or a place, what
+    it builds, sells, imports or funds is one of many; read from the thing made, the maker is one; a person's
+    works and an organization's own seat keep their question."""
+    for label in ("built", "released", "funded", "imported", "developed", "helped set up", "first introduced",
+                  "presents", "established"):
+        for typ in ("organization", "location", "geo"):
+            with pytest.raises(TemplateError, match="no single answer"):
+                write_question(["IBM", "X"], [edge("IBM", "X", label)], [typ, "artifact"])
+    assert write_question(["X", "IBM"], [edge("IBM", "X", "built", forward=False)], ["artifact", "organization"]) in (
+        "Which organization built X?", "What organization built X?")
+    assert write_question(["IBM", "X"], [edge("IBM", "X", "is headquartered in")], ["organization", "location"])
+    assert write_question(["Alan Turing", "X"], [edge("Alan Turing", "X", "built")], ["person", "artifact"])
+    from tasks.qa.template_writer import one_of_many_hop
+
+    assert one_of_many_hop([edge("IBM", "Harvard Mark I", "built")], ["organization", "artifact"]) == 0
+    assert one_of_many_hop([edge("IBM", "Harvard Mark I", "built")], ["person", "artifact"]) is None
+    assert one_of_many_hop([edge("IBM", "Harvard Mark I", "built")]) is None  # no types: not judged

@@ -148,8 +148,9 @@ def sample_candidate_paths(
         if not singles_out(kg, path, undirected=undirected):
             continue
         # Nor a hop that names its node only as one of the many things in, at or of the node before ("the person
-        # who worked in France"): the graph holds one such person, the world many.
-        if one_of_many_hop(path_edges(kg, path, undirected=undirected)) is not None:
+        # who worked in France", "the machine built by IBM"): the graph holds one such thing, the world many.
+        types = [kg.entity(n).type for n in path]
+        if one_of_many_hop(path_edges(kg, path, undirected=undirected), types) is not None:
             continue
         found.append(key)
         if len(found) >= count:
@@ -158,6 +159,18 @@ def sample_candidate_paths(
         CandidatePath(id=f"P{i}", nodes=list(p), edges=path_edges(kg, p, undirected=undirected))
         for i, p in enumerate(found, start=1)
     ]
+
+
+def opens_a_path(kg: KnowledgeGraph, start: str, *, undirected: bool = True) -> bool:
+    """Whether some relation out of ``start`` names the node it leads to as more than one of many
+    (``one_of_many_hop``): a seed whose every hop is vague ("IBM built ...", "... worked at IBM") can start no
+    candidate path, so a job on it could only be noted, never asked."""
+    typ = kg.entity(start).type
+    for name in kg.neighbor_names(start, undirected=undirected):
+        edges = path_edges(kg, [start, name], undirected=undirected)
+        if one_of_many_hop(edges, [typ, kg.entity(name).type]) is None:
+            return True
+    return False
 
 
 def render_candidates(candidates: list[CandidatePath], *, max_description_chars: int = 160) -> str:
@@ -178,4 +191,5 @@ def render_candidates(candidates: list[CandidatePath], *, max_description_chars:
     return "\n".join(blocks)
 
 
-__all__ = ["GENERIC_KEYWORDS", "edge_score", "relation_score", "render_candidates", "sample_candidate_paths"]
+__all__ = ["GENERIC_KEYWORDS", "edge_score", "opens_a_path", "relation_score", "render_candidates",
+           "sample_candidate_paths"]

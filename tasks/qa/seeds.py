@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from functools import cached_property
-from itertools import chain
+from itertools import chain, islice
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -411,12 +411,14 @@ def sample_seeds(
     depth: int = 3,
     exclude: Iterable[str] = (),
     run_id: str | None = None,
+    keep: Callable[[str], bool] | None = None,
 ) -> list[Seed]:
     """Up to ``n`` seeds from ``eligible`` (``eligible_seeds`` output), deterministic by ``seed``.
 
     Nodes are ranked by ``sha256(seed, node)``; the first ``n`` not in ``exclude`` (e.g. seeds an earlier run
-    used) are returned with ``sample_rank`` 0, 1, ... The result does not depend on the order of ``eligible``,
-    and a node's rank does not depend on the other nodes. Repeated nodes in ``eligible`` count once.
+    used) and, with ``keep``, for which ``keep(node)`` holds, are returned with ``sample_rank`` 0, 1, ... ``keep``
+    is asked in rank order and only until ``n`` are found. The result does not depend on the order of
+    ``eligible``, and a node's rank does not depend on the other nodes. Repeated nodes in ``eligible`` count once.
     """
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
@@ -425,6 +427,8 @@ def sample_seeds(
     for node, size in eligible:
         sizes.setdefault(node, size)
     ranked = sorted((node for node in sizes if node not in skip), key=lambda node: (_rank_key(seed, node), node))
+    if keep is not None:
+        ranked = list(islice((node for node in ranked if keep(node)), n))
     return [
         Seed(
             domain=domain, snapshot_id=snapshot_id, node=node, ball_size=sizes[node], depth=depth, sample_rank=i,

@@ -370,14 +370,33 @@ _AFFILIATION = re.compile(
 )
 
 
-def _one_of_many(ph: Phrase) -> bool:
+# What an organization or a place makes, sells, funds or hires, read from it ("the machine built by IBM", "the
+# species that India imported", "the person funded by the Rockefeller Foundation"): one of its many products,
+# purchases or grants, however few the graph holds. A person's works are not judged by this list.
+_OUTPUT = re.compile(
+    r"(?:(?:has|have|had)\s+)?(?:(?:first|later|also|once|jointly|helped(?:\s+to)?)\s+)?"
+    r"(?:built|builds|made|makes|manufactured|manufactures|produced|produces|developed|develops|designed|designs"
+    r"|released|releases|launched|launches|published|publishes|created|creates|introduced|introduces|invented"
+    r"|sold|sells|marketed|markets|issued|issues|funded|funds|sponsored|sponsors|financed|finances|awarded|awards"
+    r"|presented|presents|hired|hires|employed|employs|acquired|acquires|bought|buys|imported|imports|exported"
+    r"|exports|grew|grows|owned|owns|operated|operates|ran|runs|supported|supports|supplied|supplies|provided"
+    r"|provides|commissioned|commissions|hosted|hosts|organised|organized|organises|organizes|trained|trains"
+    r"|founded|founds|established|establishes|set\s+up|sets\s+up|adopted|adopts|signed|signs|listed|lists"
+    r"|recognised|recognized|recognises|recognizes|certified|certifies|approved|approves|sent|sends)"
+    r"(?:\s+(?:to|for|with|by|in|on))?",
+    re.I,
+)
+_PRODUCERS = frozenset({"organization", "place"})
+
+
+def _one_of_many(ph: Phrase, subject_noun: str | None = None) -> bool:
     label = " ".join(ph.label.split())
     if ph.kind != "verb":
         return False
     if _NESTED.fullmatch(label):
         return True
     if ph.subject_is_head:
-        return bool(_AFFILIATION.fullmatch(label))
+        return bool(_AFFILIATION.fullmatch(label) or (subject_noun in _PRODUCERS and _OUTPUT.fullmatch(label)))
     return bool(_CONTAINMENT.fullmatch(label) or _SETTING.fullmatch(label) or _MEMBER.fullmatch(label))
 
 
@@ -403,14 +422,15 @@ def _check_not_tautological(path: Sequence[str], phrases: Sequence[Phrase], noun
                                 f"{path[i + 1]!r} a {nouns[i + 1]} twice: a description that says nothing")
 
 
-def _check_specific(path: Sequence[str], phrases: Sequence[Phrase]) -> None:
+def _check_specific(path: Sequence[str], phrases: Sequence[Phrase], nouns: Sequence[str]) -> None:
     """``TemplateError`` for a hop that describes its node only as one of the many things in, at or of the previous
-    one (``_CONTAINMENT``, ``_SETTING``), or as one of the places a place nests in (``_NESTED``)."""
+    one (``_CONTAINMENT``, ``_SETTING``, ``_MEMBER``), as one of the places a place nests in (``_NESTED``) or a
+    person works in (``_AFFILIATION``), or as one of the things an organization or a place makes (``_OUTPUT``)."""
     for i, ph in enumerate(phrases):
-        if _one_of_many(ph):
+        if _one_of_many(ph, nouns[i]):
             label = " ".join(ph.label.split())
             if ph.subject_is_head:
-                what = f"one of the places {path[i]!r} {label}"
+                what = f"one of the {'things' if _OUTPUT.fullmatch(label) else 'places'} {path[i]!r} {label}"
             else:
                 what = f"one of the things that {label} {path[i]!r}"
             raise TemplateError(f"the hop from {path[i]!r} to {path[i + 1]!r} ({ph.label!r}) only says that "
@@ -418,16 +438,17 @@ def _check_specific(path: Sequence[str], phrases: Sequence[Phrase]) -> None:
                                 "has no single answer")
 
 
-def one_of_many_hop(edges: Sequence[PathEdge]) -> int | None:
+def one_of_many_hop(edges: Sequence[PathEdge], types: Sequence[str | None] | None = None) -> int | None:
     """The index of the first hop that, read along the path, names its node only as one of the many things in, at
     or of the previous one (whoever writes the question: any wording of "the person who worked in France" has
-    many right answers), or None. A hop with no phrasable relation is not judged here."""
+    many right answers), or None. ``types[i]`` is the entity type of the hop's start, where known (what an
+    organization or a place makes is one of many). A hop with no phrasable relation is not judged here."""
     for i, edge in enumerate(edges):
         try:
             ph = hop_phrase(edge)
         except TemplateError:
             continue
-        if _one_of_many(ph):
+        if _one_of_many(ph, type_noun(types[i]) if types is not None else None):
             return i
     return None
 
@@ -516,8 +537,8 @@ def write_question(
     seed); ``TemplateError`` when a hop cannot be phrased, or phrased only with a centre-embedded clause ("the X
     that the Y who ... <verb>")."""
     phrases = _hops(path, edges)
-    _check_specific(path, phrases)
     nouns = [type_noun(t) for t in types]
+    _check_specific(path, phrases, nouns)
     _check_not_tautological(path, phrases, nouns)
     rng = random.Random(content_digest("template-question", str(seed), *path))
     start = f"the {path[0]}" if start_article else path[0]

@@ -310,7 +310,7 @@ def test_path_checker_agrees_with_networkx(edges, path_ids):
 
 # -- candidate paths -----------------------------------------------------------------------------------------------------------
 def test_candidate_paths_are_valid_and_shortcut_free(cs):
-    for start in ["Alan Turing", "ARPANET", "Grace Hopper", "C language"]:
+    for start in ["Alan Turing", "ARPANET", "Grace Hopper", "FORTRAN"]:
         for n_nodes in (2, 3, 4):
             cands = sample_candidate_paths(cs, start, n_nodes, count=8, seed=5)
             assert cands, (start, n_nodes)
@@ -479,7 +479,8 @@ def test_a_description_that_fits_several_nodes_is_rejected():
         ("hollandaise", "contains", "butter"), ("hollandaise", "contains", "egg yolk"),
         ("roux", "is made from", "butter"), ("mayonnaise", "is made from", "egg yolk"),
         ("Escoffier", "wrote", "Le Guide Culinaire"), ("Le Guide Culinaire", "describes", "hollandaise"),
-        ("hollandaise", "originated in", "France"),
+        ("hollandaise", "originated in", "France"), ("Escoffier", "refined", "hollandaise"),
+        ("Escoffier", "was born in", "Villeneuve-Loubet"),
     ])  # fmt: skip
     return_path = ["hollandaise", "butter", "roux"]
     assert relation_chain(return_kg, return_path) == [{"butter", "egg yolk"}, {"roux", "mayonnaise"}]

@@ -323,12 +323,19 @@ _CONTAINMENT = re.compile(
 # to", "gave birth to", "is the capital of") keep their single answer.
 _SETTING = re.compile(
     r"(?!.*\b(?:married|engaged|wed|heir|successor|sequel|prequel|equivalent|identical|birth)\b)"
-    r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|to|from|during|after|before)"
+    r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|through|along|to|from|during"
+    r"|after|before)"
     r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:citizen|native|resident|inhabitant|student|pupil"
     r"|employee|follower|disciple|soldier|subject)s?\s+of"
     r"|(?:(?:is|are|was|were|has|have|had)\s+)?(?:reached|visited|entered|attended|settled|inhabited|survived|witnessed|used|adopted"
     r"|played|besieged|attacked|invaded|raided|served|reaches|visits|enters|attends|inhabits|survives|witnesses|uses|adopts|plays"
-    r"|serves)",
+    r"|serves)"
+    # what is grown, traded or eaten, and what a work or an idea is about: "the place that grows wheat", "the work
+    # that explains the Maillard reaction", "the concept that involves sugar" are each one of many
+    r"|(?:grows|grew|cultivates|cultivated|farms|farmed|raises|raised|exports|exported|imports|imported|consumes"
+    r"|consumed|eats|ate|sells|sold|trades|traded|produces|concerns|concerned|involves|involved|explains|explained"
+    r"|describes|described|discusses|discussed|covers|covered|studies|studied|deals\s+with|dealt\s+with"
+    r"|focuses\s+on|focused\s+on|relates\s+to|related\s+to|(?:is|was)\s+about)",
     re.I,
 )
 
@@ -343,7 +350,16 @@ _NESTED = re.compile(
     # Wholes and their parts: "the concept that includes dashi" is one of many dishes and cuisines with dashi in
     # them, "the concept that is made of DNA" one of many things made of it; read the other way, one of many parts.
     r"|(?:includes?|included|contains?|contained|comprises?|comprised|consists?\s+of|consisted\s+of)"
-    r"|(?:(?:is|are|was|were)\s+)?(?:made|composed|built)\s+(?:up\s+)?of",
+    r"|(?:(?:is|are|was|were)\s+)?(?:made|composed|built)\s+(?:up\s+)?of"
+    # Neighbours and what runs through places: "the place that borders Mesopotamia" is one of its neighbours, "the
+    # place that the Rhine flows through" one of the places along it, and the other way round.
+    r"|(?:borders?|bordered|neighbou?rs|neighbou?red|(?:is|are|was|were)\s+(?:adjacent|next)\s+to"
+    r"|(?:flows?|flowed|runs?|ran|passes|passed)\s+(?:through|across|past|along))"
+    # honours: "the award received by Edsger Dijkstra" is one of his many, "the person who received the Turing
+    # Award" one of its many winners
+    r"|(?:received|receives|(?:was|were)\s+(?:given|granted))"
+    # and partners: "the person who Bob Kahn collaborated with" is one of his many
+    r"|(?:collaborated|collaborates|cooperated|cooperates|partnered|corresponded)\s+with",
     re.I,
 )
 
@@ -364,8 +380,10 @@ _MEMBER = re.compile(
 _AFFILIATION = re.compile(
     r"(?:(?:has|have|had)\s+)?(?:\w+\s+)?(?:(?:worked|works|work|studied|studies|study|taught|teaches|teach|lectured"
     r"|lectures|lived|lives|live|resided|resides|served|serves|played|plays|stayed|stays|performed|performs"
-    r"|exhibited|trained|trains|researched)(?:\s+[\w-]+){0,2}?\s+(?:at|for|in|with|on|under|as|alongside)"
-    r"|visited|visits|attended|attends|joined|joins|studied|studies)",
+    r"|exhibited|trained|trains|researched|collaborated|collaborates|cooperated|partnered|corresponded"
+    r"|campaigned|campaigns|fought|fights|cooked|cooks)(?:\s+[\w-]+){0,2}?\s+(?:at|for|in|with|on|under|as|alongside)"
+    # a person's honours and victories: "the award received by Tim Berners-Lee" is one of his many
+    r"|visited|visits|attended|attends|joined|joins|studied|studies|won|wins|earned|earns|(?:was|were)\s+awarded)",
     re.I,
 )
 
@@ -382,6 +400,7 @@ _OUTPUT = re.compile(
     r"|exports|grew|grows|owned|owns|operated|operates|ran|runs|supported|supports|supplied|supplies|provided"
     r"|provides|commissioned|commissions|hosted|hosts|organised|organized|organises|organizes|trained|trains"
     r"|founded|founds|established|establishes|set\s+up|sets\s+up|adopted|adopts|signed|signs|listed|lists"
+    r"|convened|convenes|held|holds|staged|stages"
     r"|recognised|recognized|recognises|recognizes|certified|certifies|approved|approves|sent|sends)"
     r"(?:\s+(?:to|for|with|by|in|on))?",
     re.I,
@@ -430,7 +449,7 @@ def _check_specific(path: Sequence[str], phrases: Sequence[Phrase], nouns: Seque
         if _one_of_many(ph, nouns[i]):
             label = " ".join(ph.label.split())
             if ph.subject_is_head:
-                what = f"one of the {'things' if _OUTPUT.fullmatch(label) else 'places'} {path[i]!r} {label}"
+                what = f"one of the things {path[i]!r} {label}"
             else:
                 what = f"one of the things that {label} {path[i]!r}"
             raise TemplateError(f"the hop from {path[i]!r} to {path[i + 1]!r} ({ph.label!r}) only says that "
@@ -466,9 +485,10 @@ _PLURAL_AUX = {"are": "is", "were": "was", "have": "has", "do": "does"}
 
 
 def _singular(label: str) -> str:
-    """``label`` with a leading plural auxiliary made singular ("are used to grow" -> "is used to grow")."""
+    """``label`` with a leading plural auxiliary or base-form verb made singular ("are used to grow" -> "is used
+    to grow", "border" -> "borders")."""
     first, _, rest = label.partition(" ")
-    single = _PLURAL_AUX.get(first.lower())
+    single = _PLURAL_AUX.get(first.lower()) or (first + "s" if first.lower() in _BASE_VERBS else None)
     return f"{single} {rest}".strip() if single else label
 
 
@@ -494,6 +514,9 @@ def _final_forward(subject: str, label: str, noun: str, *, nested: bool, level: 
         options.append(f"{_capitalise(shape.prep)} {which} {shape.copula} {subject} {shape.participle}?")
     elif shape.noun and shape.article != "the" and level == PLAIN:  # "Which place has California as a state?"
         options.append(f"{who} {_COPULA[shape.copula]} {subject} as {shape.article} {shape.noun}?")
+    one_of = re.fullmatch(r"(is|are|was|were) one of", label, re.I)
+    if one_of and level == PLAIN:  # "Which category is béchamel one of?", not "Béchamel is one of which category?"
+        return [f"Which {noun} {one_of.group(1).lower()} {subject} one of?"]
     if not nested and noun != "entity" and part is None and not shape.noun:
         options.append(f"{_capitalise(subject)} {label} which {noun}?")  # "Alan Turing worked at which organization?"
     if not options or (not nested and rng.random() < 0.3):

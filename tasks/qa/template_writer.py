@@ -323,8 +323,8 @@ _CONTAINMENT = re.compile(
 # to", "gave birth to", "is the capital of") keep their single answer.
 _SETTING = re.compile(
     r"(?!.*\b(?:married|engaged|wed|heir|successor|sequel|prequel|equivalent|identical|birth)\b)"
-    r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|through|along|to|from|during"
-    r"|after|before)"
+    r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|through|along|to|from|for"
+    r"|during|after|before)"
     r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:citizen|native|resident|inhabitant|student|pupil"
     r"|employee|follower|disciple|soldier|subject)s?\s+of"
     r"|(?:(?:is|are|was|were|has|have|had)\s+)?(?:reached|visited|entered|attended|settled|inhabited|survived|witnessed|used|adopted"
@@ -335,7 +335,13 @@ _SETTING = re.compile(
     r"|(?:grows|grew|cultivates|cultivated|farms|farmed|raises|raised|exports|exported|imports|imported|consumes"
     r"|consumed|eats|ate|sells|sold|trades|traded|produces|concerns|concerned|involves|involved|explains|explained"
     r"|describes|described|discusses|discussed|covers|covered|studies|studied|deals\s+with|dealt\s+with"
-    r"|focuses\s+on|focused\s+on|relates\s+to|related\s+to|(?:is|was)\s+about)",
+    r"|focuses\s+on|focused\s+on|relates\s+to|related\s+to|(?:is|was)\s+about|practises|practices|practised"
+    r"|practiced)"
+    # offices held in turn: "the person who was queen of Italy" is one of its many queens ("the first emperor of"
+    # names one)
+    r"|(?:is|are|was|were)\s+(?:(?:a|an|the)\s+)?(?:king|queen|emperor|empress|ruler|monarch|president|prime\s+minister"
+    r"|chancellor|governor|mayor|pope|bishop|archbishop|abbot|consul|dictator|pharaoh|sultan|caliph|tsar|czar|shah"
+    r"|chief|head|leader|director|chairman|chair|captain|coach|editor|dean|rector)\s+of",
     re.I,
 )
 

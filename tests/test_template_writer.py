@@ -75,7 +75,8 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     # ("the person who worked at IBM"), nor an untyped container ("is part of"), nor a whole read from a part
     # ("the concept that includes dashi"), nor a member read from its class, a workplace from its worker, what an
     # organization makes, neighbours, crops, topics, honours, partners, practitioners, office holders or whoever did
-    # something for a place or a person ("the person who sailed for Spain"): 206 paths are sampled, 160 of them pass
+    # something for, over or under a place or a person ("the person who sailed for Spain"): 201 paths are sampled, 156
+    # of them pass
     # (255 and 183 before those last rules, 350 and 235 before any).
     assert outcomes["passed"] / total >= 0.65
     # Every failure is a path the writer will not nest without a centre-embedded clause, or a relation label naming
@@ -269,7 +270,7 @@ def test_a_hop_into_a_container_or_setting_is_not_a_question():
         with pytest.raises(TemplateError, match="no single answer"):
             write_question(["Mexico", "Americas"], [edge("Mexico", "Americas", label)], ["location", "location"])
     # wholes and parts, read either way: "the concept that includes dashi" is one of many dishes with dashi in them
-    for label in ("includes", "contains", "consists of", "is made of", "is composed of"):
+    for label in ("includes", "contains", "consists of", "is made of", "is composed of", "is made from"):
         for forward in (True, False):
             with pytest.raises(TemplateError, match="no single answer"):
                 write_question(["dashi", "washoku"], [edge("dashi", "washoku", label, forward=forward)],
@@ -393,7 +394,7 @@ def test_a_membership_question_asks_for_the_class_and_a_base_verb_agrees_with_it
 
 def test_practitioners_and_office_holders_read_from_their_field_or_realm_name_one_of_many():
     for label in ("practises", "was queen of", "was the king of", "is president of", "was a consul of", "sailed for",
-                  "cooked for"):
+                  "cooked for", "runs over", "ruled over"):
         with pytest.raises(TemplateError, match="no single answer"):
             write_question(["Italy", "X"], [edge("Italy", "X", label, forward=False)], ["location", "person"])
     # the first of them is one, and so is the realm of a queen

@@ -324,7 +324,7 @@ _CONTAINMENT = re.compile(
 _SETTING = re.compile(
     r"(?!.*\b(?:married|engaged|wed|heir|successor|sequel|prequel|equivalent|identical|birth)\b)"
     r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|through|along|to|from|for"
-    r"|during|after|before)"
+    r"|over|under|during|after|before)"
     r"|(?:(?:is|are|was|were)\s+)?(?:(?:a|an|the|one)\s+)?(?:citizen|native|resident|inhabitant|student|pupil"
     r"|employee|follower|disciple|soldier|subject)s?\s+of"
     r"|(?:(?:is|are|was|were|has|have|had)\s+)?(?:reached|visited|entered|attended|settled|inhabited|survived|witnessed|used|adopted"
@@ -356,7 +356,7 @@ _NESTED = re.compile(
     # Wholes and their parts: "the concept that includes dashi" is one of many dishes and cuisines with dashi in
     # them, "the concept that is made of DNA" one of many things made of it; read the other way, one of many parts.
     r"|(?:includes?|included|contains?|contained|comprises?|comprised|consists?\s+of|consisted\s+of)"
-    r"|(?:(?:is|are|was|were)\s+)?(?:made|composed|built)\s+(?:up\s+)?of"
+    r"|(?:(?:is|are|was|were)\s+)?(?:made|composed|built)\s+(?:up\s+)?(?:of|from)"
     # Neighbours and what runs through places: "the place that borders Mesopotamia" is one of its neighbours, "the
     # place that the Rhine flows through" one of the places along it, and the other way round.
     r"|(?:borders?|bordered|neighbou?rs|neighbou?red|(?:is|are|was|were)\s+(?:adjacent|next)\s+to"

@@ -317,10 +317,10 @@ _CONTAINMENT = re.compile(
 # The same holds for anything a verb puts in, at, on, into or from a place, an event or a work, read from that
 # side ("the person who worked in Berlin", "the person who was a chemist from France", "the food made from cocoa",
 # "the event that took place in Constantinople", "the person who studied at Cambridge"), for the members of a group
-# ("a citizen of", "a student of") and for visits, witnesses and users ("the event that reached India", "the person
-# who survived the riot", "the person who served Augustus", "the person executed during the French Revolution", "the person who used the
-# microscope"): one of many people, events or species. Relations that pair one thing with one other ("was married
-# to", "gave birth to", "is the capital of") keep their single answer.
+# ("a citizen of", "a student of") and for visits, witnesses, servants and users ("the event that reached India", "the
+# person who survived the riot", "the person who served Augustus", "the person executed during the French
+# Revolution", "the person who used the microscope"): one of many people, events or species. Relations that pair
+# one thing with one other ("was married to", "gave birth to", "is the capital of") keep their single answer.
 _SETTING = re.compile(
     r"(?!.*\b(?:married|engaged|wed|heir|successor|sequel|prequel|equivalent|identical|birth)\b)"
     r"(?:\w+\s+){0,4}?\w+\s+(?:in|at|on|into|onto|within|inside|near|across|throughout|through|along|to|from|for"
@@ -381,14 +381,15 @@ _MEMBER = re.compile(
 )
 
 
-# Where a person works, studies, lives or plays, read from the person: one of the several places of a life
-# ("Grace Hopper worked at which organization?": Harvard, Eckert-Mauchly, Remington Rand, the US Navy).
+# Where a person works, studies, lives, plays, campaigns or cooks, and with whom, read from the person: one of the
+# several places and partners of a life ("Grace Hopper worked at which organization?": Harvard, Eckert-Mauchly,
+# Remington Rand, the US Navy).
 _AFFILIATION = re.compile(
     r"(?:(?:has|have|had)\s+)?(?:\w+\s+)?(?:(?:worked|works|work|studied|studies|study|taught|teaches|teach|lectured"
     r"|lectures|lived|lives|live|resided|resides|served|serves|played|plays|stayed|stays|performed|performs"
     r"|exhibited|trained|trains|researched|collaborated|collaborates|cooperated|partnered|corresponded"
     r"|campaigned|campaigns|fought|fights|cooked|cooks)(?:\s+[\w-]+){0,2}?\s+(?:at|for|in|with|on|under|as|alongside)"
-    # a person's honours and victories: "the award received by Tim Berners-Lee" is one of his many
+    # what a person visits, joins, studies or wins: "the event won by Augustus" is one of his many victories
     r"|visited|visits|attended|attends|joined|joins|studied|studies|won|wins|earned|earns|(?:was|were)\s+awarded)",
     re.I,
 )

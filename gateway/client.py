@@ -462,7 +462,11 @@ class LLMGateway:
         limiter = endpoint_limiter(ep.base_url, ep.model, ep.max_concurrency)
         poster = _poster(client)
         # The request is built before taking a slot and the response parsed after giving it back: a slot stands for
-        # a request the endpoint is working on, and the client's own CPU time in it would idle the endpoint.
+        # a request the endpoint is working on, and the client's own CPU time in it would idle the endpoint. The
+        # answer is parsed, validated and stored in the same loop step that gives the slot back, before the waiter
+        # handed the slot can send: a kill -9 then repeats only the requests in flight on resume
+        # (tests/reliability/test_kill_resume.py). Parsing a loop turn later lets a burst of answers refill every
+        # slot first (+0.02 generation saturation in bench/bench_pipeline.py), and breaks that.
         request = await poster.build(body)
         async with limiter.slot(), _global_slot(ep, self.global_limits):
             started = time.perf_counter()
@@ -475,7 +479,6 @@ class LLMGateway:
             else:
                 response = await poster.send(request)
             latency = time.perf_counter() - started
-        await _let_waiters_send()
         if request is not None:
             resp = poster.parse(response)
         choice = resp.choices[0] if resp.choices else None
@@ -726,17 +729,6 @@ class LLMGateway:
             clients = list(self._clients.pop(loop, {}).values())
         for c in clients:
             await c.close()
-
-
-async def _let_waiters_send() -> None:
-    """Two turns of the event loop before a response is parsed. Fixed-latency endpoints answer in bursts: a batch of
-    requests sent together comes back together, and each response's parsing, checks and next prompt then ran before
-    the next response in the burst gave its slot back, so the waiting requests went out one parsing later each.
-    In the first turn the waiter handed this slot wakes and sends, and every response that arrived in the same
-    turn gives its slot back; in the second, all those waiters send. Only then is the burst parsed, while the
-    endpoint already works on the next requests (bench/bench_pipeline.py: generation 0.81 -> 0.84)."""
-    await asyncio.sleep(0)
-    await asyncio.sleep(0)
 
 
 def _global_slot(ep: ResolvedEndpoint, enabled: bool):

@@ -483,7 +483,7 @@ def _hops(path: Sequence[str], edges: Sequence[PathEdge]) -> list[Phrase]:
     if len(path) < 2 or len(edges) != len(path) - 1:
         raise TemplateError(f"a question needs a path of two or more nodes with one relation per hop, got {list(path)}")
     # The node a backward hop describes is the relation's subject, and the question names it with a singular noun
-    # ("the place that is used to grow rice", "Which place is used to grow rice?"), whatever number the label has.
+    # ("Olympic Games" <-host- "Paris": "Which place hosts Olympic Games?"), whatever number the label has.
     return [ph if ph.subject_is_head or ph.kind != "verb" else Phrase(_singular(ph.label), ph.kind, ph.subject_is_head)
             for ph in (hop_phrase(e) for e in edges)]
 
@@ -525,7 +525,8 @@ def _final_forward(subject: str, label: str, noun: str, *, nested: bool, level: 
     if one_of and level == PLAIN:  # "Which category is béchamel one of?", not "Béchamel is one of which category?"
         return [f"Which {noun} {one_of.group(1).lower()} {subject} one of?"]
     if not nested and noun != "entity" and part is None and not shape.noun:
-        options.append(f"{_capitalise(subject)} {label} which {noun}?")  # "Alan Turing worked at which organization?"
+        # "The Battle of Austerlitz led to the end of which organization?"
+        options.append(f"{_capitalise(subject)} {label} which {noun}?")
     if not options or (not nested and rng.random() < 0.3):
         desc, _ = _describe(subject, Phrase(label, "verb", True), noun, passive=part is not None, nested=nested,
                             level=level)

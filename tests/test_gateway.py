@@ -387,3 +387,38 @@ async def test_a_client_on_its_own_event_loop_stays_on_httpx(fake_llm, tmp_path)
     client = gw._client(gw.resolve("verifier"))
     assert type(client._client._transport).__name__ != "AiohttpTransport"
     await gw.aclose()
+
+
+@pytest.mark.parametrize("call", ["structured", "chat"])
+async def test_a_stored_answer_lets_the_requests_it_unblocked_go_before_its_caller_resumes(fake_llm, tmp_path, call):
+    # One slot, two calls: the second waits for the first's slot. When the first answer comes back, it is stored
+    # before the slot passes on (a kill -9 repeats only the requests in flight), and the waiting call takes the slot
+    # before the first caller's own code after the call runs (a burst of answers refills its slots first).
+    from gateway.client import endpoint_limiter
+
+    fake_llm.set_fault(Fault(latency_s=0.05))
+    gw = make_gateway(fake_llm, tmp_path, concurrency=1)
+    limiter = endpoint_limiter(fake_llm.base_url, "fake-model", 1)
+    events: list[tuple[str, int]] = []
+    acquire = limiter.acquire
+
+    async def logged_acquire():
+        await acquire()
+        events.append(("slot taken", len(gw.cache)))
+
+    limiter.acquire = logged_acquire  # type: ignore[method-assign]
+
+    async def one(i: int) -> None:
+        msgs = [{"role": "user", "content": f"Make a question from Paris, number {i}."}]
+        if call == "structured":
+            res = await gw.structured("generator", msgs, QA)
+        else:
+            res = await gw.chat("generator", msgs)
+        assert res.failure is None
+        events.append((f"caller {i} resumes", len(gw.cache)))
+
+    try:
+        await asyncio.gather(one(0), one(1))
+    finally:
+        del limiter.acquire
+    assert events == [("slot taken", 0), ("slot taken", 1), ("caller 0 resumes", 1), ("caller 1 resumes", 2)]

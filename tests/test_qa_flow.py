@@ -77,6 +77,27 @@ def test_candidates_mode_retry_with_feedback_then_accept(cs_graph, settings, fak
     assert n[("seeds", "")] == 4 and n[("accepted", "")] == 4 and n[("checks", "leaks_answer")] == 4
 
 
+def test_the_batch_window_is_sized_from_the_mean_batch_of_a_domain(cs_graph, settings, fake_llm, monkeypatch):
+    # 5 jobs a domain in batches of 4 are a batch of 4 and one of 1: the window must count on batches of 2-3 jobs
+    # (mean_chunk), not of 4, or it holds too few jobs to keep the endpoint busy.
+    from flows.batches import _Runner
+    from flows.qa import generate_qa
+
+    sizes: list[int] = []
+    in_flight = _Runner.in_flight
+
+    def spy(self, batch_size, concurrency):
+        sizes.append(batch_size)
+        return in_flight(self, batch_size, concurrency)
+
+    monkeypatch.setattr(_Runner, "in_flight", spy)
+    fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
+    fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "clear and multi-hop"})
+    out = generate_qa(domains=["cs"], n_seeds=5, modes=["candidates"], batch_size=4, settings=settings)
+    assert out["accepted"] == 5
+    assert sizes == [2]
+
+
 def reworded_pick(body):
     """A different wording on each retry (the same question would get the same cached verdict again)."""
     out = good_pick(body)

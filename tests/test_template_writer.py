@@ -75,9 +75,9 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
     # ("the person who worked at IBM"), nor an untyped container ("is part of"), nor a whole read from a part
     # ("the concept that includes dashi"), nor a member read from its class, a workplace from its worker, what an
     # organization makes, neighbours, crops, topics, honours, partners, practitioners, office holders or whoever did
-    # something for, over or under a place or a person ("the person who sailed for Spain"): 201 paths are sampled, 156
-    # of them pass
-    # (255 and 183 before those last rules, 350 and 235 before any).
+    # something for, over or under a place or a person ("the person who sailed for Spain"), followers of someone's work
+    # ("the person who built on the work of Carême"): 196 paths are sampled, 153 of them pass (201 and 156 before
+    # the last rule, 255 and 183 before the ones of the same week, 350 and 235 before any).
     assert outcomes["passed"] / total >= 0.65
     # Every failure is a path the writer will not nest without a centre-embedded clause, or a relation label naming
     # another path node (an intermediate or the answer: "gave the title Augustus to"), never junk.
@@ -402,3 +402,20 @@ def test_practitioners_and_office_holders_read_from_their_field_or_realm_name_on
                           ["location", "person"]).endswith("?")
     assert write_question(["Margherita", "Italy"], [edge("Margherita", "Italy", "was queen of")],
                           ["person", "location"]).endswith("?")
+
+
+def test_followers_of_a_work_and_what_drew_on_it_name_one_of_many():
+    """"The person who built on the work of Marie-Antoine Carême" (a demo question): many did. So for whoever
+    rediscovered, championed or continued someone's work, and whatever was inspired, influenced or taught by them.
+    Read the other way each names one: "Whose work did Escoffier build on?"."""
+    for label in ("built on the work of", "rediscovered the work of", "championed the work of",
+                  "continues the work of", "is the work of", "was inspired by", "was influenced by", "were taught by"):
+        with pytest.raises(TemplateError, match="no single answer"):
+            write_question(["Marie-Antoine Carême", "X"], [edge("Marie-Antoine Carême", "X", label, forward=False)],
+                           ["person", "person"])
+    for label in ("built on the work of", "rediscovered the work of", "was inspired by", "was taught by"):
+        q = write_question(["Auguste Escoffier", "Y"], [edge("Auguste Escoffier", "Y", label)], ["person", "person"])
+        assert q.endswith("?") and "Auguste Escoffier" in q, (label, q)
+    # a label ending in "of" is not refused for that: a country has one capital
+    assert write_question(["France", "Paris"], [edge("France", "Paris", "is the capital of", forward=False)],
+                          ["location", "location"]).endswith("?")

@@ -341,7 +341,11 @@ _SETTING = re.compile(
     # names one)
     r"|(?:is|are|was|were)\s+(?:(?:a|an|the)\s+)?(?:king|queen|emperor|empress|ruler|monarch|president|prime\s+minister"
     r"|chancellor|governor|mayor|pope|bishop|archbishop|abbot|consul|dictator|pharaoh|sultan|caliph|tsar|czar|shah"
-    r"|chief|head|leader|director|chairman|chair|captain|coach|editor|dean|rector)\s+of",
+    r"|chief|head|leader|director|chairman|chair|captain|coach|editor|dean|rector)\s+of"
+    # whoever took up someone's work: "the person who built on the work of Carême", "the person who rediscovered
+    # the work of Mendel" (three did) are each one of many
+    r"|(?:\w+\s+){1,3}?(?:(?:the|his|her|their)\s+)?(?:\w+\s+)?(?:work|works|ideas|theory|theories|research|findings"
+    r"|method|methods|teachings|writings|legacy)\s+of",
     re.I,
 )
 
@@ -390,7 +394,9 @@ _AFFILIATION = re.compile(
     r"|exhibited|trained|trains|researched|collaborated|collaborates|cooperated|partnered|corresponded"
     r"|campaigned|campaigns|fought|fights|cooked|cooks)(?:\s+[\w-]+){0,2}?\s+(?:at|for|in|with|on|under|as|alongside)"
     # what a person visits, joins, studies or wins: "the event won by Augustus" is one of his many victories
-    r"|visited|visits|attended|attends|joined|joins|studied|studies|won|wins|earned|earns|(?:was|were)\s+awarded)",
+    r"|visited|visits|attended|attends|joined|joins|studied|studies|won|wins|earned|earns|(?:was|were)\s+awarded"
+    # whom a person or a work inspired, influenced or taught: "Who was inspired by the Iliad?" has many answers
+    r"|inspired|inspires|influenced|influences|taught|teaches|trained|trains|mentored|mentors|coached|coaches)",
     re.I,
 )
 

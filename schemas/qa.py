@@ -175,9 +175,10 @@ class Seed(BaseModel):
 class PathEdge(BaseModel):
     """The relation used for one hop of a path, seen in walking order (``head`` then ``tail``).
 
-    ``forward`` is true when the stored relation reads from ``head`` to ``tail`` (always true for an undirected
-    relation); a directed relation walked backwards has ``forward=False``. ``triple()`` gives the fact in its
-    stored direction, which is how a person (or a verifier) should read it.
+    ``forward`` is true when the stored relation reads from ``head`` to ``tail``: a directed relation walked
+    backwards has ``forward=False``, and so has an undirected one walked from its stored target (its label reads
+    from its stored source: "Abram was born in Ur" stored without direction is not "Ur was born in Abram").
+    ``triple()`` gives the fact in its stored direction, which is how a person (or a verifier) should read it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -77,7 +77,9 @@ def test_lightrag_style_relations_render_keywords():
         add_missing_entities=True,
     )  # fmt: skip
     (p,) = candidate_gold_paths(kg, "y", "x", 1).paths
-    assert p.triples == (("y", "invented, 1936", "x"),)
+    # the fact reads from the relation's stored source, whichever end the path starts at ("x made y")
+    assert p.triples == (("x", "invented, 1936", "y"),)
+    assert candidate_gold_paths(kg, "x", "y", 1).paths[0].triples == p.triples
 
 
 def test_count_bound(diamond):

@@ -419,3 +419,27 @@ def test_followers_of_a_work_and_what_drew_on_it_name_one_of_many():
     # a label ending in "of" is not refused for that: a country has one capital
     assert write_question(["France", "Paris"], [edge("France", "Paris", "is the capital of", forward=False)],
                           ["location", "location"]).endswith("?")
+
+
+def test_an_undirected_label_reads_from_its_stored_source_whichever_end_the_walk_starts_at():
+    """A graph may store a one-way label without a direction ("Romulus founded Rome", directed=false): walked from
+    Rome, the hop is read backwards ("Who founded Rome?"), never "Rome founded Romulus"."""
+    from schemas.graph import Entity, Relation
+    from tasks.graph.kg import KnowledgeGraph
+    from tasks.qa.context import path_edges
+    from tasks.qa.template_writer import fact_sentence
+
+    kg = KnowledgeGraph("history", [Entity(domain="history", name=n, type=t) for n, t in
+                                    [("Romulus", "person"), ("Rome", "location"), ("Remus", "person")]],
+                        [Relation(domain="history", source="Romulus", target="Rome", relation="founded"),
+                         Relation(domain="history", source="Romulus", target="Remus", relation="was the twin of")],
+                        directed=False)
+    from_rome, from_romulus = path_edges(kg, ["Rome", "Romulus"])[0], path_edges(kg, ["Romulus", "Rome"])[0]
+    assert (from_rome.forward, from_romulus.forward) == (False, True)
+    assert from_rome.triple() == from_romulus.triple() == ("Romulus", "founded", "Rome")
+    assert fact_sentence(from_rome) == fact_sentence(from_romulus) == "Romulus founded Rome"
+    assert write_question(["Rome", "Romulus"], [from_rome], ["location", "person"]).endswith(" founded Rome?")
+    q = write_question(["Romulus", "Rome"], [from_romulus], ["person", "location"])
+    assert "Romulus" in q and "Rome" not in q and q.endswith("?")
+    # a symmetric label reads the same from either end
+    assert fact_sentence(path_edges(kg, ["Remus", "Romulus"])[0]) == "Romulus was the twin of Remus"

@@ -167,14 +167,18 @@ def render_subgraph(
 
 def hop_edge(kg: KnowledgeGraph, head: str, tail: str, *, undirected: bool = True) -> PathEdge:
     """The relation used for the hop ``head -> tail``: ``KnowledgeGraph.edge`` (highest weight, then one leading
-    from ``head``, then sort order), so parallel relations resolve to one deterministic choice.
+    from ``head``, then sort order), so parallel relations resolve to one deterministic choice. ``forward``: the
+    relation reads from ``head``: it points from it, or it has no direction and was stored from it (a label reads
+    from its stored source either way: an undirected "was born in" from Abram to Ur does not make "Ur was born in
+    Abram").
     ``ValueError`` when the two nodes are not adjacent."""
     d = kg.edge(head, tail, undirected=undirected)
     if d is None:
         raise ValueError(f"{head!r} and {tail!r} are not adjacent in the {kg.domain!r} graph")
     return PathEdge(
         head=head, tail=tail, relation=d.relation, keywords=list(d.keywords), description=d.description,
-        directed=d.directed, forward=d.direction != "in", source_chunk_ids=list(d.source_chunk_ids),
+        directed=d.directed, forward=d.direction == "out" or (d.direction == "undirected" and d.source == head),
+        source_chunk_ids=list(d.source_chunk_ids),
     )  # fmt: skip
 
 

@@ -247,6 +247,22 @@ def test_latency_is_applied(fake_llm: FakeOpenAI) -> None:
     assert [r.delay_s for r in fake_llm.requests] == [pytest.approx(0.05), pytest.approx(0.1)]
 
 
+def test_latency_counts_from_the_requests_arrival_not_from_when_its_answer_was_ready(fake_llm: FakeOpenAI) -> None:
+    # Building this answer takes 0.15 s of the fake's time; the 0.3 s latency already runs meanwhile, so the answer
+    # leaves 0.3 s after the request came in, not 0.45 s.
+    def slow_reply(body: dict[str, Any]) -> str:
+        time.sleep(0.15)
+        return "ok"
+
+    fake_llm.set_fault(Fault(latency_s=0.3))
+    fake_llm.add(prompt_contains="busy", reply=slow_reply)
+    start = time.perf_counter()
+    client(fake_llm).chat.completions.create(model="m", messages=[{"role": "user", "content": "busy"}])
+    took = time.perf_counter() - start
+    assert 0.3 <= took < 0.42
+    assert fake_llm.requests[-1].delay_s == pytest.approx(0.3)
+
+
 def test_latency_range_is_seeded() -> None:
     def delays(seed: int) -> list[float]:
         with FakeOpenAI(seed=seed, default_fault=Fault(latency_range=(0.0, 0.02))) as fake:

@@ -559,3 +559,39 @@ def test_a_seed_whose_every_relation_names_one_of_many_opens_no_path(cs):
     assert [s.node for s in kept] == [n for n in plain if opens_a_path(cs, n)][:4]
     assert [s.sample_rank for s in kept] == [0, 1, 2, 3] and "IBM" not in [s.node for s in kept]
     assert asked == plain[: plain.index(kept[-1].node) + 1]  # asked in rank order, only until four were found
+
+
+async def test_jobs_prepare_one_at_a_time_and_the_loop_runs_between_two(monkeypatch):
+    """A batch starts many jobs at once; each prepares (subgraph, candidate walks: pure Python) in its own loop
+    turn, so whatever else the loop has to do (reading answers) runs between two preparations."""
+    import asyncio
+    import time
+
+    import tasks.qa.generate as generate
+
+    events: list[str] = []
+
+    def prepare(kg, seed, hop_class, mode, cfg, sampling_seed):
+        events.append(f"start {seed}")
+        time.sleep(0.002)
+        events.append(f"end {seed}")
+        return seed, []
+
+    monkeypatch.setattr(generate, "_prepare", prepare)
+    stop = False
+
+    async def other_work():
+        while not stop:
+            events.append("loop")
+            await asyncio.sleep(0)
+
+    ticker = asyncio.ensure_future(other_work())
+    results = await asyncio.gather(*(generate._prepared(None, f"s{i}", "1-2", "candidates", None, 0) for i in range(6)))
+    stop = True
+    await ticker
+    assert [r[0] for r in results] == [f"s{i}" for i in range(6)]
+    preps = [e for e in events if e != "loop"]
+    assert preps == [f"{k} s{i}" for i in range(6) for k in ("start", "end")]  # never two at once
+    for i in range(5):  # the loop got a turn between one job's preparation and the next
+        between = events[events.index(f"end s{i}") + 1 : events.index(f"start s{i + 1}")]
+        assert "loop" in between, events

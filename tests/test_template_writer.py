@@ -423,7 +423,7 @@ def test_followers_of_a_work_and_what_drew_on_it_name_one_of_many():
 
 def test_an_undirected_label_reads_from_its_stored_source_whichever_end_the_walk_starts_at():
     """A graph may store a one-way label without a direction ("Romulus founded Rome", directed=false): walked from
-    Rome, the hop is read backwards ("Who founded Rome?"), never "Rome founded Romulus"."""
+    Rome, the hop is read backwards ("Which person founded Rome?"), never "Rome founded Romulus"."""
     from schemas.graph import Entity, Relation
     from tasks.graph.kg import KnowledgeGraph
     from tasks.qa.context import path_edges

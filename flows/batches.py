@@ -310,12 +310,6 @@ def typical_size(batches: Sequence[Sized], default: int) -> int:
     return max(1, round(sum(len(b) for b in batches) / len(batches))) if batches else default
 
 
-def mean_chunk(n_items: int, size: int) -> int:
-    """The mean length of the batches ``chunks`` cuts ``n_items`` into (``typical_size`` for batches not cut yet):
-    75 jobs a domain in batches of 64 are a batch of 64 and one of 11, 38 on average."""
-    return max(1, round(n_items / -(-n_items // size))) if n_items > 0 and size > 0 else max(1, size)
-
-
 def chunks(items: Sequence[B], size: int) -> list[Sequence[B]]:
     """``items`` cut into batches of ``size`` (the last may be shorter)."""
     if size < 1:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flows.batches import _Runner, chunks, mean_chunk
+from flows.batches import _Runner, chunks, typical_size
 from schemas.config import RunnerConfig
 
 
@@ -17,14 +17,17 @@ def test_in_flight_holds_twice_the_concurrency_plus_one_batch():
     assert runner().in_flight(batch_size=16, concurrency=64) == 4  # capped by max_workers (4)
 
 
-def test_mean_chunk_is_the_mean_batch_chunks_cuts():
-    assert mean_chunk(75, 64) == 38  # a batch of 64 and one of 11: a window of 64-job batches would hold too few
-    assert mean_chunk(40, 64) == 40 and mean_chunk(128, 64) == 64 and mean_chunk(129, 64) == 43
+def test_the_typical_batch_of_jobs_not_cut_yet():
+    def mean(n, size):
+        return typical_size(chunks(range(n), size), size)
+
+    assert mean(75, 64) == 38  # a batch of 64 and one of 11: a window of 64-job batches would hold too few
+    assert mean(40, 64) == 40 and mean(128, 64) == 64 and mean(129, 64) == 43
     for n in range(1, 300):
         for size in (1, 7, 16, 64):
             lengths = [len(b) for b in chunks(range(n), size)]
-            assert abs(mean_chunk(n, size) - sum(lengths) / len(lengths)) <= 0.5
-    assert mean_chunk(0, 64) == 64  # nothing to cut: the batch size itself
+            assert abs(mean(n, size) - sum(lengths) / len(lengths)) <= 0.5
+    assert mean(0, 64) == 64  # nothing to cut: the batch size itself
 
 
 def test_a_configured_window_wins():

@@ -79,7 +79,7 @@ def test_candidates_mode_retry_with_feedback_then_accept(cs_graph, settings, fak
 
 def test_the_batch_window_is_sized_from_the_mean_batch_of_a_domain(cs_graph, settings, fake_llm, monkeypatch):
     # 5 jobs a domain in batches of 4 are a batch of 4 and one of 1: the window must count on batches of 2-3 jobs
-    # (mean_chunk), not of 4, or it holds too few jobs to keep the endpoint busy.
+    # (the typical size of the batches cut from them), not of 4, or it holds too few jobs to keep the endpoint busy.
     from flows.batches import _Runner
     from flows.qa import generate_qa
 

@@ -62,6 +62,7 @@ RejectReason = Literal[
     "wrong_language",  # text gates: not in the configured language
     "copies_source",  # text gates: copied from the prompt's instructions or a relation description
     "template_unphrasable",  # template writer: no relation of the path could be put into words
+    "not_answerable_from_facts",  # meaning check: the verifier, given only the facts, answered something else
     "judge_invalid",  # judge: the LLM question judge said the question is invalid
     "duplicate",  # dedup: same normalised (question, answer) as a kept question of the domain
     "near_duplicate",  # dedup: character n-gram Jaccard with a kept question at or above the threshold

@@ -53,15 +53,15 @@ def check_known_domains(domains: Sequence[str] | None, known: Sequence[str], wha
 def check_generate_params(*, n_seeds: Any, modes: Sequence[str] | None, max_attempts: Any,
                           hop_mix: Mapping[str, float] | None, split_proportions: Mapping[str, float] | None,
                           domains: Sequence[str] | None = None, candidates: Any = 8, batch_size: Any = 64,
-                          min_ball: Any = 20, max_ball: Any = 400, dedup_threshold: Any = 0.8) -> None:
-    """The ``generate-qa`` parameters, before anything is sampled or written."""
+                          min_ball: Any = None, max_ball: Any = None, dedup_threshold: Any = 0.8) -> None:
+    """The ``generate-qa`` parameters, before anything is sampled or written. ``min_ball`` / ``max_ball`` None:
+    the configuration's (``seed_ball_bounds`` checks the pair once resolved)."""
     check_domain_names(domains)
     at_least(n_seeds, 1, "n_seeds", "--seeds", "seeds per domain")
     at_least(max_attempts, 1, "max_attempts", "--attempts", "the first attempt plus retries")
     at_least(candidates, 1, "candidates")
     at_least(batch_size, 1, "batch_size")
-    at_least(min_ball, 1, "min_ball")
-    at_least(max_ball, min_ball if isinstance(min_ball, (int, float)) else 1, "max_ball", what="at least min_ball")
+    check_ball_bounds(min_ball, max_ball)
     if not (isinstance(dedup_threshold, (int, float)) and 0 < dedup_threshold <= 1):
         raise InputError(f"dedup_threshold must be in (0, 1], got {dedup_threshold!r}")
     bad = [m for m in modes or [] if m not in MODES]  # none given: the flow's default (candidates)
@@ -71,6 +71,37 @@ def check_generate_params(*, n_seeds: Any, modes: Sequence[str] | None, max_atte
         _shares(hop_mix, HOP_CLASSES, "hop_mix", "--short-share sets 1-2 and 3+ = 1 - it")
     if split_proportions is not None:
         _shares(split_proportions, SPLIT_NAMES, "split_proportions", "")
+
+
+_BALL = "nodes in a seed's depth-3 neighbourhood, centre included"
+
+
+def check_ball_bounds(min_ball: Any, max_ball: Any, *, from_config: Sequence[str] = ()) -> None:
+    """The seed ball bounds: whole numbers of at least 1, ``max_ball`` at least ``min_ball``. None is "not given"
+    (the configuration's value applies). ``from_config`` names the bounds that came from the configuration
+    (``seeds.min_ball`` / ``seeds.max_ball``), so the message says where to change them."""
+
+    def name(param: str) -> str:
+        return f"seeds.{param} (configuration)" if param in from_config else _name(param, "--" + param.replace("_", "-"))
+
+    for param, value in (("min_ball", min_ball), ("max_ball", max_ball)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"{name(param)} must be a whole number of at least 1, got {value!r} ({_BALL})")
+    if min_ball is not None and max_ball is not None and max_ball < min_ball:
+        raise InputError(f"{name('max_ball')} is {max_ball}, below {name('min_ball')} {min_ball}: a seed's depth-3 "
+                         "neighbourhood must hold min_ball to max_ball nodes; raise max_ball or lower min_ball")
+
+
+def seed_ball_bounds(min_ball: Any, max_ball: Any, configured: Any) -> tuple[int, int]:
+    """The seed ball bounds of a run: the given ``min_ball`` / ``max_ball``, else the configuration's
+    (``configured``: ``settings.seeds``), checked together (``check_ball_bounds``)."""
+    from_config = [p for p, v in (("min_ball", min_ball), ("max_ball", max_ball)) if v is None]
+    lo = configured.min_ball if min_ball is None else min_ball
+    hi = configured.max_ball if max_ball is None else max_ball
+    check_ball_bounds(lo, hi, from_config=from_config)
+    return lo, hi
 
 
 def _shares(shares: Mapping[str, float], names: Sequence[str], param: str, hint: str) -> None:

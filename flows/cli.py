@@ -152,10 +152,27 @@ def smoke(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     _run(body)
 
 
+MinBallOpt = Annotated[Optional[int], typer.Option(
+    "--min-ball", help="Fewest nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.min_ball, 20); "
+    "lower it for a small graph.")]
+MaxBallOpt = Annotated[Optional[int], typer.Option(
+    "--max-ball", help="Most nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.max_ball, 400); "
+    "raise it for a dense graph.")]
+
+
+def _ball_bounds(settings, min_ball: int | None, max_ball: int | None) -> None:
+    """The seed ball bounds, given or configured, checked together before Prefect starts."""
+    from flows.checks import check_ball_bounds, seed_ball_bounds
+
+    check_ball_bounds(min_ball, max_ball)
+    seed_ball_bounds(min_ball, max_ball, settings.seeds)
+
+
 @app.command()
 def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
          seeds: Annotated[int, typer.Option(help="Seeds per domain for candidates mode.")] = 8,
-         free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1) -> None:
+         free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1,
+         min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None) -> None:
     """The main job: doctor, smoke, then the factory on the demo corpus (graphs, questions, gold paths)."""
 
     def body():
@@ -164,6 +181,7 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
         from flows.smoke import smoke as smoke_flow
 
         settings = _settings(config, gguf)
+        _ball_bounds(settings, min_ball, max_ball)
         if settings.endpoint("extractor").is_local:
             # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.
             settings.roles.extractor.sampling.max_tokens = min(settings.roles.extractor.sampling.max_tokens, 256)
@@ -177,7 +195,8 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
         limits = {"max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
         with _Bars():
             f = factory(n_seeds=seeds, free_seeds=free_seeds, gleaning=0 if settings.endpoint("extractor").is_local else None,
-                        n_rollouts=1 if local_teacher else 2, distill_limits=limits, settings=settings)
+                        n_rollouts=1 if local_teacher else 2, distill_limits=limits, min_ball=min_ball,
+                        max_ball=max_ball, settings=settings)
         _demo_summary(settings, d, s, f)
 
     _run(body)
@@ -196,6 +215,7 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     _print_reports(f["graph_reports"])
     for q in f["qa"]:
         out.print(f"questions (run {q['run_id']}): {q['accepted']} accepted from {q['attempts']} attempts")
+        _print_seed_notes(q.get("seed_notes", []))
         _print_yields(q["yields"])
     g = f["gold_paths"]
     out.print(f"gold paths: {g['questions']} questions, {g['mean_candidates']} candidate paths and "
@@ -312,6 +332,45 @@ def graph_report_cmd(config: ConfigOpt = None, domain: DomainOpt = None) -> None
     _run(body)
 
 
+profiles_app = typer.Typer(no_args_is_help=True, help="Relation profiles: what each relation label means.")
+graph_app.add_typer(profiles_app, name="profiles")
+
+
+@profiles_app.command("export")
+def profiles_export(out_path: Annotated[Path, typer.Option("--out", "-o", help="The YAML file to write.")] = Path("relation_profiles.yaml"),
+                    config: ConfigOpt = None, domain: DomainOpt = None) -> None:
+    """Write every relation label's profile (forms, counts, symmetry, with where each came from) to a YAML file
+    you can read, correct and import back."""
+
+    def body():
+        from flows.profiles import export_profiles
+
+        settings = _settings(config)
+        _preflight_warehouse(settings)
+        r = export_profiles(out_path, settings, domain)
+        out.print(f"{r['path']}: {r['labels']} relation labels; {r['usable']} can be asked in some direction, "
+                  f"{r['opaque']} are not words, {r['no_forms']} have no surface forms", highlight=False, markup=False)
+
+    _run(body)
+
+
+@profiles_app.command("import")
+def profiles_import(path: Path, config: ConfigOpt = None) -> None:
+    """Import a corrected profiles file: its fields win over the lexicon, the graph statistics and the profiler
+    (validated whole first; nothing is stored if any entry is wrong)."""
+
+    def body():
+        from flows.profiles import import_profiles
+
+        settings = _settings(config)
+        if not path.is_file():
+            raise _UserError(f"{path}: no such file")
+        _preflight_warehouse(settings)
+        import_profiles(path=str(path), settings=settings)
+
+    _run(body)
+
+
 def _print_reports(reports: list[dict[str, Any]]) -> None:
     from tasks.graph.report import GraphReport, report_text
 
@@ -327,7 +386,12 @@ def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
                 seeds: Annotated[int, typer.Option(help="Seeds per domain.")] = 20,
                 short_share: Annotated[float, typer.Option(help="Share of 1-2 hop questions (the rest are 3+).")] = 0.5,
                 attempts: Annotated[int, typer.Option(help="Attempts per seed (first + retries with feedback).")] = 3,
-                judge: Annotated[bool, typer.Option(help="Ask the verifier role to judge each question.")] = True) -> None:
+                judge: Annotated[bool, typer.Option(help="Ask the verifier role to judge each question.")] = True,
+                min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None,
+                meaning_check: Annotated[Optional[str], typer.Option(
+                    "--meaning-check", help="auto | on | off: before the judge, the verifier answers each question "
+                    "from its path's facts alone; another answer rejects it. auto (the config's default): on unless "
+                    "the verifier is the embedded model.")] = None) -> None:
     """Sample seeds, generate questions, check them in code and by a judge, dedup, assign splits."""
 
     def body():
@@ -341,19 +405,29 @@ def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
         if bad:
             raise _UserError(f"unknown --mode {bad[0]!r}: use candidates or free")
         check_generate_params(n_seeds=seeds, modes=mode, max_attempts=attempts, hop_mix=None, split_proportions=None,
-                              domains=domain)
+                              domains=domain, min_ball=min_ball, max_ball=max_ball)
+        if meaning_check is not None and meaning_check not in ("auto", "on", "off"):
+            raise _UserError(f"unknown --meaning-check {meaning_check!r}: use auto, on or off")
         settings = _settings(config, gguf)
+        _ball_bounds(settings, min_ball, max_ball)
         _check_domains(settings, domain)
         _preflight_warehouse(settings)
         with _Bars():
             r = generate_qa(domains=domain, n_seeds=seeds, modes=mode or ["candidates"], max_attempts=attempts,
                             hop_mix={"1-2": short_share, "3+": 1 - short_share}, use_judge=judge,
-                            settings=settings)
+                            min_ball=min_ball, max_ball=max_ball, meaning_check=meaning_check, settings=settings)
+        _print_seed_notes(r.get("seed_notes", []))
         _print_yields(r["yields"])
         out.print(f"accepted {r['accepted']} questions in run {r['run_id']} ({r['llm_calls']} LLM calls, "
                   f"{r['llm_cache_hits']} cache hits)")
 
     _run(body)
+
+
+def _print_seed_notes(lines: list[str]) -> None:
+    """Domains that gave no seed, each with the bound that left every node out (``generate_qa``'s seed_notes)."""
+    for line in lines:
+        out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @qa_app.command("paths")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 
+from flows.checks import seed_ball_bounds
 from flows.distill import distill_trajectories
 from flows.evaluate import evaluate_policy
 from flows.export import export_datasets
@@ -60,6 +61,8 @@ def factory(
     modes: list[GenMode] | None = None,
     free_seeds: int | None = None,
     max_attempts: int = 3,
+    min_ball: int | None = None,
+    max_ball: int | None = None,
     gleaning: int | None = None,
     n_rollouts: int = 2,
     distill_limits: dict[str, int] | None = None,
@@ -70,8 +73,10 @@ def factory(
 
     ``free_seeds`` (default: ``n_seeds``) lets the ``free`` mode run on fewer seeds than ``candidates``.
     ``distill_limits`` passes ``max_rounds`` / ``max_tokens_per_round`` / ``cot_max_tokens`` to distillation.
+    ``min_ball`` / ``max_ball`` bound the seeds' depth-3 neighbourhoods (default: ``settings.seeds``).
     """
     settings = settings or default_settings()
+    min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)
     corpus = corpus or str(DEMO_DIR / "corpus")
     reference_dir = Path(reference_graphs) if reference_graphs else DEMO_DIR / "graphs"
     modes = modes or ["candidates", "free"]
@@ -98,9 +103,10 @@ def factory(
         seeds = n_seeds if mode == "candidates" or free_seeds is None else free_seeds
         if seeds <= 0:
             continue
-        qa_runs.append(generate_qa(domains=doms, n_seeds=seeds, modes=[mode], max_attempts=max_attempts, settings=settings))
-    summary["qa"] = [{"run_id": r["run_id"], "accepted": r["accepted"], "attempts": r["attempts"], "yields": r["yields"]}
-                     for r in qa_runs]
+        qa_runs.append(generate_qa(domains=doms, n_seeds=seeds, modes=[mode], max_attempts=max_attempts,
+                                   min_ball=min_ball, max_ball=max_ball, settings=settings))
+    summary["qa"] = [{"run_id": r["run_id"], "accepted": r["accepted"], "attempts": r["attempts"], "yields": r["yields"],
+                      "seed_notes": r.get("seed_notes", [])} for r in qa_runs]
     gold = verify_paths(domains=doms, settings=settings)
     summary["gold_paths"] = {k: v for k, v in gold.items() if not k.startswith(("llm_", "prompt", "completion"))}
     traj = distill_trajectories(domains=doms, n_rollouts=n_rollouts, settings=settings, **(distill_limits or {}))

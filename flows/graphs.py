@@ -153,7 +153,8 @@ def report_domains(rt: Runtime, domains: list[str], snapshots: dict[str, str] | 
             if found is None:
                 continue
             kg, source = found
-        rep = graph_report(kg, run_id=rt.run_id, source=source, usage=build_usage(rt, domain, kg.snapshot_id or ""))
+        rep = graph_report(kg, run_id=rt.run_id, source=source, usage=build_usage(rt, domain, kg.snapshot_id or ""),
+                           min_ball=rt.settings.seeds.min_ball, max_ball=rt.settings.seeds.max_ball)
         rt.wh.write_batch("graph_reports", [rep], replace=True)
         reports.append(rep)
     if reports:

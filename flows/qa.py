@@ -19,7 +19,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
-from flows.checks import check_domains_in, check_generate_params, check_paths_params
+from flows.checks import check_domains_in, check_generate_params, check_paths_params, seed_ball_bounds
 from flows.progress import Progress
 from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
@@ -35,9 +35,10 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, run_job
 from tasks.qa.text_gates import TextGateConfig, warm_language_detector
 from tasks.qa.yields import funnel, yield_table
-from tasks.qa.seeds import eligible_seeds, sample_seeds
+from tasks.qa.seeds import eligible_seeds, no_seed_reason, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
 from warehouse.graphs import current_snapshot, current_snapshots, load_graph
+from warehouse.profiles import read_user_profiles
 
 def load_qa(rt: Runtime, where: str = "TRUE", params: list[Any] | None = None) -> list[QA]:
     return rt.wh.read("qa", QA, where, params, order_by="qa_id")
@@ -224,8 +225,8 @@ def generate_qa(
     modes: list[GenMode] | None = None,
     max_attempts: int = 3,
     use_judge: bool = True,
-    min_ball: int = 20,
-    max_ball: int = 400,
+    min_ball: int | None = None,
+    max_ball: int | None = None,
     batch_size: int = 64,
     dedup_threshold: float = 0.8,
     paraphrase_threshold: float | None = 0.92,
@@ -233,6 +234,7 @@ def generate_qa(
     constrain_question: bool | None = None,
     candidates: int = 8,
     writer: Literal["llm", "template"] | None = None,
+    meaning_check: Literal["auto", "on", "off"] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel.
@@ -244,8 +246,18 @@ def generate_qa(
     embedded model; the regex-like questions of those runs ("{Ides of March[^<>]*{2}.*") suggest that the grammar
     built from the pattern steers the 135M model into regex text, so it is off unless asked for (the text gates
     reject such text either way).
+
+    ``meaning_check`` (``auto`` | ``on`` | ``off``; default ``settings.quality.meaning_check``): before the judge,
+    the verifier answers each question from its path's facts and distractors alone (``tasks.qa.meaning_check``),
+    and a question it answers otherwise is rejected (``not_answerable_from_facts``). ``auto`` is resolved here: on
+    unless the verifier role is the embedded model.
+
+    Seeds are nodes whose depth-3 ball holds ``min_ball`` to ``max_ball`` nodes (default: ``settings.seeds``,
+    20 to 400); the run records the bounds it used. A domain with no eligible seed says which bound left every
+    node out and what would admit one (``tasks.qa.seeds.no_seed_reason``), in the log and in ``seed_notes``.
     """
     settings = settings or default_settings()
+    min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)
     check_generate_params(n_seeds=n_seeds, modes=modes, max_attempts=max_attempts, hop_mix=hop_mix,
                           split_proportions=split_proportions, domains=domains, candidates=candidates,
                           batch_size=batch_size, min_ball=min_ball, max_ball=max_ball, dedup_threshold=dedup_threshold)
@@ -257,25 +269,34 @@ def generate_qa(
         writer = q.writer_for(q.question_writer, generator_local)
     if writer not in ("llm", "template"):
         raise InputError(f"unknown question writer {writer!r}; choose llm or template")
+    meaning_check = meaning_check or q.meaning_check
+    if meaning_check not in ("auto", "on", "off"):
+        raise InputError(f"unknown meaning_check {meaning_check!r}; choose auto, on or off")
+    if meaning_check == "auto":  # resolved here, so the run records what it did
+        meaning_check = "off" if settings.endpoint("verifier").is_local else "on"
     gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
                            copy_threshold=q.copy_threshold)
     warm_language_detector()  # loaded while the flow plans its first domain, not when the first answer is checked
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
                     candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
-                    paraphrase=q.paraphrase)
+                    paraphrase=q.paraphrase, meaning_check=meaning_check)
     split_proportions = split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1}
     params = flow_parameters(generate_qa, locals())
     with open_run("generate-qa", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
-        spec = runner.spec("generator", *(["verifier"] if use_judge else []))
+        spec = runner.spec("generator", *(["verifier"] if use_judge or meaning_check == "on" else []))
         check_domains_in(rt.wh, domains)
         domains = domains or [s.domain for s in current_snapshots(rt.wh)]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
+        # The user's relation profiles (`hopforge graph profiles import`) travel with the jobs' configuration.
+        cfg = cfg.model_copy(update={"profiles": read_user_profiles(rt.wh)})
         domains = list(dict.fromkeys(domains))  # a domain named twice is planned once
         all_attempts: list[QAAttempt] = []
         started_jobs: list[tuple[str, str, str]] = []
         dedup_counts: Counter = Counter()
+        ended_counts: Counter = Counter()  # jobs that ended before any attempt, by (domain, hop, mode, reason)
         notes: list[str] = []
+        seed_notes: list[str] = []  # domains that gave no seed, and why
         # One batch loop for the jobs of every domain: a domain is planned (graph, seed scan, sample) when the loop
         # wants its next batch, so the endpoint works on one domain's jobs while the next is planned and while
         # another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
@@ -308,6 +329,15 @@ def generate_qa(
                                      run_id=rt.run_id, keep=lambda node: opens_a_path(kg, node))  # fmt: skip
                 rt.wh.write_batch("seeds", seeds, replace=True)
                 print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
+                why = None
+                if not eligible:
+                    why = no_seed_reason(kg, domain=domain, min_ball=min_ball, max_ball=max_ball)
+                elif not seeds:
+                    why = (f"none of the {len(eligible)} eligible seeds in domain {domain} can start a candidate path: "
+                           "every relation out of each names the node it leads to as one of many")
+                if why:
+                    print(f"{domain}: {why}")
+                    seed_notes.append(why)
                 planned = plan_jobs(seeds, hop_mix, modes)
                 jobs = [j for j in planned if job_key(j) not in done]
                 if len(jobs) < len(planned):
@@ -354,6 +384,8 @@ def generate_qa(
             all_attempts += attempts
             started_jobs += [(domain, h, m) for _, h, m in batch]
             notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
+            ended_counts.update((domain, r.hop_class, r.mode, r.note_reason)
+                                for r in results if not r.attempts and r.note_reason)  # fmt: skip
             bars[domain].advance(len(batch))
             rt.flush_usage()
         dedup_until(None)
@@ -365,7 +397,7 @@ def generate_qa(
             [rt.run_id],
         ):
             kept[(row["domain"], row["hop_class"], row["mode"])] += 1
-        yields = funnel(rt.run_id, started_jobs, all_attempts, kept, dedup_counts)
+        yields = funnel(rt.run_id, started_jobs, all_attempts, kept, dedup_counts, ended_counts)
         rt.wh.write_batch("qa_yields", yields)
         usage = rt.gateway.ledger.totals()
         table = yield_table(yields, usage)
@@ -375,11 +407,14 @@ def generate_qa(
             print(" | ".join(f"{k}: {v}" for k, v in line.items()))
         for n in notes[:10]:
             print("note:", n)
+        for n in seed_notes:
+            print("seeds:", n)
         by_writer = dict(sorted(Counter(r["writer"] for r in rt.wh.query(
             "SELECT writer FROM qa WHERE run_id = ?", [rt.run_id])).items()))  # fmt: skip
         print(f"accepted questions by writer: {by_writer}")
         return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
-                "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, **usage}
+                "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, "seed_notes": seed_notes,
+                **usage}
 
 
 @task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

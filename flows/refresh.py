@@ -36,6 +36,7 @@ from typing import Any, Literal
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from flows.checks import seed_ball_bounds
 from flows.distill import distill_trajectories, load_gold_paths, load_trajectories
 from flows.graphs import build_graphs, ingest_corpus
 from flows.batches import BatchResult, batch_runner, chunks, run_batches
@@ -290,8 +291,8 @@ def refresh(
     seed_quota: int = 0,
     modes: tuple[QAMode, ...] = ("candidates",),
     max_attempts: int = 3,
-    min_ball: int = 20,
-    max_ball: int = 400,
+    min_ball: int | None = None,
+    max_ball: int | None = None,
     n_rollouts: int = 2,
     measure_difficulty: bool = True,
     solver_k: int = 4,
@@ -311,6 +312,7 @@ def refresh(
     changed; see the module docstring. ``sources`` defaults to those of the previous refresh. Returns the version,
     whether it is new, the diff, the LLM usage and where it was published."""
     settings = settings or default_settings()
+    min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)  # the run records the bounds used
     solver = (DifficultyConfig(k=solver_k, modes=tuple(solver_modes), temperature=solver_temperature, role=solver_role,
                                max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round, seed=settings.seed)
               if measure_difficulty else None)  # fmt: skip

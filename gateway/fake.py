@@ -4,7 +4,8 @@
 in a background thread with its own event loop:
 
 * ``POST /v1/chat/completions``: scripted replies (:class:`Responder`), or by default a minimal
-  instance of the requested JSON schema, or the text ``"ok"``;
+  instance of the requested JSON schema, or the text ``"ok"``; :meth:`FakeOpenAI.add_fact_reader`
+  scripts a careful reader of the meaning check's fact sheets (:func:`read_fact_sheet`);
 * ``POST /v1/embeddings``: deterministic unit vectors (a pure function of text and dimension);
 * ``GET /v1/models``: ``"fake-model"`` plus every model name seen in a request;
 * ``GET /health``: 200.
@@ -55,7 +56,9 @@ __all__ = [
     "FakeOpenAI",
     "RecordedRequest",
     "Responder",
+    "fact_reader_reply",
     "fake_embedding",
+    "read_fact_sheet",
     "schema_instance",
 ]
 
@@ -460,6 +463,197 @@ def _instance(schema: Mapping[str, Any] | bool, root: Mapping[str, Any], depth: 
     return None  # "null"
 
 
+# --------------------------------------------------------------------------------------------
+# The careful reader: answers a question from a fact sheet (the meaning check's reference)
+# --------------------------------------------------------------------------------------------
+
+#: The request name the careful reader answers by default (``tasks.qa.meaning_check.REQUEST_NAME``).
+FACT_READER_SCHEMA = "qa_meaning_check"
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+#: Words that carry no relation meaning for the reader: articles, auxiliaries, relative pronouns, wh-words.
+_FUNCTION_WORDS = frozenset(
+    "a an the is are was were be been being am does do did has have had that which who whom whose what it its "
+    "where when".split()
+)
+_AUXILIARIES = frozenset("is are was were am does do did has have had".split())
+_WH_WORDS = frozenset("what which who whom whose where when".split())
+_PREPOSITIONS = frozenset("of in to for from with by at on into about as".split())
+_READER_MAX_HOPS = 5
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text.casefold())
+
+
+def _stem(word: str) -> str:
+    """Plural or third-person "s" dropped ("contains" -> "contain"); nothing else."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+@dataclass(frozen=True)
+class _Fact:
+    subject: str
+    words: tuple[str, ...]  # the relation's content words, stemmed, in order
+    object: str
+
+
+def _parse_fact(line: str, names: dict[tuple[str, ...], str]) -> _Fact | None:
+    """``<A> <relation words> <B>``: the longest known name the sentence starts with and the longest it ends
+    with, the words between them the relation. ``None`` when the sentence is not of that shape."""
+    toks = _tokens(line)
+    starts = [(len(k), k) for k in names if tuple(toks[: len(k)]) == k]
+    ends = [(len(k), k) for k in names if len(k) <= len(toks) and tuple(toks[len(toks) - len(k):]) == k]
+    for _, a in sorted(starts, reverse=True):
+        for _, b in sorted(ends, reverse=True):
+            if len(a) + len(b) < len(toks) and names[a] != names[b]:
+                middle = toks[len(a): len(toks) - len(b)]
+                words = tuple(_stem(w) for w in middle if w not in _FUNCTION_WORDS)
+                if words:
+                    return _Fact(names[a], words, names[b])
+    return None
+
+
+def _windows(words: tuple[str, ...], items: list[tuple[str, str]]) -> list[int]:
+    """Start indexes where ``words`` occur as consecutive word items of the question."""
+    n = len(words)
+    return [i for i in range(len(items) - n + 1)
+            if all(items[i + j] == ("w", words[j]) for j in range(n))]
+
+
+def read_fact_sheet(facts: list[str], question: str, names: list[str]) -> tuple[str, str]:
+    """``(answer, reason)``: what a careful reader who knows only ``facts`` answers to ``question``.
+
+    Reading, independent of any code that writes questions or fact sentences:
+
+    1. Each fact ``<A> <relation words> <B>`` is split at two known entity names (``names``), A first; the
+       relation is its content words (articles, auxiliaries and relative pronouns dropped, a final "s" dropped).
+    2. The question becomes a gapped statement: its entity names are located, the wh-word is taken out and "?"
+       dropped. The gap (the entity asked for) stands where the wh-phrase stood, at the start ("Which drug contains
+       lipid?" -> "<gap> contains lipid"), or at the end when the question ends in a preposition, has
+       "do"/"does"/"did", or has an auxiliary right before a name that is not its last word ("What is lipid an
+       ingredient of?" -> "lipid is an ingredient of <gap>"; "What does X produce?" -> "X produce <gap>"). A name
+       right after an opening "Which"/"What" is the wh-phrase's noun ("Which clinical drug ..."), not a name.
+    3. A chain of facts from a named entity to a candidate answer is accepted when every fact's relation words
+       occur in the question (each in its own place), and the order agrees with the facts' order: the relation
+       words of the first fact come after the named entity exactly when that entity is the fact's subject, and
+       those of the last fact come after the gap exactly when the answer is that fact's subject.
+    4. A chain must read every question word that is a relation word of some fact (prepositions aside): "What
+       does the thing that X produces treat?" is not answered by "X produces Y" alone. Only the longest accepted
+       chains count. No chain: "unknown"; chains ending at more than one entity: "several".
+
+    Limits: word order only, no grammar. Passives ("founded by X"), synonyms, inflections other than a final "s",
+    and rewordings ("has X as an ingredient" for "X is an ingredient of") are not understood and read as
+    "unknown"; the direction of a chain's middle hops is not checked (only the hops at the named entity and at
+    the gap are); a question naming several entities is read from each of them.
+    """
+    keys = {tuple(_tokens(n)): n for n in sorted(names, key=len)}
+    keys.pop((), None)
+    parsed = [f for f in (_parse_fact(line, keys) for line in facts) if f is not None]
+    toks = _tokens(question)
+    # the question's items: names, and content words; an auxiliary right before a name puts the gap at the end
+    items: list[tuple[str, str]] = []
+    gap_at_end = False
+    i = 1 if toks and toks[0] in _WH_WORDS else 0
+    by_length = sorted(keys, key=len, reverse=True)
+    while i < len(toks):
+        hit = next((k for k in by_length if tuple(toks[i: i + len(k)]) == k), None)
+        if hit is not None and i == 1 and toks[0] in ("which", "what"):
+            hit = None  # "Which clinical drug ...": the wh-phrase's noun, not a name
+        if hit is not None:
+            if i > 0 and toks[i - 1] in _AUXILIARIES and i + len(hit) < len(toks):
+                gap_at_end = True
+            items.append(("e", keys[hit]))
+            i += len(hit)
+            continue
+        if toks[i] not in _FUNCTION_WORDS:
+            items.append(("w", _stem(toks[i])))
+        i += 1
+    named = [(pos, name) for pos, (kind, name) in enumerate(items) if kind == "e"]
+    if not named:
+        return "unknown", "the question names no entity of the facts"
+    if toks and (toks[-1] in _PREPOSITIONS or any(t in ("do", "does", "did") for t in toks)):
+        gap_at_end = True  # "What is <...> an ingredient of?", "Which drug does <...> contain?"
+    gap = len(items) if gap_at_end else -1
+    # question words that are relation words of some fact (prepositions aside) must all be read by the chain
+    vocabulary = {w for f in parsed for w in f.words} - _PREPOSITIONS
+    relation_items = [i for i, (kind, w) in enumerate(items) if kind == "w" and w in vocabulary]
+    found: dict[int, dict[str, list[str]]] = {}
+
+    def walk(start_pos: int, node: str, chain: list[_Fact], seen: set[str], used: list[tuple[int, int]]) -> None:
+        covered = {i for a, b in used for i in range(a, b)}
+        if chain and all(i in covered for i in relation_items):
+            last = chain[-1]
+            # the last fact: its words come after the gap exactly when the answer is its subject
+            if (used[-1][0] > gap) == (node == last.subject):
+                found.setdefault(len(chain), {}).setdefault(node, []).append(
+                    "; ".join(f"{f.subject} {' '.join(f.words)} {f.object}" for f in chain))
+        if len(chain) >= _READER_MAX_HOPS:
+            return
+        for fact in parsed:
+            if node not in (fact.subject, fact.object):
+                continue
+            nxt = fact.object if node == fact.subject else fact.subject
+            if nxt in seen:
+                continue
+            for w in _windows(fact.words, items):
+                span = (w, w + len(fact.words))
+                if any(span[0] < b and a < span[1] for a, b in used):
+                    continue
+                if not chain and (w > start_pos) != (node == fact.subject):
+                    continue  # the first fact must read from the named entity in its own direction
+                walk(start_pos, nxt, [*chain, fact], seen | {nxt}, [*used, span])
+
+    for pos, name in named:
+        walk(pos, name, [], {name}, [])
+    if not found:
+        return "unknown", "no chain of facts reads the way the question asks"
+    longest = found[max(found)]
+    if len(longest) > 1:
+        return "several", f"several entities fit: {', '.join(sorted(longest))}"
+    answer, chains = next(iter(longest.items()))
+    return answer, f"read as: {chains[0]}"
+
+
+def _answer_names(body: Mapping[str, Any]) -> list[str]:
+    """The entity names a reply may give: the ``answer`` enum of the request's schema, else of the schema the
+    gateway wrote into the prompt; "unknown" and "several" left out."""
+    _, schema = request_schema(body)
+    if schema is None:
+        text = "\n".join(_message_text(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict))
+        start = text.find("{", text.find("JSON schema"))
+        try:
+            schema, _ = json.JSONDecoder().raw_decode(text[start:]) if start >= 0 else (None, 0)
+        except ValueError:
+            schema = None
+    try:
+        values = schema["properties"]["answer"]["enum"]  # type: ignore[index]
+    except (KeyError, TypeError):
+        return []
+    return [v for v in values if isinstance(v, str) and v not in ("unknown", "several")]
+
+
+def fact_reader_reply(body: Mapping[str, Any]) -> dict[str, str]:
+    """The careful reader as a responder reply: reads the ``- `` lines under ``Facts:`` and the ``Question:`` line
+    of the last user message (the meaning check's prompt) and answers as :func:`read_fact_sheet` does, as
+    ``{"answer": ..., "reason": ...}``."""
+    text = last_user_text(body)
+    facts: list[str] = []
+    question = ""
+    in_facts = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped == "Facts:":
+            in_facts = True
+        elif in_facts and stripped.startswith("- "):
+            facts.append(stripped[2:])
+        elif in_facts and not stripped:
+            in_facts = False
+        if stripped.startswith("Question:") and not question:
+            question = stripped[len("Question:"):].strip()
+    answer, reason = read_fact_sheet(facts, question, _answer_names(body))
+    return {"answer": answer, "reason": reason}
+
+
 def _malform(content: str) -> str:
     """Content that is never valid JSON: the last closing bracket becomes a dangling comma."""
     stripped = content.rstrip()
@@ -560,6 +754,12 @@ class FakeOpenAI:
         with self._lock:
             self._responders.append(responder)
         return responder
+
+    def add_fact_reader(self, schema_name: str | None = FACT_READER_SCHEMA, **kwargs: Any) -> Responder:
+        """Answer the meaning check's requests (by default those named ``qa_meaning_check``) as a careful reader
+        of their fact sheet (:func:`read_fact_sheet`, whose docstring lists what it does not understand). Other
+        matchers, ``times`` and ``fault`` as for :class:`Responder`."""
+        return self.add(schema_name=schema_name, reply=fact_reader_reply, label="fact-reader", **kwargs)
 
     def set_fault(self, fault: Fault | None) -> None:
         """Replace the server-wide fault applied to every chat request (None clears it)."""

@@ -44,6 +44,12 @@ ordinals                   "first" / "1st"                         differ       
 substrings                 "Paris, France" / "Paris"               differ       differ      differ
 =========================  =====================================  ===========  ==========  ===========
 
+Identifiers: under ``LENIENT`` a name written as an identifier also matches its display form
+(``identifier_display``: "clinicalDrug" / "clinical drug", "dbr:Albert_Einstein" / "Albert Einstein",
+"http://dbpedia.org/resource/Caf%C3%A9" / "Cafe"), either way round: the matchers compare every key a text has
+(``answer_keys``), while ``lenient_key`` itself stays one key per text. A mid or a Wikidata id ("m.0abc12",
+"Q42") has no display form here; ``tasks.meaning.names`` looks those up in a graph's name table.
+
 A text whose lenient key would be empty (a gold such as "?" or "The") keeps its name key, and failing that its
 strict key, so such a gold is matched only by itself and never by an empty prediction.
 
@@ -195,6 +201,109 @@ def lenient_key(text: str) -> str:
     return t or name_key(text) or strict_key(text)
 
 
+# -- identifiers ----------------------------------------------------------------------------------------------------
+# Graphs that hopforge did not write name nodes with identifiers: snake_case ("element_ion_or_isotope"), camelCase
+# ("clinicalDrug"), URIs and CURIEs ("http://dbpedia.org/resource/Albert_Einstein", "dbr:Albert_Einstein",
+# "wd:Q42"), Freebase mids ("m.0abc12", "/m/0abc12") and Wikidata ids ("Q42"). A reader writes such a name as its
+# display form ("element ion or isotope", "Albert Einstein"); under LENIENT an answer matches in either form. The
+# name table lookups (a mid's or a Q-id's name) and type nouns live in ``tasks.meaning.names``; this part is pure
+# standard library so that the answer normaliser can use it.
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://\S+")
+_CURIE = re.compile(r"([a-z][a-z0-9_\-]{0,15}):([^\s:/]\S*)")
+_MID = re.compile(r"/?([mg])[./]([0-9a-z_]{2,})")
+_WIKIDATA_ID = re.compile(r"[QPL][1-9][0-9]*")
+_SNAKE = re.compile(r"[^\s_]+(?:_[^\s_]+)+")
+# camelCase: a lower-case word of two letters or more, then capitalised words ("clinicalDrug", "dateOfBirth"; not
+# "iPhone", "eBay", "macOS", "jQuery").
+_LOWER_CAMEL = re.compile(r"[a-z]{2,}(?:[A-Z][a-z]+)+[0-9]*")
+# PascalCase and acronym humps ("BodySystem", "DNASequence"): only where the text names a class or a relation
+# (``vocabulary=True``). As an entity name the shape is also a brand's ("DeepMind", "YouTube", "PlayStation",
+# "JavaScript"), and splitting a name is worse than leaving a type run together.
+_ANY_CAMEL = re.compile(r"(?=[A-Za-z0-9]*[a-z][A-Z]|[A-Za-z0-9]*[A-Z]{2}[a-z])[A-Za-z][A-Za-z0-9]*")
+_DOTTED = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+")  # a Freebase type or relation ("people.person")
+_HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+def identifier_local(name: str) -> str:
+    """The part of an identifier that names the thing: a URI's last path segment or fragment, a CURIE's local
+    part, percent-decoded (``"http://dbpedia.org/resource/Caf%C3%A9"`` -> ``"Café"``, ``"wd:Q42"`` -> ``"Q42"``);
+    any other text stripped and returned as it is."""
+    from urllib.parse import unquote
+
+    t = name.strip()
+    if _URI.fullmatch(t):
+        rest = t.split("://", 1)[1].split("?", 1)[0]
+        if "#" in rest:
+            local = rest.rsplit("#", 1)[1]
+        elif "/" in rest.rstrip("/"):
+            local = rest.rstrip("/").rsplit("/", 1)[1]
+        else:
+            local = ""  # a bare host ("http://example.org/") names no thing
+        return unquote(local) if local else t
+    m = _CURIE.fullmatch(t)
+    if m:
+        return unquote(m.group(2))
+    return unquote(t) if _PERCENT.search(t) else t
+
+
+def _opaque(local: str) -> bool:
+    """A mid or a Wikidata id: only a name table says what it names."""
+    return bool(_MID.fullmatch(local) or _WIKIDATA_ID.fullmatch(local))
+
+
+def is_identifier(name: str, *, vocabulary: bool = False) -> bool:
+    """Whether ``name`` is written as an identifier rather than as a reader would write it: snake_case,
+    camelCase, a URI or CURIE, a Freebase mid, a Wikidata id. ``vocabulary``: the text names a class or a
+    relation (a type column, the object of a type edge, a relation label), where PascalCase ("BodySystem") and
+    dotted Freebase names ("people.person") count too; as an entity name they do not ("DeepMind")."""
+    t = name.strip()
+    if not t or any(ch.isspace() for ch in t):
+        return False
+    if _URI.fullmatch(t) or _CURIE.fullmatch(t) or _opaque(t) or _SNAKE.fullmatch(t) or _LOWER_CAMEL.fullmatch(t):
+        return True
+    return vocabulary and bool(_ANY_CAMEL.fullmatch(t) or _DOTTED.fullmatch(t))
+
+
+def _humps(word: str, vocabulary: bool) -> str:
+    """Camel humps as words, capitalised words lower-cased, acronyms kept ("clinicalDrug" -> "clinical drug",
+    "DNASequence" -> "DNA sequence"). A word that is not camelCase (in ``vocabulary``: any camel shape) stays."""
+    if not (_LOWER_CAMEL.fullmatch(word) or (vocabulary and _ANY_CAMEL.fullmatch(word))):
+        return word
+    parts = _HUMP.findall(word)
+    return " ".join(p.lower() if p[:1].isupper() and p[1:].islower() or p.islower() else p for p in parts)
+
+
+def identifier_display(name: str, *, vocabulary: bool = False) -> str:
+    """The form a reader sees of an identifier (no name table: see ``tasks.meaning.names.display_name``):
+    underscores and camel humps as spaces, a URI or CURIE by its percent-decoded local part, a dotted Freebase
+    name (``vocabulary``) by its last part. Case is kept except in camel humps ("Albert_Einstein" -> "Albert
+    Einstein", "element_ion_or_isotope" -> "element ion or isotope", "dbo:birthPlace" -> "birth place"). A mid or
+    a Wikidata id, and any text that is not an identifier, comes back as it is."""
+    t = name.strip()
+    if not is_identifier(t, vocabulary=vocabulary):
+        return name
+    local = identifier_local(t)
+    if _opaque(local) or not local.strip():
+        return name
+    if vocabulary and _DOTTED.fullmatch(local):
+        local = local.rsplit(".", 1)[1]
+    words = [w for w in local.replace("_", " ").split() if w]
+    shown = " ".join(_humps(w, vocabulary) for w in words)
+    return shown or name
+
+
+def _identifier_keys(text: str, key: Callable[[str], str]) -> list[str]:
+    """``text``'s key and, for an identifier, its display form's key: the keys an answer may match under."""
+    k = key(text)
+    out = [k] if k else []
+    if is_identifier(text):
+        shown = key(identifier_display(text))
+        if shown and shown not in out:
+            out.append(shown)
+    return out
+
+
 _KEYS: dict[str, Callable[[str], str]] = {STRICT: strict_key, LENIENT: lenient_key}
 
 
@@ -210,10 +319,20 @@ def key_function(normalizer: Normalizer) -> Callable[[str], str]:
         raise ValueError(f"unknown answer normalizer {normalizer!r}; choose one of {', '.join(NORMALIZERS)}") from None
 
 
+def answer_keys(text: str, normalizer: Normalizer = LENIENT) -> list[str]:
+    """Every key ``text`` matches under: its key, and under ``LENIENT`` for an identifier also its display form's
+    ("clinicalDrug" matches as "clinical drug" too, ``identifier_display``). Empty for a text with no key."""
+    key = key_function(normalizer)
+    if normalizer == LENIENT:
+        return _identifier_keys(text, key)
+    k = key(text)
+    return [k] if k else []
+
+
 def same_answer(a: str, b: str, normalizer: Normalizer = LENIENT) -> bool:
-    """Whether two single answers name the same thing under ``normalizer`` (empty texts are never the same)."""
-    ka, kb = answer_key(a, normalizer), answer_key(b, normalizer)
-    return bool(ka) and ka == kb
+    """Whether two single answers name the same thing under ``normalizer`` (empty texts are never the same; under
+    ``LENIENT`` an identifier and its display form are the same)."""
+    return bool(set(answer_keys(a, normalizer)) & set(answer_keys(b, normalizer)))
 
 
 # -- answer lists ---------------------------------------------------------------------------------------------------
@@ -267,13 +386,32 @@ def _readings(answer: str | None, normalizer: Normalizer) -> list[list[str]]:
     return readings
 
 
-def _keys(items: Iterable[str], normalizer: Normalizer) -> list[str]:
-    key = key_function(normalizer)
+def _keys(items: Iterable[str], normalizer: Normalizer, aliases: dict[str, str] | None = None) -> list[str]:
+    """The items' keys, in order, repeats dropped. With ``aliases`` (``_gold_aliases``), an item whose identifier
+    or display-form key is a gold item's takes that gold item's key, so either form of a name matches."""
     out: list[str] = []
     for i in items:
-        k = key(i)
-        if k and k not in out:
+        ks = answer_keys(i, normalizer)
+        if not ks:
+            continue
+        k = next((aliases[a] for a in ks if a in aliases), ks[0]) if aliases else ks[0]
+        if k not in out:
             out.append(k)
+    return out
+
+
+def _gold_keys(gold: Sequence[str], normalizer: Normalizer) -> list[str]:
+    """The gold items' keys; two gold items that are one name in two forms are one key."""
+    return _keys(gold, normalizer, _gold_aliases(gold, normalizer))
+
+
+def _gold_aliases(gold: Sequence[str], normalizer: Normalizer) -> dict[str, str]:
+    """Every key a gold item matches under (``answer_keys``) -> the item's own key; the first gold item wins."""
+    out: dict[str, str] = {}
+    for g in gold:
+        ks = answer_keys(g, normalizer)
+        for k in ks:
+            out.setdefault(k, ks[0])
     return out
 
 
@@ -289,11 +427,12 @@ def predicted_keys(predicted: str | None, gold: Sequence[str], normalizer: Norma
     """The predicted entities' keys, in order. The answer is read as written; a split reading (``LENIENT``)
     replaces it only when it is exactly the gold set, so "Paris, France" earns nothing for the gold "Paris"
     (no partial credit for what is really a longer name)."""
-    want = set(_keys(gold, normalizer))
+    want = set(_gold_keys(gold, normalizer))
+    aliases = _gold_aliases(gold, normalizer)
     readings = _readings(predicted, normalizer)
-    as_written = _keys(readings[0], normalizer)
+    as_written = _keys(readings[0], normalizer, aliases)
     for reading in readings[1:]:
-        got = _keys(reading, normalizer)
+        got = _keys(reading, normalizer, aliases)
         if want and set(got) == want and set(as_written) != want:
             return got
     return as_written
@@ -301,20 +440,20 @@ def predicted_keys(predicted: str | None, gold: Sequence[str], normalizer: Norma
 
 def answer_set_matches(predicted: str | None, gold: Sequence[str], normalizer: Normalizer = LENIENT) -> bool:
     """Exact match of entity sets: the predicted set equals the gold set, both under ``normalizer``."""
-    want = set(_keys(gold, normalizer))
+    want = set(_gold_keys(gold, normalizer))
     return bool(want) and set(predicted_keys(predicted, gold, normalizer)) == want
 
 
 def entity_f1(predicted: str | None, gold: Sequence[str], normalizer: Normalizer = LENIENT) -> float:
     """F1 between the predicted entity set and the gold set under ``normalizer`` (Explore-on-Graph eq. 3,
     Graph-RFT eq. 3); 0.0 when either is empty."""
-    want = set(_keys(gold, normalizer))
+    want = set(_gold_keys(gold, normalizer))
     return _f1(predicted_keys(predicted, gold, normalizer), want) if want else 0.0
 
 
 def hit1_first(predicted: str | None, gold: Sequence[str], normalizer: Normalizer = LENIENT) -> bool:
     """Hit@1 as a ranked list's top item: the first predicted entity is a gold answer."""
-    want = set(_keys(gold, normalizer))
+    want = set(_gold_keys(gold, normalizer))
     got = predicted_keys(predicted, gold, normalizer)
     return bool(got) and got[0] in want
 
@@ -322,7 +461,7 @@ def hit1_first(predicted: str | None, gold: Sequence[str], normalizer: Normalize
 def hit1_any(predicted: str | None, gold: Sequence[str], normalizer: Normalizer = LENIENT) -> bool:
     """Hit@1 as RoG and Explore-on-Graph compute it: any predicted entity is a gold answer (exact keys, no
     substring hits)."""
-    want = set(_keys(gold, normalizer))
+    want = set(_gold_keys(gold, normalizer))
     return bool(want & set(predicted_keys(predicted, gold, normalizer)))
 
 
@@ -333,10 +472,14 @@ __all__ = [
     "STRICT",
     "Normalizer",
     "answer_key",
+    "answer_keys",
     "answer_set_matches",
     "entity_f1",
     "hit1_any",
     "hit1_first",
+    "identifier_display",
+    "identifier_local",
+    "is_identifier",
     "key_function",
     "lenient_key",
     "name_key",

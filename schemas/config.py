@@ -192,7 +192,9 @@ class QualityConfig(BaseModel):
     ``question_writer`` / ``thought_writer``: ``auto`` uses the template writer when the generator (teacher) is the
     embedded demo-quality model and the LLM otherwise; ``llm`` and ``template`` force one. ``template_fallback``
     tries the template writer after the LLM's last failed attempt; ``paraphrase`` asks the generator to reword each
-    template question and keeps the rewording only if it passes every check and gate."""
+    template question and keeps the rewording only if it passes every check and gate. ``meaning_check``
+    (``auto`` | ``on`` | ``off``) asks the verifier to answer each question from its path's facts alone before the
+    judge (``tasks.qa.meaning_check``); ``auto`` runs it unless the verifier is the embedded model."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -205,6 +207,9 @@ class QualityConfig(BaseModel):
     thought_writer: WriterChoice = "auto"
     template_fallback: bool = False
     paraphrase: bool = False
+    meaning_check: Literal["auto", "on", "off"] = Field(
+        "auto", description="Before the judge, the verifier answers each question from the path's facts alone "
+        "(tasks.qa.meaning_check); another answer rejects it. auto: on unless the verifier is the embedded model.")
 
     @field_validator("language")
     @classmethod
@@ -229,6 +234,30 @@ class QualityConfig(BaseModel):
         if choice == "auto":
             return "template" if endpoint_is_local else "llm"
         return choice
+
+
+#: Default bounds of a seed's depth-3 ball (Omne-R1: 20 to 400 nodes, centre included); ``tasks.qa.seeds`` uses them.
+DEFAULT_MIN_BALL = 20
+DEFAULT_MAX_BALL = 400
+
+
+class SeedBallConfig(BaseModel):
+    """Which nodes may seed a question (``tasks.qa.seeds``): those whose depth-3 ball (the nodes within three hops,
+    centre included) holds ``min_ball`` to ``max_ball`` nodes. A small graph needs a smaller ``min_ball`` (a graph
+    of 14 nodes has no ball of 20); a dense one may need a larger ``max_ball``. The ``min_ball`` / ``max_ball``
+    parameters of ``generate-qa``, ``refresh`` and ``factory`` (``hopforge qa generate --min-ball / --max-ball``)
+    override these for one run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_ball: int = Field(DEFAULT_MIN_BALL, ge=1, description="Fewest nodes in a seed's depth-3 ball (centre included).")
+    max_ball: int = Field(DEFAULT_MAX_BALL, ge=1, description="Most nodes in a seed's depth-3 ball (centre included).")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "SeedBallConfig":
+        if self.max_ball < self.min_ball:
+            raise ValueError(f"max_ball ({self.max_ball}) must be at least min_ball ({self.min_ball})")
+        return self
 
 
 class RunnerConfig(BaseModel):
@@ -278,6 +307,7 @@ class Settings(BaseSettings):
     local_model: LocalModelConfig = Field(default_factory=LocalModelConfig)
     max_reasks: int = Field(2, ge=0, description="Re-asks after a structured answer fails validation.")
     quality: QualityConfig = Field(default_factory=QualityConfig)
+    seeds: SeedBallConfig = Field(default_factory=SeedBallConfig)
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
 
     # Set through load_settings(config_file=...) or HOPFORGE_CONFIG; not a field users write in the file.

@@ -95,6 +95,8 @@ CheckName = Literal[
     "no_repetition",
     "language",
     "not_copied",
+    # meaning check (tasks.qa.meaning_check), after the code checks and text gates, before the judge
+    "answerable_from_facts",
 ]
 
 #: The reject code a failed check stands for.
@@ -118,6 +120,7 @@ CHECK_CODES: dict[str, RejectReason] = {
     "no_repetition": "repetitive",
     "language": "wrong_language",
     "not_copied": "copies_source",
+    "answerable_from_facts": "not_answerable_from_facts",
 }
 
 #: Who wrote a question (or a trajectory's thoughts): the LLM, the deterministic template writer

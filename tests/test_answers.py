@@ -172,3 +172,17 @@ def test_every_consumer_uses_the_same_rule() -> None:
     assert rewards.answer_set_matches is answer_set_matches and rewards.normalize_answer is lenient_key
     assert metrics.em("U.S.", ["US"]) and not metrics.em_strict("U.S.", ["US"])
     assert answer_key("  The Hague ") == "hague" and answer_key("  The Hague ", STRICT) == "The Hague"
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("element_ion_or_isotope", "element ion or isotope"),
+    ("clinicalDrug", "clinical drug"),
+    ("dbr:Albert_Einstein", "Albert Einstein"),
+    ("http://dbpedia.org/resource/Z%C3%BCrich", "Zurich"),
+])  # fmt: skip
+def test_an_identifier_matches_its_display_form_either_way(a: str, b: str) -> None:
+    for predicted, gold in ((a, b), (b, a)):
+        assert metrics.em(predicted, [gold]) and metrics.f1(predicted, [gold]) == 1.0 and metrics.hit1(predicted, [gold])
+        assert rewards.answer_set_matches(predicted, [gold]) and same_answer(predicted, gold)
+        assert not metrics.em_strict(predicted, [gold])
+    assert not same_answer("DeepMind", "Deep Mind") and not same_answer("m.0abc12", "Barack Obama")

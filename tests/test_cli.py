@@ -54,3 +54,26 @@ def test_console_entry_point_exits_with_the_command_status(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "flows.cli", "config", "show", "--config", str(tmp_path / "x.toml")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "does not exist" in bad.stderr
+
+
+def test_bad_seed_ball_bounds_are_one_clear_line(monkeypatch):
+    cases = [
+        (["--min-ball", "0"], [], "min_ball (--min-ball) must be a whole number of at least 1, got 0"),
+        (["--max-ball", "-5"], [], "max_ball (--max-ball) must be a whole number of at least 1, got -5"),
+        (["--min-ball", "30", "--max-ball", "10"], [],
+         "max_ball (--max-ball) is 10, below min_ball (--min-ball) 30"),
+        # a bound from the command line against one from the configuration: the line says where each came from
+        (["--min-ball", "30"], [("HOPFORGE_SEEDS__MAX_BALL", "25")],
+         "seeds.max_ball (configuration) is 25, below min_ball (--min-ball) 30"),
+        ([], [("HOPFORGE_SEEDS__MIN_BALL", "0")], "seeds.min_ball"),
+        ([], [("HOPFORGE_SEEDS__MIN_BALL", "50"), ("HOPFORGE_SEEDS__MAX_BALL", "40")],
+         "max_ball (40) must be at least min_ball (50)"),
+    ]
+    for args, env, says in cases:
+        with monkeypatch.context() as m:
+            for k, v in env:
+                m.setenv(k, v)
+            result = runner.invoke(app, ["qa", "generate", *args])
+        assert result.exit_code == 2, (args, env, result.output)
+        flat = " ".join(result.output.split())
+        assert says in flat and "Traceback" not in result.output, (args, env, flat)

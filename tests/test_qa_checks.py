@@ -18,6 +18,7 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import (
     CheckConfig,
     TextIndex,
+    check_answer_hidden,
     check_no_partial_leak,
     check_starts_at_seed,
     feedback_text,
@@ -595,3 +596,21 @@ async def test_jobs_prepare_one_at_a_time_and_the_loop_runs_between_two(monkeypa
     for i in range(5):  # the loop got a turn between one job's preparation and the next
         between = events[events.index(f"end s{i}") + 1 : events.index(f"start s{i + 1}")]
         assert "loop" in between, events
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Which element ion or isotope does it hold?", "element_ion_or_isotope"),
+    ("Which clinical drugs hold it?", "clinicalDrug"),
+    ("Where was Albert Einstein born?", "dbr:Albert_Einstein"),
+    ("Where was Albert Einstein born?", "http://dbpedia.org/resource/Albert_Einstein"),
+])  # fmt: skip
+def test_an_identifiers_display_form_is_a_mention_of_it(text, name):
+    assert mentions(text, name)
+    path = ["sodium chloride", name]
+    index = TextIndex(f"Does sodium chloride lead to it? {text}")
+    assert not check_answer_hidden(index, path, name).ok
+
+
+def test_an_alias_is_a_mention():
+    index = TextIndex("Where was Barack Obama born?", aliases={"m.02mjmr": ["Barack Obama"]})
+    assert index.mentions("m.02mjmr") and not TextIndex("Where was Barack Obama born?").mentions("m.02mjmr")

@@ -16,7 +16,7 @@ from schemas.graph import Relation
 from tasks.qa.context import ball_distances, render_subgraph, truncate_text
 from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph
-from tasks.qa.seeds import BallScanner, SeedConfig, domain_quotas, eligible_seeds, sample_seeds
+from tasks.qa.seeds import BallScanner, SeedConfig, domain_quotas, eligible_seeds, no_seed_reason, sample_seeds
 from tasks.corpus.text import count_tokens
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
@@ -265,6 +265,57 @@ def test_seed_config_checks_its_bounds():
         SeedConfig(depth=0)
     with pytest.raises(ValueError, match="must not exceed"):
         eligible_seeds(star(3), min_ball=10, max_ball=5)
+
+
+def fourteen_nodes() -> KnowledgeGraph:
+    """14 nodes: a hub with 7 leaves, a 5-hop chain to a second hub with one leaf. Its largest depth-3 ball has 13."""
+    chain = ["Hub", "Link 1", "Link 2", "Link 3", "Link 4", "Second hub"]
+    return KnowledgeGraph.from_triples("tiny", [*zip(chain, ["next"] * 5, chain[1:]),
+                                               *(("Hub", "has", f"Leaf {i}") for i in range(7)),
+                                               ("Second hub", "has", "Last leaf")])  # fmt: skip
+
+
+def test_no_seed_reason_names_the_minimum_and_the_largest_ball():
+    kg = fourteen_nodes()
+    assert kg.n_nodes == 14 and eligible_seeds(kg) == []
+    assert no_seed_reason(kg, domain="tiny") == (
+        "0 of 14 nodes qualify as seeds in domain tiny: the largest depth-3 neighbourhood has 13 nodes, below the "
+        "minimum of 20 (set --min-ball 13 or lower, or seeds.min_ball in the configuration)")
+    # the bound it names admits seeds
+    assert [s for _, s in eligible_seeds(kg, min_ball=13)] == [13]
+    assert no_seed_reason(kg, min_ball=13) is None
+
+
+def test_no_seed_reason_names_the_maximum_when_every_ball_overflows():
+    clique = KnowledgeGraph.from_triples("dense", [(f"c{i}", "knows", f"c{j}") for i in range(30) for j in range(i)])
+    assert eligible_seeds(clique, min_ball=2, max_ball=10) == []
+    assert no_seed_reason(clique, domain="dense", min_ball=2, max_ball=10) == (
+        "0 of 30 nodes qualify as seeds in domain dense: every depth-3 neighbourhood has more than the maximum of 10 "
+        "nodes, the smallest has 30 (set --max-ball 30 or higher, or seeds.max_ball in the configuration)")
+    assert eligible_seeds(clique, min_ball=2, max_ball=30)
+    # past 64 x max_ball the smallest ball is not measured: the sentence says "more than"
+    big = star(700)
+    assert no_seed_reason(big, min_ball=1, max_ball=10).endswith(
+        "every depth-3 neighbourhood has more than the maximum of 10 nodes, the smallest has more than 640 "
+        "(set --max-ball above 640, or seeds.max_ball in the configuration)")
+
+
+def test_no_seed_reason_names_both_limits_when_balls_fall_on_either_side():
+    kg = KnowledgeGraph.from_triples("mix", [*(("hub", "has", f"leaf{i}") for i in range(50)), ("a", "b", "c")])
+    why = no_seed_reason(kg, domain="mix", min_ball=5, max_ball=20)
+    assert why == ("0 of 53 nodes qualify as seeds in domain mix: 2 depth-3 neighbourhoods are below the minimum of 5 "
+                   "nodes (the largest of them has 2) and 51 above the maximum of 20 (the smallest of them has 51) "
+                   "(set --min-ball 2 or lower or --max-ball 51 or higher, or seeds.min_ball / seeds.max_ball in the "
+                   "configuration)")
+    assert no_seed_reason(KnowledgeGraph.from_triples("e", []), domain="e") == (
+        "0 nodes qualify as seeds in domain e: the graph is empty")
+
+
+def test_the_configured_ball_bounds_are_the_seed_defaults():
+    from schemas.config import load_settings
+
+    defaults = load_settings().seeds
+    assert (defaults.min_ball, defaults.max_ball) == (SeedConfig().min_ball, SeedConfig().max_ball) == (20, 400)
 
 
 # -- sampling ------------------------------------------------------------------------------------------------------------

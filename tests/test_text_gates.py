@@ -325,3 +325,15 @@ def test_the_built_language_detector_is_kept_in_the_cache_folder_and_a_bad_copy_
     copies[0].write_bytes(b"not a pickle")
     rebuilt = tg._load_identifier()
     assert rebuilt.rank(text) == built.rank(text) and copies[0].stat().st_size > 1_000_000
+
+
+def test_identifier_names_and_their_display_forms_are_masked():
+    """A biomedical graph's snake_case names are its own words, not markup; real markup around them still fails."""
+    path = ["sodium_chloride", "clinical_drug", "element_ion_or_isotope"]
+    for q in ("Which element_ion_or_isotope is an ingredient of the clinical_drug that contains sodium_chloride?",
+              "Which element ion or isotope is an ingredient of the clinical drug that contains sodium chloride?"):
+        assert [v.code for v in question_gates(q, names=path, sources=prompt_sources()) if not v.ok] == []
+    assert first_code(question_gates(path[0] + " <b>is</b> in which clinical_drug?", names=path)) == "has_markup"
+    assert first_code(question_gates('Which clinical_drug holds {"a": 1}?', names=path)) == "has_markup"
+    assert first_code(question_gates("Which clinical_drug is sold at www.pharma.com?", names=path)) == "has_markup"
+    assert first_code(question_gates("Which clinical_drug contains sodium_chloride?")) == "has_markup"  # no names

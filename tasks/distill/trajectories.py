@@ -59,6 +59,7 @@ from tasks.env.agent_loop import AgentConfig, ToolRunner, build_system_prompt, r
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.tool_calls import extract_answer, parse_answer_list
 from tasks.qa.context import path_edges
+from tasks.meaning.profiles import book_for_graph
 from tasks.qa.template_writer import TemplateError, write_thoughts
 from tasks.qa.text_gates import thought_problem, tool_argument_problem
 from schemas.answers import (
@@ -726,7 +727,8 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
         try:
             edges = path_edges(ctx.kg, choice.path)
             types = [ctx.kg.entity(n).type if n in ctx.kg else None for n in choice.path]
-            thoughts = write_thoughts(qa.question, choice.path, edges, types, graph=qa.domain, seed=cfg.seed)
+            thoughts = write_thoughts(qa.question, choice.path, edges, types, graph=qa.domain, seed=cfg.seed,
+                                      book=book_for_graph(ctx.kg))
         except TemplateError as exc:
             return _reject(job, ctx, "template_unphrasable", str(exc), reasoning=[None] * (len(steps) + 1),
                            writer="template", **common)

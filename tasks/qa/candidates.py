@@ -28,13 +28,17 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from schemas.qa import CandidatePath
-from tasks.qa.checks import singles_out
+from tasks.qa.checks import relation_chain, singles_out
 from tasks.qa.context import keyword_text, path_edges, truncate_text
-from tasks.qa.template_writer import one_of_many_hop
+from tasks.meaning.profiles import ProfileBook, book_for_graph
+from tasks.qa.template_writer import hop_refusals
 from tasks.graph.kg import EdgeData, KnowledgeGraph
 
 #: Relation labels/keywords that say nothing about how two nodes relate (compared case-insensitively).
@@ -73,10 +77,12 @@ def sample_candidate_paths(
     max_walks: int | None = None,
     allowed_nodes: Collection[str] | None = None,
     undirected: bool = True,
+    book: ProfileBook | None = None,
 ) -> list[CandidatePath]:
     """Up to ``count`` distinct shortcut-free simple paths of ``n_nodes`` nodes starting at ``start``, each
-    singling out its nodes (``tasks.qa.checks.singles_out``), none with a hop that names a node only as one of the
-    many things in, at or of the one before (``tasks.qa.template_writer.one_of_many_hop``).
+    singling out its nodes (``tasks.qa.checks.singles_out``), none with a hop its relation's profile refuses
+    (``tasks.qa.template_writer.hop_refusals``: no words, no surface forms, or one of many in the direction
+    walked). ``book`` holds the profiles (default: the graph's, from the lexicon and its statistics).
 
     ``allowed_nodes`` restricts the path to those nodes (pass the rendered context's nodes so every candidate
     is visible to the generator); distances are still those of the whole graph, so "shortcut-free" holds in
@@ -127,6 +133,7 @@ def sample_candidate_paths(
     if start not in alive:
         return []
 
+    book = book if book is not None else book_for_graph(kg)
     rng = random.Random(f"candidates\x00{seed}\x00{start}\x00{n_nodes}")
     walks = 50 * count if max_walks is None else max_walks
     found: list[tuple[str, ...]] = []
@@ -147,10 +154,9 @@ def sample_candidate_paths(
         # lead elsewhere has several right answers, whatever its wording.
         if not singles_out(kg, path, undirected=undirected):
             continue
-        # Nor a hop that names its node only as one of the many things in, at or of the node before ("the person
-        # who worked in France", "the machine built by IBM"): the graph holds one such thing, the world many.
-        types = [kg.entity(n).type for n in path]
-        if one_of_many_hop(path_edges(kg, path, undirected=undirected), types) is not None:
+        # Nor a hop its relation's profile refuses: no words, no surface forms, or one of many in the world in the
+        # direction walked ("the person who worked in France": the graph holds one such person, the world many).
+        if hop_refusals(path_edges(kg, path, undirected=undirected), book) is not None:
             continue
         found.append(key)
         if len(found) >= count:
@@ -162,15 +168,196 @@ def sample_candidate_paths(
 
 
 def opens_a_path(kg: KnowledgeGraph, start: str, *, undirected: bool = True) -> bool:
-    """Whether some relation out of ``start`` names the node it leads to as more than one of many
-    (``one_of_many_hop``): a seed whose every hop is vague ("IBM built ...", "... worked at IBM") can start no
+    """Whether some relation out of ``start`` can be asked (``hop_refusals``): a seed whose every hop is vague ("IBM built ...", "... worked at IBM") can start no
     candidate path, so a job on it could only be noted, never asked."""
-    typ = kg.entity(start).type
+    book = book_for_graph(kg)
     for name in kg.neighbor_names(start, undirected=undirected):
-        edges = path_edges(kg, [start, name], undirected=undirected)
-        if one_of_many_hop(edges, [typ, kg.entity(name).type]) is None:
+        if hop_refusals(path_edges(kg, [start, name], undirected=undirected), book) is None:
             return True
     return False
+
+
+#: Why a start gives no candidate path of a length (``explain_no_candidates``), in the order the refusals apply: the
+#: reason a job without candidates is noted under, and counted under at the ``seeds`` stage of the yields.
+NO_PATH_REASONS: tuple[str, ...] = (
+    "no_path_too_short",  # no simple path of that many nodes starts at the seed: the graph is too shallow there
+    "no_path_shortcut",  # paths of that many nodes start there, but each ends nearer the seed than its hop count
+    "no_path_outside_context",  # shortcut-free paths exist, but each leaves the job's rendered subgraph
+    "no_path_ambiguous",  # a relation along every path also leads to other nodes: several right answers
+    "no_path_one_of_many",  # the sampler refuses a hop of every path (it names its node only as one of many, ...)
+    "no_path_not_found",  # acceptable paths exist, but the sampler's walks did not come upon one
+)
+
+_PATH_LIMIT = 100  # paths examined per explanation
+_STEP_LIMIT = 20_000  # search steps per explanation
+
+
+@dataclass(frozen=True)
+class NoCandidates:
+    """Why ``start`` gives no candidate path of ``n_nodes`` nodes: ``reason`` (one of ``NO_PATH_REASONS``, the
+    refusal met most often), the paths examined per refusal (``counts``; none for the two structural reasons when
+    no path of that length exists at all) and ``detail``, the why in words."""
+
+    start: str
+    n_nodes: int
+    reason: str
+    counts: dict[str, int]
+    detail: str
+
+    def note(self, hop_class: str) -> str:
+        """The job note: ``no 3+-hop candidate path from 'X': <detail>``."""
+        return f"no {hop_class}-hop candidate path from {self.start!r}: {self.detail}"
+
+
+def explain_no_candidates(
+    kg: KnowledgeGraph,
+    start: str,
+    n_nodes: int,
+    *,
+    allowed_nodes: Collection[str] | None = None,
+    undirected: bool = True,
+    limit: int = _PATH_LIMIT,
+    **sampler_args: Any,
+) -> NoCandidates:
+    """Why ``sample_candidate_paths(kg, start, n_nodes, allowed_nodes=..., **sampler_args)`` finds nothing.
+
+    With no node ``n_nodes - 1`` hops from the start, every path of ``n_nodes`` nodes is a shortcut
+    (``no_path_shortcut``), or there is none (``no_path_too_short``). Otherwise the shortcut-free paths (those the
+    sampler walks; the first ``limit`` in name order) are each refused for the first of: a node outside
+    ``allowed_nodes`` (``no_path_outside_context``), a relation that also leads elsewhere (``singles_out``:
+    ``no_path_ambiguous``), the sampler's own per-path refusal, asked of the sampler on that path alone
+    (``no_path_one_of_many``), or none, the walks simply missing it (``no_path_not_found``). Deterministic.
+    """
+    if n_nodes < 2:
+        raise ValueError(f"a path needs at least 2 nodes, got n_nodes={n_nodes}")
+    kg.entity(start)
+    hops = n_nodes - 1
+    dist = {start: 0}
+    frontier = [start]
+    for level in range(1, hops + 1):
+        nxt = sorted({v for u in frontier for v in kg.neighbor_names(u, undirected=undirected) if v not in dist})
+        if not nxt:
+            break
+        dist.update((v, level) for v in nxt)
+        frontier = nxt
+    farthest = max(dist.values())
+    if farthest < hops:
+        found, longest = _simple_paths(kg, start, hops, undirected, limit)
+        if found:
+            return NoCandidates(start, n_nodes, "no_path_shortcut", {"no_path_shortcut": found}, (
+                f"every path of {n_nodes} nodes from it is a shortcut: no node is more than {farthest} hop(s) from "
+                f"{start!r}, so each path's end is nearer than its {hops} hops"))  # fmt: skip
+        return NoCandidates(start, n_nodes, "no_path_too_short", {}, (
+            f"no path of {n_nodes} nodes starts there, the graph is too shallow (the longest path from it has "
+            f"{longest + 1} node(s))"))  # fmt: skip
+
+    allowed = None if allowed_nodes is None else set(allowed_nodes)
+    counts: Counter = Counter()
+    example: dict[str, str] = {}
+    for path in _layered_paths(kg, start, hops, dist, undirected, limit):
+        if allowed is not None and not allowed.issuperset(path):
+            why = "no_path_outside_context"
+        elif not singles_out(kg, path, undirected=undirected):
+            why = "no_path_ambiguous"
+            example.setdefault(why, _ambiguity(kg, path, undirected))
+        elif not sample_candidate_paths(kg, start, n_nodes, count=1, max_walks=1, allowed_nodes=path,
+                                        undirected=undirected, **sampler_args):  # fmt: skip
+            why = "no_path_one_of_many"
+        else:
+            why = "no_path_not_found"
+        counts[why] += 1
+    total = sum(counts.values())
+    if not total:  # the search budget ran out before a whole path
+        return NoCandidates(start, n_nodes, "no_path_not_found", {}, (
+            f"the search for a shortcut-free path of {n_nodes} nodes from it gave up after {_STEP_LIMIT} steps"))
+    reason = max(counts, key=lambda r: (counts[r], -NO_PATH_REASONS.index(r)))
+    paths = f"{'the first ' if total >= limit else ''}{total} path{'s' if total != 1 else ''} of {n_nodes} nodes"
+    ambiguous = example.get("no_path_ambiguous", "")
+    if len(counts) == 1:
+        detail = {
+            "no_path_outside_context": f"every shortcut-free path of {n_nodes} nodes from it leaves its rendered "
+                                       f"subgraph, the part of the graph the prompt shows ({paths})",
+            "no_path_ambiguous": f"every path's answer is ambiguous: {ambiguous} ({paths})",
+            "no_path_one_of_many": f"every path has a hop that names its node only as one of many, which the "
+                                   f"sampler refuses ({paths})",
+            "no_path_not_found": f"the sampler's walks missed the {paths} it would accept",
+        }[reason]
+    else:
+        said = {
+            "no_path_outside_context": "leave its rendered subgraph",
+            "no_path_ambiguous": f"have an ambiguous answer ({ambiguous})",
+            "no_path_one_of_many": "have a hop that names its node only as one of many",
+            "no_path_not_found": "would pass but were missed by the sampler's walks",
+        }
+        detail = f"of {paths}, " + "; ".join(f"{counts[r]} {said[r]}" for r in NO_PATH_REASONS if counts.get(r))
+    return NoCandidates(start, n_nodes, reason, dict(counts), detail)
+
+
+def _simple_paths(kg: KnowledgeGraph, start: str, hops: int, undirected: bool, limit: int) -> tuple[int, int]:
+    """``(simple paths of hops hops from start, at most limit; the most hops of any simple path found)``, by a
+    depth-first search bounded by ``_STEP_LIMIT`` steps."""
+    found = longest = steps = 0
+    path = [start]
+    on_path = {start}
+    stack: list[Iterator[str]] = [iter(sorted(kg.neighbor_names(start, undirected=undirected)))]
+    while stack and found < limit and steps < _STEP_LIMIT:
+        v = next(stack[-1], None)
+        if v is None:
+            stack.pop()
+            on_path.discard(path.pop())
+            continue
+        if v in on_path:
+            continue
+        steps += 1
+        path.append(v)
+        on_path.add(v)
+        longest = max(longest, len(path) - 1)
+        if len(path) - 1 == hops:
+            found += 1
+            on_path.discard(path.pop())
+            continue
+        stack.append(iter(sorted(kg.neighbor_names(v, undirected=undirected))))
+    return found, longest
+
+
+def _layered_paths(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int], undirected: bool,
+                   limit: int) -> Iterator[list[str]]:  # fmt: skip
+    """The shortcut-free paths of ``hops`` hops from ``start`` (each hop one BFS layer further out, ``dist``), at
+    most ``limit`` of them, in name order, within ``_STEP_LIMIT`` search steps."""
+    found = steps = 0
+    path = [start]
+
+    def out(u: str) -> Iterator[str]:
+        level = dist[u] + 1
+        return iter(sorted(v for v in kg.neighbor_names(u, undirected=undirected) if dist.get(v) == level))
+
+    stack = [out(start)]
+    while stack and found < limit and steps < _STEP_LIMIT:
+        v = next(stack[-1], None)
+        if v is None:
+            stack.pop()
+            path.pop()
+            continue
+        steps += 1
+        path.append(v)
+        if len(path) - 1 == hops:
+            found += 1
+            yield list(path)
+            path.pop()
+            continue
+        stack.append(out(v))
+
+
+def _ambiguity(kg: KnowledgeGraph, path: list[str], undirected: bool) -> str:
+    """Where the path's relation chain stops singling out one node, in words."""
+    for i, fits in enumerate(relation_chain(kg, path, undirected=undirected)):
+        others = sorted(fits - {path[i + 1]})
+        if others:
+            d = kg.edge(path[i], path[i + 1], undirected=undirected)
+            label = repr(d.relation) if d is not None and d.relation else "the relation"
+            shown = ", ".join(repr(o) for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+            return f"in {' -> '.join(path)}, {label} from {path[i]!r} also leads to {shown}"
+    return "a relation of the path also leads to other nodes"
 
 
 def render_candidates(candidates: list[CandidatePath], *, max_description_chars: int = 160) -> str:
@@ -191,5 +378,5 @@ def render_candidates(candidates: list[CandidatePath], *, max_description_chars:
     return "\n".join(blocks)
 
 
-__all__ = ["GENERIC_KEYWORDS", "edge_score", "opens_a_path", "relation_score", "render_candidates",
-           "sample_candidate_paths"]
+__all__ = ["GENERIC_KEYWORDS", "NO_PATH_REASONS", "NoCandidates", "edge_score", "explain_no_candidates", "opens_a_path",
+           "relation_score", "render_candidates", "sample_candidate_paths"]

@@ -22,14 +22,17 @@ sequence. Consequences, each deliberate:
 - an all-capitals single-word variant (an acronym: "WHO", "IT", "FAO", "C") matches only in capitals, so
   "who" and "it" in ordinary prose are not mentions;
 - a mention that lies inside a mention of an allowed name is not a leak: naming the start node "New York Times"
-  does not leak an intermediate node "New York".
+  does not leak an intermediate node "New York";
+- a name written as an identifier is also mentioned by its display form (``tasks.meaning.names``):
+  "element ion or isotope" names ``element_ion_or_isotope``, "clinical drug" names ``clinicalDrug``, "Albert
+  Einstein" names ``dbr:Albert_Einstein``, and a mid by the graph's name for it (``TextIndex`` ``aliases``).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -37,7 +40,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
+from schemas.meaning import relation_key
 from tasks.graph.kg import KnowledgeGraph, normalize_name
+from tasks.meaning.names import display_name, is_identifier, node_display
+from tasks.meaning.profiles import book_for_graph, edge_label
 
 # -- tokens -----------------------------------------------------------------------------------------------------------
 _QUOTES = "\"'`´‘’‚‛“”„‟‹›«»′″‵‶＂＇"
@@ -142,6 +148,12 @@ def name_variants(name: str) -> tuple[Variant, ...]:
     if len(significant) >= 3 and all(w[0].isupper() for w in significant):
         add("".join(w[0] for w in significant))
 
+    shown = display_name(name)
+    if shown != name:  # an identifier: its display form and that form's own variants count too
+        for v in name_variants(shown):
+            if v.raw not in found:
+                found.append(v.raw)
+
     out: list[Variant] = []
     for raw in found:
         v = _variant(raw)
@@ -165,10 +177,16 @@ def _number_forms(word: str) -> set[str]:
 
 
 class TextIndex:
-    """A text cut into tokens once, for many name lookups (the leak checks look up every path node)."""
+    """A text cut into tokens once, for many name lookups (the leak checks look up every path node).
 
-    def __init__(self, text: str) -> None:
+    ``aliases``: other ways to write a name that ``name_variants`` cannot know (a mid's name from the graph,
+    ``tasks.meaning.names.node_display``); a mention of an alias is a mention of the name."""
+
+    def __init__(self, text: str, *, aliases: Mapping[str, Iterable[str]] | None = None) -> None:
         self.text = text
+        self.aliases: dict[str, tuple[str, ...]] = {
+            k: tuple(a for a in v if a and a.strip() and a != k) for k, v in (aliases or {}).items()
+        }
         self.raw: list[str] = raw_tokens(text)
         self.folded: list[str] = [t.casefold() for t in self.raw]
         self.positions: dict[str, list[int]] = {}
@@ -179,7 +197,8 @@ class TextIndex:
         """Token spans ``[i, j)`` where some variant of ``name`` occurs, sorted, repeats dropped."""
         out: set[tuple[int, int]] = set()
         n = len(self.folded)
-        for v in name_variants(name):
+        variants = [v for form in (name, *self.aliases.get(name, ())) for v in name_variants(form)]
+        for v in variants:
             k = len(v.tokens)
             if k > n:
                 continue
@@ -330,33 +349,35 @@ def check_no_shortcut(
               blocking=blocking)  # fmt: skip
 
 
-def _label(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
 def relation_chain(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True,
                    limit: int = 50) -> list[set[str]]:  # fmt: skip
     """What each hop of the path's relation chain can refer to, read from its start: at each hop, from every
-    node reached so far, follow the relations with the hop's label, in the hop's direction, to nodes of the next
-    path node's type. Entry ``i`` is the set for ``path[i + 1]``. A question that describes the path hop by hop
-    ("the food that hollandaise contains") means any node of that set, nodes of the path itself included: in
-    "which organization was founded by the organization that founded IRRI", IRRI fits the last description as
-    well as the one meant, and the text gives the reader no rule to leave it out. A hop whose relation has no label
-    (LightRAG relations are keywords and a description) cannot be matched by label and stays on the path's own
-    node. A set stops growing at ``limit`` nodes. Assumes a valid path."""
+    node reached so far, follow the relations with the hop's relation key (``tasks.meaning.profiles.edge_label``:
+    the label, or a LightRAG relation's description phrase or keywords), read the same way (from the relation's
+    subject or from its object; either way for a symmetric relation), to nodes of the next path node's type. Entry
+    ``i`` is the set for ``path[i + 1]``. A question that describes the path hop by hop ("the food that
+    hollandaise contains") means any node of that set, nodes of the path itself included: in "which organization
+    was founded by the organization that founded IRRI", IRRI fits the last description as well as the one meant,
+    and the text gives the reader no rule to leave it out. A hop whose relation has nothing to key on stays on the
+    path's own node. A set stops growing at ``limit`` nodes. Assumes a valid path."""
+    book = book_for_graph(kg)
     frontier = {path[0]}
     chain: list[set[str]] = []
-    for i, (a, b) in enumerate(zip(path, path[1:])):
+    for a, b in zip(path, path[1:]):
         d = kg.edge(a, b, undirected=undirected)
-        label = _label(d.relation) if d is not None else ""
+        text, subject = edge_label(d, d.source, d.target) if d is not None else ("", "")
+        key = relation_key(text) if text else ""
         reached: set[str] = set()
-        if label:
-            forward = d.direction != "in"
+        if key:
+            symmetric = book.profile(text).symmetric
+            from_subject = subject == a
             want_type = kg.entity(b).type
             for node in sorted(frontier):
                 for other, rel in kg.neighbors(node, undirected=undirected):
-                    if (other != node and _label(rel.relation) == label
-                            and (rel.direction != "in") == forward and kg.entity(other).type == want_type):  # fmt: skip
+                    if other == node or kg.entity(other).type != want_type:
+                        continue
+                    t2, s2 = edge_label(rel, rel.source, rel.target)
+                    if relation_key(t2) == key and (symmetric or (s2 == node) == from_subject):
                         reached.add(other)
                 if len(reached) >= limit:
                     break
@@ -414,8 +435,10 @@ language languages people dynasty family prince princess king queen emperor lord
 
 def _distinctive_words(name: str, shield: frozenset[str]) -> list[str]:
     """Folded words of a multi-word ``name`` that single it out: not common, not the start entity's own, not a
-    bare number, at least three characters. A one-word name has none (the whole-name checks cover it)."""
-    words = raw_tokens(name)
+    bare number, at least three characters. A one-word name has none (the whole-name checks cover it). An
+    identifier's words are its display form's ("clinicalDrug" -> "clinical", "drug"; a URI's host and folders
+    are not part of the name)."""
+    words = raw_tokens(display_name(name))
     if len(words) < 2:
         return []
     out = []
@@ -437,13 +460,14 @@ def check_no_partial_leak(index: TextIndex, path: Sequence[str], answer: str, *,
     if len(path) < 2:
         return _v("no_partial_leak", True, "no hidden node to leak.")
     start = path[0]
-    shield = frozenset(t.casefold() for t in raw_tokens(start))
+    shield = frozenset(t.casefold() for form in _forms(index, start) for t in raw_tokens(form))
     hidden = list(dict.fromkeys([*path[1:-1], answer, path[-1]]))
     on_path = {normalize_name(n) for n in [*path, answer]}
     named = [start, *(c for c in context if normalize_name(c) not in on_path)]
     spans = [sp for n in named for sp in index.spans(n)]
     for name in hidden:
-        for word in _distinctive_words(name, shield):
+        words = dict.fromkeys(w for form in _forms(index, name) for w in _distinctive_words(form, shield))
+        for word in words:
             for i in index.positions.get(word, ()):
                 if i == 0 or any(a <= i < b for a, b in spans):
                     continue
@@ -474,7 +498,7 @@ def run_checks(
     """
     cfg = config or CheckConfig()
     path = list(path)
-    index = TextIndex(question)
+    index = TextIndex(question, aliases=display_aliases(kg, [*path, answer]))
     out: list[Verdict] = [check_nodes_exist(kg, path), check_path_simple(path)]
     exist = out[0].ok
     if exist:
@@ -491,6 +515,23 @@ def run_checks(
     if seed is not None:
         out.append(check_starts_at_seed(path, seed))
     out.append(check_no_partial_leak(index, path, answer, context=_context_names(kg, path, index)))
+    return out
+
+
+def _forms(index: TextIndex, name: str) -> list[str]:
+    """``name``, its display form and its aliases in ``index``: every way the question may write it."""
+    return list(dict.fromkeys([name, display_name(name), *index.aliases.get(name, ())]))
+
+
+def display_aliases(kg: KnowledgeGraph, names: Iterable[str]) -> dict[str, list[str]]:
+    """For each identifier among ``names`` that the graph names (``node_display``: its name relation), that
+    name: a ``TextIndex`` alias, so "Barack Obama" in a question names the node ``m.02mjmr``."""
+    out: dict[str, list[str]] = {}
+    for n in dict.fromkeys(names):
+        if isinstance(n, str) and is_identifier(n) and n in kg:
+            shown = node_display(kg, n)
+            if shown != display_name(n):
+                out[n] = [shown]
     return out
 
 
@@ -576,6 +617,7 @@ __all__ = [
     "check_path_simple",
     "check_start_named",
     "check_starts_at_seed",
+    "display_aliases",
     "feedback_text",
     "hop_class_bounds",
     "mentions",

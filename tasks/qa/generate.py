@@ -26,11 +26,13 @@ from gateway.client import LLMGateway
 from schemas.qa import (
     QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
 )  # fmt: skip
-from tasks.qa.candidates import render_candidates, sample_candidate_paths
+from tasks.qa.candidates import explain_no_candidates, render_candidates, sample_candidate_paths
 from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
-from tasks.qa.template_writer import TemplateError, takes_article, write_question
+from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
+from tasks.meaning.profiles import ProfileBook, book_for_graph
+from tasks.qa.template_writer import TemplateError, takes_article, type_noun, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
 
 
@@ -71,8 +73,20 @@ class GenConfig(BaseModel):
         False, description="With the template writer: ask the generator to paraphrase each template question, and "
         "keep the paraphrase only if it passes every check and gate.",
     )  # fmt: skip
+    profiles: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="The user's relation profile entries (key -> the fields they set), from "
+        "`hopforge graph profiles import`; they win over the lexicon and the graph statistics.",
+    )  # fmt: skip
     generator_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 400})
     judge_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
+    meaning_check: Literal["auto", "on", "off"] = Field(
+        "auto", description="Before the judge, ask the verifier to answer each checked question from the path's facts "
+        "alone (with distractors; tasks.qa.meaning_check); another answer rejects it (not_answerable_from_facts). "
+        "auto: on unless the verifier role is the embedded local model.",
+    )  # fmt: skip
+    meaning_max_facts: int = Field(30, ge=1, description="Most lines of the meaning check's fact sheet; the path's "
+                                   "own facts are always on it.")
+    meaning_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
 
 
 # -- structured outputs ---------------------------------------------------------------------------------------------
@@ -257,8 +271,10 @@ def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answ
         edges = path_edges(kg, path)
     except (ValueError, KeyError):  # a broken path has no relations to compare with; the path checks say why
         edges = []
-    gates = question_gates(question, config=cfg.text_gates, names=[*path, answer], sources=prompt_sources(),
-                           descriptions=[e.description for e in edges if e.description])
+    from tasks.meaning.names import gate_names  # the path's names, display forms and class names: not markup
+
+    gates = question_gates(question, config=cfg.text_gates, names=gate_names(kg, [*path, answer]),
+                           sources=prompt_sources(), descriptions=[e.description for e in edges if e.description])
     naming = {"start_named", "answer_hidden", "intermediates_hidden", "no_partial_leak", "no_shortcut"}
     return [v for v in verdicts if v.check not in naming] + gates + [v for v in verdicts if v.check in naming]
 
@@ -274,6 +290,7 @@ class JobResult:
     attempts: list[QAAttempt] = field(default_factory=list)
     qa: QA | None = None
     note: str = ""  # why the job could not start (e.g. no candidate path of that length)
+    note_reason: str = ""  # the note's reason code (``tasks.qa.candidates.NO_PATH_REASONS``), counted in the yields
 
 
 def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode, cfg: GenConfig,
@@ -290,7 +307,7 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
         # The drawn length first; a seed with no path that long still gets a shorter one of its hop class.
         for n in range(n_nodes, lo - 1, -1):
             cands = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
-                                           allowed_nodes=set(ctx.nodes))
+                                           allowed_nodes=set(ctx.nodes), book=profile_book(kg, cfg))
             if cands:
                 break
     return ctx, cands
@@ -340,7 +357,11 @@ async def run_job(
     result = JobResult(seed=seed, hop_class=hop_class, mode=mode)
     ctx, cands = await _prepared(kg, seed, hop_class, mode, cfg, sampling_seed)
     if (mode == "candidates" or cfg.writer == "template") and not cands:
-        result.note = f"no shortcut-free {hop_class}-hop candidate path from {seed.node!r} in its rendered subgraph"
+        # Why not, for the hop class's shortest length (the longer ones were tried first): too shallow, every
+        # path a shortcut, outside the rendered subgraph, ambiguous, a hop the sampler refuses.
+        lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
+        why = explain_no_candidates(kg, seed.node, lo, allowed_nodes=set(ctx.nodes), book=profile_book(kg, cfg))
+        result.note, result.note_reason = why.note(hop_class), why.reason
         return result
     if cfg.writer == "template":
         await _template_attempts(gateway, kg, seed, hop_class, mode, cands, result, run_id=run_id, cfg=cfg,
@@ -372,14 +393,21 @@ def _qa_from(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, a: QAAttempt, 
     )  # fmt: skip
 
 
-def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, seed: int = 0
-                        ) -> list[tuple[CandidatePath, str | None, str]]:
+def profile_book(kg: KnowledgeGraph, cfg: GenConfig | None = None) -> ProfileBook:
+    """The relation profiles a job reads: the user's entries, the lexicon, the graph's statistics."""
+    return book_for_graph(kg, cfg.profiles if cfg is not None else None)
+
+
+def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, seed: int = 0,
+                        book: ProfileBook | None = None) -> list[tuple[CandidatePath, str | None, str]]:
     """``(candidate, question or None, why not)`` for every candidate, the template writer's questions first and
     shortest first (fewer nested clauses read better), the unphrasable ones last. Deterministic."""
+    book = book if book is not None else profile_book(kg)
     out: list[tuple[CandidatePath, str | None, str]] = []
     for c in cands:
         try:
-            q = write_question(c.nodes, c.edges, [_entity_type(kg, n) for n in c.nodes], seed=seed,
+            q = write_question(c.nodes, c.edges, [_type_noun(kg, n) for n in c.nodes], seed=seed, book=book,
+                               names=[_display(kg, c.nodes[0])],
                                start_article=takes_article(c.nodes[0], _texts_around(kg, c.nodes[0])))
             out.append((c, q, ""))
         except TemplateError as exc:
@@ -394,6 +422,25 @@ def _texts_around(kg: KnowledgeGraph, name: str) -> list[str]:
     except KeyError:
         return []
     return [own, *(rel.description for _, rel in kg.neighbors(name)[:200] if rel.description)]
+
+
+def _type_noun(kg: KnowledgeGraph, name: str) -> str:
+    """The node's type noun, read from the graph (an `isa` / `instance of` edge, the importer's type column,
+    LightRAG's entity type)."""
+    try:
+        from tasks.meaning.names import node_type_noun
+    except ImportError:
+        return type_noun(_entity_type(kg, name))
+    return node_type_noun(kg, name)
+
+
+def _display(kg: KnowledgeGraph, name: str) -> str:
+    """How the question writes a node's name: an identifier's readable form, anything else as it is."""
+    try:
+        from tasks.meaning.names import node_display
+    except ImportError:
+        return name
+    return node_display(kg, name)
 
 
 def _entity_type(kg: KnowledgeGraph, name: str) -> str | None:
@@ -428,7 +475,7 @@ async def _template_attempts(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed
     ``template_candidates`` order, each checked and gated like an LLM question (the writer vouches for nothing by
     itself), then judged; at most ``tries`` attempts, stopping at the first accepted one. A job whose candidates
     cannot be phrased at all gets one ``template_unphrasable`` attempt."""
-    ranked = template_candidates(kg, cands, seed=sampling_seed)
+    ranked = template_candidates(kg, cands, seed=sampling_seed, book=profile_book(kg, cfg))
     attempt = first
     for cand, question, why in ranked:
         if attempt >= first + tries:
@@ -475,10 +522,22 @@ def _failure_kind(res: Any) -> str:
 
 async def _finish(gateway: LLMGateway, kg: KnowledgeGraph, base: dict[str, Any], path: list[str], question: str,
                   answer: str, verdicts: list[Verdict], raw: str | None, cfg: GenConfig) -> QAAttempt:
-    """The checked candidate's outcome: rejected by a check or gate, accepted without a judge, or judged."""
+    """The checked candidate's outcome: rejected by a check or gate, by the meaning check (its verdict is stored
+    with the others, so the retry feedback says what the verifier read), accepted without a judge, or judged."""
     common = dict(**base, path=path, question=question, answer=answer, verdicts=verdicts, raw_text=raw)
     if not passed(verdicts):
         return QAAttempt(**common, status="rejected", reject_reason=reject_reason(verdicts))
+    if meaning_enabled(cfg.meaning_check, gateway):
+        meant = await check_meaning(gateway, kg, path, question, answer, max_facts=cfg.meaning_max_facts,
+                                    params=cfg.meaning_params)
+        if meant.verdict is None:
+            # Like the judge's: an endpoint failure (or no valid reply) is not a verdict on the question.
+            what = "meaning check unavailable" if meant.failure_kind in ENDPOINT_FAILURES else "meaning check failed"
+            return QAAttempt(**common, status="rejected", reject_reason="llm_error",
+                             judge_reason=f"{what}: {meant.failure}", failure_kind=meant.failure_kind)
+        common["verdicts"] = [*verdicts, meant.verdict]
+        if not meant.verdict.ok:
+            return QAAttempt(**common, status="rejected", reject_reason="not_answerable_from_facts")
     if not cfg.use_judge:
         return QAAttempt(**common, status="accepted")
     judged = await gateway.structured(

@@ -42,6 +42,7 @@ import numpy as np
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from schemas.config import DEFAULT_MAX_BALL, DEFAULT_MIN_BALL
 from schemas.errors import InputError
 from schemas.qa import Seed
 from tasks.graph.store import gc_paused
@@ -56,8 +57,8 @@ class SeedConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     depth: int = Field(3, ge=1, le=10, description="Radius of the ball, in hops.")
-    min_ball: int = Field(20, ge=1, description="Smallest acceptable ball (centre included).")
-    max_ball: int = Field(400, ge=1, description="Largest acceptable ball (centre included).")
+    min_ball: int = Field(DEFAULT_MIN_BALL, ge=1, description="Smallest acceptable ball (centre included).")
+    max_ball: int = Field(DEFAULT_MAX_BALL, ge=1, description="Largest acceptable ball (centre included).")
     undirected: bool = Field(True, description="Follow relations either way (what a schema-free graph wants).")
 
     @model_validator(mode="after")
@@ -365,8 +366,8 @@ def eligible_seeds(
     kg: KnowledgeGraph,
     *,
     depth: int = 3,
-    min_ball: int = 20,
-    max_ball: int = 400,
+    min_ball: int = DEFAULT_MIN_BALL,
+    max_ball: int = DEFAULT_MAX_BALL,
     undirected: bool = True,
     nodes: Iterable[str] | None = None,
 ) -> list[tuple[str, int]]:
@@ -395,6 +396,72 @@ def eligible_seeds(
             out = [(n, s) for n, s in sizes_of if cfg.min_ball <= s <= cfg.max_ball]
         out.sort(key=lambda t: t[0])  # already in name order: a linear pass
     return out
+
+
+#: How far ``no_seed_reason`` raises the cap to measure the smallest ball when every ball overflows: at most this
+#: many times ``max_ball`` (each search stays bounded by its cap, as in ``eligible_seeds``).
+_OVERFLOW_SEARCH = 64
+
+
+def no_seed_reason(
+    kg: KnowledgeGraph,
+    *,
+    domain: str | None = None,
+    depth: int = 3,
+    min_ball: int = DEFAULT_MIN_BALL,
+    max_ball: int = DEFAULT_MAX_BALL,
+    undirected: bool = True,
+) -> str | None:
+    """Why no node of ``kg`` is an eligible seed (``eligible_seeds`` gives nothing), as one sentence that names
+    the limit, the ball that came nearest and the setting that would admit it; None when some node is eligible.
+
+    Scans the graph again (the work per node bounded by ``max_ball``, as ``eligible_seeds``); a flow calls it only
+    when a domain has no eligible seed. When balls overflow ``max_ball``, the smallest of them is measured with a
+    cap raised step by step up to ``64 * max_ball``; past that, the sentence says "more than" that cap.
+    """
+    cfg = SeedConfig(depth=depth, min_ball=min_ball, max_ball=max_ball, undirected=undirected)
+    where = f" in domain {domain}" if domain else ""
+    n = kg.n_nodes
+    if n == 0:
+        return f"0 nodes qualify as seeds{where}: the graph is empty"
+    scanner = BallScanner.from_graph(kg, undirected=cfg.undirected)
+    with gc_paused():
+        sizes = scanner.sizes(cfg.depth, cfg.max_ball)
+    small = sizes[sizes < cfg.min_ball]
+    large = np.flatnonzero(sizes > cfg.max_ball)
+    if len(small) + len(large) < n:
+        return None
+    head = f"0 of {n} nodes qualify as seeds{where}"
+    ball = f"depth-{cfg.depth} neighbourhood"
+    largest = int(small.max()) if len(small) else 0
+    if len(large):
+        smallest, measured = _smallest_overflow(scanner, large, cfg.depth, cfg.max_ball,
+                                                min(n, _OVERFLOW_SEARCH * cfg.max_ball))  # fmt: skip
+        biggest = f"has {smallest}" if measured else f"has more than {smallest}"
+        hint_max = f"--max-ball {smallest} or higher" if measured else f"--max-ball above {smallest}"
+    if not len(large):
+        return (f"{head}: the largest {ball} has {largest} nodes, below the minimum of {cfg.min_ball} "
+                f"(set --min-ball {largest} or lower, or seeds.min_ball in the configuration)")
+    if not len(small):
+        return (f"{head}: every {ball} has more than the maximum of {cfg.max_ball} nodes, the smallest {biggest} "
+                f"(set {hint_max}, or seeds.max_ball in the configuration)")
+    return (f"{head}: {len(small)} {ball}s are below the minimum of {cfg.min_ball} nodes (the largest of them has "
+            f"{largest}) and {len(large)} above the maximum of {cfg.max_ball} (the smallest of them {biggest}) "
+            f"(set --min-ball {largest} or lower or {hint_max}, or seeds.min_ball / seeds.max_ball in the "
+            "configuration)")
+
+
+def _smallest_overflow(scanner: BallScanner, ids: np.ndarray, depth: int, cap: int, limit: int) -> tuple[int, bool]:
+    """``(size, True)``: the smallest ball among ``ids``, whose balls all hold more than ``cap`` nodes; or
+    ``(limit, False)`` when every one of them holds more than ``limit``. The cap grows fourfold per scan."""
+    while cap < limit:
+        cap = min(4 * cap, limit)
+        with gc_paused():
+            sizes = scanner.sizes(depth, cap, ids)
+        fits = sizes[sizes <= cap]
+        if len(fits):
+            return int(fits.min()), True
+    return limit, False
 
 
 def _rank_key(seed: int, node: str) -> bytes:
@@ -494,4 +561,4 @@ def domain_quotas(
     return quota
 
 
-__all__ = ["BallScanner", "SeedConfig", "domain_quotas", "eligible_seeds", "sample_seeds"]
+__all__ = ["BallScanner", "SeedConfig", "domain_quotas", "eligible_seeds", "no_seed_reason", "sample_seeds"]

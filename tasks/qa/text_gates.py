@@ -21,6 +21,11 @@ check               reject code            rejects
                                            of the path, copied into the question
 ==================  =====================  ==========================================================================
 
+Every gate that reads the question's shape or language (markup, labels, form, language, copies) judges it with
+the entity names it is given (``names``: the path's nodes; ``tasks.meaning.names.gate_names`` adds the graph's
+class names for them) and their display forms blanked out: a graph's own names are not markup, however they are
+written ("element_ion_or_isotope", "dbr:Albert_Einstein", "<Obama>"). Without ``names`` nothing is blanked.
+
 Good questions must pass: numbers ("in 1936", "$5 billion"), names with punctuation ("C++", "C#", "St. Louis",
 "U.S.", "AT&T", "Node.js", "King's College, Cambridge"), quoted titles ("'On Computable Numbers'", a title that
 itself ends in "?"), parentheses, and non-English names inside an English question ("Søren Kierkegaard",
@@ -46,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.errors import InputError
 from schemas.qa import CHECK_CODES, CheckName, Verdict
+from tasks.meaning.names import display_forms
 
 # -- settings ---------------------------------------------------------------------------------------------------------
 
@@ -490,9 +496,10 @@ def question_gates(
     """Every question gate, in ``TEXT_GATE_CHECKS`` order (all run, so retry feedback lists every problem).
     ``names``: the entity names the question may contain (the path's nodes), blanked out for language
     identification; ``sources``: instructions and examples it must not copy, ``descriptions``: the path's relation
-    descriptions it must not restate (``check_not_copied``)."""
+    descriptions it must not restate (``check_not_copied``). An identifier among ``names`` is blanked in its
+    display form too ("element ion or isotope" for ``element_ion_or_isotope``, ``tasks.meaning.names``)."""
     cfg = config or TextGateConfig()
-    names = [n for n in names if n and n.strip()]
+    names = display_forms(names)
     # A node name may itself hold symbols ("Barack_Obama", "<Obama>", "Where Have All the Flowers Gone?"): the
     # shape checks look at the question with the names it may contain replaced by a plain word.
     shaped = blank_names(question, names, "Name")
@@ -534,10 +541,12 @@ def thought_problem(
     listing, or most of one observation's lines copied), ``thought_repetitive`` (a loop), ``thought_wrong_language``.
     """
     t = thought.strip()
-    names = [n for n in names if n and n.strip()]
+    names = display_forms(names)
     # Tags include the model's made-up ones with spaces or hyphens ("<step-by-step reasoning>"); a fenced code
-    # block ("```python") is code, whatever language its comments are in.
-    if re.search(r"</?[A-Za-z][\w -]*>|```|\{\s*\"|\w+\(\s*\w+\s*=|<tool_call>|\[\s*\{", t):
+    # block ("```python") is code, whatever language its comments are in. Entity names are blanked first: a
+    # node named "<Obama>" is not a tag.
+    shaped = blank_names(t, names, "Name") if names else t
+    if re.search(r"</?[A-Za-z][\w -]*>|```|\{\s*\"|\w+\(\s*\w+\s*=|<tool_call>|\[\s*\{", shaped):
         return "thought_markup", "the thought holds tags, code, JSON or tool-call syntax; write plain sentences"
     if len(_TOOL_LINE.findall(t)) >= 3:
         return "thought_pastes_tool_output", "the thought is a numbered listing like a tool result; say what it shows"

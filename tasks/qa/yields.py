@@ -1,6 +1,9 @@
-"""The QA funnel per domain, hop class and mode: seeds -> attempts -> code checks -> judge -> accepted -> dedup.
+"""The QA funnel per domain, hop class and mode: seeds -> attempts -> code checks (with the meaning check) -> judge
+-> accepted -> dedup.
 
-Counts come from the stored attempts and rejects, so the yield report always agrees with the warehouse.
+Counts come from the stored attempts and rejects, so the yield report always agrees with the warehouse. A job that
+ended before any attempt (no candidate path from its seed) counts at the ``seeds`` stage under the reason its note
+gives (``tasks.qa.candidates.NO_PATH_REASONS``: too shallow, every path a shortcut, ambiguous, ...).
 """
 
 from __future__ import annotations
@@ -18,15 +21,18 @@ def funnel(
     attempts: Sequence[QAAttempt],
     accepted_after_dedup: Counter,
     dedup_rejects: Counter,
+    ended_jobs: Counter | None = None,
 ) -> list[QAYield]:
     """Yield rows. ``jobs`` are (domain, hop_class, mode) per started job; ``accepted_after_dedup`` and
-    ``dedup_rejects`` count per (domain, hop_class, mode) and per (domain, hop_class, mode, reason)."""
+    ``dedup_rejects`` count per (domain, hop_class, mode) and per (domain, hop_class, mode, reason);
+    ``ended_jobs`` counts the jobs that ended before any attempt per (domain, hop_class, mode, reason)."""
+    ended_jobs = ended_jobs or Counter()
     rows: list[QAYield] = []
     job_count = Counter(jobs)
     by_key: dict[tuple[str, str, str], list[QAAttempt]] = defaultdict(list)
     for a in attempts:
         by_key[(a.domain, a.hop_class, a.mode)].append(a)
-    keys = sorted(set(job_count) | set(by_key))
+    keys = sorted(set(job_count) | set(by_key) | {k[:3] for k in ended_jobs})
     for key in keys:
         domain, hop, mode = key
         atts = by_key.get(key, [])
@@ -42,6 +48,9 @@ def funnel(
             QAYield(**base, stage="accepted", count=len({a.seed for a in judged_ok})),
             QAYield(**base, stage="dedup", count=accepted_after_dedup.get(key, 0)),
         ]
+        for (d, h, m, reason), n in sorted(ended_jobs.items()):
+            if (d, h, m) == key and n:
+                rows.append(QAYield(**base, stage="seeds", count=n, reason=reason))
         reasons = Counter(a.reject_reason for a in atts if a.reject_reason)
         for reason, n in sorted(reasons.items()):
             stage = "generated" if reason in _NOT_GENERATED else ("judge" if reason == "judge_invalid" else "checks")
@@ -54,7 +63,9 @@ def funnel(
     return rows
 
 
-#: Every code a code check or text gate rejects with: those attempts were generated but stopped at "checks".
+#: Every code a code check, text gate or the meaning check (``tasks.qa.meaning_check``, the verifier answering
+#: from the path's facts alone, before the judge) rejects with: those attempts were generated but stopped at
+#: "checks" (``not_answerable_from_facts`` is counted there, not as a judge verdict).
 _CHECK_CODES = frozenset(CHECK_CODES.values())
 #: No question came out: the LLM gave nothing usable, or the template writer could not phrase any candidate.
 _NOT_GENERATED = frozenset({"llm_error", "template_unphrasable"})

@@ -1,0 +1,718 @@
+"""A relation label read as English: its words, its shape, and the surface forms and counts that follow.
+
+``profile_from_label(label)`` splits a label into words (snake_case, camelCase, Freebase-style dotted names, URIs
+and prefixed names, Wikidata-style prose), decides whether they are English at all (every word known to
+lemminflect or listed in the lexicon; a token with digits or an unknown code makes the label opaque), recognises
+its shape and writes ``SurfaceForms`` (``schemas.meaning``) from it with lemminflect (verb lemmas and inflections)
+and inflect (articles, singulars). The counts and symmetry come from the lexicon (``tasks.meaning.lexicon``), never
+from the shape alone. The shapes:
+
+- active verb phrase, any tense, with a particle or preposition and object words: "wrote", "studied at",
+  "flows through", "co-founded", "border", "has won", "developed a vaccine against", "interacts_with";
+- passive with its agent: "founded by", "was written by" (the stored object is the agent: "{o} founded {s}");
+- copula with a participle or an adjective: "is located in", "born_in", "is made from", "adjacent to";
+- "<noun> of": "ingredient_of", "is a species of", "is the capital of" (the subject is the noun);
+- a bare noun or "has <noun>": "author", "birthPlace", "place_of_birth", "hasPart" (the object is the noun:
+  ``Hamlet author Shakespeare``).
+
+A label whose words are English but whose shape is not one of these, or reads two ways, gets ``forms=None`` with
+evidence saying why: a form that could read backwards is never guessed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+
+import inflect
+from lemminflect import getAllInflections, getAllLemmas, getAllLemmasOOV, getInflection
+
+from schemas.meaning import Count, Evidence, RelationProfile, SurfaceForms, relation_key
+from tasks.meaning.lexicon import Lexicon, NounEntry, VerbEntry, load_lexicon
+
+# -- closed-class grammar words (not meaning: the meaning of labels lives in lexicon.yaml) ----------------------------
+
+_PREPS = frozenset(
+    "about above across after against along alongside amid among around as at before behind below beneath beside "
+    "besides between beyond by despite down during for from in inside into like near of off on onto out outside "
+    "over past per since than through throughout till to toward towards under underneath until up upon via with "
+    "within without".split()
+)
+_ARTICLES = frozenset({"a", "an", "the"})
+_DETERMINERS = _ARTICLES | frozenset("this that these those its their his her our my your some any each every no "
+                                     "own".split())
+_BE = {"is": ("present", False), "are": ("present", True), "was": ("past", False), "were": ("past", True),
+       "be": ("present", True)}  # fmt: skip
+_HAVE = {"has": False, "have": True, "had": False}
+_FUNCTION = _PREPS | _DETERMINERS | frozenset(_BE) | frozenset(_HAVE) | frozenset(
+    "been being do does did and or not nor one whose which who what".split())
+_PREFIXES = frozenset("co re pre non un sub self anti multi inter intra post over under counter".split())
+_ORDINALS = frozenset("first last only second third sole".split())
+
+_ENGINE = inflect.engine()
+
+
+# -- words ------------------------------------------------------------------------------------------------------------
+
+
+def _last_segment(text: str) -> str:
+    """The local name of a URI ("http://schema.org/birthPlace"), a prefixed name ("dbo:birthPlace") or a dotted
+    Freebase-style name ("people.person.place_of_birth"); other text unchanged."""
+    if re.match(r"^[a-z][a-z0-9+.-]*://", text, re.I) or ("/" in text and " " not in text):
+        text = re.split(r"[/#]", text.rstrip("/#"))[-1]
+    m = re.fullmatch(r"[A-Za-z][\w-]*:([A-Za-z_][\w.-]*)", text)
+    if m is not None:
+        text = m.group(1)
+    if "." in text and " " not in text:
+        text = text.strip(".").rsplit(".", 1)[-1]
+    return text
+
+
+def label_words(label: str) -> list[str]:
+    """The words of a label: the local name of a URI or dotted name, underscores as spaces, camel case split.
+    Machine-style labels (no spaces) are lower-cased; a prose label keeps its case past the first word, so names
+    inside it ("defeated Pompey at") stay names."""
+    text = _last_segment(label.strip())
+    machine = " " not in text
+    text = text.replace("_", " ")
+    if machine:
+        text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+        text = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", text)
+    words = text.split()
+    if machine:
+        return [w.lower() for w in words]
+    if words and words[0][:1].isupper() and words[0][1:].islower():
+        words[0] = words[0].lower()
+    return words
+
+
+def _is_name(word: str) -> bool:
+    return len(word) >= 2 and word[0].isupper() and word[1:].islower() and word.isalpha()
+
+
+def _known(word: str) -> bool:
+    return bool(getAllLemmas(word)) or bool(getAllLemmas(word.lower()))
+
+
+def _english(word: str, lexicon: Lexicon) -> bool:
+    w = word.casefold()
+    if w in _FUNCTION or lexicon.knows_word(w):
+        return True
+    if not re.fullmatch(r"[a-z]+(?:['’-][a-z]+)*", w):
+        return False
+    if "-" in w:
+        parts = w.split("-")
+        return all(p in _PREFIXES or _english(p, lexicon) for p in parts)
+    return _known(w) or _oov_verb(w) is not None
+
+
+def _oov_verb(word: str) -> str | None:
+    """The lemma of an inflected verb form lemminflect's dictionary lacks ("flavoured"), when that lemma is itself
+    a known word."""
+    if not word.endswith(("ed", "es", "s")) or len(word) < 5:
+        return None
+    for lemma in getAllLemmasOOV(word, upos="VERB").get("VERB", ()):
+        if lemma != word and (_known(lemma) or any(lemma.startswith(p) and len(lemma) > len(p) + 2
+                                                   and _known(lemma[len(p):]) for p in _PREFIXES)):
+            return lemma
+    return None
+
+
+# -- verbs ------------------------------------------------------------------------------------------------------------
+
+
+def _split_prefix(word: str) -> tuple[str, str]:
+    if "-" in word:
+        pre, _, core = word.rpartition("-")
+        return pre + "-", core
+    return "", word
+
+
+@functools.lru_cache(maxsize=8192)
+def _verb_readings(word: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``(lemma, tags)`` for each reading of ``word`` as a verb form (Penn tags VB, VBD, VBN, VBZ, VBG)."""
+    prefix, core = _split_prefix(word.lower())
+    out: list[tuple[str, frozenset[str]]] = []
+    lemmas = list(getAllLemmas(core, upos="VERB").get("VERB", ()))
+    oov = _oov_verb(core) if not lemmas and "ADJ" in getAllLemmas(core) or not getAllLemmas(core) else None
+    if oov is not None:
+        lemmas.append(oov)
+    for lemma in lemmas:
+        infl = dict(getAllInflections(lemma, upos="VERB"))
+        infl.setdefault("VBN", infl.get("VBD", ()))  # the tables leave out a participle that is the past tense
+        tags = {t for t, forms in infl.items() if core in forms and t != "VBP"}
+        if core == lemma:
+            tags.add("VB")
+        if not tags:  # a spelling the tables lack ("modelled"): read the suffix
+            if core.endswith("ed"):
+                tags = {"VBD", "VBN"}
+            elif core.endswith("ing"):
+                tags = {"VBG"}
+            elif core.endswith("s"):
+                tags = {"VBZ"}
+        if tags:
+            out.append((prefix + lemma, frozenset(tags)))
+    return tuple(out)
+
+
+def _inflect(lemma: str, tag: str) -> str:
+    prefix, core = _split_prefix(lemma)
+    if core == "be":
+        return {"VB": "be", "VBD": "was", "VBN": "been", "VBZ": "is", "VBG": "being"}[tag]
+    infl = getAllInflections(core, upos="VERB")
+    forms = infl.get(tag) or (infl.get("VBD") if tag == "VBN" else None)
+    if not forms:
+        forms = getInflection(core, tag=tag)
+    return prefix + (forms[0] if forms else core)
+
+
+def _is_noun(word: str) -> bool:
+    lem = getAllLemmas(word.lower())
+    return "NOUN" in lem or "PROPN" in lem
+
+
+def _singular(noun: str) -> str:
+    """The singular of the last word of a noun phrase ("castrated males" -> "castrated male")."""
+    *head, last = noun.split()
+    if last.lower() in _FUNCTION:
+        return noun
+    lem = getAllLemmas(last.lower()).get("NOUN")
+    if lem and lem[0] == last.lower():
+        return noun
+    if lem:
+        one = lem[0]
+    else:
+        one = _ENGINE.singular_noun(last) or last  # type: ignore[assignment]
+        if one != last and not _known(str(one)):
+            one = last
+    return " ".join([*head, str(one)])
+
+
+def _with_article(article: str, noun: str) -> str:
+    if article in ("a", "an"):
+        return _ENGINE.a(noun)
+    if article == "none":
+        return noun
+    return f"{article} {noun}"
+
+
+def _join(*parts: str) -> str:
+    return " ".join(" ".join(p for p in parts if p).split())
+
+
+# -- shapes -----------------------------------------------------------------------------------------------------------
+
+
+class _Unreadable(Exception):
+    """The words are English but their shape is not one we can put into forms safely; the message says why."""
+
+
+@dataclass
+class _Reading:
+    forms: SurfaceForms
+    shape: str  # a short description for the evidence
+    kind: str  # "verb" or "noun": the lexicon section the counts come from
+    keys: list[str]  # lexicon phrases to try, best first
+    swap: bool = False  # the lexicon entry counts the other direction (passive agent, bare noun)
+    default_tense: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _ends_open(rest: list[str]) -> bool:
+    """Whether words after a verb can be followed directly by the object: nothing, a final preposition or
+    particle, or one verb or adjective ("began building", "helped record", "made possible")."""
+    if not rest:
+        return True
+    last = rest[-1].lower()
+    if last in _PREPS:
+        return True
+    if last in _DETERMINERS or last in _FUNCTION:
+        return False
+    lem = getAllLemmas(last)
+    if len(rest) == 1:  # "helped record", "made possible", "began building"
+        return "VERB" in lem or "ADJ" in lem
+    if rest[-2].lower() == "to" and "VERB" in lem:  # "is used to make", "aimed to replace"
+        return True
+    return last.endswith("ing") and "VERB" in lem
+
+
+def _tense_of(tags: frozenset[str]) -> tuple[str, bool] | None:
+    """(tense, plural) of a finite verb form; None for a participle or gerund."""
+    if "VBD" in tags:
+        return "past", False
+    if "VBZ" in tags:
+        return "present", False
+    if "VB" in tags:
+        return "present", True
+    return None
+
+
+def _active(lemma: str, word: str, tags: frozenset[str], tense: str, plural: bool, adverbs: list[str],
+            rest: list[str]) -> _Reading:
+    """An active verb phrase: "wrote", "flows through", "has won", "border", "developed a vaccine against"."""
+    if not _ends_open(rest):
+        raise _Unreadable(f"the object would follow {rest[-1]!r} with no preposition before it "
+                          f"({' '.join([word, *rest])!r})")
+    adv = " ".join(adverbs)
+    tail = " ".join(rest)
+    base = _inflect(lemma, "VB")
+    part = word if "VBN" in tags and tense == "perfect" else _inflect(lemma, "VBN")
+    if tense == "past":
+        finite = finite_sg = word if "VBD" in tags else _inflect(lemma, "VBD")
+        aux, passive_be = "did", "was"
+        asked = base
+    elif tense == "present":
+        finite = word if not plural else base
+        finite_sg = _inflect(lemma, "VBZ")
+        aux, passive_be = ("do" if plural else "does"), ("are" if plural else "is")
+        asked = base
+    else:  # perfect
+        have = "have" if plural else "has"
+        finite, finite_sg = f"{have} {part}", f"has {part}"
+        aux, passive_be = have, "has been"
+        asked = part
+    ask_object = [f"{{wh}} {_join(aux, '{s}', adv, asked, tail)}?"]
+    object_clause = [f"{{the}} {{that}} {_join('{s}', adv, finite, tail)}"]
+    if not rest:  # a transitive verb: the object can be told by a passive ("the work written by X")
+        be = "was" if tense == "past" else ("is" if tense == "present" else "has been")
+        ask_object.append(f"{{wh}} {_join(be, adv, part)} by {{s}}?")
+        object_clause.insert(0, f"{{the}} {_join(adv, part)} by {{s}}")
+    del passive_be
+    forms = SurfaceForms(
+        statement=_join("{s}", adv, finite, tail, "{o}"),
+        ask_object=ask_object,
+        object_clause=object_clause,
+        ask_subject=[f"{{wh}} {_join(adv, finite_sg, tail)} {{o}}?"],
+        subject_clause=[f"{{the}} {{that}} {_join(adv, finite_sg, tail)} {{o}}"],
+    )
+    keys = [_join(lemma, tail)]
+    prefix, core = _split_prefix(lemma)
+    if prefix:
+        keys.append(_join(core, tail))
+    what = {"past": "past", "present": "present plural" if plural else "present", "perfect": "perfect"}[tense]
+    return _Reading(forms, f"active {what} verb {base!r}" + (f" with {tail!r}" if tail else ""), "verb", keys)
+
+
+def _passive_agent(lemma: str, part: str, tense: str, adverbs: list[str], explicit_be: bool) -> _Reading:
+    """A passive with its agent: "founded by", "was written by", "is supported by" ({o} is the agent)."""
+    adv = " ".join(adverbs)
+    if tense == "past":
+        active, be, aux = _inflect(lemma, "VBD"), "was", "did"
+    else:
+        active, be, aux = _inflect(lemma, "VBZ"), "is", "does"
+    base = _inflect(lemma, "VB")
+    forms = SurfaceForms(
+        statement=_join("{o}", adv, active, "{s}"),
+        ask_object=[f"{{wh}} {_join(adv, active)} {{s}}?"],
+        object_clause=[f"{{the}} {{that}} {_join(adv, active)} {{s}}"],
+        ask_subject=[f"{{wh}} {_join(be, adv, part)} by {{o}}?", f"{{wh}} {_join(aux, '{o}', adv, base)}?"],
+        subject_clause=[f"{{the}} {_join(adv, part)} by {{o}}", f"{{the}} {{that}} {_join(be, adv, part)} by {{o}}",
+                        f"{{the}} {{that}} {_join('{o}', adv, active)}"],
+    )
+    how = "with 'is'/'was'" if explicit_be else "without an auxiliary"
+    return _Reading(forms, f"passive of {base!r} with its agent ({how}): the object is the agent", "verb",
+                    [lemma, _split_prefix(lemma)[1]], swap=True)
+
+
+def _copula(be: str, plural: bool, rest: list[str], key_rest: list[str]) -> _Reading:
+    """A copula with a participle, an adjective or a preposition: "is located in", "was born in", "is rich in"."""
+    if not _ends_open(rest) and not (len(rest) >= 1 and "VBN" in {t for _, ts in _verb_readings(rest[-1]) for t in ts}):
+        raise _Unreadable(f"the object would follow {rest[-1]!r} with no preposition before it "
+                          f"({' '.join([be, *rest])!r})")
+    tail = " ".join(rest)
+    sg = {"are": "is", "were": "was"}.get(be, be)
+    reduced = rest[0].lower() not in _PREPS  # "the city located in X", "the food rich in iron"; not "the X near Y"
+    subject_clause = [f"{{the}} {{that}} {sg} {tail} {{o}}"]
+    if reduced:
+        subject_clause.append(f"{{the}} {tail} {{o}}")
+    forms = SurfaceForms(
+        statement=f"{{s}} {be} {tail} {{o}}",
+        ask_object=[f"{{wh}} {be} {{s}} {tail}?"],
+        object_clause=[f"{{the}} {{that}} {{s}} {be} {tail}"],
+        ask_subject=[f"{{wh}} {sg} {tail} {{o}}?"],
+        subject_clause=subject_clause,
+    )
+    return _Reading(forms, f"copula {be!r} with {tail!r}", "verb", [_join("be", " ".join(key_rest))])
+
+
+def _noun_of(be: str, plural: bool, article: str | None, noun: str, prep: str, lexicon: Lexicon,
+             modifiers: list[str]) -> _Reading:
+    """ "<noun> of": the subject is the noun ("lipid ingredient_of drug": "lipid is an ingredient of drug").
+    ``article`` is the one the label writes ("a", "the", "none" for "was king of"), None when the label has no
+    copula ("ingredient_of"): then the lexicon's, or "the" when one thing has one <noun>, else "a"/"an"."""
+    one = _singular(noun)
+    head = one.split()[-1]
+    entry = lexicon.noun(one) if modifiers else (lexicon.noun(one) or lexicon.noun(head))
+    computed = "a"
+    if entry is not None and entry.article is not None:
+        computed = entry.article
+    elif entry is not None and entry.subjects_per_object == "one":
+        computed = "the"
+    written = article if article is not None else computed
+    single = written if not plural else (computed if article in (None, "none") else written)
+    np_sg = _with_article(single, one)
+    np_label = _with_article(written, noun) if not plural else (noun if written == "none" else f"{written} {noun}")
+    sg = {"are": "is", "were": "was"}.get(be, be)
+    have = "had" if sg == "was" else "has"
+    present = sg == "is"
+    bare = single == "none" and article == "none" and not (entry is not None and entry.article == "none")
+    as_np = f"its {one}" if single == "the" else (one if bare else _ENGINE.a(one))  # "as king", "as a part"
+    ask_object = [f"{{wh}} {be} {{s}} {np_label} {prep}?"]
+    object_clause = []
+    if prep == "of" and not plural:
+        ask_object.append(f"{{wh}} {have} {{s}} as {as_np}?")
+        if single == "the":
+            object_clause.append(f"{{the}} whose {one} {sg} {{s}}")
+        object_clause.append(f"{{the}} {{that}} {have} {{s}} as {as_np}")
+    object_clause.append(f"{{the}} {{that}} {{s}} {be} {np_label} {prep}")
+    subject_clause = [f"{{the}} {{that}} {sg} {np_sg} {prep} {{o}}"]
+    if single == "the" and (present or (modifiers and modifiers[0] in _ORDINALS)):
+        subject_clause.append(f"the {one} {prep} {{o}}")
+    forms = SurfaceForms(
+        statement=f"{{s}} {be} {np_label} {prep} {{o}}",
+        ask_object=ask_object,
+        object_clause=object_clause,
+        ask_subject=[f"{{wh}} {sg} {np_sg} {prep} {{o}}?"],
+        subject_clause=subject_clause,
+    )
+    keys = [one] if modifiers else [one, head]
+    if prep != "of":
+        keys = [f"{k} {prep}" for k in keys]
+    return _Reading(forms, f"'<noun> {prep}' with noun {one!r} (the subject is the {one})", "noun", keys,
+                    extra={"article": single})
+
+
+def _noun_head(words: list[str]) -> bool:
+    """Whether ``words`` (before a final preposition) are a plain noun phrase whose last word is a noun and not
+    a participle or an adjective ("king", "castrated males", "part"; not "located", "rich", "native")."""
+    if not words or any(w.lower() in _FUNCTION for w in words):
+        return False
+    head = words[-1].lower()
+    lem = getAllLemmas(head)
+    if "NOUN" not in lem and not (_is_name(words[-1]) and len(words) == 1):
+        return False
+    return not any("VBN" in tags for _, tags in _verb_readings(head))
+
+
+def _bare_noun(noun: str, lexicon: Lexicon, has: bool) -> _Reading:
+    """A bare noun or "has <noun>": the object is the noun of the subject ("Hamlet author Shakespeare")."""
+    one = _singular(noun)
+    entry = lexicon.noun(one) or lexicon.noun(one.split()[-1])
+    if entry is not None and entry.article is not None:
+        article = entry.article
+    elif entry is not None and entry.subjects_per_object == "many":
+        article = "a"
+    else:
+        article = "the"
+    np = _with_article(article, one)
+    as_np = f"its {one}" if article == "the" else _ENGINE.a(one)
+    if article == "the":
+        object_clause = [f"the {one} of {{s}}", f"{{the}} {{that}} is the {one} of {{s}}"]
+        subject_clause = [f"{{the}} whose {one} is {{o}}", f"{{the}} {{that}} has {{o}} as its {one}"]
+    else:
+        object_clause = [f"{{the}} {{that}} is {np} of {{s}}"]
+        subject_clause = [f"{{the}} {{that}} has {{o}} as {as_np}"]
+    forms = SurfaceForms(
+        statement=f"{{o}} is {np} of {{s}}",
+        ask_object=[f"{{wh}} is {np} of {{s}}?"],
+        object_clause=object_clause,
+        ask_subject=[f"{{wh}} has {{o}} as {as_np}?"],
+        subject_clause=subject_clause,
+    )
+    what = "'has <noun>'" if has else "bare noun"
+    return _Reading(forms, f"{what} {one!r} (the object is the {one} of the subject)", "noun", [one, one.split()[-1]],
+                    swap=True, extra={"article": article})
+
+
+def _one_of(be: str, rest: list[str]) -> _Reading:
+    """ "is one of the": the object names a group ("barley is one of the founder crops")."""
+    sg = {"are": "is", "were": "was"}.get(be, be)
+    tail = " ".join(rest)
+    if sg != be:
+        raise _Unreadable("a plural subject cannot be 'one of' a group")
+    forms = SurfaceForms(
+        statement=f"{{s}} {be} {tail} {{o}}",
+        ask_object=[f"{{wh}} {be} {{s}} one of?"],
+        object_clause=[f"{{the}} {{that}} {{s}} {be} one of"],
+        ask_subject=[f"{{wh}} {sg} {tail} {{o}}?"],
+        subject_clause=[f"{{the}} {{that}} {sg} {tail} {{o}}"],
+    )
+    return _Reading(forms, f"{be!r} {tail!r}: the object names a group the subject is one of", "verb",
+                    [_join("be", tail)])
+
+
+def _noun_phrase(words: list[str]) -> bool:
+    """Whether ``words`` read as a noun phrase ("author", "birth place", "place of birth", "parent organization")."""
+    if not words or words[-1].lower() in _FUNCTION or not _is_noun(words[-1]):
+        return False
+    return all(w.lower() in {"of"} or (w.lower() not in _FUNCTION and bool(getAllLemmas(w.lower())))
+               for w in words)
+
+
+def _read(words: list[str], lexicon: Lexicon) -> _Reading:
+    """The shape of a label's words (module docstring); ``_Unreadable`` when none fits safely."""
+    low = [w.lower() for w in words]
+    n = len(low)
+    first = low[0]
+    # copula: "is located in", "was a member of", "is the capital of", "were spread by"
+    if first in _BE and n >= 2:
+        tense, plural = _BE[first]
+        be = first if first != "be" else "is"
+        rest, rlow = words[1:], low[1:]
+        if rlow[0] in _ARTICLES:
+            if n < 4 or rlow[-1] not in _PREPS:
+                raise _Unreadable(f"'{' '.join(words)}' has no preposition before the object")
+            noun_words = rest[1:-1]
+            if any(w.lower() in _FUNCTION for w in noun_words):
+                raise _Unreadable(f"'{' '.join(noun_words)}' is not a plain noun phrase")
+            modifiers = [w.lower() for w in noun_words[:-1]]
+            return _noun_of(be, plural, rlow[0], " ".join(noun_words), rlow[-1], lexicon, modifiers)
+        if rlow[:2] == ["one", "of"]:
+            return _one_of(be, rest)
+        if len(rlow) >= 2 and rlow[-1] in _PREPS and _noun_head(rest[:-1]) and (
+                rlow[-1] == "of" or "ADJ" not in getAllLemmas(rlow[-2])):  # "was king of", "is part of"
+            return _noun_of(be, plural, "none", " ".join(rest[:-1]), rlow[-1], lexicon,
+                            [w.lower() for w in rest[:-2]])
+        adverbs, i = [], 0
+        while i < len(rlow) - 1 and _adverb(rlow[i]):
+            adverbs.append(rlow[i])
+            i += 1
+        if len(rlow) - i == 2 and rlow[-1] == "by":
+            lemma = _participle_lemma(rlow[i])
+            if lemma is not None:
+                return _passive_agent(lemma, rlow[i], tense if first != "be" else "present", adverbs, True)
+        return _copula(be, plural, rest, [w for w in rlow if not _adverb(w)])
+    # perfect or "has <noun>"
+    if first in _HAVE and n >= 2:
+        second = low[1]
+        readings = _verb_readings(second)
+        if any("VBN" in tags for _, tags in readings) and not lexicon.noun(_singular(" ".join(low[1:]))):
+            lemma = next(lem for lem, tags in readings if "VBN" in tags)
+            tags = next(tags for lem, tags in readings if "VBN" in tags)
+            return _active(lemma, words[1], tags, "perfect", _HAVE[first], [], words[2:])
+        if _noun_phrase(words[1:]):
+            return _bare_noun(" ".join(low[1:]), lexicon, has=True)
+        raise _Unreadable(f"'{' '.join(words)}' is neither a perfect verb nor 'has <noun>'")
+    # leading adverbs: "first classified", "independently proposed"
+    adverbs, i = [], 0
+    while i < n - 1 and _adverb(low[i]):
+        adverbs.append(low[i])
+        i += 1
+    word, rest, rlow = words[i], words[i + 1:], low[i + 1:]
+    wlow = word.lower()
+    readings = _verb_readings(wlow)
+    tail = " ".join(rlow)
+    # what the lexicon says the phrase is
+    verb_listed = [(lem, tags) for lem, tags in readings
+                   if lexicon.verb(_join(lem, tail)) or lexicon.verb(_join(_split_prefix(lem)[1], tail))]
+    be_listed = [(lem, tags) for lem, tags in readings if "VBN" in tags and lexicon.verb(_join("be", wlow, tail))]
+    if not be_listed and not readings and lexicon.verb(_join("be", wlow, tail)):
+        be_listed = [(wlow, frozenset({"ADJ"}))]
+    noun_text = " ".join(low[i:])
+    if not adverbs:
+        if rlow and rlow[-1] in _PREPS and len(rlow) >= 1 and lexicon.noun(_singular(" ".join(low[:-1]))) \
+                and not verb_listed and not be_listed:
+            return _noun_of("is", False, None, " ".join(low[:-1]), rlow[-1], lexicon, [])
+        if lexicon.noun(_singular(noun_text)) and not verb_listed and not be_listed:
+            return _bare_noun(noun_text, lexicon, has=False)
+    if be_listed:
+        entry = lexicon.verb(_join("be", wlow, tail))
+        be = "was" if entry is not None and entry.tense == "past" else "is"
+        return _copula(be, False, words[i:], low[i:])
+    if rlow == ["by"]:
+        lemma = _participle_lemma(wlow)
+        if lemma is not None:
+            entry = lexicon.verb(lemma)
+            tense = entry.tense if entry is not None and entry.tense else "past"
+            return _passive_agent(lemma, wlow, tense, adverbs, False)
+    if verb_listed:
+        lemma, tags = verb_listed[0]
+        return _finite(lemma, word, tags, adverbs, rest)
+    if readings:
+        finite = [(lem, tags) for lem, tags in readings if tags & {"VBD", "VBZ"}]
+        base = [(lem, tags) for lem, tags in readings if "VB" in tags]
+        participle = [(lem, tags) for lem, tags in readings if tags == frozenset({"VBN"})]
+        noun = _is_noun(wlow) and not finite
+        if finite:
+            return _finite(finite[0][0], word, finite[0][1], adverbs, rest)
+        if participle and not base:  # "born in", "written in": a participle only, read with a copula
+            return _copula("is", False, words[i:], low[i:])
+        if base and noun:
+            if rlow and rlow[-1] == "of" and not adverbs:
+                return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [])
+            if not rlow:
+                raise _Unreadable(f"{word!r} reads as a noun or as a verb; the lexicon lists neither")
+            if _noun_phrase(words[i:]) and not adverbs:
+                return _bare_noun(noun_text, lexicon, has=False)
+        if base:
+            return _finite(base[0][0], word, base[0][1], adverbs, rest)
+        raise _Unreadable(f"{word!r} is not a finite verb")
+    if adverbs:
+        raise _Unreadable(f"no verb after {' '.join(adverbs)!r}")
+    lem = getAllLemmas(wlow)
+    if "ADJ" in lem and "NOUN" not in lem and rlow and rlow[-1] in _PREPS:  # "adjacent to", "rich in"
+        return _copula("is", False, words, low)
+    if rlow and rlow[-1] in _PREPS and all(w not in _FUNCTION for w in low[:-1]) and _is_noun(low[-2]):
+        return _noun_of("is", False, None, " ".join(low[:-1]), rlow[-1], lexicon, [])
+    if _noun_phrase(words):
+        return _bare_noun(" ".join(low), lexicon, has=False)
+    raise _Unreadable(f"'{' '.join(words)}' is not a verb phrase, a copula phrase or a noun phrase")
+
+
+def _finite(lemma: str, word: str, tags: frozenset[str], adverbs: list[str], rest: list[str]) -> _Reading:
+    t = _tense_of(tags)
+    if t is None:
+        raise _Unreadable(f"{word!r} is not a finite verb form")
+    return _active(lemma, word, tags, t[0], t[1], adverbs, rest)
+
+
+def _adverb(word: str) -> bool:
+    lem = getAllLemmas(word)
+    return "ADV" in lem and "VERB" not in lem and word not in _PREPS and word not in _FUNCTION and (
+        word.endswith("ly") or word in _ORDINALS or word in {"also", "later", "once", "jointly", "originally"}
+    )
+
+
+def _participle_lemma(word: str) -> str | None:
+    for lemma, tags in _verb_readings(word):
+        if "VBN" in tags:
+            return lemma
+    return None
+
+
+# -- the profile ------------------------------------------------------------------------------------------------------
+
+
+def _lookup(reading: _Reading, lexicon: Lexicon) -> tuple[str, VerbEntry | NounEntry] | None:
+    table = lexicon.verb if reading.kind == "verb" else lexicon.noun
+    for key in reading.keys:
+        entry = table(key)
+        if entry is not None:
+            return key, entry
+    return None
+
+
+def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationProfile:
+    """The meaning of ``label`` as far as its words and the lexicon tell (module docstring): ``words``,
+    ``forms``, the counts and symmetry, with evidence for every field."""
+    lex = lexicon if lexicon is not None else load_lexicon()
+    key = relation_key(label)
+    ev: dict[str, Evidence] = {}
+    entry = lex.label(label)
+    local = _last_segment(label.strip())
+    if entry is None and local != label.strip():
+        entry = lex.label(local)
+    counts: dict[str, object] = {}
+    reads_text = None
+    if entry is not None:
+        where = f"label {key!r} in lexicon labels"
+        for name in ("objects_per_subject", "subjects_per_object"):
+            if getattr(entry, name) != "unknown":
+                counts[name] = (getattr(entry, name), Evidence(source="lexicon", detail=f"{where}: "
+                                                                f"{getattr(entry, name)}"))
+        if "symmetric" in entry.model_fields_set:
+            counts["symmetric"] = (entry.symmetric, Evidence(source="lexicon", detail=f"{where}: "
+                                                             f"symmetric={str(entry.symmetric).lower()}"))
+        if entry.opaque:
+            return _profile(key, label, False, None, counts, {
+                "words": Evidence(source="lexicon", detail=f"{where}: a code with no English reading"),
+                "forms": Evidence(source="lexicon", detail=f"{where}: a code with no English reading")})
+        if entry.forms is not None:
+            ev["words"] = Evidence(source="lexicon", detail=f"{where}")
+            ev["forms"] = Evidence(source="lexicon", detail=f"{where}: explicit forms")
+            reading = None
+            if entry.reads:
+                reading = _reading_or_none(label_words(entry.reads), lex)[0]
+            return _profile(key, label, True, entry.forms, _merge(counts, reading, lex), ev)
+        reads_text = entry.reads
+    words = label_words(reads_text) if reads_text else label_words(label)
+    if not words:
+        return _profile(key, label, False, None, counts, {
+            "words": Evidence(source="morphology", detail="the label has no words"),
+            "forms": Evidence(source="morphology", detail="the label has no words")})
+    if reads_text is None:
+        prose = " " in local
+        for w in words:
+            if not _english(w, lex) and not (prose and _is_name(w)):
+                why = f"{w!r} is not an English word" if not re.search(r"\d", w) else \
+                    f"{w!r} is a code, not an English word"
+                return _profile(key, label, False, None, counts, {
+                    "words": Evidence(source="morphology", detail=why),
+                    "forms": Evidence(source="morphology", detail=f"{why}: the label cannot be put into words")})
+        ev["words"] = Evidence(source="morphology", detail=f"English words: {' '.join(words)!r}")
+    else:
+        ev["words"] = Evidence(source="lexicon", detail=f"label {key!r} in lexicon labels reads {reads_text!r}")
+    reading, why = _reading_or_none(words, lex)
+    if reading is None:
+        ev["forms"] = Evidence(source="morphology", detail=f"no safe reading: {why}")
+        return _profile(key, label, True, None, _merge(counts, None, lex), ev)
+    src = "lexicon" if reads_text else "morphology"
+    prefix = f"label {key!r} reads {reads_text!r}: " if reads_text else ""
+    ev["forms"] = Evidence(source=src, detail=prefix + reading.shape)
+    return _profile(key, label, True, reading.forms, _merge(counts, reading, lex), ev)
+
+
+def _reading_or_none(words: list[str], lex: Lexicon) -> tuple[_Reading | None, str]:
+    try:
+        return _read(words, lex), ""
+    except _Unreadable as exc:
+        return None, str(exc)
+
+
+def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) -> dict[str, object]:
+    """Counts from the label entry (already in ``counts``) over those of the reading's lexicon entry."""
+    out = dict(counts)
+    found = _lookup(reading, lex) if reading is not None else None
+    if found is not None and reading is not None:
+        phrase, entry = found
+        ops, spo = entry.objects_per_subject, entry.subjects_per_object
+        if reading.swap:
+            ops, spo = spo, ops
+        section = "verbs" if reading.kind == "verb" else "nouns"
+        turn = " (read the other way)" if reading.swap else ""
+        what = f"{reading.kind} {phrase!r} in lexicon {section}: {entry.objects_per_subject}/" \
+               f"{entry.subjects_per_object}{turn}"
+        if ops != "unknown":
+            out.setdefault("objects_per_subject", (ops, Evidence(source="lexicon", detail=what)))
+        if spo != "unknown":
+            out.setdefault("subjects_per_object", (spo, Evidence(source="lexicon", detail=what)))
+        if "symmetric" in entry.model_fields_set:
+            out.setdefault("symmetric", (entry.symmetric, Evidence(source="lexicon", detail=what)))
+    elif reading is not None and reading.kind == "noun" and reading.extra.get("article") == "the" \
+            and not reading.swap and any(w in _ORDINALS for w in reading.keys[0].split()):
+        out.setdefault("subjects_per_object", ("one", Evidence(
+            source="morphology", detail=f"'the {reading.keys[0]}': an ordinal names one")))
+    return out
+
+
+def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, counts: dict[str, object],
+             ev: dict[str, Evidence]) -> RelationProfile:
+    values: dict[str, object] = {}
+    for name in ("objects_per_subject", "subjects_per_object"):
+        if name in counts:
+            value, evidence = counts[name]  # type: ignore[misc]
+            values[name] = value
+            ev[name] = evidence
+        else:
+            values[name] = "unknown"
+            ev[name] = Evidence(source="none", detail="no lexicon entry gives this count" if words else
+                                "the label is not words and no lexicon entry gives this count")
+    if "symmetric" in counts:
+        sym, evidence = counts["symmetric"]  # type: ignore[misc]
+        ev["symmetric"] = evidence
+    else:
+        sym = False
+        ev["symmetric"] = Evidence(source="none", detail="no lexicon entry says the relation is symmetric")
+    ops: Count = values["objects_per_subject"]  # type: ignore[assignment]
+    spo: Count = values["subjects_per_object"]  # type: ignore[assignment]
+    if sym and ops != spo:  # a symmetric relation counts the same both ways: take the stated one
+        known = ops if ops != "unknown" else spo
+        ops = spo = known
+        ev["objects_per_subject" if values["objects_per_subject"] == "unknown" else "subjects_per_object"] = \
+            ev["symmetric"]
+    return RelationProfile(key=key, label=label, words=words, forms=forms, objects_per_subject=ops,
+                           subjects_per_object=spo, symmetric=bool(sym), evidence=ev)
+
+
+__all__ = ["label_words", "profile_from_label"]

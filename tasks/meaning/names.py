@@ -1,0 +1,264 @@
+"""How a reader sees a node: the display form of an identifier name, and the noun a question uses for a node.
+
+Graphs that hopforge did not write name nodes with identifiers: snake_case ("element_ion_or_isotope"), camelCase
+("clinicalDrug"), URIs and CURIEs ("http://dbpedia.org/resource/Albert_Einstein", "dbr:Albert_Einstein",
+"wd:Q42"), Freebase mids ("m.0abc12", "/m/0abc12"). Paths, answers and tool arguments keep the identifier (it is
+the node's key); questions, checks and answer matching also know its display form:
+
+=============================================  ==============================  ===============================
+name                                           ``display_name``                why
+=============================================  ==============================  ===============================
+``element_ion_or_isotope``                     element ion or isotope          snake_case keeps its case
+``Albert_Einstein``                            Albert Einstein
+``clinicalDrug``                               clinical drug                   camel humps, lower-cased
+``http://dbpedia.org/resource/Caf%C3%A9``      Café                            URI: its decoded last segment
+``dbr:Albert_Einstein``                        Albert Einstein                 CURIE: its local part
+``m.0abc12`` / ``wd:Q42``                      the name table's entry          else left as it is
+``DeepMind``, ``McDonald``, ``iPhone``         unchanged                       ordinary names
+``BodySystem`` (``vocabulary=True``)           body system                     a class name, not an entity's
+=============================================  ==============================  ===============================
+
+PascalCase counts as an identifier only where the text names a class or a relation (``vocabulary=True``: a type
+column, the object of a type edge): as an entity name "BodySystem" has the shape of "DeepMind", "YouTube" and
+"PlayStation", and a brand split into words is worse than a type left run together. The rules themselves live in
+``schemas.answers`` (pure standard library, so that the answer normaliser shares them); this module adds what
+needs a name table or the graph.
+
+``node_type_noun`` reads the noun for a node from the graph: the object of a type edge out of the node (``isa``,
+``is_a``, ``instance of``, ``P31``, ``type``, ``rdf:type``, Freebase's ``type.object.type`` and
+``common.topic.notable_types``), else the importer's type column or LightRAG's entity type; "entity" only when
+nothing is known.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from schemas.answers import identifier_display, identifier_local, is_identifier
+from schemas.graph import UNKNOWN_TYPE
+
+if TYPE_CHECKING:
+    from tasks.graph.kg import KnowledgeGraph
+
+_MID = re.compile(r"/?([mg])[./]([0-9a-z_]{2,})")
+_WIKIDATA_ID = re.compile(r"[QPL][1-9][0-9]*")
+
+
+# -- display forms --------------------------------------------------------------------------------------------------
+def table_keys(name: str) -> list[str]:
+    """The keys a name table may hold an identifier under: as written, its local part, and a mid in both of
+    Freebase's spellings ("m.0abc12", "/m/0abc12"), a Wikidata id bare and as ``wd:``."""
+    t = name.strip()
+    local = identifier_local(t)
+    keys = [t, local]
+    m = _MID.fullmatch(local)
+    if m:
+        keys += [f"{m.group(1)}.{m.group(2)}", f"/{m.group(1)}/{m.group(2)}"]
+    if _WIKIDATA_ID.fullmatch(local):
+        keys.append(f"wd:{local}")
+    return list(dict.fromkeys(k for k in keys if k))
+
+
+def display_name(name: str, names: Mapping[str, str] | None = None, *, vocabulary: bool = False) -> str:
+    """The form a reader sees of ``name`` (module table): an identifier's entry in ``names`` (a name table, looked
+    up under ``table_keys``), else its words (``schemas.answers.identifier_display``); a mid or a Wikidata id
+    without an entry stays as it is. A name that is not an identifier comes back unchanged."""
+    t = name.strip()
+    if not is_identifier(t, vocabulary=vocabulary):
+        return name
+    if names:
+        for key in table_keys(t):
+            shown = names.get(key)
+            if isinstance(shown, str) and shown.strip():
+                return " ".join(shown.split())
+    return identifier_display(t, vocabulary=vocabulary)
+
+
+def display_forms(names: Iterable[str]) -> list[str]:
+    """``names`` and, after each identifier, its display form (no name table), repeats dropped."""
+    out: list[str] = []
+    for n in names:
+        if not n or not n.strip():
+            continue
+        out.append(n)
+        shown = display_name(n)
+        if shown != n:
+            out.append(shown)
+    return list(dict.fromkeys(out))
+
+
+# -- relations that name or type a node ----------------------------------------------------------------------------
+def relation_word(label: str) -> str:
+    """A relation label reduced for recognising it: its local part (URI, CURIE), the last part of a dotted
+    Freebase label, lower case, without spaces, underscores or hyphens ("rdf:type" -> "type", "instance of" ->
+    "instanceof", "type.object.type" -> "type", "wdt:P31" -> "p31")."""
+    t = identifier_local(label.strip())
+    if "." in t and " " not in t:
+        t = t.rsplit(".", 1)[1]
+    return re.sub(r"[\s_\-]+", "", t).casefold()
+
+
+#: Labels (as ``relation_word`` gives them) of a relation from a node to its class.
+TYPE_RELATIONS = frozenset({
+    "isa", "instanceof", "p31", "type", "hastype", "typeof", "entitytype", "notabletypes", "notabletype",
+})  # fmt: skip
+#: Labels of a relation from a node to its name (``rdfs:label``, ``skos:prefLabel``, Freebase's
+#: ``type.object.name``, Wikidata's official name P1448 and name P2561).
+NAME_RELATIONS = frozenset({"name", "label", "preflabel", "officialname", "p1448", "p2561"})
+
+
+def _out_edges(kg: KnowledgeGraph, name: str, words: frozenset[str]) -> list[str]:
+    """Nodes that relations labelled with one of ``words`` lead to from ``name`` (stored from it), in the
+    graph's neighbour order."""
+    if name not in kg:
+        return []
+    out = []
+    for other, e in kg.neighbors(name):
+        if other == name or not e.relation or (e.direction == "in") or (e.direction == "undirected" and e.source != name):
+            continue
+        if relation_word(e.relation) in words:
+            out.append(other)
+    return out
+
+
+def node_display(kg: KnowledgeGraph, name: str, names: Mapping[str, str] | None = None, *,
+                 vocabulary: bool = False) -> str:
+    """How a question writes node ``name``: a name that is not an identifier as it is; an identifier by its entry
+    in ``names``, else by the graph's own name for it (a ``name`` / ``label`` / ``rdfs:label`` /
+    ``type.object.name`` relation out of the node to a node that is not an identifier), else ``display_name``."""
+    if not is_identifier(name, vocabulary=vocabulary):
+        return name
+    if names:
+        shown = display_name(name, names, vocabulary=vocabulary)
+        if shown != name:
+            return shown
+    for other in _out_edges(kg, name, NAME_RELATIONS):
+        if other.strip() and not is_identifier(other):
+            return " ".join(other.split())
+    return display_name(name, vocabulary=vocabulary)
+
+
+# -- type nouns ----------------------------------------------------------------------------------------------------
+#: LightRAG's default extraction types (Person, Creature, Organization, Location, Event, Concept, Method, Content,
+#: Data, Artifact, NaturalObject, Other) and common spellings, keyed by ``relation_word``; ``None``: says nothing.
+LIGHTRAG_TYPES: dict[str, str | None] = {
+    "person": "person", "people": "person", "location": "place", "geo": "place", "place": "place",
+    "organization": "organization", "organisation": "organization", "content": "work",
+    "naturalobject": "natural object", "creature": "creature", "event": "event", "concept": "concept",
+    "method": "method", "artifact": "artifact", "other": None, "data": None, "unknown": None, "none": None,
+    "entity": None, "thing": None, "null": None, "na": None, "n/a": None, "": None,
+}  # fmt: skip
+# Words a Title Case type name keeps in lower case anyway ("Element, Ion, or Isotope").
+_MINOR = frozenset("a an and as at by for from in of on or the to with".split())
+_NOUN_TEXT = re.compile(r"[^\W\d_][\w'’ ,/&\-]*")
+
+
+@lru_cache(maxsize=4096)
+def _singular(word: str) -> str:
+    """The singular of a lower-case noun that looks plural ("drugs" -> "drug"; "species", "physics", "analysis"
+    stay)."""
+    if not (word.endswith("s") and len(word) > 3 and word.isalpha() and word.islower()) or word.endswith("ss"):
+        return word
+    try:
+        from lemminflect import getLemma
+    except ImportError:  # pragma: no cover - a dependency; a plain rule if it is missing
+        return word[:-1] if not word.endswith(("us", "is", "ics")) else word
+    lemmas = getLemma(word, upos="NOUN")
+    return lemmas[0] if lemmas and lemmas[0] else word
+
+
+def type_text_noun(text: str | None) -> str | None:
+    """The noun a question uses for a class written ``text`` (a type column, a type edge's object), or ``None``
+    when it says nothing (empty, ``UNKNOWN``, LightRAG's Other or Data, a code such as "T121", an unresolved
+    mid). Identifiers become words (``vocabulary=True``: "clinical_drug", "BodySystem", "people.person"), the
+    last word singular, and the words lower case unless they read as a proper noun: a single capitalised word
+    and Title Case are lowered ("Person", "Clinical Drugs"); "Greek deity" keeps its capital."""
+    if text is None:
+        return None
+    t = " ".join(text.split())
+    if not t or t == UNKNOWN_TYPE:
+        return None
+    key = relation_word(t)
+    if key in LIGHTRAG_TYPES:
+        return LIGHTRAG_TYPES[key]
+    t = " ".join(display_name(t, vocabulary=True).split())
+    if is_identifier(t, vocabulary=True) or not _NOUN_TEXT.fullmatch(t) or not re.search(r"[^\W\d_]{2}", t):
+        return None
+    words = t.split(" ")
+    if len(words) > 6:
+        return None
+    cased = [w for w in words if w.strip(",").casefold() not in _MINOR or w[:1].isupper()]
+
+    def titled(w: str) -> bool:
+        core = w.strip(",'’")
+        return core[:1].isupper() and (core[1:].islower() or not core[1:])
+
+    if len(words) == 1 or all(titled(w) for w in cased):
+        words = [w.lower() if titled(w) else w for w in words]
+    words[-1] = _singular(words[-1])
+    noun = " ".join(words)
+    key = relation_word(noun)
+    return LIGHTRAG_TYPES[key] if key in LIGHTRAG_TYPES else noun
+
+
+def entity_type_noun(entity_type: str | None) -> str:
+    """``type_text_noun`` of a type column, "entity" when it says nothing."""
+    return type_text_noun(entity_type) or "entity"
+
+
+def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
+    """The noun a question uses for node ``name``, from the graph: the object of a type edge out of the node
+    (``TYPE_RELATIONS``; the object's display form or its own name relation, singular, lower case unless a
+    proper noun), else the node's type column (an importer's type, LightRAG's entity type:
+    ``type_text_noun``); "entity" only when nothing is known."""
+    for other in _out_edges(kg, name, TYPE_RELATIONS):
+        noun = type_text_noun(node_display(kg, other, vocabulary=True))
+        if noun:
+            return noun
+    if name in kg:
+        noun = type_text_noun(kg.entity(name).type)
+        if noun:
+            return noun
+    return "entity"
+
+
+# -- what the text gates mask ---------------------------------------------------------------------------------------
+def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
+    """What the text gates blank out of a question over ``nodes`` (a path and its answer) before judging its
+    shape and language: every node's name and display form, and the graph's class names for them as the graph
+    writes them (a type column such as "clinical_drug", a type edge's object) with their display forms. These
+    are the graph's own words, not markup, whatever symbols they hold."""
+    out: list[str] = []
+    for n in dict.fromkeys(nodes):
+        if not n or not n.strip():
+            continue
+        out += [n, node_display(kg, n)]
+        if n not in kg:
+            continue
+        classes = [kg.entity(n).type, *_out_edges(kg, n, TYPE_RELATIONS)]
+        for c in classes:
+            if c and c != UNKNOWN_TYPE and is_identifier(c, vocabulary=True):
+                out += [c, display_name(c, vocabulary=True)]
+    return display_forms(out)
+
+
+__all__ = [
+    "LIGHTRAG_TYPES",
+    "NAME_RELATIONS",
+    "TYPE_RELATIONS",
+    "display_forms",
+    "display_name",
+    "entity_type_noun",
+    "gate_names",
+    "identifier_display",
+    "identifier_local",
+    "is_identifier",
+    "node_display",
+    "node_type_noun",
+    "relation_word",
+    "table_keys",
+    "type_text_noun",
+]

@@ -1,0 +1,329 @@
+"""Relation profiles for a graph: every distinct relation label resolved from its sources, in order.
+
+1. the user's file (``hopforge graph profiles import``): every field it gives wins;
+2. the shipped lexicon and the label's morphology (``tasks.meaning.morphology.profile_from_label``);
+3. graph statistics, for a count the lexicon leaves unknown (``LabelStats``);
+4. the ``profiler`` role (one cached LLM call per label nothing above profiled), for what is still missing.
+
+A hop can be put into words only over a relation whose profile has words, surface forms, and a count of one in the
+direction the hop reads (``hop_refusal`` says why not, naming the label). LightRAG relations carry keywords and a
+description instead of a label: they are grouped under the verb phrase their description puts between the two
+names ("Alan Turing studied mathematics at King's College" -> "studied mathematics at"), else under their
+normalised keywords, and that key is profiled like a label (keywords name a topic, not how two things relate, so
+they get no surface forms unless the user or the profiler gives some).
+
+Graph statistics only ever settle a count that nothing else knows, and only on enough evidence: a label is "many"
+in a direction when at least ``MANY_MIN`` of its subjects (objects) have several objects (subjects) in the graph,
+and "one" when at least ``ONE_MIN`` subjects all have exactly one. A graph holds a sample of the world, so one
+subject with two objects proves "many" while a thousand with one only suggest "one".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+from schemas.meaning import Count, Evidence, RelationProfile, relation_key
+
+#: Subjects (objects) with several objects (subjects) that prove "many" in that direction.
+MANY_MIN = 2
+#: Subjects (objects) that must all have exactly one object (subject) for the graph to say "one".
+ONE_MIN = 20
+
+
+class EdgeLike(Protocol):
+    relation: str
+    keywords: Any
+    description: str
+
+
+# -- keys ------------------------------------------------------------------------------------------------------------
+
+_AUX_START = re.compile(r"^(?:has|have|had)\s+been\s+")
+_ARTICLES = ("the", "a", "an")
+
+
+def description_phrase(description: str, a: str, b: str) -> tuple[str, bool] | None:
+    """The words between the names ``a`` and ``b`` in ``description`` ("studied mathematics at"), and whether ``a``
+    comes first; ``None`` when the description does not name both, or what lies between is not a short run of
+    lower-case words (a clause, a list, another name)."""
+    low = description.lower()
+    ia, ib = low.find(a.lower()), low.find(b.lower())
+    if ia < 0 or ib < 0 or not a or not b:
+        return None
+    first = a if ia < ib else b
+    start = min(ia, ib) + len(first)
+    between = description[start:max(ia, ib)].strip()
+    between = _AUX_START.sub("was ", between)
+    ws = between.split()
+    while ws and ws[-1].lower() in _ARTICLES:
+        ws.pop()
+    between = " ".join(ws)
+    if not between or re.search(r"[,.;:()\"]", between):
+        return None
+    if not 1 <= len(ws) <= 6 or any(w[:1].isupper() for w in ws):
+        return None
+    return between, ia < ib
+
+
+def keywords_key(keywords: Iterable[str]) -> str:
+    """The key of a relation known only by keywords: its keywords folded, de-duplicated, sorted."""
+    words = sorted({relation_key(k) for k in keywords if k.strip()})
+    return "keywords: " + ", ".join(words) if words else ""
+
+
+def edge_label(edge: EdgeLike, source: str, target: str) -> tuple[str, str]:
+    """The text a relation is profiled under, and which of its stored ends (``source``, ``target``) the text reads
+    from: the source for a label, whichever end a LightRAG description names first for a description's verb
+    phrase. The text is empty when the relation has no label, no keywords and no usable description."""
+    if edge.relation.strip():
+        return edge.relation, source
+    if edge.description and source and target:
+        found = description_phrase(edge.description, source, target)
+        if found is not None:
+            return found[0], (source if found[1] else target)
+    return keywords_key(edge.keywords or ()), source
+
+
+# -- graph statistics -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LabelStats:
+    """How one label is used in a graph (or several): subjects and how many of them have several objects, and
+    the same the other way; ``snapshots`` counts the graphs measured."""
+
+    subjects: int = 0
+    subjects_several: int = 0
+    objects: int = 0
+    objects_several: int = 0
+    pairs: int = 0
+    snapshots: int = 0
+
+    def merged(self, other: LabelStats) -> LabelStats:
+        return LabelStats(*(a + b for a, b in zip(self.astuple(), other.astuple())))
+
+    def astuple(self) -> tuple[int, ...]:
+        return (self.subjects, self.subjects_several, self.objects, self.objects_several, self.pairs, self.snapshots)
+
+
+def label_stats(relations: Iterable[Any]) -> dict[str, LabelStats]:
+    """``LabelStats`` per relation key of one graph's relations (records with ``source``, ``target``,
+    ``relation``, ``keywords`` and ``description``)."""
+    objs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    subs: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for r in relations:
+        text, s = edge_label(r, r.source, r.target)
+        if not text:
+            continue
+        o = r.target if s == r.source else r.source
+        key = relation_key(text)
+        objs[key][s].add(o)
+        subs[key][o].add(s)
+    out: dict[str, LabelStats] = {}
+    for key in objs:
+        per_s, per_o = objs[key], subs[key]
+        out[key] = LabelStats(
+            subjects=len(per_s), subjects_several=sum(len(v) > 1 for v in per_s.values()),
+            objects=len(per_o), objects_several=sum(len(v) > 1 for v in per_o.values()),
+            pairs=sum(len(v) for v in per_s.values()), snapshots=1,
+        )  # fmt: skip
+    return out
+
+
+def merge_stats(parts: Iterable[Mapping[str, LabelStats]]) -> dict[str, LabelStats]:
+    """Statistics of several snapshots added up per label."""
+    out: dict[str, LabelStats] = {}
+    for part in parts:
+        for key, st in part.items():
+            out[key] = out[key].merged(st) if key in out else LabelStats(*st.astuple())
+    return out
+
+
+def count_from_stats(n: int, several: int) -> tuple[Count, str] | None:
+    """The count a direction's statistics support (module docstring), with the evidence sentence, or None."""
+    if several >= MANY_MIN:
+        return "many", f"{several} of {n} have several in the graph"
+    if n >= ONE_MIN and several == 0:
+        return "one", f"all {n} have exactly one in the graph"
+    return None
+
+
+# -- resolution -----------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=65536)
+def derived_profile(label: str) -> RelationProfile:
+    """What the shipped lexicon and the label's morphology say (no user file, no statistics)."""
+    from tasks.meaning.morphology import profile_from_label
+
+    return profile_from_label(label)
+
+
+_USER_FIELDS = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric")
+
+
+def _apply(base: RelationProfile, fields: Mapping[str, Any], evidence: Mapping[str, Evidence]) -> RelationProfile:
+    data = base.model_dump()
+    data.update(fields)
+    ev = dict(base.evidence)
+    ev.update(evidence)
+    data["evidence"] = {k: (v.model_dump() if isinstance(v, Evidence) else v) for k, v in ev.items()}
+    if data.get("words") is False:
+        data["forms"] = None
+    return RelationProfile.model_validate(data)
+
+
+@dataclass
+class ProfileBook:
+    """Profiles for the labels of a graph (or several), resolved on first use and kept.
+
+    ``user`` holds the user's entries (field name -> value, only the fields the user gave); ``profiled`` the
+    profiler role's answers (whole profiles); ``stats`` the graph statistics per key."""
+
+    user: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    profiled: Mapping[str, RelationProfile] = field(default_factory=dict)
+    stats: Mapping[str, LabelStats] = field(default_factory=dict)
+    _cache: dict[str, RelationProfile] = field(default_factory=dict, repr=False)
+
+    def profile(self, label: str) -> RelationProfile:
+        key = relation_key(label)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self._resolve(label, key)
+        return hit
+
+    def _resolve(self, label: str, key: str) -> RelationProfile:
+        if key.startswith("keywords: "):
+            base = RelationProfile(key=key, label=label, words=True, evidence={
+                "forms": Evidence(source="morphology", detail="keywords name a topic, not how the two ends relate"),
+                "objects_per_subject": Evidence(source="none"), "subjects_per_object": Evidence(source="none"),
+            })  # fmt: skip
+        else:
+            base = derived_profile(label)
+            if base.key != key:
+                base = base.model_copy(update={"key": key})
+        given = self.user.get(key)
+        if given:
+            base = _apply(base, given, {f: Evidence(source="user", detail="the user's profiles file")
+                                        for f in given if f in _USER_FIELDS})
+        if not base.words:
+            return base
+        updates: dict[str, Any] = {}
+        evidence: dict[str, Evidence] = {}
+        st = self.stats.get(key)
+        if st is not None:
+            for name, n, several in (("objects_per_subject", st.subjects, st.subjects_several),
+                                     ("subjects_per_object", st.objects, st.objects_several)):
+                if getattr(base, name) == "unknown":
+                    found = count_from_stats(n, several)
+                    if found is not None:
+                        updates[name] = found[0]
+                        evidence[name] = Evidence(source="graph", detail=f"{found[1]} ({st.snapshots} snapshot(s))")
+        if base.symmetric and updates:
+            # a symmetric relation has one count: "many" either way wins
+            c = "many" if "many" in updates.values() else next(iter(updates.values()))
+            for name in ("objects_per_subject", "subjects_per_object"):
+                updates[name] = c
+                evidence.setdefault(name, Evidence(source="graph", detail="symmetric relation"))
+        if updates:
+            base = _apply(base, updates, evidence)
+        llm = self.profiled.get(key)
+        if llm is not None:
+            fill: dict[str, Any] = {}
+            if base.forms is None and llm.forms is not None:
+                fill["forms"] = llm.forms.model_dump()
+            for name in ("objects_per_subject", "subjects_per_object"):
+                if getattr(base, name) == "unknown" and getattr(llm, name) != "unknown":
+                    fill[name] = getattr(llm, name)
+            if fill:
+                if "objects_per_subject" in fill or "subjects_per_object" in fill:
+                    if llm.symmetric and not base.symmetric and base.evidence.get("symmetric", Evidence(source="none")).source != "user":
+                        fill["symmetric"] = True
+                fill_evidence = {f: Evidence(source="profiler", detail=llm.evidence.get(f, Evidence(source="profiler")).detail)
+                                 for f in fill}
+                try:
+                    base = _apply(base, fill, fill_evidence)
+                except ValueError:
+                    pass  # an answer that contradicts what is known leaves the profile as it was
+        return base
+
+    def for_edge(self, edge: EdgeLike, source: str, target: str) -> tuple[RelationProfile, str] | None:
+        """The profile of a relation with stored ends ``source`` and ``target``, and the end its label reads from
+        (the profile's subject); None for a relation with no label, keywords or usable description."""
+        text, subject = edge_label(edge, source, target)
+        if not text:
+            return None
+        return self.profile(text), subject
+
+    def labels(self) -> list[str]:
+        return sorted(self._cache)
+
+
+def hop_refusal(profile: RelationProfile, subject_known: bool) -> str | None:
+    """Why a hop over ``profile`` cannot be asked, reading from its subject (``subject_known``) or its object;
+    None when it can. Each reason names the label and the source that decided it."""
+    label = profile.label
+    if not profile.words:
+        ev = profile.evidence.get("words")
+        return f"the relation {label!r} is not words ({ev.detail if ev else 'an opaque code'}); it cannot be phrased"
+    if profile.forms is None:
+        ev = profile.evidence.get("forms")
+        return f"the relation {label!r} has no surface forms ({ev.detail if ev else 'no source gave any'})"
+    name = "objects_per_subject" if subject_known or profile.symmetric else "subjects_per_object"
+    count = getattr(profile, name)
+    if count == "one":
+        return None
+    ev = profile.evidence.get(name)
+    where = f"{ev.source}: {ev.detail}" if ev and ev.detail else (ev.source if ev else "no source")
+    side = ("one subject has" if name == "objects_per_subject" else "one object has")
+    other = "objects" if name == "objects_per_subject" else "subjects"
+    if count == "many":
+        return (f"the relation {label!r} read this way names one of many: {side} many {other} in the world "
+                f"({where}); a question built on it has no single answer")
+    return (f"the relation {label!r} read this way may name one of many: how many {other} {side} is unknown "
+            f"({where}); correct it in the profiles file to use it")
+
+
+def book_for_graph(kg: Any, user: Mapping[str, Mapping[str, Any]] | None = None,
+                   profiled: Mapping[str, RelationProfile] | None = None) -> ProfileBook:
+    """A ``ProfileBook`` with the statistics of ``kg`` (a ``KnowledgeGraph``), kept on the graph object so the
+    jobs of one snapshot share it. The user's entries and the profiler's answers are part of the cache key."""
+    token = _digest(user, profiled)
+    cache = getattr(kg, "_profile_books", None)
+    if cache is None:
+        cache = {}
+        try:
+            kg._profile_books = cache
+        except AttributeError:
+            cache = {}
+    book = cache.get(token)
+    if book is None:
+        book = cache[token] = ProfileBook(user=user or {}, profiled=profiled or {}, stats=label_stats(kg.relations()))
+    return book
+
+
+def _digest(user: Mapping[str, Any] | None, profiled: Mapping[str, RelationProfile] | None) -> str:
+    if not user and not profiled:
+        return ""
+    body = {"user": user or {}, "profiled": {k: v.model_dump(mode="json") for k, v in (profiled or {}).items()}}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+_DEFAULT = ProfileBook()
+
+
+def default_book() -> ProfileBook:
+    """Profiles from the lexicon and morphology alone (no graph statistics, no user file)."""
+    return _DEFAULT
+
+
+__all__ = ["MANY_MIN", "ONE_MIN", "LabelStats", "ProfileBook", "book_for_graph", "count_from_stats",
+           "default_book", "derived_profile", "description_phrase", "edge_label", "hop_refusal", "keywords_key",
+           "label_stats", "merge_stats"]

@@ -1,0 +1,62 @@
+"""The meaning fixtures (graphs in public vocabularies: schema.org, Wikidata, DBpedia, Freebase, a UMLS-style
+semantic network, codes only, and a small country graph) import through ``hopforge graph import``'s importer, and
+the meaning report (``eval.meaning_report``) writes one file per graph; on the graph of codes no question may be
+accepted, and the report says which label could not be read."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from eval import meaning_report as mr
+
+FIXTURE_NAMES = {"schema_org", "wikidata", "dbpedia", "freebase", "biomedical", "opaque", "small"}
+
+
+def test_every_vocabulary_has_a_fixture():
+    assert {mr.graph_name(p) for p in mr.fixture_graphs()} == FIXTURE_NAMES
+    assert (mr.FIXTURES / "README.md").is_file()
+
+
+@pytest.mark.parametrize("path", mr.fixture_graphs(), ids=mr.graph_name)
+def test_fixture_imports_cleanly(path):
+    imported, kg = mr.import_graph(path)
+    name = mr.graph_name(path)
+    assert imported.bad_rows == 0, imported.summary()
+    assert kg.snapshot_id and kg.domain == name
+    low, high = (10, 20) if name == "small" else (40, 150)
+    assert low <= kg.n_nodes <= high, f"{name}: {kg.n_nodes} nodes"
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("meaning")
+    return out, mr.write_reports(out)
+
+
+def test_report_written_for_every_graph(reports):
+    out, runs = reports
+    assert set(runs) == FIXTURE_NAMES
+    for name in FIXTURE_NAMES:
+        text = (out / f"{name}.txt").read_text(encoding="utf-8")
+        assert "## Accepted questions" in text and "## Refusals by reason" in text
+        assert runs[name].seeds, f"{name}: no seed was sampled"
+    assert (out / "summary.txt").is_file()
+
+
+def test_report_is_deterministic(reports, tmp_path):
+    out, _ = reports
+    mr.write_reports(tmp_path, [mr.FIXTURES / "small.jsonl"])
+    assert (tmp_path / "small.txt").read_bytes() == (out / "small.txt").read_bytes()
+
+
+def test_codes_yield_no_question_and_the_reason_names_the_label(reports):
+    out, runs = reports
+    run = runs["opaque"]
+    text = (out / "opaque.txt").read_text(encoding="utf-8")
+    accepted = [f"{a.question} ({' / '.join(a.hops)})" for a in run.accepted]
+    assert not accepted, f"{len(accepted)} questions accepted on a graph of codes, e.g. {accepted[:3]}"
+    refusals = text.split("## Refusals by reason", 1)[1]
+    labels = {label for label in run.labels if label}
+    assert any(re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", refusals) for label in labels), refusals[:2000]

@@ -1,0 +1,221 @@
+"""Relation profiles: sources in order (user file, lexicon, graph statistics, profiler), the refusals they give, the
+file a user corrects (export, import, bad input), and the warehouse round trip through the flows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from schemas.config import load_settings
+from schemas.graph import Relation
+from schemas.meaning import Evidence, RelationProfile, SurfaceForms, relation_key
+from tasks.graph.kg import KnowledgeGraph
+from tasks.meaning.profiles import (
+    ONE_MIN,
+    LabelStats,
+    ProfileBook,
+    count_from_stats,
+    edge_label,
+    hop_refusal,
+    keywords_key,
+    label_stats,
+)
+from tasks.meaning.profiles_file import ProfilesFileError, dump_profiles, parse_profiles_file
+
+WROTE_FORMS = {"statement": "{s} wrote {o}", "ask_object": ["{wh} did {s} write?"], "object_clause": ["{the} written by {s}"],
+               "ask_subject": ["{wh} wrote {o}?"], "subject_clause": ["{the} {that} wrote {o}"]}  # fmt: skip
+
+
+def _rel(s: str, label: str, o: str, **kw) -> Relation:
+    return Relation(domain="d", source=s, target=o, relation=label, keywords=kw.get("keywords", []),
+                    description=kw.get("description", ""), weight=1.0, source_chunk_ids=[], directed=True)
+
+
+def test_statistics_count_subjects_with_several_objects_each_way():
+    rels = [_rel("A", "wrote", "W1"), _rel("A", "wrote", "W2"), _rel("B", "wrote", "W3"), _rel("C", "wrote", "W3")]
+    st = label_stats(rels)["wrote"]
+    assert (st.subjects, st.subjects_several, st.objects, st.objects_several, st.pairs) == (3, 1, 3, 1, 4)
+
+
+def test_graph_statistics_prove_many_and_only_suggest_one():
+    assert count_from_stats(3, 2)[0] == "many"  # two subjects with two objects each: the world has many
+    assert count_from_stats(3, 1) is None  # one is not enough to say
+    assert count_from_stats(ONE_MIN - 1, 0) is None  # too few subjects to say "one"
+    assert count_from_stats(ONE_MIN, 0)[0] == "one"
+
+
+def test_a_lightrag_relation_is_keyed_by_its_description_phrase_else_its_keywords():
+    r = _rel("Alan Turing", "", "King's College", description="Alan Turing studied mathematics at King's College.")
+    assert edge_label(r, r.source, r.target) == ("studied mathematics at", "Alan Turing")
+    # the description names the target first: the phrase reads from the target
+    r2 = _rel("King's College", "", "Alan Turing", description="Alan Turing studied mathematics at King's College.")
+    assert edge_label(r2, r2.source, r2.target) == ("studied mathematics at", "Alan Turing")
+    r3 = _rel("A", "", "B", keywords=["Education", "research ", "education"], description="Unrelated text.")
+    assert edge_label(r3, "A", "B") == ("keywords: education, research", "A")
+    assert keywords_key([]) == ""
+
+
+def test_the_users_fields_win_and_say_so():
+    book = ProfileBook(user={"wrote": {"objects_per_subject": "one", "forms": WROTE_FORMS}})
+    p = book.profile("wrote")
+    assert p.objects_per_subject == "one" and p.forms.object_clause == ["{the} written by {s}"]
+    assert p.evidence["objects_per_subject"] == Evidence(source="user", detail="the user's profiles file")
+    assert p.evidence["forms"].source == "user"
+    assert p.evidence["words"].source != "user"  # a field the user did not give keeps its source
+
+
+def test_statistics_settle_only_counts_nothing_else_knows():
+    # an invented verb phrase the lexicon has no counts for
+    label = "polished the flange of"
+    base = ProfileBook().profile(label)
+    stats = {relation_key(label): LabelStats(subjects=5, subjects_several=3, objects=9, objects_several=0, pairs=9,
+                                             snapshots=1)}
+    p = ProfileBook(stats=stats).profile(label)
+    if base.objects_per_subject == "unknown":
+        assert p.objects_per_subject == "many" and p.evidence["objects_per_subject"].source == "graph"
+    assert p.subjects_per_object == base.subjects_per_object  # 9 objects, none with several: not enough for "one"
+    # a count the user gave is never overridden by statistics
+    user = ProfileBook(user={relation_key(label): {"objects_per_subject": "one", "forms": WROTE_FORMS}}, stats=stats)
+    assert user.profile(label).objects_per_subject == "one"
+
+
+def test_the_profiler_fills_only_what_is_still_missing():
+    key = "keywords: education"
+    answer = RelationProfile(key=key, label=key, words=True, forms=SurfaceForms(**WROTE_FORMS),
+                             objects_per_subject="many", subjects_per_object="one",
+                             evidence={"forms": Evidence(source="profiler", detail="model x")})
+    p = ProfileBook(profiled={key: answer}).profile(key)
+    assert p.forms is not None and p.evidence["forms"].source == "profiler"
+    assert (p.objects_per_subject, p.subjects_per_object) == ("many", "one")
+    # without it, keywords have no forms: they name a topic
+    assert ProfileBook().profile(key).forms is None
+
+
+def test_refusals_name_the_label_and_the_source():
+    opaque = RelationProfile(key="r17", label="r17", words=False,
+                             evidence={"words": Evidence(source="morphology", detail="'r17' is not an English word")})
+    assert "'r17' is not words" in hop_refusal(opaque, True)
+    many = RelationProfile(key="wrote", label="wrote", words=True, forms=SurfaceForms(**WROTE_FORMS),
+                           objects_per_subject="many", subjects_per_object="one",
+                           evidence={"objects_per_subject": Evidence(source="lexicon", detail="verb 'write'")})
+    why = hop_refusal(many, True)
+    assert "'wrote'" in why and "one of many" in why and "lexicon: verb 'write'" in why
+    assert hop_refusal(many, False) is None  # "Who wrote X?" reads from the object: one author
+    unknown = many.model_copy(update={"subjects_per_object": "unknown"})
+    assert "unknown" in hop_refusal(unknown, False)
+
+
+def test_surface_forms_are_validated():
+    with pytest.raises(ValueError, match="empty surface form"):
+        SurfaceForms(statement="  ")
+    with pytest.raises(ValueError, match="lacks"):
+        SurfaceForms(statement="{s} wrote", ask_object=[])
+    with pytest.raises(ValueError, match="unknown placeholder"):
+        SurfaceForms(statement="{s} wrote {x} {o}")
+    with pytest.raises(ValueError, match="must end with"):
+        SurfaceForms(statement="{s} wrote {o}", ask_object=["{wh} did {s} write"])
+    with pytest.raises(ValueError, match="the node the form asks for"):
+        SurfaceForms(statement="{s} wrote {o}", object_clause=["{the} written by {s} and {o}"])
+    with pytest.raises(ValueError, match="symmetric"):
+        RelationProfile(key="k", label="k", words=True, symmetric=True, objects_per_subject="one",
+                        subjects_per_object="many")
+
+
+# -- the file -------------------------------------------------------------------------------------------------------
+
+KNOWN = {"wrote": "wrote", "ingredient_of": "ingredient_of", "r17": "r17"}
+
+
+def _file(entries) -> str:
+    return yaml.safe_dump({"profiles": entries})
+
+
+def test_an_exported_file_imports_back_and_a_correction_sticks():
+    book = ProfileBook()
+    text = dump_profiles([book.profile(v) for v in KNOWN.values()])
+    assert text.startswith("# hopforge relation profiles")
+    data = yaml.safe_load(text)
+    assert [e["key"] for e in data["profiles"]] == sorted(KNOWN)
+    entry = next(e for e in data["profiles"] if e["key"] == "wrote")
+    entry["objects_per_subject"] = "one"
+    entries = parse_profiles_file(yaml.safe_dump(data), "p.yaml", KNOWN)
+    assert entries["wrote"]["objects_per_subject"] == "one"
+    assert ProfileBook(user=entries).profile("wrote").objects_per_subject == "one"
+
+
+@pytest.mark.parametrize("entries, message", [
+    ([{"key": "wrote", "colour": "red"}], "entry 1 ('wrote'): unknown field 'colour'"),
+    ([{"key": "not a label here", "symmetric": True}], "is in no current graph snapshot"),
+    ([{"key": "wrote", "objects_per_subject": "few"}], "objects_per_subject must be one, many or unknown, got 'few'"),
+    ([{"key": "wrote", "forms": {"statement": ""}}], "empty surface form"),
+    ([{"key": "wrote", "forms": {"statement": "{s} wrote {o}", "ask_object": ["{wh} did {s} write"]}}],
+     "must end with '?'"),
+    ([{"key": "wrote", "symmetric": True, "objects_per_subject": "one", "subjects_per_object": "many"}], "symmetric"),
+    ([{"words": True}], "needs a key"),
+    ([{"key": "wrote", "symmetric": False}, {"label": "Wrote", "symmetric": False}], "two entries"),
+    ("not a list", "expected a mapping with one key"),
+])  # fmt: skip
+def test_a_bad_profiles_file_is_one_clear_line(entries, message):
+    text = _file(entries) if isinstance(entries, list) else yaml.safe_dump({"profiles": entries})
+    with pytest.raises(ProfilesFileError) as exc:
+        parse_profiles_file(text, "p.yaml", KNOWN)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_yaml_that_does_not_parse_names_the_line():
+    with pytest.raises(ProfilesFileError, match="not valid YAML at line"):
+        parse_profiles_file("profiles:\n  - key: [unclosed\n", "p.yaml", KNOWN)
+
+
+# -- through the warehouse ------------------------------------------------------------------------------------------
+
+
+def test_export_then_import_through_the_warehouse(prefect_harness, tmp_path):
+    from flows.graphs import import_graphs
+    from flows.profiles import export_profiles, import_profiles
+    from warehouse.db import Warehouse
+    from warehouse.profiles import read_user_profiles
+
+    settings = load_settings(data_dir=tmp_path / "data")
+    triples = tmp_path / "g.tsv"
+    triples.write_text("Hamlet\tauthor\tWilliam Shakespeare\nMacbeth\tauthor\tWilliam Shakespeare\n"
+                       "William Shakespeare\tplace_of_birth\tStratford\nStratford\tr17\tWarwickshire\n")
+    import_graphs(files={"lit": str(triples)}, settings=settings)
+    out = tmp_path / "profiles.yaml"
+    r = export_profiles(out, settings)
+    assert r["labels"] == 3 and r["opaque"] >= 1
+    data = yaml.safe_load(out.read_text())
+    by_key = {e["key"]: e for e in data["profiles"]}
+    assert by_key["author"]["evidence"]["uses"].startswith("2 pair(s)")
+    # a bad file stores nothing
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_file([{"key": "author", "symmetric": False}, {"key": "nope", "symmetric": False}]))
+    with pytest.raises(ProfilesFileError):
+        import_profiles(path=str(bad), settings=settings)
+    wh = Warehouse(settings.warehouse_path)
+    assert read_user_profiles(wh) == {}
+    wh.close()
+    good = tmp_path / "good.yaml"
+    good.write_text(_file([{"key": "author", "subjects_per_object": "many"}]))
+    res = import_profiles(path=str(good), settings=settings)
+    wh = Warehouse(settings.warehouse_path)
+    assert read_user_profiles(wh) == {"author": {"subjects_per_object": "many"}}
+    run = wh.query("SELECT flow, status FROM runs WHERE run_id = ?", [res["run_id"]])[0]
+    wh.close()
+    assert run["flow"] == "import-profiles" and run["status"] not in ("running", "failed", "crashed")
+    export_profiles(tmp_path / "again.yaml", settings)
+    again = yaml.safe_load((tmp_path / "again.yaml").read_text())
+    author = {e["key"]: e for e in again["profiles"]}["author"]
+    assert author["subjects_per_object"] == "many" and author["evidence"]["subjects_per_object"].startswith("user")
+
+
+def test_graph_statistics_reach_the_sampler_through_the_graph():
+    kg = KnowledgeGraph.from_triples("d", [("A", "zorbled", "B"), ("A", "zorbled", "C"), ("D", "zorbled", "E"),
+                                           ("D", "zorbled", "F")])
+    from tasks.meaning.profiles import book_for_graph
+
+    book = book_for_graph(kg)
+    assert book is book_for_graph(kg)  # one book per graph and user file
+    assert book.stats["zorbled"].subjects_several == 2

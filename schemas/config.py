@@ -22,8 +22,8 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from schemas.errors import ConfigError  # re-exported: callers import it from here
 
-ROLES: tuple[str, ...] = ("extractor", "generator", "verifier", "teacher", "judge", "policy")
-Role = Literal["extractor", "generator", "verifier", "teacher", "judge", "policy"]
+ROLES: tuple[str, ...] = ("extractor", "generator", "verifier", "teacher", "judge", "policy", "profiler")
+Role = Literal["extractor", "generator", "verifier", "teacher", "judge", "policy", "profiler"]
 
 # How an endpoint accepts a JSON schema for structured output.
 #  json_schema:        OpenAI / vLLM style {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}
@@ -125,6 +125,9 @@ class Roles(BaseModel):
     teacher: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(max_tokens=4096)))
     judge: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(temperature=0.0)))
     policy: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(temperature=0.0)))
+    # What a relation label means, for the labels no other source profiles (tasks.meaning.profiler); never asked
+    # while it is the embedded model.
+    profiler: Endpoint = Field(default_factory=lambda: Endpoint(sampling=Sampling(temperature=0.0)))
 
     def get(self, role: str) -> Endpoint:
         if role not in ROLES:

@@ -73,6 +73,10 @@ def network_guard(monkeypatch):
 def _isolated_env(tmp_path, monkeypatch):
     """Each test gets its own data directory so warehouses and caches never leak between tests."""
     monkeypatch.setenv("HOPFORGE_DATA_DIR", str(tmp_path / "hopforge-data"))
+    # The loopback fake is not the embedded model, so the meaning check's "auto" would put a verifier call before
+    # every judge in every flow test, and the fake reads fact sheets only when a test asks it to
+    # (``FakeOpenAI.add_fact_reader``). Tests of the check turn it on themselves.
+    monkeypatch.setenv("HOPFORGE_QUALITY__MEANING_CHECK", "off")
     yield
 
 

@@ -256,7 +256,12 @@ def test_ordinary_names_are_not_split() -> None:
 
 
 def test_leak_and_start_checks_accept_either_form(kg: KnowledgeGraph) -> None:
-    from tasks.qa.checks import check_answer_hidden, check_intermediates_hidden, check_no_partial_leak, check_start_named
+    from tasks.qa.checks import (
+        check_answer_hidden,
+        check_intermediates_hidden,
+        check_no_partial_leak,
+        check_start_named,
+    )
 
     good = TextIndex("Which disease does the drug that has sodium chloride as an ingredient treat?")
     assert check_start_named(good, PATH).ok
@@ -301,3 +306,17 @@ def test_answer_matching_keeps_names_apart() -> None:
     # one gold in two forms is one entity; a second entity still counts
     assert answer_set_matches("clinical drug", ["clinicalDrug", "clinical drug"])
     assert entity_f1('["clinical drug", "Paris"]', ["clinicalDrug"]) == pytest.approx(2 / 3)
+
+
+def test_check_candidate_masks_the_graphs_names(kg: KnowledgeGraph) -> None:
+    """The generator's checks: "clinical_drug" is the class of a path node (a type column), not a path node, and
+    used to read as markup."""
+    from tasks.qa.generate import GenConfig, check_candidate
+
+    def failed(q: str) -> list[str]:
+        return [v.code for v in check_candidate(kg, PATH, q, PATH[-1], "1-2", GenConfig()) if not v.ok]
+
+    assert failed("Which disease does the clinical_drug that has sodium_chloride as an ingredient treat?") == []
+    assert failed("Which disease does the clinical drug that has sodium chloride as an ingredient treat?") == []
+    assert failed("Which disease does the clinical_drug with sodium_chloride treat in <b>2020</b>?") == ["has_markup"]
+    assert "leaks_intermediate_node" in failed("Which disease does saline solution, made with sodium_chloride, treat?")

@@ -104,7 +104,7 @@ def _english(word: str, lexicon: Lexicon) -> bool:
     if "-" in w:
         parts = w.split("-")
         return all(p in _PREFIXES or _english(p, lexicon) for p in parts)
-    return _known(w) or _oov_verb(w) is not None
+    return _known(w) or _oov_verb(w) is not None or bool(_split_prefix(w)[0])
 
 
 def _oov_verb(word: str) -> str | None:
@@ -123,9 +123,15 @@ def _oov_verb(word: str) -> str | None:
 
 
 def _split_prefix(word: str) -> tuple[str, str]:
+    """("co-", "found") for "co-found"; ("re", "found") for "refound", which the word tables lack."""
     if "-" in word:
         pre, _, core = word.rpartition("-")
         return pre + "-", core
+    if not getAllLemmas(word):
+        for pre in _PREFIXES:
+            core = word[len(pre):]
+            if word.startswith(pre) and len(core) > 2 and "VERB" in getAllLemmas(core):
+                return pre, core
     return "", word
 
 
@@ -230,8 +236,8 @@ def _ends_open(rest: list[str]) -> bool:
     if last in _DETERMINERS or last in _FUNCTION:
         return False
     lem = getAllLemmas(last)
-    if len(rest) == 1:  # "helped record", "made possible", "began building"
-        return "VERB" in lem or "ADJ" in lem
+    if len(rest) == 1:  # "made possible", "began building"; not "has won prize", "works written"
+        return (last.endswith("ing") and "VERB" in lem) or ("ADJ" in lem and "VERB" not in lem)
     if rest[-2].lower() == "to" and "VERB" in lem:  # "is used to make", "aimed to replace"
         return True
     return last.endswith("ing") and "VERB" in lem
@@ -345,14 +351,21 @@ def _noun_of(be: str, plural: bool, article: str | None, noun: str, prep: str, l
     head = one.split()[-1]
     entry = lexicon.noun(one) if modifiers else (lexicon.noun(one) or lexicon.noun(head))
     computed = "a"
-    if entry is not None and entry.article is not None:
+    if _singles(modifiers):
+        computed = "the"
+    elif entry is not None and entry.article is not None:
         computed = entry.article
     elif entry is not None and entry.subjects_per_object == "one":
         computed = "the"
     written = article if article is not None else computed
     single = written if not plural else (computed if article in (None, "none") else written)
     np_sg = _with_article(single, one)
-    np_label = _with_article(written, noun) if not plural else (noun if written == "none" else f"{written} {noun}")
+    if article is None:  # no copula written ("alumniOf", "ingredient_of"): the singular with its article
+        np_label = _with_article(written, one)
+    elif plural:
+        np_label = noun if written == "none" else f"{written} {noun}"
+    else:
+        np_label = _with_article(written, noun)
     sg = {"are": "is", "were": "was"}.get(be, be)
     have = "had" if sg == "was" else "has"
     present = sg == "is"
@@ -365,9 +378,10 @@ def _noun_of(be: str, plural: bool, article: str | None, noun: str, prep: str, l
         if single == "the":
             object_clause.append(f"{{the}} whose {one} {sg} {{s}}")
         object_clause.append(f"{{the}} {{that}} {have} {{s}} as {as_np}")
-    object_clause.append(f"{{the}} {{that}} {{s}} {be} {np_label} {prep}")
+    else:  # the object sits inside the clause: a name only
+        object_clause.append(f"{{the}} {{that}} {{s}} {be} {np_label} {prep}")
     subject_clause = [f"{{the}} {{that}} {sg} {np_sg} {prep} {{o}}"]
-    if single == "the" and (present or (modifiers and modifiers[0] in _ORDINALS)):
+    if single == "the" and (present or _singles(modifiers)):
         subject_clause.append(f"the {one} {prep} {{o}}")
     forms = SurfaceForms(
         statement=f"{{s}} {be} {np_label} {prep} {{o}}",
@@ -380,7 +394,13 @@ def _noun_of(be: str, plural: bool, article: str | None, noun: str, prep: str, l
     if prep != "of":
         keys = [f"{k} {prep}" for k in keys]
     return _Reading(forms, f"'<noun> {prep}' with noun {one!r} (the subject is the {one})", "noun", keys,
-                    extra={"article": single})
+                    extra={"article": single, "single": str(_singles(modifiers))})
+
+
+def _singles(modifiers: list[str]) -> bool:
+    """Whether a noun's modifiers name one of its kind: an ordinal or a superlative ("first", "largest")."""
+    return any(m in _ORDINALS or (m.endswith("est") and "ADJ" in getAllLemmas(m) and getAllLemmas(m)["ADJ"][0] != m)
+               for m in modifiers)
 
 
 def _noun_head(words: list[str]) -> bool:
@@ -398,8 +418,11 @@ def _noun_head(words: list[str]) -> bool:
 def _bare_noun(noun: str, lexicon: Lexicon, has: bool) -> _Reading:
     """A bare noun or "has <noun>": the object is the noun of the subject ("Hamlet author Shakespeare")."""
     one = _singular(noun)
-    entry = lexicon.noun(one) or lexicon.noun(one.split()[-1])
-    if entry is not None and entry.article is not None:
+    modifiers = one.split()[:-1]
+    entry = lexicon.noun(one)
+    if _singles(modifiers):  # "largest city", "first president": one of its kind
+        article = "the"
+    elif entry is not None and entry.article is not None:
         article = entry.article
     elif entry is not None and entry.subjects_per_object == "many":
         article = "a"
@@ -408,8 +431,8 @@ def _bare_noun(noun: str, lexicon: Lexicon, has: bool) -> _Reading:
     np = _with_article(article, one)
     as_np = f"its {one}" if article == "the" else _ENGINE.a(one)
     if article == "the":
-        object_clause = [f"the {one} of {{s}}", f"{{the}} {{that}} is the {one} of {{s}}"]
-        subject_clause = [f"{{the}} whose {one} is {{o}}", f"{{the}} {{that}} has {{o}} as its {one}"]
+        object_clause = [f"the {one} of {{s}}"]
+        subject_clause = [f"{{the}} whose {one} is {{o}}"]
     else:
         object_clause = [f"{{the}} {{that}} is {np} of {{s}}"]
         subject_clause = [f"{{the}} {{that}} has {{o}} as {as_np}"]
@@ -421,8 +444,8 @@ def _bare_noun(noun: str, lexicon: Lexicon, has: bool) -> _Reading:
         subject_clause=subject_clause,
     )
     what = "'has <noun>'" if has else "bare noun"
-    return _Reading(forms, f"{what} {one!r} (the object is the {one} of the subject)", "noun", [one, one.split()[-1]],
-                    swap=True, extra={"article": article})
+    return _Reading(forms, f"{what} {one!r} (the object is the {one} of the subject)", "noun",
+                    [one] if modifiers else [one], swap=True, extra={"article": article, "single": str(_singles(modifiers))})
 
 
 def _one_of(be: str, rest: list[str]) -> _Reading:
@@ -450,8 +473,11 @@ def _noun_phrase(words: list[str]) -> bool:
                for w in words)
 
 
-def _read(words: list[str], lexicon: Lexicon) -> _Reading:
-    """The shape of a label's words (module docstring); ``_Unreadable`` when none fits safely."""
+def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading:
+    """The shape of a label's words (module docstring); ``_Unreadable`` when none fits safely. A ``machine``
+    label ("isCitizenOf") drops articles, so one it leaves out is not taken as written."""
+    if words and words[0].lower() in _ARTICLES and len(words) >= 3:  # "the capital of": a copula left out
+        words = ["is", *words]
     low = [w.lower() for w in words]
     n = len(low)
     first = low[0]
@@ -472,7 +498,7 @@ def _read(words: list[str], lexicon: Lexicon) -> _Reading:
             return _one_of(be, rest)
         if len(rlow) >= 2 and rlow[-1] in _PREPS and _noun_head(rest[:-1]) and (
                 rlow[-1] == "of" or "ADJ" not in getAllLemmas(rlow[-2])):  # "was king of", "is part of"
-            return _noun_of(be, plural, "none", " ".join(rest[:-1]), rlow[-1], lexicon,
+            return _noun_of(be, plural, None if machine else "none", " ".join(rest[:-1]), rlow[-1], lexicon,
                             [w.lower() for w in rest[:-2]])
         adverbs, i = [], 0
         while i < len(rlow) - 1 and _adverb(rlow[i]):
@@ -511,7 +537,7 @@ def _read(words: list[str], lexicon: Lexicon) -> _Reading:
         be_listed = [(wlow, frozenset({"ADJ"}))]
     noun_text = " ".join(low[i:])
     if not adverbs:
-        if rlow and rlow[-1] in _PREPS and len(rlow) >= 1 and lexicon.noun(_singular(" ".join(low[:-1]))) \
+        if rlow and rlow[-1] == "of" and lexicon.noun(_singular(" ".join(low[:-1]))) \
                 and not verb_listed and not be_listed:
             return _noun_of("is", False, None, " ".join(low[:-1]), rlow[-1], lexicon, [])
         if lexicon.noun(_singular(noun_text)) and not verb_listed and not be_listed:
@@ -551,8 +577,8 @@ def _read(words: list[str], lexicon: Lexicon) -> _Reading:
     if adverbs:
         raise _Unreadable(f"no verb after {' '.join(adverbs)!r}")
     lem = getAllLemmas(wlow)
-    if "ADJ" in lem and "NOUN" not in lem and rlow and rlow[-1] in _PREPS:  # "adjacent to", "rich in"
-        return _copula("is", False, words, low)
+    if "ADJ" in lem and rlow and rlow[-1] in _PREPS and ("NOUN" not in lem or rlow[-1] != "of"):
+        return _copula("is", False, words, low)  # "adjacent to", "rich in", "native to"
     if rlow and rlow[-1] in _PREPS and all(w not in _FUNCTION for w in low[:-1]) and _is_noun(low[-2]):
         return _noun_of("is", False, None, " ".join(low[:-1]), rlow[-1], lexicon, [])
     if _noun_phrase(words):
@@ -626,6 +652,11 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
                 reading = _reading_or_none(label_words(entry.reads), lex)[0]
             return _profile(key, label, True, entry.forms, _merge(counts, reading, lex), ev)
         reads_text = entry.reads
+        for _ in range(3):  # "P166" reads "award received", which reads "received"
+            further = lex.label(reads_text) if reads_text else None
+            if further is None or not further.reads or relation_key(further.reads) == relation_key(reads_text):
+                break
+            reads_text = further.reads
     words = label_words(reads_text) if reads_text else label_words(label)
     if not words:
         return _profile(key, label, False, None, counts, {
@@ -643,7 +674,7 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
         ev["words"] = Evidence(source="morphology", detail=f"English words: {' '.join(words)!r}")
     else:
         ev["words"] = Evidence(source="lexicon", detail=f"label {key!r} in lexicon labels reads {reads_text!r}")
-    reading, why = _reading_or_none(words, lex)
+    reading, why = _reading_or_none(words, lex, machine=reads_text is None and " " not in local)
     if reading is None:
         ev["forms"] = Evidence(source="morphology", detail=f"no safe reading: {why}")
         return _profile(key, label, True, None, _merge(counts, None, lex), ev)
@@ -653,9 +684,9 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
     return _profile(key, label, True, reading.forms, _merge(counts, reading, lex), ev)
 
 
-def _reading_or_none(words: list[str], lex: Lexicon) -> tuple[_Reading | None, str]:
+def _reading_or_none(words: list[str], lex: Lexicon, machine: bool = False) -> tuple[_Reading | None, str]:
     try:
-        return _read(words, lex), ""
+        return _read(words, lex, machine), ""
     except _Unreadable as exc:
         return None, str(exc)
 
@@ -679,10 +710,10 @@ def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) ->
             out.setdefault("subjects_per_object", (spo, Evidence(source="lexicon", detail=what)))
         if "symmetric" in entry.model_fields_set:
             out.setdefault("symmetric", (entry.symmetric, Evidence(source="lexicon", detail=what)))
-    elif reading is not None and reading.kind == "noun" and reading.extra.get("article") == "the" \
-            and not reading.swap and any(w in _ORDINALS for w in reading.keys[0].split()):
-        out.setdefault("subjects_per_object", ("one", Evidence(
-            source="morphology", detail=f"'the {reading.keys[0]}': an ordinal names one")))
+    elif reading is not None and reading.extra.get("single") == "True":
+        name = "objects_per_subject" if reading.swap else "subjects_per_object"
+        out.setdefault(name, ("one", Evidence(source="morphology",
+                                              detail=f"'the {reading.keys[0]}': an ordinal or a superlative names one")))
     return out
 
 

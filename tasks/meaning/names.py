@@ -117,7 +117,8 @@ def _out_edges(kg: KnowledgeGraph, name: str, words: frozenset[str]) -> list[str
         return []
     out = []
     for other, e in kg.neighbors(name):
-        if other == name or not e.relation or (e.direction == "in") or (e.direction == "undirected" and e.source != name):
+        stored_from_it = e.direction == "out" or (e.direction == "undirected" and e.source == name)
+        if other == name or not e.relation or not stored_from_it:
             continue
         if relation_word(e.relation) in words:
             out.append(other)

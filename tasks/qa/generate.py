@@ -31,8 +31,9 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
+from tasks.meaning.names import node_display, node_type_noun
 from tasks.meaning.profiles import ProfileBook, book_for_graph
-from tasks.qa.template_writer import TemplateError, takes_article, type_noun, write_question
+from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
 
 
@@ -427,19 +428,11 @@ def _texts_around(kg: KnowledgeGraph, name: str) -> list[str]:
 def _type_noun(kg: KnowledgeGraph, name: str) -> str:
     """The node's type noun, read from the graph (an `isa` / `instance of` edge, the importer's type column,
     LightRAG's entity type)."""
-    try:
-        from tasks.meaning.names import node_type_noun
-    except ImportError:
-        return type_noun(_entity_type(kg, name))
     return node_type_noun(kg, name)
 
 
 def _display(kg: KnowledgeGraph, name: str) -> str:
     """How the question writes a node's name: an identifier's readable form, anything else as it is."""
-    try:
-        from tasks.meaning.names import node_display
-    except ImportError:
-        return name
     return node_display(kg, name)
 
 
@@ -528,8 +521,9 @@ async def _finish(gateway: LLMGateway, kg: KnowledgeGraph, base: dict[str, Any],
     if not passed(verdicts):
         return QAAttempt(**common, status="rejected", reject_reason=reject_reason(verdicts))
     if meaning_enabled(cfg.meaning_check, gateway):
+        book = profile_book(kg, cfg)  # the facts read as the job's own profiles say, the user's corrections included
         meant = await check_meaning(gateway, kg, path, question, answer, max_facts=cfg.meaning_max_facts,
-                                    params=cfg.meaning_params)
+                                    params=cfg.meaning_params, state=lambda e: fact_sentence(e, book))
         if meant.verdict is None:
             # Like the judge's: an endpoint failure (or no valid reply) is not a verdict on the question.
             what = "meaning check unavailable" if meant.failure_kind in ENDPOINT_FAILURES else "meaning check failed"

@@ -1,0 +1,403 @@
+"""Relation labels read as English (tasks.meaning.morphology) and the shipped lexicon (tasks.meaning.lexicon):
+every lexicon entry resolves to its stated counts, and each label shape gets forms that read the right way round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from schemas.errors import InputError
+from schemas.meaning import RelationProfile, SurfaceForms, relation_key
+from tasks.meaning.lexicon import LEXICON_PATH, Lexicon, LexiconError, load_lexicon
+from tasks.meaning.morphology import label_words, profile_from_label
+
+LEX = load_lexicon()
+RAW_LABELS = sorted(yaml.safe_load(LEXICON_PATH.read_text(encoding="utf-8"))["labels"])  # as spelled in the file
+
+
+def _forms(label: str) -> SurfaceForms:
+    p = profile_from_label(label)
+    assert p.forms is not None, p.evidence["forms"].detail
+    return p.forms
+
+
+def _fill(template: str, s: str = "S", o: str = "O") -> str:
+    return template.format(s=s, o=o, the="the thing", that="that", wh="Which thing")
+
+
+# -- every lexicon entry ----------------------------------------------------------------------------------------------
+
+
+def test_shipped_lexicon_loads_and_is_cached() -> None:
+    lex = load_lexicon()
+    assert lex is load_lexicon() and lex is load_lexicon(LEXICON_PATH)
+    assert len(lex.verbs) > 100 and len(lex.nouns) > 80 and len(lex.labels) > 150
+
+
+@pytest.mark.parametrize("phrase", sorted(LEX.verbs))
+def test_every_verb_entry_resolves_to_its_counts(phrase: str) -> None:
+    entry = LEX.verbs[phrase]
+    # a whole-label entry of the same spelling ("award": schema.org's) wins: read the phrase without the labels
+    lex = LEX.model_copy(update={"labels": {}}) if phrase in LEX.labels else LEX
+    p = profile_from_label(phrase, lex)
+    assert p.words and p.forms is not None, p.evidence["forms"].detail
+    assert (p.objects_per_subject, p.subjects_per_object, p.symmetric) == (
+        entry.objects_per_subject, entry.subjects_per_object, entry.symmetric)
+    for field in ("objects_per_subject", "subjects_per_object"):
+        if getattr(entry, field) != "unknown":
+            assert p.evidence[field].source == "lexicon"
+            assert repr(phrase) in p.evidence[field].detail
+
+
+@pytest.mark.parametrize("noun", sorted(LEX.nouns))
+def test_every_noun_entry_resolves_to_its_counts(noun: str) -> None:
+    entry = LEX.nouns[noun]
+    p = profile_from_label(f"{noun} of")  # the subject is the noun: counts as stated
+    assert p.forms is not None, p.evidence["forms"].detail
+    assert (p.objects_per_subject, p.subjects_per_object, p.symmetric) == (
+        entry.objects_per_subject, entry.subjects_per_object, entry.symmetric)
+    assert p.forms.statement.startswith("{s} is ") and p.forms.statement.endswith(f"{noun} of {{o}}")
+    if noun not in LEX.verbs and noun not in LEX.labels:  # a bare noun: the object is the noun, the counts read the other way
+        b = profile_from_label(noun)
+        assert b.forms is not None, b.evidence["forms"].detail
+        assert (b.objects_per_subject, b.subjects_per_object) == (entry.subjects_per_object,
+                                                                  entry.objects_per_subject)
+        assert b.forms.statement.startswith("{o} is ") and b.forms.statement.endswith(f"{noun} of {{s}}")
+
+
+@pytest.mark.parametrize("label", RAW_LABELS)
+def test_every_label_entry_resolves(label: str) -> None:
+    entry = LEX.labels[relation_key(label)]
+    p = profile_from_label(label)
+    assert p.key == relation_key(label)
+    if entry.opaque:
+        assert not p.words and p.forms is None
+        return
+    assert p.words and p.forms is not None, p.evidence["forms"].detail
+    if entry.forms is not None:
+        assert p.forms == entry.forms
+    for field in ("objects_per_subject", "subjects_per_object"):
+        if getattr(entry, field) != "unknown":
+            assert getattr(p, field) == getattr(entry, field)
+            assert p.evidence[field].source == "lexicon"
+    if "symmetric" in entry.model_fields_set:
+        assert p.symmetric == entry.symmetric
+
+
+def test_every_profile_has_evidence_for_every_field() -> None:
+    for label in ["wrote", "term0", "ingredient_of", "coined the term", "P31", "develops a vaccine against"]:
+        p = profile_from_label(label)
+        assert set(p.evidence) == {"words", "forms", "objects_per_subject", "subjects_per_object", "symmetric"}
+        assert all(e.detail for e in p.evidence.values())
+
+
+# -- shapes -----------------------------------------------------------------------------------------------------------
+
+
+def test_active_past_verb() -> None:
+    f = _forms("wrote")
+    assert f.statement == "{s} wrote {o}"
+    assert f.ask_object == ["{wh} did {s} write?", "{wh} was written by {s}?"]
+    assert f.object_clause == ["{the} written by {s}", "{the} {that} {s} wrote"]
+    assert f.ask_subject == ["{wh} wrote {o}?"]
+    assert f.subject_clause == ["{the} {that} wrote {o}"]
+    p = profile_from_label("wrote")
+    assert (p.objects_per_subject, p.subjects_per_object) == ("many", "unknown")
+
+
+def test_active_present_with_preposition() -> None:
+    f = _forms("flows through")
+    assert f.statement == "{s} flows through {o}"
+    assert f.ask_object == ["{wh} does {s} flow through?"]
+    assert f.ask_subject == ["{wh} flows through {o}?"]
+    assert f.subject_clause == ["{the} {that} flows through {o}"]
+
+
+def test_plural_base_verb_says_singular_for_the_subject() -> None:
+    f = _forms("border")
+    assert f.statement == "{s} border {o}"
+    assert f.ask_object[0] == "{wh} do {s} border?"
+    assert f.ask_subject == ["{wh} borders {o}?"]
+    assert f.subject_clause == ["{the} {that} borders {o}"]
+    assert profile_from_label("border").symmetric
+    assert _forms("descend from").ask_subject == ["{wh} descends from {o}?"]
+    assert _forms("are found in").ask_subject == ["{wh} is found in {o}?"]
+
+
+@pytest.mark.parametrize(("label", "asked", "participle"), [
+    ("wrote", "write", "written"), ("began", "begin", "begun"), ("led", "lead", "led"), ("saw", "see", "seen"),
+    ("struck", "strike", "struck"), ("bred", "breed", "bred"), ("co-wrote", "co-write", "co-written"),
+    ("showed", "show", "shown"), ("founded", "found", "founded"),
+])
+def test_irregular_verbs_come_from_lemminflect(label: str, asked: str, participle: str) -> None:
+    f = _forms(label)
+    assert f.ask_object == [f"{{wh}} did {{s}} {asked}?", f"{{wh}} was {participle} by {{s}}?"]
+    assert f.object_clause[0] == f"{{the}} {participle} by {{s}}"
+
+
+def test_perfect_and_object_words() -> None:
+    f = _forms("has won")
+    assert f.statement == "{s} has won {o}" and f.ask_object[0] == "{wh} has {s} won?"
+    assert f.ask_subject == ["{wh} has won {o}?"]
+    f = _forms("developed a vaccine against")
+    assert f.ask_object == ["{wh} did {s} develop a vaccine against?"]
+    assert f.ask_subject == ["{wh} developed a vaccine against {o}?"]
+    f = _forms("co-founded")
+    assert f.ask_object == ["{wh} did {s} co-found?", "{wh} was co-founded by {s}?"]
+    assert profile_from_label("co-founded").objects_per_subject == "many"
+
+
+def test_leading_adverb_stays_with_the_verb() -> None:
+    f = _forms("first classified")
+    assert f.statement == "{s} first classified {o}"
+    assert f.ask_object == ["{wh} did {s} first classify?", "{wh} was first classified by {s}?"]
+
+
+@pytest.mark.parametrize("label", ["founded by", "founded_by", "was founded by", "dbo:foundedBy"])
+def test_passive_with_agent_reads_the_object_as_agent(label: str) -> None:
+    p = profile_from_label(label)
+    f = p.forms
+    assert f is not None
+    assert f.statement == "{o} founded {s}"
+    assert f.ask_object == ["{wh} founded {s}?"]
+    assert f.object_clause == ["{the} {that} founded {s}"]
+    assert f.ask_subject[0] == "{wh} was founded by {o}?"
+    assert f.subject_clause[0] == "{the} founded by {o}"
+    assert "the object is the agent" in p.evidence["forms"].detail
+
+
+def test_passive_counts_read_the_verb_entry_the_other_way() -> None:
+    p = profile_from_label("was written by")
+    assert _forms("was written by").statement == "{o} wrote {s}"
+    assert (p.objects_per_subject, p.subjects_per_object) == ("unknown", "many")
+    assert _forms("is supported by").statement == "{o} supports {s}"
+    assert _forms("caused_by").statement == "{o} causes {s}"
+
+
+@pytest.mark.parametrize(("label", "statement"), [
+    ("is located in", "{s} is located in {o}"), ("located_in", "{s} is located in {o}"),
+    ("born_in", "{s} was born in {o}"), ("wasBornIn", "{s} was born in {o}"), ("is made from", "{s} is made from {o}"),
+    ("adjacent_to", "{s} is adjacent to {o}"), ("is rich in", "{s} is rich in {o}"),
+    ("native to", "{s} is native to {o}"),
+])
+def test_copula_with_participle_or_adjective(label: str, statement: str) -> None:
+    assert _forms(label).statement == statement
+
+
+def test_copula_forms() -> None:
+    f = _forms("is located in")
+    assert f.ask_object == ["{wh} is {s} located in?"]
+    assert f.ask_subject == ["{wh} is located in {o}?"]
+    assert f.subject_clause == ["{the} {that} is located in {o}", "{the} located in {o}"]
+    p = profile_from_label("born_in")
+    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "many")
+
+
+def test_noun_of_reads_the_subject_as_the_noun() -> None:
+    """``lipid ingredient_of clinical drug``: the lipid is the ingredient (this was read backwards before)."""
+    p = profile_from_label("ingredient_of")
+    assert p.forms == SurfaceForms(
+        statement="{s} is an ingredient of {o}",
+        ask_object=["{wh} is {s} an ingredient of?", "{wh} has {s} as an ingredient?"],
+        object_clause=["{the} {that} has {s} as an ingredient"],
+        ask_subject=["{wh} is an ingredient of {o}?"],
+        subject_clause=["{the} {that} is an ingredient of {o}"],
+    )
+    assert (p.objects_per_subject, p.subjects_per_object) == ("many", "many")
+    assert p.evidence["objects_per_subject"].source == "lexicon"
+    assert _fill(p.forms.statement, "lipid", "clinical drug") == "lipid is an ingredient of clinical drug"
+
+
+def test_noun_of_with_one_per_object_takes_the() -> None:
+    for label in ["capital of", "capital_of", "is the capital of", "the capital of"]:
+        f = _forms(label)
+        assert f.statement == "{s} is the capital of {o}"
+        assert "{the} whose capital is {s}" in f.object_clause
+        assert "the capital of {o}" in f.subject_clause
+        assert f.ask_subject == ["{wh} is the capital of {o}?"]
+    p = profile_from_label("is the capital of")
+    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "one")
+
+
+def test_noun_of_written_with_and_without_article() -> None:
+    assert _forms("is a species of").statement == "{s} is a species of {o}"
+    assert _forms("is part of").statement == "{s} is part of {o}"
+    assert _forms("part_of").statement == "{s} is part of {o}"
+    assert _forms("was king of").ask_object == ["{wh} was {s} king of?", "{wh} had {s} as king?"]
+    assert profile_from_label("was king of").subjects_per_object == "many"
+    assert _forms("isCitizenOf").statement == "{s} is a citizen of {o}"
+    f = _forms("alumniOf")
+    assert f.statement == "{s} is an alumnus of {o}"
+    f = _forms("are castrated males of")
+    assert f.statement == "{s} are castrated males of {o}"
+    assert f.ask_subject == ["{wh} is a castrated male of {o}?"]
+    assert profile_from_label("was the first emperor of").subjects_per_object == "one"
+
+
+def test_bare_noun_reads_the_object_as_the_noun() -> None:
+    """``Hamlet author Shakespeare``: Shakespeare is the author of Hamlet."""
+    f = _forms("author")
+    assert f.statement == "{o} is the author of {s}"
+    assert f.ask_object == ["{wh} is the author of {s}?"]
+    assert f.object_clause == ["the author of {s}"]
+    assert f.ask_subject == ["{wh} has {o} as its author?"]
+    assert f.subject_clause == ["{the} whose author is {o}"]
+    assert _fill(f.statement, "Hamlet", "Shakespeare") == "Shakespeare is the author of Hamlet"
+    p = profile_from_label("author")
+    assert (p.objects_per_subject, p.subjects_per_object) == ("unknown", "many")
+
+
+@pytest.mark.parametrize(("label", "statement"), [
+    ("place_of_birth", "{o} is the place of birth of {s}"), ("birthPlace", "{o} is the birth place of {s}"),
+    ("date of birth", "{o} is the date of birth of {s}"), ("hasPart", "{o} is part of {s}"),
+    ("has capital", "{o} is the capital of {s}"), ("has_ingredient", "{o} is an ingredient of {s}"),
+    ("parentOrganization", "{o} is the parent organization of {s}"), ("children", "{o} is a child of {s}"),
+    ("dbo:largestCity", "{o} is the largest city of {s}"),
+])
+def test_compound_and_has_nouns(label: str, statement: str) -> None:
+    assert _forms(label).statement == statement
+
+
+def test_has_part_counts() -> None:
+    p = profile_from_label("has part")
+    assert _forms("has part").ask_subject == ["{wh} has {o} as a part?"]
+    assert (p.objects_per_subject, p.subjects_per_object) == ("many", "many")
+    assert profile_from_label("capital").objects_per_subject == "one"
+    assert profile_from_label("dbo:largestCity").objects_per_subject == "one"
+
+
+@pytest.mark.parametrize("label", ["adjacent to", "shares border with", "interacts_with", "married to", "spouse",
+                                   "sibling", "similar to", "collaborated with", "associated_with"])
+def test_symmetric_labels(label: str) -> None:
+    p = profile_from_label(label)
+    assert p.symmetric and p.objects_per_subject == p.subjects_per_object and p.forms is not None
+
+
+@pytest.mark.parametrize("label", ["term0", "person103", "r17", "P9999", "rel_42", "xqzt", "wdt:P9999"])
+def test_codes_are_opaque(label: str) -> None:
+    p = profile_from_label(label)
+    assert not p.words and p.forms is None
+    assert "not an English word" in p.evidence["words"].detail
+    assert (p.objects_per_subject, p.subjects_per_object) == ("unknown", "unknown")
+    assert p.evidence["objects_per_subject"].source == "none"
+
+
+@pytest.mark.parametrize(("label", "statement"), [
+    ("P31", "{s} is an instance of {o}"), ("wdt:P31", "{s} is an instance of {o}"),
+    ("http://www.wikidata.org/prop/direct/P279", "{s} is a subclass of {o}"),
+    ("P131", "{s} is located in {o}"), ("located in the administrative territorial entity", "{s} is located in {o}"),
+    ("P19", "{o} is the place of birth of {s}"), ("isa", "{s} is a kind of {o}"),
+])
+def test_label_table_maps_codes_and_vocabulary(label: str, statement: str) -> None:
+    p = profile_from_label(label)
+    assert p.words and p.forms is not None and p.forms.statement == statement
+    assert p.evidence["words"].source == "lexicon"
+
+
+def test_opaque_label_entry() -> None:
+    p = profile_from_label("P18")
+    assert not p.words and p.forms is None and p.evidence["words"].source == "lexicon"
+
+
+@pytest.mark.parametrize(("label", "words"), [
+    ("people.person.place_of_birth", ["place", "of", "birth"]), ("http://schema.org/birthPlace", ["birth", "place"]),
+    ("dbo:birthPlace", ["birth", "place"]), ("parentOrganization", ["parent", "organization"]),
+    ("instance of", ["instance", "of"]), ("co-founded", ["co-founded"]), ("hasURL", ["has", "url"]),
+    ("Defeated Pompey at", ["defeated", "Pompey", "at"]), ("http://example.org/onto#worksFor", ["works", "for"]),
+])
+def test_label_words(label: str, words: list[str]) -> None:
+    assert label_words(label) == words
+
+
+@pytest.mark.parametrize(("label", "statement"), [
+    ("people.person.place_of_birth", "{o} is the place of birth of {s}"),
+    ("http://schema.org/birthPlace", "{o} is the birth place of {s}"),
+    ("worksFor", "{s} works for {o}"), ("interacts_with", "{s} interacts with {o}"),
+    ("location.location.contains", "{s} contains {o}"),
+])
+def test_machine_labels(label: str, statement: str) -> None:
+    assert _forms(label).statement == statement
+
+
+def test_names_inside_a_prose_label_are_words() -> None:
+    p = profile_from_label("defeated Pompey at")
+    assert p.words and p.forms is not None and p.forms.ask_object == ["{wh} did {s} defeat Pompey at?"]
+
+
+@pytest.mark.parametrize("label", ["coined the term", "carry their own", "returns to the soil", "climbs up the",
+                                   "hasWonPrize", "is derived from one of the"])
+def test_words_with_no_safe_reading_get_no_forms(label: str) -> None:
+    p = profile_from_label(label)
+    assert p.words and p.forms is None
+    assert p.evidence["forms"].detail.startswith("no safe reading")
+
+
+def test_unknown_counts_say_none() -> None:
+    p = profile_from_label("developed a vaccine against")
+    assert p.forms is not None
+    assert (p.objects_per_subject, p.subjects_per_object) == ("unknown", "unknown")
+    assert p.evidence["subjects_per_object"].source == "none"
+    assert p.evidence["forms"].source == "morphology"
+
+
+def test_profiles_validate_as_records() -> None:
+    p = profile_from_label("ingredient_of")
+    assert RelationProfile.model_validate(p.model_dump()) == p
+
+
+# -- a malformed lexicon ----------------------------------------------------------------------------------------------
+
+
+def _bad(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "lexicon.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    msg = str(info.value)
+    assert "\n" not in msg and str(path) in msg
+    assert isinstance(info.value, InputError)
+    return msg
+
+
+def test_unknown_field(tmp_path: Path) -> None:
+    msg = _bad(tmp_path, "verbs:\n  write: {objects_per_subject: many, subjets_per_object: one}\n")
+    assert "verbs['write']" in msg and "subjets_per_object" in msg and "unknown field" in msg
+
+
+def test_impossible_count(tmp_path: Path) -> None:
+    msg = _bad(tmp_path, "nouns:\n  capital: {objects_per_subject: lots}\n")
+    assert "nouns['capital'].objects_per_subject" in msg and "'lots'" in msg
+
+
+def test_symmetric_with_unequal_counts(tmp_path: Path) -> None:
+    msg = _bad(tmp_path, "verbs:\n  marry: {objects_per_subject: one, subjects_per_object: many, symmetric: true}\n")
+    assert "symmetric" in msg and "marry" in msg
+
+
+def test_empty_form(tmp_path: Path) -> None:
+    msg = _bad(tmp_path, 'labels:\n  sameAs:\n    forms: {statement: "  "}\n')
+    assert "sameas" in msg and "empty surface form" in msg
+
+
+def test_form_with_unknown_placeholder(tmp_path: Path) -> None:
+    msg = _bad(tmp_path, 'labels:\n  x:\n    forms: {statement: "{s} is {obj}"}\n')
+    assert "{obj}" in msg
+
+
+def test_not_yaml_and_missing_file(tmp_path: Path) -> None:
+    assert "not valid YAML" in _bad(tmp_path, "verbs: [unclosed\n")
+    with pytest.raises(LexiconError, match="cannot be read"):
+        load_lexicon(tmp_path / "absent.yaml")
+    assert "mapping" in _bad(tmp_path, "- a list\n")
+
+
+def test_a_user_lexicon_changes_the_counts(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("verbs:\n  write: {objects_per_subject: one, subjects_per_object: one}\n", encoding="utf-8")
+    lex = load_lexicon(path)
+    assert isinstance(lex, Lexicon)
+    p = profile_from_label("wrote", lex)
+    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "one")
+    assert _forms("wrote") == p.forms

@@ -338,16 +338,23 @@ graph_app.add_typer(profiles_app, name="profiles")
 
 @profiles_app.command("export")
 def profiles_export(out_path: Annotated[Path, typer.Option("--out", "-o", help="The YAML file to write.")] = Path("relation_profiles.yaml"),
-                    config: ConfigOpt = None, domain: DomainOpt = None) -> None:
+                    config: ConfigOpt = None, domain: DomainOpt = None,
+                    profile: Annotated[bool, typer.Option(
+                        "--profile", help="First ask the profiler role (once per label) about the labels no other "
+                        "source profiles; needs a profiler endpoint other than the embedded model.")] = False) -> None:
     """Write every relation label's profile (forms, counts, symmetry, with where each came from) to a YAML file
     you can read, correct and import back."""
 
     def body():
-        from flows.profiles import export_profiles
+        from flows.profiles import export_profiles, profiler_configured
 
         settings = _settings(config)
         _preflight_warehouse(settings)
-        r = export_profiles(out_path, settings, domain)
+        if profile and not profiler_configured(settings):
+            out.print("--profile: the profiler role is the embedded model, which is never asked; set "
+                      "HOPFORGE_ROLES__PROFILER__BASE_URL and __MODEL (or [roles.profiler]) to profile labels",
+                      highlight=False, markup=False)
+        r = export_profiles(out_path, settings, domain, profile=profile)
         out.print(f"{r['path']}: {r['labels']} relation labels; {r['usable']} can be asked in some direction, "
                   f"{r['opaque']} are not words, {r['no_forms']} have no surface forms", highlight=False, markup=False)
 

@@ -20,6 +20,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import check_domains_in, check_generate_params, check_paths_params, seed_ball_bounds
+from flows.profiles import profile_unknown_labels
 from flows.progress import Progress
 from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
@@ -28,17 +29,17 @@ from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_f
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GenMode, QAAttempt, QAReject, Seed
-from tasks.qa.candidates import opens_a_path
+from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
-from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, run_job
+from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job
 from tasks.qa.text_gates import TextGateConfig, warm_language_detector
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, no_seed_reason, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
 from warehouse.graphs import current_snapshot, current_snapshots, load_graph
-from warehouse.profiles import read_user_profiles
+from warehouse.profiles import read_profiled, read_user_profiles
 
 def load_qa(rt: Runtime, where: str = "TRUE", params: list[Any] | None = None) -> list[QA]:
     return rt.wh.read("qa", QA, where, params, order_by="qa_id")
@@ -290,6 +291,10 @@ def generate_qa(
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
         # The user's relation profiles (`hopforge graph profiles import`) travel with the jobs' configuration.
         cfg = cfg.model_copy(update={"profiles": read_user_profiles(rt.wh)})
+        # The profiler role (when it has an endpoint other than the embedded model) is asked, once per label,
+        # about what the user, the lexicon and the graph statistics leave unknown; its accepted answers travel too.
+        profile_unknown_labels(rt, domains, cfg.profiles)
+        cfg = cfg.model_copy(update={"profiled": read_profiled(rt.wh)})
         domains = list(dict.fromkeys(domains))  # a domain named twice is planned once
         all_attempts: list[QAAttempt] = []
         started_jobs: list[tuple[str, str, str]] = []
@@ -323,18 +328,20 @@ def generate_qa(
                     continue
                 kg = load_graph(rt.wh, domain, snapshot_id)
                 eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
+                book = profile_book(kg, cfg)
                 # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on
                 # them could be asked.
                 seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
-                                     run_id=rt.run_id, keep=lambda node: opens_a_path(kg, node))  # fmt: skip
+                                     run_id=rt.run_id, keep=lambda node: opens_a_path(kg, node, book=book))  # fmt: skip
                 rt.wh.write_batch("seeds", seeds, replace=True)
                 print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
                 why = None
                 if not eligible:
                     why = no_seed_reason(kg, domain=domain, min_ball=min_ball, max_ball=max_ball)
                 elif not seeds:
+                    refused = opening_refusals(kg, [n for n, _ in eligible], book=book)
                     why = (f"none of the {len(eligible)} eligible seeds in domain {domain} can start a candidate path: "
-                           "every relation out of each names the node it leads to as one of many")
+                           f"no relation out of them can be asked: {describe_refusals(refused)}")
                 if why:
                     print(f"{domain}: {why}")
                     seed_notes.append(why)

@@ -5,7 +5,8 @@ in a background thread with its own event loop:
 
 * ``POST /v1/chat/completions``: scripted replies (:class:`Responder`), or by default a minimal
   instance of the requested JSON schema, or the text ``"ok"``; :meth:`FakeOpenAI.add_fact_reader`
-  scripts a careful reader of the meaning check's fact sheets (:func:`read_fact_sheet`);
+  scripts a careful reader of the meaning check's fact sheets (:func:`read_fact_sheet`), and
+  :meth:`FakeOpenAI.add_profiler` a profiler of simple verb labels (:func:`profiler_reply`);
 * ``POST /v1/embeddings``: deterministic unit vectors (a pure function of text and dimension);
 * ``GET /v1/models``: ``"fake-model"`` plus every model name seen in a request;
 * ``GET /health``: 200.
@@ -58,6 +59,7 @@ __all__ = [
     "Responder",
     "fact_reader_reply",
     "fake_embedding",
+    "profiler_reply",
     "read_fact_sheet",
     "schema_instance",
 ]
@@ -654,6 +656,42 @@ def fact_reader_reply(body: Mapping[str, Any]) -> dict[str, str]:
     return {"answer": answer, "reason": reason}
 
 
+# --------------------------------------------------------------------------------------------
+# The profiler: what a simple verb label means (the profiler role's reference)
+# --------------------------------------------------------------------------------------------
+
+#: The request name the fake profiler answers by default (``tasks.meaning.profiler.REQUEST_NAME``).
+PROFILER_SCHEMA = "relation_profile"
+_LABEL_LINE = re.compile(r"^Relation label: (.+)$", re.MULTILINE)
+_SEVERAL = re.compile(r"(\d+) of (\d+) (subjects|objects) have several")
+
+
+def profiler_reply(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A plausible profile for the label on the ``Relation label:`` line of the last user message, read as a verb
+    phrase ("wards" -> "{s} wards {o}", "{wh} wards {o}?", "{the} {that} {s} wards"; no question asking for the
+    object, which would need the verb's base form). A label with a digit, an underscore or no letter is not
+    words. Each count is "many" when the request's graph statistics show a node with several, else "one"."""
+    text = last_user_text(body)
+    found = _LABEL_LINE.search(text)
+    label = found.group(1).strip() if found else ""
+    if len(label) >= 2 and label[0] == label[-1] and label[0] in "'\"":
+        label = label[1:-1]
+    label = " ".join(label.split())
+    counts = {"subjects": "one", "objects": "one"}
+    for several, _, side in _SEVERAL.findall(text):
+        counts[side] = "many" if int(several) > 0 else "one"
+    words = bool(label) and bool(re.search(r"[a-zA-Z]", label)) and not re.search(r"[\d_{}]", label)
+    if not words:
+        return {"words": False, "statement": "", "ask_object": [], "object_clause": [], "ask_subject": [],
+                "subject_clause": [], "objects_per_subject": "unknown", "subjects_per_object": "unknown",
+                "symmetric": False, "reason": f"{label!r} is a code, not words"}
+    return {"words": True, "statement": f"{{s}} {label} {{o}}", "ask_object": [],
+            "object_clause": [f"{{the}} {{that}} {{s}} {label}"], "ask_subject": [f"{{wh}} {label} {{o}}?"],
+            "subject_clause": [f"{{the}} {{that}} {label} {{o}}"], "objects_per_subject": counts["subjects"],
+            "subjects_per_object": counts["objects"], "symmetric": False,
+            "reason": f"{label!r} read as a verb phrase"}
+
+
 def _malform(content: str) -> str:
     """Content that is never valid JSON: the last closing bracket becomes a dangling comma."""
     stripped = content.rstrip()
@@ -760,6 +798,12 @@ class FakeOpenAI:
         of their fact sheet (:func:`read_fact_sheet`, whose docstring lists what it does not understand). Other
         matchers, ``times`` and ``fault`` as for :class:`Responder`."""
         return self.add(schema_name=schema_name, reply=fact_reader_reply, label="fact-reader", **kwargs)
+
+    def add_profiler(self, schema_name: str | None = PROFILER_SCHEMA, **kwargs: Any) -> Responder:
+        """Answer the profiler role's requests (by default those named ``relation_profile``) with a plausible
+        profile of their label (:func:`profiler_reply`). Other matchers, ``times`` and ``fault`` as for
+        :class:`Responder`."""
+        return self.add(schema_name=schema_name, reply=profiler_reply, label="profiler", **kwargs)
 
     def set_fault(self, fault: Fault | None) -> None:
         """Replace the server-wide fault applied to every chat request (None clears it)."""

@@ -11,7 +11,8 @@ from schemas.config import ConfigError, load_settings
 
 def test_defaults_are_local_and_valid(tmp_path):
     s = load_settings(data_dir=tmp_path)
-    assert all(s.endpoint(r).is_local for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy"))
+    assert all(s.endpoint(r).is_local for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy",
+                                                "profiler"))
     assert s.warehouse_path == tmp_path / "warehouse.duckdb"
     assert s.cache_path == tmp_path / "llm_cache.sqlite"
 
@@ -25,6 +26,21 @@ def test_env_vars_set_nested_role_fields(monkeypatch):
     ep = s.endpoint("generator")
     assert (ep.base_url, ep.model, ep.max_concurrency, s.seed) == ("http://gpu-box:8000/v1", "qwen3-32b", 64, 7)
     assert s.endpoint("verifier").is_local
+
+
+def test_the_profiler_role_is_configured_like_the_others(tmp_path, monkeypatch):
+    from schemas.config import ROLES, Roles
+
+    assert ROLES[-1] == "profiler" and set(ROLES) == set(Roles.model_fields)
+    s = load_settings(data_dir=tmp_path)
+    assert s.endpoint("profiler").sampling.temperature == 0.0
+    assert s.redacted()["roles"]["profiler"]["api_key"] is None
+    monkeypatch.setenv("HOPFORGE_ROLES__PROFILER__BASE_URL", "http://gpu-box:8000/v1")
+    monkeypatch.setenv("HOPFORGE_ROLES__PROFILER__MODEL", "qwen3-32b")
+    ep = load_settings(data_dir=tmp_path).endpoint("profiler")
+    assert (ep.base_url, ep.model, ep.is_local) == ("http://gpu-box:8000/v1", "qwen3-32b", False)
+    with pytest.raises(ConfigError, match="did you mean profiler"):
+        load_settings(data_dir=tmp_path, roles={"profilr": {}})
 
 
 def test_toml_and_yaml_files(tmp_path):

@@ -87,7 +87,7 @@ def test_every_parameter_is_typed_in_the_run_form(name):
     ("refresh", "include", list(EXPORT_CONFIGS)),
     ("ingest-corpus", "source_kind", ["auto", "jsonl", "folder", "hf"]),
     ("import-graphs", "kind", ["graphml", "lightrag", "triples", "rog"]),
-    ("label-difficulty", "role", ["extractor", "generator", "verifier", "teacher", "judge", "policy"]),
+    ("label-difficulty", "role", ["extractor", "generator", "verifier", "teacher", "judge", "policy", "profiler"]),
     ("train-and-eval", "eval_split", list(SPLITS)),
 ])
 def test_closed_choices_are_offered_as_choices(name, param, choices):

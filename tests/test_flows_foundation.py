@@ -14,7 +14,7 @@ from warehouse.db import Warehouse
 
 def fake_settings(fake, tmp_path, **kw):
     roles = {r: {"base_url": fake.base_url, "model": "fake-model", "max_retries": 1, "timeout_s": 5}
-             for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy")}
+             for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy", "profiler")}
     return load_settings(data_dir=tmp_path, roles=roles,
                          embeddings={"base_url": fake.base_url, "model": "fake-embed", "dim": 16}, **kw)
 
@@ -25,7 +25,7 @@ def test_doctor_flow_records_run_and_usage(prefect_harness, fake_llm, tmp_path):
     settings = fake_settings(fake_llm, tmp_path)
     result = doctor(settings=settings, embeddings=False)
     assert result["ok"], result
-    # six roles on one endpoint are checked with one call
+    # seven roles on one endpoint are checked with one call
     assert fake_llm.calls() == 1
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
         run = wh.query("SELECT * FROM runs WHERE run_id = ?", [result["run_id"]])[0]

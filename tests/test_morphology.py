@@ -59,7 +59,8 @@ def test_every_noun_entry_resolves_to_its_counts(noun: str) -> None:
     assert (p.objects_per_subject, p.subjects_per_object, p.symmetric) == (
         entry.objects_per_subject, entry.subjects_per_object, entry.symmetric)
     assert p.forms.statement.startswith("{s} is ") and p.forms.statement.endswith(f"{noun} of {{o}}")
-    if noun not in LEX.verbs and noun not in LEX.labels:  # a bare noun: the object is the noun, the counts read the other way
+    if noun not in LEX.verbs and noun not in LEX.labels:
+        # a bare noun: the object is the noun, the counts read the other way
         b = profile_from_label(noun)
         assert b.forms is not None, b.evidence["forms"].detail
         assert (b.objects_per_subject, b.subjects_per_object) == (entry.subjects_per_object,
@@ -104,7 +105,7 @@ def test_active_past_verb() -> None:
     assert f.ask_subject == ["{wh} wrote {o}?"]
     assert f.subject_clause == ["{the} {that} wrote {o}"]
     p = profile_from_label("wrote")
-    assert (p.objects_per_subject, p.subjects_per_object) == ("many", "unknown")
+    assert (p.objects_per_subject, p.subjects_per_object) == ("many", "one")
 
 
 def test_active_present_with_preposition() -> None:
@@ -171,7 +172,9 @@ def test_passive_with_agent_reads_the_object_as_agent(label: str) -> None:
 def test_passive_counts_read_the_verb_entry_the_other_way() -> None:
     p = profile_from_label("was written by")
     assert _forms("was written by").statement == "{o} wrote {s}"
-    assert (p.objects_per_subject, p.subjects_per_object) == ("unknown", "many")
+    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "many")
+    p = profile_from_label("is headquartered in")  # a copula phrase is not turned round
+    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "many")
     assert _forms("is supported by").statement == "{o} supports {s}"
     assert _forms("caused_by").statement == "{o} causes {s}"
 
@@ -246,7 +249,7 @@ def test_bare_noun_reads_the_object_as_the_noun() -> None:
     assert f.subject_clause == ["{the} whose author is {o}"]
     assert _fill(f.statement, "Hamlet", "Shakespeare") == "Shakespeare is the author of Hamlet"
     p = profile_from_label("author")
-    assert (p.objects_per_subject, p.subjects_per_object) == ("unknown", "many")
+    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "many")
 
 
 @pytest.mark.parametrize(("label", "statement"), [
@@ -273,6 +276,44 @@ def test_has_part_counts() -> None:
 def test_symmetric_labels(label: str) -> None:
     p = profile_from_label(label)
     assert p.symmetric and p.objects_per_subject == p.subjects_per_object and p.forms is not None
+
+
+# -- counts carried by a word to every label that uses it --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("label", "counts"), [
+    # one "write"/"author" fact, read from the writer (active, "<noun> of") or from the work (passive, bare noun)
+    ("wrote", ("many", "one")), ("writes", ("many", "one")), ("has written", ("many", "one")),
+    ("is the author of", ("many", "one")), ("author_of", ("many", "one")),
+    ("was written by", ("one", "many")), ("written_by", ("one", "many")), ("film.film.written_by", ("one", "many")),
+    ("author", ("one", "many")), ("P50", ("one", "many")), ("works_written", ("many", "one")),
+    ("composed", ("many", "one")), ("was composed by", ("one", "many")), ("composer", ("one", "many")),
+    ("painted", ("many", "one")), ("painter", ("one", "many")), ("manufactured", ("many", "one")),
+    # a modifier changes the count: "co-" makes several makers, an ordinal names one holder
+    ("co-wrote", ("many", "many")), ("co-founded", ("many", "many")), ("co-authored", ("many", "many")),
+    ("was queen of", ("one", "many")), ("was king of", ("one", "many")),
+    ("was the first emperor of", ("unknown", "one")),  # "first emperor" has no entry of its own: the ordinal says one
+    # one-off events and origins
+    ("died of", ("one", "many")), ("was founded in", ("one", "many")), ("is headquartered in", ("one", "many")),
+    ("originated in", ("one", "many")), ("comes from", ("one", "many")), ("is named after", ("one", "many")),
+    ("named after", ("one", "many")), ("P138", ("one", "many")), ("was published in", ("one", "many")),
+    ("was domesticated from", ("one", "many")), ("currency", ("one", "many")),
+    # kin: two parents, several children; a mother is one per child
+    ("is the son of", ("many", "many")), ("is the mother of", ("many", "one")), ("mother", ("one", "many")),
+    ("descends from", ("many", "many")), ("translated", ("many", "many")),
+    # left to the graph: it depends on the thing
+    ("invented", ("many", "unknown")), ("discovered", ("many", "unknown")), ("designed", ("many", "unknown")),
+    ("directed", ("many", "unknown")), ("director", ("unknown", "many")), ("is a kind of", ("unknown", "many")),
+    ("was domesticated in", ("unknown", "many")), ("is written in", ("unknown", "many")),
+])
+def test_a_words_counts_carry_to_its_forms(label: str, counts: tuple[str, str]) -> None:
+    p = profile_from_label(label)
+    assert p.forms is not None, p.evidence["forms"].detail
+    assert (p.objects_per_subject, p.subjects_per_object) == counts
+    for field, count in zip(("objects_per_subject", "subjects_per_object"), counts, strict=True):
+        assert p.evidence[field].source == ("none" if count == "unknown" else
+                                            "morphology" if "first" in label and field == "subjects_per_object"
+                                            else "lexicon")
 
 
 @pytest.mark.parametrize("label", ["term0", "person103", "r17", "P9999", "rel_42", "xqzt", "wdt:P9999"])

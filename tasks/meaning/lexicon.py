@@ -184,7 +184,10 @@ def _where(loc: tuple[Any, ...]) -> str:
 def _one_line(path: Path, err: ValidationError) -> str:
     first = err.errors()[0]
     msg = str(first.get("msg", "")).removeprefix("Value error, ")
-    where = _where(tuple(first.get("loc", ())))
+    loc = tuple(first.get("loc", ()))
+    where = _where(loc)
+    if loc and isinstance(loc[-1], str) and msg.startswith(f"{loc[-1]}: "):  # "statement: statement: ..."
+        msg = msg[len(loc[-1]) + 2:]
     if first.get("type") == "extra_forbidden":
         msg = "unknown field (the fields are listed at the top of the shipped lexicon.yaml)"
     elif first.get("type") == "literal_error":

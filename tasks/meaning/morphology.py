@@ -45,7 +45,8 @@ _DETERMINERS = _ARTICLES | frozenset("this that these those its their his her ou
 _BE = {"is": ("present", False), "are": ("present", True), "was": ("past", False), "were": ("past", True),
        "be": ("present", True)}  # fmt: skip
 _HAVE = {"has": False, "have": True, "had": False}
-_FUNCTION = _PREPS | _DETERMINERS | frozenset(_BE) | frozenset(_HAVE) | frozenset(
+_MODALS = frozenset("can could may might must shall should will would".split())
+_FUNCTION = _PREPS | _DETERMINERS | frozenset(_BE) | frozenset(_HAVE) | _MODALS | frozenset(
     "been being do does did and or not nor one whose which who what".split())
 _PREFIXES = frozenset("co re pre non un sub self anti multi inter intra post over under counter".split())
 _ORDINALS = frozenset("first last only second third sole".split())
@@ -81,10 +82,14 @@ def label_words(label: str) -> list[str]:
         text = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", text)
     words = text.split()
     if machine:
-        return [w.lower() for w in words]
-    if words and words[0][:1].isupper() and words[0][1:].islower():
-        words[0] = words[0].lower()
-    return words
+        out = []
+        for w in words:  # "is-located-in", "part-of"; "co-occurs" keeps its prefix
+            parts = w.lower().split("-")
+            out.extend(parts if len(parts) > 1 and any(p in _FUNCTION for p in parts) else [w.lower()])
+        return out
+    title = all(w[:1].isupper() for w in words)  # "Located In", "Place Of Birth": title case, not names
+    return [w.lower() if i == 0 and w[:1].isupper() and w[1:].islower() or w.lower() in _FUNCTION
+            or (title and _known(w.lower())) else w for i, w in enumerate(words)]
 
 
 def _is_name(word: str) -> bool:
@@ -255,8 +260,9 @@ def _tense_of(tags: frozenset[str]) -> tuple[str, bool] | None:
 
 
 def _active(lemma: str, word: str, tags: frozenset[str], tense: str, plural: bool, adverbs: list[str],
-            rest: list[str]) -> _Reading:
-    """An active verb phrase: "wrote", "flows through", "has won", "border", "developed a vaccine against"."""
+            rest: list[str], modal: str = "") -> _Reading:
+    """An active verb phrase: "wrote", "flows through", "has won", "border", "developed a vaccine against",
+    "may treat" (``tense`` "modal" with ``modal``)."""
     if not _ends_open(rest):
         raise _Unreadable(f"the object would follow {rest[-1]!r} with no preposition before it "
                           f"({' '.join([word, *rest])!r})")
@@ -264,6 +270,18 @@ def _active(lemma: str, word: str, tags: frozenset[str], tense: str, plural: boo
     tail = " ".join(rest)
     base = _inflect(lemma, "VB")
     part = word if "VBN" in tags and tense == "perfect" else _inflect(lemma, "VBN")
+    if tense == "modal":  # "may treat": the modal opens the question, and no reduced clause drops it
+        forms = SurfaceForms(
+            statement=_join("{s}", modal, adv, base, tail, "{o}"),
+            ask_object=[f"{{wh}} {_join(modal, '{s}', adv, base, tail)}?"]
+            + ([f"{{wh}} {_join(modal, 'be', adv, part)} by {{s}}?"] if not rest else []),
+            object_clause=([f"{{the}} {{that}} {_join(modal, 'be', adv, part)} by {{s}}"] if not rest else [])
+            + [f"{{the}} {{that}} {_join('{s}', modal, adv, base, tail)}"],
+            ask_subject=[f"{{wh}} {_join(modal, adv, base, tail)} {{o}}?"],
+            subject_clause=[f"{{the}} {{that}} {_join(modal, adv, base, tail)} {{o}}"],
+        )
+        return _Reading(forms, f"active verb {base!r} after {modal!r}" + (f" with {tail!r}" if tail else ""), "verb",
+                        [_join(lemma, tail), _join(_split_prefix(lemma)[1], tail)])
     if tense == "past":
         finite = finite_sg = word if "VBD" in tags else _inflect(lemma, "VBD")
         aux, passive_be = "did", "was"
@@ -303,11 +321,23 @@ def _active(lemma: str, word: str, tags: frozenset[str], tense: str, plural: boo
 def _passive_agent(lemma: str, part: str, tense: str, adverbs: list[str], explicit_be: bool) -> _Reading:
     """A passive with its agent: "founded by", "was written by", "is supported by" ({o} is the agent)."""
     adv = " ".join(adverbs)
+    base = _inflect(lemma, "VB")
+    if tense.startswith("modal:"):  # "may be treated by": "{o} may treat {s}"
+        modal = tense.split(":", 1)[1]
+        forms = SurfaceForms(
+            statement=_join("{o}", modal, adv, base, "{s}"),
+            ask_object=[f"{{wh}} {_join(modal, adv, base)} {{s}}?"],
+            object_clause=[f"{{the}} {{that}} {_join(modal, adv, base)} {{s}}"],
+            ask_subject=[f"{{wh}} {_join(modal, 'be', adv, part)} by {{o}}?"],
+            subject_clause=[f"{{the}} {{that}} {_join(modal, 'be', adv, part)} by {{o}}",
+                            f"{{the}} {{that}} {_join('{o}', modal, adv, base)}"],
+        )
+        return _Reading(forms, f"passive of {base!r} after {modal!r} with its agent: the object is the agent", "verb",
+                        [lemma, _split_prefix(lemma)[1]], swap=True)
     if tense == "past":
         active, be, aux = _inflect(lemma, "VBD"), "was", "did"
     else:
         active, be, aux = _inflect(lemma, "VBZ"), "is", "does"
-    base = _inflect(lemma, "VB")
     forms = SurfaceForms(
         statement=_join("{o}", adv, active, "{s}"),
         ask_object=[f"{{wh}} {_join(adv, active)} {{s}}?"],
@@ -328,13 +358,15 @@ def _copula(be: str, plural: bool, rest: list[str], key_rest: list[str]) -> _Rea
                           f"({' '.join([be, *rest])!r})")
     tail = " ".join(rest)
     sg = {"are": "is", "were": "was"}.get(be, be)
-    reduced = rest[0].lower() not in _PREPS  # "the city located in X", "the food rich in iron"; not "the X near Y"
+    modal, _, be_word = be.rpartition(" ")  # "may be": the modal opens the question, "be" stays with the rest
+    # "the city located in X", "the food rich in iron"; not "the X near Y", nor one that drops a modal
+    reduced = rest[0].lower() not in _PREPS and not modal
     subject_clause = [f"{{the}} {{that}} {sg} {tail} {{o}}"]
     if reduced:
         subject_clause.append(f"{{the}} {tail} {{o}}")
     forms = SurfaceForms(
         statement=f"{{s}} {be} {tail} {{o}}",
-        ask_object=[f"{{wh}} {be} {{s}} {tail}?"],
+        ask_object=[f"{{wh}} {modal} {{s}} {be_word} {tail}?" if modal else f"{{wh}} {be} {{s}} {tail}?"],
         object_clause=[f"{{the}} {{that}} {{s}} {be} {tail}"],
         ask_subject=[f"{{wh}} {sg} {tail} {{o}}?"],
         subject_clause=subject_clause,
@@ -445,7 +477,7 @@ def _bare_noun(noun: str, lexicon: Lexicon, has: bool) -> _Reading:
     )
     what = "'has <noun>'" if has else "bare noun"
     return _Reading(forms, f"{what} {one!r} (the object is the {one} of the subject)", "noun",
-                    [one] if modifiers else [one], swap=True, extra={"article": article, "single": str(_singles(modifiers))})
+                    [one], swap=True, extra={"article": article, "single": str(_singles(modifiers))})
 
 
 def _one_of(be: str, rest: list[str]) -> _Reading:
@@ -478,6 +510,8 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
     label ("isCitizenOf") drops articles, so one it leaves out is not taken as written."""
     if words and words[0].lower() in _ARTICLES and len(words) >= 3:  # "the capital of": a copula left out
         words = ["is", *words]
+    if len(words) >= 2 and words[0].lower() in _MODALS:
+        return _modal(words[0].lower(), words[1:], lexicon)
     low = [w.lower() for w in words]
     n = len(low)
     first = low[0]
@@ -545,7 +579,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
     if be_listed:
         entry = lexicon.verb(_join("be", wlow, tail))
         be = "was" if entry is not None and entry.tense == "past" else "is"
-        return _copula(be, False, words[i:], low[i:])
+        return _copula(be, False, words, low[i:])  # adverbs kept in the forms, not in the key
     if rlow == ["by"]:
         lemma = _participle_lemma(wlow)
         if lemma is not None:
@@ -563,7 +597,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         if finite:
             return _finite(finite[0][0], word, finite[0][1], adverbs, rest)
         if participle and not base:  # "born in", "written in": a participle only, read with a copula
-            return _copula("is", False, words[i:], low[i:])
+            return _copula("is", False, words, low[i:])
         if base and noun:
             if rlow and rlow[-1] == "of" and not adverbs:
                 return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [])
@@ -584,6 +618,31 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
     if _noun_phrase(words):
         return _bare_noun(" ".join(low), lexicon, has=False)
     raise _Unreadable(f"'{' '.join(words)}' is not a verb phrase, a copula phrase or a noun phrase")
+
+
+def _modal(modal: str, words: list[str], lexicon: Lexicon) -> _Reading:
+    """"may treat", "may be treated by", "can be found in"."""
+    low = [w.lower() for w in words]
+    if low[0] == "be" and len(low) >= 2:
+        adverbs, i = [], 1
+        while i < len(low) - 1 and _adverb(low[i]):
+            adverbs.append(low[i])
+            i += 1
+        if len(low) - i == 2 and low[-1] == "by":
+            lemma = _participle_lemma(low[i])
+            if lemma is not None:
+                return _passive_agent(lemma, low[i], f"modal:{modal}", adverbs, True)
+        if low[1] in _ARTICLES or low[1] == "one":
+            raise _Unreadable(f"a noun after {modal!r} 'be' is not read")
+        return _copula(f"{modal} be", False, words[1:], [w for w in low[1:] if not _adverb(w)])
+    adverbs, i = [], 0
+    while i < len(low) - 1 and _adverb(low[i]):
+        adverbs.append(low[i])
+        i += 1
+    for lemma, tags in _verb_readings(low[i]):
+        if "VB" in tags:
+            return _active(lemma, words[i], tags, "modal", False, adverbs, words[i + 1:], modal=modal)
+    raise _Unreadable(f"{words[i]!r} after {modal!r} is not a verb's base form")
 
 
 def _finite(lemma: str, word: str, tags: frozenset[str], adverbs: list[str], rest: list[str]) -> _Reading:
@@ -629,6 +688,8 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
     local = _last_segment(label.strip())
     if entry is None and local != label.strip():
         entry = lex.label(local)
+    if entry is None:  # "is_a", "isA", "IS-A" all find the entry "is a"
+        entry = lex.label(" ".join(label_words(local)))
     counts: dict[str, object] = {}
     reads_text = None
     if entry is not None:
@@ -712,8 +773,8 @@ def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) ->
             out.setdefault("symmetric", (entry.symmetric, Evidence(source="lexicon", detail=what)))
     elif reading is not None and reading.extra.get("single") == "True":
         name = "objects_per_subject" if reading.swap else "subjects_per_object"
-        out.setdefault(name, ("one", Evidence(source="morphology",
-                                              detail=f"'the {reading.keys[0]}': an ordinal or a superlative names one")))
+        detail = f"'the {reading.keys[0]}': an ordinal or a superlative names one"
+        out.setdefault(name, ("one", Evidence(source="morphology", detail=detail)))
     return out
 
 

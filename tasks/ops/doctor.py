@@ -31,11 +31,19 @@ class DoctorReply(BaseModel):
     colour: str
 
 
+#: Roles never asked while they are the embedded model (``flows.profiles.profiler_configured``): checked only when
+#: they have an endpoint of their own.
+REMOTE_ONLY_ROLES: tuple[str, ...] = ("profiler",)
+
+
 def endpoint_groups(settings: Settings) -> dict[tuple[str, str], list[str]]:
-    """Roles grouped by endpoint, so each distinct endpoint is checked once."""
+    """Roles grouped by endpoint, so each distinct endpoint is checked once (a role of ``REMOTE_ONLY_ROLES`` left
+    to the embedded model is not checked: nothing asks it)."""
     groups: dict[tuple[str, str], list[str]] = {}
     for role in ROLES:
         ep = settings.endpoint(role)
+        if ep.is_local and role in REMOTE_ONLY_ROLES:
+            continue
         key = ("local", str(settings.local_model.gguf or "default")) if ep.is_local else (ep.base_url or "", ep.model or "")
         groups.setdefault(key, []).append(role)
     return groups

@@ -167,14 +167,37 @@ def sample_candidate_paths(
     ]
 
 
-def opens_a_path(kg: KnowledgeGraph, start: str, *, undirected: bool = True) -> bool:
-    """Whether some relation out of ``start`` can be asked (``hop_refusals``): a seed whose every hop is vague ("IBM built ...", "... worked at IBM") can start no
-    candidate path, so a job on it could only be noted, never asked."""
-    book = book_for_graph(kg)
+def opens_a_path(kg: KnowledgeGraph, start: str, *, undirected: bool = True, book: ProfileBook | None = None) -> bool:
+    """Whether some relation out of ``start`` can be asked (``hop_refusals``): a seed whose every hop is refused
+    ("IBM built ...", "... worked at IBM", an opaque code) can start no candidate path, so a job on it could only be
+    noted, never asked."""
+    book = book if book is not None else book_for_graph(kg)
     for name in kg.neighbor_names(start, undirected=undirected):
         if hop_refusals(path_edges(kg, [start, name], undirected=undirected), book) is None:
             return True
     return False
+
+
+def opening_refusals(kg: KnowledgeGraph, starts: Collection[str], *, undirected: bool = True,
+                     book: ProfileBook | None = None) -> Counter[str]:
+    """Why the relations out of ``starts`` cannot be asked: each refusal (``hop_refusal``'s sentence, which names
+    the label and the source that decided) with how many hops it refused."""
+    book = book if book is not None else book_for_graph(kg)
+    out: Counter[str] = Counter()
+    for start in starts:
+        for name in kg.neighbor_names(start, undirected=undirected):
+            found = hop_refusals(path_edges(kg, [start, name], undirected=undirected), book)
+            if found is not None:
+                out[found[1].split(": ", 1)[-1]] += 1
+    return out
+
+
+def describe_refusals(refusals: Counter[str], limit: int = 3) -> str:
+    """The most common refusals as one line: "<reason> (n hops); ..."."""
+    top = refusals.most_common(limit)
+    more = len(refusals) - len(top)
+    return "; ".join(f"{why} ({n} hop{'s' if n != 1 else ''})" for why, n in top) + (
+        f"; and {more} other reason{'s' if more != 1 else ''}" if more > 0 else "")
 
 
 #: Why a start gives no candidate path of a length (``explain_no_candidates``), in the order the refusals apply: the
@@ -378,5 +401,6 @@ def render_candidates(candidates: list[CandidatePath], *, max_description_chars:
     return "\n".join(blocks)
 
 
-__all__ = ["GENERIC_KEYWORDS", "NO_PATH_REASONS", "NoCandidates", "edge_score", "explain_no_candidates", "opens_a_path",
+__all__ = ["GENERIC_KEYWORDS", "NO_PATH_REASONS", "NoCandidates", "edge_score", "describe_refusals", "explain_no_candidates", "opening_refusals",
+           "opens_a_path",
            "relation_score", "render_candidates", "sample_candidate_paths"]

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from gateway.client import LLMGateway
+from schemas.meaning import RelationProfile
 from schemas.qa import (
     QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
 )  # fmt: skip
@@ -77,6 +78,10 @@ class GenConfig(BaseModel):
     profiles: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="The user's relation profile entries (key -> the fields they set), from "
         "`hopforge graph profiles import`; they win over the lexicon and the graph statistics.",
+    )  # fmt: skip
+    profiled: dict[str, RelationProfile] = Field(
+        default_factory=dict, description="The profiler role's accepted answers (key -> profile): what no other "
+        "source knew about a label (surface forms, a count still unknown).",
     )  # fmt: skip
     generator_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 400})
     judge_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
@@ -395,8 +400,11 @@ def _qa_from(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, a: QAAttempt, 
 
 
 def profile_book(kg: KnowledgeGraph, cfg: GenConfig | None = None) -> ProfileBook:
-    """The relation profiles a job reads: the user's entries, the lexicon, the graph's statistics."""
-    return book_for_graph(kg, cfg.profiles if cfg is not None else None)
+    """The relation profiles a job reads: the user's entries, the lexicon, the graph's statistics, the profiler's
+    answers."""
+    if cfg is None:
+        return book_for_graph(kg)
+    return book_for_graph(kg, cfg.profiles, cfg.profiled)
 
 
 def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, seed: int = 0,

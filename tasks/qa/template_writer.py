@@ -47,6 +47,7 @@ _TYPE_NOUN = {
     "food": "food", "species": "species", "technology": "technology", "event": "event", "method": "method",
     "category": "category", "content": "work", "creature": "creature", "naturalobject": "natural object",
     "natural_object": "natural object", "other": "entity", "data": "entity", "unknown": "entity", "": "entity",
+    "human": "person",  # Wikidata's class of people (Q5)
 }  # fmt: skip
 # LightRAG's default extraction types are Person, Creature, Organization, Location, Event, Concept, Method, Content
 # (books, articles, films), Data, Artifact (tools, software, devices), NaturalObject and Other.
@@ -121,7 +122,14 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
     wh = "Who" if noun == "person" else ("What" if noun == "entity" else f"Which {noun}")
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
             .replace("{that}", "who" if noun == "person" else "that").replace("{wh}", wh))
-    return " ".join(text.split())
+    text = " ".join(text.split())
+    # A relation noun that is the node's own type says it once: "What is the continent of X?", not "Which
+    # continent is the continent of X?"; "the capital of X", not "the city that is the capital of X" only when the
+    # noun repeats ("the country that is the country of X" -> "the country of X").
+    n = re.escape(noun)
+    text = re.sub(rf"^Which {n} is the {n} of ", f"What is the {noun} of ", text)
+    text = re.sub(rf"^Who is the {n} of ", f"Who is the {noun} of ", text)
+    return re.sub(rf"\bthe {n} (?:that|who) (is|was) the {n} of ", f"the {noun} of ", text)
 
 
 def _slot_last(template: str, slot: str) -> bool:

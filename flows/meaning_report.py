@@ -22,7 +22,7 @@ Each graph gets ``<name>.txt``: the import summary, the seeds, every accepted qu
 the relation's stored direction, ``a -label-> b`` or ``a <-label- b``) and answer, and a tally of refusals by reason
 with examples. The output holds no time or run-dependent value: the same code and graphs give the same bytes.
 
-    python -m eval.meaning_report --out DIR [graph ...]
+    python -m flows.meaning_report --out DIR [graph ...]
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
               max_ball: int = 400, sampling_seed: int = 0, hop_classes: Sequence[str] = HOP_CLASSES,
               cfg=None) -> GraphRun:
     """Import one graph and run every (seed, hop class) job through ``run_job`` (module docstring)."""
-    from tasks.qa.candidates import opens_a_path
+    from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
     from tasks.qa.context import path_edges
     from tasks.qa.generate import run_job
     from tasks.qa.seeds import eligible_seeds, sample_seeds
@@ -178,7 +178,8 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
         return run
     run.passed_over = sorted(n for n, _ in eligible if not opens_a_path(kg, n))
     for node in run.passed_over:
-        run.refuse("seed_passed_over", f"{node}: every relation out of it names the next node as one of many")
+        run.refuse("seed_passed_over", f"{node}: no relation out of it can be asked: "
+                   f"{describe_refusals(opening_refusals(kg, [node]), limit=2)}")
     seeds = sample_seeds(eligible, n_seeds, sampling_seed, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
                          keep=lambda node: opens_a_path(kg, node))
     run.seeds = [s.node for s in seeds]
@@ -258,7 +259,7 @@ def write_reports(out: str | Path, graphs: Iterable[str | Path] | None = None, *
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m eval.meaning_report", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m flows.meaning_report", description=__doc__.split("\n\n")[0])
     ap.add_argument("graphs", nargs="*", help="graph files (default: tests/fixtures/meaning_graphs/*); "
                     "'demo' stands for flows/demo/graphs/*.jsonl")
     ap.add_argument("--out", required=True, help="folder for the per-graph reports")

@@ -170,7 +170,9 @@ def _ball_bounds(settings, min_ball: int | None, max_ball: int | None) -> None:
 
 @app.command()
 def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
-         seeds: Annotated[int, typer.Option(help="Seeds per domain for candidates mode.")] = 8,
+         seeds: Annotated[int, typer.Option(help="Seeds per domain for candidates mode.")] = 10,
+         short_share: Annotated[float, typer.Option(help="Share of 1-2 hop jobs (the rest are 3+); the demo graphs "
+                                                        "are small, and few of their 3+ hop paths can be asked.")] = 0.8,
          free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1,
          min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None) -> None:
     """The main job: doctor, smoke, then the factory on the demo corpus (graphs, questions, gold paths)."""
@@ -182,6 +184,8 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
 
         settings = _settings(config, gguf)
         _ball_bounds(settings, min_ball, max_ball)
+        if not 0 <= short_share <= 1:
+            raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
         if settings.endpoint("extractor").is_local:
             # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.
             settings.roles.extractor.sampling.max_tokens = min(settings.roles.extractor.sampling.max_tokens, 256)
@@ -194,7 +198,8 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
         # The 135M model writes until max_tokens; tight budgets keep its trajectories to minutes, not hours.
         limits = {"max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
         with _Bars():
-            f = factory(n_seeds=seeds, free_seeds=free_seeds, gleaning=0 if settings.endpoint("extractor").is_local else None,
+            f = factory(n_seeds=seeds, free_seeds=free_seeds, hop_mix={"1-2": short_share, "3+": 1 - short_share},
+                        gleaning=0 if settings.endpoint("extractor").is_local else None,
                         n_rollouts=1 if local_teacher else 2, distill_limits=limits, min_ball=min_ball,
                         max_ball=max_ball, settings=settings)
         _demo_summary(settings, d, s, f)

@@ -60,6 +60,7 @@ def factory(
     n_seeds: int = 20,
     modes: list[GenMode] | None = None,
     free_seeds: int | None = None,
+    hop_mix: dict[str, float] | None = None,
     max_attempts: int = 3,
     min_ball: int | None = None,
     max_ball: int | None = None,
@@ -72,6 +73,7 @@ def factory(
     """Run every stage once. ``corpus``/``reference_graphs`` default to the demo corpus and its reference graphs.
 
     ``free_seeds`` (default: ``n_seeds``) lets the ``free`` mode run on fewer seeds than ``candidates``.
+    ``hop_mix`` is the share of 1-2 and 3+ hop jobs (default: generate-qa's).
     ``distill_limits`` passes ``max_rounds`` / ``max_tokens_per_round`` / ``cot_max_tokens`` to distillation.
     ``min_ball`` / ``max_ball`` bound the seeds' depth-3 neighbourhoods (default: ``settings.seeds``).
     """
@@ -103,7 +105,7 @@ def factory(
         seeds = n_seeds if mode == "candidates" or free_seeds is None else free_seeds
         if seeds <= 0:
             continue
-        qa_runs.append(generate_qa(domains=doms, n_seeds=seeds, modes=[mode], max_attempts=max_attempts,
+        qa_runs.append(generate_qa(domains=doms, n_seeds=seeds, modes=[mode], max_attempts=max_attempts, hop_mix=hop_mix,
                                    min_ball=min_ball, max_ball=max_ball, settings=settings))
     summary["qa"] = [{"run_id": r["run_id"], "accepted": r["accepted"], "attempts": r["attempts"], "yields": r["yields"],
                       "seed_notes": r.get("seed_notes", [])} for r in qa_runs]

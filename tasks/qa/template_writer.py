@@ -183,7 +183,12 @@ def write_question(
     if not options:
         raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
     pick = options[0] if len(options) == 1 or rng.random() < 0.6 else rng.choice(options[1:])
-    return _capitalise(_fill(pick, subject, last.slot, nouns[-1]))
+    question = _capitalise(_fill(pick, subject, last.slot, nouns[-1]))
+    # "Which species is einkorn a species of?" says its noun twice: "What is einkorn a species of?"
+    opener = f"Which {nouns[-1]} "
+    if question.startswith(opener) and re.search(rf"\b{re.escape(nouns[-1])}\b", question[len(opener):]):
+        question = "What " + question[len(opener):]
+    return question
 
 
 _FOLLOWERS = frozenset(

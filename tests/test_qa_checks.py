@@ -15,6 +15,7 @@ from schemas.qa import REJECT_REASONS, CandidatePath, generator_output_schema, m
 from tasks.qa.candidates import edge_score, render_candidates, sample_candidate_paths
 from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph
+from tests.meaning_helpers import permissive_book
 from tasks.qa.checks import (
     CheckConfig,
     TextIndex,
@@ -313,7 +314,7 @@ def test_path_checker_agrees_with_networkx(edges, path_ids):
 def test_candidate_paths_are_valid_and_shortcut_free(cs):
     for start in ["Alan Turing", "ARPANET", "Grace Hopper", "Bombe"]:
         for n_nodes in (2, 3, 4):
-            cands = sample_candidate_paths(cs, start, n_nodes, count=8, seed=5)
+            cands = sample_candidate_paths(cs, start, n_nodes, count=8, seed=5, book=permissive_book(cs))
             assert cands, (start, n_nodes)
             assert [c.id for c in cands] == [f"P{i}" for i in range(1, len(cands) + 1)]
             assert len({tuple(c.nodes) for c in cands}) == len(cands)
@@ -329,23 +330,23 @@ def test_candidate_paths_are_valid_and_shortcut_free(cs):
 
 
 def test_candidate_paths_are_deterministic_and_seeded(cs):
-    a = sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=1)
-    assert a == sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=1)
-    b = sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=2)
+    book = permissive_book(cs)
+    a = sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=1, book=book)
+    assert a == sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=1, book=book)
+    b = sample_candidate_paths(cs, "Alan Turing", 4, count=6, seed=2, book=book)
     assert [c.nodes for c in a] != [c.nodes for c in b]
 
 
 def test_candidate_paths_respect_allowed_nodes_and_limits(cs):
     allowed = {"Alan Turing", "Alonzo Church", "lambda calculus", "Bombe", "Enigma machine", "Turing machine"}
-    cands = sample_candidate_paths(cs, "Alan Turing", 3, count=8, allowed_nodes=allowed)
-    # Alan Turing -> Turing machine reads "the concept named after Alan Turing": one of many such things, not offered
-    assert {tuple(c.nodes) for c in cands} == {
-        ("Alan Turing", "Alonzo Church", "lambda calculus"), ("Alan Turing", "Bombe", "Enigma machine"),
-    }  # fmt: skip
-    assert sample_candidate_paths(cs, "Alan Turing", 3, allowed_nodes={"Turing machine"}) == []
-    line = KnowledgeGraph.from_triples("t", [("a", "r", "b"), ("b", "r", "c")])
-    assert sample_candidate_paths(line, "a", 5) == []
-    assert [c.nodes for c in sample_candidate_paths(line, "a", 3)] == [["a", "b", "c"]]
+    book = permissive_book(cs)
+    cands = sample_candidate_paths(cs, "Alan Turing", 3, count=8, allowed_nodes=allowed, book=book)
+    assert cands and all(set(c.nodes) <= allowed and c.nodes[0] == "Alan Turing" for c in cands)
+    assert sample_candidate_paths(cs, "Alan Turing", 3, allowed_nodes={"Turing machine"}, book=book) == []
+    line = KnowledgeGraph.from_triples("t", [("a", "wrote", "b"), ("b", "wrote", "c")])
+    one = permissive_book(line)
+    assert sample_candidate_paths(line, "a", 5, book=one) == []
+    assert [c.nodes for c in sample_candidate_paths(line, "a", 3, book=one)] == [["a", "b", "c"]]
     with pytest.raises(ValueError):
         sample_candidate_paths(line, "a", 1)
     with pytest.raises(KeyError):
@@ -369,7 +370,7 @@ def test_edge_score_prefers_informative_edges_and_specific_nodes():
 
 
 def test_render_candidates_and_output_schema(cs):
-    cands = sample_candidate_paths(cs, "Alan Turing", 3, count=2, seed=0)
+    cands = sample_candidate_paths(cs, "Alan Turing", 3, count=2, seed=0, book=permissive_book(cs))
     text = render_candidates(cands)
     assert text.startswith("P1: Alan Turing -> ") and "\nP2: " in text
     schema = generator_output_schema(["a", "b", "a"], min_nodes=2, max_nodes=3, candidate_ids=["P1", "P2"])
@@ -493,15 +494,17 @@ def test_a_description_that_fits_several_nodes_is_rejected():
     # the candidate sampler offers no path that fails it
     from tasks.qa.candidates import sample_candidate_paths
 
-    offered = sample_candidate_paths(return_kg, "hollandaise", 3, count=8, seed=0)
+    offered = sample_candidate_paths(return_kg, "hollandaise", 3, count=8, seed=0, book=permissive_book(return_kg))
     assert offered and all(singles_out(return_kg, c.nodes) for c in offered)
     assert ["hollandaise", "butter", "roux"] not in [c.nodes for c in offered]
 
 
-def test_the_sampler_offers_no_hop_that_names_one_of_many(cs):
-    """Whoever writes the question, "the person who worked at Bletchley Park" has many right answers: such paths
-    are not offered, and every path the sampler offers over the demo graphs is free of them."""
-    from tasks.qa.template_writer import one_of_many_hop
+def test_the_sampler_offers_no_hop_its_profile_refuses(cs):
+    """Whoever writes the question, "the person who worked at Bletchley Park" has many right answers: the lexicon
+    says a place has many workers, so such paths are not offered, and every path the sampler offers over the demo
+    graph has every hop askable."""
+    from tasks.meaning.profiles import book_for_graph
+    from tasks.qa.template_writer import hop_refusals
 
     kg = KnowledgeGraph.from_triples("cs", [
         ("Alan Turing", "worked at", "Bletchley Park"), ("Gordon Welchman", "worked at", "Bletchley Park"),
@@ -511,8 +514,9 @@ def test_the_sampler_offers_no_hop_that_names_one_of_many(cs):
     # read from the person, a workplace is one of the several places of a life; a birthplace is the one
     offered = [c.nodes for c in sample_candidate_paths(kg, "The Hut Six Story", 3, count=4)]
     assert offered == [["The Hut Six Story", "Gordon Welchman", "Bristol"]]
-    offered = [c for seed in cs.nodes()[:40] for c in sample_candidate_paths(cs, seed, 3, count=4)]
-    assert offered and all(one_of_many_hop(c.edges) is None for c in offered)
+    book = book_for_graph(cs)
+    offered = [c for seed in cs.nodes() for n in (2, 3) for c in sample_candidate_paths(cs, seed, n, count=4)]
+    assert offered and all(hop_refusals(c.edges, book) is None for c in offered)
 
 
 def test_a_node_of_the_path_itself_counts_among_the_nodes_a_description_fits():
@@ -542,12 +546,12 @@ def test_a_seed_whose_every_relation_names_one_of_many_opens_no_path(cs):
     from tasks.qa.seeds import eligible_seeds, sample_seeds
 
     assert not opens_a_path(cs, "IBM") and sample_candidate_paths(cs, "IBM", 2) == []
-    assert opens_a_path(cs, "Grace Hopper")
+    assert opens_a_path(cs, "On Computable Numbers")  # "Who wrote On Computable Numbers?"
     rels = [Relation(domain="cs", source=h, target=t, relation=r, keywords=[r], description=f"{h} {r} {t}")
             for h, r, t in [("Acme", "built", "Widget"), ("Ann", "worked at", "Acme"), ("Bob", "wrote", "Widget")]]
     kg = KnowledgeGraph.from_records("cs", [Entity(domain="cs", name="Acme", type="organization")], rels,
                                      add_missing_entities=True)
-    assert not opens_a_path(kg, "Acme") and opens_a_path(kg, "Widget")  # "the person who wrote Widget"
+    assert not opens_a_path(kg, "Acme") and opens_a_path(kg, "Widget")  # "Who wrote Widget?"
     eligible = eligible_seeds(cs)
     plain = [s.node for s in sample_seeds(eligible, 60, 0, domain="cs")]
     asked: list[str] = []

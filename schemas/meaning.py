@@ -38,7 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 Count = Literal["one", "many", "unknown"]
 ProfileSource = Literal["user", "lexicon", "morphology", "graph", "profiler", "none"]
 PROFILE_SOURCES: tuple[str, ...] = ("user", "lexicon", "morphology", "graph", "profiler", "none")
-PROFILE_FIELDS: tuple[str, ...] = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric")
+PROFILE_FIELDS: tuple[str, ...] = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric",
+                                   "subject_noun", "object_noun")
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _ALLOWED = {"s", "o", "the", "that", "wh"}
@@ -119,7 +120,21 @@ class RelationProfile(BaseModel):
     objects_per_subject: Count = "unknown"
     subjects_per_object: Count = "unknown"
     symmetric: bool = False
+    # What kind of thing each end is in the world ("person", "place", "work"), for a graph that types neither: a
+    # question asks "Which place was Harry Kane born in?", not "What was Harry Kane born in?". None: not known.
+    subject_noun: str | None = None
+    object_noun: str | None = None
     evidence: dict[str, Evidence] = Field(default_factory=dict)
+
+    @field_validator("subject_noun", "object_noun")
+    @classmethod
+    def _noun(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        v = " ".join(v.split())
+        if not re.fullmatch(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}", v):
+            raise ValueError(f"a type noun is one to three lower-case words (\"person\", \"place\"), got {v!r}")
+        return v
 
     @field_validator("key")
     @classmethod

@@ -64,8 +64,44 @@ def extraction_reply(body: dict[str, Any]) -> str:
                 seen.add(n)
                 rows.append(f"entity{TUPLE}{n}{TUPLE}location{TUPLE}{n} is a place named in the text.")
         for a, b in zip(found, found[1:]):
-            rows.append(f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}trade, neighbours{TUPLE}{a} and {b} are linked.")
+            rows.append(f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}{KEYWORDS}{TUPLE}{link_description(a, b)}")
     return "\n".join([*rows, COMPLETE])
+
+
+KEYWORDS = "trade, neighbours"
+
+
+def link_description(a: str, b: str) -> str:
+    """A relation's description: LightRAG's relations carry no label, so the words between the two names
+    ("is linked to") are what its profile is keyed and phrased by."""
+    return f"{a} is linked to {b}."
+
+
+def world_graph():
+    """Every place and link the corpus (with its extra document) can name, as the fake extractor reports them."""
+    from schemas.graph import Relation
+    from tasks.graph.kg import KnowledgeGraph
+
+    pairs = [(NAMES[a], NAMES[b]) for a, b in base_links()]
+    pairs += [(NEW_NAMES[0], NAMES[0]), (NEW_NAMES[1], NEW_NAMES[0]), (NEW_NAMES[2], NEW_NAMES[1]),
+              (NEW_NAMES[2], NAMES[7])]
+    rels = []
+    for x, y in pairs:
+        a, b = sorted((x, y), key=_KNOWN.index)  # the order extraction_reply names them in
+        rels.append(Relation(domain="cs", source=a, target=b, relation="", keywords=KEYWORDS.split(", "),
+                             description=link_description(a, b)))
+    return KnowledgeGraph.from_records("cs", [], rels, add_missing_entities=True)
+
+
+def store_profiles(settings) -> None:
+    """The user's relation profiles (as `hopforge graph profiles import` stores them): a link between two places
+    names one place each way, so every hop of the ring can be asked. Without them nothing says how many places one
+    is linked to, and no seed could start a path."""
+    from tests.meaning_helpers import store_one_each_way
+    from warehouse.db import Warehouse
+
+    with Warehouse(settings.warehouse_path) as wh:
+        store_one_each_way(wh, [world_graph()])
 
 
 def _prompt(body: dict[str, Any]) -> str:

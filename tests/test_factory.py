@@ -10,11 +10,14 @@ import threading
 from pathlib import Path
 
 from schemas.config import load_settings
+from tasks.graph.importers import read_triples
+from tests.meaning_helpers import store_one_each_way
 from tests.test_graph_build import extraction_reply
 from tests.test_qa_flow import _candidates, _prompt, _seed, good_pick
 
 N_SEEDS = 20  # enough singleton split groups for the 80/10/10 shares to put two questions in test
 WRONG = "Nowhere Land"  # no entity of the cs graph
+DEMO_GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 
 
 class ScriptedPolicy:
@@ -58,6 +61,12 @@ def test_factory_end_to_end_on_the_fake(prefect_harness, fake_llm, tmp_path):
              for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy")}
     settings = load_settings(data_dir=tmp_path, roles=roles,
                              embeddings={"base_url": fake_llm.base_url, "model": "e", "dim": 16})
+    # The wiring, not what may be asked, is tested here: the user's profiles (as `hopforge graph profiles import`
+    # stores them before a run) say every relation of the cs graph names one thing each way. With the shipped
+    # lexicon only 8 of the demo cs graph's seeds can start a path and few 3+ hop paths can be asked, far too few
+    # questions to put two in the test split; test_qa_checks and test_qa_flow cover what the lexicon lets through.
+    with Warehouse(settings.warehouse_path) as wh:
+        store_one_each_way(wh, [read_triples(DEMO_GRAPHS / "cs.jsonl", "cs").to_graph()])
     out = factory(domains=["cs"], n_seeds=N_SEEDS, free_seeds=0, n_rollouts=1, settings=settings,
                   distill_limits={"max_rounds": 3, "max_tokens_per_round": 200, "cot_max_tokens": 200})
     # the fake extractor knows none of the demo entities: the built graph is empty, so the reference graph is used

@@ -183,7 +183,8 @@ def test_template_questions_over_the_demo_graphs_pass_checks_and_gates(graphs, c
                     try:
                         q = write_question(path, cand.edges, [kg.entity(n).type for n in path], seed=0, book=b)
                     except TemplateError as exc:
-                        assert "centre-embedded" in str(exc) or "the entity" in str(exc), str(exc)
+                        assert any(why in str(exc) for why in ("centre-embedded", "the entity", "common noun",
+                                                               "garden path")), str(exc)
                         outcomes["not written"] += 1
                         continue
                     assert q == write_question(path, cand.edges, [kg.entity(n).type for n in path], seed=0, book=b)
@@ -225,3 +226,31 @@ def test_template_thoughts_pass_the_gates_and_never_look_ahead(graphs):
                 assert path[-1] in thoughts[-1]
                 checked += 1
     assert checked >= 5
+
+
+def test_a_start_named_by_a_bare_common_noun_is_refused_and_untyped_nodes_take_the_relations_noun():
+    b = ProfileBook(user={"was born in": {"objects_per_subject": "one", "subjects_per_object": "many",
+                                          "object_noun": "place", "subject_noun": "person"},
+                          "legislature": {"objects_per_subject": "one", "subjects_per_object": "one"}})
+    q = write_question(["Harry Kane", "Walthamstow"], [edge("Harry Kane", "Walthamstow", "was born in")], [None, None],
+                       book=b)
+    assert q.startswith("Which place was Harry Kane born in"), q
+    with pytest.raises(TemplateError, match="common noun"):
+        write_question(["Congress", "United States"], [edge("United States", "Congress", "legislature",
+                                                            forward=False)], [None, "place"], book=b)
+
+
+def test_a_description_ending_in_its_own_verb_only_ends_a_question():
+    """"Which place had the person who pizza Margherita is named after as queen?" is a garden path: the clause
+    that ends in "after" may close the question, not sit inside it."""
+    b = ProfileBook(user={"is named after": {"objects_per_subject": "one", "subjects_per_object": "one"},
+                          "was queen of": {"objects_per_subject": "one", "subjects_per_object": "one"}})
+    path = ["pizza Margherita", "Margherita of Savoy", "Italy"]
+    edges = [edge("pizza Margherita", "Margherita of Savoy", "is named after"),
+             edge("Margherita of Savoy", "Italy", "was queen of")]
+    try:
+        q = write_question(path, edges, ["food", "person", "place"], book=b)
+    except TemplateError as exc:
+        assert "garden path" in str(exc) or "centre-embedded" in str(exc)
+    else:
+        assert not re.search(r"\b(?:after|of|in|at) (?:as|in|of)\b", q), q

@@ -263,3 +263,46 @@ __all__ = [
     "table_keys",
     "type_text_noun",
 ]
+
+
+# -- articles -------------------------------------------------------------------------------------------------------
+
+_ARTICLE_FILE = __import__("pathlib").Path(__file__).with_name("names.yaml")
+
+
+@lru_cache(maxsize=1)
+def _article_rules() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    import yaml
+
+    data = yaml.safe_load(_ARTICLE_FILE.read_text(encoding="utf-8")) or {}
+    unknown = set(data) - {"heads", "of_heads", "types"}
+    if unknown:
+        from schemas.errors import InputError
+
+        raise InputError(f"{_ARTICLE_FILE}: unknown section(s) {', '.join(sorted(unknown))}; the sections are heads, "
+                         "of_heads and types")
+    words = lambda key: frozenset(str(w).strip().lower() for w in data.get(key) or ())  # noqa: E731
+    return words("heads"), words("of_heads"), words("types")
+
+
+def name_takes_article(name: str, type_noun: str | None = None) -> bool:
+    """Whether running text writes ``name`` with "the", by the rules of ``names.yaml``: its last word heads such
+    names ("United Kingdom", "Premier League"), it is "<Head> of <...>" with a common noun as head ("Battle of
+    Actium"), or its type takes "the" ("Nile", a river). A name starting with an article, or in lower case (a kind
+    of thing: "maize", "double helix"), is left to the graph's own text."""
+    words = name.split()
+    if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
+        return False
+    heads, of_heads, types = _article_rules()
+    if (type_noun or "").lower() in types:
+        return True
+    if len(words) >= 2 and words[-1].lower() in heads:
+        return True
+    if len(words) >= 3 and words[1] == "of":
+        head = words[0].lower()
+        if head in of_heads:
+            return True
+        import lemminflect
+
+        return words[0].isalpha() and "NOUN" in lemminflect.getAllLemmas(head)
+    return False

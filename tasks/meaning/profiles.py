@@ -166,7 +166,8 @@ def derived_profile(label: str) -> RelationProfile:
     return profile_from_label(label)
 
 
-_USER_FIELDS = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric")
+_USER_FIELDS = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric", "subject_noun",
+                "object_noun")
 
 
 def _apply(base: RelationProfile, fields: Mapping[str, Any], evidence: Mapping[str, Evidence]) -> RelationProfile:

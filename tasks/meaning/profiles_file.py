@@ -40,6 +40,8 @@ HEADER = """\
 # subjects_per_object:  how many subjects one object has: one | many | unknown
 #                       (a hop is asked only in a direction whose count is one)
 # symmetric:            true when "A r B" says the same as "B r A"
+# subject_noun, object_noun: what each end is in the world (person, place, work, ...), used where the graph gives
+#                       a node no type: "Which place was X born in?" rather than "What was X born in?"
 """
 
 
@@ -59,10 +61,12 @@ class ProfileEntry(BaseModel):
     objects_per_subject: Count | None = None
     subjects_per_object: Count | None = None
     symmetric: bool | None = None
+    subject_noun: str | None = None
+    object_noun: str | None = None
     evidence: dict[str, Any] | None = None
 
 
-_FIELDS = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric")
+_FIELDS = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric", "subject_noun", "object_noun")
 
 
 def dump_profiles(profiles: Iterable[RelationProfile], stats: Mapping[str, LabelStats] | None = None) -> str:
@@ -73,7 +77,8 @@ def dump_profiles(profiles: Iterable[RelationProfile], stats: Mapping[str, Label
         entry: dict[str, Any] = {"key": d["key"], "label": d["label"], "words": d["words"]}
         if d["forms"] is not None:
             entry["forms"] = d["forms"]
-        entry.update({k: d[k] for k in ("objects_per_subject", "subjects_per_object", "symmetric")})
+        entry.update({k: d[k] for k in ("objects_per_subject", "subjects_per_object", "symmetric", "subject_noun",
+                                        "object_noun")})
         entry["evidence"] = {k: (f"{v['source']}: {v['detail']}" if v.get("detail") else v["source"])
                              for k, v in d["evidence"].items()}
         st = (stats or {}).get(p.key)

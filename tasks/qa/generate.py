@@ -32,7 +32,7 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import node_display, node_type_noun
+from tasks.meaning.names import name_takes_article, node_display, node_type_noun
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
@@ -415,9 +415,11 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
     out: list[tuple[CandidatePath, str | None, str]] = []
     for c in cands:
         try:
+            start_noun, shown = _type_noun(kg, c.nodes[0]), _display(kg, c.nodes[0])
             q = write_question(c.nodes, c.edges, [_type_noun(kg, n) for n in c.nodes], seed=seed, book=book,
-                               names=[_display(kg, c.nodes[0])],
-                               start_article=takes_article(c.nodes[0], _texts_around(kg, c.nodes[0])))
+                               names=[shown],
+                               start_article=(takes_article(c.nodes[0], _texts_around(kg, c.nodes[0]))
+                                              or name_takes_article(shown, start_noun)))
             out.append((c, q, ""))
         except TemplateError as exc:
             out.append((c, None, str(exc)))
@@ -440,8 +442,11 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
 
 
 def _display(kg: KnowledgeGraph, name: str) -> str:
-    """How the question writes a node's name: an identifier's readable form, anything else as it is."""
-    return node_display(kg, name)
+    """How the question writes a node's name: an identifier's readable form, without a trailing disambiguator
+    ("Jurassic Park (novel)" -> "Jurassic Park"; the checks take either form), anything else as it is."""
+    shown = node_display(kg, name)
+    bare = re.sub(r"\s*\([^()]*\)$", "", shown)
+    return bare if bare.strip() else shown
 
 
 def _entity_type(kg: KnowledgeGraph, name: str) -> str | None:

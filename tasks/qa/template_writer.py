@@ -129,7 +129,10 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
     n = re.escape(noun)
     text = re.sub(rf"^Which {n} is the {n} of ", f"What is the {noun} of ", text)
     text = re.sub(rf"^Who is the {n} of ", f"Who is the {noun} of ", text)
-    return re.sub(rf"\bthe {n} (?:that|who) (is|was) the {n} of ", f"the {noun} of ", text)
+    text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:the|a|an) {n} of ", f"the {noun} of ", text)
+    if noun == "person":  # "Who has Joe Biden as its successor?" -> "as their successor"
+        text = text.replace(" as its ", " as their ")
+    return text
 
 
 def _slot_last(template: str, slot: str) -> bool:
@@ -143,6 +146,13 @@ def _capitalise(text: str) -> str:
 def describe(subject: str, hop: Hop, noun: str, *, nested: bool = False, rng: random.Random | None = None) -> str:
     """A noun phrase for the node a hop leads to, told through ``subject`` (a name, or with ``nested`` a
     description: then only a clause whose slot ends it). ``TemplateError`` when the profile has no such clause."""
+    return _describe(subject, hop, noun, nested=nested, rng=rng)[0]
+
+
+def _describe(subject: str, hop: Hop, noun: str, *, nested: bool, rng: random.Random | None
+              ) -> tuple[str, bool]:
+    """``describe`` and whether the phrase ends in its own words after the slot ("the person who X is named
+    after"), not in the slot's filler."""
     slot = hop.slot
     options = [t for t in hop.clauses() if not nested or _slot_last(t, slot)]
     if not options:
@@ -150,7 +160,7 @@ def describe(subject: str, hop: Hop, noun: str, *, nested: bool = False, rng: ra
                             "centre-embedded clause" if nested else
                             f"the profile of {hop.profile.label!r} has no clause form for this direction")
     pick = options[0] if rng is None or len(options) == 1 or rng.random() < 0.6 else rng.choice(options[1:])
-    return _fill(pick, subject, slot, noun)
+    return _fill(pick, subject, slot, noun), not _slot_last(pick, slot)
 
 
 def write_question(
@@ -165,20 +175,30 @@ def write_question(
         raise TemplateError(f"a question needs a path of two or more nodes with one relation per hop, got {list(path)}")
     book = book or default_book()
     hops = [hop_reading(e, book) for e in edges]
-    nouns = [type_noun(t) for t in types]
+    nouns = node_nouns(hops, types)
     if sum(n == "entity" for n in nouns[1:]) > 1:
         raise TemplateError("the question would call more than one node 'the entity': the graph gives no type for "
                             + ", ".join(repr(p) for p, n in zip(path[1:], nouns[1:]) if n == "entity"))
-    rng = random.Random(content_digest("template-question", str(seed), *path))
     shown = names[0] if names else path[0]
+    if common_noun_name(shown):
+        raise TemplateError(f"the start's name {shown!r} is a common noun: in the world it names many things, so a "
+                            "question that names it alone has no single answer")
+    rng = random.Random(content_digest("template-question", str(seed), *path))
     subject = f"the {shown}" if start_article else shown
-    nested = False
+    nested = open_end = False
     for i, hop in enumerate(hops[:-1]):
-        subject = describe(subject, hop, nouns[i + 1], nested=nested, rng=rng)
+        subject, open_end = _describe(subject, hop, nouns[i + 1], nested=nested, rng=rng)
         nested = True
     last = hops[-1]
     options = last.questions()
-    if nested:  # a description in the middle of a question reads worse than at its end
+    if open_end:
+        # "Which place had the person who pizza Margherita is named after as queen?": a description that ends in
+        # its own verb or preposition may only end the question too
+        options = [t for t in options if _slot_last(t, last.slot)]
+        if not options:
+            raise TemplateError(f"the question over {last.profile.label!r} would continue after a clause that ends "
+                                f"in its own verb ({subject!r}): a garden path")
+    elif nested:  # a description in the middle of a question reads worse than at its end
         options = sorted(options, key=lambda t: not _slot_last(t, last.slot))
     if not options:
         raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
@@ -189,6 +209,35 @@ def write_question(
     if question.startswith(opener) and re.search(rf"\b{re.escape(nouns[-1])}\b", question[len(opener):]):
         question = "What " + question[len(opener):]
     return question
+
+
+def node_nouns(hops: Sequence[Hop], types: Sequence[str | None]) -> list[str]:
+    """The noun for each node: its type from the graph, else what the relations say that end is in the world (a
+    profile's ``subject_noun`` / ``object_noun``: the object of "was born in" is a place), else "entity"."""
+    nouns = [type_noun(t) for t in types]
+    for i, noun in enumerate(nouns):
+        if noun != "entity":
+            continue
+        said: list[str | None] = []
+        if i > 0:  # the node the hop before leads to
+            h = hops[i - 1]
+            said.append(h.profile.object_noun if h.slot == "{s}" else h.profile.subject_noun)
+        if i < len(hops):  # the node the next hop starts from
+            h = hops[i]
+            said.append(h.profile.subject_noun if h.slot == "{s}" else h.profile.object_noun)
+        nouns[i] = next((n for n in said if n), "entity")
+    return nouns
+
+
+def common_noun_name(name: str) -> bool:
+    """Whether a name is one capitalised common English noun ("Congress", "Parliament", "Money"): a graph may call
+    one thing that, but a reader of the question cannot tell which of the many it means."""
+    import lemminflect
+
+    word = name.strip()
+    if not re.fullmatch(r"[A-Z][a-z]+", word):
+        return False
+    return "NOUN" in lemminflect.getAllLemmas(word.lower())
 
 
 _FOLLOWERS = frozenset(
@@ -215,6 +264,7 @@ def takes_article(name: str, texts: Sequence[str]) -> bool:
                                or (after.islower() and after.endswith(("ed", "s")))):  # fmt: skip
                 with_article += 1
     return mentions >= 2 and with_article * 2 >= mentions
+
 
 
 # -- facts and thoughts ------------------------------------------------------------------------------------------------
@@ -247,7 +297,7 @@ def write_thoughts(
     if len(path) < 2 or len(edges) != len(path) - 1:
         raise TemplateError(f"a trajectory needs a path of two or more nodes with one relation per hop, got {list(path)}")
     hops = [hop_reading(e, book) for e in edges]
-    nouns = [type_noun(t) for t in types]
+    nouns = node_nouns(hops, types)
     rng = random.Random(content_digest("template-thoughts", str(seed), *path))
     start = path[0]
     first = rng.choice([
@@ -289,6 +339,8 @@ __all__ = [
     "fact_sentence",
     "hop_reading",
     "hop_refusals",
+    "node_nouns",
+    "common_noun_name",
     "takes_article",
     "type_noun",
     "write_question",

@@ -1,9 +1,10 @@
 """A small corpus whose graph the fake extractor can build, and the fake's scripts for a whole refresh.
 
-The corpus describes a ring of invented places with chords, one sentence per link ("Aldermoor trades with
+The corpus describes a ring of invented places with chords, one sentence per link ("Aldermoor borders
 Brackenfell."), so LightRAG's graph has balls of 20+ nodes at depth 3 and multi-hop questions exist. The fake
 extractor answers LightRAG's extraction prompt with one entity row per known name and one relation row per pair
-named in the same sentence; the generator picks the first candidate path; the judge accepts; the solver answers
+named in the same sentence, that sentence its description (``store_profiles`` stores the user's profiles of its
+verbs); the generator picks the first candidate path; the judge accepts; the solver answers
 a question right without tools when its answer's name is short (so difficulty labels differ between questions).
 """
 
@@ -28,12 +29,33 @@ _KNOWN = NAMES + NEW_NAMES
 
 
 def sentences(names: list[str], links: list[tuple[int, int]]) -> list[str]:
-    return [f"{names[a]} {VERBS[(a + b) % len(VERBS)]} {names[b]}." for a, b in links]
+    """One sentence a link. A ring link's verb and a chord's differ at every place (ring: odd index, chord: even),
+    so "the place that Aldermoor borders" names one place: the relation chain of a path singles out its nodes."""
+    n = len(names)
+    return [f"{names[a]} {VERBS[(a + b + ((b - a) % n == 5)) % len(VERBS)]} {names[b]}." for a, b in links]
 
 
 def base_links() -> list[tuple[int, int]]:
     n = len(NAMES)
     return [(i, (i + 1) % n) for i in range(n)] + [(i, (i + 5) % n) for i in range(0, n, 2)]
+
+
+def extra_sentences() -> list[str]:
+    """The extra document: three new places linked into the ring."""
+    return [f"{NEW_NAMES[0]} trades with {NAMES[0]}.", f"{NEW_NAMES[1]} borders {NEW_NAMES[0]}.",
+            f"{NEW_NAMES[2]} sends grain to {NEW_NAMES[1]}.", f"{NEW_NAMES[2]} shares a river with {NAMES[7]}."]
+
+
+def links_in(text: str) -> list[tuple[str, str, str]]:
+    """The links the fake extractor reports for ``text``: (name, name, description) for each pair named in the
+    same sentence, the names in ``_KNOWN`` order, the sentence itself as the description (LightRAG's relations
+    carry no label: the words between the two names, "borders", are what the relation is profiled and phrased
+    by)."""
+    out = []
+    for sentence in re.split(r"(?<=\.)\s+", text):
+        found = [n for n in _KNOWN if re.search(rf"\b{n}\b", sentence)]
+        out += [(a, b, sentence.strip()) for a, b in zip(found, found[1:])]
+    return out
 
 
 def write_corpus(folder: Path, *, extra: bool = False) -> Path:
@@ -43,8 +65,7 @@ def write_corpus(folder: Path, *, extra: bool = False) -> Path:
     lines = sentences(NAMES, base_links())
     docs = [" ".join(lines[i::4]) for i in range(4)]
     if extra:
-        docs.append(" ".join([f"{NEW_NAMES[0]} trades with {NAMES[0]}.", f"{NEW_NAMES[1]} borders {NEW_NAMES[0]}.",
-                              f"{NEW_NAMES[2]} sends grain to {NEW_NAMES[1]}.", f"{NEW_NAMES[2]} borders {NAMES[7]}."]))
+        docs.append(" ".join(extra_sentences()))
     path = folder / "cs.jsonl"
     path.write_text("".join(json.dumps({"context": d}) + "\n" for d in docs), encoding="utf-8")
     return path
@@ -58,49 +79,34 @@ def extraction_reply(body: dict[str, Any]) -> str:
     rows: list[str] = []
     seen: set[str] = set()
     for sentence in re.split(r"(?<=\.)\s+", m.group(1)):
-        found = [n for n in _KNOWN if re.search(rf"\b{n}\b", sentence)]
-        for n in found:
+        for n in [n for n in _KNOWN if re.search(rf"\b{n}\b", sentence)]:
             if n not in seen:
                 seen.add(n)
                 rows.append(f"entity{TUPLE}{n}{TUPLE}location{TUPLE}{n} is a place named in the text.")
-        for a, b in zip(found, found[1:]):
-            rows.append(f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}{KEYWORDS}{TUPLE}{link_description(a, b)}")
+        for a, b, description in links_in(sentence):
+            rows.append(f"relation{TUPLE}{a}{TUPLE}{b}{TUPLE}trade, neighbours{TUPLE}{description}")
     return "\n".join([*rows, COMPLETE])
 
 
-KEYWORDS = "trade, neighbours"
-
-
-def link_description(a: str, b: str) -> str:
-    """A relation's description: LightRAG's relations carry no label, so the words between the two names
-    ("is linked to") are what its profile is keyed and phrased by."""
-    return f"{a} is linked to {b}."
-
-
 def world_graph():
-    """Every place and link the corpus (with its extra document) can name, as the fake extractor reports them."""
+    """Every place and link the corpus, its extra document included, names, as the fake extractor reports them."""
     from schemas.graph import Relation
     from tasks.graph.kg import KnowledgeGraph
 
-    pairs = [(NAMES[a], NAMES[b]) for a, b in base_links()]
-    pairs += [(NEW_NAMES[0], NAMES[0]), (NEW_NAMES[1], NEW_NAMES[0]), (NEW_NAMES[2], NEW_NAMES[1]),
-              (NEW_NAMES[2], NAMES[7])]
-    rels = []
-    for x, y in pairs:
-        a, b = sorted((x, y), key=_KNOWN.index)  # the order extraction_reply names them in
-        rels.append(Relation(domain="cs", source=a, target=b, relation="", keywords=KEYWORDS.split(", "),
-                             description=link_description(a, b)))
+    text = " ".join([*sentences(NAMES, base_links()), *extra_sentences()])
+    rels = [Relation(domain="cs", source=a, target=b, relation="", keywords=["trade", "neighbours"],
+                     description=description) for a, b, description in links_in(text)]
     return KnowledgeGraph.from_records("cs", [], rels, add_missing_entities=True)
 
 
-def store_profiles(settings) -> None:
-    """The user's relation profiles (as `hopforge graph profiles import` stores them): a link between two places
-    names one place each way, so every hop of the ring can be asked. Without them nothing says how many places one
-    is linked to, and no seed could start a path."""
+def store_profiles(warehouse_path) -> None:
+    """The user's relation profiles, as `hopforge graph profiles import` stores them: each link verb of this
+    invented world names one place each way, so every hop of the ring can be asked (the shipped lexicon would
+    call "borders" many both ways, and know nothing of the others' counts)."""
     from tests.meaning_helpers import store_one_each_way
     from warehouse.db import Warehouse
 
-    with Warehouse(settings.warehouse_path) as wh:
+    with Warehouse(warehouse_path) as wh:
         store_one_each_way(wh, [world_graph()])
 
 

@@ -59,12 +59,18 @@ def test_a_single_batch_run_that_never_connected_fails_at_its_end():
 def test_generate_qa_against_a_closed_port_fails_fast_then_resumes(prefect_harness, fake_llm, tmp_path):
     from flows.graphs import import_graphs
     from flows.qa import generate_qa
+    from tasks.graph.importers import read_triples
+    from tests.meaning_helpers import store_one_each_way
     from tests.test_qa_flow import good_pick
+    from warehouse.db import Warehouse
 
     dead = {"base_url": f"http://127.0.0.1:{_closed_port()}/v1", "model": "m", "max_retries": 0, "timeout_s": 5}
     live = {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 0, "timeout_s": 10}
     down = load_settings(data_dir=tmp_path, roles={"generator": dead, "verifier": live})
     import_graphs(files={"cs": str(DEMO / "graphs" / "cs.jsonl")}, settings=down)
+    # an outage, not what may be asked, is tested: every relation of the graph can be asked (the user's profiles)
+    with Warehouse(down.warehouse_path) as wh:
+        store_one_each_way(wh, [read_triples(DEMO / "graphs" / "cs.jsonl", "cs").to_graph()])
     with pytest.raises(EndpointError, match=r"the generator endpoint at http://127\.0\.0\.1:\d+/v1 \(model m\) cannot"):
         generate_qa(domains=["cs"], n_seeds=6, modes=["candidates"], batch_size=2, use_judge=False, settings=down)
 

@@ -9,12 +9,15 @@ import pytest
 import yaml
 
 from schemas.errors import InputError
-from schemas.meaning import RelationProfile, SurfaceForms, relation_key
+from lemminflect import getInflection
+
+from schemas.meaning import PROFILE_FIELDS, RelationProfile, SurfaceForms, relation_key
 from tasks.meaning.lexicon import LEXICON_PATH, Lexicon, LexiconError, load_lexicon
 from tasks.meaning.morphology import label_words, profile_from_label
 
 LEX = load_lexicon()
 RAW_LABELS = sorted(yaml.safe_load(LEXICON_PATH.read_text(encoding="utf-8"))["labels"])  # as spelled in the file
+NO_LABELS = LEX.model_copy(update={"labels": {}})  # the words alone, without the whole-label table
 
 
 def _forms(label: str) -> SurfaceForms:
@@ -25,6 +28,17 @@ def _forms(label: str) -> SurfaceForms:
 
 def _fill(template: str, s: str = "S", o: str = "O") -> str:
     return template.format(s=s, o=o, the="the thing", that="that", wh="Which thing")
+
+
+def _nouns(p: RelationProfile) -> tuple[str | None, str | None]:
+    return p.subject_noun, p.object_noun
+
+
+def _stated(subject: str | None, obj: str | None, symmetric: bool) -> tuple[str | None, str | None]:
+    """The type nouns a profile carries for an entry's: a symmetric relation has one kind at both ends."""
+    if symmetric:
+        return subject or obj, obj or subject
+    return subject, obj
 
 
 # -- every lexicon entry ----------------------------------------------------------------------------------------------
@@ -49,23 +63,61 @@ def test_every_verb_entry_resolves_to_its_counts(phrase: str) -> None:
         if getattr(entry, field) != "unknown":
             assert p.evidence[field].source == "lexicon"
             assert repr(phrase) in p.evidence[field].detail
+    for field, value in zip(("subject_noun", "object_noun"), _stated(entry.subject, entry.object, entry.symmetric),
+                            strict=True):
+        if value is not None:
+            assert getattr(p, field) == value
+            assert p.evidence[field].source == "lexicon"
+            assert repr(phrase) in p.evidence[field].detail and value in p.evidence[field].detail
+        elif getattr(p, field) is not None:  # "refound" says nothing: "found" does
+            assert repr(phrase) not in p.evidence[field].detail
+
+
+_PASSIVE = sorted(v for v, e in LEX.verbs.items() if " " not in v and (e.subject or e.object)
+                  and v not in LEX.labels)
+
+
+@pytest.mark.parametrize("verb", _PASSIVE)
+def test_a_passive_turns_a_verbs_nouns_round(verb: str) -> None:
+    """"<participle> by": the object is the verb's subject ("written by": the object is the person who wrote)."""
+    entry = LEX.verbs[verb]
+    participle = getInflection(verb.rsplit("-", 1)[-1], tag="VBN")[0]
+    label = f"{verb.rsplit('-', 1)[0]}-{participle} by" if "-" in verb else f"{participle} by"
+    p = profile_from_label(label)
+    assert p.forms is not None and "the object is the agent" in p.evidence["forms"].detail, label
+    assert _nouns(p) == _stated(entry.object, entry.subject, entry.symmetric)
+    for field in ("subject_noun", "object_noun"):
+        if getattr(p, field) is not None and not entry.symmetric:
+            assert "read the other way" in p.evidence[field].detail
 
 
 @pytest.mark.parametrize("noun", sorted(LEX.nouns))
 def test_every_noun_entry_resolves_to_its_counts(noun: str) -> None:
     entry = LEX.nouns[noun]
-    p = profile_from_label(f"{noun} of")  # the subject is the noun: counts as stated
+    p = profile_from_label(f"{noun} of", NO_LABELS)  # the subject is the noun: counts as stated
     assert p.forms is not None, p.evidence["forms"].detail
     assert (p.objects_per_subject, p.subjects_per_object, p.symmetric) == (
         entry.objects_per_subject, entry.subjects_per_object, entry.symmetric)
     assert p.forms.statement.startswith("{s} is ") and p.forms.statement.endswith(f"{noun} of {{o}}")
-    if noun not in LEX.verbs and noun not in LEX.labels:
-        # a bare noun: the object is the noun, the counts read the other way
-        b = profile_from_label(noun)
+    assert _nouns(p) == _stated(entry.is_, entry.of, entry.symmetric)  # the subject is the <noun>
+    for field, value in (("subject_noun", entry.is_), ("object_noun", entry.of)):
+        if value is not None:
+            assert p.evidence[field].source == "lexicon" and repr(noun) in p.evidence[field].detail
+    if noun not in LEX.verbs:
+        # a bare noun: the object is the noun, the counts and the nouns read the other way
+        b = profile_from_label(noun, NO_LABELS)
         assert b.forms is not None, b.evidence["forms"].detail
         assert (b.objects_per_subject, b.subjects_per_object) == (entry.subjects_per_object,
                                                                   entry.objects_per_subject)
         assert b.forms.statement.startswith("{o} is ") and b.forms.statement.endswith(f"{noun} of {{s}}")
+        assert _nouns(b) == _stated(entry.of, entry.is_, entry.symmetric)
+        if entry.is_ is not None:
+            assert "a bare noun" in b.evidence["object_noun"].detail
+
+
+def test_no_noun_is_its_own_kind() -> None:
+    """"country: is country" would ask "Which country is the country of X?": the noun already says it."""
+    assert [n for n, e in LEX.nouns.items() if e.is_ == n] == []
 
 
 @pytest.mark.parametrize("label", RAW_LABELS)
@@ -85,12 +137,17 @@ def test_every_label_entry_resolves(label: str) -> None:
             assert p.evidence[field].source == "lexicon"
     if "symmetric" in entry.model_fields_set:
         assert p.symmetric == entry.symmetric
+    for field, value in (("subject_noun", entry.subject), ("object_noun", entry.object)):
+        if value is not None:
+            assert getattr(p, field) == value
+            assert p.evidence[field].source == "lexicon" and "lexicon labels" in p.evidence[field].detail
 
 
 def test_every_profile_has_evidence_for_every_field() -> None:
-    for label in ["wrote", "term0", "ingredient_of", "coined the term", "P31", "develops a vaccine against"]:
+    for label in ["wrote", "term0", "ingredient_of", "coined the term", "P31", "develops a vaccine against",
+                  "author", "dbo:city", "P18"]:
         p = profile_from_label(label)
-        assert set(p.evidence) == {"words", "forms", "objects_per_subject", "subjects_per_object", "symmetric"}
+        assert set(p.evidence) == set(PROFILE_FIELDS)
         assert all(e.detail for e in p.evidence.values())
 
 
@@ -288,7 +345,7 @@ def test_symmetric_labels(label: str) -> None:
     ("was written by", ("one", "many")), ("written_by", ("one", "many")), ("film.film.written_by", ("one", "many")),
     ("author", ("one", "many")), ("P50", ("one", "many")), ("works_written", ("many", "one")),
     ("composed", ("many", "one")), ("was composed by", ("one", "many")), ("composer", ("one", "many")),
-    ("painted", ("many", "one")), ("painter", ("one", "many")), ("manufactured", ("many", "one")),
+    ("painted", ("many", "one")), ("painter", ("one", "many")), ("manufactured", ("many", "many")),
     # a modifier changes the count: "co-" makes several makers, an ordinal names one holder
     ("co-wrote", ("many", "many")), ("co-founded", ("many", "many")), ("co-authored", ("many", "many")),
     ("was queen of", ("one", "many")), ("was king of", ("one", "many")),
@@ -314,6 +371,109 @@ def test_a_words_counts_carry_to_its_forms(label: str, counts: tuple[str, str]) 
         assert p.evidence[field].source == ("none" if count == "unknown" else
                                             "morphology" if "first" in label and field == "subjects_per_object"
                                             else "lexicon")
+
+
+# -- what each end is: the type nouns turn round with the counts -------------------------------------------------------
+
+
+@pytest.mark.parametrize(("label", "nouns"), [
+    # one "write"/"author" fact, read from the writer or from the work
+    ("wrote", ("person", "work")), ("was written by", ("work", "person")), ("written_by", ("work", "person")),
+    ("author", ("work", "person")), ("has author", ("work", "person")), ("author_of", ("person", "work")),
+    ("is the author of", ("person", "work")), ("P50", ("work", "person")), ("co-wrote", ("person", "work")),
+    # a copula is not turned round; a bare noun is
+    ("born_in", ("person", "place")), ("was born in", ("person", "place")), ("wasBornOn", ("person", "date")),
+    ("birthPlace", ("person", "place")), ("place_of_birth", ("person", "place")), ("P19", ("person", "place")),
+    ("capital", ("place", "city")), ("capital_of", ("city", "place")), ("has capital", ("place", "city")),
+    ("founded_by", ("organization", "person")), ("founded", ("person", "organization")),
+    ("founder", ("organization", "person")), ("employer", ("person", "organization")),
+    ("flowsInto", ("river", "body of water")), ("is headquartered in", ("organization", "place")),
+    # symmetric: one kind at both ends
+    ("spouse", ("person", "person")), ("married to", ("person", "person")),
+    # not known: left to the graph's types
+    ("is located in", (None, "place")), ("developed a vaccine against", (None, None)), ("term0", (None, None)),
+    ("country", (None, None)), ("successor", (None, None)),
+])
+def test_type_nouns_turn_round_with_the_shape(label: str, nouns: tuple[str | None, str | None]) -> None:
+    p = profile_from_label(label)
+    assert _nouns(p) == nouns
+    for field, value in zip(("subject_noun", "object_noun"), nouns, strict=True):
+        assert p.evidence[field].source == ("none" if value is None else "lexicon")
+        assert p.evidence[field].detail
+
+
+def test_type_noun_evidence_says_where_it_came_from() -> None:
+    ev = profile_from_label("born_in").evidence
+    assert ev["object_noun"].detail == "verb 'be born in' in lexicon verbs: object place"
+    ev = profile_from_label("written_by").evidence
+    assert ev["object_noun"].detail.startswith("verb 'write' in lexicon verbs: subject person (read the other way")
+    ev = profile_from_label("author").evidence
+    assert ev["object_noun"].detail == "noun 'author' in lexicon nouns: is person (a bare noun: the label's object " \
+                                       "is the author)"
+    assert ev["subject_noun"].detail.startswith("noun 'author' in lexicon nouns: of work")
+    assert profile_from_label("term0").evidence["subject_noun"].source == "none"
+
+
+def test_a_compound_noun_takes_its_heads_kind() -> None:
+    """"former spouse" has no entry: a former spouse is still a person; what it is the spouse of is not said."""
+    p = profile_from_label("formerSpouse")
+    assert p.object_noun == "person" and "the head of 'former spouse'" in p.evidence["object_noun"].detail
+    assert p.subject_noun is None
+
+
+def test_a_label_entry_states_its_own_ends() -> None:
+    """"dbo:city": the object is a city, said as "located in", not "the city that is a city of X"."""
+    p = profile_from_label("dbo:city")
+    assert p.forms is not None and p.forms.statement == "{s} is located in {o}"
+    assert p.forms.ask_object == ["{wh} is {s} located in?"]
+    assert not any("city of" in t for t in [*p.forms.subject_clause, *p.forms.object_clause])
+    assert _nouns(p) == (None, "city")
+    assert p.evidence["object_noun"].detail == "label 'dbo:city' in lexicon labels: object city"
+    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "many")
+    p = profile_from_label("released on label")  # the label's own object noun, over the reading's
+    assert p.forms is not None and p.forms.statement == "{s} was released on {o}"
+    assert _nouns(p) == ("work", "record label")
+    p = profile_from_label("ceo")
+    assert p.forms is not None and p.forms.ask_object == ["{wh} is the CEO of {s}?"]
+    assert _nouns(p) == ("organization", "person")
+
+
+@pytest.mark.parametrize(("label", "counts", "statement"), [
+    # GeoNames: the direct parent is one
+    ("parentFeature", ("one", "many"), "{s} is located in {o}"), ("gn:parentCountry", ("one", "many"), None),
+    ("parentADM1", ("one", "many"), "{s} is located in {o}"), ("nearby", ("many", "many"), "{s} is near {o}"),
+    ("capitalOf", ("one", "one"), "{s} is the capital of {o}"), ("flowsInto", ("one", "many"), "{s} flows into {o}"),
+    ("flowsThrough", ("many", "many"), "{s} flows through {o}"), ("riverMouth", ("one", "many"), "{s} flows into {o}"),
+    ("mouth", ("one", "many"), "{o} is the mouth of {s}"), ("highestPoint", ("one", "many"), None),
+    ("origin", ("one", "many"), "{o} is the origin of {s}"), ("sourcePlace", ("one", "many"), "{s} rises in {o}"),
+    # sports: one league and one home stadium at a time, many clubs over a career
+    ("league", ("one", "many"), "{o} is the league of {s}"), ("home_stadium", ("one", "many"), None),
+    ("homeStadium", ("one", "many"), None), ("dbo:ground", ("one", "many"), "{o} is the home stadium of {s}"),
+    ("plays_for", ("many", "many"), None), ("coached_by", ("many", "many"), "{o} coached {s}"),
+    ("based_in", ("one", "many"), "{s} is based in {o}"),
+    # music
+    ("recorded at", ("many", "many"), "{s} was recorded at {o}"), ("released on label", ("many", "many"), None),
+    ("member of band", ("many", "many"), "{s} was a member of {o}"), ("bandMember", ("many", "many"), None),
+    ("signed to", ("many", "many"), "{s} is signed to {o}"),
+    # companies
+    ("acquired_by", ("one", "many"), "{o} acquired {s}"), ("acquiredBy", ("one", "many"), None),
+    ("subsidiary_of", ("one", "many"), "{s} is a subsidiary of {o}"), ("headquarters", ("one", "many"), None),
+    ("ceo", ("one", "many"), "{o} is the CEO of {s}"), ("ceo_of", ("many", "one"), "{s} is the CEO of {o}"),
+    ("founded_by", ("many", "many"), None), ("investors", ("many", "many"), None),
+    ("merged with", ("many", "many"), None), ("founded_on", ("one", "many"), "{s} was founded on {o}"),
+    # the annotator's corrections
+    ("spouse", ("many", "many"), None), ("married to", ("many", "many"), None), ("married", ("many", "many"), None),
+    ("successor", ("unknown", "unknown"), None), ("predecessor", ("unknown", "unknown"), None),
+    ("succeeded", ("unknown", "unknown"), None), ("preceded", ("unknown", "unknown"), None),
+    ("region_of", ("many", "many"), "{s} is a region of {o}"), ("manufactured", ("many", "many"), None),
+])
+def test_vocabularies_of_places_sports_music_and_companies(label: str, counts: tuple[str, str],
+                                                          statement: str | None) -> None:
+    p = profile_from_label(label)
+    assert p.forms is not None, p.evidence["forms"].detail
+    assert (p.objects_per_subject, p.subjects_per_object) == counts
+    if statement is not None:
+        assert p.forms.statement == statement
 
 
 @pytest.mark.parametrize("label", ["term0", "person103", "r17", "P9999", "rel_42", "xqzt", "wdt:P9999"])
@@ -425,6 +585,33 @@ def test_empty_form(tmp_path: Path) -> None:
 def test_form_with_unknown_placeholder(tmp_path: Path) -> None:
     msg = _bad(tmp_path, 'labels:\n  x:\n    forms: {statement: "{s} is {obj}"}\n')
     assert "{obj}" in msg
+
+
+def test_type_noun_that_is_not_a_noun(tmp_path: Path) -> None:
+    msg = _bad(tmp_path, "verbs:\n  write: {subject: Person}\n")
+    assert "verbs['write'].subject" in msg and "lower-case" in msg
+    msg = _bad(tmp_path, "nouns:\n  author: {is: a very long noun phrase}\n")
+    assert "nouns['author'].is" in msg and "one to three" in msg
+    msg = _bad(tmp_path, "labels:\n  x: {reads: wrote, object: [person]}\n")
+    assert "labels['x'].object" in msg
+
+
+def test_symmetric_entry_with_two_kinds(tmp_path: Path) -> None:
+    msg = _bad(tmp_path, "verbs:\n  marry: {objects_per_subject: many, subjects_per_object: many, symmetric: true, "
+                         "subject: person, object: place}\n")
+    assert "marry" in msg and "same subject and object" in msg
+
+
+def test_a_user_lexicon_states_type_nouns(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("verbs:\n  treat: {subject: drug, object: disease}\nnouns:\n  ingredient: {is: food, of: dish}\n",
+                    encoding="utf-8")
+    lex = load_lexicon(path)
+    assert lex.nouns["ingredient"].is_ == "food"
+    assert _nouns(profile_from_label("treats", lex)) == ("drug", "disease")
+    assert _nouns(profile_from_label("is treated by", lex)) == ("disease", "drug")
+    assert _nouns(profile_from_label("ingredient_of", lex)) == ("food", "dish")
+    assert _nouns(profile_from_label("has_ingredient", lex)) == ("dish", "food")
 
 
 def test_not_yaml_and_missing_file(tmp_path: Path) -> None:

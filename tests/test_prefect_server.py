@@ -146,6 +146,7 @@ def screenshot(stack: Stack, flow_run_id: str, target: Path) -> None:
 
 def test_refresh_deployment_through_server_and_worker(stack, fake_llm, tmp_path):
     world.install(fake_llm)
+    world.store_profiles(stack.data / "warehouse.duckdb")
     corpus = tmp_path / "corpus"
     world.write_corpus(corpus)
 

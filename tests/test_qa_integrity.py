@@ -10,7 +10,9 @@ from types import SimpleNamespace
 
 from schemas.config import load_settings
 from schemas.qa import QA
+from tasks.graph.importers import read_triples
 from tasks.qa.splits import split_leaks
+from tests.meaning_helpers import store_one_each_way
 from warehouse.db import Warehouse
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo"
@@ -62,6 +64,10 @@ def test_five_generation_runs_on_the_same_graph(prefect_harness, fake_llm, tmp_p
     fake_llm.add(schema_name="qa_pick_path", reply=pick_first)
     fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
     import_graphs(files={"cs": str(DEMO / "graphs" / "cs.jsonl")}, settings=_settings(fake_llm, tmp_path, 0))
+    # integrity over runs, not what may be asked, is tested: every relation of the graph can be asked (the user's
+    # profiles), so each run has enough questions to split
+    with Warehouse(_settings(fake_llm, tmp_path, 0).warehouse_path) as wh:
+        store_one_each_way(wh, [read_triples(DEMO / "graphs" / "cs.jsonl", "cs").to_graph()])
     placed: dict[str, str] = {}
     shares = []
     for run in range(5):  # a scheduled refresh: same graph, another sampling seed each time

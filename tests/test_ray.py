@@ -81,6 +81,18 @@ def _settings(fake, data_dir: Path, runner: dict):
                          embeddings={"base_url": fake.base_url, "model": "e", "dim": 16})
 
 
+def _ask_every_relation(settings, graph_file: Path) -> None:
+    """The user's profiles say every relation of the graph names one thing each way: these tests are about where
+    batches run, not about what may be asked (with the shipped lexicon few seeds of the demo cs graph can start a
+    path, and few 3+ hop jobs find one)."""
+    from tasks.graph.importers import read_triples
+    from tests.meaning_helpers import store_one_each_way
+    from warehouse.db import Warehouse
+
+    with Warehouse(settings.warehouse_path) as wh:
+        store_one_each_way(wh, [read_triples(graph_file, "cs").to_graph()])
+
+
 def _verdicts(body):
     ids = body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]["items"]["properties"]["path_id"]["enum"]
     return {"verdicts": [{"path_id": i, "valid": True, "reason": "the triples connect"} for i in ids]}
@@ -99,6 +111,7 @@ def _pipeline(fake, settings, teacher: dict[str, list[str]]) -> dict:
     demo = Path(__file__).resolve().parents[1] / "flows" / "demo"
     out: dict = {"build": build_graphs(domains=["cs"], source=str(demo / "corpus"), settings=settings)}
     import_graphs(files={"cs": str(demo / "graphs" / "cs.jsonl")}, settings=settings)
+    _ask_every_relation(settings, demo / "graphs" / "cs.jsonl")
     out["qa"] = generate_qa(domains=["cs"], n_seeds=10, modes=["candidates"], settings=settings)
     out["gold"] = verify_paths(domains=["cs"], settings=settings)
     with open_run("read-questions", {}, settings) as rt:
@@ -211,6 +224,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(prefect_harness, f
                          {"kind": "ray", "address": ray_cluster, "max_workers": 2})
     repo = Path(__file__).resolve().parents[1]
     import_graphs(files={"cs": str(repo / "flows" / "demo" / "graphs" / "cs.jsonl")}, settings=settings)
+    _ask_every_relation(settings, repo / "flows" / "demo" / "graphs" / "cs.jsonl")
     generate_qa(domains=["cs"], n_seeds=6, modes=["candidates"], settings=settings)
     verify_paths(domains=["cs"], settings=settings)
 

@@ -53,7 +53,7 @@ def setup(prefect_harness, fake_llm, tmp_path, monkeypatch):
     answers = world.install(fake_llm)
     settings = load_settings(data_dir=tmp_path / "data", roles=world.roles(fake_llm.base_url),
                              embeddings={"base_url": fake_llm.base_url, "model": "e", "dim": 16})  # fmt: skip
-    world.store_profiles(settings)
+    world.store_profiles(settings.warehouse_path)
     corpus = tmp_path / "corpus"
     world.write_corpus(corpus)
     return settings, corpus, answers

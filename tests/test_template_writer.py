@@ -127,9 +127,10 @@ def test_a_nested_description_is_never_centre_embedded():
 
 
 def test_two_nodes_are_never_both_the_entity():
-    b = ProfileBook(user={"wrote": {"objects_per_subject": "one", "subjects_per_object": "one"}})
+    # "inspired" says nothing of what either end is, so untyped nodes stay "the entity"
+    b = ProfileBook(user={"inspired": {"objects_per_subject": "one", "subjects_per_object": "one"}})
     path = ["A", "B", "C"]
-    edges = [edge("A", "B", "wrote"), edge("B", "C", "wrote")]
+    edges = [edge("A", "B", "inspired"), edge("B", "C", "inspired")]
     with pytest.raises(TemplateError, match="more than one node 'the entity'"):
         write_question(path, edges, [None, None, None], book=b)
 

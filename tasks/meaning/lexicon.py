@@ -14,11 +14,12 @@ with one line naming the file, the entry and what is wrong.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from schemas.errors import InputError
 from schemas.meaning import Count, SurfaceForms, relation_key
@@ -30,6 +31,19 @@ class LexiconError(InputError):
     """The lexicon file cannot be read or breaks its schema; the message names the file and the entry."""
 
     label = "lexicon error"
+
+
+_TYPE_NOUN = re.compile(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}")
+
+
+def _type_noun(v: Any) -> str | None:
+    """What one end of a relation is in the world ("person", "place", "body of water"): one to three lower-case
+    words, as ``RelationProfile.subject_noun`` takes them."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or not _TYPE_NOUN.fullmatch(" ".join(v.split())):
+        raise ValueError(f"a type noun is one to three lower-case words (\"person\", \"place\"), got {v!r}")
+    return " ".join(v.split())
 
 
 class _Counts(BaseModel):
@@ -50,27 +64,68 @@ class _Counts(BaseModel):
 
 class VerbEntry(_Counts):
     """A verb phrase in its lemma form ("write", "work at", "be born in"), counted as "<subject> <verb> <object>".
-    ``tense`` is the tense a label without an auxiliary is read in ("born in": past; "caused by": present)."""
+    ``tense`` is the tense a label without an auxiliary is read in ("born in": past; "caused by": present).
+    ``subject`` and ``object`` say what each end is in the world ("write": a person writes a work)."""
 
     tense: Literal["past", "present"] | None = None
+    subject: str | None = None
+    object: str | None = None
+
+    @field_validator("subject", "object", mode="before")
+    @classmethod
+    def _nouns(cls, v: Any) -> str | None:
+        return _type_noun(v)
+
+    @model_validator(mode="after")
+    def _symmetric_nouns(self) -> VerbEntry:
+        if self.symmetric and None not in (self.subject, self.object) and self.subject != self.object:
+            raise ValueError(f"a symmetric entry has the same subject and object, got {self.subject!r} and "
+                             f"{self.object!r}")
+        return self
 
 
 class NounEntry(_Counts):
     """A noun ("capital", "ingredient", "birth place"), counted as "<subject> is a <noun> of <object>":
     ``objects_per_subject`` is how many things one <noun> is the <noun> of, ``subjects_per_object`` how many
-    <noun>s one thing has. ``article`` overrides the article the noun takes ("none": "is part of")."""
+    <noun>s one thing has. ``article`` overrides the article the noun takes ("none": "is part of"). ``is`` says
+    what a thing called the <noun> is in the world (an author: a person), ``of`` what it is the <noun> of (a
+    work)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     article: Literal["the", "a", "none"] | None = None
+    is_: str | None = Field(default=None, alias="is")
+    of: str | None = None
+
+    @field_validator("is_", "of", mode="before")
+    @classmethod
+    def _nouns(cls, v: Any) -> str | None:
+        return _type_noun(v)
+
+    @model_validator(mode="after")
+    def _symmetric_nouns(self) -> NounEntry:
+        if self.symmetric and None not in (self.is_, self.of) and self.is_ != self.of:
+            raise ValueError(f"a symmetric entry is the noun of the same kind of thing, got 'is' {self.is_!r} and "
+                             f"'of' {self.of!r}")
+        return self
 
 
 class LabelEntry(_Counts):
     """A whole label of a known vocabulary ("P31", "birthPlace", "isa"). ``reads`` is the English the label
     means, read by the morphology in place of the label; ``forms`` are explicit surface forms; ``opaque`` marks a
-    label that is a code with no English reading. Counts given here override those of the words."""
+    label that is a code with no English reading. Counts given here override those of the words, and so do
+    ``subject`` and ``object``: what the label's own subject and object are in the world ("dbo:city": a city)."""
 
     reads: str | None = None
     forms: SurfaceForms | None = None
     opaque: bool = False
+    subject: str | None = None
+    object: str | None = None
+
+    @field_validator("subject", "object", mode="before")
+    @classmethod
+    def _nouns(cls, v: Any) -> str | None:
+        return _type_noun(v)
 
     @field_validator("reads")
     @classmethod
@@ -83,6 +138,9 @@ class LabelEntry(_Counts):
     def _opaque(self) -> LabelEntry:
         if self.opaque and (self.reads or self.forms):
             raise ValueError("an opaque label has no 'reads' or 'forms'")
+        if self.symmetric and None not in (self.subject, self.object) and self.subject != self.object:
+            raise ValueError(f"a symmetric entry has the same subject and object, got {self.subject!r} and "
+                             f"{self.object!r}")
         return self
 
 
@@ -172,7 +230,7 @@ def _where(loc: tuple[Any, ...]) -> str:
             out += f"[{part}]"
         elif out and part in {"objects_per_subject", "subjects_per_object", "symmetric", "tense", "article",
                               "reads", "forms", "opaque", "note", "statement", "ask_object", "object_clause",
-                              "ask_subject", "subject_clause"}:
+                              "ask_subject", "subject_clause", "subject", "object", "is", "of"}:
             out += f".{part}"
         elif out:
             out += f"[{part!r}]"

@@ -4,7 +4,8 @@
 and prefixed names, Wikidata-style prose), decides whether they are English at all (every word known to
 lemminflect or listed in the lexicon; a token with digits or an unknown code makes the label opaque), recognises
 its shape and writes ``SurfaceForms`` (``schemas.meaning``) from it with lemminflect (verb lemmas and inflections)
-and inflect (articles, singulars). The counts and symmetry come from the lexicon (``tasks.meaning.lexicon``), never
+and inflect (articles, singulars). The counts, the symmetry and what each end is (``subject_noun``, ``object_noun``:
+a person, a place) come from the lexicon (``tasks.meaning.lexicon``), turned as the shape reads the words, never
 from the shape alone. The shapes:
 
 - active verb phrase, any tense, with a particle or preposition and object words: "wrote", "studied at",
@@ -680,7 +681,8 @@ def _lookup(reading: _Reading, lexicon: Lexicon) -> tuple[str, VerbEntry | NounE
 
 def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationProfile:
     """The meaning of ``label`` as far as its words and the lexicon tell (module docstring): ``words``,
-    ``forms``, the counts and symmetry, with evidence for every field."""
+    ``forms``, the counts and symmetry, and what each end is in the world (``subject_noun``, ``object_noun``), with
+    evidence for every field."""
     lex = lexicon if lexicon is not None else load_lexicon()
     key = relation_key(label)
     ev: dict[str, Evidence] = {}
@@ -701,6 +703,10 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
         if "symmetric" in entry.model_fields_set:
             counts["symmetric"] = (entry.symmetric, Evidence(source="lexicon", detail=f"{where}: "
                                                              f"symmetric={str(entry.symmetric).lower()}"))
+        for name, end in (("subject_noun", "subject"), ("object_noun", "object")):
+            if getattr(entry, end) is not None:
+                counts[name] = (getattr(entry, end), Evidence(source="lexicon", detail=f"{where}: {end} "
+                                                              f"{getattr(entry, end)}"))
         if entry.opaque:
             return _profile(key, label, False, None, counts, {
                 "words": Evidence(source="lexicon", detail=f"{where}: a code with no English reading"),
@@ -753,7 +759,8 @@ def _reading_or_none(words: list[str], lex: Lexicon, machine: bool = False) -> t
 
 
 def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) -> dict[str, object]:
-    """Counts from the label entry (already in ``counts``) over those of the reading's lexicon entry."""
+    """Counts and type nouns from the label entry (already in ``counts``) over those of the reading's lexicon
+    entries."""
     out = dict(counts)
     found = _lookup(reading, lex) if reading is not None else None
     if found is not None and reading is not None:
@@ -775,6 +782,52 @@ def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) ->
         name = "objects_per_subject" if reading.swap else "subjects_per_object"
         detail = f"'the {reading.keys[0]}': an ordinal or a superlative names one"
         out.setdefault(name, ("one", Evidence(source="morphology", detail=detail)))
+    if reading is not None:
+        for name, value in _kinds(reading, lex).items():
+            out.setdefault(name, value)
+    return out
+
+
+def _kinds(reading: _Reading, lex: Lexicon) -> dict[str, tuple[str, Evidence]]:
+    """``subject_noun`` and ``object_noun`` from the reading's lexicon entries, turned as the counts are: a verb
+    entry's ``subject``/``object`` read the other way for a passive ("written by": the object is the person who
+    wrote), a noun entry's ``is``/``of`` ("<subject> is the <noun> of <object>") the other way for a bare noun
+    ("author": the object is the author, a person). Each key the reading tries is asked in turn ("co-write", then
+    "write"); a noun phrase with no kind of its own takes its head's ("largest city" is a city)."""
+    verb = reading.kind == "verb"
+    table = lex.verb if verb else lex.noun
+    section = "verbs" if verb else "nouns"
+    # (field of the profile, field of the entry that fills it)
+    if verb:
+        ends = [("subject_noun", "object" if reading.swap else "subject"),
+                ("object_noun", "subject" if reading.swap else "object")]
+    else:
+        ends = [("subject_noun", "of" if reading.swap else "is_"), ("object_noun", "is_" if reading.swap else "of")]
+    keys: list[tuple[str, str | None]] = [(k, None) for k in reading.keys]
+    if not verb:  # the head of a compound noun ("largest city", "home stadium") says what the thing is
+        for k in reading.keys:
+            words = k.split()
+            if len(words) > 1 and not any(w in _FUNCTION for w in words):
+                keys.append((words[-1], k))
+    out: dict[str, tuple[str, Evidence]] = {}
+    for name, attr in ends:
+        for key, compound in keys:
+            if compound is not None and attr != "is_":
+                continue  # a modifier may change what the thing is the <noun> of, not what it is
+            entry = table(key)
+            value = getattr(entry, attr) if entry is not None else None
+            if value is None:
+                continue
+            said = "is" if attr == "is_" else attr
+            what = f"{reading.kind} {key!r} in lexicon {section}: {said} {value}"
+            if compound is not None:
+                what += f" (the head of {compound!r})"
+            if reading.swap:
+                side = "subject" if name == "subject_noun" else "object"
+                what += (f" (read the other way: the label's {side} is the verb's {attr})" if verb else
+                         f" (a bare noun: the label's object is the {compound or key})")
+            out[name] = (value, Evidence(source="lexicon", detail=what))
+            break
     return out
 
 
@@ -796,6 +849,18 @@ def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, coun
     else:
         sym = False
         ev["symmetric"] = Evidence(source="none", detail="no lexicon entry says the relation is symmetric")
+    nouns: dict[str, str | None] = {}
+    for name, end in (("subject_noun", "subject"), ("object_noun", "object")):
+        if name in counts:
+            nouns[name], ev[name] = counts[name]  # type: ignore[misc]
+        else:
+            nouns[name] = None
+            ev[name] = Evidence(source="none", detail=f"no lexicon entry says what the {end} is")
+    if sym and (nouns["subject_noun"] is None) != (nouns["object_noun"] is None):  # one kind at both ends
+        known = "subject_noun" if nouns["subject_noun"] is not None else "object_noun"
+        other = "object_noun" if known == "subject_noun" else "subject_noun"
+        nouns[other] = nouns[known]
+        ev[other] = Evidence(source=ev[known].source, detail=f"{ev[known].detail} (symmetric: both ends)")
     ops: Count = values["objects_per_subject"]  # type: ignore[assignment]
     spo: Count = values["subjects_per_object"]  # type: ignore[assignment]
     if sym and ops != spo:  # a symmetric relation counts the same both ways: take the stated one
@@ -804,7 +869,8 @@ def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, coun
         ev["objects_per_subject" if values["objects_per_subject"] == "unknown" else "subjects_per_object"] = \
             ev["symmetric"]
     return RelationProfile(key=key, label=label, words=words, forms=forms, objects_per_subject=ops,
-                           subjects_per_object=spo, symmetric=bool(sym), evidence=ev)
+                           subjects_per_object=spo, symmetric=bool(sym), subject_noun=nouns["subject_noun"],
+                           object_noun=nouns["object_noun"], evidence=ev)
 
 
 __all__ = ["label_words", "profile_from_label"]

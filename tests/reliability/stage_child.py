@@ -80,6 +80,18 @@ def _arm_write_kill(spec: dict) -> None:
     Warehouse.write_batch = write_batch  # type: ignore[method-assign]
 
 
+def _ask_every_relation(settings) -> None:
+    """The user's profiles, stored as `hopforge graph profiles import` would: every relation of the demo cs graph
+    names one thing each way. Kills and resumes are tested here, not what may be asked: with the shipped lexicon few
+    seeds of the graph can start a path, and the stages would have too little work (too few export files) to kill."""
+    from tasks.graph.importers import read_triples
+    from tests.meaning_helpers import store_one_each_way
+    from warehouse.db import Warehouse
+
+    with Warehouse(settings.warehouse_path) as wh:
+        store_one_each_way(wh, [read_triples(DEMO / "graphs" / "cs.jsonl", "cs").to_graph()])
+
+
 def run_stage(stage: str, settings) -> dict:
     from flows.distill import distill_trajectories
     from flows.evaluate import evaluate_policy
@@ -92,7 +104,9 @@ def run_stage(stage: str, settings) -> dict:
     if stage == "build":
         return build_graphs(domains=["cs"], gleaning=0, settings=settings)
     if stage == "import":
-        return import_graphs(files={"cs": str(DEMO / "graphs" / "cs.jsonl")}, settings=settings)
+        out = import_graphs(files={"cs": str(DEMO / "graphs" / "cs.jsonl")}, settings=settings)
+        _ask_every_relation(settings)
+        return out
     if stage == "generate":
         return generate_qa(domains=["cs"], n_seeds=6, modes=["candidates"], writer="llm", max_attempts=2,
                            settings=settings)

@@ -134,9 +134,16 @@ def test_injected_faults_change_no_accepted_row(prefect_harness, tmp_path):
     from flows.graphs import import_graphs
     from gateway.fake import FakeOpenAI
     from schemas.config import load_settings
+    from tasks.graph.importers import read_triples
+    from tests.meaning_helpers import store_one_each_way
+    from warehouse.db import Warehouse
 
     base = tmp_path / "base"
     import_graphs(files={"cs": str(DEMO / "graphs" / "cs.jsonl")}, settings=load_settings(data_dir=base))
+    # faults are tested, not what may be asked: every relation of the graph can be asked (the user's profiles), so
+    # each role gets enough requests for every kind of fault
+    with Warehouse(load_settings(data_dir=base).warehouse_path) as wh:
+        store_one_each_way(wh, [read_triples(DEMO / "graphs" / "cs.jsonl", "cs").to_graph()])
     with FakeOpenAI() as clean_fake:
         _script(clean_fake, None)
         clean = _run(base, tmp_path / "clean", clean_fake)

@@ -278,7 +278,8 @@ def test_noun_of_with_one_per_object_takes_the() -> None:
         assert "the capital of {o}" in f.subject_clause
         assert f.ask_subject == ["{wh} is the capital of {o}?"]
     p = profile_from_label("is the capital of")
-    assert (p.objects_per_subject, p.subjects_per_object) == ("one", "one")
+    # a place has one capital; a city can be the capital of several (London: the United Kingdom and England)
+    assert (p.objects_per_subject, p.subjects_per_object) == ("many", "one")
 
 
 def test_noun_of_written_with_and_without_article() -> None:
@@ -348,7 +349,7 @@ def test_symmetric_labels(label: str) -> None:
     ("painted", ("many", "one")), ("painter", ("one", "many")), ("manufactured", ("many", "many")),
     # a modifier changes the count: "co-" makes several makers, an ordinal names one holder
     ("co-wrote", ("many", "many")), ("co-founded", ("many", "many")), ("co-authored", ("many", "many")),
-    ("was queen of", ("one", "many")), ("was king of", ("one", "many")),
+    ("was queen of", ("many", "many")), ("was king of", ("many", "many")),  # personal unions: several crowns
     ("was the first emperor of", ("unknown", "one")),  # "first emperor" has no entry of its own: the ordinal says one
     # one-off events and origins
     ("died of", ("one", "many")), ("was founded in", ("one", "many")), ("is headquartered in", ("one", "many")),
@@ -442,7 +443,7 @@ def test_a_label_entry_states_its_own_ends() -> None:
     # GeoNames: the direct parent is one
     ("parentFeature", ("one", "many"), "{s} is located in {o}"), ("gn:parentCountry", ("one", "many"), None),
     ("parentADM1", ("one", "many"), "{s} is located in {o}"), ("nearby", ("many", "many"), "{s} is near {o}"),
-    ("capitalOf", ("one", "one"), "{s} is the capital of {o}"), ("flowsInto", ("one", "many"), "{s} flows into {o}"),
+    ("capitalOf", ("many", "one"), "{s} is the capital of {o}"), ("flowsInto", ("one", "many"), "{s} flows into {o}"),
     ("flowsThrough", ("many", "many"), "{s} flows through {o}"), ("riverMouth", ("one", "many"), "{s} flows into {o}"),
     ("mouth", ("one", "many"), "{o} is the mouth of {s}"), ("highestPoint", ("one", "many"), None),
     ("origin", ("one", "many"), "{o} is the origin of {s}"), ("sourcePlace", ("one", "many"), "{s} rises in {o}"),

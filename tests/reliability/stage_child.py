@@ -24,7 +24,9 @@ def settings_for(cfg: dict):
     roles = {r: {"base_url": cfg["base_url"], "model": "policy-model" if r == "policy" else "fake-model",
                  "max_retries": 0, "timeout_s": 20, "max_concurrency": 1}
              for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy")}
-    return load_settings(data_dir=cfg["data_dir"], roles=roles, seed=7,
+    # As in tests/conftest.py (whose HOPFORGE_ variables the parent keeps from this process): the loopback fake is
+    # not the embedded model, so the meaning check's "auto" would ask the verifier about fact sheets it does not read.
+    return load_settings(data_dir=cfg["data_dir"], roles=roles, seed=7, quality={"meaning_check": "off"},
                          embeddings={"base_url": cfg["base_url"], "model": "e", "dim": 16})
 
 

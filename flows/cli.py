@@ -372,12 +372,13 @@ def profiles_import(path: Path, config: ConfigOpt = None) -> None:
     (validated whole first; nothing is stored if any entry is wrong)."""
 
     def body():
-        from flows.profiles import import_profiles
+        from flows.profiles import check_profiles_file, import_profiles
 
         settings = _settings(config)
         if not path.is_file():
             raise _UserError(f"{path}: no such file")
         _preflight_warehouse(settings)
+        check_profiles_file(str(path), settings)  # a bad file is refused here, before any flow starts
         import_profiles(path=str(path), settings=settings)
 
     _run(body)

@@ -150,6 +150,21 @@ def profile_relations(domains: list[str] | None = None, settings: Settings | Non
         return {"run_id": rt.run_id, "profiler": report.line() if report is not None else None}
 
 
+def check_profiles_file(path: str, settings: Settings | None = None) -> int:
+    """Validate a profiles file against the current snapshots' labels without starting a flow (the CLI refuses a
+    bad file up front, in one line); return how many entries set something."""
+    settings = settings or default_settings()
+    file = Path(path)
+    if not file.is_file():
+        raise InputError(f"{path}: no such file")
+    wh = Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s)
+    try:
+        labels, _ = snapshot_labels(wh)
+    finally:
+        wh.close()
+    return len(parse_profiles_file(file.read_text(encoding="utf-8"), path, labels))
+
+
 @hopforge_flow(name="import-profiles", log_prints=True)
 def import_profiles(path: str, settings: Settings | None = None) -> dict[str, Any]:
     """Validate a profiles file against the current snapshots' labels and store its entries as the user's."""

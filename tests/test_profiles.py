@@ -219,3 +219,27 @@ def test_graph_statistics_reach_the_sampler_through_the_graph():
     book = book_for_graph(kg)
     assert book is book_for_graph(kg)  # one book per graph and user file
     assert book.stats["zorbled"].subjects_several == 2
+
+
+def test_the_cli_refuses_a_bad_profiles_file_in_one_line_before_any_flow(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from tasks.graph.importers import import_graph_file
+    from warehouse.db import Warehouse
+    from warehouse.graphs import write_import
+
+    monkeypatch.setenv("HOPFORGE_DATA_DIR", str(tmp_path / "data"))
+    triples = tmp_path / "g.tsv"
+    triples.write_text("Hamlet\tauthor\tWilliam Shakespeare\n")
+    settings = load_settings(data_dir=tmp_path / "data")
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    with Warehouse(settings.warehouse_path) as wh:
+        write_import(wh, import_graph_file(str(triples), "lit"), build_run_id="test")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(_file([{"key": "author", "colour": "red"}]))
+    result = CliRunner().invoke(app, ["graph", "profiles", "import", str(bad)])
+    assert result.exit_code == 2
+    assert "entry 1 ('author'): unknown field 'colour'" in result.output
+    with Warehouse(settings.warehouse_path) as wh:
+        assert wh.query("SELECT count(*) AS n FROM runs WHERE flow = 'import-profiles'")[0]["n"] == 0

@@ -14,7 +14,9 @@ from the shape alone. The shapes:
 - copula with a participle or an adjective: "is located in", "born_in", "is made from", "adjacent to";
 - "<noun> of": "ingredient_of", "is a species of", "is the capital of" (the subject is the noun);
 - a bare noun or "has <noun>": "author", "birthPlace", "place_of_birth", "hasPart" (the object is the noun:
-  ``Hamlet author Shakespeare``).
+  ``Hamlet author Shakespeare``); a gerund before a noun is a compound noun ("filming_location");
+- a machine label whose verb phrase ends in its object's kind ("awardedPrize", "located_on_chromosome"): the verb
+  phrase is read and the noun becomes ``object_noun``.
 
 A label whose words are English but whose shape is not one of these, or reads two ways, gets ``forms=None`` with
 evidence saying why: a form that could read backwards is never guessed.
@@ -51,6 +53,7 @@ _FUNCTION = _PREPS | _DETERMINERS | frozenset(_BE) | frozenset(_HAVE) | _MODALS 
     "been being do does did and or not nor one whose which who what".split())
 _PREFIXES = frozenset("co re pre non un sub self anti multi inter intra post over under counter".split())
 _ORDINALS = frozenset("first last only second third sole".split())
+_TYPE_WORD = re.compile(r"[a-z][a-z-]*")
 
 _ENGINE = inflect.engine()
 
@@ -531,7 +534,8 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             return _noun_of(be, plural, rlow[0], " ".join(noun_words), rlow[-1], lexicon, modifiers)
         if rlow[:2] == ["one", "of"]:
             return _one_of(be, rest)
-        if len(rlow) >= 2 and rlow[-1] in _PREPS and _noun_head(rest[:-1]) and (
+        if len(rlow) >= 2 and rlow[-1] in _PREPS and (_noun_head(rest[:-1]) or (  # "is enantiomer of": listed
+                rlow[-1] == "of" and lexicon.noun(_singular(" ".join(rlow[:-1]))) is not None)) and (
                 rlow[-1] == "of" or "ADJ" not in getAllLemmas(rlow[-2])):  # "was king of", "is part of"
             return _noun_of(be, plural, None if machine else "none", " ".join(rest[:-1]), rlow[-1], lexicon,
                             [w.lower() for w in rest[:-2]])
@@ -552,7 +556,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             lemma = next(lem for lem, tags in readings if "VBN" in tags)
             tags = next(tags for lem, tags in readings if "VBN" in tags)
             return _active(lemma, words[1], tags, "perfect", _HAVE[first], [], words[2:])
-        if _noun_phrase(words[1:]):
+        if _noun_phrase(words[1:]) or lexicon.noun(_singular(" ".join(low[1:]))):  # "has parent hydride"
             return _bare_noun(" ".join(low[1:]), lexicon, has=True)
         raise _Unreadable(f"'{' '.join(words)}' is neither a perfect verb nor 'has <noun>'")
     # leading adverbs: "first classified", "independently proposed"
@@ -608,6 +612,12 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
                 return _bare_noun(noun_text, lexicon, has=False)
         if base:
             return _finite(base[0][0], word, base[0][1], adverbs, rest)
+        if rest and not adverbs and all("VBG" in tags for _, tags in readings):
+            # a gerund before a noun is a compound noun: "filming location", "connecting line"
+            if rlow[-1] == "of" and len(rlow) >= 2 and _noun_phrase(words[i:-1]):
+                return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [])
+            if _noun_phrase(words[i:]):
+                return _bare_noun(noun_text, lexicon, has=False)
         raise _Unreadable(f"{word!r} is not a finite verb")
     if adverbs:
         raise _Unreadable(f"no verb after {' '.join(adverbs)!r}")
@@ -755,7 +765,32 @@ def _reading_or_none(words: list[str], lex: Lexicon, machine: bool = False) -> t
     try:
         return _read(words, lex, machine), ""
     except _Unreadable as exc:
-        return None, str(exc)
+        kind = _object_kind(words, lex, machine)
+        return kind if kind is not None else (None, str(exc))
+
+
+def _object_kind(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Reading, str] | None:
+    """A machine label that names its object's kind after a verb phrase ("awardedPrize", "won_award",
+    "located_on_chromosome", "hasWonPrize"): the words before the noun are the relation ("was awarded", "is
+    located on") and the noun says what the object is (a prize, a chromosome). Only where those words read as an
+    active verb or a copula with the object after them; a passive ("written by") has its agent there, not a
+    kind, and a prose label ("has won prize") is not shortened."""
+    if not machine or len(words) < 2:
+        return None
+    noun, before = words[-1].lower(), words[:-1]
+    if noun in _FUNCTION or not _is_noun(noun) or before[-1].lower() in _DETERMINERS or \
+            before[-1].lower() in _BE or before[-1].lower() in _HAVE or not _TYPE_WORD.fullmatch(noun):
+        return None
+    try:
+        reading = _read(before, lex, machine)
+    except _Unreadable:
+        return None
+    if reading.kind != "verb" or reading.swap:
+        return None
+    one = _singular(noun)
+    reading.shape += f", then {one!r}: the kind of the object"
+    reading.extra["object_kind"] = one
+    return reading, ""
 
 
 def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) -> dict[str, object]:
@@ -782,6 +817,10 @@ def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) ->
         name = "objects_per_subject" if reading.swap else "subjects_per_object"
         detail = f"'the {reading.keys[0]}': an ordinal or a superlative names one"
         out.setdefault(name, ("one", Evidence(source="morphology", detail=detail)))
+    if reading is not None and "object_kind" in reading.extra:  # "awardedPrize": the label says the object is a prize
+        kind = reading.extra["object_kind"]
+        out.setdefault("object_noun", (kind, Evidence(source="morphology", detail=f"the label ends in {kind!r}, the "
+                                                      f"kind of its object")))
     if reading is not None:
         for name, value in _kinds(reading, lex).items():
             out.setdefault(name, value)

@@ -45,6 +45,20 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _ALLOWED = {"s", "o", "the", "that", "wh"}
 
 
+_TYPE_NOUN = re.compile(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}")
+
+
+def check_type_noun(v: object) -> str | None:
+    """What one end of a relation is in the world ("person", "place", "body of water"): one to three lower-case
+    words, white space made single; ``ValueError`` otherwise. None stays None (not known)."""
+    if v is None:
+        return None
+    text = " ".join(v.split()) if isinstance(v, str) else None
+    if text is None or not _TYPE_NOUN.fullmatch(text):
+        raise ValueError(f"a type noun is one to three lower-case words (\"person\", \"place\"), got {v!r}")
+    return text
+
+
 class Evidence(BaseModel):
     """Where one field of a profile came from, and what supports it ("lexicon: noun 'ingredient' (many/many)",
     "graph: 412 of 412 subjects have one object over 2 snapshots")."""
@@ -126,15 +140,10 @@ class RelationProfile(BaseModel):
     object_noun: str | None = None
     evidence: dict[str, Evidence] = Field(default_factory=dict)
 
-    @field_validator("subject_noun", "object_noun")
+    @field_validator("subject_noun", "object_noun", mode="before")
     @classmethod
-    def _noun(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        v = " ".join(v.split())
-        if not re.fullmatch(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}", v):
-            raise ValueError(f"a type noun is one to three lower-case words (\"person\", \"place\"), got {v!r}")
-        return v
+    def _noun(cls, v: object) -> str | None:
+        return check_type_noun(v)
 
     @field_validator("key")
     @classmethod
@@ -170,4 +179,4 @@ def relation_key(label: str) -> str:
 
 
 __all__ = ["PROFILE_FIELDS", "PROFILE_SOURCES", "Count", "Evidence", "ProfileSource", "RelationProfile",
-           "SurfaceForms", "relation_key"]
+           "SurfaceForms", "check_type_noun", "relation_key"]

@@ -156,7 +156,7 @@ NOUNS = [
     ("Notes", "work"),
     ("Analytical Engine", "entity"),  # Other says nothing
     ("kidney", "body system"),  # PascalCase type column
-    ("m.02mjmr", "human"),  # P31 -> Q5, named by its rdfs:label
+    ("m.02mjmr", "person"),  # P31 -> Q5, named by its rdfs:label "human", Wikidata's class of people
     ("Zeus", "Greek deity"),  # a proper noun keeps its capital
     ("Lionel Messi", "soccer player"),  # rdf:type -> dbo:SoccerPlayer
     ("Mont Blanc", "mountain"),  # isa, made singular

@@ -14,7 +14,6 @@ with one line naming the file, the entry and what is wrong.
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from schemas.errors import InputError
-from schemas.meaning import Count, SurfaceForms, relation_key
+from schemas.meaning import Count, SurfaceForms, check_type_noun, relation_key
 
 LEXICON_PATH = Path(__file__).with_name("lexicon.yaml")
 
@@ -33,17 +32,9 @@ class LexiconError(InputError):
     label = "lexicon error"
 
 
-_TYPE_NOUN = re.compile(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}")
-
-
 def _type_noun(v: Any) -> str | None:
-    """What one end of a relation is in the world ("person", "place", "body of water"): one to three lower-case
-    words, as ``RelationProfile.subject_noun`` takes them."""
-    if v is None:
-        return None
-    if not isinstance(v, str) or not _TYPE_NOUN.fullmatch(" ".join(v.split())):
-        raise ValueError(f"a type noun is one to three lower-case words (\"person\", \"place\"), got {v!r}")
-    return " ".join(v.split())
+    """An entry's ``subject`` / ``object`` / ``is`` / ``of``: checked as ``RelationProfile.subject_noun`` is."""
+    return check_type_noun(v)
 
 
 class _Counts(BaseModel):
@@ -59,7 +50,15 @@ class _Counts(BaseModel):
         if self.symmetric and self.objects_per_subject != self.subjects_per_object:
             raise ValueError(f"a symmetric entry has as many objects per subject as subjects per object, got "
                              f"{self.objects_per_subject}/{self.subjects_per_object}")
+        (a_name, a), (b_name, b) = self._kinds()
+        if self.symmetric and None not in (a, b) and a != b:
+            raise ValueError(f"a symmetric entry has one kind of thing at both ends, got {a_name} {a!r} and "
+                             f"{b_name} {b!r}")
         return self
+
+    def _kinds(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        """The entry's two kind nouns, named as the file names them (none by default)."""
+        return ("", None), ("", None)
 
 
 class VerbEntry(_Counts):
@@ -76,12 +75,8 @@ class VerbEntry(_Counts):
     def _nouns(cls, v: Any) -> str | None:
         return _type_noun(v)
 
-    @model_validator(mode="after")
-    def _symmetric_nouns(self) -> VerbEntry:
-        if self.symmetric and None not in (self.subject, self.object) and self.subject != self.object:
-            raise ValueError(f"a symmetric entry has the same subject and object, got {self.subject!r} and "
-                             f"{self.object!r}")
-        return self
+    def _kinds(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        return ("subject", self.subject), ("object", self.object)
 
 
 class NounEntry(_Counts):
@@ -102,12 +97,8 @@ class NounEntry(_Counts):
     def _nouns(cls, v: Any) -> str | None:
         return _type_noun(v)
 
-    @model_validator(mode="after")
-    def _symmetric_nouns(self) -> NounEntry:
-        if self.symmetric and None not in (self.is_, self.of) and self.is_ != self.of:
-            raise ValueError(f"a symmetric entry is the noun of the same kind of thing, got 'is' {self.is_!r} and "
-                             f"'of' {self.of!r}")
-        return self
+    def _kinds(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        return ("'is'", self.is_), ("'of'", self.of)
 
 
 class LabelEntry(_Counts):
@@ -126,6 +117,9 @@ class LabelEntry(_Counts):
     @classmethod
     def _nouns(cls, v: Any) -> str | None:
         return _type_noun(v)
+
+    def _kinds(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        return ("subject", self.subject), ("object", self.object)
 
     @field_validator("reads")
     @classmethod

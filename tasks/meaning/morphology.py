@@ -539,14 +539,9 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
                 rlow[-1] == "of" or "ADJ" not in getAllLemmas(rlow[-2])):  # "was king of", "is part of"
             return _noun_of(be, plural, None if machine else "none", " ".join(rest[:-1]), rlow[-1], lexicon,
                             [w.lower() for w in rest[:-2]])
-        adverbs, i = [], 0
-        while i < len(rlow) - 1 and _adverb(rlow[i]):
-            adverbs.append(rlow[i])
-            i += 1
-        if len(rlow) - i == 2 and rlow[-1] == "by":
-            lemma = _participle_lemma(rlow[i])
-            if lemma is not None:
-                return _passive_agent(lemma, rlow[i], tense if first != "be" else "present", adverbs, True)
+        agent = _passive_by(rlow, 0, tense if first != "be" else "present")
+        if agent is not None:
+            return agent
         return _copula(be, plural, rest, [w for w in rlow if not _adverb(w)])
     # perfect or "has <noun>"
     if first in _HAVE and n >= 2:
@@ -631,25 +626,36 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
     raise _Unreadable(f"'{' '.join(words)}' is not a verb phrase, a copula phrase or a noun phrase")
 
 
+def _leading_adverbs(low: list[str], start: int) -> tuple[list[str], int]:
+    """The adverbs of ``low`` from ``start`` on ("first", "later"), and the index of the first word after them (the
+    last word is never taken)."""
+    i = start
+    while i < len(low) - 1 and _adverb(low[i]):
+        i += 1
+    return low[start:i], i
+
+
+def _passive_by(low: list[str], start: int, tense: str) -> _Reading | None:
+    """``low[start:]`` read as "[adverbs] <participle> by" ("first classified by"), else None."""
+    adverbs, i = _leading_adverbs(low, start)
+    if len(low) - i == 2 and low[-1] == "by":
+        lemma = _participle_lemma(low[i])
+        if lemma is not None:
+            return _passive_agent(lemma, low[i], tense, adverbs, True)
+    return None
+
+
 def _modal(modal: str, words: list[str], lexicon: Lexicon) -> _Reading:
     """"may treat", "may be treated by", "can be found in"."""
     low = [w.lower() for w in words]
     if low[0] == "be" and len(low) >= 2:
-        adverbs, i = [], 1
-        while i < len(low) - 1 and _adverb(low[i]):
-            adverbs.append(low[i])
-            i += 1
-        if len(low) - i == 2 and low[-1] == "by":
-            lemma = _participle_lemma(low[i])
-            if lemma is not None:
-                return _passive_agent(lemma, low[i], f"modal:{modal}", adverbs, True)
+        agent = _passive_by(low, 1, f"modal:{modal}")
+        if agent is not None:
+            return agent
         if low[1] in _ARTICLES or low[1] == "one":
             raise _Unreadable(f"a noun after {modal!r} 'be' is not read")
         return _copula(f"{modal} be", False, words[1:], [w for w in low[1:] if not _adverb(w)])
-    adverbs, i = [], 0
-    while i < len(low) - 1 and _adverb(low[i]):
-        adverbs.append(low[i])
-        i += 1
+    adverbs, i = _leading_adverbs(low, 0)
     for lemma, tags in _verb_readings(low[i]):
         if "VB" in tags:
             return _active(lemma, words[i], tags, "modal", False, adverbs, words[i + 1:], modal=modal)

@@ -35,9 +35,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import lemminflect
+import yaml
+
 from schemas.answers import identifier_display, identifier_local, is_identifier
+from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE
 
 if TYPE_CHECKING:
@@ -151,6 +156,7 @@ LIGHTRAG_TYPES: dict[str, str | None] = {
     "naturalobject": "natural object", "creature": "creature", "event": "event", "concept": "concept",
     "method": "method", "artifact": "artifact", "other": None, "data": None, "unknown": None, "none": None,
     "entity": None, "thing": None, "null": None, "na": None, "n/a": None, "": None,
+    "human": "person",  # Wikidata's class of people (Q5), the object of their `instance of` edges
 }  # fmt: skip
 # Words a Title Case type name keeps in lower case anyway ("Element, Ion, or Isotope").
 _MINOR = frozenset("a an and as at by for from in of on or the to with".split())
@@ -163,11 +169,7 @@ def _singular(word: str) -> str:
     stay)."""
     if not (word.endswith("s") and len(word) > 3 and word.isalpha() and word.islower()) or word.endswith("ss"):
         return word
-    try:
-        from lemminflect import getLemma
-    except ImportError:  # pragma: no cover - a dependency; a plain rule if it is missing
-        return word[:-1] if not word.endswith(("us", "is", "ics")) else word
-    lemmas = getLemma(word, upos="NOUN")
+    lemmas = lemminflect.getLemma(word, upos="NOUN")
     return lemmas[0] if lemmas and lemmas[0] else word
 
 
@@ -246,43 +248,23 @@ def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
     return display_forms(out)
 
 
-__all__ = [
-    "LIGHTRAG_TYPES",
-    "NAME_RELATIONS",
-    "TYPE_RELATIONS",
-    "display_forms",
-    "display_name",
-    "entity_type_noun",
-    "gate_names",
-    "identifier_display",
-    "identifier_local",
-    "is_identifier",
-    "node_display",
-    "node_type_noun",
-    "relation_word",
-    "table_keys",
-    "type_text_noun",
-]
-
 
 # -- articles -------------------------------------------------------------------------------------------------------
 
-_ARTICLE_FILE = __import__("pathlib").Path(__file__).with_name("names.yaml")
+_ARTICLE_FILE = Path(__file__).with_name("names.yaml")
 
 
 @lru_cache(maxsize=1)
 def _article_rules() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    import yaml
-
+    """``(heads, of_heads, types)`` of ``names.yaml``."""
     data = yaml.safe_load(_ARTICLE_FILE.read_text(encoding="utf-8")) or {}
     unknown = set(data) - {"heads", "of_heads", "types"}
     if unknown:
-        from schemas.errors import InputError
-
-        raise InputError(f"{_ARTICLE_FILE}: unknown section(s) {', '.join(sorted(unknown))}; the sections are heads, "
-                         "of_heads and types")
-    words = lambda key: frozenset(str(w).strip().lower() for w in data.get(key) or ())  # noqa: E731
-    return words("heads"), words("of_heads"), words("types")
+        raise InputError(f"{_ARTICLE_FILE.name}: unknown section(s) {', '.join(sorted(unknown))}; the sections are "
+                         "heads, of_heads and types")
+    heads, of_heads, types = (frozenset(str(w).strip().lower() for w in data.get(k) or ())
+                              for k in ("heads", "of_heads", "types"))
+    return heads, of_heads, types
 
 
 def name_takes_article(name: str, type_noun: str | None = None) -> bool:
@@ -302,7 +284,35 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         head = words[0].lower()
         if head in of_heads:
             return True
-        import lemminflect
-
         return words[0].isalpha() and "NOUN" in lemminflect.getAllLemmas(head)
     return False
+
+
+def common_noun_name(name: str) -> bool:
+    """Whether a name is one capitalised common English noun ("Congress", "Parliament", "Money"): a graph may call
+    one thing that, but a reader of the question cannot tell which of the many it means."""
+    word = name.strip()
+    if not re.fullmatch(r"[A-Z][a-z]+", word):
+        return False
+    return "NOUN" in lemminflect.getAllLemmas(word.lower())
+
+
+__all__ = [
+    "LIGHTRAG_TYPES",
+    "common_noun_name",
+    "NAME_RELATIONS",
+    "TYPE_RELATIONS",
+    "display_forms",
+    "display_name",
+    "entity_type_noun",
+    "gate_names",
+    "identifier_display",
+    "identifier_local",
+    "is_identifier",
+    "name_takes_article",
+    "node_display",
+    "node_type_noun",
+    "relation_word",
+    "table_keys",
+    "type_text_noun",
+]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
+from tasks.meaning.names import common_noun_name, entity_type_noun
 from tasks.meaning.profiles import ProfileBook, default_book, hop_refusal
 
 
@@ -41,28 +42,10 @@ class TemplateError(ValueError):
     """A path the template writer cannot put into words; the message says which hop and why."""
 
 
-_TYPE_NOUN = {
-    "person": "person", "people": "person", "location": "place", "geo": "place", "place": "place",
-    "organization": "organization", "organisation": "organization", "concept": "concept", "artifact": "artifact",
-    "food": "food", "species": "species", "technology": "technology", "event": "event", "method": "method",
-    "category": "category", "content": "work", "creature": "creature", "naturalobject": "natural object",
-    "natural_object": "natural object", "other": "entity", "data": "entity", "unknown": "entity", "": "entity",
-    "human": "person",  # Wikidata's class of people (Q5)
-}  # fmt: skip
-# LightRAG's default extraction types are Person, Creature, Organization, Location, Event, Concept, Method, Content
-# (books, articles, films), Data, Artifact (tools, software, devices), NaturalObject and Other.
-
-
 def type_noun(entity_type: str | None) -> str:
-    """The noun a question uses for an entity of ``entity_type`` ("person", "place", ...; "entity" if unknown). A
-    type written as one to three lower-case words is used as it is ("drug", "natural object")."""
-    t = (entity_type or "").strip()
-    low = t.lower()
-    if low in _TYPE_NOUN:
-        return _TYPE_NOUN[low]
-    if re.fullmatch(r"[a-z][a-z-]{2,24}(?: [a-z][a-z-]{1,24}){0,2}", low):
-        return low
-    return "entity"
+    """The noun a question uses for an entity of ``entity_type`` ("person", "place", ...; "entity" if unknown):
+    ``tasks.meaning.names.entity_type_noun``, the one map of type names to nouns."""
+    return entity_type_noun(entity_type)
 
 
 @dataclass(frozen=True)
@@ -123,12 +106,9 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
             .replace("{that}", "who" if noun == "person" else "that").replace("{wh}", wh))
     text = " ".join(text.split())
-    # A relation noun that is the node's own type says it once: "What is the continent of X?", not "Which
-    # continent is the continent of X?"; "the capital of X", not "the city that is the capital of X" only when the
-    # noun repeats ("the country that is the country of X" -> "the country of X").
+    # A relation noun that is the node's own type says it once: "the country of X", not "the country that is the
+    # country of X" (a question's opener is handled in ``write_question``).
     n = re.escape(noun)
-    text = re.sub(rf"^Which {n} is the {n} of ", f"What is the {noun} of ", text)
-    text = re.sub(rf"^Who is the {n} of ", f"Who is the {noun} of ", text)
     text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:the|a|an) {n} of ", f"the {noun} of ", text)
     if noun == "person":  # "Who has Joe Biden as its successor?" -> "as their successor"
         text = text.replace(" as its ", " as their ")
@@ -227,17 +207,6 @@ def node_nouns(hops: Sequence[Hop], types: Sequence[str | None]) -> list[str]:
             said.append(h.profile.subject_noun if h.slot == "{s}" else h.profile.object_noun)
         nouns[i] = next((n for n in said if n), "entity")
     return nouns
-
-
-def common_noun_name(name: str) -> bool:
-    """Whether a name is one capitalised common English noun ("Congress", "Parliament", "Money"): a graph may call
-    one thing that, but a reader of the question cannot tell which of the many it means."""
-    import lemminflect
-
-    word = name.strip()
-    if not re.fullmatch(r"[A-Z][a-z]+", word):
-        return False
-    return "NOUN" in lemminflect.getAllLemmas(word.lower())
 
 
 _FOLLOWERS = frozenset(

@@ -150,37 +150,37 @@ def profile_relations(domains: list[str] | None = None, settings: Settings | Non
         return {"run_id": rt.run_id, "profiler": report.line() if report is not None else None}
 
 
-def check_profiles_file(path: str, settings: Settings | None = None) -> int:
-    """Validate a profiles file against the current snapshots' labels without starting a flow (the CLI refuses a
-    bad file up front, in one line); return how many entries set something."""
-    settings = settings or default_settings()
+def profile_entries(wh: Warehouse, path: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """The user's entries of the profiles file at ``path``, validated against the current snapshots' labels, and
+    those labels (key -> one raw label); ``InputError`` (one line) for a missing or bad file."""
     file = Path(path)
     if not file.is_file():
         raise InputError(f"{path}: no such file")
-    wh = Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s)
-    try:
-        labels, _ = snapshot_labels(wh)
-    finally:
-        wh.close()
-    return len(parse_profiles_file(file.read_text(encoding="utf-8"), path, labels))
+    labels, _ = snapshot_labels(wh)
+    return parse_profiles_file(file.read_text(encoding="utf-8"), path, labels), labels
+
+
+def check_profiles_file(path: str, settings: Settings | None = None) -> int:
+    """Validate a profiles file without starting a flow (the CLI refuses a bad file up front, in one line); return
+    how many entries set something."""
+    settings = settings or default_settings()
+    with Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s) as wh:
+        return len(profile_entries(wh, path)[0])
 
 
 @hopforge_flow(name="import-profiles", log_prints=True)
 def import_profiles(path: str, settings: Settings | None = None) -> dict[str, Any]:
     """Validate a profiles file against the current snapshots' labels and store its entries as the user's."""
     settings = settings or default_settings()
-    file = Path(path)
-    if not file.is_file():
+    if not Path(path).is_file():
         raise InputError(f"{path}: no such file")
-    text = file.read_text(encoding="utf-8")
     with open_run("import-profiles", flow_parameters(import_profiles, locals()), settings) as rt:
-        labels, _ = snapshot_labels(rt.wh)
-        entries = parse_profiles_file(text, path, labels)
+        entries, labels = profile_entries(rt.wh, path)
         write_user_profiles(rt.wh, entries, labels, rt.run_id)
         print(f"{path}: {len(entries)} profile entr{'y' if len(entries) == 1 else 'ies'} stored as the user's "
               f"(run {rt.run_id})")
         return {"run_id": rt.run_id, "stored": sorted(entries)}
 
 
-__all__ = ["ProfilingReport", "export_profiles", "import_profiles", "profile_relations", "profile_unknown_labels",
-           "profiler_configured", "snapshot_labels"]
+__all__ = ["ProfilingReport", "check_profiles_file", "export_profiles", "import_profiles", "profile_entries",
+           "profile_relations", "profile_unknown_labels", "profiler_configured", "snapshot_labels"]

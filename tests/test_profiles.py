@@ -243,3 +243,18 @@ def test_the_cli_refuses_a_bad_profiles_file_in_one_line_before_any_flow(tmp_pat
     assert "entry 1 ('author'): unknown field 'colour'" in result.output
     with Warehouse(settings.warehouse_path) as wh:
         assert wh.query("SELECT count(*) AS n FROM runs WHERE flow = 'import-profiles'")[0]["n"] == 0
+
+
+def test_the_users_profiles_reach_the_uniqueness_check():
+    """A label the user says is symmetric is followed both ways by ``answer_unique`` when the job's book is given:
+    "the twin of A" then fits B (stored A -> B) and C (stored C -> A)."""
+    from tasks.qa.checks import check_answer_unique, relation_chain
+
+    kg = KnowledgeGraph.from_triples("d", [("A", "zorbles", "B"), ("C", "zorbles", "A")])
+    user = {"zorbles": {"symmetric": True, "objects_per_subject": "one", "subjects_per_object": "one"}}
+    from tasks.meaning.profiles import book_for_graph
+
+    assert relation_chain(kg, ["A", "B"]) == [{"B"}]  # read one way only without the user's word
+    book = book_for_graph(kg, user)
+    assert relation_chain(kg, ["A", "B"], book=book) == [{"B", "C"}]
+    assert not check_answer_unique(kg, ["A", "B"], book=book).ok

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from schemas.config import load_settings
 from schemas.qa import Seed
 from tasks.graph.kg import KnowledgeGraph
+from tasks.meaning.profiles import ProfileBook
 from tasks.qa.candidates import NO_PATH_REASONS, explain_no_candidates, sample_candidate_paths
 from warehouse.db import Warehouse
 
@@ -72,9 +73,10 @@ def test_paths_outside_the_rendered_subgraph_and_the_samplers_own_refusal(monkey
         return []
 
     monkeypatch.setattr(candidates, "sample_candidate_paths", refuses)
-    refused = explain_no_candidates(chain, "Hub", 4, book="the job's profiles")
+    jobs_profiles = ProfileBook()
+    refused = explain_no_candidates(chain, "Hub", 4, book=jobs_profiles)
     assert refused.reason == "no_path_one_of_many" and "names its node only as one of many" in refused.detail
-    assert asked[0]["allowed_nodes"] == CHAIN[:4] and asked[0]["book"] == "the job's profiles"
+    assert asked[0]["allowed_nodes"] == CHAIN[:4] and asked[0]["book"] is jobs_profiles
     monkeypatch.setattr(candidates, "sample_candidate_paths", lambda *a, **k: ["a path"])
     missed = explain_no_candidates(chain, "Hub", 4)
     assert missed.reason == "no_path_not_found" and "walks missed" in missed.detail

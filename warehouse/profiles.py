@@ -22,14 +22,11 @@ def write_user_profiles(wh: Warehouse, entries: Mapping[str, Mapping[str, Any]],
                         run_id: str) -> None:
     """Store the user's entries in one transaction (an entry replaces the user's earlier one for its key)."""
     now = datetime.now()
-    with wh.transaction() as con:
-        for key, fields in sorted(entries.items()):
-            con.execute("DELETE FROM relation_profiles WHERE key = ? AND source = 'user'", [key])
-            con.execute(
-                "INSERT INTO relation_profiles (key, source, label, fields, status, note, run_id, updated_at) "
-                "VALUES (?, 'user', ?, ?, 'ok', NULL, ?, ?)",
-                [key, labels.get(key, key), json.dumps(fields, sort_keys=True), run_id, now],
-            )
+    wh.write_batch("relation_profiles", [
+        {"key": key, "source": "user", "label": labels.get(key, key), "fields": json.dumps(fields, sort_keys=True),
+         "status": "ok", "note": None, "run_id": run_id, "updated_at": now}
+        for key, fields in sorted(entries.items())
+    ], replace=True)  # fmt: skip
 
 
 def read_profiled(wh: Warehouse) -> dict[str, RelationProfile]:
@@ -47,14 +44,12 @@ def profiler_done(wh: Warehouse) -> set[str]:
 def write_profiled(wh: Warehouse, key: str, label: str, profile: RelationProfile | None, note: str | None,
                    run_id: str) -> None:
     """Store one profiler answer: the profile, or (``profile=None``) why it was rejected."""
-    fields = profile.model_dump_json() if profile is not None else "{}"
-    with wh.transaction() as con:
-        con.execute("DELETE FROM relation_profiles WHERE key = ? AND source = 'profiler'", [key])
-        con.execute(
-            "INSERT INTO relation_profiles (key, source, label, fields, status, note, run_id, updated_at) "
-            "VALUES (?, 'profiler', ?, ?, ?, ?, ?, ?)",
-            [key, label, fields, "ok" if profile is not None else "rejected", note, run_id, datetime.now()],
-        )
+    wh.write_batch("relation_profiles", [{
+        "key": key, "source": "profiler", "label": label,
+        "fields": profile.model_dump_json() if profile is not None else "{}",
+        "status": "ok" if profile is not None else "rejected", "note": note, "run_id": run_id,
+        "updated_at": datetime.now(),
+    }], replace=True)  # fmt: skip
 
 
 __all__ = ["profiler_done", "read_profiled", "read_user_profiles", "write_profiled", "write_user_profiles"]

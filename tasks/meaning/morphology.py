@@ -555,10 +555,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             return _bare_noun(" ".join(low[1:]), lexicon, has=True)
         raise _Unreadable(f"'{' '.join(words)}' is neither a perfect verb nor 'has <noun>'")
     # leading adverbs: "first classified", "independently proposed"
-    adverbs, i = [], 0
-    while i < n - 1 and _adverb(low[i]):
-        adverbs.append(low[i])
-        i += 1
+    adverbs, i = _leading_adverbs(low, 0)
     word, rest, rlow = words[i], words[i + 1:], low[i + 1:]
     wlow = word.lower()
     readings = _verb_readings(wlow)

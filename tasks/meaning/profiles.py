@@ -25,7 +25,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -107,10 +107,7 @@ class LabelStats:
     snapshots: int = 0
 
     def merged(self, other: LabelStats) -> LabelStats:
-        return LabelStats(*(a + b for a, b in zip(self.astuple(), other.astuple())))
-
-    def astuple(self) -> tuple[int, ...]:
-        return (self.subjects, self.subjects_several, self.objects, self.objects_several, self.pairs, self.snapshots)
+        return LabelStats(*(a + b for a, b in zip(astuple(self), astuple(other))))
 
 
 def label_stats(relations: Iterable[Any]) -> dict[str, LabelStats]:
@@ -142,7 +139,7 @@ def merge_stats(parts: Iterable[Mapping[str, LabelStats]]) -> dict[str, LabelSta
     out: dict[str, LabelStats] = {}
     for part in parts:
         for key, st in part.items():
-            out[key] = out[key].merged(st) if key in out else LabelStats(*st.astuple())
+            out[key] = out[key].merged(st) if key in out else replace(st)
     return out
 
 
@@ -179,6 +176,26 @@ def _apply(base: RelationProfile, fields: Mapping[str, Any], evidence: Mapping[s
     if data.get("words") is False:
         data["forms"] = None
     return RelationProfile.model_validate(data)
+
+
+def _fill_from_profiler(base: RelationProfile, llm: RelationProfile, *, symmetric_is_users: bool) -> RelationProfile:
+    """``base`` with what only the profiler's answer knows: surface forms where it has none, counts it left
+    unknown, and symmetry where that keeps one count for both directions. Nothing another source set changes."""
+    counts = ("objects_per_subject", "subjects_per_object")
+    fill: dict[str, Any] = {}
+    if base.forms is None and llm.forms is not None:
+        fill["forms"] = llm.forms.model_dump()
+    given = {n: getattr(llm, n) for n in counts if getattr(base, n) == "unknown" and getattr(llm, n) != "unknown"}
+    after = {n: given.get(n, getattr(base, n)) for n in counts}
+    symmetric = base.symmetric or (llm.symmetric and not symmetric_is_users)
+    if not symmetric or after["objects_per_subject"] == after["subjects_per_object"]:
+        fill.update(given)
+        if symmetric and not base.symmetric:
+            fill["symmetric"] = True
+    if not fill:
+        return base
+    said = {f: llm.evidence[f].detail if f in llm.evidence else "" for f in fill}
+    return _apply(base, fill, {f: Evidence(source="profiler", detail=said[f]) for f in fill})
 
 
 @dataclass
@@ -237,22 +254,7 @@ class ProfileBook:
             base = _apply(base, updates, evidence)
         llm = self.profiled.get(key)
         if llm is not None:
-            fill: dict[str, Any] = {}
-            if base.forms is None and llm.forms is not None:
-                fill["forms"] = llm.forms.model_dump()
-            for name in ("objects_per_subject", "subjects_per_object"):
-                if getattr(base, name) == "unknown" and getattr(llm, name) != "unknown":
-                    fill[name] = getattr(llm, name)
-            if fill:
-                if "objects_per_subject" in fill or "subjects_per_object" in fill:
-                    if llm.symmetric and not base.symmetric and base.evidence.get("symmetric", Evidence(source="none")).source != "user":
-                        fill["symmetric"] = True
-                fill_evidence = {f: Evidence(source="profiler", detail=llm.evidence.get(f, Evidence(source="profiler")).detail)
-                                 for f in fill}
-                try:
-                    base = _apply(base, fill, fill_evidence)
-                except ValueError:
-                    pass  # an answer that contradicts what is known leaves the profile as it was
+            base = _fill_from_profiler(base, llm, symmetric_is_users="symmetric" in self.user.get(key, {}))
         return base
 
     def for_edge(self, edge: EdgeLike, source: str, target: str) -> tuple[RelationProfile, str] | None:
@@ -297,13 +299,7 @@ def book_for_graph(kg: Any, user: Mapping[str, Mapping[str, Any]] | None = None,
     """A ``ProfileBook`` with the statistics of ``kg`` (a ``KnowledgeGraph``), kept on the graph object so the
     jobs of one snapshot share it. The user's entries and the profiler's answers are part of the cache key."""
     token = _digest(user, profiled)
-    cache = getattr(kg, "_profile_books", None)
-    if cache is None:
-        cache = {}
-        try:
-            kg._profile_books = cache
-        except AttributeError:
-            cache = {}
+    cache = kg.__dict__.setdefault("_profile_books", {})
     book = cache.get(token)
     if book is None:
         book = cache[token] = ProfileBook(user=user or {}, profiled=profiled or {}, stats=label_stats(kg.relations()))

@@ -152,7 +152,7 @@ def sample_candidate_paths(
             continue
         # Offered paths must pass the answer-uniqueness check too: a question over a path whose relations also
         # lead elsewhere has several right answers, whatever its wording.
-        if not singles_out(kg, path, undirected=undirected):
+        if not singles_out(kg, path, undirected=undirected, book=book):
             continue
         # Nor a hop its relation's profile refuses: no words, no surface forms, or one of many in the world in the
         # direction walked ("the person who worked in France": the graph holds one such person, the world many).
@@ -240,9 +240,11 @@ def explain_no_candidates(
     allowed_nodes: Collection[str] | None = None,
     undirected: bool = True,
     limit: int = _PATH_LIMIT,
+    book: ProfileBook | None = None,
     **sampler_args: Any,
 ) -> NoCandidates:
-    """Why ``sample_candidate_paths(kg, start, n_nodes, allowed_nodes=..., **sampler_args)`` finds nothing.
+    """Why ``sample_candidate_paths(kg, start, n_nodes, allowed_nodes=..., book=..., **sampler_args)`` finds
+    nothing (``book``: the job's relation profiles, also for the ambiguity check).
 
     With no node ``n_nodes - 1`` hops from the start, every path of ``n_nodes`` nodes is a shortcut
     (``no_path_shortcut``), or there is none (``no_path_too_short``). Otherwise the shortcut-free paths (those the
@@ -280,11 +282,11 @@ def explain_no_candidates(
     for path in _layered_paths(kg, start, hops, dist, undirected, limit):
         if allowed is not None and not allowed.issuperset(path):
             why = "no_path_outside_context"
-        elif not singles_out(kg, path, undirected=undirected):
+        elif not singles_out(kg, path, undirected=undirected, book=book):
             why = "no_path_ambiguous"
-            example.setdefault(why, _ambiguity(kg, path, undirected))
+            example.setdefault(why, _ambiguity(kg, path, undirected, book))
         elif not sample_candidate_paths(kg, start, n_nodes, count=1, max_walks=1, allowed_nodes=path,
-                                        undirected=undirected, **sampler_args):  # fmt: skip
+                                        undirected=undirected, book=book, **sampler_args):  # fmt: skip
             why = "no_path_one_of_many"
         else:
             why = "no_path_not_found"
@@ -371,9 +373,9 @@ def _layered_paths(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, in
         stack.append(out(v))
 
 
-def _ambiguity(kg: KnowledgeGraph, path: list[str], undirected: bool) -> str:
+def _ambiguity(kg: KnowledgeGraph, path: list[str], undirected: bool, book: ProfileBook | None) -> str:
     """Where the path's relation chain stops singling out one node, in words."""
-    for i, fits in enumerate(relation_chain(kg, path, undirected=undirected)):
+    for i, fits in enumerate(relation_chain(kg, path, undirected=undirected, book=book)):
         others = sorted(fits - {path[i + 1]})
         if others:
             d = kg.edge(path[i], path[i + 1], undirected=undirected)

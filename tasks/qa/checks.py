@@ -43,7 +43,7 @@ from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
 from schemas.meaning import relation_key
 from tasks.graph.kg import KnowledgeGraph, normalize_name
 from tasks.meaning.names import display_name, is_identifier, node_display
-from tasks.meaning.profiles import book_for_graph, edge_label
+from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 
 # -- tokens -----------------------------------------------------------------------------------------------------------
 _QUOTES = "\"'`´‘’‚‛“”„‟‹›«»′″‵‶＂＇"
@@ -350,7 +350,7 @@ def check_no_shortcut(
 
 
 def relation_chain(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True,
-                   limit: int = 50) -> list[set[str]]:  # fmt: skip
+                   limit: int = 50, book: ProfileBook | None = None) -> list[set[str]]:  # fmt: skip
     """What each hop of the path's relation chain can refer to, read from its start: at each hop, from every
     node reached so far, follow the relations with the hop's relation key (``tasks.meaning.profiles.edge_label``:
     the label, or a LightRAG relation's description phrase or keywords), read the same way (from the relation's
@@ -359,8 +359,9 @@ def relation_chain(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool 
     hollandaise contains") means any node of that set, nodes of the path itself included: in "which organization
     was founded by the organization that founded IRRI", IRRI fits the last description as well as the one meant,
     and the text gives the reader no rule to leave it out. A hop whose relation has nothing to key on stays on the
-    path's own node. A set stops growing at ``limit`` nodes. Assumes a valid path."""
-    book = book_for_graph(kg)
+    path's own node. A set stops growing at ``limit`` nodes. ``book`` says which relations are symmetric (default:
+    the graph's profiles without a user file). Assumes a valid path."""
+    book = book if book is not None else book_for_graph(kg)
     frontier = {path[0]}
     chain: list[set[str]] = []
     for a, b in zip(path, path[1:]):
@@ -386,17 +387,19 @@ def relation_chain(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool 
     return chain
 
 
-def singles_out(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True) -> bool:
+def singles_out(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True,
+                book: ProfileBook | None = None) -> bool:
     """Whether every step of the path's relation chain fits one node only (``check_answer_unique``)."""
-    return all(len(fits) == 1 for fits in relation_chain(kg, path, undirected=undirected))
+    return all(len(fits) == 1 for fits in relation_chain(kg, path, undirected=undirected, book=book))
 
 
-def check_answer_unique(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True) -> Verdict:
+def check_answer_unique(kg: KnowledgeGraph, path: Sequence[str], *, undirected: bool = True,
+                        book: ProfileBook | None = None) -> Verdict:
     """Every node the question describes must be the only one its description fits (``relation_chain``). "The
     food that hollandaise contains" names one food only if hollandaise contains one; otherwise the reader cannot
     tell which is meant, and an answer reached through another of them is as right as the gold: the row would
     teach and reward it as wrong."""
-    for node, fits in zip(path[1:], relation_chain(kg, path, undirected=undirected)):
+    for node, fits in zip(path[1:], relation_chain(kg, path, undirected=undirected, book=book)):
         others = sorted(fits - {node})
         if others:
             shown = ", ".join(repr(o) for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
@@ -487,9 +490,10 @@ def run_checks(
     *,
     config: CheckConfig | None = None,
     seed: str | None = None,
+    book: ProfileBook | None = None,
 ) -> list[Verdict]:
     """Every code check of one candidate, in ``schemas.qa.CheckName`` order (``starts_at_seed`` only with the
-    job's ``seed``).
+    job's ``seed``); ``book`` holds the job's relation profiles (``check_answer_unique``).
 
     Graph checks that need real nodes (``path_connected``, ``no_shortcut``) are left out when some node is
     unknown, and ``no_shortcut`` is left out unless the path is simple and connected (a distance compared
@@ -511,7 +515,7 @@ def run_checks(
     structural = exist and out[1].ok and out[2].ok and len(path) >= 2
     if cfg.shortcut != "off" and structural:
         out.append(check_no_shortcut(kg, path, undirected=cfg.undirected, blocking=cfg.shortcut == "reject"))
-        out.append(check_answer_unique(kg, path, undirected=cfg.undirected))
+        out.append(check_answer_unique(kg, path, undirected=cfg.undirected, book=book))
     if seed is not None:
         out.append(check_starts_at_seed(path, seed))
     out.append(check_no_partial_leak(index, path, answer, context=_context_names(kg, path, index)))

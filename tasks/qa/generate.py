@@ -270,7 +270,8 @@ def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answ
     """The code checks and, unless turned off, the text gates of one candidate, in reporting order: path checks,
     then the text gates, then the naming checks (start named, nothing leaked, no shortcut). The first rejecting
     verdict is the reject reason, so a question that is not a question is reported as such, not as a leak."""
-    verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed)
+    verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed,
+                          book=profile_book(kg, cfg))
     if cfg.text_gates is None:
         return verdicts
     try:

@@ -71,14 +71,10 @@ class Hop:
         return forms.ask_object if self.slot == "{s}" else forms.ask_subject
 
 
-def _stored_ends(edge: PathEdge) -> tuple[str, str]:
-    return (edge.head, edge.tail) if edge.forward else (edge.tail, edge.head)
-
-
 def hop_reading(edge: PathEdge, book: ProfileBook | None = None) -> Hop:
     """How one hop reads (module docstring); ``TemplateError`` naming the label when it cannot be asked."""
     book = book or default_book()
-    source, target = _stored_ends(edge)
+    source, _, target = edge.triple()
     found = book.for_edge(edge, source, target)
     if found is None:
         raise TemplateError(f"cannot phrase the relation between {edge.head!r} and {edge.tail!r}: it has no label, "
@@ -244,7 +240,7 @@ def fact_sentence(edge: PathEdge, book: ProfileBook | None = None) -> str:
     from its profile's statement form; a relation without one is shown as a bracketed triple
     ("lipid [ingredient_of] clinical drug"), which says no more than the graph does."""
     book = book or default_book()
-    source, target = _stored_ends(edge)
+    source, _, target = edge.triple()
     found = book.for_edge(edge, source, target)
     if found is not None and found[0].forms is not None:
         profile, subject = found

@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 PYTEST_ARGS ?=
 
-.PHONY: test-ray bench-ray demo test test-prefect-server test-reliability bench clean trainer-env train-smoke
+.PHONY: test-ray bench-ray bench-server server-start server-stop demo test test-prefect-server test-reliability bench clean trainer-env train-smoke gpu-smoke
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -28,8 +28,17 @@ $(VENV)/.installed-local: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -e '.[local,test]'
 	touch $@ $(VENV)/.installed-test
 
+# The demo runs against a Prefect server it leaves up (started once, reused after), so its runs, artifacts and
+# yields stay in the UI at the address it prints; `make server-stop` stops it.
 demo: $(VENV)/.installed-local
+	$(BIN)/hopforge server start --if-needed
 	$(BIN)/hopforge demo
+
+server-start: $(VENV)/.installed-test
+	$(BIN)/hopforge server start --if-needed
+
+server-stop: $(VENV)/.installed-test
+	$(BIN)/hopforge server stop
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m "not train_smoke and not prefect_server and not ray and not reliability_slow" $(PYTEST_ARGS)
@@ -39,14 +48,19 @@ $(VENV)/.installed-ray: pyproject.toml | $(VENV)/.installed-test
 	$(BIN)/python -m pip install -e '.[ray,test]'
 	touch $@
 
-# The factory on a local two-node Ray cluster (loopback): same exports as the thread pool; a killed worker loses nothing.
+# The factory on a local two-node Ray cluster (loopback): same exports as the thread pool; a killed worker loses nothing;
+# a command killed with SIGKILL leaves no process of the local Ray it started.
+# Also verl on a two-node Ray cluster started on this machine (tests/test_verl_cluster.py: needs the verl environment,
+# built here the first time).
 test-ray: $(VENV)/.installed-ray
-	$(BIN)/python -m pytest -q -m ray tests/test_ray.py $(PYTEST_ARGS)
+	$(BIN)/python -m training.envs create verl
+	$(BIN)/python -m pytest -q -m ray tests/test_ray.py tests/test_children.py tests/test_verl_cluster.py $(PYTEST_ARGS)
 
 # The refresh deployment through a real `prefect server start`, work pool, `prefect deploy --all` and worker, all on
 # loopback with the fake LLM endpoint (~1-1.5 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.
+# Then `hopforge server start|status|stop` and commands with and without it (~2 min).
 test-prefect-server: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py tests/test_hopforge_server.py $(PYTEST_ARGS)
 
 # The whole reliability suite with its figures: bad input (85 kinds), secrets, read-only data dir (also in `make
 # test`), kill -9 and resume of every stage (23 kills) and 20% injected faults on every role, against the loopback
@@ -67,12 +81,36 @@ train-smoke: $(VENV)/.installed-test
 	$(BIN)/python -m training.envs create verl
 	$(BIN)/python -m pytest -q -m train_smoke tests/trainers $(PYTEST_ARGS)
 
+# The whole chain on one CUDA GPU with SmolLM2-135M (the embedded default's GGUF read into transformers): data, SFT
+# (LoRA and full), merge, verl GRPO with vLLM rollouts and the KG tools, `vllm serve` and the tool-loop evaluation
+# before SFT, after SFT and after RL; report in bench/results/gpu_smoke.{json,md}. Refuses in one line without CUDA
+# (before building anything); `python bench/gpu_smoke.py --plan-only --check` plans and checks it on any machine.
+GPU_SMOKE_ARGS ?=
+gpu-smoke: $(VENV)/.installed-local
+	$(BIN)/python bench/gpu_smoke.py --require-cuda
+	$(BIN)/python -m training.envs create llamafactory --flavour gpu
+	$(BIN)/python -m training.envs create trl --flavour gpu
+	$(BIN)/python -m training.envs create verl --flavour gpu
+	$(BIN)/python -m training.envs create vllm --flavour gpu
+	.venvs/trl/bin/python -m pip install -q gguf
+	$(BIN)/python bench/gpu_smoke.py $(GPU_SMOKE_ARGS)
+
+# The documentation site (MkDocs + Material, the `docs` extra) into site/, strict: a link to a page or an anchor that
+# does not exist fails the build. docs/hooks/cli_reference.py writes the CLI reference from the CLI at every build.
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[docs]'
+	touch $@
+
+.PHONY: docs
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 # The tool server (4b: `hopforge serve-tools` against a bare ASGI endpoint, C=32 and 256), cost against graph size
 # (4c: 1k to 1M nodes; the 1M graph needs ~10 GB of memory, set BENCH_SIZES lower on a small machine), and the
 # pipeline's saturation per LLM stage over 20 generated domains with rerun/first (4a, ~3 min).
 BENCH_SIZES ?= 1000 10000 100000 1000000
 bench: $(VENV)/.installed-test
-	$(BIN)/python bench/bench_gateway.py
+	$(BIN)/python bench/bench_gateway.py --json bench/results/gateway.json
 	$(BIN)/python bench/bench_tools.py --json bench/results/tools.json
 	$(BIN)/python bench/bench_scale.py --sizes $(BENCH_SIZES) --json bench/results/scale.json
 	$(BIN)/python bench/bench_pipeline.py --json bench/results/pipeline.json
@@ -83,5 +121,12 @@ bench: $(VENV)/.installed-test
 bench-ray: $(VENV)/.installed-ray
 	$(BIN)/python bench/bench_ray_graphs.py
 
+# A command that does little (ingest of a corpus already in the warehouse), against a running `hopforge server` and
+# with Prefect's temporary server (~3 min on 2 cores).
+bench-server: $(VENV)/.installed-test
+	$(BIN)/python bench/bench_server.py --json bench/results/server.json
+
+# The server's state lives in .prefect: stop the server before its files go.
 clean:
+	-test -x $(BIN)/hopforge && $(BIN)/hopforge server stop
 	rm -rf .hopforge .prefect

@@ -42,9 +42,15 @@ Mode = Literal["tools", "no_tools", "gold_context"]
 MODES: tuple[str, ...] = ("tools", "no_tools", "gold_context")
 
 
+TrainedAs = Literal["think", "no_think"]
+
+
 @dataclass(frozen=True)
 class EvalConfig:
-    """How items are evaluated. ``max_answer_tokens`` caps the single generation of the baselines."""
+    """How items are evaluated. ``max_answer_tokens`` caps the single generation of the baselines.
+
+    ``ask_for_think`` and ``keep_reasoning`` shape the tool loop's context (``AgentConfig``); ``for_checkpoint``
+    sets them, with the tool-call style, to what a checkpoint trained on hopforge's exports saw."""
 
     role: str = "policy"
     max_rounds: int = 7
@@ -55,10 +61,23 @@ class EvalConfig:
     params: Mapping[str, Any] = field(default_factory=dict)
     use_judge: bool = False
     judge_role: str = "judge"
+    ask_for_think: bool = True
+    keep_reasoning: bool = False
+
+    @classmethod
+    def for_checkpoint(cls, trained_as: TrainedAs, **kwargs: Any) -> EvalConfig:
+        """The context a checkpoint trained on ``trained_as`` rows was trained in: tools through the chat template
+        (the export's ``tools`` column; ``style="api"``), the export's system prompt (it asks for ``<think>`` on
+        think rows only) and, on think rows, every earlier turn sent back with its ``<think>`` block."""
+        if trained_as not in ("think", "no_think"):
+            raise InputError(f"trained_as must be think or no_think, got {trained_as!r}")
+        think = trained_as == "think"
+        return cls(style="api", ask_for_think=think, keep_reasoning=think, **kwargs)
 
     def agent_config(self) -> AgentConfig:
         return AgentConfig(role=self.role, style=self.style, tools=self.tools, max_rounds=self.max_rounds,
-                           max_tokens_per_round=self.max_tokens_per_round, params=dict(self.params))  # fmt: skip
+                           max_tokens_per_round=self.max_tokens_per_round, params=dict(self.params),
+                           ask_for_think=self.ask_for_think, keep_reasoning=self.keep_reasoning)  # fmt: skip
 
 
 class EvalItem(BaseModel):
@@ -279,6 +298,7 @@ __all__ = [
     "EvalConfig",
     "EvalItem",
     "JudgeVerdict",
+    "TrainedAs",
     "code_fingerprint",
     "evaluate_item",
     "gold_context_messages",

@@ -1,5 +1,7 @@
-"""The `hopforge` command. Every command runs a Prefect flow (ephemeral Prefect unless PREFECT_API_URL is set)
-or reads the warehouse; problems a person can fix print one line and exit with status 2."""
+"""The `hopforge` command. Every command runs a Prefect flow or reads the warehouse; problems a person can fix print
+one line and exit with status 2. Flows record their runs in the Prefect API that PREFECT_API_URL names, else in
+hopforge's own server when `hopforge server start` left one up (flows.prefect_server), else in a temporary server
+Prefect starts for the one command (10-30 s)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="hopforge: grounded multi-hop QA data from knowledge graphs.")
 config_app = typer.Typer(no_args_is_help=True, help="Inspect the resolved configuration.")
-warehouse_app = typer.Typer(no_args_is_help=True, help="Inspect and export the warehouse.")
+warehouse_app = typer.Typer(no_args_is_help=True, help="Inspect, export, check, back up and restore the warehouse.")
 app.add_typer(config_app, name="config")
 graph_app = typer.Typer(no_args_is_help=True, help="Build, import and report knowledge graphs.")
 app.add_typer(warehouse_app, name="warehouse")
@@ -174,37 +176,77 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
          short_share: Annotated[float, typer.Option(help="Share of 1-2 hop jobs (the rest are 3+); the demo graphs "
                                                         "are small, and few of their 3+ hop paths can be asked.")] = 0.8,
          free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1,
+         deep_questions: Annotated[int, typer.Option(help="Questions that also get teacher rollouts and long CoT "
+                                                          "(0 skips them).")] = 3,
          min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None) -> None:
     """The main job: doctor, smoke, then the factory on the demo corpus (graphs, questions, gold paths)."""
 
     def body():
+        import time
+
         from flows.doctor import doctor as doctor_flow
-        from flows.factory import factory
+        from flows.factory import DEMO_PLAN, factory
         from flows.smoke import smoke as smoke_flow
 
+        started = time.monotonic()
         settings = _settings(config, gguf)
         _ball_bounds(settings, min_ball, max_ball)
         if not 0 <= short_share <= 1:
             raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
+        if deep_questions < 0:
+            raise _UserError(f"--deep-questions must be >= 0, got {deep_questions}")
         if settings.endpoint("extractor").is_local:
             # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.
             settings.roles.extractor.sampling.max_tokens = min(settings.roles.extractor.sampling.max_tokens, 256)
+        t0 = time.monotonic()
         d = doctor_flow(settings=settings)
         if not d["ok"]:
             err.print("[bold red]doctor: some checks failed[/] (see above); fix them before running the factory")
             raise typer.Exit(1)
+        t1 = time.monotonic()
         s = smoke_flow(settings=settings)
+        t2 = time.monotonic()
         local_teacher = settings.endpoint("teacher").is_local
         # The 135M model writes until max_tokens; tight budgets keep its trajectories to minutes, not hours.
         limits = {"max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
         with _Bars():
             f = factory(n_seeds=seeds, free_seeds=free_seeds, hop_mix={"1-2": short_share, "3+": 1 - short_share},
                         gleaning=0 if settings.endpoint("extractor").is_local else None,
-                        n_rollouts=1 if local_teacher else 2, distill_limits=limits, min_ball=min_ball,
+                        build_docs=DEMO_PLAN.build_docs, split_proportions=DEMO_PLAN.split_proportions,
+                        n_rollouts=DEMO_PLAN.n_rollouts if local_teacher else 2, deep_questions=deep_questions,
+                        distill_limits=limits, batch_size=DEMO_PLAN.batch_size, min_ball=min_ball,
                         max_ball=max_ball, settings=settings)
+        f["timings"] = {"doctor": round(t1 - t0, 1), "smoke": round(t2 - t1, 1), **f["timings"],
+                        "total": round(time.monotonic() - started, 1)}
         _demo_summary(settings, d, s, f)
+        _check_demo_test_split(f["splits"], DEMO_PLAN.min_test_questions)
 
     _run(body)
+
+
+def _check_demo_test_split(splits: dict[str, int], least: int) -> None:
+    """The demo fails, after its summary, when its test split is too small for the evaluation to say anything."""
+    n_test = splits.get("test", 0)
+    if n_test < least:
+        raise _UserError(f"the demo's test split holds {n_test} question(s), fewer than the {least} its evaluation "
+                         "needs to say anything; raise --seeds (or --short-share: 1-2 hop jobs give most questions)")
+
+
+def _minutes(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}m{s:02d}s" if m else f"{s}s"
+
+
+def _prefect_ui() -> str:
+    """Where the run history can be opened: the UI of the Prefect server the runs went to, else how to start one
+    (a temporary server's runs stay in PREFECT_HOME's database, which a started server shows)."""
+    from flows.prefect_server import server_url
+
+    url = server_url()
+    if url:
+        return f"{url} (the runs, artifacts and yields of this demo)"
+    return ("no Prefect server is up (this demo ran on a temporary one); `hopforge server start` starts one that "
+            "shows these runs, at the address it prints")
 
 
 def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, Any]) -> None:
@@ -212,22 +254,30 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     out.print(f"doctor: all checks passed (run {d['run_id']})")
     out.print(f"smoke:  {s['valid']}/{s['total']} valid, {s['llm_calls']} LLM calls, {s['llm_cache_hits']} cache hits")
     b = f["build"]
-    total_entities = sum(v["entities"] for v in b["built"].values())
-    out.print(f"graphs: LightRAG built {len(b['built'])} domain(s), {total_entities} entities in all (run {b['run_id']})")
+    out.print(f"graphs: {f['build_line']} (run {b['run_id']})", highlight=False, markup=False, soft_wrap=True)
     for line in f["graph_choice"]:
-        out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+        if "reference graph" not in line:  # a domain on its built graph says so; the others share the line above
+            out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     out.print("graph reports (the graphs later stages use):")
     _print_reports(f["graph_reports"])
     for q in f["qa"]:
         out.print(f"questions (run {q['run_id']}): {q['accepted']} accepted from {q['attempts']} attempts")
         _print_seed_notes(q.get("seed_notes", []))
         _print_yields(q["yields"])
+    out.print("splits: " + "  ".join(f"{k}: {f['splits'].get(k, 0)}" for k in ("train", "validation", "test")))
     g = f["gold_paths"]
     out.print(f"gold paths: {g['questions']} questions, {g['mean_candidates']} candidate paths and "
               f"{g['mean_verified']} verified on average (run {g['run_id']})")
     t = f["trajectories"]
     out.print(f"trajectories (run {t['run_id']}): {t['accepted']}/{t['made']} accepted")
     _print_yields(t["by_kind"])
+    deep = f.get("deep_trajectories")
+    if deep and deep.get("skipped"):
+        out.print(f"rollouts and long CoT: skipped ({deep['skipped']})")
+    elif deep:
+        out.print(f"rollouts and long CoT on {deep['questions']} question(s) (run {deep['run_id']}): "
+                  f"{deep['accepted']}/{deep['made']} accepted", soft_wrap=True)
+        _print_yields(deep["by_kind"])
     e = f["export"]
     for cfg, splits in e["rows"].items():
         out.print(f"  export {cfg:<12} " + "  ".join(f"{s_}: {n}" for s_, n in splits.items()))
@@ -235,9 +285,15 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
         for m, st in f["eval"]["by_mode"].items():
             out.print(f"eval {m:<9} (policy {f['eval']['model']}, test split): n={st['n']} EM={st['em']:.2f} "
                       f"F1={st['f1']:.2f} Hit@1={st['hit1']:.2f}")
-    out.print(f"warehouse: {settings.warehouse_path}")
-    out.print(f"datasets:  {e['path']} (version {e['version']}; manifest.json, dataset_info.json, README.md)")
-    out.print("inspect:   .venv/bin/hopforge qa stats | traj stats | warehouse runs | graph report")
+    out.print("time:   " + "  ".join(f"{k} {_minutes(v)}" for k, v in f["timings"].items()), highlight=False,
+              soft_wrap=True)
+    out.print(f"warehouse:  {settings.warehouse_path}")
+    out.print("where to look:")
+    out.print(f"  Prefect UI: {_prefect_ui()}", highlight=False, markup=False, soft_wrap=True)
+    out.print("  questions:  .venv/bin/hopforge qa stats  (also: traj stats | warehouse runs | graph report)",
+              highlight=False, markup=False)
+    out.print(f"  datasets:   {e['path']} (version {e['version']}; manifest.json, dataset_info.json, README.md)",
+              highlight=False, markup=False, soft_wrap=True)
 
 
 DomainOpt = Annotated[Optional[list[str]], typer.Option("--domain", "-d", help="Domain(s); default: all known.")]
@@ -549,20 +605,23 @@ def eval_run(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt =
              split: Annotated[str, typer.Option(help="train | validation | test | all")] = "test",
              mode: Annotated[Optional[list[str]], typer.Option("--mode", "-m", help="tools | no_tools | gold_context (repeat)")] = None,
              limit: Annotated[Optional[int], typer.Option(help="At most this many questions.")] = None,
-             judge: Annotated[bool, typer.Option(help="Ask the judge role when exact match fails.")] = False) -> None:
+             judge: Annotated[bool, typer.Option(help="Ask the judge role when exact match fails.")] = False,
+             trained_as: Annotated[Optional[str], typer.Option(help="think | no_think: the policy is a checkpoint trained on those export rows; evaluate it in that context.")] = None) -> None:
     """Run the policy role through the tool loop (and baselines) on a split; EM / F1 / Hit@1 per hop class and domain."""
 
     def body():
         from flows.evaluate import check_eval_params, evaluate_policy
 
+        if trained_as not in (None, "think", "no_think"):
+            raise _UserError(f"--trained-as must be think or no_think, got {trained_as!r}")
         modes = tuple(mode or ["tools", "no_tools"])
         check_eval_params(modes, None if split == "all" else split, 16, limit, domain)
         settings = _settings(config, gguf)
         _check_domains(settings, domain)
         _preflight_warehouse(settings)
         with _Bars():
-            r = evaluate_policy(split=None if split == "all" else split, modes=modes,
-                                domains=domain, limit=limit, use_judge=judge, settings=settings)
+            r = evaluate_policy(split=None if split == "all" else split, modes=modes, domains=domain, limit=limit,
+                                use_judge=judge, trained_as=trained_as, settings=settings)
         for m, stats in r["by_mode"].items():
             out.print(f"{m:<13} n={stats['n']}  EM={stats['em']:.3f}  F1={stats['f1']:.3f}  Hit@1={stats['hit1']:.3f}"
                       + (f"  judge={stats['judge_acc']:.3f}" if stats.get("judge_acc") is not None else ""))
@@ -672,10 +731,92 @@ def warehouse_export(table_or_query: str, dest: Path, config: ConfigOpt = None) 
     _run(body)
 
 
+def _print_check(report) -> None:
+    for table, n in sorted(report.rows.items()):
+        out.print(f"{table:<28} {n:>10}", highlight=False, soft_wrap=True)
+    blocks = report.blocks
+    if report.migration is not None:
+        out.print(f"migration {report.migration} (expected {report.expected_migration}); blocks: "
+                  f"{blocks.get('used_blocks')} used, {blocks.get('free_blocks')} free of {blocks.get('total_blocks')}",
+                  highlight=False, soft_wrap=True)  # fmt: skip
+    report.raise_first()
+    out.print(f"check: ok ({report.path})", highlight=False, soft_wrap=True)
+
+
+@warehouse_app.command("check")
+def warehouse_check(config: ConfigOpt = None) -> None:
+    """Check the warehouse: it opens, every table and column its migrations make is there, the migration level is
+    this hopforge's, and every table reads whole. Exits 2 naming the first problem."""
+
+    def body():
+        from warehouse.backup import check
+
+        settings = _settings(config)
+        _print_check(check(settings.warehouse_path, lock_wait_s=settings.lock_wait_s))
+
+    _run(body)
+
+
+@warehouse_app.command("backup")
+def warehouse_backup(config: ConfigOpt = None,
+                     out_path: Annotated[Optional[Path], typer.Option("--out", "-o", help="Backup file, or an existing folder for it; default <data_dir>/backups.")] = None) -> None:  # fmt: skip
+    """Copy the warehouse, while nothing writes it, to a backup file with a manifest (sha256, rows per table)."""
+
+    def body():
+        from warehouse.backup import backup
+
+        settings = _settings(config)
+        b = backup(settings.warehouse_path, out_path, data_dir=settings.data_dir, lock_wait_s=settings.lock_wait_s)
+        m = b.manifest
+        rows = sum(t["rows"] for t in m["tables"].values())
+        out.print(f"backup {b.id}: {b.path} ({m['bytes']} bytes, sha256 {b.sha256[:16]}, migration "
+                  f"{m['migration']}, {rows} rows in {len(m['tables'])} tables)", highlight=False, soft_wrap=True)
+
+    _run(body)
+
+
+@warehouse_app.command("restore")
+def warehouse_restore(backup_file: Annotated[Path, typer.Argument(help="A backup file written by `hopforge warehouse backup`.")],
+                      config: ConfigOpt = None) -> None:  # fmt: skip
+    """Put a backup in place of the warehouse (the current one is moved aside, never deleted), then check it."""
+
+    def body():
+        from warehouse.backup import check, restore
+
+        settings = _settings(config)
+        done = restore(backup_file, settings.warehouse_path, lock_wait_s=settings.lock_wait_s)
+        if done.moved_aside is not None:
+            out.print(f"moved the previous warehouse to {done.moved_aside}", highlight=False, soft_wrap=True)
+        out.print(f"restored backup {done.backup.id} (created {done.backup.manifest.get('created_at')}) to "
+                  f"{done.warehouse}", highlight=False, soft_wrap=True)
+        if done.migrated_from is not None:
+            out.print(f"migrated it from migration {done.migrated_from}", highlight=False, soft_wrap=True)
+        _print_check(check(settings.warehouse_path, lock_wait_s=settings.lock_wait_s))
+
+    _run(body)
+
+
 SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="Trainer option KEY=VALUE (repeat); VALUE is read as YAML.")]
 ExportOpt = Annotated[Optional[str], typer.Option("--export", "-e", help="Export version (or directory); default: the newest.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Write the configs and the command; launch nothing.")]
 CheckOpt = Annotated[bool, typer.Option("--check", help="With --dry-run: the trainer's own parser must accept the config (needs its environment).")]
+NnodesOpt = Annotated[Optional[int], typer.Option("--nnodes", help="Nodes in the job (cluster.nnodes).")]
+NodeRankOpt = Annotated[Optional[int], typer.Option("--node-rank", help="This node's rank, 0 on the master (cluster.node_rank).")]
+NprocOpt = Annotated[Optional[int], typer.Option("--nproc-per-node", help="Processes on this node; default: its visible GPUs (cluster.nproc_per_node).")]
+MasterAddrOpt = Annotated[Optional[str], typer.Option("--master-addr", help="Address of node 0 every node reaches (cluster.master_addr).")]
+MasterPortOpt = Annotated[Optional[int], typer.Option("--master-port", help="Rendezvous port on node 0 (cluster.master_port).")]
+DeepSpeedOpt = Annotated[Optional[str], typer.Option("--deepspeed", help="none | zero2 | zero3 (DeepSpeed ZeRO stage).")]
+
+
+def _cluster_values(values: dict[str, Any], **given: Any) -> dict[str, Any]:
+    """The cluster flags into ``values["cluster"]`` (over any ``--set cluster.*``)."""
+    chosen = {k: v for k, v in given.items() if v is not None}
+    if chosen:
+        cluster = values.get("cluster") or {}
+        if not isinstance(cluster, dict):
+            raise _UserError("--set cluster=... must be a mapping (use --set cluster.nnodes=2)")
+        values["cluster"] = {**cluster, **chosen}
+    return values
 
 
 def _option_sets(pairs: list[str] | None) -> dict[str, Any]:
@@ -729,9 +870,12 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
                   full: Annotated[bool, typer.Option("--full", help="Full fine-tuning instead of LoRA.")] = False,
                   think_weight: Annotated[Optional[float], typer.Option(help="Loss weight of <think> spans (Omne-R1's best: 0.001).")] = None,
                   max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many optimizer steps.")] = None,
+                  nnodes: NnodesOpt = None, node_rank: NodeRankOpt = None, nproc_per_node: NprocOpt = None,
+                  master_addr: MasterAddrOpt = None, master_port: MasterPortOpt = None, deepspeed: DeepSpeedOpt = None,
                   sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
                   timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
-    """LLaMA-Factory SFT on an export (weighted think-token loss), in the trainer's own environment."""
+    """LLaMA-Factory SFT on an export (weighted think-token loss), in the trainer's own environment; torchrun over
+    this node's GPUs (and --nnodes nodes)."""
 
     def body():
         from flows.train import preflight, train_sft
@@ -746,6 +890,10 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
             values["think_weight"] = think_weight
         if max_steps is not None:
             values["max_steps"] = max_steps
+        if deepspeed is not None:
+            values["deepspeed"] = deepspeed
+        _cluster_values(values, nnodes=nnodes, node_rank=node_rank, nproc_per_node=nproc_per_node,
+                        master_addr=master_addr, master_port=master_port)
         opts = _options(SFTOptions, "SFT", values)
         settings = _settings(config)
         preflight(settings, export, opts)  # bad input is one line before Prefect starts
@@ -765,6 +913,11 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
                  reward: Annotated[Optional[str], typer.Option(help="Reward name (training.rewards.REWARDS).")] = None,
                  tool_server: Annotated[Optional[str], typer.Option(help="URL of a running `hopforge serve-tools`; default: start one.")] = None,
                  tool_workers: Annotated[int, typer.Option(min=1, help="Processes of the tool server the flow starts.")] = 1,
+                 nnodes: NnodesOpt = None, node_rank: NodeRankOpt = None, nproc_per_node: NprocOpt = None,
+                 master_addr: MasterAddrOpt = None, master_port: MasterPortOpt = None,
+                 deepspeed: DeepSpeedOpt = None,
+                 ray_address: Annotated[Optional[str], typer.Option(help="verl: host:port of a running Ray cluster's head to join (default: a local Ray).")] = None,
+                 shared_dir: Annotated[Optional[str], typer.Option(help="verl: a directory every node mounts at this path; checkpoints go there (needed with --ray-address or nnodes > 1).")] = None,
                  sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
                  timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
     """RL on an export's questions with verl (or TRL), rewarded by training/verl_reward.py:compute_score."""
@@ -782,6 +935,20 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
             values["reward"] = reward
         if tool_server is not None:
             values["tool_server_url"] = tool_server
+        if trainer == "trl":  # verl takes its nodes and GPUs from its own options (nnodes, n_gpus_per_node)
+            if deepspeed is not None:
+                values["deepspeed"] = deepspeed
+            _cluster_values(values, nnodes=nnodes, node_rank=node_rank, nproc_per_node=nproc_per_node,
+                            master_addr=master_addr, master_port=master_port)
+        elif any(v is not None for v in (node_rank, nproc_per_node, master_addr, master_port, deepspeed)):
+            raise _UserError("--node-rank, --nproc-per-node, --master-addr, --master-port and --deepspeed are TRL "
+                             "options; verl takes --set nnodes=... --set n_gpus_per_node=...")
+        elif nnodes is not None:
+            values["nnodes"] = nnodes
+        if trainer == "verl":
+            values.update({k: v for k, v in (("ray_address", ray_address), ("shared_dir", shared_dir)) if v is not None})
+        elif ray_address is not None or shared_dir is not None:
+            raise _UserError("--ray-address and --shared-dir are verl options (TRL launches with accelerate)")
         opts = _options(VerlOptions, "verl", values) if trainer == "verl" else _options(TRLOptions, "TRL", values)
         settings = _settings(config)
         preflight(settings, export, opts)  # bad input is one line before Prefect starts
@@ -798,18 +965,29 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
 def train_serve_command(checkpoint: Path,
                         port: Annotated[int, typer.Option(help="Port of the OpenAI-compatible server.")] = 8000,
                         name: Annotated[str, typer.Option(help="Served model name (what the policy role asks for).")] = "hopforge-policy",
-                        base_model: Annotated[Optional[str], typer.Option(help="Base model of a LoRA adapter.")] = None) -> None:
-    """Print the `vllm serve` command for a checkpoint and the settings that point the policy role at it."""
+                        base_model: Annotated[Optional[str], typer.Option(help="Base model of a LoRA adapter.")] = None,
+                        reasoning: Annotated[str, typer.Option(help="auto (read from the run that wrote the checkpoint) | think | no_think")] = "auto") -> None:
+    """Print the `vllm serve` command for a checkpoint (served as it was trained: think or no-think) and the settings
+    that point the policy role at it."""
 
     def body():
-        from training.serve import ServeOptions, policy_endpoint, serve_command_line
+        import json
+        import shlex
 
-        opts = ServeOptions(port=port, served_name=name, base_model=base_model)
-        out.print(serve_command_line(checkpoint, opts), highlight=False, markup=False, soft_wrap=True)
-        ep = policy_endpoint(opts)
+        from training.serve import ServeOptions, plan_serve
+
+        if reasoning not in ("auto", "think", "no_think"):
+            raise _UserError(f"--reasoning must be auto, think or no_think, got {reasoning!r}")
+        plan = plan_serve(checkpoint, ServeOptions(port=port, served_name=name, base_model=base_model,
+                                                   reasoning=reasoning))  # type: ignore[arg-type]
+        for note in plan.notes:
+            out.print(f"# {note}", highlight=False, markup=False, soft_wrap=True)
+        out.print(plan.command_line(), highlight=False, markup=False, soft_wrap=True)
+        ep = plan.policy_endpoint()
         out.print("then evaluate it with:", highlight=False)
         out.print(f"  HOPFORGE_ROLES__POLICY__BASE_URL={ep['base_url']} HOPFORGE_ROLES__POLICY__MODEL={ep['model']} "
-                  "hopforge eval run", highlight=False, markup=False, soft_wrap=True)
+                  f"HOPFORGE_ROLES__POLICY__EXTRA_BODY={shlex.quote(json.dumps(ep['extra_body']))} "
+                  f"hopforge eval run --trained-as {plan.chat.kind}", highlight=False, markup=False, soft_wrap=True)
 
     _run(body)
 
@@ -864,21 +1042,32 @@ def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
                 host: Annotated[str, typer.Option(help="Interface; loopback by default.")] = "127.0.0.1",
                 port: int = 8765,
                 embedder: Annotated[str, typer.Option(help="configured | hashing (model-free, for quick tests)")] = "configured",
-                workers: Annotated[int, typer.Option(min=1, help="Server processes sharing the index; one per core on a rollout node.")] = 1) -> None:
-    """Serve the KG tools over HTTP (Omne-R1 endpoints, one endpoint per tool, batch, health, stats)."""
+                workers: Annotated[int, typer.Option(min=1, help="Server processes sharing the index; one per core on a rollout node.")] = 1,
+                views: Annotated[Optional[Path], typer.Option(help="An export directory whose IKG rows' views to register (views of the warehouse's questions are made on demand anyway).")] = None) -> None:
+    """Serve the KG tools over HTTP (Omne-R1 endpoints, one endpoint per tool, batch, health, stats), web_search
+    over each domain's corpus, and IKG views by ?view_id=."""
 
     def body():
         from flows.tool_server import serve
-        from flows.tools_env import tool_environment
+        from flows.tools_env import export_qa_rows, export_views, tool_environment, warehouse_views
+        from training.tool_auth import TOKEN_ENV, is_loopback_host, tool_token
         from warehouse.db import Warehouse
 
         if embedder not in ("configured", "hashing"):
             raise _UserError(f"--embedder must be configured or hashing, got {embedder!r}")
+        if not is_loopback_host(host) and tool_token() is None:  # before the index loads
+            raise _UserError(f"--host {host} listens beyond loopback: set {TOKEN_ENV} (a shared secret) in the "
+                             "environment of the server and of every client")
         settings = _settings(config)
         with Warehouse(settings.warehouse_path, read_only=True, lock_wait_s=settings.lock_wait_s) as wh:
             env = tool_environment(settings, wh, domain, embedder)  # type: ignore[arg-type]
-        out.print(f"serving tools for {', '.join(env.domains)} on http://{host}:{port} (GET /health, /tools, /stats)")
-        serve(env, host=host, port=port, workers=workers)
+            registry = warehouse_views(wh, env)
+        if views is not None:
+            export_views(export_qa_rows(views), {d: env.indexes[d].graph for d in env.domains}, registry)
+        token = tool_token()  # from the environment only: never an option, so never in a shell history or a log
+        auth = f" (requests need the {TOKEN_ENV} token)" if token else ""
+        out.print(f"serving tools for {', '.join(env.domains)} on http://{host}:{port} (GET /health, /tools, /stats){auth}")
+        serve(env, host=host, port=port, workers=workers, token=token, views=registry)
 
     _run(body)
 
@@ -905,8 +1094,65 @@ def serve_model(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     _run(body)
 
 
+server_app = typer.Typer(no_args_is_help=True, help="A local Prefect server that stays up: commands use it and "
+                                                     "start in seconds; its UI shows their runs.")
+app.add_typer(server_app, name="server")
+
+
+@server_app.command("start")
+def server_start(host: Annotated[str, typer.Option(help="Interface; loopback by default (the server has no "
+                                                        "authentication).")] = "127.0.0.1",
+                 port: int = 4200,
+                 if_needed: Annotated[bool, typer.Option("--if-needed", help="Succeed when hopforge's server is "
+                                                         "already up (or PREFECT_API_URL names one).")] = False,
+                 timeout: Annotated[float, typer.Option(help="Seconds to wait for it to answer.")] = 180.0) -> None:
+    """Start a Prefect server in the background (PREFECT_HOME holds its database, state and log)."""
+
+    def body():
+        from flows import prefect_server
+
+        state, line = prefect_server.start(host, port, if_needed=if_needed, timeout_s=timeout)
+        out.print(f"Prefect server {line}" if state is not None else line, highlight=False, soft_wrap=True)
+        if state is not None:
+            out.print(f"UI: {state.ui_url}  (API {state.api_url}; log {state.log})", highlight=False, soft_wrap=True)
+
+    _run(body)
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop hopforge's Prefect server (and whatever it started)."""
+
+    def body():
+        from flows import prefect_server
+
+        out.print(prefect_server.stop(), highlight=False, soft_wrap=True)
+
+    _run(body)
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Is a Prefect server up for hopforge's commands? Its address and pid; exit status 1 when none answers."""
+
+    def body():
+        from flows import prefect_server
+
+        st = prefect_server.status()
+        for line in st.lines:
+            out.print(line, highlight=False, soft_wrap=True)
+        if not st.up:
+            raise typer.Exit(1)
+
+    _run(body)
+
+
 def main() -> None:
     code: int = 0
+    from flows import prefect_server
+
+    if sys.argv[1:2] != ["server"]:
+        prefect_server.use_running_server()  # before any command imports Prefect
     try:
         app()  # standalone: parses, runs, and ends with SystemExit carrying the exit status
     except KeyboardInterrupt:
@@ -914,9 +1160,11 @@ def main() -> None:
         code = 130
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    # Everything is written by now (each stage commits its own transactions). Run the exit handlers (they stop
-    # Prefect's temporary server and the embedded model), then leave without joining library worker threads:
-    # LightRAG's executor threads can keep a finished process alive indefinitely.
+    # Everything is written by now (each stage commits its own transactions). Send Prefect's queued logs and events
+    # while its server is still up, run the exit handlers (they stop Prefect's temporary server and the embedded
+    # model), then leave without joining library worker threads: LightRAG's executor threads can keep a finished
+    # process alive indefinitely.
+    prefect_server.flush_prefect()
     atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -153,6 +153,7 @@ def distill_trajectories(
     kinds: Sequence[TrajectoryKind] = ("template", "rollouts", "cot"),
     n_rollouts: int = 2,
     split: Split | None = None,
+    qa_ids: list[str] | None = None,
     batch_size: int | None = None,
     min_path_coverage: float = 0.5,
     max_distractors: int = 40,
@@ -164,8 +165,8 @@ def distill_trajectories(
     thought_writer: str | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """Distil teacher trajectories for the stored questions (of ``split``, if given) of ``domains`` (default:
-    all with questions). ``batch_size`` (jobs per batch task) defaults to the teacher endpoint's ``max_concurrency``.
+    """Distil teacher trajectories for the stored questions (of ``split``, if given; only ``qa_ids``, if given) of
+    ``domains`` (default: all with questions). ``batch_size`` (jobs per batch task) defaults to the teacher endpoint's ``max_concurrency``.
     Returns per-kind counts and the run id; see the module docstring."""
     settings = settings or default_settings()
     kinds = check_distill_params(kinds, split, n_rollouts, domains)
@@ -200,6 +201,8 @@ def distill_trajectories(
             where, args = "domain = ?", [domain]
             if split is not None:
                 where, args = where + " AND split = ?", [*args, split]
+            if qa_ids is not None:
+                where, args = where + " AND qa_id IN (SELECT unnest(?::VARCHAR[]))", [*args, list(qa_ids)]
             qas = load_qa(rt, where, args)
             jobs = jobs_for(qas, kinds, n_rollouts, done)
             if not jobs:

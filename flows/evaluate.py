@@ -24,7 +24,7 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, evaluate_item, item_key, reusable
+from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, TrainedAs, evaluate_item, item_key, reusable
 from eval.metrics import aggregate, summarize
 from flows.distill import load_gold_paths
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
@@ -156,15 +156,26 @@ def evaluate_policy(
     max_rounds: int = 7,
     max_tokens_per_round: int = 3000,
     reuse: bool = True,
+    trained_as: TrainedAs | None = None,
+    serving: dict[str, Any] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Evaluate the ``policy`` role on the stored questions; see the module docstring. ``batch_size`` (items per
     batch task) defaults to the policy endpoint's ``max_concurrency``; ``reuse=False`` measures items again that an
-    earlier run finished with the same key. Returns
-    ``{"run_id", "by_mode": {mode: {n, em, f1, hit1, judge_acc, ...}}, "table"}``."""
+    earlier run finished with the same key. ``trained_as`` (``think`` | ``no_think``): the policy is a checkpoint
+    trained on hopforge's exports with those rows, evaluated in the context it was trained in
+    (``EvalConfig.for_checkpoint``); ``None``: any model, tools listed in the system prompt. ``serving`` is the
+    record of the server that answers (``training.serve.VLLMServer.record``: checkpoint, format, vLLM version),
+    stored with the run's parameters and returned. Returns
+    ``{"run_id", "by_mode": {mode: {n, em, f1, hit1, judge_acc, ...}}, "table", "serving"}``."""
     settings = settings or default_settings()
+    served = (serving or {}).get("checkpoint_fingerprint")
+    if served and settings.cache.scope == "global":
+        # a checkpoint served under a name an earlier one used must not get that one's cached answers
+        settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"scope": f"served-{served}"})})
     modes = check_eval_params(modes, split, batch_size, limit, domains)
-    cfg = EvalConfig(max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round, use_judge=use_judge)
+    common = {"max_rounds": max_rounds, "max_tokens_per_round": max_tokens_per_round, "use_judge": use_judge}
+    cfg = EvalConfig.for_checkpoint(trained_as, **common) if trained_as is not None else EvalConfig(**common)
     params = flow_parameters(evaluate_policy, locals())
     with open_run("evaluate-policy", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         spec = runner.spec(cfg.role, *(["judge"] if use_judge else []))
@@ -180,6 +191,8 @@ def evaluate_policy(
         gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
         print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}")
         identity = reuse_identity(settings, [cfg.role, *([cfg.judge_role] if use_judge else [])], "tools" in modes)
+        if served:
+            identity["served_checkpoint"] = served
         keys = {(q.qa_id, m): item_key(q, m, cfg, gold.get(q.qa_id, []), identity) for q in qas for m in modes}
         found = finished_items(rt, sorted(set(keys.values()))) if reuse and can_reuse(settings) else {}
         made: list[EvalItem] = []
@@ -229,7 +242,9 @@ def evaluate_policy(
         for mode, s in by_mode.items():
             print(f"{mode}: n={s['n']} em={s['em']} f1={s['f1']} hit1={s['hit1']} judge={s['judge_acc']} "
                   f"errors={s['errors']}")  # fmt: skip
-        return {"run_id": rt.run_id, "model": model, "by_mode": by_mode, "table": table,
+        if serving:
+            print(f"served by vLLM {serving.get('vllm_version') or '?'}: {serving.get('checkpoint')}")
+        return {"run_id": rt.run_id, "model": model, "by_mode": by_mode, "table": table, "serving": serving,
                 **rt.gateway.ledger.totals()}
 
 

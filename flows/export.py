@@ -4,6 +4,15 @@ Reads the warehouse (``qa``, ``gold_paths``, ``trajectories``), writes ``<data_d
 ``tasks.export.datasets`` (Hugging Face layout, LLaMA-Factory ShareGPT + ``dataset_info.json``, verl RL parquet, plain QA,
 OpenAI messages, dataset card, manifest), and optionally uploads it to the Hugging Face Hub. The export itself
 writes nothing to the warehouse except the run record.
+
+With ``[ikg] levels`` set, the export also holds IKG variants of its questions (``flows.ikg_data``): the run
+prints, per domain and level, the variants kept and rejected with the reasons, and a domain with no corpus gets
+one line saying it gets none.
+
+The manifest's ``warehouse_backup`` names the backup the export can be rebuilt from: the newest backup under
+``<data_dir>/backups`` whose ``EXPORT_TABLES`` hold the rows exported (``warehouse.backup.backup_for_export``), or
+null with the reason. The export does not take a backup itself: that would copy the whole warehouse, graphs
+included, at every export; ``hopforge warehouse backup`` before an export makes one it names.
 """
 
 from __future__ import annotations
@@ -14,11 +23,16 @@ from typing import Any
 
 from flows.checks import writable_folder
 from flows.distill import load_gold_paths, load_trajectories
+from flows.ikg_data import ikg_export_data
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
 from tasks.export.datasets import EXPORT_CONFIGS, ExportConfig, ExportInputs, check_include, check_version, export, push_to_hub
+from warehouse.backup import backup_for_export
+
+#: The warehouse tables an export is made from: a backup holding the same rows in them rebuilds the same export.
+EXPORT_TABLES = ("qa", "gold_paths", "trajectories")
 
 
 def _artifact(rows: list[dict[str, Any]], description: str) -> None:
@@ -54,12 +68,19 @@ def export_datasets(
         qas = load_qa(rt)
         if not qas:
             raise InputError("no questions in the warehouse: run `generate-qa` first")
+        ikg = ikg_export_data(rt.wh, qas, settings, run_id=rt.run_id)  # nothing unless [ikg] levels is set
+        for line in ikg.lines:
+            print(line)
         inputs = ExportInputs(
             qas=qas,
             gold_paths=load_gold_paths(rt.wh),
             trajectories=load_trajectories(rt.wh, "status = 'accepted'"),
+            ikg=ikg.items,
         )
-        result = export(inputs, settings.data_dir / "exports", version=version, include=include)
+        backup = backup_for_export(rt.wh, settings.data_dir, EXPORT_TABLES)
+        result = export(inputs, settings.data_dir / "exports", version=version, include=include,
+                        warehouse_backup=backup)
+        print(f"warehouse backup: {backup['id']}" if backup["id"] else f"warehouse backup: none ({backup['reason']})")
         table = [{"config": c, "split": s, "rows": n} for c, splits in result.rows.items() for s, n in splits.items()]
         _artifact(table, f"export {result.version} at {result.path}")
         for line in table:
@@ -79,6 +100,8 @@ def export_datasets(
             "invalid": [r.as_dict() for r in result.invalid],
             "skipped": result.skipped,
             "commit_url": url,
+            "warehouse_backup": backup,
+            "ikg": ikg.lines,
         }
 
 

@@ -43,6 +43,7 @@ from flows.batches import BatchResult, batch_runner, chunks, run_batches
 from flows.progress import Progress
 from flows.qa import generate_qa, load_qa, verify_paths
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
+from flows.ikg_data import ikg_export_data
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
 from schemas.config import Role, Settings
@@ -65,6 +66,7 @@ from tasks.qa.difficulty import (
     rates_by_hop_class,
     with_difficulty_schema,
 )
+from warehouse.backup import backup_for_export
 from warehouse.graphs import load_graph
 
 Label = Literal["trivial", "easy", "medium", "hard", "unsolved"]
@@ -403,6 +405,11 @@ def _previous_sources(rt: Runtime) -> list[str] | None:
     return None
 
 
+#: The warehouse tables a refresh's export is made from (questions, paths, trajectories, difficulty labels, the
+#: rejects and answer types its pictures show): the backup named in its manifest holds the same rows in them.
+REFRESH_EXPORT_TABLES = ("qa", "gold_paths", "trajectories", "qa_difficulty", "qa_attempts", "qa_rejects", "entities")
+
+
 def export_version(rt: Runtime, labels: dict[str, Difficulty], drop_labels: Sequence[str], include: Sequence[str],
                    stage_runs: Sequence[str], *, repo_id: str | None, token_env: str, private: bool) -> dict[str, Any]:
     """Steps 7-8 of the module docstring. Writes the version row; returns version, new_version, diff, usage."""
@@ -412,8 +419,11 @@ def export_version(rt: Runtime, labels: dict[str, Difficulty], drop_labels: Sequ
         raise RefreshError("no questions in the warehouse after the refresh: the sources gave no usable graph "
                            "(see the build-graphs and generate-qa runs)")  # fmt: skip
     kept, dropped = drop_labelled(qas, labels, drop_labels)
+    ikg = ikg_export_data(rt.wh, kept, rt.settings, run_id=rt.run_id)  # IKG variants when [ikg] levels is set
+    for line in ikg.lines:
+        print(line)
     inputs = ExportInputs(qas=kept, gold_paths=load_gold_paths(rt.wh),
-                          trajectories=load_trajectories(rt.wh, "status = 'accepted'"))  # fmt: skip
+                          trajectories=load_trajectories(rt.wh, "status = 'accepted'"), ikg=ikg.items)  # fmt: skip
     fingerprint = version_fingerprint(inputs.fingerprint(include), {q: d.label for q, d in labels.items()},
                                       drop_labels, include)  # fmt: skip
     usage = _usage(rt, [*stage_runs])
@@ -448,7 +458,8 @@ def export_version(rt: Runtime, labels: dict[str, Difficulty], drop_labels: Sequ
     extra.append(card_section(sorted(pictures)))
     version = f"v-{fingerprint[:16]}"
     result = write_export(built, rt.data_dir / "exports", version, fingerprint=fingerprint, extra_files=pictures,
-                          card_extra="\n".join(extra))  # fmt: skip
+                          card_extra="\n".join(extra),
+                          warehouse_backup=backup_for_export(rt.wh, rt.data_dir, REFRESH_EXPORT_TABLES))  # fmt: skip
     summary = summarize(result.rows, qa_rows)
     changes = diff(previous["summary"] if previous else None, summary)
     dropped_by = dict(Counter(labels[q.qa_id].label for q in dropped))

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,16 +35,26 @@ from schemas.errors import HopforgeError, InputError
 from warehouse.db import Warehouse
 
 
+def failure_line(exc: BaseException) -> str:
+    """An expected failure's message on one line (what the CLI prints after its label)."""
+    return " ".join(str(exc).split())
+
+
 class _ExpectedFailureFilter(logging.Filter):
     """Prefect logs a failed task or flow run with the exception's traceback. For an expected failure (a
     ``HopforgeError``: bad input, a locked warehouse...) the message already says what to do, so the record keeps
-    its one line and loses the traceback; a bug keeps it."""
+    its one line and loses the traceback; a bug keeps it. A record whose text does not carry the failure (the
+    deployment engine's "Engine execution exited with unexpected exception", which had only its traceback to
+    say what) gets the one line appended."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         if isinstance(exc, HopforgeError):
             record.exc_info = None
             record.exc_text = None
+            line, text = failure_line(exc), record.getMessage()
+            if line not in text:
+                record.msg, record.args = f"{text}: {line}", None
         return True
 
 
@@ -57,6 +68,46 @@ def quiet_expected_failures() -> None:
 
 
 quiet_expected_failures()
+
+
+def _failed_states_say_one_line() -> None:
+    """A flow or task run that ends with an expected failure gets that failure's one line as its state message
+    (what the UI shows beside "Failed"), not Prefect's "Flow run encountered an exception: InputError: ..." or
+    "Validation of flow parameters failed with error: ...". Prefect's engines build the failed state with
+    ``exception_to_failed_state``; this wraps the names they call (``prefect==3.8.*`` is pinned; a Prefect
+    without them keeps its own messages). A bug's state keeps Prefect's message."""
+    import functools
+    import inspect
+
+    try:
+        from prefect import flow_engine, task_engine
+    except ImportError:  # pragma: no cover - prefect is a core dependency
+        return
+
+    def say(state: Any, exc: BaseException | None) -> Any:
+        if isinstance(exc, HopforgeError) and state is not None:
+            state.message = failure_line(exc)
+        return state
+
+    for module, name in ((flow_engine, "exception_to_failed_state"), (task_engine, "exception_to_failed_state"),
+                         (task_engine, "exception_to_failed_state_sync")):  # fmt: skip
+        original = getattr(module, name, None)
+        if original is None or getattr(original, "_hopforge_one_line", False):
+            continue
+        if inspect.iscoroutinefunction(original):
+            async def wrapper(exc: BaseException | None = None, *args: Any, _original: Any = original,
+                              **kwargs: Any) -> Any:  # fmt: skip
+                return say(await _original(exc, *args, **kwargs), exc)
+        else:
+            def wrapper(exc: BaseException | None = None, *args: Any, _original: Any = original,
+                        **kwargs: Any) -> Any:  # fmt: skip
+                return say(_original(exc, *args, **kwargs), exc)
+        wrapper = functools.wraps(original)(wrapper)
+        wrapper._hopforge_one_line = True  # type: ignore[attr-defined]
+        setattr(module, name, wrapper)
+
+
+_failed_states_say_one_line()
 
 
 def _prompt_heartbeat_exit() -> None:
@@ -169,10 +220,47 @@ def flow_parameters(fn: Any, values: dict[str, Any]) -> dict[str, Any]:
     return {n: plain(values.get(n)) for n in names if n != "settings"}
 
 
+def _flow_function(module: str, name: str) -> Callable[..., Any]:
+    """The function of the flow ``name`` of ``module`` (what a pickled flow's ``fn`` comes back as)."""
+    import importlib
+
+    return getattr(importlib.import_module(module), name).fn
+
+
+class _FlowFunctionByName:
+    """Pickles as a reference to a flow's function: unpickled, it is that function itself."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __reduce__(self) -> Any:
+        return (_flow_function, (self.module, self.name))
+
+
 class HopforgeFlow(Flow):
     """A Prefect flow whose typed parameters (the model Prefect builds from the signature, shown in the UI's run
     form) refuse a bad value with an ``InputError`` naming the parameter, the value given and what is allowed,
     before the flow body runs: a deployment run, ``prefect deployment run -p`` and a Python call all get it."""
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Pickled with its function by reference. ``flow.serve()`` runs each flow run in a spawned process that
+        gets the flow by unpickling it; the module attribute named like the function is the flow, not the
+        function, so cloudpickle would pickle the function by value, with only the globals its code uses: its
+        annotations (strings, under ``from __future__ import annotations``) would not resolve there, and every run
+        would fail its parameter validation with pydantic's "not fully defined"."""
+        reduced = super().__reduce_ex__(protocol)
+        module, name = self.fn.__module__, self.fn.__name__
+        owner = getattr(sys.modules.get(module), name, None)
+        if not (isinstance(owner, Flow) and owner.fn is self.fn and len(reduced) > 2 and isinstance(reduced[2], dict)):
+            return reduced
+        state = {**reduced[2], "fn": _FlowFunctionByName(module, name)}
+        return (reduced[0], reduced[1], state, *reduced[3:])
+
+    def __copy__(self) -> "HopforgeFlow":
+        """A shallow copy, as for any object (``copy`` would otherwise go through ``__reduce_ex__``)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        return new
 
     def validate_parameters(self, parameters: dict[str, Any]) -> dict[str, Any]:
         import pydantic

@@ -11,6 +11,20 @@ Endpoints (``create_app``):
   order, one reply object per call (a failed call is a result with ``ok: false``, not a failed batch).
 - ``GET /health``, ``GET /tools`` (the OpenAI tool schemas), ``GET /stats`` (calls, errors and latency per tool).
 
+IKG views (Graph-RFT's incomplete graphs, ``tasks.env.ikg``): ``POST /tools/{tool_name}?view_id=<qa_id>@ikg-40``
+answers the call on that question's view of the one loaded graph (the relations it hides are not there, and a
+``neighbor_search`` that finds nothing says "No information in the KG ..., use the web_search tool"). Views come
+from ``create_app(views=...)``: registered from an export's rows or made on first use from the question id and
+level (``flows.tools_env``). An unknown or malformed view id is answered 200 with ``ok: false`` and
+``error_kind: "unknown_view"``, its text saying what a view id looks like: the model (or the caller) reads it.
+``web_search`` is offered when the environment holds texts (``hopforge serve-tools`` loads each domain's corpus
+chunks).
+
+Authentication: with a shared token (``create_app(token=...)``; ``serve`` and ``hopforge serve-tools`` read
+``$HOPFORGE_TOOL_TOKEN``) every request, ``/health`` included, must carry ``Authorization: Bearer <token>``, else
+it is answered 401 before any routing. ``serve`` refuses to listen beyond loopback without a token: RL rollout
+workers on other nodes reach the server over the network (``training.tool_auth``).
+
 Status codes: a request the server cannot take is refused with a clear ``detail``: an unknown graph type or
 tool is 404, a malformed body, an over-long string or an oversized batch is 422, and generic-tool arguments
 the tool rejects are 422 too. A well-formed call about something the graph lacks (unknown entity, no
@@ -52,6 +66,7 @@ defined inside ``create_app`` from the endpoint annotations at runtime.
 import asyncio
 import contextlib
 import gc
+import hmac
 import logging
 import os
 import signal
@@ -73,9 +88,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from schemas.errors import InputError
 from schemas.tools import Observation
+from tasks.env.ikg import IKGError, ViewRegistry, viewed_environment
 from tasks.env.index import GraphIndex
 from tasks.env.tools import ToolEnvironment
 from tasks.graph.store import gc_paused
+from tasks.ops.children import die_with_parent
+from training.tool_auth import TOKEN_ENV, is_loopback_host
 
 log = logging.getLogger(__name__)
 
@@ -438,6 +456,30 @@ class _OmneFastPath:
         await send({"type": "http.response.body", "body": payload})
 
 
+class _TokenGuard:
+    """Plain ASGI layer in front of everything else: an HTTP request without ``Authorization: Bearer <token>`` is
+    answered 401 before it reaches routing, the fast path or a tool (constant-time comparison). Lifespan events
+    pass through."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            return await self.app(scope, receive, send)
+        given = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), b"")
+        if hmac.compare_digest(given, self.expected):
+            return await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            return  # no other protocol is served
+        body = orjson.dumps({"detail": f"missing or wrong token: send Authorization: Bearer ${TOKEN_ENV}"})
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-length", str(len(body)).encode()), (b"content-type", _JSON),
+                                (b"www-authenticate", b"Bearer")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": body})
+
+
 def _replay(body: bytes, receive: Any) -> Any:
     """A ``receive`` that hands ``body`` (already read) to the next app first, then the connection's own."""
     pending = [{"type": "http.request", "body": body, "more_body": False}]
@@ -461,6 +503,8 @@ def create_app(
     cache_chars: int = 32_000_000,
     inline_degree: int = 256,
     node_info_replies: NodeInfoReplies | None = None,
+    token: str | None = None,
+    views: ViewRegistry | None = None,
 ) -> FastAPI:
     """The tool server app over ``env`` (see the module docstring).
 
@@ -470,7 +514,8 @@ def create_app(
     ``cache_chars`` bounds the result cache (characters of rendered text, per worker; 0 turns it off);
     ``inline_degree`` is the most neighbours a node_info entity may have to be rendered on the event loop.
     ``node_info_replies`` (``NodeInfoReplies.render(env)``) answers node_info on the Omne-R1 endpoint from
-    pre-rendered replies; ``serve`` renders them before forking its workers.
+    pre-rendered replies; ``serve`` renders them before forking its workers. ``token``: every request must carry
+    it (``Authorization: Bearer``), else 401. ``views``: the IKG views served by ``view_id`` (module docstring).
     """
     if max_name_len < 1 or max_batch < 1 or max_args < 1:
         raise ValueError("max_name_len, max_batch and max_args must be >= 1")
@@ -543,7 +588,7 @@ def create_app(
     async def tools(graph_type: str | None = None) -> dict[str, Any]:
         if graph_type is not None:
             check_graph(graph_type)
-        return {"tools": env.schemas(graph_type)}
+        return {"tools": env.schemas()}
 
     @app.get("/stats")
     async def get_stats() -> dict[str, Any]:
@@ -567,12 +612,38 @@ def create_app(
         obs = await run_call("node_info", {"node_name": body.node_name, "graph_type": graph_type})
         return {"rendered_content": obs.text}
 
+    async def run_in_view(tool_name: str, arguments: dict[str, Any], view_id: str) -> Observation:
+        """The call on IKG view ``view_id``; an unknown view is an observation the model reads."""
+        started = time.perf_counter()
+        try:
+            if views is None:
+                raise IKGError(f"unknown IKG view {view_id!r}: this server serves no IKG views")
+            view = views.get(view_id)
+            domain = views.domain(view_id) or str(arguments.get("graph_type") or env.default_domain or "")
+            viewed = viewed_environment(env, view, domain)
+        except IKGError as exc:
+            obs = Observation(text=str(exc), ok=False, error_kind="unknown_view")
+            stats.record(tool_name, time.perf_counter() - started, obs)
+            return obs
+        key = cache.key(f"{tool_name}@{view_id}", arguments)
+        found = cache.get(key) if key is not None else None
+        if found is None:
+            found = await run_in_threadpool(viewed.call, tool_name, arguments)
+            if key is not None:
+                cache.put(key, found)
+        stats.record(tool_name, time.perf_counter() - started, found)
+        return found
+
     @app.post("/tools/{tool_name}", response_model=ToolReply)
-    async def call_tool(tool_name: str, arguments: Annotated[dict[str, Any], Body()]) -> Any:
+    async def call_tool(tool_name: str, arguments: Annotated[dict[str, Any], Body()],
+                        view_id: Annotated[str | None, StringConstraints(max_length=max_name_len)] = None) -> Any:
         if tool_name not in env.tool_names:
             raise HTTPException(404, f"Unknown tool {tool_name!r}. Tools: {', '.join(env.tool_names)}.")
         check_arguments(arguments, tool_name)
-        obs = await run_call(tool_name, arguments)
+        if view_id:
+            obs = await run_in_view(tool_name, arguments, view_id)
+        else:
+            obs = await run_call(tool_name, arguments)
         status = _STATUS_FOR.get(obs.error_kind or "", 200)
         if status != 200:
             return JSONResponse({"detail": obs.text, **ToolReply.of(obs).model_dump()}, status_code=status)
@@ -600,6 +671,8 @@ def create_app(
     app.add_middleware(
         _OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len, node_info_replies=node_info_replies
     )
+    if token:
+        app.add_middleware(_TokenGuard, token=token)  # added last: the outermost layer, before the fast path
     return app
 
 
@@ -613,10 +686,13 @@ def serve(
     access_log: bool = False,
     blas_threads: int | None = None,
     prerender_entities: int = 250_000,
+    token: str | None = None,
     **app_options: Any,
 ) -> None:
-    """Serve ``env`` with uvicorn until interrupted. Loopback by default: the server has no authentication,
-    so bind another interface only on a trusted network. Entity embeddings are loaded (or built and cached)
+    """Serve ``env`` with uvicorn until interrupted. Loopback by default. ``token`` (``hopforge serve-tools``
+    passes ``$HOPFORGE_TOOL_TOKEN``): every request must carry it; listening beyond loopback without one is refused
+    (``InputError``), since rollout workers of other nodes then reach the server over the network. Entity
+    embeddings are loaded (or built and cached)
     before the port opens, so the first request does not pay for them. The per-request access log is off by
     default: RL rollouts send thousands of requests a second, and ``GET /stats`` summarises them instead.
     ``app_options`` go to ``create_app``.
@@ -639,6 +715,11 @@ def serve(
 
     if workers < 1:
         raise InputError(f"workers must be >= 1, got {workers}")
+    if not token and not is_loopback_host(host):
+        raise InputError(f"serving the tools on {host} (beyond loopback) needs a shared token: set {TOKEN_ENV} in "
+                         "the server's environment and the same value where the clients run")  # fmt: skip
+    if token:
+        app_options = {**app_options, "token": token}
     if blas_threads is None and workers > 1:
         blas_threads = 1
     if blas_threads is not None:
@@ -744,6 +825,8 @@ def serve_workers(
     children: dict[int, float] = {}
     stopping = False
 
+    supervisor = os.getpid()
+
     def start_worker() -> None:
         pid = os.fork()
         if pid:
@@ -751,6 +834,7 @@ def serve_workers(
             return
         code = 1
         try:
+            die_with_parent(signal.SIGKILL, supervisor)  # a supervisor killed with SIGKILL leaves no worker behind
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             own = sock

@@ -1,21 +1,30 @@
 """Build the KG tool environment from the warehouse: the current graph of each domain, indexed with the
-configured embedder (or the model-free hashing embedder when asked, e.g. where no embedding model is installed)."""
+configured embedder (or the model-free hashing embedder when asked, e.g. where no embedding model is installed),
+with the text search (``web_search``) over each domain's corpus chunks where it has any, and the IKG views
+(``tasks.env.ikg``) the tool server serves: made on demand from the warehouse's questions, or registered from an
+export's rows (``export_views``)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
 
 from gateway.embeddings import shared_embedder
 from schemas.config import EmbeddingConfig, Settings
 from schemas.errors import InputError
+from schemas.qa import QA, PathEdge
+from schemas.tools import KG_TOOLS
 from tasks.graph.kg import KnowledgeGraph
+from tasks.env.ikg import IKGError, ViewRegistry, make_view
 from tasks.env.index import HashingEmbedder
+from tasks.env.text_search import TextIndex, cached_text_index
 from tasks.env.tools import ToolEnvironment
 from warehouse.db import Warehouse
 from warehouse.graphs import current_snapshots, load_graph
+from warehouse.text_chunks import domain_chunks
 
 EmbedderChoice = Literal["configured", "hashing"]
 
@@ -31,12 +40,64 @@ def load_graphs(wh: Warehouse, domains: list[str] | None = None) -> list[Knowled
 
 
 def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | None = None,
-                     embedder: EmbedderChoice = "configured") -> ToolEnvironment:
+                     embedder: EmbedderChoice = "configured", *, texts: bool = True) -> ToolEnvironment:
+    """The tools over the current graphs; with ``texts``, ``web_search`` over the corpus chunks of every domain
+    that has any (offered only then), indexed with the same embedder."""
     graphs = load_graphs(wh, domains)
     if not graphs:
         raise InputError("no graphs in the warehouse: run `hopforge graph build` or `hopforge graph import` first")
     emb = HashingEmbedder() if embedder == "hashing" else shared_embedder(settings.embeddings)
-    return ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes")
+    found: dict[str, TextIndex] = {}
+    if texts:
+        for g in graphs:
+            chunks = domain_chunks(wh, g.domain)
+            if chunks:
+                found[g.domain] = cached_text_index(chunks, emb, name=g.domain, cache_dir=settings.data_dir / "indexes")
+    tools = KG_TOOLS + (("web_search",) if found else ())
+    env = ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes", tools=tools, texts=found)
+    for index in found.values():
+        index.warm()
+    return env
+
+
+def warehouse_views(wh: Warehouse, env: ToolEnvironment) -> ViewRegistry:
+    """The IKG views of every question of the loaded graphs' snapshots, made on first use from the view id
+    (``<qa_id>@ikg-<percent>``): the questions are read now (the server forks and drops the warehouse)."""
+    graphs = {d: env.indexes[d].graph for d in env.domains}
+    snaps = sorted({g.snapshot_id for g in graphs.values() if g.snapshot_id})
+    qas = wh.read("qa", QA, "snapshot_id IN (SELECT unnest(?::VARCHAR[]))", [snaps], order_by="qa_id") if snaps else []
+    return ViewRegistry(questions={q.qa_id: q for q in qas}, graphs=graphs)
+
+
+def export_views(rows: Sequence[Mapping[str, Any]], graphs: Mapping[str, KnowledgeGraph],
+                 registry: ViewRegistry | None = None) -> ViewRegistry:
+    """``registry`` (a new one by default) with the view of every IKG row of an export's ``qa`` config, rebuilt over
+    ``graphs``; ``IKGError`` when a row's domain is not loaded or the graph hides other triples than the row says
+    (the export was made from another snapshot)."""
+    registry = registry if registry is not None else ViewRegistry()
+    for row in rows:
+        if row.get("kg_setting") != "incomplete":
+            continue
+        graph = graphs.get(row["domain"])
+        if graph is None:
+            raise IKGError(f"IKG view {row['view_id']}: no graph loaded for domain {row['domain']!r}")
+        edges = [PathEdge(**e) for e in row["path_edges"]]
+        view = make_view(graph, row["qa_id"], edges, row["ikg_level"])
+        if view.view_id != row["view_id"] or view.hidden_triples() != [list(t) for t in row["hidden_triples"]]:
+            raise IKGError(f"IKG view {row['view_id']}: the loaded {row['domain']} graph hides other triples than the "
+                           "export says; serve the graph snapshot the export was made from")
+        registry.add(view, row["domain"])
+    return registry
+
+
+def export_qa_rows(export_dir: str | Path) -> list[dict[str, Any]]:
+    """The rows of an export's ``qa`` config (every split)."""
+    import pyarrow.parquet as pq
+
+    files = sorted((Path(export_dir) / "qa").glob("*.parquet"))
+    if not files:
+        raise InputError(f"{export_dir} holds no qa config: give the directory of a hopforge export")
+    return [r for f in files for r in pq.read_table(f).to_pylist()]
 
 
 _ENVS: OrderedDict[tuple[str, str, tuple[str, ...]], ToolEnvironment] = OrderedDict()

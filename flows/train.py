@@ -34,11 +34,12 @@ from flows.progress import Progress
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.qa import Split
+from tasks.ops import children
 from training.merge import plan_merge
 from training.plan import ExportView, TrainingError, TrainPlan, load_export, resolve_export
 from training.rl import TRLOptions, VerlOptions, check_plan, plan_trl, plan_verl
 from training.runs import LaunchResult, check_timeout, curves_svg, final_metrics, launch, metric_rows, training_row
-from training.serve import ServeOptions, VLLMServer, policy_endpoint, serve_command_line
+from training.serve import ServeOptions, VLLMServer, serve_command_line
 from training.sft import SFTOptions, plan_sft, validate_sft_config
 
 
@@ -171,6 +172,7 @@ def tool_server(settings: Settings, *, port: int | None = None, embedder: str = 
     env = dict(os.environ)
     env["HOPFORGE_DATA_DIR"] = str(settings.data_dir)
     env["HOPFORGE_WAREHOUSE"] = str(settings.warehouse_path)
+    env.pop("HOPFORGE_TOOL_TOKEN", None)  # a loopback server takes no token (training.tool_auth)
     config_file = getattr(settings, "_config_file", None)
     if config_file:
         env["HOPFORGE_CONFIG"] = str(config_file)
@@ -201,7 +203,8 @@ def _start_tool_server(port: int, embedder: str, workers: int, env: dict[str, st
             "--embedder", embedder, "--workers", str(workers)]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as handle:  # the child keeps its own descriptor
-        proc = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, env=env)
+        # dies with this process (and its workers with it), however this process ends
+        proc = children.popen(argv, stdout=handle, stderr=subprocess.STDOUT, env=env)
     return proc, f"http://127.0.0.1:{port}"
 
 
@@ -353,11 +356,12 @@ def train_and_eval(
 
     out["serve_command"] = serve_command_line(checkpoint, serve)
     log = settings.data_dir / "logs" / f"vllm-{serve.served_name}.log"
-    with VLLMServer(checkpoint, serve, log):
-        policy = settings.roles.policy.model_copy(update=policy_endpoint(serve))
+    with VLLMServer(checkpoint, serve, log) as server:
+        policy = settings.roles.policy.model_copy(update=server.policy_endpoint(settings.roles.policy.extra_body))
         roles = settings.roles.model_copy(update={"policy": policy})
         eval_settings = settings.model_copy(update={"roles": roles})
-        out["eval"] = evaluate_policy(split=eval_split, limit=eval_limit, settings=eval_settings)
+        out["eval"] = evaluate_policy(split=eval_split, limit=eval_limit, trained_as=server.plan.chat.kind,
+                                      serving=server.record(), settings=eval_settings)  # fmt: skip
     return out
 
 

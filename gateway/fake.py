@@ -48,6 +48,7 @@ from typing import Any, Literal, TypeAlias
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -237,7 +238,10 @@ class RecordedRequest:
     served it (None for the default reply or non-chat paths); ``status`` is the HTTP status it
     was answered with; ``response`` is the JSON body sent back; ``delay_s`` is the injected sleep
     (latency + hang) before answering. A request is recorded when its answer is decided, before
-    the injected sleep, so a client that timed out still sees it logged.
+    the injected sleep, so a client that timed out still sees it logged. ``answered`` is the
+    ``time.time()`` at which the whole answer had been handed to the connection (None until then):
+    a request recorded but not answered at a moment was in flight then, which is how the kill -9
+    tests observe the calls a killed client had in flight.
     """
 
     method: str
@@ -249,6 +253,7 @@ class RecordedRequest:
     status: int
     response: JSON = None
     delay_s: float = 0.0
+    answered: float | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -1005,7 +1010,7 @@ class FakeOpenAI:
         status: int,
         response: JSON,
         delay_s: float = 0.0,
-    ) -> None:
+    ) -> RecordedRequest:
         entry = RecordedRequest(
             method=request.method,
             path=request.scope["path"],  # cheaper than request.url, which parses the whole URL
@@ -1019,6 +1024,13 @@ class FakeOpenAI:
         )
         with self._lock:
             self.requests.append(entry)
+        return entry
+
+    @staticmethod
+    def _reply(entry: RecordedRequest, payload: JSON, status: int = 200,
+               headers: dict[str, str] | None = None) -> JSONResponse:
+        """The answer to a recorded request; Starlette runs its background step once the body is written."""
+        return JSONResponse(payload, status_code=status, headers=headers, background=BackgroundTask(_answered, entry))
 
     async def _read_json(self, request: Request) -> tuple[JSON, str | None]:
         raw = await request.body()
@@ -1044,8 +1056,8 @@ class FakeOpenAI:
         delay_s: float = 0.0,
     ) -> JSONResponse:
         payload = _error_body(status, message)
-        self._record(request, body, arrived, responder, status, payload, delay_s)
-        return JSONResponse(payload, status_code=status, headers=headers)
+        entry = self._record(request, body, arrived, responder, status, payload, delay_s)
+        return self._reply(entry, payload, status, headers)
 
     def _plan(self, body: dict[str, Any]) -> _Plan:
         """Pick the fault(s) and responder for a chat request; consumes ``times`` counters."""
@@ -1162,9 +1174,9 @@ class FakeOpenAI:
                 "total_tokens": prompt_tokens + completion_tokens * n,
             },
         }
-        self._record(request, body, arrived, responder, 200, payload, plan.delay_s)
+        entry = self._record(request, body, arrived, responder, 200, payload, plan.delay_s)
         await self._sleep(plan.delay_s - (time.monotonic() - started))
-        return JSONResponse(payload)
+        return self._reply(entry, payload)
 
     async def _content(self, responder: Responder | None, body: dict[str, Any]) -> str:
         reply: Any = responder.reply if responder is not None else None
@@ -1222,8 +1234,7 @@ class FakeOpenAI:
             "model": model,
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
-        self._record(request, body, arrived, None, 200, payload)
-        return JSONResponse(payload)
+        return self._reply(self._record(request, body, arrived, None, 200, payload), payload)
 
     async def _models(self, request: Request) -> Response:
         arrived = time.time()
@@ -1251,6 +1262,12 @@ class FakeOpenAI:
         return self._error(
             request, body, arrived, 404, f"{request.method} {request.url.path} is not served by FakeOpenAI"
         )
+
+
+async def _answered(entry: RecordedRequest) -> None:
+    # A coroutine, so Starlette runs it in the same task right after writing the body (a plain function would go
+    # to a worker thread and be stamped late).
+    entry.answered = time.time()
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

@@ -25,6 +25,7 @@ import httpx
 
 from gateway.endpoints import EndpointUnavailable, ResolvedEndpoint
 from schemas.config import ROLES, Endpoint, Settings
+from tasks.ops import children
 
 DEMO_NOTICE = (
     "hopforge: no endpoint is configured for role(s) {roles}; using the embedded demo-quality model "
@@ -126,7 +127,8 @@ class LocalModelServer:
         if self.log_path is None:
             self.log_path = Path(tempfile.gettempdir()) / f"hopforge-llama-{self.port}.log"
         self._log_file = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(argv, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        # Tied to this process: a command killed with SIGKILL runs no exit handler, and the server would live on.
+        self.proc = children.popen(argv, stdout=self._log_file, stderr=subprocess.STDOUT, start_new_session=True)
         atexit.register(self.stop)
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:

@@ -34,6 +34,26 @@ StructuredMode = Literal["json_schema", "json_object_schema", "json_object", "no
 
 
 
+def check_base_url(v: str | None) -> str | None:
+    """An endpoint's base URL: http or https with a host (``http://``, ``https:///v1``, ``localhost:8000`` or
+    ``ftp://x`` are refused here, not after a run has sampled its seeds); empty means none. Trailing ``/`` dropped."""
+    from urllib.parse import urlsplit
+
+    if v is None or v == "":
+        return None
+    example = "e.g. http://localhost:8000/v1"
+    try:
+        parts = urlsplit(v)
+        host, _ = parts.hostname, parts.port  # .port raises on a port that is not a number
+    except ValueError as exc:
+        raise ValueError(f"is not a valid URL (got {v!r}: {exc}); {example}") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"must start with http:// or https:// (got {v!r}), {example}")
+    if not host:
+        raise ValueError(f"has no host (got {v!r}); give the server's host and port, {example}")
+    return v.rstrip("/")
+
+
 class Sampling(BaseModel):
     """Default sampling parameters of a role; a call may override any of them."""
 
@@ -94,11 +114,7 @@ class Endpoint(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _url_scheme(cls, v: str | None) -> str | None:
-        if v is None or v == "":
-            return None
-        if not (v.startswith("http://") or v.startswith("https://")):
-            raise ValueError(f"must start with http:// or https:// (got {v!r}), e.g. http://localhost:8000/v1")
-        return v.rstrip("/")
+        return check_base_url(v)
 
     @model_validator(mode="after")
     def _model_needs_url(self) -> "Endpoint":
@@ -147,6 +163,11 @@ class EmbeddingConfig(BaseModel):
     batch_size: int = Field(64, ge=1)
     max_concurrency: int = Field(4, ge=1)
     timeout_s: float = Field(60.0, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url_scheme(cls, v: str | None) -> str | None:
+        return check_base_url(v)
 
     @model_validator(mode="after")
     def _remote_needs_model(self) -> "EmbeddingConfig":
@@ -263,6 +284,32 @@ class SeedBallConfig(BaseModel):
         return self
 
 
+class IKGConfig(BaseModel):
+    """Incomplete-graph (IKG) variants of exported questions (Graph-RFT's IKG-x% settings, ``tasks.env.ikg``): each
+    level hides that share of a question's gold-path triples from the graph the agent sees, and a variant is kept
+    only when the hidden facts can be read in the domain's corpus by the text search (or the answer is still
+    reachable). An empty ``levels`` (the default) exports no variants: building the text index costs an embedding
+    of every corpus chunk."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    levels: list[float] = Field(default_factory=list, description="IKG levels to export, each in (0, 1), e.g. "
+                                "[0.2, 0.4]; empty: no IKG variants.")
+    top_k: int = Field(3, ge=1, le=10, description="A hidden fact counts as findable when its source chunk is in "
+                       "this many text-search results (Graph-RFT: top 3).")
+    embedder: Literal["configured", "hashing"] = Field(
+        "configured", description="The embedder of the checks and template trajectories' entity and text search: "
+        "the configured one, or the model-free hashing one; serve the tools with the same (`serve-tools --embedder`).")
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, v: list[float]) -> list[float]:
+        bad = [x for x in v if not 0.0 < x < 1.0]
+        if bad:
+            raise ValueError(f"IKG levels must be shares between 0 and 1, both excluded (0.4 for IKG-40%), got {bad}")
+        return sorted(set(v))
+
+
 class RunnerConfig(BaseModel):
     """Where the flows' batch tasks run (graph building per domain, generation, gold-path verification,
     distillation). ``threads``: a thread pool in the flow process (the default). ``ray``: Ray through prefect-ray,
@@ -312,6 +359,7 @@ class Settings(BaseSettings):
     quality: QualityConfig = Field(default_factory=QualityConfig)
     seeds: SeedBallConfig = Field(default_factory=SeedBallConfig)
     runner: RunnerConfig = Field(default_factory=RunnerConfig)
+    ikg: IKGConfig = Field(default_factory=IKGConfig)
 
     # Set through load_settings(config_file=...) or HOPFORGE_CONFIG; not a field users write in the file.
     _config_file: Path | None = None

@@ -2,14 +2,17 @@
 calls, and the record of one agent run.
 
 The argument models are the single source of truth for a tool's signature: the JSON schema shown to a model
-(``tool_schema``), the positional-argument order of a Python-style call (``ToolSpec.parameters``) and the
-validation of every call (``ToolSpec.args.model_validate``) all come from them.
+(``tool_schema``, the tool contract every training and serving path uses), the positional-argument order of a
+Python-style call (``ToolSpec.parameters``) and the validation of every call (``ToolSpec.args.model_validate``) all
+come from them.
 
 Tool families:
 
 - Omne-R1: ``entity_matcher(node_name, graph_type)`` and ``node_info(node_name, graph_type)``.
 - Graph-RFT: ``relation_search(entity, relation)`` and ``neighbor_search(entity, relation)``.
 - KG-Hopper: ``search(entity)``.
+- Text: ``web_search(query)`` (Graph-RFT's name; ``text_search`` is its alias) over the corpus chunks of the
+  graph's domain, for facts an incomplete graph lacks (``tasks.env.text_search``, ``tasks.env.ikg``).
 
 The Graph-RFT and KG-Hopper tools take an optional ``graph_type``: their papers work on one graph, so the
 environment fills in its default domain when the argument is left out.
@@ -17,7 +20,9 @@ environment fills in its default domain when the argument is left out.
 
 from __future__ import annotations
 
+import inspect
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -68,6 +73,14 @@ class NeighborSearchArgs(_Args):
 class SearchArgs(_Args):
     entity: str = Field(min_length=1, description="The exact name of the entity whose facts to retrieve.")
     graph_type: str | None = Field(default=None, description=_GRAPH_TYPE_HELP)
+
+
+class WebSearchArgs(_Args):
+    query: str = Field(
+        description="What to look up in the text: the entity and the relation the graph had no information on, "
+        "e.g. 'Alan Turing born in'.",
+    )
+    graph_type: str | None = Field(default=None, description="Which domain's texts to search (the graph's domain).")
 
 
 class ToolSpec(BaseModel):
@@ -142,59 +155,116 @@ TOOL_SPECS: dict[str, ToolSpec] = {
             args=SearchArgs,
             description="Retrieve the facts about an entity as (head, relation, tail) triples.",
         ),
+        ToolSpec(
+            name="web_search",
+            family="graph_rft",
+            args=WebSearchArgs,
+            description=(
+                "Search the texts the knowledge graph was built from for passages about an entity and a relation, "
+                "best first. Use it when the graph tools have no information on a fact."
+            ),
+        ),
+        ToolSpec(
+            name="text_search",
+            family="graph_rft",
+            args=WebSearchArgs,
+            description=(
+                "Search the texts the knowledge graph was built from for passages about an entity and a relation, "
+                "best first (the same tool as web_search)."
+            ),
+        ),
     )
 }
+
+#: The text-search tools (Graph-RFT's ``web_search``, and ``text_search``, its alias): offered only where a text
+#: collection is loaded, so an environment offers the graph tools by default.
+TEXT_TOOLS: tuple[str, ...] = ("web_search", "text_search")
+#: The graph tools.
+KG_TOOLS: tuple[str, ...] = tuple(n for n in TOOL_SPECS if n not in TEXT_TOOLS)
 
 #: The tools the Omne-R1 recipe uses, in the order they are offered.
 OMNE_TOOLS: tuple[str, ...] = ("entity_matcher", "node_info")
 
 
-def _strip_titles(node: Any) -> Any:
-    """Drop pydantic's auto-generated ``title`` keys: they repeat the property name and cost prompt tokens."""
-    if isinstance(node, dict):
-        return {k: _strip_titles(v) for k, v in node.items() if k != "title" or not isinstance(v, str)}
-    if isinstance(node, list):
-        return [_strip_titles(v) for v in node]
-    return node
+# -- the tool contract: one schema per tool, the same bytes in every chat template -----------------------------------
+
+#: The JSON types an argument may have, with the Python annotation that makes ``transformers.get_json_schema`` (what
+#: TRL turns a tool function into) give the same type.
+_JSON_TYPES: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
+
+
+class ToolContractError(TypeError):
+    """A tool whose arguments the tool contract cannot describe the same way on every training and serving path."""
+
+
+def _contract_property(tool: str, arg: str, prop: dict[str, Any]) -> dict[str, Any]:
+    """``{"type", "description"}`` of one argument. ``str | None`` (an optional argument) is its plain type: it is
+    optional by being absent from ``required``."""
+    branches = [b for b in prop.get("anyOf", [prop]) if b.get("type") != "null"]
+    kind = branches[0].get("type") if len(branches) == 1 else None
+    if kind not in _JSON_TYPES or "enum" in branches[0] or not prop.get("description"):
+        raise ToolContractError(f"tool {tool!r} argument {arg!r} must be a described plain {'/'.join(_JSON_TYPES)}: "
+                                "verl keeps only type, description and enum of a property, and TRL derives the "
+                                "schema from a typed function, so anything else would read differently there")
+    return {"type": kind, "description": prop["description"]}
 
 
 @lru_cache(maxsize=None)
-def _base_schema_json(name: str) -> str:
+def _contract_json(name: str) -> str:
     spec = TOOL_SPECS[name]
-    params = _strip_titles(spec.args.model_json_schema())
-    for prop in params.get("properties", {}).values():
-        # ``str | None`` renders as anyOf[string, null]; models and vLLM's tool parsers handle a plain
-        # optional string (absent from ``required``) better.
-        if "anyOf" in prop:
-            branches = [b for b in prop.pop("anyOf") if b.get("type") != "null"]
-            if len(branches) == 1:
-                prop.update(branches[0])
-        prop.pop("default", None)
-    params["additionalProperties"] = False
-    return json.dumps(
-        {"type": "function", "function": {"name": name, "description": spec.description, "parameters": params}}
-    )
+    props = {arg: _contract_property(name, arg, prop)
+             for arg, prop in spec.args.model_json_schema().get("properties", {}).items()}  # fmt: skip
+    if not spec.required:
+        raise ToolContractError(f"tool {name!r} has no required argument: transformers leaves `required` out then, "
+                                "so TRL's schema would differ from the others")
+    params = {"type": "object", "properties": props, "required": list(spec.required)}
+    return json.dumps({"type": "function", "function": {"name": name, "description": spec.description,
+                                                        "parameters": params}})  # fmt: skip
 
 
-def tool_schema(name: str, graph_type: str | None = None) -> dict[str, Any]:
-    """The OpenAI function-tool definition of ``name`` (``{"type": "function", "function": {...}}``).
+def tool_schema(name: str) -> dict[str, Any]:
+    """The tool contract of ``name``: the OpenAI function-tool definition every path shows the model.
 
-    With ``graph_type``, the ``graph_type`` parameter is narrowed to that one value (an ``enum``, as in the
-    Omne-R1 prompt), so a model that copies the schema cannot pick another graph. Each call returns a fresh
-    dict the caller may change. ``KeyError`` for an unknown tool.
+    SFT rows (the export's ``tools`` column, rendered by LLaMA-Factory), verl's tool config, TRL's tool functions
+    (``tool_function``) and the evaluation loop all take it from here, so the tool block of their prompts is the
+    same text. Its shape is the subset all of them keep as written: verl reads a schema into
+    ``OpenAIFunctionToolSchema`` and renders ``model_dump(exclude_unset=True, exclude_none=True)`` (a property keeps
+    ``type``, ``description`` and ``enum`` only, in that order); transformers' ``get_json_schema`` gives ``type``
+    then ``description`` for a typed, documented argument. So: no ``minLength``, no ``additionalProperties``, no
+    per-question ``enum`` (verl's tool config is one schema per tool for the whole run; the instructions name the
+    graph, and the environment refuses any other). The argument models still validate every call. Each call
+    returns a fresh dict; ``KeyError`` for an unknown tool.
     """
-    schema = json.loads(_base_schema_json(name))
-    if graph_type is not None:
-        prop = schema["function"]["parameters"]["properties"].get("graph_type")
-        if prop is not None:
-            prop["enum"] = [graph_type]
-            prop["description"] = f"Which knowledge graph to query; must be '{graph_type}' for this question."
-    return schema
+    return json.loads(_contract_json(name))
 
 
-def tool_schemas(names: list[str] | tuple[str, ...], graph_type: str | None = None) -> list[dict[str, Any]]:
+def tool_schemas(names: list[str] | tuple[str, ...]) -> list[dict[str, Any]]:
     """``tool_schema`` for each name, in the order given."""
-    return [tool_schema(n, graph_type) for n in names]
+    return [tool_schema(n) for n in names]
+
+
+def tool_function(name: str, call: Callable[[str, dict[str, Any]], str]) -> Callable[..., str]:
+    """A Python function offering tool ``name`` to TRL, which builds a tool's schema from a function with
+    ``transformers.get_json_schema``: the signature (keyword-only arguments, optional ones defaulting to ``None``),
+    annotations and Google-style docstring are written from ``tool_schema(name)`` so that the schema TRL renders
+    is the contract itself (no return annotation or ``Returns:`` section: either would add a ``return`` key).
+    Calling it runs ``call(name, arguments)`` with the arguments given (``None`` ones left out)."""
+    fn = tool_schema(name)["function"]
+    props = fn["parameters"]["properties"]
+    required = set(fn["parameters"]["required"])
+
+    def tool(**arguments: Any) -> str:
+        return call(name, {k: v for k, v in arguments.items() if v is not None})
+
+    empty = inspect.Parameter.empty
+    tool.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=_JSON_TYPES[p["type"]],
+                          default=empty if k in required else None) for k, p in props.items()])  # fmt: skip
+    tool.__annotations__ = {k: _JSON_TYPES[p["type"]] for k, p in props.items()}
+    args = "\n".join(f"    {k}: {p['description']}" for k, p in props.items())
+    tool.__doc__ = f"{fn['description']}\n\nArgs:\n{args}"
+    tool.__name__ = tool.__qualname__ = name
+    return tool
 
 
 # -- observations and calls -------------------------------------------------------------------------------------------
@@ -204,6 +274,7 @@ ErrorKind = Literal[
     "unknown_tool",  # a tool name the environment does not offer
     "bad_arguments",  # missing, extra, duplicated or mistyped arguments
     "unknown_graph",  # graph_type is not a loaded domain
+    "unknown_view",  # an IKG view id the tool server does not know (tasks.env.ikg)
     "unknown_entity",  # no entity by that name (the observation lists the closest ones)
     "no_match",  # the entity exists but nothing matches the relation asked for
     "skipped",  # a call beyond the per-round limit, not executed
@@ -296,8 +367,9 @@ class AgentRun(BaseModel):
     """The full record of one multi-turn tool-use run.
 
     ``messages`` is the conversation as sent to the endpoint (system, user, assistant, tool observations), plus
-    the last assistant reply. Reasoning is not in ``messages``: ``reasoning[i]`` belongs to the i-th assistant
-    message (``None`` when it had none), so exports can put it back (``<think>`` blocks) or leave it out.
+    the last assistant reply. Reasoning is not in ``messages`` (unless the run was asked to send it back,
+    ``AgentConfig.keep_reasoning``): ``reasoning[i]`` belongs to the i-th assistant message (``None`` when it had
+    none), so exports can put it back (``<think>`` blocks) or leave it out.
     ``rounds`` counts tool rounds (assistant turns that made at least one tool call); ``generations`` counts
     every endpoint call, nudges included. ``repeated_calls`` counts calls identical (name and arguments) to an
     earlier call of the same run. ``final_answer`` is set only when ``end_reason == "answer"``.
@@ -333,11 +405,16 @@ __all__ = [
     "Observation",
     "RelationSearchArgs",
     "SearchArgs",
+    "KG_TOOLS",
+    "TEXT_TOOLS",
     "TOOL_SPECS",
     "TokenCounts",
     "ToolCall",
     "ToolCallRecord",
+    "ToolContractError",
     "ToolSpec",
+    "WebSearchArgs",
+    "tool_function",
     "tool_schema",
     "tool_schemas",
 ]

@@ -11,6 +11,7 @@ import pytest
 from gateway.client import ChatResult, LLMGateway
 from gateway.fake import Fault
 from schemas.config import load_settings
+from schemas.tools import tool_schema, tool_schemas
 from tasks.env.agent_loop import AgentConfig, build_system_prompt, run_agent, run_agents
 from tasks.graph.importers import read_triples
 from tasks.env.index import HashingEmbedder
@@ -203,7 +204,7 @@ async def test_api_style_sends_tools_and_reads_text_fallback(fake_llm, tmp_path,
     run = await run_agent(make_gateway(fake_llm, tmp_path), env, QUESTION, "cs", AgentConfig(style="api"))
     body = fake_llm.requests[0].json
     assert [t["function"]["name"] for t in body["tools"]] == ["entity_matcher", "node_info"]
-    assert body["tools"][0]["function"]["parameters"]["properties"]["graph_type"]["enum"] == ["cs"]
+    assert body["tools"] == tool_schemas(["entity_matcher", "node_info"])  # the tool contract, as every path shows it
     assert "<tools>" not in body["messages"][0]["content"]
     # A model that writes <tool_call> text anyway is still understood.
     assert run.end_reason == "answer" and run.rounds == 1 and run.style == "api"
@@ -248,6 +249,38 @@ async def test_api_tool_calls_get_tool_messages_with_ids(env):
     assert run.tokens.per_round == [12, 8]
 
 
+async def test_earlier_turns_go_back_with_their_reasoning_when_asked(fake_llm, tmp_path, env):
+    """keep_reasoning: each assistant turn is sent back behind its <think> block, as SFT rows and RL rollouts hold
+    earlier turns; the gateway had separated the reasoning from the content."""
+    script(fake_llm, [MATCH, ANSWER], reasoning="I should look the paper up first.")
+    run = await run_agent(make_gateway(fake_llm, tmp_path), env, QUESTION, "cs", AgentConfig(keep_reasoning=True))
+    assert run.end_reason == "answer"
+    sent = sent_messages(fake_llm, 1)[2]
+    assert sent == {"role": "assistant", "content": "<think>\nI should look the paper up first.\n</think>\n\n" + MATCH}
+    assert run.reasoning == ["I should look the paper up first."] * 2
+
+
+async def test_api_turns_keep_their_reasoning_beside_the_calls(env):
+    args = json.dumps({"node_name": "Alan Turing", "graph_type": "cs"})
+    gw = StubGateway([
+        ChatResult(role="policy", text="", reasoning="  Look him up.\n", completion_tokens=5,
+                   tool_calls=[{"id": "call_a", "name": "node_info", "arguments": args}]),
+        ChatResult(role="policy", text="<answer>King's College, Cambridge</answer>", completion_tokens=3),
+    ])  # fmt: skip
+    run = await run_agent(gw, env, QUESTION, "cs", AgentConfig(role="policy", style="api", keep_reasoning=True))
+    assistant = gw.requests[1]["messages"][2]
+    # What Qwen3's chat template reads back as this turn's reasoning, before its <tool_call>: the SFT rows' layout.
+    assert assistant["content"] == "<think>\nLook him up.\n</think>\n\n"
+    assert assistant["tool_calls"][0]["function"] == {"name": "node_info", "arguments": args}
+    assert run.end_reason == "answer"
+    # A turn without reasoning goes back as it came.
+    gw = StubGateway([ChatResult(role="policy", text="", completion_tokens=5,
+                                 tool_calls=[{"id": "c", "name": "node_info", "arguments": args}]),
+                      ChatResult(role="policy", text="<answer>x</answer>", completion_tokens=3)])  # fmt: skip
+    await run_agent(gw, env, QUESTION, "cs", AgentConfig(role="policy", style="api", keep_reasoning=True))
+    assert gw.requests[1]["messages"][2]["content"] is None
+
+
 async def test_run_agents_keeps_input_order(fake_llm, tmp_path, env):
     def reply(body):
         question = body["messages"][1]["content"]
@@ -262,7 +295,7 @@ def test_system_prompt_describes_tools_in_the_text_style(env):
     prompt = build_system_prompt(env, "cs")
     assert '"cs" knowledge graph' in prompt and "<tools>" in prompt and "at most 7 times" in prompt
     assert 'node_info(node_name="...", graph_type="cs")' in prompt
-    assert '"enum": ["cs"]' in prompt
+    assert json.dumps(tool_schema("node_info"), ensure_ascii=False) in prompt
     assert "<answer>" in prompt and "<think>" in prompt and "<tool_response>" in prompt
     json_prompt = build_system_prompt(env, "cs", AgentConfig(call_format="json", ask_for_think=False))
     assert '{"name": "node_info", "arguments": {"node_name": "...", "graph_type": "cs"}}' in json_prompt

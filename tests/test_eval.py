@@ -12,6 +12,7 @@ from eval.metrics import aggregate, em, f1, hit1, summarize
 from gateway.client import LLMGateway
 from gateway.fake import Fault
 from schemas.config import load_settings
+from schemas.errors import InputError
 from tests.test_trajectories import GRAPHS, THREE_HOP, TWO_HOP, gold_for, make_qa
 
 ONE_HOP = (["Alan Turing", "King's College, Cambridge"], "Where did Alan Turing study?")
@@ -147,6 +148,34 @@ async def test_judge_rules_only_when_em_fails(fake_llm, tmp_path, kg):
     assert len([r for r in fake_llm.requests if r.json["model"] == "fake-judge"]) == 1
 
 
+async def test_a_checkpoint_is_evaluated_in_the_context_it_was_trained_in(fake_llm, tmp_path, kg, env):
+    """for_checkpoint: the tools go through the chat template (the contract, in the request), the system prompt is
+    the export's, and on think rows each earlier turn goes back with its <think> block."""
+    from schemas.tools import OMNE_TOOLS, tool_schemas
+    from tasks.export.datasets import tool_system_prompt
+
+    qa = make_qa(kg, *TWO_HOP, split="test")
+    call = '<tool_call>\n{"name": "node_info", "arguments": {"node_name": "Alan Turing", "graph_type": "cs"}}\n</tool_call>'
+
+    def reply(body: dict[str, Any]) -> str:
+        done = any(m["role"] == "assistant" for m in body["messages"])
+        return f"<think>Then {KINGS}.</think><answer>{KINGS}</answer>" if done else f"<think>Turing first.</think>{call}"
+
+    fake_llm.add(reply=reply)
+    gw = gateway(fake_llm, tmp_path)
+    for trained_as, think in (("think", True), ("no_think", False)):
+        before = len(fake_llm.requests)
+        item = await evaluate_item(gw, env, qa, "tools", EvalConfig.for_checkpoint(trained_as), gold_for(qa))
+        assert item.em and item.n_rounds == 1
+        first, second = (r.json for r in fake_llm.requests[before:before + 2])
+        assert first["tools"] == tool_schemas(OMNE_TOOLS)
+        assert first["messages"][0]["content"] == tool_system_prompt("cs", OMNE_TOOLS, think=think)
+        sent = second["messages"][2]["content"]
+        assert sent == ("<think>\nTuring first.\n</think>\n\n" + call if think else call)
+    with pytest.raises(InputError, match="trained_as must be think or no_think"):
+        EvalConfig.for_checkpoint("maybe")  # type: ignore[arg-type]
+
+
 # -- the flow --------------------------------------------------------------------------------------------------------
 
 
@@ -213,6 +242,52 @@ def test_evaluate_flow_writes_items_runs_and_per_hop_metrics(prefect_harness, fa
         evaluate_policy(modes=["oracle"], settings=settings)  # the run form's choices refuse it
     with pytest.raises(ValueError, match="unknown or no mode"):
         evaluate_policy(modes=[], settings=settings)  # a valid type, refused by the flow's own check
+
+
+def test_a_served_checkpoint_run_records_its_server_and_format(prefect_harness, fake_llm, tmp_path):
+    from flows.evaluate import evaluate_policy
+    from warehouse.db import Warehouse
+
+    settings = load_settings(data_dir=tmp_path, roles=roles(fake_llm),
+                             embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})
+    qas = build_eval_warehouse(settings)
+    fake_llm.add(reply=f"<answer>{KINGS}</answer>")
+    serving = {"server": "vllm", "vllm_version": "0.33.0", "checkpoint": "/runs/sft/output",
+               "chat_format": {"kind": "think", "enable_thinking": True}}  # fmt: skip
+    out = evaluate_policy(modes=["tools"], limit=1, trained_as="think", serving=serving, settings=settings)
+    assert out["serving"] == serving and out["by_mode"]["tools"]["n"] == 1
+    assert fake_llm.requests[-1].json["tools"]  # a checkpoint gets its tools through the chat template
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        params = json.loads(wh.scalar("SELECT parameters FROM runs WHERE run_id = ?", [out["run_id"]]))
+    assert params["serving"] == serving and params["trained_as"] == "think"
+    assert qas
+
+
+def test_a_new_checkpoint_under_a_reused_served_name_is_measured_not_replayed(prefect_harness, fake_llm, tmp_path):
+    """Two checkpoints served one after the other under the same name: the second must be asked, not answered from
+    the first one's cached replies or finished items (the served name alone does not tell them apart)."""
+    from flows.evaluate import evaluate_policy
+    from training.serve import checkpoint_fingerprint
+
+    settings = load_settings(data_dir=tmp_path, roles=roles(fake_llm),
+                             embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})
+    build_eval_warehouse(settings)
+    fake_llm.add(reply=f"<answer>{KINGS}</answer>")
+    first, second = tmp_path / "ckpt-a", tmp_path / "ckpt-b"
+    for d, size in ((first, 1), (second, 2)):
+        d.mkdir()
+        (d / "model.safetensors").write_bytes(b"w" * size)
+    assert checkpoint_fingerprint(first) != checkpoint_fingerprint(second)
+
+    def serving(d):
+        return {"server": "vllm", "checkpoint": str(d), "checkpoint_fingerprint": checkpoint_fingerprint(d)}
+
+    evaluate_policy(modes=["no_tools"], limit=1, serving=serving(first), settings=settings)
+    calls = fake_llm.calls()
+    evaluate_policy(modes=["no_tools"], limit=1, serving=serving(first), settings=settings)
+    assert fake_llm.calls() == calls  # the same checkpoint again: reused
+    evaluate_policy(modes=["no_tools"], limit=1, serving=serving(second), settings=settings)
+    assert fake_llm.calls() == calls + 1  # another checkpoint: asked
 
 
 def test_paper_comparable_metrics_by_hand():
@@ -314,6 +389,8 @@ def test_item_keys_follow_what_decides_the_result():
         item_key(qa, "tools", EvalConfig(max_rounds=3), [], {"policy": {"model": "m"}}),
         item_key(qa, "tools", EvalConfig(params={"temperature": 0.5}), [], {"policy": {"model": "m"}}),
         item_key(qa, "tools", cfg, [], {"policy": {"model": "m2"}}),
+        item_key(qa, "tools", EvalConfig.for_checkpoint("think"), [], {"policy": {"model": "m"}}),
+        item_key(qa, "tools", EvalConfig.for_checkpoint("no_think"), [], {"policy": {"model": "m"}}),
     ]
     # Gold paths that say what the question's own path says are the same scoring: the same key.
     assert item_key(qa, "tools", cfg, gold_for(qa), {"policy": {"model": "m"}}) == base

@@ -12,6 +12,7 @@ import pytest
 from schemas.config import load_settings
 from schemas.qa import QA, GoldPath, make_qa_id
 from schemas.trajectories import Trajectory, make_trajectory_id
+from schemas.tools import tool_schemas
 from tasks.qa.context import path_edges
 from tasks.export.datasets import (
     EXPORT_CONFIGS,
@@ -253,7 +254,10 @@ def test_every_file_loads_with_datasets(warehouse, records, tmp_path):
     assert truth["gold_paths"] == [[list(e.triple()) for e in qas[1].path_edges]]
     extra = rl["extra_info"]
     assert extra["need_tools_kwargs"] is True and extra["index"] == 0 and extra["split"] == "validation"
-    assert extra["tools_kwargs"]["node_info"] == {"create_kwargs": {"graph_type": "cs"}}
+    assert extra["tools_kwargs"]["node_info"] == {"create_kwargs": {"graph_type": "cs", "view_id": None}}
+    # every row says its graph setting; without IKG levels every row is on the complete graph
+    assert truth["kg_setting"] == "complete" and (extra["kg_setting"], extra["ikg_level"], extra["view_id"]) == (
+        "complete", None, None) and extra["hidden_triples"] == []
     # the verifier refused the test question's only path: no gold triples for the path reward
     assert json.loads(loaded["rl"]["test"][0]["reward_model"]["ground_truth"])["gold_paths"] == []
 
@@ -270,7 +274,7 @@ def test_every_file_loads_with_datasets(warehouse, records, tmp_path):
     assert first_call["tool_calls"][0]["function"]["name"] == "entity_matcher" and first_call["content"] == "Let me look it up."
     assert rollout["messages"][4]["reasoning_content"] == "r1" and rollout["messages"][3]["tool_call_id"] == "call_0"
     assert [t["function"]["name"] for t in rollout["tools"]] == ["entity_matcher", "node_info"]
-    assert json.loads(rollout["tools_json"])[0]["function"]["parameters"]["properties"]["graph_type"]["enum"] == ["cs"]
+    assert json.loads(rollout["tools_json"]) == tool_schemas(["entity_matcher", "node_info"])
 
 
 def test_reexport_is_byte_identical(warehouse):

@@ -67,19 +67,39 @@ def test_factory_end_to_end_on_the_fake(prefect_harness, fake_llm, tmp_path):
     # questions to put two in the test split; test_qa_checks and test_qa_flow cover what the lexicon lets through.
     with Warehouse(settings.warehouse_path) as wh:
         store_one_each_way(wh, [read_triples(DEMO_GRAPHS / "cs.jsonl", "cs").to_graph()])
-    out = factory(domains=["cs"], n_seeds=N_SEEDS, free_seeds=0, n_rollouts=1, settings=settings,
+    out = factory(domains=["cs"], n_seeds=N_SEEDS, free_seeds=0, n_rollouts=1, settings=settings, build_docs=1,
+                  deep_questions=2, batch_size=4,
                   distill_limits={"max_rounds": 3, "max_tokens_per_round": 200, "cot_max_tokens": 200})
     # the fake extractor knows none of the demo entities: the built graph is empty, so the reference graph is used
     assert any(line.startswith("cs:") and "reference graph" in line for line in out["graph_choice"])
+    # LightRAG read one document of the domain's five, and one line says what it gave
+    assert out["build"]["built"]["cs"]["documents"] == 1
+    assert out["build_line"].startswith("LightRAG read 1 document(s) per domain (1 in all): ")
+    assert out["build_line"].endswith("later stages use the reference graphs")
+    assert list(out["timings"]) == ["graph build", "graph import", "questions", "gold paths", "trajectories",
+                                    "rollouts and long CoT", "export", "evaluation"]
+    assert all(v >= 0 for v in out["timings"].values())
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
         notes = [r["note"] for r in wh.query("SELECT note FROM qa_job_notes")]
+        batched = sorted((r["flow"], json.loads(r["parameters"])["batch_size"]) for r in wh.query(
+            "SELECT flow, parameters FROM runs WHERE flow IN ('verify-paths', 'distill-trajectories', 'evaluate-policy')"))
+    # the factory's batch size reaches every stage that batches per endpoint concurrency
+    assert batched == [("distill-trajectories", 4), ("distill-trajectories", 4), ("evaluate-policy", 4),
+                       ("verify-paths", 4)]
     # every seed's job gives a question, or a note that its subgraph offers no candidate path (a seed such as a county,
     # whose every path starts "the place that lies in Buckinghamshire", offers none)
     n = out["qa"][0]["accepted"]
     assert n + len(notes) == N_SEEDS and n >= N_SEEDS - 3
     assert all("candidate path" in note for note in notes), notes
     assert out["gold_paths"]["questions"] == n
-    assert out["trajectories"]["made"] == 3 * n  # each question x (template, 1 rollout, cot)
+    assert out["trajectories"]["made"] == n  # a template trajectory for every question
+    assert [r["kind"] for r in out["trajectories"]["by_kind"]] == ["template"]
+    # rollouts and long CoT on two questions only: 1 rollout and 1 CoT each, every reject with its reason
+    deep = out["deep_trajectories"]
+    assert (deep["questions"], deep["made"]) == (2, 4)
+    assert [(r["kind"], r["questions"], r["trajectories"]) for r in deep["by_kind"]] == [("rollouts", 2, 2), ("cot", 2, 2)]
+    assert all(r["rejected"] == 0 or r["reject_reasons"] for r in deep["by_kind"])
+    assert out["splits"] == {s: c for s, c in out["splits"].items() if c} and sum(out["splits"].values()) == n
     export = Path(out["export"]["path"])
     manifest = json.loads((export / "manifest.json").read_text())
     assert sum(out["export"]["rows"]["qa"].values()) == n

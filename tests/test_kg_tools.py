@@ -3,11 +3,15 @@ the on-disk embedding cache, and every way a call can go wrong."""
 
 from __future__ import annotations
 
+import inspect
+from typing import Literal
+
 import numpy as np
 import pytest
+from pydantic import Field
 
 from schemas.graph import Entity, Relation
-from schemas.tools import TOOL_SPECS, tool_schema
+from schemas.tools import TOOL_SPECS, ToolContractError, ToolSpec, _Args, tool_function, tool_schema
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.index import GraphIndex, HashingEmbedder, entity_text
 from tasks.env.tools import RenderLimits, ToolEnvironment, clip
@@ -283,7 +287,7 @@ def test_tool_subset_and_constructor_checks():
     idx = GraphIndex(cs_graph(), HashingEmbedder())
     sub = ToolEnvironment({"cs": idx}, tools=["entity_matcher", "node_info"])
     assert sub.call("search", {"entity": "London"}).error_kind == "unknown_tool"
-    assert [s["function"]["name"] for s in sub.schemas("cs")] == ["entity_matcher", "node_info"]
+    assert [s["function"]["name"] for s in sub.schemas()] == ["entity_matcher", "node_info"]
     with pytest.raises(ValueError, match="unknown tools"):
         ToolEnvironment({"cs": idx}, tools=["teleport"])
     with pytest.raises(ValueError, match="registered under"):
@@ -317,24 +321,55 @@ def test_call_many_matches_call(env):
 # -- schemas ----------------------------------------------------------------------------------------------------------
 
 
-def test_tool_schemas_are_openai_function_tools():
-    s = tool_schema("entity_matcher", "cs")
+def test_tool_schemas_are_the_tool_contract():
+    s = tool_schema("entity_matcher")
     assert s["type"] == "function" and s["function"]["name"] == "entity_matcher"
+    assert s["function"]["description"] == TOOL_SPECS["entity_matcher"].description
     params = s["function"]["parameters"]
-    assert params["required"] == ["node_name", "graph_type"]
-    assert params["properties"]["graph_type"]["enum"] == ["cs"]
-    assert params["additionalProperties"] is False
-    assert "title" not in params and "title" not in params["properties"]["node_name"]
+    # The shape every path keeps as written: verl's property model (type, description, enum) and transformers'
+    # get_json_schema (type, then description), in that key order; no minLength or additionalProperties.
+    assert list(params) == ["type", "properties", "required"] and params["required"] == ["node_name", "graph_type"]
+    assert all(list(p) == ["type", "description"] for p in params["properties"].values())
     rel = tool_schema("relation_search")["function"]["parameters"]
     assert rel["required"] == ["entity", "relation"]
     assert rel["properties"]["graph_type"] == {
-        "description": "Which knowledge graph to query (the domain named in the instructions).",
         "type": "string",
+        "description": "Which knowledge graph to query (the domain named in the instructions).",
     }
     # Fresh dicts each time: a caller's edits never leak into the next schema.
     s["function"]["name"] = "changed"
     assert tool_schema("entity_matcher")["function"]["name"] == "entity_matcher"
     assert TOOL_SPECS["neighbor_search"].signature() == "neighbor_search(entity, relation, graph_type=None)"
+
+
+def test_tool_function_is_written_from_the_contract():
+    calls = []
+    fn = tool_function("relation_search", lambda name, args: calls.append((name, args)) or "seen")
+    sig = inspect.signature(fn)
+    assert [(p.name, p.kind, p.annotation, p.default) for p in sig.parameters.values()] == [
+        ("entity", inspect.Parameter.KEYWORD_ONLY, str, inspect.Parameter.empty),
+        ("relation", inspect.Parameter.KEYWORD_ONLY, str, inspect.Parameter.empty),
+        ("graph_type", inspect.Parameter.KEYWORD_ONLY, str, None),
+    ]
+    assert sig.return_annotation is inspect.Signature.empty and "return" not in fn.__annotations__
+    assert fn.__name__ == "relation_search" and "Returns:" not in (fn.__doc__ or "")
+    assert inspect.getdoc(fn).splitlines()[0] == TOOL_SPECS["relation_search"].description
+    assert "    relation: The relation you are looking for, in your own words, e.g. 'born in'." in fn.__doc__
+    assert fn(entity="Alan Turing", relation="born in", graph_type=None) == "seen"
+    assert calls == [("relation_search", {"entity": "Alan Turing", "relation": "born in"})]
+
+
+def test_the_contract_refuses_an_argument_other_paths_would_render_differently():
+    class Choice(_Args):
+        mode: Literal["a", "b"] = Field(description="Pick one.")
+
+    spec = ToolSpec(name="pick", family="omne", args=Choice, description="Pick.")
+    TOOL_SPECS["pick"] = spec
+    try:
+        with pytest.raises(ToolContractError, match="'pick' argument 'mode' must be a described plain"):
+            tool_schema("pick")
+    finally:
+        del TOOL_SPECS["pick"]
 
 
 def test_clip():

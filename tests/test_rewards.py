@@ -96,7 +96,7 @@ def test_malformed_tool_call_breaks_format():
     r = omne_stage1(_resp("Cambridge", calls=(bad,)), TRUTH)
     assert r.n_bad_calls == 1 and not r.format_ok and r.score == 0.0
     unknown = (
-        '<tool_call>\n{"name": "web_search", "arguments": {"q": "x"}}\n</tool_call>'
+        '<tool_call>\n{"name": "teleport", "arguments": {"q": "x"}}\n</tool_call>'
     )
     assert not omne_stage1(_resp("Cambridge", calls=(unknown,)), TRUTH).format_ok
 
@@ -377,6 +377,57 @@ def test_stage1_options():
         get_reward("omne_stage1", normalizer="loose")
 
 
+# Rollouts as verl decodes them (Qwen3 template, special tokens skipped): each assistant turn, then the tool reply
+# in a user turn, then the next assistant turn. Written by hand, not produced by the code under test.
+MATCH = ('<tool_call>\n{"name": "entity_matcher", "arguments": {"node_name": "On Computable Numbers", '
+         '"graph_type": "cs"}}\n</tool_call>')
+NODE = '<tool_call>\n{"name": "node_info", "arguments": {"node_name": "Alan Turing", "graph_type": "cs"}}\n</tool_call>'
+REPLY_1 = "user\n<tool_response>\nOn Computable Numbers: a 1936 paper by Alan Turing.\n</tool_response>\nassistant\n"
+REPLY_2 = "user\n<tool_response>\nAlan Turing -[studied at]-> King's College, Cambridge\n</tool_response>\nassistant\n"
+THINK_1 = "<think>\nI need the author of the paper first.\n</think>\n\n"
+THINK_2 = "<think>\nThe author is Alan Turing; now his college.\n</think>\n\n"
+THINK_3 = "<think>\nHe studied at King's College, Cambridge, which is in Cambridge.\n</think>\n\n"
+
+
+@pytest.mark.parametrize(("text", "score", "why"), [
+    # every turn that calls a tool reasons first: the format holds (1 × (0.1 + 0.9·1))
+    (THINK_1 + MATCH + REPLY_1 + THINK_2 + NODE + REPLY_2 + THINK_3 + "<answer>Cambridge</answer>", 1.0, None),
+    # the first turn calls straight away (the behaviour §3.3.2 says the format reward exists to stop)
+    (MATCH + REPLY_1 + THINK_2 + NODE + REPLY_2 + THINK_3 + "<answer>Cambridge</answer>", 0.0, "turn 1"),
+    # the second turn calls without reasoning, though the others reason
+    (THINK_1 + MATCH + REPLY_1 + NODE + REPLY_2 + THINK_3 + "<answer>Cambridge</answer>", 0.0, "turn 2"),
+    # reasoning of an earlier turn does not cover a later call
+    (THINK_1 + THINK_2 + MATCH + REPLY_1 + NODE + REPLY_2 + THINK_3 + "<answer>Cambridge</answer>", 0.0, "turn 2"),
+    # reasoning written after the call is not reasoning before it
+    (MATCH + THINK_1 + REPLY_1 + THINK_2 + NODE + REPLY_2 + THINK_3 + "<answer>Cambridge</answer>", 0.0, "turn 1"),
+    # an empty think block is no reasoning (the no-think template writes one)
+    ("<think>\n\n</think>\n\n" + MATCH + REPLY_1 + THINK_3 + "<answer>Cambridge</answer>", 0.0, "turn 1"),
+    # a call mentioned inside the reasoning is not a call of the turn
+    ("<think>\nMaybe " + NODE + " later.\n</think>\n\n<answer>Oxford</answer>", 0.1, None),
+    # one turn, reasoning then a call then the answer after the reply: well formed, wrong answer
+    (THINK_1 + MATCH + REPLY_1 + THINK_3 + "<answer>Oxford</answer>", 0.1, None),
+])  # fmt: skip
+def test_stage1_turn_that_calls_without_thinking_fails_the_format(text, score, why):
+    r = omne_stage1(text, TRUTH)
+    assert r.score == pytest.approx(score)
+    if why:
+        assert not r.format_ok and r.reason == f"{why} calls a tool without <think> reasoning before the call"
+    else:
+        assert r.format_ok
+    # the post-SFT reward does not ask for reasoning (the no-think model trains with it)
+    assert omne_post_sft(text, TRUTH).format_ok
+
+
+def test_stage1_reasoning_opened_by_the_template_counts_for_the_first_turn():
+    opened = get_reward("omne_stage1", think_opened_in_prompt=True)
+    # the template opened <think> in the prompt: turn 1 reasons up to a lone </think>, later turns open their own
+    text = "I need the author first.\n</think>\n\n" + MATCH + REPLY_1 + THINK_3 + "<answer>Cambridge</answer>"
+    assert opened(text, TRUTH).score == 1.0
+    assert opened("\n</think>\n\n" + MATCH + REPLY_1 + THINK_3 + "<answer>Cambridge</answer>", TRUTH).score == 0.0
+    assert opened("I look.\n</think>\n\n" + MATCH + REPLY_1 + NODE + REPLY_2 + THINK_3 + "<answer>Cambridge</answer>",
+                  TRUTH).reason == "turn 2 calls a tool without <think> reasoning before the call"  # fmt: skip
+
+
 def test_post_sft_by_hand():
     other = '<tool_call>\nnode_info(node_name="Cambridge", graph_type="cs")\n</tool_call>'
     # (1 + 1)/2 − 0.1·2: CALL three times is two repeats
@@ -608,7 +659,9 @@ DEGENERATE = {case: degenerate(case) for case in (
 def test_degenerate_100k_responses_score_fast(name, case):
     """Quadratic parsing took 7–28 s on such inputs; linear parsing takes milliseconds. Checked as growth, which
     load on a shared machine does not change: ten times the text may cost at most 25 times the time (linear: ~10,
-    quadratic: ~100), best of three each; the 5 s cap only stops a runaway."""
+    quadratic: ~100), best of five each, and the tenth counted as at least 1 ms, below which a busy machine's jitter
+    decides the ratio (a quadratic parser still shows: it took seconds on the whole text); the 5 s cap only stops a
+    runaway."""
     import time
 
     text = DEGENERATE[case]
@@ -617,7 +670,7 @@ def test_degenerate_100k_responses_score_fast(name, case):
 
     def best(t: str) -> float:
         times = []
-        for _ in range(3):
+        for _ in range(5):
             start = time.perf_counter()
             r = reward(t, TRUTH)
             times.append(time.perf_counter() - start)
@@ -626,4 +679,4 @@ def test_degenerate_100k_responses_score_fast(name, case):
 
     small, large = best(degenerate(case, 1)), best(text)
     assert large < 5.0, f"{name} on {case}: {large:.3f} s"
-    assert large < 25 * max(small, 1e-4), f"{name} on {case}: {large:.4f} s against {small:.4f} s for a tenth"
+    assert large < 25 * max(small, 1e-3), f"{name} on {case}: {large:.4f} s against {small:.4f} s for a tenth"

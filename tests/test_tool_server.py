@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from flows.tool_server import create_app, serve
+from schemas.tools import tool_schemas
 from tasks.graph.importers import read_triples
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
@@ -37,7 +38,7 @@ def test_health_and_tool_listing(client):
         "tools": ["entity_matcher", "node_info", "relation_search", "neighbor_search", "search"],
     }
     tools = client.get("/tools", params={"graph_type": "cs"}).json()["tools"]
-    assert tools[0]["function"]["parameters"]["properties"]["graph_type"]["enum"] == ["cs"]
+    assert tools == tool_schemas(["entity_matcher", "node_info", "relation_search", "neighbor_search", "search"])
     assert client.get("/tools", params={"graph_type": "bio"}).status_code == 404
 
 
@@ -298,3 +299,60 @@ def test_serve_workers_stops_when_workers_die_right_after_starting():
 
     with pytest.raises(RuntimeError, match="right after starting"):
         serve_workers(broken_app, "127.0.0.1", _free_port(), 2, log_level="warning")
+
+
+# -- the shared token -----------------------------------------------------------------------------------------------
+
+TOKEN = "t0ken-for-tests"
+
+
+def test_token_guards_every_route_including_the_fast_path(env):
+    open_app = TestClient(create_app(env))
+    with TestClient(create_app(env, token=TOKEN)) as guarded:
+        for method, path, body in (("get", "/health", None), ("get", "/tools", None), ("get", "/stats", None),
+                                   ("post", "/cs/get_node", {"node_name": "Alan Turing"}),
+                                   ("post", "/tools/node_info", {"node_name": "Alan Turing", "graph_type": "cs"})):
+            call = getattr(guarded, method)
+            kwargs = {"json": body} if body is not None else {}
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+                refused = call(path, headers=headers, **kwargs)
+                assert refused.status_code == 401, (path, headers)
+                assert refused.headers["www-authenticate"] == "Bearer"
+                assert "HOPFORGE_TOOL_TOKEN" in refused.json()["detail"] and TOKEN not in refused.text
+            ok = call(path, headers={"Authorization": f"Bearer {TOKEN}"}, **kwargs)
+            assert ok.status_code == 200, path
+        # with the token, the Omne-R1 fast path answers the same bytes as a server without one
+        body = {"node_name": "Alan Turing"}
+        assert guarded.post("/cs/get_node", json=body, headers={"Authorization": f"Bearer {TOKEN}"}).content == \
+            open_app.post("/cs/get_node", json=body).content  # fmt: skip
+
+
+def test_serve_refuses_to_listen_beyond_loopback_without_a_token(env, monkeypatch):
+    from schemas.errors import InputError
+
+    seen = {}
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(kw, app=app))
+    with pytest.raises(InputError, match=r"^serving the tools on 0.0.0.0 \(beyond loopback\) needs a shared token: "
+                                         r"set HOPFORGE_TOOL_TOKEN"):
+        serve(env, host="0.0.0.0")
+    assert not seen  # refused before anything listens
+    serve(env, host="0.0.0.0", token=TOKEN, prerender_entities=0)
+    assert seen["host"] == "0.0.0.0"
+    app = TestClient(seen["app"])
+    assert app.get("/health").status_code == 401
+    assert app.get("/health", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    serve(env, host="localhost", prerender_entities=0)  # loopback needs none
+    assert TestClient(seen["app"]).get("/health").status_code == 200
+
+
+def test_serve_tools_cli_refuses_a_public_host_without_a_token(monkeypatch):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.delenv("HOPFORGE_TOOL_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["serve-tools", "--host", "0.0.0.0", "--embedder", "hashing"])
+    assert result.exit_code != 0
+    assert "--host 0.0.0.0 listens beyond loopback: set HOPFORGE_TOOL_TOKEN" in result.output

@@ -20,7 +20,6 @@ from schemas.config import load_settings
 from training.envs import ENVS_VAR, install_commands, require_env
 from training.plan import ExportView, TrainingError, TrainPlan, load_export, read_metrics, resolve_export
 from training.runs import curve_series, curves_svg, final_metrics, launch, metric_rows
-from training.serve import ServeOptions, describe_checkpoint, policy_endpoint, vllm_serve_argv
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -167,40 +166,6 @@ def test_curves_svg_draws_one_panel_per_metric():
     assert len(first) == 5 and first[0][1] < first[-1][1]  # loss falls: its line goes down the page (y grows)
     assert curve_series(metrics)["reward"][-1] == (5, 0.5)
     assert curves_svg([{"step": 1, "epoch": 1.0}]) is None
-
-
-# -- serving -------------------------------------------------------------------------------------------------------
-
-
-def test_vllm_serve_command_for_full_and_lora_checkpoints(tmp_path):
-    full = tmp_path / "full"
-    full.mkdir()
-    (full / "config.json").write_text("{}")
-    argv = vllm_serve_argv(full, ServeOptions(port=8011), vllm="vllm")
-    assert argv[:3] == ["vllm", "serve", str(full.resolve())]
-    assert argv[argv.index("--served-model-name") + 1] == "hopforge-policy"
-    assert "--reasoning-parser" in argv and "--enable-lora" not in argv
-    lora = tmp_path / "lora"
-    lora.mkdir()
-    (lora / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "/models/base", "r": 16}))
-    argv = vllm_serve_argv(lora, ServeOptions(served_name="p1"), vllm="vllm")
-    assert argv[2] == "/models/base" and "--enable-lora" in argv
-    assert argv[argv.index("--lora-modules") + 1] == f"p1={lora.resolve()}"
-    assert argv[argv.index("--max-lora-rank") + 1] == "16"
-    assert policy_endpoint(ServeOptions(host="0.0.0.0", port=9000, served_name="p1")) == {
-        "base_url": "http://127.0.0.1:9000/v1", "model": "p1"}
-    with pytest.raises(TrainingError, match="neither a model"):
-        describe_checkpoint(tmp_path)
-    with pytest.raises(TrainingError, match="does not exist"):
-        describe_checkpoint(tmp_path / "nope")
-
-
-def test_serve_command_cli(tmp_path):
-    (tmp_path / "config.json").write_text("{}")
-    result = runner.invoke(app, ["train", "serve-command", str(tmp_path), "--port", "8123"])
-    assert result.exit_code == 0, result.output
-    assert "serve" in result.output and "--port 8123" in result.output
-    assert "HOPFORGE_ROLES__POLICY__BASE_URL=http://127.0.0.1:8123/v1" in result.output
 
 
 # -- records through the flow ----------------------------------------------------------------------------------------

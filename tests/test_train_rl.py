@@ -121,16 +121,25 @@ def test_verl_stage1_grpo_overrides(export_view, model_dir, tmp_path):
     # 7 tool rounds (Omne-R1): 7 tool replies, one more assistant turn for the answer
     assert (o["actor_rollout_ref.rollout.multi_turn.max_user_turns"], o["actor_rollout_ref.rollout.multi_turn.max_assistant_turns"]) == ("7", "8")
     assert o["actor_rollout_ref.rollout.multi_turn.tool_config_path"] == str(tmp_path / "run" / "tool_config.yaml")
-    assert o["reward.custom_reward_function.path"] == str(REPO_ROOT / "training" / "verl_reward.py")
+    # the reward is imported by module name (verl's pkg:// form) from the copy Ray ships to each node
+    assert o["reward.custom_reward_function.path"] == "'pkg://training.verl_reward'"
     assert o["reward.custom_reward_function.name"] == "compute_score"
     assert o["trainer.default_local_dir"] == str(tmp_path / "run" / "checkpoints")
     assert o["trainer.logger"] == "[console,file]"
     assert o["actor_rollout_ref.actor.checkpoint.save_contents"] == "[model,optimizer,extra,hf_model]"
-    # stage 1 rewards with Omne-R1's stage-1 reward; verl's workers find the repo and the reward by env var
+    # stage 1 rewards with Omne-R1's stage-1 reward; the launcher imports hopforge from PYTHONPATH, verl's workers get
+    # the reward's name as an env var and hopforge's packages as runtime_env py_modules (no path of this checkout)
     assert plan.env_vars["HOPFORGE_REWARD"] == "omne_stage1" == plan.config["reward"]
     assert plan.env_vars["PYTHONPATH"] == str(REPO_ROOT)
     assert o["+ray_kwargs.ray_init.runtime_env.env_vars.HOPFORGE_REWARD"] == "omne_stage1"
-    assert o["+ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH"] == str(REPO_ROOT)
+    assert "+ray_kwargs.ray_init.runtime_env.env_vars.PYTHONPATH" not in o
+    assert o["+ray_kwargs.ray_init.runtime_env.py_modules"] == "[" + ",".join(
+        str(REPO_ROOT / p) for p in ("training", "schemas", "tasks", "gateway")) + "]"
+    assert "+ray_kwargs.ray_init.address" not in o  # no cluster named: verl starts a local Ray
+    # over-long prompts are refused (measured by the launcher); verl's own filter stays off
+    assert o["data.filter_overlong_prompts"] == "false"
+    assert plan.argv[2:10] == ["--overlong", "refuse", "--max-tool-failure-rate", "0.05", "--tool-failure-window",
+                               "200", "--run-dir", str(tmp_path / "run")]  # fmt: skip
     assert plan.config["tools"] == ["entity_matcher", "node_info"]
     # the command line round-trips through a shell
     assert shlex.split(plan.command_line())[-len(plan.argv):] == plan.argv
@@ -161,7 +170,8 @@ def test_verl_reward_kwargs_and_named_reward_pass_through(export_view, model_dir
     assert plan.config["reward_kwargs"] == {"path_weight": 0.3, "tag": "a b"}
 
 
-def test_verl_tool_config_yaml(export_view, model_dir, tmp_path):
+def test_verl_tool_config_yaml(export_view, model_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOPFORGE_TOOL_TOKEN", "secret-token-value")  # a server beyond loopback takes a token
     opts = VerlOptions(model=str(model_dir), tool_server_url="http://10.0.0.5:9000/", tool_timeout_s=12, **small())
     plan = plan_verl(export_view, tmp_path / "run", opts)
     written = plan.write()
@@ -179,6 +189,8 @@ def test_verl_tool_config_yaml(export_view, model_dir, tmp_path):
     assert verl_tool_schema("node_info")["function"]["description"] == config["tools"][1]["tool_schema"]["function"]["description"]
     summary = json.loads((tmp_path / "run" / "plan.json").read_text())
     assert summary["trainer"] == "verl" and summary["env_vars"]["HOPFORGE_REWARD"] == "omne_stage1"
+    # the token is read from the environment where it is used, never written
+    assert not [f for f in written if "secret-token-value" in f.read_text()]
 
 
 def test_verl_extra_overrides_replace_generated_ones(export_view, model_dir, tmp_path):
@@ -208,8 +220,9 @@ def test_trl_config(export_view, model_dir, tmp_path):
     plan.write()
     config = yaml.safe_load((tmp_path / "run" / "trl_grpo.yaml").read_text())
     assert plan.trainer == "trl" and plan.env == "trl"
-    assert plan.argv == ["python", str(REPO_ROOT / "training" / "launch" / "trl_grpo.py"), "--config",
-                         str(tmp_path / "run" / "trl_grpo.yaml")]  # fmt: skip
+    assert plan.argv[0].endswith("trl/bin/python") and plan.config["launcher"] == "python"  # one CPU process
+    assert plan.argv[1:] == [str(REPO_ROOT / "training" / "launch" / "trl_grpo.py"), "--config",
+                             str(tmp_path / "run" / "trl_grpo.yaml")]  # fmt: skip
     g, h = config["grpo"], config["hopforge"]
     assert g["output_dir"] == str(tmp_path / "run" / "checkpoints") and g["max_steps"] == 3
     assert g["num_generations"] == 2 and g["use_vllm"] is False and "vllm_mode" not in g
@@ -226,6 +239,76 @@ def test_trl_vllm_and_single_turn(export_view, model_dir, tmp_path):
     assert g["grpo"]["use_vllm"] is True and g["grpo"]["vllm_mode"] == "colocate"
     assert "max_tool_calling_iterations" not in g["grpo"]  # no tool server: one turn
     assert g["hopforge"]["reward"] == "omne_stage1" and g["hopforge"]["dataset"] == "messages"
+
+
+def _gpus(n: int = 8, memory: float = 80.0):
+    from training.cluster import DeviceInfo
+
+    return DeviceInfo("cuda", n, memory, True, "test", {"trl": "1.16.0"})
+
+
+def test_trl_on_one_node_of_eight_gpus_runs_under_accelerate_launch(export_view, model_dir, tmp_path):
+    plan = plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir)), device=_gpus(8))
+    accel = tmp_path / "run" / "accelerate.yaml"
+    assert plan.argv[1:5] == ["-m", "accelerate.commands.launch", "--config_file", str(accel)]
+    assert plan.argv[5:] == [str(REPO_ROOT / "training" / "launch" / "trl_grpo.py"), "--config",
+                             str(tmp_path / "run" / "trl_grpo.yaml")]  # fmt: skip
+    a = yaml.safe_load(plan.files["accelerate.yaml"])
+    assert (a["distributed_type"], a["num_processes"], a["num_machines"], a["machine_rank"]) == ("MULTI_GPU", 8, 1, 0)
+    assert (a["main_process_ip"], a["main_process_port"], a["mixed_precision"], a["gpu_ids"]) == ("127.0.0.1", 29500,
+                                                                                                   "bf16", "all")  # fmt: skip
+    g = yaml.safe_load(plan.files["trl_grpo.yaml"])
+    assert g["grpo"]["bf16"] is True and g["hopforge"]["launch"]["world_size"] == 8
+    assert (g["hopforge"]["max_prompt_length"], g["hopforge"]["overlong"]) == (2048, "refuse")
+    assert plan.config["versions"] == {"trl": "1.16.0"} and plan.config["launcher"] == "accelerate"
+
+
+def test_trl_on_two_nodes_with_zero3(export_view, model_dir, tmp_path):
+    opts = TRLOptions(model=str(model_dir), deepspeed="zero3", overlong="filter", max_prompt_length=4096,
+                      cluster={"nnodes": 2, "node_rank": 1, "master_addr": "10.0.0.1"})  # fmt: skip
+    plan = plan_trl(export_view, tmp_path / "run", opts, device=_gpus(8))
+    a = yaml.safe_load(plan.files["accelerate.yaml"])
+    assert (a["distributed_type"], a["num_processes"], a["num_machines"], a["machine_rank"]) == ("DEEPSPEED", 16, 2, 1)
+    assert a["main_process_ip"] == "10.0.0.1"
+    assert a["deepspeed_config"]["zero_stage"] == 3 and a["deepspeed_config"]["zero3_init_flag"] is True
+    h = yaml.safe_load(plan.files["trl_grpo.yaml"])["hopforge"]
+    assert (h["max_prompt_length"], h["overlong"], h["launch"]["deepspeed"]) == (4096, "filter", "zero3")
+    assert any("node 1 of 2" in n for n in plan.notes)
+
+
+def test_trl_single_gpu_process_sees_one_gpu(export_view, model_dir, tmp_path):
+    plan = plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir), cluster={"nproc_per_node": 1}),
+                    device=_gpus(8))  # fmt: skip
+    a = yaml.safe_load(plan.files["accelerate.yaml"])
+    assert (a["distributed_type"], a["num_processes"], a["gpu_ids"]) == ("NO", 1, "0")
+
+
+def test_trl_cluster_refusals(export_view, model_dir, tmp_path):
+    from training.cluster import DeviceInfo
+
+    with pytest.raises(TrainingError, match=r"^cluster.nproc_per_node 8 is more than the 2 GPU\(s\) visible"):
+        plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir), cluster={"nproc_per_node": 8}),
+                 device=_gpus(2))  # fmt: skip
+    cpu = DeviceInfo("cpu", 0, None, False, "test")
+    with pytest.raises(TrainingError, match=r"^cluster.nnodes x cluster.nproc_per_node is 2 processes on a CPU"):
+        plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir), cluster={"nproc_per_node": 2}),
+                 device=cpu)  # fmt: skip
+    with pytest.raises(TrainingError, match=r"^deepspeed=zero2 shards the model over GPUs, but this plan's device is a CPU"):
+        plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir), deepspeed="zero2"), device=cpu)
+    big = tmp_path / "big"
+    big.mkdir()
+    (big / "config.json").write_text(json.dumps({"hidden_size": 4096, "num_hidden_layers": 36, "intermediate_size":
+                                                 12288, "vocab_size": 151936, "num_attention_heads": 32,
+                                                 "num_key_value_heads": 8, "head_dim": 128}))  # fmt: skip
+    (big / "model.safetensors").write_bytes(b"\0" * 8)
+    # vLLM colocated takes 30% of each GPU: 8.2B with ZeRO-2 needs 28.6 GiB of the 45% of 80 GiB left (36 GiB)...
+    fits = plan_trl(export_view, tmp_path / "a", TRLOptions(model=str(big), deepspeed="zero2", use_vllm="colocate"),
+                    device=_gpus(8))  # fmt: skip
+    assert fits.config["memory"]["budget_gib"] == 36.0
+    # ... but not with a KL reference model beside it (2 more bytes a parameter on every GPU).
+    with pytest.raises(TrainingError, match=r"^deepspeed=zero2 does not fit: full fine-tuning of 8.2B parameters"):
+        plan_trl(export_view, tmp_path / "b", TRLOptions(model=str(big), deepspeed="zero2", use_vllm="colocate",
+                                                         beta=0.04), device=_gpus(8))  # fmt: skip
 
 
 # -- bad input -------------------------------------------------------------------------------------------------------
@@ -291,6 +374,13 @@ def test_bad_verl_options(values, message):
     ({"use_vllm": "server"}, r"use_vllm='server' needs vllm_server_base_url"),
     ({"use_vllm": "yes"}, r"use_vllm: Input should be 'off', 'colocate' or 'server'"),
     ({"extra_args": {"output_dir": "/tmp/x"}}, r"extra_args may not set \['output_dir'\]"),
+    ({"extra_args": {"bf16": True}}, r"extra_args may not set \['bf16'\]"),
+    ({"lora_rank": 1024}, r"lora_rank: Value error, lora_rank 1024 is above 512, the largest rank vLLM serves"),
+    ({"deepspeed": "stage3"}, r"deepspeed: Input should be 'none', 'zero2' or 'zero3'"),
+    ({"overlong": "truncate"}, r"overlong: Input should be 'refuse' or 'filter'"),
+    ({"cluster": {"nnodes": 2}}, r"cluster.nnodes 2 needs cluster.master_addr"),
+    ({"cluster": {"nnodes": 3, "node_rank": 5, "master_addr": "10.0.0.1"}}, r"cluster.node_rank 5 must be below "
+                                                                            r"cluster.nnodes 3"),
 ])  # fmt: skip
 def test_bad_trl_options(values, message):
     with pytest.raises(TrainingError, match=message):
@@ -310,3 +400,54 @@ def test_core_imports_no_trainer():
             "('torch', 'verl', 'trl', 'vllm', 'transformers')]; print(bad)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_trl_tool_client_sends_the_shared_token(monkeypatch):
+    """TRL's blocking tool client sends ``$HOPFORGE_TOOL_TOKEN`` on /health and on tool calls, as the verl tool class
+    does: a tool server beyond loopback refuses requests without it."""
+    import http.server
+    import threading
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training" / "launch"))
+    import trl_grpo
+
+    seen: list[tuple[str, str | None]] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def _answer(self, body: dict) -> None:
+            seen.append((self.path, self.headers.get("Authorization")))
+            if self.headers.get("Authorization") != "Bearer s3cret-token":
+                self.send_response(401)
+                self.end_headers()
+                return
+            data = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):  # noqa: N802
+            self._answer({"status": "ok"})
+
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self._answer({"rendered_content": "Ada Lovelace"})
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        monkeypatch.setenv("HOPFORGE_TOOL_TOKEN", "s3cret-token")
+        client = trl_grpo.ToolServer(url, 5.0)
+        assert client.health() == {"status": "ok"}
+        assert client.call("node_info", {"entity": "Ada"}) == "Ada Lovelace"
+        assert seen == [("/health", "Bearer s3cret-token"), ("/tools/node_info", "Bearer s3cret-token")]
+        monkeypatch.delenv("HOPFORGE_TOOL_TOKEN")
+        with pytest.raises(SystemExit, match="does not answer /health"):
+            trl_grpo.ToolServer(url, 5.0).health()  # no token: refused by the server
+    finally:
+        server.shutdown()

@@ -99,7 +99,7 @@ def test_explicit_values_and_extra_keys_win(export_dirs, tmp_path, model_dir):
     _, full, _ = export_dirs
     cfg = plan(full, tmp_path, model_dir, learning_rate=3e-4, warmup_ratio=0.0, gradient_accumulation_steps=8,
                dataset=["hopforge_sft_train", "hopforge_sft_validation"], eval_dataset="none",
-               extra={"lora_alpha": 32, "bf16": True}).config["llamafactory"]  # fmt: skip
+               bf16=True, extra={"lora_alpha": 32}).config["llamafactory"]  # fmt: skip
     assert (cfg["learning_rate"], cfg["warmup_ratio"], cfg["gradient_accumulation_steps"]) == (3e-4, 0.0, 8)
     assert cfg["dataset"] == "hopforge_sft_train,hopforge_sft_validation"
     assert cfg["lora_alpha"] == 32 and cfg["bf16"] is True
@@ -166,6 +166,15 @@ def test_think_and_nothink_rows_cannot_share_a_run(export_dirs, tmp_path, model_
     ({"lora_rank": 0}, r"lora_rank: Input should be greater than or equal to 1"),
     ({"learning_rat": 1e-4}, r"learning_rat: Extra inputs are not permitted"),
     ({"extra": {"output_dir": "/elsewhere"}}, r"extra may not set output_dir: use the SFT options"),
+    ({"extra": {"deepspeed": "ds.json"}}, r"extra may not set deepspeed: use the SFT options"),
+    ({"lora_rank": 513}, r"lora_rank: Value error, lora_rank 513 is above 512, the largest rank vLLM serves"),
+    ({"deepspeed": "zero4"}, r"deepspeed: Input should be 'none', 'zero2' or 'zero3'"),
+    ({"deepspeed": "zero3", "fsdp": "full_shard"}, r"deepspeed=zero3 and fsdp=full_shard both shard the model"),
+    ({"cluster": {"nnodes": 2}}, r"cluster: Value error, cluster.nnodes 2 needs cluster.master_addr"),
+    ({"cluster": {"nnodes": 2, "node_rank": 2, "master_addr": "10.0.0.1"}},
+     r"cluster.node_rank 2 must be below cluster.nnodes 2"),
+    ({"cluster": {"nnodes": 2, "master_addr": "127.0.0.1"}}, r"cluster.master_addr 127.0.0.1 is a loopback address"),
+    ({"cluster": {"nproc_per_node": 0}}, r"cluster.nproc_per_node: Input should be greater than or equal to 1"),
     ({"dataset": []}, r"dataset must name at least one dataset_info.json entry"),
 ])  # fmt: skip
 def test_wrong_option_values(values, message):
@@ -179,3 +188,158 @@ def test_the_core_module_imports_no_trainer():
             "print(bad); sys.exit(1 if bad else 0)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# -- clusters: several GPUs, several nodes, DeepSpeed --------------------------------------------------------------
+
+QWEN3_8B = {"model_type": "qwen3", "hidden_size": 4096, "num_hidden_layers": 36, "intermediate_size": 12288,
+            "vocab_size": 151936, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+            "tie_word_embeddings": False}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def model_8b(tmp_path_factory) -> Path:
+    """A directory with Qwen3-8B's config.json (the sizes the memory check reads) and a stand-in weights file."""
+    path = tmp_path_factory.mktemp("qwen3-8b")
+    (path / "config.json").write_text(json.dumps(QWEN3_8B))
+    (path / "model.safetensors").write_bytes(b"\0" * 8)
+    return path
+
+
+def gpus(n: int = 8, memory: float = 80.0, bf16: bool = True):
+    from training.cluster import DeviceInfo
+
+    return DeviceInfo("cuda", n, memory, bf16, "test", {"torch": "2.13.0"})
+
+
+def plan_on(export_dir, run_dir, model, device, **opts):
+    return plan_sft(load_export(export_dir), run_dir, SFTOptions(model=str(model), **opts), device=device)
+
+
+def test_one_node_of_eight_gpus_runs_lora_under_torchrun_in_bf16(export_dirs, tmp_path, model_dir):
+    _, full, _ = export_dirs
+    p = plan_on(full, tmp_path / "run", model_dir, gpus(8))
+    python, script = p.argv[0], str(REPO / "training" / "launch" / "llamafactory_sft.py")
+    assert p.argv[:16] == [python, "-m", "torch.distributed.run", "--nnodes", "1", "--node-rank", "0",
+                           "--nproc-per-node", "8", "--master-addr", "127.0.0.1", "--master-port", "29500", script,
+                           str((tmp_path / "run" / "llamafactory.yaml").resolve()), "--hopforge"]  # fmt: skip
+    cfg = p.config["llamafactory"]
+    assert cfg["bf16"] is True and "deepspeed" not in cfg and cfg["finetuning_type"] == "lora"
+    launch = json.loads(p.files["hopforge_sft.json"])["launch"]
+    assert (launch["world_size"], launch["torchrun"], launch["device"]["kind"]) == (8, True, "cuda")
+    assert p.config["launcher"] == "torchrun" and p.config["versions"] == {"torch": "2.13.0"}
+    assert any("8 processes (1 node(s) x 8); effective batch 32 rows" in n for n in p.notes)
+    summary = json.loads(p.write()[-1].read_text())  # plan.json records the cluster and the versions
+    assert summary["config"]["cluster"]["world_size"] == 8 and summary["config"]["memory"]["checked"] is False
+    assert any("memory fit not checked: model size unknown" in n for n in p.notes)  # its config.json has no sizes
+
+
+def test_two_nodes_full_finetuning_with_zero3_writes_the_deepspeed_config_beside_the_run(export_dirs, tmp_path,
+                                                                                          model_8b):  # fmt: skip
+    _, full, _ = export_dirs
+    p = plan_on(full, tmp_path / "run", model_8b, gpus(8), finetuning_type="full", deepspeed="zero3",
+                cluster={"nnodes": 2, "node_rank": 1, "master_addr": "10.0.0.1", "master_port": 29600})  # fmt: skip
+    assert p.argv[3:13] == ["--nnodes", "2", "--node-rank", "1", "--nproc-per-node", "8", "--master-addr", "10.0.0.1",
+                            "--master-port", "29600"]  # fmt: skip
+    ds_path = (tmp_path / "run" / "deepspeed_zero3.json").resolve()
+    assert p.config["llamafactory"]["deepspeed"] == str(ds_path)
+    p.write()
+    ds = json.loads(ds_path.read_text())
+    assert ds["zero_optimization"]["stage"] == 3 and ds["zero_optimization"]["stage3_gather_16bit_weights_on_model_save"]
+    assert ds["train_micro_batch_size_per_gpu"] == "auto" and ds["bf16"] == {"enabled": "auto"}
+    memory = p.config["memory"]
+    # ZeRO-3 over 16 GPUs: 16 bytes per parameter, sharded; Qwen3-8B has 8.2B parameters (its model card).
+    assert abs(memory["params"] / 8.2e9 - 1) < 0.01
+    assert memory["state_gib_per_gpu"] == round(16 * memory["params"] / 16 / 1024**3, 1)
+    assert any("node 1 of 2: run the same command on every node" in n for n in p.notes)
+
+
+def test_zero2_that_does_not_fit_is_refused_and_zero3_accepted(export_dirs, tmp_path, model_8b):
+    _, full, _ = export_dirs
+    small = gpus(8, memory=24.0)
+    # ZeRO-2: 2 bytes/param of weights on every GPU + 14 bytes/param sharded over 8 = 28.6 GiB > 75% of 24 GiB.
+    with pytest.raises(TrainingError, match=r"^deepspeed=zero2 does not fit: full fine-tuning of 8.2B parameters needs "
+                                            r"about 28.6 GiB .* over 8 process\(es\), more than the 18.0 GiB it may "
+                                            r"take of a 24 GiB GPU: use deepspeed=zero3"):  # fmt: skip
+        plan_on(full, tmp_path / "z2", model_8b, small, finetuning_type="full", deepspeed="zero2")
+    z3 = plan_on(full, tmp_path / "z3", model_8b, small, finetuning_type="full", deepspeed="zero3")
+    assert z3.config["memory"]["state_gib_per_gpu"] == 15.3
+    with pytest.raises(TrainingError, match=r"^deepspeed=none does not fit: .* about 122.1 GiB"):
+        plan_on(full, tmp_path / "ddp", model_8b, gpus(8, memory=80.0), finetuning_type="full")
+    # LoRA keeps only the frozen bf16 weights and a small adapter's states: fits one 24 GiB GPU.
+    lora = plan_on(full, tmp_path / "lora", model_8b, gpus(1, memory=24.0))
+    assert lora.config["memory"]["state_gib_per_gpu"] < 18.0
+
+
+def test_more_processes_than_gpus_is_refused_before_anything_is_written(export_dirs, tmp_path, model_dir):
+    _, full, _ = export_dirs
+    with pytest.raises(TrainingError, match=r"^cluster.nproc_per_node 8 is more than the 4 GPU\(s\) visible on this "
+                                            r"node \(CUDA_VISIBLE_DEVICES="):  # fmt: skip
+        plan_on(full, tmp_path / "run", model_dir, gpus(4), cluster={"nproc_per_node": 8})
+    assert not (tmp_path / "run").exists()
+
+
+def test_sharding_needs_gpus(export_dirs, tmp_path, model_dir):
+    from training.cluster import DeviceInfo
+
+    _, full, _ = export_dirs
+    cpu = DeviceInfo("cpu", 0, None, False, "test")
+    with pytest.raises(TrainingError, match=r"^deepspeed=zero3 shards the model over GPUs, but this plan's device is a "
+                                            r"CPU \(test\)"):  # fmt: skip
+        plan_on(full, tmp_path / "run", model_dir, cpu, deepspeed="zero3")
+
+
+def test_bf16_follows_the_device_unless_set(export_dirs, tmp_path, model_dir):
+    from training.cluster import DeviceInfo
+
+    _, full, _ = export_dirs
+    cpu = DeviceInfo("cpu", 0, None, False, "test")
+    assert plan_on(full, tmp_path / "a", model_dir, gpus(2)).config["llamafactory"]["bf16"] is True
+    assert plan_on(full, tmp_path / "b", model_dir, gpus(2, bf16=False)).config["llamafactory"]["bf16"] is False
+    off = plan_on(full, tmp_path / "c", model_dir, gpus(2), bf16=False)
+    assert off.config["llamafactory"]["bf16"] is False and any("bf16 is off (set bf16=false" in n for n in off.notes)
+    on_cpu = plan_on(full, tmp_path / "d", model_dir, cpu)
+    assert on_cpu.config["llamafactory"]["bf16"] is False and on_cpu.config["launcher"] == "python"
+    assert any("bf16 is off (no GPU on this node" in n for n in on_cpu.notes)
+
+
+def test_several_cpu_processes_run_under_torchrun(export_dirs, tmp_path, model_dir):
+    _, full, _ = export_dirs
+    p = plan_sft(load_export(full), tmp_path / "run", SFTOptions(model=str(model_dir), cluster={"device": "cpu",
+                                                                                                "nproc_per_node": 2}))  # fmt: skip
+    assert p.argv[1:3] == ["-m", "torch.distributed.run"] and p.argv[p.argv.index("--nproc-per-node") + 1] == "2"
+    assert p.config["cluster"]["device"]["source"] == "options (cluster.device=cpu)"
+
+
+def test_fsdp_config_is_written_and_referenced(export_dirs, tmp_path, model_dir):
+    _, full, _ = export_dirs
+    p = plan_on(full, tmp_path / "run", model_dir, gpus(8), finetuning_type="full", fsdp="full_shard")
+    cfg = p.config["llamafactory"]
+    assert cfg["fsdp"] == "full_shard auto_wrap" and cfg["fsdp_config"] == str((tmp_path / "run" / "fsdp_config.json").resolve())
+    assert json.loads(p.files["fsdp_config.json"])["use_orig_params"] is True and "deepspeed" not in cfg
+
+
+def test_device_detection_without_a_probe(tmp_path, monkeypatch):
+    from training.cluster import ClusterOptions, detect_device
+    from training.envs import ENVS_VAR
+
+    monkeypatch.setenv(ENVS_VAR, str(tmp_path / "no-envs"))
+    cpu = detect_device("llamafactory", ClusterOptions(device="cpu"))
+    assert (cpu.kind, cpu.gpus, cpu.bf16) == ("cpu", 0, False)
+    stated = detect_device("llamafactory", ClusterOptions(device="cuda", nproc_per_node=8, gpu_memory_gib=80))
+    assert (stated.kind, stated.gpus, stated.gpu_memory_gib, stated.bf16) == ("cuda", 8, 80, True)
+    assert detect_device("llamafactory", ClusterOptions()).source == "no llamafactory environment to probe: planned for a CPU"
+    with pytest.raises(TrainingError, match=r"cluster.device is cuda but the llamafactory environment is missing"):
+        detect_device("llamafactory", ClusterOptions(device="cuda"))
+
+
+def test_gpu_environments_keep_what_the_trainers_pin():
+    from training.envs import install_commands
+
+    for name in ("llamafactory", "trl", "verl"):
+        gpu = [" ".join(c) for c in install_commands(name, "gpu")]
+        assert not any("uninstall" in c for c in gpu), gpu
+        assert any("uninstall" in c and "torchvision" in c for c in install_commands(name, "cpu") for c in [" ".join(c)])
+    for name in ("llamafactory", "trl"):
+        for flavour in ("cpu", "gpu"):
+            assert any("deepspeed==0.19.8" in " ".join(c) for c in install_commands(name, flavour))

@@ -6,7 +6,10 @@ other and with hopforge's core, so each lives in its own virtual environment und
 them. ``make trainer-env T=<name>`` (``python -m training.envs create <name>``) builds one from the specs below.
 
 Two flavours: ``cpu`` (the default; what the CPU smoke tests run, with the CPU torch wheel) and ``gpu`` (a CUDA
-machine: torch as the trainer's own pins ask, vLLM for rollouts and serving).
+machine: torch as the trainer's own pins ask, vLLM for rollouts and serving). Only the CPU flavour removes
+torchvision/torchaudio (PyPI's builds do not match the CPU torch wheel); the GPU flavour keeps everything the
+trainers pin (``verl[vllm]`` pins both). DeepSpeed is in both flavours of the llamafactory and trl environments, so
+a ZeRO plan's ``--check`` builds its DeepSpeed config with transformers' own code on a CPU too.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ class TrainerEnv:
     probe: str  # a module whose import proves the environment works
     cpu: tuple[str, ...]
     gpu: tuple[str, ...]
-    # PyPI's torchvision/torchaudio builds break `transformers` imports beside the CPU torch wheel.
+    # PyPI's torchvision/torchaudio builds break `transformers` imports beside the CPU torch wheel (CPU flavour only).
     remove: tuple[str, ...] = ()
     purpose: str = ""
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -38,15 +41,15 @@ class TrainerEnv:
 TRAINER_ENVS: dict[str, TrainerEnv] = {
     "llamafactory": TrainerEnv(
         name="llamafactory", probe="llamafactory.train.tuner",
-        cpu=("llamafactory==0.9.5", "torch==2.13.0"),
-        gpu=("llamafactory==0.9.5", "torch", "deepspeed"),
+        cpu=("llamafactory==0.9.5", "torch==2.13.0", "deepspeed==0.19.8"),
+        gpu=("llamafactory==0.9.5", "torch", "deepspeed==0.19.8"),
         remove=("torchvision", "torchaudio"),
         purpose="LLaMA-Factory SFT with hopforge's weighted think-token loss",
     ),
     "trl": TrainerEnv(
         name="trl", probe="trl",
-        cpu=("trl==1.16.0", "torch==2.13.0", "peft"),
-        gpu=("trl[vllm]==1.16.0", "peft"),
+        cpu=("trl==1.16.0", "torch==2.13.0", "peft", "deepspeed==0.19.8"),
+        gpu=("trl[vllm]==1.16.0", "peft", "deepspeed==0.19.8"),
         remove=("torchvision", "torchaudio"),
         purpose="TRL GRPO, the light RL path",
     ),
@@ -107,7 +110,7 @@ def install_commands(name: str, flavour: str = "cpu") -> list[list[str]]:
         [python, "-m", "pip", "install", "-q", "-U", "pip"],
         [python, "-m", "pip", "install", *specs],
     ]
-    if env.remove:
+    if env.remove and flavour == "cpu":
         cmds.append([python, "-m", "pip", "uninstall", "-y", "-q", *env.remove])
     return cmds
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -204,7 +205,6 @@ def run_trainer_check(plan: TrainPlan, argv: Sequence[str], *, timeout_s: float,
     """Run a launcher's ``--check`` mode (``argv``, in the plan's trainer environment, offline, from its run
     directory) and return the JSON report it prints last. ``TrainingError`` naming ``what`` when it times out or
     refuses; the message carries the trainer's own ``error:`` line, else the end of its output."""
-    import os
     import subprocess
 
     from training.runs import OFFLINE_ENV
@@ -222,3 +222,92 @@ def run_trainer_check(plan: TrainPlan, argv: Sequence[str], *, timeout_s: float,
         tail = errors[-1][len("error: "):] if errors else "\n".join(output.strip().splitlines()[-15:])
         raise TrainingError(f"{what} refused the {noun} in {plan.run_dir}: {tail}")
     return json.loads(lines[-1])
+
+
+# -- prompt lengths ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PromptCounts:
+    """Prompts measured with a model's tokenizer against ``max_prompt_length`` (``training/launch/measure_prompts``):
+    ``over`` of ``rows`` are longer; ``splits`` has the same counts per split."""
+
+    rows: int
+    over: int
+    longest: int
+    longest_id: str | None
+    max_prompt_length: int
+    over_ids: list[str]
+    splits: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def refusal(self, setting: str = "max_prompt_length") -> str:
+        """The one line a plan that refuses over-long prompts stops with."""
+        return (f"{self.over} of {self.rows} prompts are longer than {setting} {self.max_prompt_length} tokens "
+                f"(longest {self.longest}, {self.longest_id}): raise {setting}, or set overlong=filter to leave "
+                "them out")  # fmt: skip
+
+
+def measure_prompts(source: ExportView | TrainPlan | Path | str | None, tokenizer_dir: str | Path, max_prompt_length: int,
+                    *, env: str = "trl", dataset: Literal["rl", "messages"] = "rl",
+                    splits: Sequence[str] = ("train", "validation", "test"),
+                    tools: Sequence[Mapping[str, Any]] | None = None,
+                    chat_template_kwargs: Mapping[str, Any] | None = None,
+                    prompts: Sequence[Mapping[str, Any]] | None = None,
+                    timeout_s: float = 600) -> PromptCounts:  # fmt: skip
+    """Count the prompts of an export (``source``: an ``ExportView``, its directory, or a plan whose export it
+    names) longer than ``max_prompt_length`` tokens, rendered by ``tokenizer_dir``'s chat template with ``tools``
+    (OpenAI function schemas, as the trainer shows them) and a generation prompt. ``prompts``
+    (``[{"id", "messages"}]``) are measured as well (evaluation prompts). The tokenizer runs in trainer environment
+    ``env`` (the core has no chat-template renderer); ``TrainingError`` when it is missing or fails."""
+    import subprocess
+    import tempfile
+
+    from training.envs import require_env
+    from training.runs import OFFLINE_ENV
+
+    if max_prompt_length < 1:
+        raise TrainingError(f"max_prompt_length must be >= 1, got {max_prompt_length}")
+    if not Path(tokenizer_dir).is_dir():
+        raise TrainingError(f"tokenizer {tokenizer_dir} is not a local directory: prompts are measured offline with "
+                            "the model's own tokenizer")  # fmt: skip
+    export = _export_of(source) if source is not None else None
+    files = export.data_files(dataset) if export is not None else {}
+    request = {
+        "tokenizer": str(tokenizer_dir), "max_prompt_length": int(max_prompt_length),
+        "tools": [dict(t) for t in tools] if tools else None, "chat_template_kwargs": dict(chat_template_kwargs or {}),
+        "sources": [{"path": str(files[s]), "dataset": dataset, "split": s} for s in splits if s in files],
+        "prompts": [dict(p) for p in prompts or []],
+    }  # fmt: skip
+    python = require_env(env)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+        json.dump(request, fh)
+    try:
+        done = subprocess.run([str(python), launcher("measure_prompts.py"), "--request", fh.name], capture_output=True,
+                              text=True, timeout=timeout_s, env={**os.environ, **OFFLINE_ENV})  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise TrainingError(f"measuring the prompts took more than {timeout_s:.0f} s") from None
+    finally:
+        Path(fh.name).unlink(missing_ok=True)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise TrainingError(f"measuring the prompts with {tokenizer_dir} failed: {tail[0]}")
+    report = json.loads(lines[-1])
+    return PromptCounts(rows=report["rows"], over=report["over"], longest=report["longest"],
+                        longest_id=report["longest_id"], max_prompt_length=report["max_prompt_length"],
+                        over_ids=list(report["over_ids"]), splits=dict(report["splits"]))  # fmt: skip
+
+
+def _export_of(source: ExportView | TrainPlan | Path | str) -> ExportView:
+    if isinstance(source, ExportView):
+        return source
+    if isinstance(source, TrainPlan):
+        dataset_dir = (source.config.get("llamafactory") or {}).get("dataset_dir")  # an SFT plan
+        if dataset_dir:
+            return load_export(Path(dataset_dir))
+        # RL plans name an rl parquet file: <export>/<config>/<split>-00000-of-00001.parquet
+        train_file = source.config.get("train_file") or (source.config.get("hopforge") or {}).get("train_file")
+        if train_file:
+            return load_export(Path(train_file).parents[1])
+        raise TrainingError(f"the {source.trainer} plan in {source.run_dir} names no export to measure")
+    return load_export(Path(source))

@@ -264,8 +264,54 @@ def format_ok(answer: str | None, calls: Sequence[ToolCall | CallError], text: s
     return bool(answer) and not any(isinstance(c, CallError) for c in calls) and scan_tag(text, "think").dangling is None
 
 
-def _stage1_format(r: Reading, think_opened_in_prompt: bool) -> tuple[bool, str | None]:
-    """Omne-R1 stage 1: reasoning in ``<think>…</think>`` first, then the answer in ``<answer>…</answer>``."""
+def _unreasoned_call_turn(text: str, think_opened_in_prompt: bool, case_sensitive_tags: bool) -> int | None:
+    """The first assistant turn (1-based) that calls a tool without reasoning before the call, or ``None``.
+
+    A rollout's text holds every assistant turn with the tool replies between them; a turn ends where a
+    ``</tool_response>`` closes (the next turn starts after the last reply). In each turn the first
+    ``<tool_call>`` outside reasoning must come after a closed ``<think>`` block of that turn with something in
+    it: an empty ``<think></think>`` is no reasoning. With ``think_opened_in_prompt`` the first turn's reasoning
+    ends with a lone ``</think>`` (the template opened the block in the prompt), which counts when there is
+    text before it."""
+    cs = case_sensitive_tags
+    think = scan_tag(text, "think", case_sensitive=cs)
+    calls = scan_tag(text, "tool_call", case_sensitive=cs).blocks
+    if not calls:
+        return None
+    lead_end = think.first_stray_close if think_opened_in_prompt else None  # the prompt-opened block's end
+    replies = [b.end for b in scan_tag(text, "tool_response", case_sensitive=cs).blocks]
+    blocks = think.blocks
+    # One pass over calls, think blocks and replies, all in text order (linear: rollouts can be degenerate).
+    j = k = 0
+    turn_start, checked = 0, 0
+    last_thought: int | None = None  # start of the latest non-empty think block that ends before the call
+    for call in calls:
+        while k < len(replies) and replies[k] <= call.start:
+            turn_start, k = replies[k], k + 1
+        while j < len(blocks) and blocks[j].end <= call.start:
+            if text[blocks[j].inner_start : blocks[j].inner_end].strip():
+                last_thought = blocks[j].start
+            j += 1
+        inside = (j < len(blocks) and blocks[j].start <= call.start) or (lead_end is not None and call.start < lead_end)
+        if inside or (think.dangling is not None and call.start >= think.dangling):
+            continue  # a call written inside reasoning is not a call of the turn
+        turn = k + 1
+        if turn == checked:
+            continue  # only the turn's first call needs the reasoning before it
+        checked = turn
+        thought = last_thought is not None and last_thought >= turn_start
+        if not thought and turn == 1 and lead_end is not None:
+            thought = bool(text[:lead_end].strip())
+        if not thought:
+            return turn
+    return None
+
+
+def _stage1_format(r: Reading, think_opened_in_prompt: bool, text: str = "",
+                   case_sensitive_tags: bool = True) -> tuple[bool, str | None]:  # fmt: skip
+    """Omne-R1 stage 1: reasoning in ``<think>…</think>`` first, then the answer in ``<answer>…</answer>``, and
+    every turn that calls a tool reasons before the call (§3.3.2: the format reward exists because the model
+    called the traversal tools without reasoning first)."""
     if r.miscased:
         return False, "a tag is not in lower case"
     if r.think_dangling:
@@ -280,6 +326,9 @@ def _stage1_format(r: Reading, think_opened_in_prompt: bool) -> tuple[bool, str 
         return False, "the answer does not follow the reasoning"
     if r.n_bad_calls:
         return False, "a tool call could not be read"
+    turn = _unreasoned_call_turn(text, think_opened_in_prompt, case_sensitive_tags)
+    if turn is not None:
+        return False, f"turn {turn} calls a tool without <think> reasoning before the call"
     return True, None
 
 
@@ -340,9 +389,10 @@ def omne_stage1_reward(*, normalizer: Normalizer = STRICT, case_sensitive_tags: 
     """Omne-R1 stage 1 (§3.3.2): ``R = R_format × (0.1 + 0.9·R_result)``, in {0, 0.1, 1}.
 
     ``R_format`` is 1 when the response reasons in ``<think>…</think>`` and then answers in
-    ``<answer>…</answer>`` (closed, non-empty, outside reasoning, after the last ``</think>``), leaves no
-    ``<think>`` open, writes every tool call readably and every tag in lower case (``case_sensitive_tags``);
-    else 0. ``think_opened_in_prompt``: the chat template opens ``<think>`` in the prompt, so the response's
+    ``<answer>…</answer>`` (closed, non-empty, outside reasoning, after the last ``</think>``), every turn that
+    calls a tool has non-empty ``<think>`` reasoning before its call (a turn ends at a ``</tool_response>``),
+    leaves no ``<think>`` open, writes every tool call readably and every tag in lower case
+    (``case_sensitive_tags``); else 0. ``think_opened_in_prompt``: the chat template opens ``<think>`` in the prompt, so the response's
     reasoning ends with a lone ``</think>``. ``R_result`` is exact match after whitespace stripping (§4.1.2;
     ``normalizer="strict"``), the last answer winning. The 0.1 floor teaches the format before the answer."""
     normalizer = _check_normalizer(normalizer)
@@ -351,7 +401,7 @@ def omne_stage1_reward(*, normalizer: Normalizer = STRICT, case_sensitive_tags: 
         if not solution_str or not solution_str.strip():
             return _empty()
         r = read(solution_str, case_sensitive_tags=case_sensitive_tags)
-        ok, why = _stage1_format(r, think_opened_in_prompt)
+        ok, why = _stage1_format(r, think_opened_in_prompt, solution_str, case_sensitive_tags)
         m = replace(_base(solution_str, truth, r, normalizer), format_ok=ok, reason=why)
         return replace(m, score=float(ok) * (0.1 + 0.9 * float(m.em)))
 
@@ -442,7 +492,7 @@ def eog_joint(path_alpha: float = DEFAULT_PATH_ALPHA, *, normalizer: Normalizer 
 
 #: Tool names (hopforge's tool loop) and Graph-RFT's own tags whose results are graph / web retrievals.
 GRAPH_RESULT_TOOLS = ("neighbor_search", "node_info", "search")
-WEB_RESULT_TOOLS = ("web_search",)
+WEB_RESULT_TOOLS = ("web_search", "text_search")  # text_search: web_search's alias over the same texts
 
 
 def _tool_results(text: str, case_sensitive_tags: bool) -> dict[str, list[str]]:

@@ -1,27 +1,38 @@
 """RL hand-off: verl GRPO/PPO (vLLM rollouts, the KG tool agent loop) and TRL GRPO (the light path).
 
 ``plan_verl(export, run_dir, VerlOptions(...))`` writes verl's tool config (``tool_config.yaml``) into the run
-directory and returns the command ``python training/launch/verl_ppo.py --run-dir <run_dir> <hydra overrides>``.
-That launcher runs ``verl.trainer.main_ppo`` in-process with those overrides and adds what verl lacks for the
-launcher contract (``training.plan``): verl's ``file`` logger writes ``{"step", "data": {...}}`` lines, so the
+directory and returns the command ``python training/launch/verl_ppo.py <hopforge flags> --run-dir <run_dir> <hydra
+overrides>``. That launcher runs verl's ``main_ppo`` in-process with those overrides and adds what verl lacks for
+the launcher contract (``training.plan``): verl's ``file`` logger writes ``{"step", "data": {...}}`` lines, so the
 launcher turns them into flat ``metrics.jsonl`` rows while training runs, and writes ``result.json`` with the last
-checkpoint (the actor's Hugging Face weights, ready for ``vllm serve``). Both Omne-R1 schedules are options:
+checkpoint (the actor's Hugging Face weights, ready for ``vllm serve``). It also measures every prompt with the
+model's tokenizer before training (``overlong``: refuse or filter), checks the tool server, and on a Ray cluster
+(``ray_address``, ``nnodes``) checks from every node that the shipped code, the tool server with its token, the
+``shared_dir`` and the model are there, and stops the run when tool calls keep failing (``max_tool_failure_rate``):
+see ``training/launch/verl_cluster.py``. Both Omne-R1 schedules are options:
 stage 1 is ``stage="base"`` (RL from the base model on the QA prompts, reward ``omne_stage1``), stage 3 is
 ``stage="sft"`` (RL from the SFT checkpoint, reward ``omne_post_sft``); the paper trains both with PPO
 (``algorithm="ppo"``), Explore-on-Graph with GRPO (the default).
 
 ``plan_trl(export, run_dir, TRLOptions(...))`` writes ``trl_grpo.yaml`` (``GRPOConfig`` arguments plus hopforge's
-data, reward and tool settings) for ``training/launch/trl_grpo.py``.
+data, reward and tool settings) for ``training/launch/trl_grpo.py``. On GPUs the command is ``accelerate launch
+--config_file <run_dir>/accelerate.yaml`` (one process per GPU: ``GRPOTrainer`` refuses several GPUs in one process),
+with the ``cluster`` option's nodes, ranks and rendezvous, bf16 when the GPUs support it, and DeepSpeed ZeRO-2/3
+through accelerate's plugin (``training.cluster``). TRL does not cut prompts, so a prompt longer than
+``max_prompt_length`` (measured by the launcher with the model's tokenizer and the tools it trains with) stops the
+run or is left out, as ``overlong`` says; ``training.plan.measure_prompts`` counts the same for any export.
 
 ``check_plan(plan)`` asks the trainer itself whether it accepts what was written: verl composes its Hydra config
 with the overrides and runs its own ``validate_config``, loads the tool config with its tool registry and the
-reward function with its loader; TRL builds its ``GRPOConfig``. It runs in the trainer's environment.
+reward function with its loader; TRL builds its ``GRPOConfig`` (as the main process of its ``accelerate launch``
+would) and measures the prompts. It runs in the trainer's environment.
 
 This module is core: it imports neither torch nor any trainer.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,6 +40,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from training.cluster import (
+    ClusterOptions,
+    DeviceInfo,
+    ResolvedCluster,
+    accelerate_config,
+    check_memory_fit,
+    detect_device,
+    resolve_cluster,
+)
 from training.plan import (
     REPO_ROOT,
     ExportView,
@@ -42,8 +62,13 @@ from training.plan import (
 
 TOOL_CONFIG_FILE = "tool_config.yaml"
 TRL_CONFIG_FILE = "trl_grpo.yaml"
+ACCELERATE_FILE = "accelerate.yaml"
+#: The largest LoRA rank ``vllm serve --max-lora-rank`` accepts.
+MAX_LORA_RANK = 512
 VERL_LOG_FILE = "verl_metrics.jsonl"
 REWARD_FILE = REPO_ROOT / "training" / "verl_reward.py"
+#: verl's ``pkg://`` form of the reward: imported by module name, so each node uses its py_modules copy.
+REWARD_MODULE = "pkg://training.verl_reward"
 TOOL_CLASS = "training.launch.verl_tools.HopforgeKGTool"
 
 #: The reward each Omne-R1 stage trains with when none is named: stage 1 rewards format and a correct answer
@@ -123,13 +148,25 @@ class VerlOptions(_Options):
     entropy_coeff: float = Field(default=0.0, ge=0)
     temperature: float = Field(default=1.0, gt=0)
     top_p: float = Field(default=1.0, gt=0, le=1)
-    max_prompt_length: int = Field(default=2048, ge=16)
+    max_prompt_length: int = Field(default=2048, ge=16, description="Tokens of a prompt with its tools and chat "
+                                                                    "template; longer ones are refused or filtered.")  # fmt: skip
+    overlong: Literal["refuse", "filter"] = Field(default="refuse", description="What a prompt longer than "
+                                                                               "max_prompt_length does to the run.")  # fmt: skip
     max_response_length: int = Field(default=8192, ge=16, description="All assistant turns and tool replies of one rollout.")
     max_tool_response_chars: int = Field(default=4096, ge=64, description="Longer tool replies are cut (middle).")
     tool_server_url: str = Field(default="http://127.0.0.1:8765", description="A running `hopforge serve-tools`.")
     tool_timeout_s: float = Field(default=30.0, gt=0)
+    max_tool_failure_rate: float = Field(default=0.05, gt=0, le=1, description="The run stops when more than this "
+                                         "share of the last tool_failure_window tool calls failed (server down, "
+                                         "timing out, 5xx, token refused).")  # fmt: skip
+    tool_failure_window: int = Field(default=200, ge=10, le=100_000, description="Tool calls the failure rate is "
+                                                                                "taken over.")  # fmt: skip
     n_gpus_per_node: int = Field(default=8, ge=1)
     nnodes: int = Field(default=1, ge=1)
+    ray_address: str | None = Field(default=None, description="host:port of a running Ray cluster's head (its GCS) "
+                                                              "to join; none: verl starts a local Ray.")  # fmt: skip
+    shared_dir: str | None = Field(default=None, description="A directory every node mounts at this same path: "
+                                   "checkpoints go there. Needed with ray_address or nnodes > 1.")  # fmt: skip
     tensor_parallel_size: int = Field(default=1, ge=1)
     gpu_memory_utilization: float = Field(default=0.6, gt=0, le=1)
     lora_rank: int = Field(default=0, ge=0)
@@ -152,6 +189,13 @@ class VerlOptions(_Options):
         if not re.fullmatch(r"https?://[^\s/]+(/[^\s]*)?", v):
             raise ValueError(f"tool_server_url must be an http(s) URL like http://127.0.0.1:8765, got {v!r}")
         return v.rstrip("/")
+
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_address(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}", v.strip()):
+            raise ValueError(f"ray_address must be the head's host:port (its GCS, e.g. 10.0.0.1:6379), got {v!r}")
+        return v.strip() if v is not None else v
 
     @field_validator("extra_overrides")
     @classmethod
@@ -179,12 +223,44 @@ class VerlOptions(_Options):
             raise ValueError(f"tensor_parallel_size ({self.tensor_parallel_size}) must divide the {gpus} GPUs")
         if self.critic_model is not None and self.algorithm != "ppo":
             raise ValueError("critic_model is only used with algorithm='ppo'")
+        problem = cluster_problem(self)
+        if problem:
+            raise ValueError(problem)
         return self
 
     @classmethod
     def omne_r1(cls, stage: Literal["base", "sft"], model: str, **overrides: Any) -> VerlOptions:
         """Omne-R1's schedule for ``stage``: PPO with a critic (GAE), its stage reward, 7 tool rounds."""
         return cls(model=model, stage=stage, algorithm="ppo", **overrides)
+
+
+def _address_host(address: str) -> str:
+    return address.rsplit(":", 1)[0].strip("[]")
+
+
+def cluster_problem(opts: VerlOptions) -> str | None:
+    """What stops ``opts`` from running on the nodes it names, in one line, or ``None``.
+
+    Several nodes need a running cluster to join (``ray_address``) and a directory they all see (``shared_dir``:
+    every node's ranks write their shards of a checkpoint); so does a remote cluster, where the training workers
+    may sit on another machine than the launcher. A loopback tool URL answers on this machine only: refused when
+    rollout workers may run elsewhere, unless the cluster itself is on loopback (all its nodes on this machine)."""
+    from training.tool_auth import is_loopback_host, url_host
+
+    if opts.nnodes > 1 and not opts.ray_address:
+        return (f"nnodes={opts.nnodes} needs ray_address: start a Ray cluster (`ray start --head` on one node, "
+                "`ray start --address <head>:6379` on the others) and give its head's host:port")  # fmt: skip
+    if (opts.ray_address or opts.nnodes > 1) and not opts.shared_dir:
+        where = f"ray_address {opts.ray_address}" if opts.ray_address else f"nnodes={opts.nnodes}"
+        return (f"{where} needs shared_dir: a directory every node mounts at the same path, where every node writes "
+                "its part of each checkpoint")  # fmt: skip
+    cluster_on_loopback = opts.ray_address is not None and is_loopback_host(_address_host(opts.ray_address))
+    spans_machines = (opts.nnodes > 1 or opts.ray_address is not None) and not cluster_on_loopback
+    if spans_machines and is_loopback_host(url_host(opts.tool_server_url)):
+        return (f"tool_server_url {opts.tool_server_url} is a loopback address, which rollout workers on other "
+                f"nodes cannot reach: serve the tools on an address every node reaches (`HOPFORGE_TOOL_TOKEN=... "
+                f"hopforge serve-tools --host 0.0.0.0`) and set tool_server_url to http://<that host>:<port>")  # fmt: skip
+    return None
 
 
 def _hydra_value(value: Any) -> str:
@@ -206,22 +282,12 @@ def _hydra_value(value: Any) -> str:
 
 
 def verl_tool_schema(name: str) -> dict[str, Any]:
-    """hopforge's OpenAI schema of tool ``name`` in the subset verl keeps (``tools/schemas.py``): a property has
-    ``type``, ``description`` and ``enum`` only, parameters ``type``/``properties``/``required``. Writing just that
-    subset makes the schema verl renders into the prompt the one written here (it would silently drop
-    ``minLength`` and ``additionalProperties``)."""
+    """The ``tool_schema`` entry of tool ``name`` in verl's tool config: the tool contract
+    (``schemas.tools.tool_schema``), which keeps to what verl's ``OpenAIFunctionToolSchema`` holds, so the schema
+    verl renders into the prompt is the one SFT rows, TRL and evaluation show."""
     from schemas.tools import tool_schema
 
-    fn = tool_schema(name)["function"]
-    params = fn["parameters"]
-    props = {}
-    for key, prop in params.get("properties", {}).items():
-        kept = {k: prop[k] for k in ("type", "description", "enum") if k in prop}
-        if "type" not in kept:
-            raise TrainingError(f"tool {name!r} argument {key!r} has no plain JSON type; verl cannot describe it")
-        props[key] = kept
-    return {"type": "function", "function": {"name": fn["name"], "description": fn["description"], "parameters": {
-        "type": "object", "properties": props, "required": list(params.get("required", []))}}}  # fmt: skip
+    return tool_schema(name)
 
 
 def verl_tool_config(tools: Sequence[str], opts: VerlOptions) -> dict[str, Any]:
@@ -266,9 +332,65 @@ def _check_policy_model(model: str, stage: str) -> str:
     return check_model_dir(model, what="SFT checkpoint" if stage == "sft" else "model")
 
 
+#: hopforge's packages the Ray workers import (the tool class, the reward and what they import), shipped to every
+#: node through Ray's runtime_env ``py_modules``: no node needs this checkout.
+SHIPPED_PACKAGES = ("training", "schemas", "tasks", "gateway")
+#: Seconds the planner waits for a Ray head to accept a connection.
+RAY_PROBE_TIMEOUT_S = 3.0
+
+
+def _check_shared_dir(shared_dir: str | None) -> Path | None:
+    """``shared_dir`` as an absolute path that exists here and can be written; whether every node sees the same
+    directory is checked by the launcher, from each node, before training."""
+    if shared_dir is None:
+        return None
+    path = Path(shared_dir).expanduser()
+    if not path.is_absolute():
+        raise TrainingError(f"shared_dir {shared_dir} must be an absolute path: every node resolves it on its own")
+    if not path.is_dir():
+        raise TrainingError(f"shared_dir {shared_dir} does not exist here: mount the shared file system at that path "
+                            "on every node (checkpoints are written there)")  # fmt: skip
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise TrainingError(f"shared_dir {shared_dir} is not writable by this user")
+    return Path(os.path.normpath(path))
+
+
+def _check_tool_token(url: str) -> None:
+    """A tool server beyond loopback takes requests only with the shared token, which the clients read from
+    their environment: refuse before launch when this environment has none."""
+    from training.tool_auth import TOKEN_ENV, is_loopback_host, tool_token, url_host
+
+    if not is_loopback_host(url_host(url)) and tool_token() is None:
+        raise TrainingError(f"tool_server_url {url} is beyond loopback, where `hopforge serve-tools` requires its "
+                            f"token: set {TOKEN_ENV} in this environment to the server's value (it is read from the "
+                            "environment only and written nowhere)")  # fmt: skip
+
+
+def check_ray_address(address: str, timeout_s: float = RAY_PROBE_TIMEOUT_S) -> None:
+    """``TrainingError`` in one line when the Ray head at ``address`` does not accept a connection."""
+    import socket
+
+    host, port = _address_host(address), int(address.rsplit(":", 1)[1])
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise TrainingError(f"ray_address {address} does not answer ({reason}): start the cluster there (`ray start "
+                            f"--head --port {port}` on the head node) or correct the address") from None
+
+
 def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan:
-    """The verl run of ``opts`` on ``export``'s rl rows (module docstring); nothing is launched or written."""
+    """The verl run of ``opts`` on ``export``'s rl rows (module docstring); nothing is launched or written. With
+    ``ray_address`` the Ray head must answer now, and a tool server beyond loopback needs ``$HOPFORGE_TOOL_TOKEN``
+    here: both refused in one line before anything starts."""
     run_dir = Path(run_dir).resolve()
+    problem = cluster_problem(opts)  # again: model_copy (the flow's tool URL) skips the validators
+    if problem:
+        raise TrainingError(problem)
+    shared = _check_shared_dir(opts.shared_dir)
+    _check_tool_token(opts.tool_server_url)
+    if opts.ray_address:
+        check_ray_address(opts.ray_address)
     model = _check_policy_model(opts.model, opts.stage)
     critic = check_model_dir(opts.critic_model, what="critic model") if opts.critic_model else model
     train_file, val_file, notes = _rl_files(export)
@@ -278,14 +400,18 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
                             f"train rows: verl would run no step; lower train_batch_size")  # fmt: skip
     tools = _rl_tools(train_file)
     reward = opts.reward_name
-    checkpoints = run_dir / "checkpoints"
+    # Every node's ranks write their shards of a checkpoint: on several nodes that is a directory they all see.
+    checkpoints = (shared / run_dir.name if shared else run_dir) / "checkpoints"
     tool_config = run_dir / TOOL_CONFIG_FILE
     experiment = opts.experiment_name or run_dir.name
 
-    # Ray workers on a running cluster do not inherit this process's environment: what the tool class and the
-    # reward need travels in Ray's runtime_env as well as in the launcher's own environment.
-    env_vars = {"PYTHONPATH": str(REPO_ROOT), "HOPFORGE_REWARD": reward,
-                "VERL_FILE_LOGGER_PATH": str(run_dir / VERL_LOG_FILE)}  # fmt: skip
+    # Ray workers on a running cluster do not inherit this process's environment, nor see this checkout: what the
+    # tool class and the reward need travels in Ray's runtime_env (settings as env_vars, hopforge's packages as
+    # py_modules). The launcher itself imports hopforge from PYTHONPATH. The tool server's token is never here: the
+    # launcher hands it to the workers through a Ray actor (training/launch/verl_cluster.py).
+    ray_env_vars = {"HOPFORGE_REWARD": reward, "VERL_FILE_LOGGER_PATH": str(run_dir / VERL_LOG_FILE)}
+    env_vars = {"PYTHONPATH": str(REPO_ROOT), **ray_env_vars}
+    py_modules = [str(REPO_ROOT / name) for name in SHIPPED_PACKAGES]
     o: dict[str, Any] = {
         "data.train_files": str(train_file),
         "data.val_files": str(val_file),
@@ -294,8 +420,12 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "data.max_prompt_length": opts.max_prompt_length,
         "data.max_response_length": opts.max_response_length,
         "data.train_batch_size": opts.train_batch_size,
-        "data.truncation": "error",  # a prompt longer than max_prompt_length stops the run instead of being cut
-        "data.filter_overlong_prompts": False,
+        # verl 0.9.1's RLHFDataset stores data.truncation but never applies it, and its agent loop cuts a longer
+        # prompt from the left (the system prompt and tool block first) with only a warning. So the launcher
+        # measures every prompt with the model's tokenizer before training: `overlong="refuse"` stops with the
+        # counts, `"filter"` has verl leave those rows out (filter_overlong_prompts, the same length rule).
+        "data.truncation": "error",
+        "data.filter_overlong_prompts": opts.overlong == "filter",
         "algorithm.adv_estimator": "grpo" if opts.algorithm == "grpo" else "gae",
         "algorithm.use_kl_in_reward": opts.use_kl_in_reward,
         "algorithm.kl_ctrl.kl_coef": opts.kl_coef,
@@ -335,7 +465,8 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "actor_rollout_ref.rollout.multi_turn.max_parallel_calls": 1,
         "actor_rollout_ref.rollout.multi_turn.max_tool_response_length": opts.max_tool_response_chars,
         "actor_rollout_ref.rollout.agent.default_agent_loop": "tool_agent",
-        "reward.custom_reward_function.path": str(REWARD_FILE),
+        # imported as a module (verl's `pkg://` form) from the py_modules copy on each node, not read from this path
+        "reward.custom_reward_function.path": REWARD_MODULE,
         "reward.custom_reward_function.name": "compute_score",
         "trainer.project_name": opts.project_name,
         "trainer.experiment_name": experiment,
@@ -363,20 +494,40 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
     # Keys absent from verl's schema are added with Hydra's `+`.
     for key, value in sorted(opts.reward_kwargs.items()):
         o[f"+reward.custom_reward_function.reward_kwargs.{key}"] = value
-    for key, value in sorted(env_vars.items()):
+    for key, value in sorted(ray_env_vars.items()):
         o[f"+ray_kwargs.ray_init.runtime_env.env_vars.{key}"] = value
+    o["+ray_kwargs.ray_init.runtime_env.py_modules"] = py_modules
+    o["+ray_kwargs.ray_init.runtime_env.excludes"] = ["__pycache__", "*.pyc"]
+    if opts.ray_address:
+        o["+ray_kwargs.ray_init.address"] = opts.ray_address
 
     overrides = [f"{k}={_hydra_value(v)}" for k, v in o.items()]
     overrides = _apply_extra(overrides, opts.extra_overrides)
-    argv = ["python", launcher("verl_ppo.py"), "--run-dir", str(run_dir), *overrides]
+    # hopforge's own launcher settings come before --run-dir; everything after it is verl's.
+    flags = ["--overlong", opts.overlong, "--max-tool-failure-rate", repr(opts.max_tool_failure_rate),
+             "--tool-failure-window", str(opts.tool_failure_window)]  # fmt: skip
+    if shared:
+        flags += ["--shared-dir", str(shared)]
+    argv = ["python", launcher("verl_ppo.py"), *flags, "--run-dir", str(run_dir), *overrides]
     config = {
         "options": opts.model_dump(mode="json"), "reward": reward, "reward_kwargs": dict(opts.reward_kwargs),
         "model": model, "stage": opts.stage, "algorithm": opts.algorithm, "tools": tools,
         "total_training_steps": opts.total_training_steps, "overrides": overrides,
         "train_file": str(train_file), "val_file": str(val_file), "checkpoint_dir": str(checkpoints),
+        "cluster": {"ray_address": opts.ray_address, "nnodes": opts.nnodes, "n_gpus_per_node": opts.n_gpus_per_node,
+                    "shared_dir": str(shared) if shared else None, "py_modules": py_modules},
         "equivalent_command": ["python", "-m", "verl.trainer.main_ppo", *overrides],
     }  # fmt: skip
-    notes = [*notes, f"stage {opts.stage}: {opts.algorithm} from {model}, reward {reward}"]
+    notes = [*notes, f"stage {opts.stage}: {opts.algorithm} from {model}, reward {reward}",
+             f"prompts longer than {opts.max_prompt_length} tokens: {opts.overlong} (measured by the launcher with "
+             "the model's tokenizer before Ray starts)"]  # fmt: skip
+    if opts.ray_address:
+        notes.append(f"joins the Ray cluster at {opts.ray_address} ({opts.nnodes} x {opts.n_gpus_per_node} GPUs): "
+                     f"hopforge's code reaches the workers as runtime_env py_modules; checkpoints go to {checkpoints} "
+                     "(shared_dir, checked from every node before training); the tool config travels with the job "
+                     "(runtime_env working_dir); the export and the metrics log stay on the launching node, where "
+                     f"verl's driver task is pinned; the model path {model} must exist on every node (or be a hub "
+                     "id)")  # fmt: skip
     return TrainPlan(trainer="verl", env="verl", run_dir=run_dir,
                      files={TOOL_CONFIG_FILE: dump_yaml(verl_tool_config(tools, opts))}, argv=argv, config=config,
                      export_version=export.version, manifest_sha256=export.manifest_sha256, output_dir=checkpoints,
@@ -421,8 +572,14 @@ class TRLOptions(_Options):
     use_vllm: Literal["off", "colocate", "server"] = "off"
     vllm_server_base_url: str | None = None
     vllm_gpu_memory_utilization: float = Field(default=0.3, gt=0, le=1)
-    bf16: bool = False
-    lora_rank: int = Field(default=0, ge=0)
+    bf16: bool | None = Field(default=None, description="None: on when the node's GPUs compute in bf16, off on a CPU.")
+    lora_rank: int = Field(default=0, ge=0, description="0: full fine-tuning; at most 512, the largest vLLM serves.")
+    max_prompt_length: int = Field(default=2048, ge=16, description="Tokens of a prompt with its tools and chat "
+                                                                    "template; longer ones are refused or filtered.")  # fmt: skip
+    overlong: Literal["refuse", "filter"] = Field(default="refuse", description="What a prompt longer than "
+                                                                               "max_prompt_length does to the run.")  # fmt: skip
+    deepspeed: Literal["none", "zero2", "zero3"] = "none"
+    cluster: ClusterOptions = Field(default_factory=ClusterOptions)
     seed: int = 0
     report_to: list[str] = Field(default_factory=list)
     extra_args: dict[str, Any] = Field(default_factory=dict, description="More GRPOConfig arguments, applied last.")
@@ -434,6 +591,14 @@ class TRLOptions(_Options):
             raise ValueError(f"must be an http(s) URL like http://127.0.0.1:8765, got {v!r}")
         return v.rstrip("/") if v else v
 
+    @field_validator("lora_rank")
+    @classmethod
+    def _servable_rank(cls, v: int) -> int:
+        if v > MAX_LORA_RANK:
+            raise ValueError(f"lora_rank {v} is above {MAX_LORA_RANK}, the largest rank vLLM serves "
+                             "(--max-lora-rank): the adapter could not be evaluated")  # fmt: skip
+        return v
+
     @model_validator(mode="after")
     def _consistent(self) -> TRLOptions:
         if (self.per_device_train_batch_size * self.gradient_accumulation_steps) % self.num_generations:
@@ -442,14 +607,19 @@ class TRLOptions(_Options):
                              f"multiple of num_generations ({self.num_generations})")  # fmt: skip
         if self.use_vllm == "server" and not self.vllm_server_base_url:
             raise ValueError("use_vllm='server' needs vllm_server_base_url (a running `trl vllm-serve`)")
-        owned = {"output_dir", "use_vllm", "vllm_mode", "max_tool_calling_iterations"}
+        owned = {"output_dir", "use_vllm", "vllm_mode", "max_tool_calling_iterations", "bf16", "deepspeed"}
         if owned & set(self.extra_args):
             raise ValueError(f"extra_args may not set {sorted(owned & set(self.extra_args))}: use the options")
         return self
 
 
-def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str) -> dict[str, Any]:
-    """The launcher's YAML: ``grpo`` holds ``GRPOConfig`` keyword arguments, ``hopforge`` the rest."""
+def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str,
+               rc: ResolvedCluster | None = None) -> dict[str, Any]:  # fmt: skip
+    """The launcher's YAML: ``grpo`` holds ``GRPOConfig`` keyword arguments, ``hopforge`` the rest. ``rc``: where
+    it runs (default: one CPU process)."""
+    rc = rc or resolve_cluster(ClusterOptions(device="cpu"), DeviceInfo("cpu", 0, None, False, "default (one CPU "
+                                                                                                "process)"))  # fmt: skip
+    bf16 = opts.bf16 if opts.bf16 is not None else (rc.device.kind == "cuda" and rc.device.bf16)
     files, rows = export.data_files(opts.dataset), export.rows(opts.dataset)
     if not files or not rows.get("train"):
         raise TrainingError(f"export {export.version} has no {opts.dataset} train rows: export again with the "
@@ -472,7 +642,7 @@ def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str) 
         "logging_steps": opts.logging_steps,
         "save_steps": opts.save_steps,
         "save_strategy": "steps",
-        "bf16": opts.bf16,
+        "bf16": bf16,
         "seed": opts.seed,
         "report_to": list(opts.report_to) or "none",
         "use_vllm": opts.use_vllm != "off",
@@ -494,21 +664,64 @@ def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str) 
             "eval_file": str(files["validation"]) if rows.get("validation") else None,
             "reward": opts.reward_name, "reward_kwargs": dict(opts.reward_kwargs),
             "tool_server_url": opts.tool_server_url, "tool_timeout_s": opts.tool_timeout_s,
-            "lora_rank": opts.lora_rank,
+            "lora_rank": opts.lora_rank, "max_prompt_length": opts.max_prompt_length, "overlong": opts.overlong,
+            # What the launcher's --check stands in for when it validates on another machine than the ranks'.
+            "launch": {**rc.summary(), "accelerate": _under_accelerate(rc, opts), "bf16": bf16,
+                       "deepspeed": opts.deepspeed},
         },
     }  # fmt: skip
 
 
-def plan_trl(export: ExportView, run_dir: Path, opts: TRLOptions) -> TrainPlan:
-    """The TRL GRPO run of ``opts`` on ``export`` (module docstring); nothing is launched or written."""
+def _under_accelerate(rc: ResolvedCluster, opts: TRLOptions) -> bool:
+    """GPU plans run under ``accelerate launch`` (one process per GPU: GRPOTrainer refuses several GPUs in one
+    process); a CPU plan only when it has several processes."""
+    return rc.device.kind == "cuda" or rc.distributed or opts.deepspeed != "none"
+
+
+def plan_trl(export: ExportView, run_dir: Path, opts: TRLOptions, device: DeviceInfo | None = None) -> TrainPlan:
+    """The TRL GRPO run of ``opts`` on ``export`` (module docstring); nothing is launched or written. ``device``: what
+    this node offers (default: ``training.cluster.detect_device`` on the trl environment). On GPUs, or with several
+    processes, the command is ``accelerate launch --config_file <run_dir>/accelerate.yaml``."""
+    from training.envs import env_python
+
     run_dir = Path(run_dir).resolve()
     model = _check_policy_model(opts.model, opts.stage)
-    config = trl_config(export, run_dir, opts, model)
+    device = device or detect_device("trl", opts.cluster)
+    rc = resolve_cluster(opts.cluster, device)
+    if device.kind == "cpu" and rc.distributed:
+        raise TrainingError(f"cluster.nnodes x cluster.nproc_per_node is {rc.world_size} processes on a CPU; TRL on a "
+                            "CPU runs one process (accelerate's MULTI_CPU launch needs MPI): plan on GPUs")  # fmt: skip
+    if opts.deepspeed != "none" and device.kind != "cuda":
+        raise TrainingError(f"deepspeed={opts.deepspeed} shards the model over GPUs, but this plan's device is a CPU "
+                            f"({device.source}): set cluster.device=cuda on a GPU node")  # fmt: skip
+    memory = check_memory_fit(model=model, finetuning_type="lora" if opts.lora_rank else "full",
+                              lora_rank=opts.lora_rank, sharding=opts.deepspeed, rc=rc,
+                              model_params_b=opts.cluster.model_params_b, reference_model=opts.beta > 0,
+                              reserved_fraction=opts.vllm_gpu_memory_utilization if opts.use_vllm == "colocate" else 0.0)  # fmt: skip
+    config = trl_config(export, run_dir, opts, model, rc)
     notes = [f"stage {opts.stage}: GRPO from {model}, reward {opts.reward_name}",
-             "multi-turn with the KG tools" if opts.tool_server_url else "single-turn (no tool_server_url)"]  # fmt: skip
-    return TrainPlan(trainer="trl", env="trl", run_dir=run_dir, files={TRL_CONFIG_FILE: dump_yaml(config)},
-                     argv=["python", launcher("trl_grpo.py"), "--config", str(run_dir / TRL_CONFIG_FILE)],
-                     config={**config, "options": opts.model_dump(mode="json"), "max_steps": opts.max_steps},
+             "multi-turn with the KG tools" if opts.tool_server_url else "single-turn (no tool_server_url)",
+             f"prompts longer than {opts.max_prompt_length} tokens: {opts.overlong} (measured by the launcher with the "
+             "model's tokenizer before the model loads)"]  # fmt: skip
+    if not config["grpo"]["bf16"]:
+        notes.append(f"bf16 is off ({'set bf16=false' if opts.bf16 is False else 'no bf16 GPU on this node'}; "
+                     f"device from {device.source})")  # fmt: skip
+    if rc.nnodes > 1:
+        notes.append(f"node {rc.node_rank} of {rc.nnodes}: run the same command on every node with its own "
+                     "cluster.node_rank; the export and the run directory must be the same paths on every node")  # fmt: skip
+    files = {TRL_CONFIG_FILE: dump_yaml(config)}
+    python, script = str(env_python("trl")), launcher("trl_grpo.py")
+    args = ["--config", str(run_dir / TRL_CONFIG_FILE)]
+    accelerate = config["hopforge"]["launch"]["accelerate"]
+    if accelerate:
+        files[ACCELERATE_FILE] = dump_yaml(accelerate_config(rc, bf16=config["grpo"]["bf16"], deepspeed=opts.deepspeed))
+        argv = [python, "-m", "accelerate.commands.launch", "--config_file", str(run_dir / ACCELERATE_FILE), script, *args]
+    else:
+        argv = [python, script, *args]
+    return TrainPlan(trainer="trl", env="trl", run_dir=run_dir, files=files, argv=argv,
+                     config={**config, "options": opts.model_dump(mode="json"), "max_steps": opts.max_steps,
+                             "cluster": rc.summary(), "memory": memory, "versions": device.versions,
+                             "launcher": "accelerate" if accelerate else "python"},
                      export_version=export.version, manifest_sha256=export.manifest_sha256,
                      output_dir=run_dir / "checkpoints", env_vars={"PYTHONPATH": str(REPO_ROOT)}, notes=notes)  # fmt: skip
 
@@ -535,7 +748,10 @@ def check_plan(plan: TrainPlan, *, timeout_s: float = 600) -> dict[str, Any]:
         raise TrainingError(f"check_plan handles verl and trl plans, not {plan.trainer}")
     python = require_env(plan.env)
     plan.write()
-    argv = [str(python), plan.argv[1], "--check", *plan.argv[2:]]
+    if plan.trainer == "trl":  # one process, whatever the launch: the check stands in for the main process
+        argv = [str(python), launcher("trl_grpo.py"), "--check", "--config", str(plan.run_dir / TRL_CONFIG_FILE)]
+    else:
+        argv = [str(python), plan.argv[1], "--check", *plan.argv[2:]]
     return run_trainer_check(plan, argv, timeout_s=timeout_s, what=plan.trainer, noun="plan")
 
 
@@ -544,6 +760,8 @@ __all__ = [
     "TRLOptions",
     "VerlOptions",
     "check_plan",
+    "check_ray_address",
+    "cluster_problem",
     "options_from",
     "plan_trl",
     "plan_verl",

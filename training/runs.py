@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -23,6 +24,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from tasks.ops import children
 from training.envs import require_env
 from training.plan import RESULT_FILE, TrainPlan, TrainingError, read_metrics
 
@@ -97,8 +99,10 @@ def launch(
 
     watcher = threading.Thread(target=watch_metrics, name="metrics-watch", daemon=True)
     with open(log_path, "w", encoding="utf-8") as log:
-        proc = subprocess.Popen(plan.argv, cwd=str(plan.run_dir), env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, errors="replace", bufsize=1)  # fmt: skip
+        # SIGTERM when this process dies, however it dies: the launcher (torchrun, Ray) then stops its workers
+        proc = children.popen(plan.argv, death_signal=signal.SIGTERM, cwd=str(plan.run_dir), env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                              bufsize=1)  # fmt: skip
         watcher.start()
         # A trainer that hangs without printing must still stop at the timeout: a timer kills it.
         killer = threading.Timer(timeout_s, proc.kill) if timeout_s is not None else None

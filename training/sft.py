@@ -13,7 +13,18 @@ that runs them in the ``llamafactory`` trainer environment::
 
 Defaults follow the Omne-R1 appendix: LoRA rank 8 on all linear layers, cutoff 6144, 3 epochs, cosine schedule,
 lr 1e-4 with warmup 0.1 (full fine-tuning: 1e-5, warmup 0.01), effective batch 4 per device. The paper trains in
-bf16 on GPUs; ``bf16`` is off by default so the same plan runs on a CPU: set it on a GPU.
+bf16 on GPUs; ``bf16`` left unset is on when the node's GPUs compute in bf16 and off on a CPU (``training.cluster``
+probes the trainer environment's torch; the decision and the environment's package versions are in ``plan.json``).
+
+Several GPUs or nodes (the ``cluster`` option): the command runs the launcher under ``torchrun``
+(``python -m torch.distributed.run --nnodes --node-rank --nproc-per-node --master-addr --master-port``), so every
+rank runs ``llamafactory_sft.py`` and installs the weighted loss and the truncation guard itself.
+``llamafactory-cli train`` is not used: it re-launches LLaMA-Factory's own entry point under torchrun, whose ranks
+would run without those patches. ``deepspeed`` (``zero2``/``zero3``) writes ``deepspeed_<stage>.json`` and ``fsdp``
+writes ``fsdp_config.json`` into the run directory, referenced from ``llamafactory.yaml``; the model states per GPU
+are estimated first and a plan that cannot fit is refused (``training.cluster.check_memory_fit``). On several nodes
+each node runs the same command with its own ``cluster.node_rank``; the export and the output directory must be at
+the same path on every node (a shared file system).
 
 The template follows the data: ``qwen3`` for the ``sft`` config (a ``<think>`` block before every reply),
 ``qwen3_nothink`` for ``sft_nothink``. Whether every row fits ``cutoff_len`` needs the real tokenizer, so the exact
@@ -35,6 +46,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from training.cluster import (
+    ClusterOptions,
+    DeviceInfo,
+    ResolvedCluster,
+    check_memory_fit,
+    deepspeed_config,
+    detect_device,
+    dump_json,
+    resolve_cluster,
+    sharding_of,
+    torchrun_argv,
+)
 from training.plan import (
     ExportView,
     TrainingError,
@@ -53,10 +76,14 @@ OUTPUT_DIR = "output"
 TEMPLATE_OF_CONFIG = {"sft": "qwen3", "sft_nothink": "qwen3_nothink"}
 #: Keys the plan owns: set through options, not ``extra``.
 RESERVED_KEYS = frozenset({"stage", "do_train", "dataset_dir", "output_dir", "dataset", "eval_dataset",
-                           "model_name_or_path", "template", "finetuning_type"})  # fmt: skip
+                           "model_name_or_path", "template", "finetuning_type", "deepspeed", "fsdp",
+                           "fsdp_config", "bf16"})  # fmt: skip
 #: Characters per token assumed for the cutoff note; byte-level BPE on English averages about 4.
 CHARS_PER_TOKEN = 4.0
 EFFECTIVE_BATCH = 4
+#: The largest LoRA rank ``vllm serve --max-lora-rank`` accepts: an adapter above it could not be evaluated.
+MAX_LORA_RANK = 512
+FSDP_FILE = "fsdp_config.json"
 
 
 def _names(value: Any) -> Any:
@@ -79,7 +106,7 @@ class SFTOptions(BaseModel):
         "auto", description="auto: the validation split of the training data when the export has one.")
     template: str = Field("auto", description="auto: qwen3 for sft rows, qwen3_nothink for sft_nothink rows.")
     finetuning_type: Literal["lora", "full"] = "lora"
-    lora_rank: int = Field(8, ge=1)
+    lora_rank: int = Field(8, ge=1, description=f"LoRA rank (at most {MAX_LORA_RANK}, the largest vLLM serves).")
     lora_target: str = Field("all", min_length=1)
     cutoff_len: int = Field(6144, ge=16)
     think_weight: float = Field(1.0, ge=0.0, description="Loss weight of <think>…</think> tokens (paper: 0.001).")
@@ -91,7 +118,12 @@ class SFTOptions(BaseModel):
     per_device_train_batch_size: int = Field(1, ge=1)
     gradient_accumulation_steps: int | None = Field(None, ge=1)
     per_device_eval_batch_size: int = Field(1, ge=1)
-    bf16: bool = False
+    bf16: bool | None = Field(None, description="None: on when the node's GPUs compute in bf16, off on a CPU.")
+    deepspeed: Literal["none", "zero2", "zero3"] = Field("none", description="DeepSpeed ZeRO stage (config written "
+                                                                             "beside the run).")  # fmt: skip
+    fsdp: Literal["none", "full_shard", "shard_grad_op"] = Field("none", description="PyTorch FSDP sharding (instead "
+                                                                                     "of DeepSpeed).")  # fmt: skip
+    cluster: ClusterOptions = Field(default_factory=ClusterOptions)
     max_steps: int | None = Field(None, ge=1)
     logging_steps: int = Field(10, ge=1)
     save_steps: int = Field(500, ge=1)
@@ -104,6 +136,14 @@ class SFTOptions(BaseModel):
     @classmethod
     def _split_names(cls, v: Any) -> Any:
         return _names(v)
+
+    @field_validator("lora_rank")
+    @classmethod
+    def _servable_rank(cls, v: int) -> int:
+        if v > MAX_LORA_RANK:
+            raise ValueError(f"lora_rank {v} is above {MAX_LORA_RANK}, the largest rank vLLM serves "
+                             "(--max-lora-rank): the adapter could not be evaluated")  # fmt: skip
+        return v
 
     @field_validator("think_weight")
     @classmethod
@@ -124,6 +164,8 @@ class SFTOptions(BaseModel):
     def _lists_not_empty(self) -> SFTOptions:
         if isinstance(self.dataset, list) and not self.dataset:
             raise ValueError("dataset must name at least one dataset_info.json entry (or be auto)")
+        if self.deepspeed != "none" and self.fsdp != "none":
+            raise ValueError(f"deepspeed={self.deepspeed} and fsdp={self.fsdp} both shard the model: choose one")
         return self
 
     @classmethod
@@ -236,8 +278,32 @@ def longest_row_chars(export: ExportView, names: Sequence[str]) -> tuple[int, st
 # -- the plan --------------------------------------------------------------------------------------------------------
 
 
-def sft_config(export: ExportView, run_dir: Path, opts: SFTOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The LLaMA-Factory config and hopforge's extras for one run (no files written)."""
+def resolved_bf16(opts: SFTOptions, device: DeviceInfo) -> bool:
+    """``bf16`` as given, else on exactly when the node's GPUs compute in bf16."""
+    return opts.bf16 if opts.bf16 is not None else (device.kind == "cuda" and device.bf16)
+
+
+def _cpu_cluster() -> ResolvedCluster:
+    return resolve_cluster(ClusterOptions(device="cpu"), DeviceInfo("cpu", 0, None, False, "default (one CPU process)"))
+
+
+def sharding_files(run_dir: Path, opts: SFTOptions) -> dict[str, str]:
+    """The DeepSpeed or FSDP config file of the run, ``{file name: text}`` (none without sharding)."""
+    if opts.deepspeed != "none":
+        return {f"deepspeed_{opts.deepspeed}.json": dump_json(deepspeed_config(opts.deepspeed))}
+    if opts.fsdp != "none":
+        # transformers' fsdp_config keys; the layers to wrap come from the model's own _no_split_modules.
+        return {FSDP_FILE: dump_json({"fsdp_version": 1, "backward_prefetch": "backward_pre", "forward_prefetch": False,
+                                      "use_orig_params": True, "sync_module_states": True,
+                                      "cpu_ram_efficient_loading": True, "activation_checkpointing": False})}  # fmt: skip
+    return {}
+
+
+def sft_config(export: ExportView, run_dir: Path, opts: SFTOptions,
+               rc: ResolvedCluster | None = None) -> tuple[dict[str, Any], dict[str, Any]]:  # fmt: skip
+    """The LLaMA-Factory config and hopforge's extras for one run (no files written). ``rc``: where it runs
+    (default: one CPU process)."""
+    rc = rc or _cpu_cluster()
     train = _train_datasets(export, opts)
     evals = _eval_datasets(export, opts, train)
     template = _template(export, opts, [*train, *evals])
@@ -266,10 +332,15 @@ def sft_config(export: ExportView, run_dir: Path, opts: SFTOptions) -> tuple[dic
         "num_train_epochs": opts.num_train_epochs,
         "lr_scheduler_type": opts.lr_scheduler_type,
         "warmup_ratio": opts.resolved_warmup_ratio(),
-        "bf16": opts.bf16,
+        "bf16": resolved_bf16(opts, rc.device),
         "report_to": opts.report_to,
         "seed": opts.seed,
     })  # fmt: skip
+    for name in sharding_files(run_dir, opts):
+        if name == FSDP_FILE:
+            config.update(fsdp=f"{opts.fsdp} auto_wrap", fsdp_config=str(Path(run_dir).resolve() / name))
+        else:
+            config["deepspeed"] = str(Path(run_dir).resolve() / name)
     if opts.max_steps is not None:
         config["max_steps"] = opts.max_steps
     if evals:
@@ -283,27 +354,50 @@ def sft_config(export: ExportView, run_dir: Path, opts: SFTOptions) -> tuple[dic
         "expected_rows": _rows(export, [*train, *evals]),
         "export_version": export.version,
         "manifest_sha256": export.manifest_sha256,
+        # What the launcher's --check stands in for when it validates on another machine than the ranks'.
+        "launch": {**rc.summary(), "torchrun": _under_torchrun(rc, opts), "bf16": config["bf16"]},
     }
     return config, extras
 
 
-def plan_sft(export: ExportView, run_dir: Path, opts: SFTOptions) -> TrainPlan:
-    """Everything a LLaMA-Factory SFT run needs (module docstring); ``TrainingError`` on bad input."""
+def _under_torchrun(rc: ResolvedCluster, opts: SFTOptions) -> bool:
+    """Every GPU plan runs under torchrun (each rank owns one GPU, so LLaMA-Factory never sees several GPUs in one
+    process); a CPU plan only when it has several processes."""
+    return rc.device.kind == "cuda" or rc.distributed or opts.deepspeed != "none" or opts.fsdp != "none"
+
+
+def plan_sft(export: ExportView, run_dir: Path, opts: SFTOptions, device: DeviceInfo | None = None) -> TrainPlan:
+    """Everything a LLaMA-Factory SFT run needs (module docstring); ``TrainingError`` on bad input. ``device``:
+    what this node offers (default: ``training.cluster.detect_device`` on the llamafactory environment)."""
     from training.envs import env_python
 
     run_dir = Path(run_dir)
-    config, extras = sft_config(export, run_dir, opts)
-    notes = _notes(export, opts, config)
+    device = device or detect_device("llamafactory", opts.cluster)
+    rc = resolve_cluster(opts.cluster, device)
+    sharding = sharding_of(opts.deepspeed, opts.fsdp)
+    if sharding != "none" and device.kind != "cuda":
+        raise TrainingError(f"{'deepspeed' if opts.deepspeed != 'none' else 'fsdp'}={sharding.removeprefix('fsdp_')} "
+                            f"shards the model over GPUs, but this plan's device is a CPU ({device.source}): set "
+                            "cluster.device=cuda on a GPU node")  # fmt: skip
+    config, extras = sft_config(export, run_dir, opts, rc)
+    memory = check_memory_fit(model=config["model_name_or_path"], finetuning_type=opts.finetuning_type,
+                              lora_rank=opts.lora_rank, sharding=sharding, rc=rc,
+                              model_params_b=opts.cluster.model_params_b)  # fmt: skip
+    notes = _notes(export, opts, config, rc, memory)
     config_path, extras_path = run_dir.resolve() / CONFIG_FILE, run_dir.resolve() / EXTRAS_FILE
+    python, script = str(env_python("llamafactory")), launcher("llamafactory_sft.py")
+    args = [str(config_path), "--hopforge", str(extras_path)]
+    torchrun = extras["launch"]["torchrun"]
     return TrainPlan(
         trainer="llamafactory",
         env="llamafactory",
         run_dir=run_dir,
         files={CONFIG_FILE: dump_yaml(config),
-               EXTRAS_FILE: json.dumps(extras, indent=2, sort_keys=True, ensure_ascii=False) + "\n"},
-        argv=[str(env_python("llamafactory")), launcher("llamafactory_sft.py"), str(config_path), "--hopforge",
-              str(extras_path)],
-        config={"llamafactory": config, "hopforge": extras},
+               EXTRAS_FILE: json.dumps(extras, indent=2, sort_keys=True, ensure_ascii=False) + "\n",
+               **sharding_files(run_dir, opts)},
+        argv=torchrun_argv(python, rc, script, args) if torchrun else [python, script, *args],
+        config={"llamafactory": config, "hopforge": extras, "cluster": rc.summary(), "memory": memory,
+                "launcher": "torchrun" if torchrun else "python", "versions": device.versions},
         export_version=export.version,
         manifest_sha256=export.manifest_sha256,
         output_dir=Path(config["output_dir"]),
@@ -311,7 +405,8 @@ def plan_sft(export: ExportView, run_dir: Path, opts: SFTOptions) -> TrainPlan:
     )  # fmt: skip
 
 
-def _notes(export: ExportView, opts: SFTOptions, config: Mapping[str, Any]) -> list[str]:
+def _notes(export: ExportView, opts: SFTOptions, config: Mapping[str, Any], rc: ResolvedCluster,
+           memory: Mapping[str, Any]) -> list[str]:  # fmt: skip
     notes = []
     names = [n for n in (config["dataset"] + "," + config.get("eval_dataset", "")).split(",") if n]
     chars, row_id = longest_row_chars(export, names)
@@ -321,8 +416,21 @@ def _notes(export: ExportView, opts: SFTOptions, config: Mapping[str, Any]) -> l
                      f"cutoff_len {opts.cutoff_len}: the launcher will stop before training if it is")  # fmt: skip
     if opts.think_weight != 1.0 and config["template"] == "qwen3_nothink":
         notes.append("think_weight has no effect on no-think rows (they hold no <think> spans)")
-    if not opts.bf16:
-        notes.append("bf16 is off (CPU-safe); the paper trains in bf16: set bf16=true on a GPU")
+    device = rc.device
+    if not config["bf16"]:
+        why = "set bf16=false" if opts.bf16 is False else (
+            "the GPUs do not compute in bf16" if device.kind == "cuda" else "no GPU on this node")
+        notes.append(f"bf16 is off ({why}; device from {device.source})")
+    if rc.distributed:
+        notes.append(f"{rc.world_size} processes ({rc.nnodes} node(s) x {rc.nproc_per_node}); effective batch "
+                     f"{opts.per_device_train_batch_size * opts.resolved_accumulation() * rc.world_size} rows per "
+                     "optimizer step")  # fmt: skip
+    if rc.nnodes > 1:
+        notes.append(f"node {rc.node_rank} of {rc.nnodes}: run the same command on every node with its own "
+                     f"cluster.node_rank; {config['dataset_dir']} and {config['output_dir']} must be the same paths "
+                     "on every node (a shared file system)")  # fmt: skip
+    if device.kind == "cuda" and not memory.get("checked"):
+        notes.append(f"memory fit not checked: model size {memory['params_from']}")
     return notes
 
 
@@ -335,7 +443,11 @@ def validate_sft_config(plan: TrainPlan, *, timeout_s: float = 300) -> dict[str,
         raise TrainingError(f"validate_sft_config checks LLaMA-Factory plans, not {plan.trainer}")
     python = require_env(plan.env)
     plan.write()
-    return run_trainer_check(plan, [str(python), *plan.argv[1:], "--check"], timeout_s=timeout_s, what="LLaMA-Factory")
+    # One process, whatever the launch: the check stands in for rank 0 of the plan's cluster (the launcher's --check).
+    argv = [str(python), launcher("llamafactory_sft.py"), str(plan.run_dir.resolve() / CONFIG_FILE), "--hopforge",
+            str(plan.run_dir.resolve() / EXTRAS_FILE), "--check"]  # fmt: skip
+    return run_trainer_check(plan, argv, timeout_s=timeout_s, what="LLaMA-Factory")
 
 
-__all__ = ["SFTOptions", "plan_sft", "sft_config", "validate_sft_config", "longest_row_chars"]
+__all__ = ["MAX_LORA_RANK", "SFTOptions", "plan_sft", "resolved_bf16", "sft_config", "validate_sft_config",
+           "longest_row_chars"]

@@ -1,10 +1,11 @@
 """verl ``custom_reward_function`` entry point for hopforge RL rows.
 
-Use with ``reward.custom_reward_function.path=training/verl_reward.py`` and ``.name=compute_score`` (or
-``.name=compute_score_batch`` with verl's ``batch`` reward manager, which lets judge rewards ask one batch of
-verdicts at once). verl loads this file by path in its reward workers, so it imports only the standard library,
-pydantic and hopforge's light modules (``training.rewards``, ``schemas.answers``, ``schemas.tools``,
-``tasks.env.tool_calls``): no torch, no prefect.
+Use with ``reward.custom_reward_function.path=pkg://training.verl_reward`` (what ``training.rl.plan_verl``
+writes: verl imports it by module name, from the copy of hopforge's packages Ray ships to each node) or a file path
+to this file, and ``.name=compute_score`` (or ``.name=compute_score_batch`` with verl's ``batch`` reward manager,
+which lets judge rewards ask one batch of verdicts at once). verl loads it in its reward workers, so it imports only
+the standard library, pydantic and hopforge's light modules (``training.rewards``, ``schemas.answers``,
+``schemas.tools``, ``tasks.env.tool_calls``): no torch, no prefect.
 
 Which reward, first found wins: ``extra_info["reward"]`` (the row), the ``reward`` keyword (verl's
 ``custom_reward_function.reward_kwargs``), ``$HOPFORGE_REWARD``, ``omne_post_sft``. Its options:
@@ -21,8 +22,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-# verl imports this file by path from its own working directory, where the repository may not be on
-# sys.path (hopforge need not be installed in verl's environment): add the root this file lives in.
+# Loaded by file path, this file may run where the repository is not on sys.path (hopforge need not be installed
+# in verl's environment): add the root this file lives in.
 _ROOT = str(Path(__file__).resolve().parents[1])
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)

@@ -49,6 +49,39 @@ def _lock_message(path: Path, exc: Exception, waited_s: float = 0.0) -> str:
     )
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Whether DuckDB's error means the file itself is damaged or is not a DuckDB database: cut short
+    (``IOException``: could not read enough bytes), not a database (``IOException``: not a valid DuckDB database
+    file), or a block whose checksum fails (DuckDB raises its base ``duckdb.Error`` for it: corrupt database file).
+    Other errors (a lock, a missing folder, a bad query, a bug) are not damage and keep their own handling."""
+    text = str(exc).lower()
+    if isinstance(exc, duckdb.IOException):
+        return "could not read enough bytes" in text or "not a valid duckdb database file" in text
+    return type(exc) is duckdb.Error and "corrupt database file" in text
+
+
+def damaged_message(path: Path | str, exc: BaseException) -> str:
+    """The one line for a damaged warehouse file: what is wrong and the two ways on."""
+    return (f"the warehouse file {path} is damaged or not a DuckDB warehouse ({_first_line(exc)}): restore a "
+            "backup with `hopforge warehouse restore <backup>` (`hopforge warehouse backup` writes them to "
+            "<data_dir>/backups), or move the file aside to start anew")
+
+
+class WarehouseDamagedError(WarehouseError):
+    """The warehouse file is cut short, not a DuckDB file, or has a block that fails its checksum."""
+
+
+@contextmanager
+def damage_is_an_error(path: Path | str) -> Iterator[None]:
+    """Inside: DuckDB's damage errors (``is_damage``) become a ``WarehouseDamagedError`` naming ``path``."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        if not is_damage(exc):
+            raise
+        raise WarehouseDamagedError(damaged_message(path, exc)) from None
+
+
 def _connect(target: str, read_only: bool, lock_wait_s: float) -> duckdb.DuckDBPyConnection:
     """``duckdb.connect``, retried while another process holds the file's lock, for up to ``lock_wait_s``."""
     deadline = time.monotonic() + lock_wait_s
@@ -134,22 +167,29 @@ class Warehouse:
         if read_only and self.path is not None and not self.path.exists():
             raise WarehouseError(f"no warehouse at {self.path}: run a flow first (e.g. `hopforge doctor`)")
         try:
-            self.con = _connect(target, read_only, lock_wait_s)
+            with damage_is_an_error(target):
+                self.con = _connect(target, read_only, lock_wait_s)
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
                 raise WarehouseLockedError(_lock_message(Path(target), exc, lock_wait_s)) from None
             raise WarehouseError(f"cannot open the warehouse {target}: {_first_line(exc)} Point HOPFORGE_WAREHOUSE "
                                  "(or data_dir) at a DuckDB file, or move this file away so a new one is made.") from None
-        except duckdb.Error as exc:
-            raise WarehouseError(f"cannot open the warehouse {target}: {_first_line(exc)} The file may be truncated "
-                                 "or damaged: restore it from a copy, or point HOPFORGE_WAREHOUSE at another file.") from None
         self._json_columns: dict[str, frozenset[str]] = {}
         self._primary_keys: dict[str, list[str]] = {}
         self._columns: dict[str, tuple[str, ...]] = {}
         if migrate and not read_only:
-            self.migrate()
+            try:  # a file cut short opens, and fails at the first read of a lost block: here, reading _migrations
+                with damage_is_an_error(target):
+                    self.migrate()
+            except BaseException:
+                self.con.close()
+                raise
 
     # -- lifecycle --------------------------------------------------------------------------------
+    @property
+    def _where(self) -> str:
+        return str(self.path) if self.path is not None else ":memory:"
+
     def close(self) -> None:
         with self._lock:
             self.con.close()
@@ -226,13 +266,13 @@ class Warehouse:
 
     # -- reads ------------------------------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        with self._lock:
+        with self._lock, damage_is_an_error(self._where):
             cur = self.con.execute(sql, params or [])
             names = [d[0] for d in cur.description] if cur.description else []
             return [dict(zip(names, row)) for row in cur.fetchall()]
 
     def scalar(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        with self._lock:
+        with self._lock, damage_is_an_error(self._where):
             row = self.con.execute(sql, params or []).fetchone()
             return row[0] if row else None
 
@@ -262,7 +302,7 @@ class Warehouse:
             yield {k: (json.loads(v) if k in json_cols and isinstance(v, str) else v) for k, v in r.items() if k in fields}
 
     def polars(self, sql: str, params: Sequence[Any] | None = None):
-        with self._lock:
+        with self._lock, damage_is_an_error(self._where):
             return self.con.execute(sql, params or []).pl()
 
     # -- writes -----------------------------------------------------------------------------------
@@ -383,7 +423,7 @@ class Warehouse:
             tx.execute(sql, [list(values)])
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
-        with self._lock:
+        with self._lock, damage_is_an_error(self._where):
             self.con.execute(sql, params or [])
 
     # -- export -----------------------------------------------------------------------------------

@@ -261,8 +261,8 @@ class LoopSafeTools:
             return self.env.call(name, arguments)
         return self._executor().submit(self.env.call, name, arguments).result()
 
-    def schemas(self, graph_type: str | None = None, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        return self.env.schemas(graph_type, tools)
+    def schemas(self, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        return self.env.schemas(tools)
 
 
 def _call_id(k: int) -> str:

@@ -75,7 +75,7 @@ class ToolRunner(Protocol):
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Observation: ...
 
-    def schemas(self, graph_type: str | None = None, tools: Sequence[str] | None = None) -> list[dict[str, Any]]: ...
+    def schemas(self, tools: Sequence[str] | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,10 @@ class AgentConfig:
     call_format: Literal["python", "json"] = "python"
     #: Ask the model to reason inside <think> before each step (leave off for models that think natively).
     ask_for_think: bool = True
+    #: Send each assistant turn back with its reasoning as a leading ``<think>`` block, the way SFT rows and RL
+    #: rollouts hold earlier turns (a checkpoint trained on think rows is evaluated in that context). Off, the
+    #: endpoint's separated reasoning stays out of the conversation (it is kept in ``AgentRun.reasoning``).
+    keep_reasoning: bool = False
     #: Extra sampling parameters for every generation (temperature, seed, ...); max_tokens is set per round.
     params: Mapping[str, Any] = field(default_factory=dict)
     #: Rejection sampling wants fresh samples for the same conversation: turn the gateway cache off there.
@@ -156,7 +160,7 @@ def build_system_prompt(env: ToolRunner, graph_type: str, config: AgentConfig = 
         "again, so do not repeat it.",
     ]
     if config.style == "text":
-        schemas = env.schemas(graph_type, list(config.tools))
+        schemas = env.schemas(list(config.tools))
         lines += [
             "",
             "# Tools",
@@ -211,6 +215,13 @@ def _pin_graph(call: ToolCall, graph_type: str) -> ToolCall | Observation:
     return call
 
 
+def _with_reasoning(text: str, reasoning: str | None) -> str:
+    """``text`` behind its reasoning in the block SFT rows write (``<think>\\n...\\n</think>\\n\\n``); Qwen3-style chat
+    templates read that block back as the turn's reasoning."""
+    thought = (reasoning or "").strip()
+    return f"<think>\n{thought}\n</think>\n\n{text}" if thought else text
+
+
 def _api_message(text: str, calls: list[ToolCall | CallError], raw_calls: list[dict[str, Any]]) -> dict[str, Any]:
     tool_calls = []
     for i, (call, raw) in enumerate(zip(calls, raw_calls)):
@@ -238,7 +249,7 @@ async def run_agent(
     """Run the tool loop for one question (see the module docstring); never raises for endpoint or model
     problems, which end the run with ``end_reason`` ``error``/``token_limit``/``no_tool_call``."""
     messages = initial_messages(env, question, graph_type, config)
-    schemas = env.schemas(graph_type, list(config.tools)) if config.style == "api" else None
+    schemas = env.schemas(list(config.tools)) if config.style == "api" else None
     params = {**config.params, "max_tokens": config.max_tokens_per_round}
     reasoning: list[str | None] = []
     records: list[ToolCallRecord] = []
@@ -264,7 +275,8 @@ async def run_agent(
         calls: list[ToolCall | CallError] = (
             parse_api_tool_calls(api_calls, config.tools) if api_calls else parse_tool_calls(text, config.tools)
         )
-        messages.append(_api_message(text, calls, api_calls) if api_calls else {"role": "assistant", "content": text})
+        sent = _with_reasoning(text, result.reasoning) if config.keep_reasoning else text
+        messages.append(_api_message(sent, calls, api_calls) if api_calls else {"role": "assistant", "content": sent})
         reasoning.append(result.reasoning)
         if failure is not None or result.completion_tokens > config.max_tokens_per_round:
             # Cut off by max_tokens, or longer than the budget on an endpoint that ignores max_tokens.

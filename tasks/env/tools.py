@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from gateway.embeddings import Embedder
 from schemas.graph import UNKNOWN_TYPE, Entity
 from schemas.tools import (
+    KG_TOOLS,
     TOOL_SPECS,
     CallError,
     EntityMatcherArgs,
@@ -41,10 +42,13 @@ from schemas.tools import (
     RelationSearchArgs,
     SearchArgs,
     ToolCall,
+    WebSearchArgs,
     tool_schemas,
 )
 from tasks.graph.kg import EdgeData, KnowledgeGraph, normalize_name
+from tasks.env.ikg import render_no_information
 from tasks.env.index import GraphIndex
+from tasks.env.text_search import MAX_TOP_K, TextIndex, TextSearchError, render_text_hits
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +69,7 @@ class RenderLimits:
     short_description_chars: int = 160  # an entity description in a list (entity_matcher)
     edge_description_chars: int = 200  # a relation description
     keywords: int = 8  # keywords shown per relation
+    passages: int = 3  # web_search / text_search results (Graph-RFT fixes top-3)
 
     def __post_init__(self) -> None:
         for name, value in self.__dict__.items():
@@ -248,8 +253,10 @@ class ToolEnvironment:
 
     ``call(name, arguments)`` validates the arguments with the tool's pydantic model, runs the tool and
     renders the result; it never raises for bad input (see the module docstring). ``tools`` limits which tools
-    are offered (default: all of ``TOOL_SPECS``). ``default_domain`` is used by tools whose ``graph_type`` is
-    optional (Graph-RFT, KG-Hopper) when the call leaves it out; with a single domain it defaults to that one.
+    are offered (default: the graph tools, ``KG_TOOLS``; with ``texts``, the text tools too). ``default_domain``
+    is used by tools whose ``graph_type`` is optional (Graph-RFT, KG-Hopper) when the call leaves it out; with a
+    single domain it defaults to that one. ``texts`` is the text collection per domain that ``web_search`` (alias
+    ``text_search``) searches (``tasks.env.text_search``).
 
     Thread-safe: tools only read the graphs, and the indexes lock their caches.
     """
@@ -261,11 +268,12 @@ class ToolEnvironment:
         tools: Sequence[str] | None = None,
         limits: RenderLimits | None = None,
         default_domain: str | None = None,
+        texts: Mapping[str, TextIndex] | None = None,
     ) -> None:
         for domain, index in indexes.items():
             if index.domain != domain:
                 raise ValueError(f"index for domain {index.domain!r} registered under {domain!r}")
-        names = tuple(tools) if tools is not None else tuple(TOOL_SPECS)
+        names = tuple(tools) if tools is not None else KG_TOOLS + (("web_search",) if texts else ())
         unknown = [t for t in names if t not in TOOL_SPECS]
         if unknown:
             raise ValueError(f"unknown tools {unknown}; the tools are: {', '.join(TOOL_SPECS)}")
@@ -277,12 +285,17 @@ class ToolEnvironment:
         if default_domain is None and len(self.indexes) == 1:
             default_domain = next(iter(self.indexes))
         self.default_domain = default_domain
+        if self.limits.passages > MAX_TOP_K:
+            raise ValueError(f"RenderLimits.passages must be <= {MAX_TOP_K}, got {self.limits.passages}")
+        self.texts: dict[str, TextIndex] = dict(texts or {})
         self._handlers = {
             "entity_matcher": self._entity_matcher,
             "node_info": self._node_info,
             "relation_search": self._relation_search,
             "neighbor_search": self._neighbor_search,
             "search": self._search,
+            "web_search": self._web_search,
+            "text_search": self._web_search,
         }
 
     @classmethod
@@ -320,9 +333,9 @@ class ToolEnvironment:
         precision chosen per domain."""
         return {domain: index.prepare_search(threads) for domain, index in sorted(self.indexes.items())}
 
-    def schemas(self, graph_type: str | None = None, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        """OpenAI function-tool definitions of the offered tools (or ``tools``), ``graph_type`` pinned if given."""
-        return tool_schemas(tuple(tools) if tools is not None else self.tool_names, graph_type)
+    def schemas(self, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The tool contract (``schemas.tools.tool_schemas``) of the offered tools, or of ``tools``."""
+        return tool_schemas(tuple(tools) if tools is not None else self.tool_names)
 
     # -- calling ----------------------------------------------------------------------------------------------------
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Observation:
@@ -493,6 +506,10 @@ class ToolEnvironment:
         if hits:
             return Observation(text=render_neighbors(name, args.relation, hits, self.limits))
         ranked = self._ranked_relations(index, name, args.relation)
+        if getattr(index, "view", None) is not None:  # an incomplete graph (tasks.env.ikg): Graph-RFT's reply
+            closest_labels = [label for label, _ in ranked[: self.limits.closest]]
+            text = render_no_information(name, args.relation, closest_labels)
+            return Observation(text=text, ok=False, error_kind="no_match")
         if not ranked:
             return Observation(text=f"{name} has no relations.", ok=False, error_kind="no_match")
         closest = "; ".join(label for label, _ in ranked[: self.limits.closest])
@@ -511,6 +528,18 @@ class ToolEnvironment:
         if isinstance(name, Observation):
             return name
         return Observation(text=render_triples(index.graph, name, self.limits))
+
+    def _web_search(self, args: WebSearchArgs) -> Observation:
+        domain = args.graph_type or ""
+        text = self.texts.get(domain)
+        if text is None:
+            return Observation(text=f'No texts are loaded for the "{domain}" graph; use the graph tools.', ok=False,
+                               error_kind="no_match")
+        try:
+            hits = text.search(args.query, self.limits.passages)
+        except TextSearchError as exc:  # an empty or over-long query: the model reads the limit and retries
+            return Observation(text=str(exc), ok=False, error_kind="bad_arguments")
+        return Observation(text=render_text_hits(args.query, hits))
 
 
 def _relation_labels(d: EdgeData) -> list[str]:

@@ -4,7 +4,8 @@ One export is one directory ``<data_dir>/exports/<version>/`` in the Hugging Fac
 
 ```
 README.md                                   dataset card; YAML ``configs:`` lists data_files per split
-manifest.json                               rows per config and split, sha256 and size of every other file
+manifest.json                               rows per config and split, sha256 and size of every other file, and
+                                            the warehouse backup the export can be rebuilt from
 dataset_info.json                           LLaMA-Factory dataset registry (ShareGPT with tools)
 qa/<split>-00000-of-00001.parquet           plain questions with gold paths and provenance
 sft/<split>-00000-of-00001.parquet          LLaMA-Factory ShareGPT + tools, <think> before each reply
@@ -24,6 +25,13 @@ Rules:
 - The version, unless given, is a content hash of the inputs (question, gold path and accepted trajectory
   records) and of ``FORMAT_VERSION`` and the configs included, so a new version appears exactly when the data
   or the format changes.
+- IKG variants (Graph-RFT's incomplete-graph setting, ``tasks.env.ikg``; ``ExportInputs.ikg``) are rows of their
+  question with the view's setting: a qa row and an rl row per variant (the rl row's ground truth carries
+  ``kg_setting``, its tools' ``create_kwargs`` the ``view_id`` the tool server serves), and sft/messages rows from
+  the variant's template trajectory. A variant keeps its question's split. Every row of every config says its
+  setting: ``kg_setting`` ("complete" / "incomplete"), ``ikg_level`` (null when complete), ``hidden_triples``
+  (empty when complete) and ``view_id`` (null when complete). With variants, the rl rows offer ``web_search`` too
+  (Graph-RFT offers the web tool in both settings).
 - ShareGPT rows are checked against LLaMA-Factory's rules (``validate_sharegpt``) and OpenAI rows for complete
   tool exchanges (``validate_messages``) before writing; a row that breaks them is reported in the manifest and
   the result, and not written.
@@ -53,11 +61,14 @@ from schemas.qa import QA, SPLITS, GoldPath
 from schemas.tools import OMNE_TOOLS, tool_schemas
 from schemas.trajectories import Trajectory
 from tasks.env.agent_loop import AgentConfig, build_system_prompt
+from tasks.env.ikg import IKGView, setting_fields, with_setting
 from tasks.qa.splits import describe_leaks, split_leaks
 
 #: Bump when a row layout changes: it is part of the default version hash. 2: the QA rows no longer carry the run
-#: and attempt that made them.
-FORMAT_VERSION = 2
+#: and attempt that made them. 3: the tools are the tool contract (``schemas.tools.tool_schema``: no per-question enum).
+#: 4: every qa, rl, sft and messages row carries its graph setting (``kg_setting``, ``ikg_level``, ``hidden_triples``,
+#: ``view_id``; ``tasks.env.ikg.setting_fields``), and IKG variants are exported next to their questions.
+FORMAT_VERSION = 4
 
 #: Fields that name the process that made a record, not what it is: left out of the fingerprint, so a run resumed
 #: after a crash (other run ids, same content) exports the same version.
@@ -116,13 +127,25 @@ def data_file(config: str, split: str) -> str:
 # -- inputs -----------------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class IKGItem:
+    """One IKG variant to export: its question, its view, and its template trajectory (``None``, or a rejected one,
+    when none could be made: the variant then has qa and rl rows only)."""
+
+    qa: QA
+    view: IKGView
+    trajectory: Trajectory | None = None
+
+
 @dataclass
 class ExportInputs:
-    """What an export is made from: the questions, their gold paths (by ``qa_id``), the accepted trajectories."""
+    """What an export is made from: the questions, their gold paths (by ``qa_id``), the accepted trajectories, and
+    the IKG variants of the questions (``ikg``, empty unless the export was asked for levels)."""
 
     qas: list[QA]
     gold_paths: dict[str, list[GoldPath]] = field(default_factory=dict)
     trajectories: list[Trajectory] = field(default_factory=list)
+    ikg: list[IKGItem] = field(default_factory=list)
 
     def fingerprint(self, include: Sequence[str]) -> str:
         """sha256 over the inputs in canonical JSON (sorted by id, without ``RUN_PROVENANCE``), the format version
@@ -136,6 +159,11 @@ class ExportInputs:
                 h.update(b"\ngold:" + _canonical(g.model_dump(mode="json", exclude=set(RUN_PROVENANCE))))
         for t in sorted(self.trajectories, key=lambda t: t.trajectory_id):
             h.update(b"\ntraj:" + _canonical(t.model_dump(mode="json", exclude=set(RUN_PROVENANCE))))
+        for item in sorted(self.ikg, key=lambda i: i.view.view_id):
+            h.update(b"\nikg:" + _canonical(setting_fields(item.view)))
+            if item.trajectory is not None:
+                h.update(b"\nikg-traj:" + _canonical(item.trajectory.model_dump(mode="json",
+                                                                                 exclude=set(RUN_PROVENANCE))))
         return h.hexdigest()
 
 
@@ -171,8 +199,8 @@ class _ToolSchemasOnly:
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> Any:  # pragma: no cover - never called
         raise NotImplementedError
 
-    def schemas(self, graph_type: str | None = None, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
-        return tool_schemas(tuple(tools or ()), graph_type)
+    def schemas(self, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        return tool_schemas(tuple(tools or ()))
 
 
 def tool_system_prompt(graph_type: str, tools: Sequence[str], *, think: bool) -> str:
@@ -237,11 +265,12 @@ def sharegpt_conversations(traj: Trajectory, *, think: bool) -> list[dict[str, s
     return out
 
 
-def sharegpt_row(traj: Trajectory, qa: QA, *, think: bool) -> dict[str, Any]:
-    """One LLaMA-Factory ShareGPT row (Omne-R1 appendix A fields plus provenance)."""
+def sharegpt_row(traj: Trajectory, qa: QA, *, think: bool, view: IKGView | None = None) -> dict[str, Any]:
+    """One LLaMA-Factory ShareGPT row (Omne-R1 appendix A fields plus provenance and the graph setting: ``view``
+    for an IKG variant's trajectory)."""
     if traj.tools:
         system = tool_system_prompt(traj.domain, traj.tools, think=think)
-        tools = json.dumps(tool_schemas(tuple(traj.tools), traj.domain), ensure_ascii=False)
+        tools = json.dumps(tool_schemas(tuple(traj.tools)), ensure_ascii=False)
     else:
         system = next((m.get("content") or "" for m in traj.messages if m.get("role") == "system"), "")
         tools = ""
@@ -256,6 +285,7 @@ def sharegpt_row(traj: Trajectory, qa: QA, *, think: bool) -> dict[str, Any]:
         "conversations": sharegpt_conversations(traj, think=think),
         "system": system,
         "tools": tools,
+        **setting_fields(view),
     }
 
 
@@ -386,11 +416,12 @@ def validate_messages(row: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def messages_row(traj: Trajectory, qa: QA) -> dict[str, Any]:
+def messages_row(traj: Trajectory, qa: QA, view: IKGView | None = None) -> dict[str, Any]:
     """One row of the ``messages`` config: the conversation, and the tools both as schemas (TRL's ``tools``
-    column) and as a JSON string (``tools_json``, for readers that cannot take nested structs)."""
+    column) and as a JSON string (``tools_json``, for readers that cannot take nested structs), and the graph
+    setting (``view`` for an IKG variant's trajectory)."""
     system = tool_system_prompt(traj.domain, traj.tools, think=True) if traj.tools else None
-    schemas = tool_schemas(tuple(traj.tools), traj.domain) if traj.tools else []
+    schemas = tool_schemas(tuple(traj.tools)) if traj.tools else []
     return {
         "id": traj.trajectory_id,
         "qa_id": traj.qa_id,
@@ -401,6 +432,7 @@ def messages_row(traj: Trajectory, qa: QA) -> dict[str, Any]:
         "messages": openai_messages(traj, system=system),
         "tools": schemas,
         "tools_json": json.dumps(schemas, ensure_ascii=False) if schemas else "",
+        **setting_fields(view),
     }
 
 
@@ -444,10 +476,11 @@ def rl_row(qa: QA, gold: Sequence[GoldPath], index: int, tools: Sequence[str]) -
 # -- plain QA rows ---------------------------------------------------------------------------------------------------
 
 
-def qa_row(qa: QA, gold: Sequence[GoldPath]) -> dict[str, Any]:
+def qa_row(qa: QA, gold: Sequence[GoldPath], view: IKGView | None = None) -> dict[str, Any]:
     """One plain question with its gold paths and provenance (snapshot, seed, source chunks, writer). The run and
     the attempt that made it stay in the warehouse, under the same ``qa_id``: an export holds what the data is, not
-    which process made it, so a run resumed after a crash exports the same bytes as one that never stopped."""
+    which process made it, so a run resumed after a crash exports the same bytes as one that never stopped.
+    ``view``: the IKG view of a variant row (its setting fields; ``None``: the complete graph)."""
     return {
         "qa_id": qa.qa_id,
         "domain": qa.domain,
@@ -471,6 +504,7 @@ def qa_row(qa: QA, gold: Sequence[GoldPath]) -> dict[str, Any]:
         "seed": qa.seed,
         "source_chunk_ids": list(qa.source_chunk_ids),
         "writer": qa.writer,
+        **setting_fields(view),
     }
 
 
@@ -478,10 +512,12 @@ def qa_row(qa: QA, gold: Sequence[GoldPath]) -> dict[str, Any]:
 
 _S = pa.string()
 _STRS = pa.list_(pa.string())
+#: The graph setting every row carries (``tasks.env.ikg.setting_fields``).
+_SETTING = [("kg_setting", _S), ("ikg_level", pa.float64()), ("hidden_triples", pa.list_(_STRS)), ("view_id", _S)]
 _SHAREGPT = pa.schema([
     ("id", _S), ("qa_id", _S), ("kind", _S), ("graph_type", _S), ("hop_class", _S), ("question", _S),
     ("golden_answer", _S), ("conversations", pa.list_(pa.struct([("from", _S), ("value", _S)]))), ("system", _S),
-    ("tools", _S),
+    ("tools", _S), *_SETTING,
 ])  # fmt: skip
 _TOOL_CALL = pa.struct([("id", _S), ("type", _S), ("function", pa.struct([("name", _S), ("arguments", _S)]))])
 _MESSAGE = pa.struct([
@@ -497,16 +533,18 @@ _QA = pa.schema([
         ("rank", pa.int64()), ("path", _STRS), ("triples", pa.list_(_STRS)), ("verdict", _S),
         ("is_generator_path", pa.bool_())]))),
     ("split", _S), ("snapshot_id", _S), ("seed", _S), ("source_chunk_ids", _STRS),
-    ("writer", _S),
+    ("writer", _S), *_SETTING,
 ])  # fmt: skip
 
 
 def _rl_schema(tools: Sequence[str]) -> pa.Schema:
     # tools_kwargs holds one struct field per offered tool, so the schema is built per export.
-    tool_kwargs = pa.struct([(t, pa.struct([("create_kwargs", pa.struct([("graph_type", _S)]))])) for t in tools])
+    # create_kwargs.view_id: the IKG view the tool server serves the row (null on the complete graph).
+    create = pa.struct([("graph_type", _S), ("view_id", _S)])
+    tool_kwargs = pa.struct([(t, pa.struct([("create_kwargs", create)])) for t in tools])
     extra = pa.struct([
         ("split", _S), ("index", pa.int64()), ("qa_id", _S), ("graph_type", _S), ("hop_class", _S), ("question", _S),
-        ("tools_kwargs", tool_kwargs), ("need_tools_kwargs", pa.bool_()),
+        ("tools_kwargs", tool_kwargs), ("need_tools_kwargs", pa.bool_()), *_SETTING,
     ])  # fmt: skip
     return pa.schema([
         ("data_source", _S), ("prompt", pa.list_(pa.struct([("role", _S), ("content", _S)]))), ("ability", _S),
@@ -520,7 +558,7 @@ def _messages_schema(rows: Sequence[Mapping[str, Any]]) -> pa.Schema:
     tools_type = pa.array([r["tools"] for r in rows]).type if rows else pa.list_(pa.null())
     return pa.schema([
         ("id", _S), ("qa_id", _S), ("kind", _S), ("graph_type", _S), ("question", _S), ("golden_answer", _S),
-        ("messages", pa.list_(_MESSAGE)), ("tools", tools_type), ("tools_json", _S),
+        ("messages", pa.list_(_MESSAGE)), ("tools", tools_type), ("tools_json", _S), *_SETTING,
     ])  # fmt: skip
 
 
@@ -554,7 +592,8 @@ def build_export(
 ) -> BuiltExport:
     """Every row of every included config, grouped by split and sorted by id; ShareGPT rows validated.
 
-    ``tools`` are the tools an RL row offers (the Omne-R1 pair by default)."""
+    ``tools`` are the tools an RL row offers (the Omne-R1 pair by default; ``web_search`` joins them when the
+    export holds IKG variants). A question's IKG variants follow its own row, by level."""
     include = check_include(include)
     leaks = split_leaks(inputs.qas)
     if leaks:
@@ -569,6 +608,24 @@ def build_export(
     usable = [t for t in trajs if t.qa_id in by_id and by_id[t.qa_id].split in SPLITS]
     skipped["trajectories_without_question_or_split"] = len(trajs) - len(usable)
     gold = {q.qa_id: export_gold_paths(q, inputs.gold_paths.get(q.qa_id, [])) for q in with_split}
+    # Each question, then its IKG variants by level: (question, view or None for the complete graph).
+    variants: dict[str, list[IKGItem]] = {}
+    for item in inputs.ikg:
+        if item.qa.qa_id in gold:  # a variant of a question without a split is not exported, like its question
+            variants.setdefault(item.qa.qa_id, []).append(item)
+    question_views: list[tuple[QA, IKGView | None]] = []
+    for q in with_split:
+        question_views.append((q, None))
+        question_views += [(q, i.view) for i in sorted(variants.get(q.qa_id, []), key=lambda i: i.view.level)]
+    if inputs.ikg:
+        skipped["ikg_variants_without_question_or_split"] = len(inputs.ikg) - sum(len(v) for v in variants.values())
+    if variants and "web_search" not in tools:
+        tools = (*tools, "web_search")
+    ikg_trajs = sorted(((i.trajectory, i.view) for v in variants.values() for i in v
+                        if i.trajectory is not None and i.trajectory.status == "accepted"),
+                       key=lambda tv: tv[0].trajectory_id)  # fmt: skip
+    with_views: list[tuple[Trajectory, IKGView | None]] = sorted(
+        [(t, None) for t in usable] + ikg_trajs, key=lambda tv: tv[0].trajectory_id)  # type: ignore[arg-type]
 
     tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
     schemas: dict[str, pa.Schema] = {}
@@ -581,16 +638,16 @@ def build_export(
         return {s: rs for s, rs in out.items() if rs}
 
     if "qa" in include:
-        tables["qa"] = split_rows((q.split, qa_row(q, gold[q.qa_id])) for q in with_split)  # type: ignore[misc]
+        tables["qa"] = split_rows((q.split, qa_row(q, gold[q.qa_id], v)) for q, v in question_views)  # type: ignore[misc]
         schemas["qa"] = _QA
     for config, think in (("sft", True), ("sft_nothink", False)):
         if config not in include:
             continue
         rows = []
-        for t in usable:
+        for t, view in with_views:
             if not think and not t.tools:
                 continue  # a long-CoT sample without its reasoning teaches nothing the QA config does not
-            row = sharegpt_row(t, by_id[t.qa_id], think=think)
+            row = sharegpt_row(t, by_id[t.qa_id], think=think, view=view)
             problems = validate_sharegpt(row)
             if problems:
                 invalid.append(InvalidRow(config, t.trajectory_id, problems))
@@ -600,15 +657,15 @@ def build_export(
         schemas[config] = _SHAREGPT
     if "rl" in include:
         rl: dict[str, list[dict[str, Any]]] = {}
-        for q in with_split:
+        for q, view in question_views:
             part = rl.setdefault(q.split, [])  # type: ignore[arg-type]
-            part.append(rl_row(q, gold[q.qa_id], len(part), tools))
+            part.append(with_setting(rl_row(q, gold[q.qa_id], len(part), tools), view))
         tables["rl"] = {s: rl[s] for s in SPLITS if s in rl}
         schemas["rl"] = _rl_schema(tools)
     if "messages" in include:
         rows_m = []
-        for t in usable:
-            row = messages_row(t, by_id[t.qa_id])
+        for t, view in with_views:
+            row = messages_row(t, by_id[t.qa_id], view)
             problems = validate_messages(row)
             if problems:
                 invalid.append(InvalidRow("messages", t.trajectory_id, problems))
@@ -683,6 +740,12 @@ def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]
         # Who wrote the questions: the LLM, the deterministic template writer, or the LLM rewording a template.
         lines += ["", "| question writer | questions |", "|---|---|"]
         lines += [f"| {w} | {n} |" for w, n in sorted(writers.items())]
+    settings = Counter((r.get("kg_setting"), r.get("ikg_level")) for rows in tables.get("qa", {}).values() for r in rows)
+    if any(kg == "incomplete" for kg, _ in settings):
+        # Graph-RFT's settings: the complete graph, and IKG-x% views hiding that share of each gold path's triples.
+        lines += ["", "| graph setting | questions |", "|---|---|"]
+        lines += [f"| {'complete' if level is None else f'IKG-{round(level * 100):g}%'} | {n} |"
+                  for (_, level), n in sorted(settings.items(), key=lambda kv: kv[0][1] or 0.0)]
     lines += [
         "", "Load a config with `datasets.load_dataset(\"<this directory or repo>\", \"<config>\")`. For "
         "LLaMA-Factory, point `dataset_dir` at this directory and use the entries of `dataset_info.json`. "
@@ -710,11 +773,14 @@ class ExportResult:
 
 
 def write_export(built: BuiltExport, exports_dir: Path, version: str, *, fingerprint: str,
-                 extra_files: Mapping[str, bytes] | None = None, card_extra: str = "") -> ExportResult:
+                 extra_files: Mapping[str, bytes] | None = None, card_extra: str = "",
+                 warehouse_backup: Mapping[str, Any] | None = None) -> ExportResult:
     """Write ``built`` to ``exports_dir/version`` (replacing an earlier export of that version), with
     ``dataset_info.json``, the dataset card and ``manifest.json``. Files are written to a temporary directory
     first, then swapped in, so a reader never sees a half-written export. ``extra_files`` (relative path ->
-    bytes, e.g. pictures) are written and listed in the manifest like the rest; ``card_extra`` ends the card."""
+    bytes, e.g. pictures) are written and listed in the manifest like the rest; ``card_extra`` ends the card.
+    ``warehouse_backup`` (the warehouse backup the export can be rebuilt from, or ``{"id": None, "reason": ...}``:
+    ``warehouse.backup.backup_for_export``) goes into the manifest as it is; the data files do not depend on it."""
     check_version(version)
     contents: dict[str, bytes] = {}
     rows: dict[str, dict[str, int]] = {}
@@ -745,6 +811,8 @@ def write_export(built: BuiltExport, exports_dir: Path, version: str, *, fingerp
         "invalid_rows": [r.as_dict() for r in built.invalid],
         "skipped": built.skipped,
     }
+    if warehouse_backup is not None:
+        manifest["warehouse_backup"] = dict(warehouse_backup)
     contents["manifest.json"] = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
     final = exports_dir / version
@@ -776,15 +844,18 @@ def _rows_of(name: str, rows: Mapping[str, Mapping[str, int]]) -> int:
 
 
 def export(
-    inputs: ExportInputs, exports_dir: Path, *, version: str | None = None, include: Sequence[str] = EXPORT_CONFIGS
+    inputs: ExportInputs, exports_dir: Path, *, version: str | None = None, include: Sequence[str] = EXPORT_CONFIGS,
+    warehouse_backup: Mapping[str, Any] | None = None,
 ) -> ExportResult:
-    """Build and write one export (module docstring); the version defaults to the inputs' content hash."""
+    """Build and write one export (module docstring); the version defaults to the inputs' content hash.
+    ``warehouse_backup``: see ``write_export``."""
     include = check_include(include)
     if version is not None:
         check_version(version)
     fingerprint = inputs.fingerprint(include)
     built = build_export(inputs, include)
-    return write_export(built, exports_dir, version or f"v-{fingerprint[:16]}", fingerprint=fingerprint)
+    return write_export(built, exports_dir, version or f"v-{fingerprint[:16]}", fingerprint=fingerprint,
+                        warehouse_backup=warehouse_backup)
 
 
 def verify_export(export_dir: str | Path) -> list[str]:
@@ -856,6 +927,7 @@ __all__ = [
     "ExportError",
     "ExportInputs",
     "ExportResult",
+    "IKGItem",
     "InvalidRow",
     "build_export",
     "check_include",

@@ -1,10 +1,14 @@
 """One factory stage in a process of its own, for the kill -9 tests: ``python -m tests.reliability.stage_child CFG``.
 
 CFG (JSON): ``data_dir``, ``base_url`` (the loopback fake, served by the test process), ``stages`` (run in order) and optionally
-``kill_write`` = ``{"table": ..., "nth": n}``: SIGKILL this process inside the transaction of the n-th write to that
-table (``"files"``: the n-th file the export writes; ``"tx"``: the n-th transaction of any kind), before it
-commits. Every role calls the fake one request at a
-time, so a kill the fake makes on receiving a request leaves exactly that request unanswered."""
+``concurrency`` (every role's ``max_concurrency``; default ``CONCURRENCY``) and
+``kill_write`` = ``{"table": ..., "nth": n}``: stop this process (SIGSTOP) inside the transaction of the n-th write to
+that table (``"files"``: the n-th file the export writes; ``"tx"``: the n-th transaction of any kind), before it
+commits. The test sees it stopped, notes what it left (its descendants, the calls in flight) and SIGKILLs it: every
+thread is frozen at the kill point, exactly as a SIGKILL there would leave them, and the test can look first.
+
+Every role may keep ``CONCURRENCY`` requests in flight, as the benchmarks run (bench/bench_pipeline.py), so a kill
+finds many calls in flight; the test observes which ones at the fake."""
 
 from __future__ import annotations
 
@@ -16,18 +20,34 @@ from pathlib import Path
 
 DEMO = Path(__file__).resolve().parents[2] / "flows" / "demo"
 STAGES = ("ingest", "build", "import", "generate", "paths", "distill", "eval", "export")
+CONCURRENCY = 64  # bench/bench_pipeline.py's --concurrency default: max_concurrency of every role
+N_SEEDS = 40  # seeds of the generate stage: enough questions that the later LLM stages run more than one round
+
+
+def config_for(cfg: dict) -> dict:
+    """The settings of a stage, as ``load_settings`` keywords (or a config file's contents)."""
+    roles = {r: {"base_url": cfg["base_url"], "model": "policy-model" if r == "policy" else "fake-model",
+                 "max_retries": 0, "timeout_s": 20, "max_concurrency": cfg.get("concurrency", CONCURRENCY)}
+             for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy")}
+    # As in tests/conftest.py (whose HOPFORGE_ variables the parent keeps from this process): the loopback fake is
+    # not the embedded model, so the meaning check's "auto" would ask the verifier about fact sheets it does not read.
+    return {"data_dir": str(cfg["data_dir"]), "roles": roles, "seed": 7, "quality": {"meaning_check": "off"},
+            "embeddings": {"base_url": cfg["base_url"], "model": "e", "dim": 16}}
 
 
 def settings_for(cfg: dict):
     from schemas.config import load_settings
 
-    roles = {r: {"base_url": cfg["base_url"], "model": "policy-model" if r == "policy" else "fake-model",
-                 "max_retries": 0, "timeout_s": 20, "max_concurrency": 1}
-             for r in ("extractor", "generator", "verifier", "teacher", "judge", "policy")}
-    # As in tests/conftest.py (whose HOPFORGE_ variables the parent keeps from this process): the loopback fake is
-    # not the embedded model, so the meaning check's "auto" would ask the verifier about fact sheets it does not read.
-    return load_settings(data_dir=cfg["data_dir"], roles=roles, seed=7, quality={"meaning_check": "off"},
-                         embeddings={"base_url": cfg["base_url"], "model": "e", "dim": 16})
+    return load_settings(**config_for(cfg))
+
+
+def _stop_here() -> None:
+    """The kill point: tell the watching test (``harness.Watched``), then freeze every thread of the process; the
+    test kills it once it has looked (SIGKILL after SIGSTOP, should anything continue it)."""
+    if fd := os.environ.get("RELIABILITY_STOP_FD"):
+        os.write(int(fd), b"s")
+    os.kill(os.getpid(), signal.SIGSTOP)
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _arm_write_kill(spec: dict) -> None:
@@ -43,7 +63,7 @@ def _arm_write_kill(spec: dict) -> None:
             seen["n"] += 1
             n = real_write(self, data)
             if seen["n"] == spec["nth"]:
-                os.kill(os.getpid(), signal.SIGKILL)
+                _stop_here()
             return n
 
         pathlib.Path.write_bytes = write_bytes  # type: ignore[method-assign]
@@ -59,7 +79,7 @@ def _arm_write_kill(spec: dict) -> None:
                 yield con
                 seen["n"] += 1
                 if seen["n"] == spec["nth"]:
-                    os.kill(os.getpid(), signal.SIGKILL)
+                    _stop_here()
 
         Warehouse.transaction = transaction  # type: ignore[method-assign]
         return
@@ -75,8 +95,8 @@ def _arm_write_kill(spec: dict) -> None:
                 else:
                     with self.transaction() as tx:
                         real(self, table, records, replace=replace, con=tx)
-                        os.kill(os.getpid(), signal.SIGKILL)
-                os.kill(os.getpid(), signal.SIGKILL)  # inside the caller's open transaction
+                        _stop_here()
+                _stop_here()  # inside the caller's open transaction
         return real(self, table, records, replace=replace, con=con)
 
     Warehouse.write_batch = write_batch  # type: ignore[method-assign]
@@ -110,7 +130,7 @@ def run_stage(stage: str, settings) -> dict:
         _ask_every_relation(settings)
         return out
     if stage == "generate":
-        return generate_qa(domains=["cs"], n_seeds=6, modes=["candidates"], writer="llm", max_attempts=2,
+        return generate_qa(domains=["cs"], n_seeds=N_SEEDS, modes=["candidates"], writer="llm", max_attempts=2,
                            settings=settings)
     if stage == "paths":
         return verify_paths(domains=["cs"], settings=settings)

@@ -32,7 +32,7 @@ VERL_SIDE = r'''
 """verl-side smoke checks, run in the verl environment.
 
 argv: <repo root> <run dir> <check> <hydra overrides...>; prints one JSON report line.
-check: dataset | reward | tools | agent_loop
+check: dataset | filter | reward | tools | agent_loop
 """
 import asyncio
 import json
@@ -76,6 +76,16 @@ if check == "dataset":
         tools_kwargs_equal=[dict(it["tools_kwargs"]) == r["extra_info"]["tools_kwargs"] for it, r in zip(items, rows)],
         agent_names=[it.get("agent_name") for it in items],
     )
+
+elif check == "filter":
+    # the launcher's count of over-long prompts against what verl's own filter leaves out
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    measured = verl_ppo.measure_rl_prompts(config)
+    ds = RLHFDataset(data_files=config.data.train_files, tokenizer=tok, config=config.data)
+    report.update(rows=len(rows), kept=len(ds), over=measured["splits"]["train"]["over"],
+                  longest=measured["splits"]["train"]["longest"], limit=int(config.data.max_prompt_length),
+                  filter=bool(config.data.filter_overlong_prompts))
 
 elif check == "reward":
     import numpy as np
@@ -136,6 +146,7 @@ elif check == "tools":
             out["down"] = "no error"
         except Exception as exc:  # the report names the type; the test asserts it
             out["down"] = f"{type(exc).__name__}: {exc}"
+        out["counts"] = {"node_info": [node_info.calls, node_info.failures], "down": [down.calls, down.failures]}
         for t in (node_info, matcher, down):
             await t.aclose()
         return out
@@ -144,7 +155,7 @@ elif check == "tools":
     try:
         verl_ppo.check_tool_server(config.actor_rollout_ref.rollout.multi_turn.tool_config_path, config.data.train_files)
         report["health"] = "ok"
-    except SystemExit as exc:
+    except verl_ppo.LaunchError as exc:
         report["health"] = str(exc)
 
 elif check == "agent_loop":
@@ -246,8 +257,51 @@ def test_verl_dataset_loads_every_row(trainer_python, tiny_model_dir, rl_export,
     assert r["items"] == r["rows"] == rl_export.rows("rl")["train"]
     assert all(r["prompts_equal"]) and all(r["tools_kwargs_equal"])
     assert set(r["agent_names"]) == {"tool_agent"}
-    # with the tool schemas rendered in, every prompt fits: nothing is truncated (truncation=error)
+    # with the tool schemas rendered in, every prompt fits (the launcher measures them; verl would cut silently)
     assert 0 < max(r["prompt_tokens"]) <= r["max_prompt_length"]
+
+
+def test_verl_filter_drops_exactly_the_prompts_the_launcher_counts(trainer_python, tiny_model_dir, rl_export,
+                                                                     tmp_path):  # fmt: skip
+    plan = plan_verl(rl_export, tmp_path / "full", _opts(tiny_model_dir))
+    longest = run_verl_side(trainer_python, plan, "filter", tmp_path)["longest"]
+    plan = plan_verl(rl_export, tmp_path / "run", _opts(tiny_model_dir, overlong="filter").model_copy(
+        update={"max_prompt_length": longest - 1}))  # fmt: skip
+    r = run_verl_side(trainer_python, plan, "filter", tmp_path)
+    assert r["filter"] is True and r["limit"] == longest - 1
+    assert r["over"] >= 1 and r["kept"] == r["rows"] - r["over"]
+
+
+def test_verl_check_refuses_overlong_prompts_with_counts(trainer_python, tiny_model_dir, rl_export, tmp_path):
+    trainer_python("verl")
+    plan = plan_verl(rl_export, tmp_path / "run", _opts(tiny_model_dir).model_copy(update={"max_prompt_length": 64}))
+    with pytest.raises(TrainingError, match=r"refused the plan in \S+: (\d+) of \1 prompts are longer than "
+                                            r"max_prompt_length 64 tokens \(longest \d+, qa-\w+\): raise "
+                                            r"max_prompt_length, or set overlong=filter to leave them out "
+                                            r"\[train \d+, validation \d+\]$"):
+        check_plan(plan)
+
+
+def test_verl_accepts_one_and_two_nodes_of_eight_gpus(trainer_python, tiny_model_dir, rl_export, tmp_path):
+    import socket
+
+    trainer_python("verl")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    one = check_plan(plan_verl(rl_export, tmp_path / "one", VerlOptions(
+        model=str(tiny_model_dir), n_gpus_per_node=8, train_batch_size=4, ppo_mini_batch_size=4, rollout_n=2,
+        max_prompt_length=1024, max_response_length=2048)))  # fmt: skip
+    assert (one["trainer"]["nnodes"], one["trainer"]["n_gpus_per_node"], one["ray_address"]) == (1, 8, None)
+    with socket.socket() as head:  # where the cluster's head would listen: the planner asks that it answers
+        head.bind(("127.0.0.1", 0))
+        head.listen()
+        address = f"127.0.0.1:{head.getsockname()[1]}"
+        two = check_plan(plan_verl(rl_export, tmp_path / "two", VerlOptions.omne_r1(
+            "base", str(tiny_model_dir), nnodes=2, n_gpus_per_node=8, train_batch_size=4, ppo_mini_batch_size=4,
+            rollout_n=4, max_prompt_length=1024, max_response_length=2048, ray_address=address,
+            shared_dir=str(shared))))  # fmt: skip
+    assert (two["trainer"]["nnodes"], two["trainer"]["n_gpus_per_node"], two["ray_address"]) == (2, 8, address)
+    assert two["use_critic"] is True and two["trainer"]["default_local_dir"] == str(shared / "two" / "checkpoints")
 
 
 def test_verl_reward_manager_scores_a_batch(trainer_python, tiny_model_dir, rl_export, tmp_path):
@@ -271,6 +325,8 @@ def test_verl_tool_class_against_served_tools(trainer_python, tiny_model_dir, rl
     assert r["bad_arguments"]["metrics"]["error_kind"] == "bad_arguments" and "depth" in r["bad_arguments"]["text"]
     assert "Turing" in r["entity_matcher"]["text"]
     assert r["down"].startswith("ToolServerError: tool server http://127.0.0.1:9/tools/node_info failed")
+    # refusals the model reads are calls that worked; only the outage counts as a failure
+    assert r["counts"] == {"node_info": [3, 0], "down": [1, 1]}
     assert r["health"] == "ok"
 
 

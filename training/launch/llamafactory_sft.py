@@ -23,16 +23,28 @@ patches):
    ``<run_dir>/metrics.jsonl``; ``<run_dir>/result.json`` says ``{"status": "ok", "checkpoint": <output_dir>}`` or
    ``{"status": "error", "error": <line>}``.
 
+Under ``torchrun`` (``training.sft`` plans it for GPUs and for several processes) every rank runs this script, so
+every rank installs the guard and the weighted loss before ``run_exp``; each rank records what it installed in
+``<run_dir>/ranks/rank-<RANK>.json``, and only global rank 0 writes ``preprocess.json``, ``metrics.jsonl`` and
+``result.json`` (which lists the ranks' records and the environment's package versions).
+
 ``--check`` only validates: LLaMA-Factory's parser on the config and the tokenizer's tag ids; it prints a JSON
-report. Expected failures (bad config, rows too long, dropped rows, a tokenizer without the think tags) print one
-line ``error: ...`` and exit with status 2.
+report (also written to ``<run_dir>/check.json``). For a distributed plan it validates what rank 0 would read: the rendezvous variables torchrun would set
+(``RANK``, ``LOCAL_RANK``, ``WORLD_SIZE``...) are set and a process group of the plan's world size is opened with
+torch's in-process ``fake`` backend (no peers, no rendezvous), so ``get_train_args`` takes its distributed path and
+transformers builds the DeepSpeed config (``HfTrainerDeepSpeedConfig``, its ``auto`` values filled) or the FSDP
+arguments. On a machine without the plan's GPUs, bf16 support is taken from the plan's probe instead of this
+machine. The report's ``validated`` and ``simulated`` lists say which is which. Expected failures (bad config, rows
+too long, dropped rows, a tokenizer without the think tags) print one line ``error: ...`` and exit with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -49,6 +61,25 @@ METRICS_FILE = "metrics.jsonl"  # the names of training.plan's launcher contract
 RESULT_FILE = "result.json"
 PREPROCESS_FILE = "preprocess.json"
 PROBE_FILE = "probe_first_batch.pt"
+CHECK_FILE = "check.json"
+RANKS_DIR = "ranks"
+VERSIONED = ("torch", "transformers", "accelerate", "peft", "deepspeed", "llamafactory")
+
+
+def global_rank() -> int:
+    """This process's rank under torchrun (0 when run alone)."""
+    return int(os.environ.get("RANK", "0"))
+
+
+def versions() -> dict[str, str]:
+    """Versions of the packages that decide how this environment trains (the ones installed)."""
+    found = {}
+    for name in VERSIONED:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
 
 
 class LaunchError(Exception):
@@ -257,7 +288,9 @@ def install_dataset_report(run_dir: Path, config: dict[str, Any], extras: dict[s
         module = real(*args, **kwargs)
         guard.check()
         report.update(dataset_report(module))
-        (run_dir / PREPROCESS_FILE).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        if global_rank() == 0:
+            (run_dir / PREPROCESS_FILE).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n",
+                                                   encoding="utf-8")  # fmt: skip
         check_rows(report, config, {k: int(v) for k, v in (extras.get("expected_rows") or {}).items()})
         return module
 
@@ -278,6 +311,7 @@ def launch(config_path: Path, extras_path: Path) -> dict[str, Any]:
     report: dict[str, Any] = {}
     install_dataset_report(run_dir, config, extras, guard, report)
     installed = install_trainer(extras, run_dir, finetuning_args)
+    record_rank(run_dir, installed)
     metrics = MetricsCallback(run_dir)
 
     from llamafactory.train.tuner import run_exp
@@ -289,14 +323,32 @@ def launch(config_path: Path, extras_path: Path) -> dict[str, Any]:
         "status": "ok", "checkpoint": str(output_dir), "trainer": "llamafactory", "run_dir": str(run_dir),
         "seconds": round(time.monotonic() - started, 1), "preprocess": report, **installed,
         "final": {k: v for k, v in metrics.last.items() if k != "step"}, "global_step": metrics.last.get("step"),
+        "versions": versions(), "ranks": read_ranks(run_dir),
     }  # fmt: skip
+
+
+def record_rank(run_dir: Path, installed: dict[str, Any]) -> None:
+    """``ranks/rank-<RANK>.json``: what this rank installed before training (all ranks train together, so by the
+    end rank 0 can read every rank's record)."""
+    folder = run_dir / RANKS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"rank": global_rank(), "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
+              "world_size": int(os.environ.get("WORLD_SIZE", "1")), "pid": os.getpid(), **installed}  # fmt: skip
+    (folder / f"rank-{record['rank']}.json").write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def read_ranks(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((run_dir / RANKS_DIR).glob("rank-*.json"))]
 
 
 def check(config_path: Path, extras_path: Path) -> dict[str, Any]:
     """What ``--check`` reports: LLaMA-Factory's parser accepts the config, and when the weighted loss is on, the
     model's tokenizer has ``<think>``/``</think>`` (and the tool-call tags) as single tokens. Trains nothing."""
     config, extras = read_inputs(config_path, extras_path)
+    launch_plan = extras.get("launch") or {}
+    simulated = stand_in_for_ranks(launch_plan, config)
     model_args, data_args, training_args, finetuning_args, _gen = check_config(config)
+    validated = check_distributed(launch_plan, training_args)
     weight = float(extras.get("think_weight", 1.0))
     tools = bool(extras.get("weight_tool_calls", False))
     if not (math.isfinite(weight) and weight >= 0):
@@ -304,7 +356,9 @@ def check(config_path: Path, extras_path: Path) -> dict[str, Any]:
     report: dict[str, Any] = {"status": "ok", "stage": finetuning_args.stage, "template": data_args.template,
                               "dataset": data_args.dataset, "eval_dataset": data_args.eval_dataset,
                               "cutoff_len": data_args.cutoff_len, "finetuning_type": finetuning_args.finetuning_type,
-                              "output_dir": training_args.output_dir}  # fmt: skip
+                              "output_dir": training_args.output_dir, "bf16": training_args.bf16,
+                              "world_size": training_args.world_size, "validated": validated,
+                              "simulated": simulated, "versions": versions()}  # fmt: skip
     if (weight != 1.0 or tools) and Path(model_args.model_name_or_path).is_dir():
         from transformers import AutoTokenizer
 
@@ -317,6 +371,70 @@ def check(config_path: Path, extras_path: Path) -> dict[str, Any]:
     return report
 
 
+def stand_in_for_ranks(launch_plan: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    """Make this one process look like rank 0 of the plan's launch to LLaMA-Factory's and transformers' parsers (for
+    ``--check`` only); return what was simulated."""
+    import torch
+
+    simulated = []
+    if launch_plan.get("torchrun"):
+        import torch.distributed as dist
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+
+        world, per_node = int(launch_plan["world_size"]), int(launch_plan["nproc_per_node"])
+        rank = int(launch_plan.get("node_rank", 0)) * per_node
+        os.environ.update(RANK=str(rank), LOCAL_RANK="0", WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(per_node),
+                          GROUP_RANK=str(launch_plan.get("node_rank", 0)), MASTER_ADDR=str(launch_plan["master_addr"]),
+                          MASTER_PORT=str(launch_plan["master_port"]))  # fmt: skip
+        if not dist.is_initialized():
+            dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world)
+        simulated.append(f"rank {rank} of {world} under torchrun (rendezvous variables set, in-process fake process "
+                         "group: no peers were reached)")  # fmt: skip
+    device = (launch_plan.get("device") or {}).get("kind")
+    if device == "cuda" and not torch.cuda.is_available():
+        from transformers import training_args
+
+        if config.get("bf16"):
+            plan_bf16 = bool((launch_plan.get("device") or {}).get("bf16"))
+            training_args.is_torch_bf16_gpu_available = lambda: plan_bf16
+            simulated.append(f"bf16 support of the plan's GPUs ({plan_bf16}, as the plan says; this machine has no CUDA)")
+        simulated.append("devices: the ranks would each own one CUDA device; here they are CPU")
+    if config.get("deepspeed") and not torch.cuda.is_available():
+        import deepspeed.comm.torch as ds_torch
+
+        ds_torch.build_shm_op = lambda: None  # DeepSpeed's CPU shared-memory collectives: a C++ build no check needs
+        simulated.append("DeepSpeed communication backend on CPU (its shared-memory op not built)")
+    return simulated
+
+
+def check_distributed(launch_plan: dict[str, Any], training_args: Any) -> list[str]:
+    """What the parsed arguments show about the distributed launch, checked against the plan."""
+    from transformers.training_args import ParallelMode
+
+    validated = ["LLaMA-Factory get_train_args"]
+    if not launch_plan.get("torchrun"):
+        return validated
+    want = int(launch_plan["world_size"])
+    if training_args.parallel_mode != ParallelMode.DISTRIBUTED or training_args.world_size != want:
+        raise LaunchError(f"the trainer sees {training_args.world_size} process(es) in mode "
+                          f"{training_args.parallel_mode}, not the plan's {want} distributed ranks")  # fmt: skip
+    validated.append(f"distributed mode with world size {want}")
+    ds = getattr(training_args, "hf_deepspeed_config", None)
+    if training_args.deepspeed:
+        stage = ds.config["zero_optimization"]["stage"]
+        batch = ds.config["train_batch_size"]
+        expected = (training_args.per_device_train_batch_size * training_args.gradient_accumulation_steps * want)
+        if batch != expected:
+            raise LaunchError(f"DeepSpeed's train_batch_size {batch} is not per-device batch x accumulation x world "
+                              f"size ({expected})")  # fmt: skip
+        validated.append(f"DeepSpeed ZeRO-{stage} config through transformers' HfTrainerDeepSpeedConfig "
+                         f"(train_batch_size {batch}, bf16 {ds.config['bf16']['enabled']})")  # fmt: skip
+    if training_args.fsdp:
+        validated.append(f"FSDP arguments ({' '.join(str(o.value) for o in training_args.fsdp)}, "
+                         f"config {sorted(training_args.fsdp_config)})")  # fmt: skip
+    return validated
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("config", type=Path, help="LLaMA-Factory train YAML")
@@ -326,7 +444,9 @@ def main(argv: list[str] | None = None) -> int:
     result_dir = args.hopforge.parent
     if args.check:
         try:
-            print(json.dumps(check(args.config, args.hopforge), sort_keys=True))
+            report = check(args.config, args.hopforge)
+            (result_dir / CHECK_FILE).write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+            print(json.dumps(report, sort_keys=True))
         except LaunchError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
@@ -334,9 +454,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = launch(args.config, args.hopforge)
     except LaunchError as exc:
-        _write_result(result_dir, {"status": "error", "error": str(exc)})
+        if global_rank() == 0:
+            _write_result(result_dir, {"status": "error", "error": str(exc)})
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if global_rank() != 0:
+        return 0
     _write_result(Path(result.get("run_dir", result_dir)), result)
     print(json.dumps({k: result[k] for k in ("status", "checkpoint", "global_step")}))
     return 0

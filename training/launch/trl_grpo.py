@@ -18,9 +18,23 @@ With ``hopforge.tool_server_url`` the KG tools are offered to the model (TRL's o
 description and arguments as the SFT data) that posts to the tool server (``POST /tools/{name}``). The graph is
 the one the model names (TRL tools carry no per-row state). Without a tool server the model answers in one turn.
 
+Prompts are never cut: before the model loads, every prompt is measured with the model's tokenizer exactly as
+``GRPOTrainer`` renders it (chat template, the same tools, generation prompt; ``measure_prompts.py``). Prompts
+longer than ``hopforge.max_prompt_length`` stop the run with their count (``overlong: refuse``) or are left out and
+counted (``overlong: filter``); the counts go to ``<run dir>/prompts.json`` and ``result.json``.
+
 Launcher contract: every TRL log line goes to ``<run dir>/metrics.jsonl`` as ``{"step", <numbers>}``; the final
-model is saved to ``<output_dir>/final`` and named in ``result.json``. ``--check`` builds the ``GRPOConfig``, the
-rows, the reward and the tools without loading the model, prints a JSON report and exits.
+model is saved to ``<output_dir>/final`` and named in ``result.json`` (with the environment's package versions).
+Under ``accelerate launch`` (``training.rl.plan_trl`` plans it for GPUs) every process runs this script; only the
+main one writes metrics and results.
+
+``--check`` builds the ``GRPOConfig``, the rows, the reward and the tools without loading the model, measures the
+prompts when the model's tokenizer is local, prints a JSON report (also written to ``<run dir>/check.json``) and
+exits. For an ``accelerate launch`` plan it
+first stands in for the main process: accelerate's own code parses ``accelerate.yaml`` and computes the environment
+its launch gives the processes, the rendezvous variables torchrun adds are set, and a process group of the plan's
+world size is opened with torch's in-process ``fake`` backend, so ``GRPOConfig`` resolves its distributed mode and
+its DeepSpeed plugin as rank 0 would. The report's ``validated`` and ``simulated`` lists say which is which.
 
 Runs inside the TRL environment.
 """
@@ -28,7 +42,6 @@ Runs inside the TRL environment.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import math
 import os
@@ -49,6 +62,34 @@ if str(REPO_ROOT) not in sys.path:
 
 METRICS_FILE = "metrics.jsonl"
 RESULT_FILE = "result.json"
+PROMPTS_FILE = "prompts.json"
+CHECK_FILE = "check.json"
+ACCELERATE_FILE = "accelerate.yaml"
+VERSIONED = ("torch", "transformers", "accelerate", "peft", "deepspeed", "trl", "vllm")
+
+
+class LaunchError(SystemExit):
+    """A run that must not start: the message is the one line the user sees (``error: ...``, status 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+
+def is_main_process() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata
+
+    found = {}
+    for name in VERSIONED:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
 
 
 # -- rows -----------------------------------------------------------------------------------------------------------
@@ -71,6 +112,7 @@ def load_rows(path: str, dataset: str) -> tuple[list[dict[str, Any]], list[str]]
             graph = r["extra_info"]["graph_type"]
             offered = list((r["extra_info"].get("tools_kwargs") or {}).keys())
             source = r["data_source"]
+            ident = r["extra_info"].get("qa_id")
         else:
             messages = r["messages"]
             first_user = next(i for i, m in enumerate(messages) if m["role"] == "user")
@@ -79,8 +121,10 @@ def load_rows(path: str, dataset: str) -> tuple[list[dict[str, Any]], list[str]]
             truth = json.dumps({"answers": [r["golden_answer"]], "gold_paths": [], "graph_type": graph})
             offered = [t["function"]["name"] for t in (r.get("tools") or [])]
             source = "hopforge"
+            ident = r.get("qa_id") or r.get("id")
         tools += [t for t in offered if t not in tools]
-        rows.append({"prompt": prompt, "ground_truth": truth, "data_source": source, "graph_type": graph})
+        rows.append({"id": str(ident or f"train:{len(rows)}"), "prompt": prompt, "ground_truth": truth,
+                     "data_source": source, "graph_type": graph})
     if not rows:
         raise SystemExit(f"{path} has no rows")
     return rows, tools
@@ -116,11 +160,16 @@ class ToolServer:
     """Blocking calls to ``hopforge serve-tools`` (TRL calls tools synchronously, one rollout after another)."""
 
     def __init__(self, url: str, timeout_s: float):
+        from training.tool_auth import auth_headers, tool_token
+
         self.url, self.timeout_s = url.rstrip("/"), timeout_s
+        # a server beyond loopback takes requests only with the shared token of this process's environment
+        self.headers = auth_headers(tool_token())
 
     def health(self) -> dict[str, Any]:
         try:
-            with urllib.request.urlopen(f"{self.url}/health", timeout=self.timeout_s) as r:
+            request = urllib.request.Request(f"{self.url}/health", headers=self.headers)
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as r:
                 return json.loads(r.read())
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise SystemExit(f"the KG tool server {self.url} does not answer /health ({exc}): start it with "
@@ -128,7 +177,7 @@ class ToolServer:
 
     def call(self, name: str, arguments: dict[str, Any]) -> str:
         request = urllib.request.Request(f"{self.url}/tools/{name}", data=json.dumps(arguments).encode(),
-                                         headers={"Content-Type": "application/json"}, method="POST")  # fmt: skip
+                                         headers={"Content-Type": "application/json", **self.headers}, method="POST")  # fmt: skip
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as r:
                 return json.loads(r.read())["rendered_content"]
@@ -141,24 +190,11 @@ class ToolServer:
 
 
 def make_tool(name: str, server: ToolServer) -> Callable[..., str]:
-    """A Python function TRL can offer as tool ``name``: its signature, type hints and Google-style docstring are
-    made from hopforge's tool spec, so the schema TRL renders carries hopforge's descriptions."""
-    from schemas.tools import tool_schema
+    """A Python function TRL can offer as tool ``name``, built from the tool contract so that the schema TRL
+    renders is the one SFT rows, verl and evaluation show (``schemas.tools.tool_function``)."""
+    from schemas.tools import tool_function
 
-    fn_schema = tool_schema(name)["function"]
-    props, required = fn_schema["parameters"]["properties"], set(fn_schema["parameters"].get("required", []))
-
-    def tool(**arguments: Any) -> str:
-        return server.call(name, {k: v for k, v in arguments.items() if v is not None})
-
-    params = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, annotation=str,
-                                default=inspect.Parameter.empty if k in required else None) for k in props]  # fmt: skip
-    tool.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
-    tool.__annotations__ = {**{k: str for k in props}, "return": str}
-    args = "\n".join(f"    {k}: {p.get('description', k)}" for k, p in props.items())
-    tool.__doc__ = f"{fn_schema['description']}\n\nArgs:\n{args}\n\nReturns:\n    The tool's answer as text."
-    tool.__name__ = tool.__qualname__ = name
-    return tool
+    return tool_function(name, lambda tool, arguments: server.call(tool, arguments))
 
 
 def ensure_tool_parsing(tokenizer) -> str:
@@ -196,6 +232,8 @@ def metrics_callback(path: Path):
         """Appends every TRL log (loss, reward, KL...) to ``metrics.jsonl`` as a launcher-contract row."""
 
         def on_log(self, args, state, control, logs=None, **kwargs):
+            if not state.is_world_process_zero:
+                return
             row: dict[str, Any] = {"step": int(state.global_step)}
             for key, value in (logs or {}).items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value)):
@@ -224,21 +262,132 @@ def build(config: dict[str, Any]) -> dict[str, Any]:
     return {"grpo": grpo, "rows": rows, "tools": tools, "tool_server": h.get("tool_server_url")}
 
 
-def check(config: dict[str, Any]) -> dict[str, Any]:
+def screen_prompts(rows: list[dict[str, Any]], tokenizer: Any, tools: list[Any], grpo: Any,
+                   h: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:  # fmt: skip
+    """Measure every prompt as GRPOTrainer renders it; refuse or filter the over-long ones (``hopforge.overlong``).
+    Returns the rows to train on and the counts."""
+    from measure_prompts import count, prompt_lengths
+
+    limit = int(h.get("max_prompt_length") or 0)
+    if not limit:
+        return rows, {"measured": False}
+    kwargs = grpo.chat_template_kwargs if isinstance(grpo.chat_template_kwargs, dict) else {}
+    lengths = prompt_lengths(tokenizer, [r["prompt"] for r in rows], tools, kwargs)
+    counts = count(lengths, [r["id"] for r in rows], limit)
+    counts.update(policy=h.get("overlong", "refuse"), measured=True)
+    if counts["over"] and counts["policy"] == "refuse":
+        raise LaunchError(f"{counts['over']} of {counts['rows']} prompts are longer than max_prompt_length {limit} "
+                          f"tokens (longest {counts['longest']}, {counts['longest_id']}): raise max_prompt_length, "
+                          "or set overlong=filter to leave them out")  # fmt: skip
+    kept = [r for r, n in zip(rows, lengths, strict=True) if n <= limit]
+    if not kept:
+        raise LaunchError(f"all {len(rows)} prompts are longer than max_prompt_length {limit} tokens: raise it")
+    counts["kept"] = len(kept)
+    return kept, counts
+
+
+def stand_in_for_main_process(config_path: Path, config: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Make this one process look like the main process of the plan's ``accelerate launch`` (``--check`` only).
+    Returns (validated, simulated)."""
+    import torch
+
+    launch_plan = config["hopforge"].get("launch") or {}
+    validated: list[str] = []
+    simulated: list[str] = []
+    if not launch_plan.get("accelerate"):
+        return validated, simulated
+    from accelerate.commands.config.config_args import load_config_from_file
+    from accelerate.commands.launch import _validate_launch_command, launch_command_parser
+    from accelerate.utils import launch as accelerate_launch
+
+    accelerate_file = config_path.parent / ACCELERATE_FILE
+    parsed = load_config_from_file(str(accelerate_file))
+    world = int(launch_plan["world_size"])
+    if parsed.num_processes != world or parsed.num_machines != launch_plan["nnodes"]:
+        raise LaunchError(f"{accelerate_file} says {parsed.num_processes} processes on {parsed.num_machines} "
+                          f"machine(s); the plan has {world} on {launch_plan['nnodes']}")  # fmt: skip
+    validated.append(f"{ACCELERATE_FILE} read by accelerate ({parsed.distributed_type}, {parsed.num_processes} "
+                     f"processes, {parsed.num_machines} machine(s), mixed precision {parsed.mixed_precision})")  # fmt: skip
+    args = launch_command_parser().parse_args(["--config_file", str(accelerate_file), __file__, "--config",
+                                               str(config_path)])  # fmt: skip
+    args, defaults, mp_from_config = _validate_launch_command(args)
+    if args.use_deepspeed:
+        fields = [*defaults.deepspeed_config.keys(), *(["mixed_precision"] if mp_from_config else [])]
+        args.deepspeed_fields_from_accelerate_config = ",".join(fields)
+        _cmd, env = accelerate_launch.prepare_deepspeed_cmd_env(args)
+    elif args.multi_gpu:
+        env = accelerate_launch.prepare_multi_gpu_env(args)
+    else:
+        _cmd, env = accelerate_launch.prepare_simple_launcher_cmd_env(args)
+    os.environ.update({k: v for k, v in env.items() if k.startswith(("ACCELERATE_", "FSDP_", "CUDA_", "OMP_"))})
+    validated.append("the environment accelerate launch gives its processes (accelerate's own launch code)")
+    if world > 1:
+        import torch.distributed as dist
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+
+        per_node = int(launch_plan["nproc_per_node"])
+        rank = int(launch_plan["node_rank"]) * per_node
+        os.environ.update(RANK=str(rank), LOCAL_RANK="0", WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(per_node),
+                          MASTER_ADDR=str(launch_plan["master_addr"]), MASTER_PORT=str(launch_plan["master_port"]))  # fmt: skip
+        if not dist.is_initialized():
+            dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world)
+        simulated.append(f"rank {rank} of {world} (rendezvous variables set, in-process fake process group: no peers "
+                         "were reached)")  # fmt: skip
+    if (launch_plan.get("device") or {}).get("kind") == "cuda" and not torch.cuda.is_available():
+        from transformers import training_args
+
+        plan_bf16 = bool((launch_plan.get("device") or {}).get("bf16"))
+        training_args.is_torch_bf16_gpu_available = lambda: plan_bf16
+        # accelerate opens a CPU process group only when told the process is a CPU one; the ranks' GPU backend
+        # (and DeepSpeed's communication layer on it) cannot be opened here.
+        os.environ["ACCELERATE_USE_CPU"] = "true"
+        simulated.append(f"bf16 support of the plan's GPUs ({plan_bf16}, as the plan says; this machine has no CUDA), "
+                         "and the devices: accelerate's state is a CPU one here, so DeepSpeed's communication "
+                         "backend is not opened")  # fmt: skip
+    return validated, simulated
+
+
+def check(config: dict[str, Any], config_path: Path | None = None) -> dict[str, Any]:
+    from transformers.training_args import ParallelMode
     from transformers.utils import get_json_schema
 
     from training.rewards import REWARDS
 
+    validated, simulated = stand_in_for_main_process(config_path, config) if config_path else ([], [])
     built = build(config)
     h, g = config["hopforge"], built["grpo"]
     if h["reward"] not in REWARDS:
         raise SystemExit(f"unknown reward {h['reward']!r}; choose one of {sorted(REWARDS)}")
+    launch_plan = h.get("launch") or {}
+    world = int(launch_plan.get("world_size", 1))
+    if launch_plan.get("accelerate") and world > 1:
+        if g.parallel_mode != ParallelMode.DISTRIBUTED or g.world_size != world:
+            raise LaunchError(f"GRPOConfig sees {g.world_size} process(es) in mode {g.parallel_mode}, not the plan's "
+                              f"{world} distributed processes")  # fmt: skip
+        validated.append(f"GRPOConfig in distributed mode, world size {world}, {g.n_gpu} device(s) per process")
+    if launch_plan.get("deepspeed", "none") != "none":
+        plugin = getattr(g, "deepspeed_plugin", None)
+        stage = plugin.hf_ds_config.config["zero_optimization"]["stage"] if plugin is not None else None
+        if stage != int(launch_plan["deepspeed"][-1]):
+            raise LaunchError(f"the DeepSpeed plugin runs ZeRO stage {stage}, the plan asks for {launch_plan['deepspeed']}")
+        validated.append(f"DeepSpeed plugin ZeRO-{stage} (accelerate's DeepSpeedPlugin from its launch environment, "
+                         f"mixed precision {plugin.hf_ds_config.config.get('bf16', {})})")  # fmt: skip
+    prompts: dict[str, Any] = {"measured": False, "why": "the model is not a local directory"}
+    if Path(h["model"]).is_dir():
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(h["model"])
+        _rows, prompts = screen_prompts(built["rows"], tokenizer, built["tools"], g, h)
+        validated.append(f"{prompts['rows']} prompts measured with the model's tokenizer ({prompts['over']} over "
+                         f"{prompts['max_prompt_length']} tokens, policy {prompts['policy']})")  # fmt: skip
+    validated.append("GRPOConfig")
     return {
         "ok": True, "rows": len(built["rows"]), "reward": h["reward"], "reward_kwargs": h.get("reward_kwargs", {}),
-        "tools": [get_json_schema(t) for t in built["tools"]],
+        "tools": [get_json_schema(t) for t in built["tools"]], "prompts": prompts, "bf16": g.bf16,
         "grpo": {k: getattr(g, k) for k in ("num_generations", "per_device_train_batch_size", "max_steps",
                                              "learning_rate", "beta", "loss_type", "use_vllm", "vllm_mode",
                                              "max_tool_calling_iterations", "output_dir", "remove_unused_columns")},
+        "validated": validated, "simulated": simulated, "versions": versions(),
     }  # fmt: skip
 
 
@@ -256,6 +405,9 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     parser = ensure_tool_parsing(tokenizer) if built["tools"] else None
+    rows, prompts = screen_prompts(built["rows"], tokenizer, built["tools"], built["grpo"], h)
+    if is_main_process():
+        (run_dir / PROMPTS_FILE).write_text(json.dumps(prompts, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     reward_fn = make_reward(h["reward"], dict(h.get("reward_kwargs") or {}),
                             lambda ids: tokenizer.decode(ids, skip_special_tokens=True))  # fmt: skip
     peft_config = None
@@ -265,17 +417,20 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
         peft_config = LoraConfig(r=int(h["lora_rank"]), lora_alpha=2 * int(h["lora_rank"]),
                                  target_modules="all-linear", task_type="CAUSAL_LM")  # fmt: skip
     trainer = GRPOTrainer(model=h["model"], reward_funcs=[reward_fn], args=built["grpo"],
-                          train_dataset=Dataset.from_list(built["rows"]), processing_class=tokenizer,
+                          train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                           tools=built["tools"] or None, peft_config=peft_config,
                           callbacks=[metrics_callback(run_dir / METRICS_FILE)])  # fmt: skip
     started = time.monotonic()
     output = trainer.train()
     final = Path(built["grpo"].output_dir) / "final"
-    trainer.save_model(str(final))
+    trainer.save_model(str(final))  # every process: under DeepSpeed ZeRO-3 saving gathers the shards
+    if not trainer.accelerator.is_main_process:
+        return 0
     tokenizer.save_pretrained(str(final))
     result = {"status": "ok", "checkpoint": str(final), "trainer": "trl", "global_step": int(trainer.state.global_step),
               "train_loss": float(output.training_loss), "duration_s": round(time.monotonic() - started, 1),
-              "tools": [t.__name__ for t in built["tools"]], "tool_call_parser": parser}  # fmt: skip
+              "tools": [t.__name__ for t in built["tools"]], "tool_call_parser": parser, "prompts": prompts,
+              "processes": trainer.accelerator.num_processes, "versions": versions()}  # fmt: skip
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
 
@@ -288,11 +443,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="validate the config with TRL and exit")
     args = parser.parse_args(argv)
     config = yaml.safe_load(args.config.read_text(encoding="utf-8"))
-    if args.check:
-        print(json.dumps(check(config), default=str))
-        return 0
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return train(config, args.config.resolve().parent)
+    try:
+        if args.check:
+            report = json.dumps(check(config, args.config.resolve()), default=str)
+            (args.config.resolve().parent / CHECK_FILE).write_text(report + "\n", encoding="utf-8")
+            print(report)
+            return 0
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        return train(config, args.config.resolve().parent)
+    except LaunchError as exc:
+        if is_main_process() and not args.check:
+            result = {"status": "error", "error": exc.message, "versions": versions()}
+            (args.config.resolve().parent / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,145 @@
+"""Template trajectories of IKG questions (Graph-RFT's incomplete-graph setting, ``tasks.env.ikg``).
+
+The complete-graph template (``tasks.distill.trajectories``, Omne-R1) walks a gold path with ``entity_matcher``
+and ``node_info``. On an IKG view one or more hops of that path are hidden, so the walk shows the switch
+Graph-RFT trains: at a hidden hop the agent asks the graph for the relation (``neighbor_search``), the graph
+answers that it has no information, the agent searches the text (``web_search``), reads the fact in a passage,
+and goes on in the graph from the entity the text named. Every observation is the real tool output of the view
+(``viewed_environment``), and each must show what the next step needs, or the trajectory is rejected with the
+reason, like the complete template.
+
+The thoughts are written here, one per assistant turn, from the step alone: each names only the question's
+entities and nodes an earlier output showed (``thought_problems`` re-checks it). No LLM is called, so an export
+can make these trajectories itself, deterministically.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schemas.answers import name_key
+from schemas.qa import QA, PathEdge
+from schemas.trajectories import Trajectory, TrajectoryRejectReason, make_trajectory_id
+from tasks.distill.trajectories import ToolStep, lists_entity, template_messages, thought_problems
+from tasks.env.agent_loop import AgentConfig, ToolRunner, build_system_prompt
+from tasks.env.ikg import IKGView
+
+#: The tools an IKG template trajectory uses and offers (the system prompt and the SFT ``tools`` column).
+IKG_TEMPLATE_TOOLS: tuple[str, ...] = ("entity_matcher", "node_info", "neighbor_search", "web_search")
+
+#: How the graph's reply on a hidden hop starts (``tasks.env.ikg.render_no_information``).
+NO_INFORMATION = "No information in the KG"
+
+
+def ikg_trajectory_id(view: IKGView) -> str:
+    """The template trajectory id of one IKG variant (one per question and level)."""
+    return make_trajectory_id(view.view_id, "template", 0)
+
+
+def _hidden(view: IKGView, edge: PathEdge) -> bool:
+    return frozenset((edge.head, edge.tail)) in view.pairs
+
+
+def _mentions(text: str, name: str) -> bool:
+    return name_key(name) in name_key(text)
+
+
+def _relation(edge: PathEdge) -> str:
+    return " ".join(edge.relation_text().split())
+
+
+def _fact(edge: PathEdge) -> str:
+    """The fact in its stored direction, as a clause: "Alan Turing studied at King's College"."""
+    s, _, o = edge.triple()
+    return f"{s} {_relation(edge)} {o}"
+
+
+def run_ikg_tools(
+    env: ToolRunner, qa: QA, view: IKGView
+) -> tuple[list[ToolStep], list[str], tuple[TrajectoryRejectReason, str] | None]:
+    """Run the walk along ``qa``'s path on the view's environment ``env``; returns the steps, one thought per step
+    (the answer's thought is added by the caller), and ``None`` or the first problem ``(reason, detail)``."""
+    path, domain = qa.path, qa.domain
+    steps: list[ToolStep] = []
+    thoughts: list[str] = []
+
+    def run(name: str, args: dict[str, Any], expects: str, thought: str) -> tuple[bool, str]:
+        obs = env.call(name, args)
+        steps.append(ToolStep(name, args, obs.text, obs.ok, expects))
+        thoughts.append(thought)
+        return obs.ok, obs.text
+
+    ok, text = run("entity_matcher", {"node_name": path[0], "graph_type": domain}, path[0],
+                   f"The question starts from {path[0]}, so I look it up in the graph first.")
+    if not ok or not lists_entity(text, path[0]):
+        return steps, thoughts, ("start_not_found", f"entity_matcher({path[0]!r}) does not list the start entity")
+    read_in_text: PathEdge | None = None
+    for edge, here, nxt in zip(qa.path_edges, path, path[1:]):
+        rel = _relation(edge)
+        lead = (f"The text says that {_fact(read_in_text)}; I go on in the graph from {here}" if read_in_text
+                else f"Next I need the {rel} relation of {here}")
+        read_in_text = None
+        if not _hidden(view, edge):
+            ok, text = run("node_info", {"node_name": here, "graph_type": domain}, nxt,
+                           f"{lead}, so I open {here} in the graph.")
+            if not ok or not lists_entity(text, nxt):
+                return steps, thoughts, ("next_hop_missing", f"node_info({here!r}) does not list the next path node {nxt!r}")
+            continue
+        ok, text = run("neighbor_search", {"entity": here, "relation": rel, "graph_type": domain}, nxt,
+                       f"{lead}, so I ask the graph for it.")
+        if ok or not text.startswith(NO_INFORMATION):
+            return steps, thoughts, ("tool_error", f"neighbor_search({here!r}, {rel!r}) on the view did not say the "
+                                     "graph has no information")
+        ok, text = run("web_search", {"query": f"{here} {rel}", "graph_type": domain}, nxt,
+                       f"The graph has no information about the {rel} relation of {here}, so I search the text.")
+        if not ok or not _mentions(text, nxt):
+            return steps, thoughts, ("next_hop_missing", f"web_search({here} {rel!r}) does not name the next path "
+                                     f"node {nxt!r}")
+        read_in_text = edge
+    return steps, thoughts, None
+
+
+def _answer_thought(qa: QA, last_from_text: bool) -> str:
+    edge = qa.path_edges[-1]
+    if last_from_text:
+        return f"The text says that {_fact(edge)}, so the answer is {qa.answer}."
+    return f"The graph shows that {_fact(edge)}, so the answer is {qa.answer}."
+
+
+def ikg_template_trajectory(qa: QA, view: IKGView, env: ToolRunner, *, run_id: str | None = None) -> Trajectory:
+    """The template trajectory of ``qa`` on ``view`` (module docstring), accepted, or rejected with the reason.
+    ``env`` is the view's tool environment (``tasks.env.ikg.viewed_environment``) offering ``IKG_TEMPLATE_TOOLS``.
+    Its ``qa_id`` is the question's; its id is the variant's (``ikg_trajectory_id``)."""
+    base = dict(trajectory_id=ikg_trajectory_id(view), qa_id=qa.qa_id, kind="template", sample=0, domain=qa.domain,
+                snapshot_id=qa.snapshot_id, split=qa.split, question=qa.question, golden_answer=qa.answer,
+                tools=list(IKG_TEMPLATE_TOOLS), gold_path=list(qa.path), gold_source="question_path", run_id=run_id,
+                model=None, writer="template")  # fmt: skip
+    system = build_system_prompt(env, qa.domain, AgentConfig(style="api", tools=IKG_TEMPLATE_TOOLS))
+    steps, thoughts, problem = run_ikg_tools(env, qa, view)
+    if problem is not None:
+        return Trajectory(**base, status="rejected", reject_reason=problem[0], detail=problem[1],
+                          messages=template_messages(system, qa.question, qa.answer, steps)[:-1], n_rounds=len(steps))
+    thoughts.append(_answer_thought(qa, _hidden(view, qa.path_edges[-1])))
+    leak = thought_problems(thoughts, qa.question, qa.path, steps)
+    messages = template_messages(system, qa.question, qa.answer, steps)
+    if leak is not None:
+        return Trajectory(**base, status="rejected", reject_reason="thoughts_leak", detail=leak[1], messages=messages,
+                          reasoning=list(thoughts), n_rounds=len(steps))
+    return Trajectory(**base, status="accepted", messages=messages, reasoning=list(thoughts), final_answer=qa.answer,
+                      n_rounds=len(steps), end_reason="answer")
+
+
+def shows_the_switch(traj: Trajectory) -> bool:
+    """Whether a trajectory holds Graph-RFT's switch: a graph tool's no-information reply, then a ``web_search``
+    whose passages come back, then the graph again (or the answer)."""
+    msgs = [m for m in traj.messages if m.get("role") in ("assistant", "tool")]
+    for i, m in enumerate(msgs):
+        if m.get("role") == "tool" and str(m.get("content", "")).startswith(NO_INFORMATION):
+            rest = msgs[i + 1 :]
+            calls = [c["function"]["name"] for r in rest for c in (r.get("tool_calls") or [])]
+            return bool(calls) and calls[0] == "web_search"
+    return False
+
+
+__all__ = ["IKG_TEMPLATE_TOOLS", "NO_INFORMATION", "ikg_template_trajectory", "ikg_trajectory_id", "run_ikg_tools",
+           "shows_the_switch"]

@@ -1,0 +1,523 @@
+"""Incomplete-graph (IKG) views: Graph-RFT's IKG-20/40/60% settings as overlays on one loaded graph.
+
+Graph-RFT (§4, "IKG") builds IKG-x% by removing x% of each question's critical triples, and every relation
+between the same entity pairs, from the graph the agent sees. Here a question's critical triples are the
+triples of its gold path (``QA.path_edges``), and a view is the set of relation ids hidden for that question
+(``IKGView.hidden``), never a copy of the graph: one loaded snapshot serves thousands of questions, each
+through its own view.
+
+Rules (the tests pin them):
+
+- how many: ``n_hidden(level, n) = max(1, floor(level * n + 0.5))``, capped at ``n`` (round half up, at least
+  one triple: a view that hides nothing is the complete graph). So a 3-hop path hides 1 triple at 20% and 40%,
+  2 at 60%; a 5-hop path hides 1, 2 and 3.
+- which: a ``random.Random`` seeded with ``sha256("<qa_id>|<level>")`` samples the triples, so the same
+  question and level hide the same triples in every run and process;
+- what: for each chosen triple, every relation between its two entities, in both directions.
+
+The KG tools (``tasks.env.tools.ToolEnvironment``) read a view through ``ViewedGraph``: relations the view hides
+are not there, and a ``neighbor_search`` that finds nothing says so in Graph-RFT's way
+(``render_no_information``) and points the model to the ``web_search`` tool.
+
+Answerability (``check_answerable``): a variant is kept only when every hidden fact is in the text search's
+top k for a query made of the fact's head entity and relation (the head in walking order, as the agent would ask
+it), or the answer is still reachable from the question's start in the view. A fact "is in" a result when the
+result is a chunk the fact was extracted from (``source_chunk_ids``); a fact with no provenance (a hand-written
+or imported graph searched through an added text collection) is in a result that names both of its entities.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from schemas.answers import name_key
+from schemas.errors import InputError
+from schemas.qa import QA, PathEdge
+from tasks.env.text_search import DEFAULT_TOP_K, TextHit, TextIndex
+from tasks.graph.kg import EdgeData, KnowledgeGraph
+
+#: Graph-RFT's levels (IKG-20%, IKG-40%, IKG-60%).
+DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.4, 0.6)
+
+#: A relation's identity, as ``schemas.graph.Relation.key``: ``(source, target, relation, directed)``, ends sorted
+#: when undirected.
+EdgeId = tuple[str, str, str, bool]
+
+KGSetting = Literal["complete", "incomplete"]
+
+
+class IKGError(InputError):
+    """An IKG view that cannot be made as asked: a level outside (0, 1), a path with no triple to hide, an
+    unknown view id."""
+
+
+def edge_id(d: EdgeData) -> EdgeId:
+    """The id of the relation ``d`` is a view of (the same for both of its ends)."""
+    a, b = d.source, d.target
+    if not d.directed and b < a:
+        a, b = b, a
+    return (a, b, d.relation, d.directed)
+
+
+def check_level(level: object) -> float:
+    """``level`` as a float in (0, 1), else ``IKGError``."""
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0.0 < float(level) < 1.0:
+        raise IKGError(f"IKG level must be a share between 0 and 1, both excluded (0.4 for IKG-40%), got {level!r}")
+    return float(level)
+
+
+def check_levels(levels: Iterable[object]) -> tuple[float, ...]:
+    """Distinct levels, each checked, in ascending order; ``IKGError`` for none."""
+    out = tuple(sorted({check_level(x) for x in levels}))
+    if not out:
+        raise IKGError("no IKG level given; Graph-RFT's are 0.2, 0.4 and 0.6")
+    return out
+
+
+def n_hidden(level: float, n_critical: int) -> int:
+    """How many of ``n_critical`` triples a view at ``level`` hides: round half up, at least 1, at most all."""
+    level = check_level(level)
+    if n_critical < 1:
+        raise IKGError("the gold path has no triple to hide")
+    return min(n_critical, max(1, math.floor(level * n_critical + 0.5)))
+
+
+def level_name(level: float) -> str:
+    """``IKG-40%`` for 0.4: the setting's name in reports and view ids."""
+    return f"IKG-{round(check_level(level) * 100):g}%"
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenFact:
+    """One critical triple a view hides, in walking order (``head`` is where the agent stands when it needs it)
+    with its stored reading (``triple``) and provenance."""
+
+    head: str
+    relation: str
+    tail: str
+    triple: tuple[str, str, str]
+    source_chunk_ids: tuple[str, ...] = ()
+
+    def query(self) -> str:
+        """The text search query an agent would write for it: the head entity and the relation."""
+        return f"{self.head} {self.relation}".strip()
+
+
+@dataclass(frozen=True)
+class IKGView:
+    """What one question sees at one level: ``hidden`` relation ids (every relation between the pairs of the
+    hidden facts, both directions) over an untouched graph. ``view_id`` is ``"<qa_id>@ikg-<percent>"``."""
+
+    view_id: str
+    qa_id: str
+    level: float
+    facts: tuple[HiddenFact, ...]
+    hidden: frozenset[EdgeId]
+    pairs: frozenset[frozenset[str]] = field(default_factory=frozenset)
+
+    def hides(self, d: EdgeData) -> bool:
+        return edge_id(d) in self.hidden
+
+    def hidden_triples(self) -> list[list[str]]:
+        """The hidden critical triples, as exported rows carry them (stored reading)."""
+        return [list(f.triple) for f in self.facts]
+
+
+def make_view_id(qa_id: str, level: float) -> str:
+    return f"{qa_id}@ikg-{round(check_level(level) * 100):g}"
+
+
+def _seed(qa_id: str, level: float) -> int:
+    return int.from_bytes(hashlib.sha256(f"{qa_id}|{level:.6f}".encode()).digest()[:8], "big")
+
+
+def _facts(edges: Sequence[PathEdge]) -> list[HiddenFact]:
+    return [HiddenFact(e.head, e.relation_text(), e.tail, e.triple(), tuple(e.source_chunk_ids)) for e in edges]
+
+
+def make_view(graph: KnowledgeGraph, qa_id: str, path_edges: Sequence[PathEdge], level: float) -> IKGView:
+    """The IKG view of one question at ``level`` (module docstring for the rules). ``IKGError`` for a bad level
+    or a path with no triple."""
+    level = check_level(level)
+    if not path_edges:
+        raise IKGError(f"question {qa_id}: its gold path has no triple to hide")
+    facts = _facts(path_edges)
+    k = n_hidden(level, len(facts))
+    chosen = sorted(random.Random(_seed(qa_id, level)).sample(range(len(facts)), k))
+    picked = tuple(facts[i] for i in chosen)
+    hidden: set[EdgeId] = set()
+    pairs: set[frozenset[str]] = set()
+    for f in picked:
+        pairs.add(frozenset((f.head, f.tail)))
+        if f.head in graph and f.tail in graph:
+            hidden.update(edge_id(d) for d in graph.relations_between(f.head, f.tail, undirected=True))
+    return IKGView(make_view_id(qa_id, level), qa_id, level, picked, frozenset(hidden), frozenset(pairs))
+
+
+def view_for_qa(graph: KnowledgeGraph, qa: QA, level: float) -> IKGView:
+    return make_view(graph, qa.qa_id, qa.path_edges, level)
+
+
+# -- the graph as a view shows it ---------------------------------------------------------------------------------
+
+
+class ViewedGraph:
+    """A ``KnowledgeGraph`` as one ``IKGView`` shows it: the relations the view hides are left out of every
+    walk (``neighbors``, ``neighbor_names``, ``relations_between``, ``has_edge``, ``edge``); everything else
+    (entities, names, lookups, the snapshot) is the underlying graph's. No copy: a filter over the same graph."""
+
+    def __init__(self, graph: KnowledgeGraph, view: IKGView) -> None:
+        self._graph = graph
+        self.view = view
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._graph, name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._graph
+
+    def __len__(self) -> int:
+        return len(self._graph)
+
+    def __repr__(self) -> str:
+        return f"ViewedGraph({self._graph!r}, {self.view.view_id}, {len(self.view.hidden)} hidden)"
+
+    def neighbors(self, name: str, *, undirected: bool = True) -> list[tuple[str, EdgeData]]:
+        hidden = self.view.hidden
+        return [(nb, d) for nb, d in self._graph.neighbors(name, undirected=undirected) if edge_id(d) not in hidden]
+
+    def neighbor_names(self, name: str, *, undirected: bool = True) -> list[str]:
+        return sorted({nb for nb, _ in self.neighbors(name, undirected=undirected)})
+
+    def relations_between(self, a: str, b: str, *, undirected: bool = True) -> list[EdgeData]:
+        return [d for d in self._graph.relations_between(a, b, undirected=undirected) if not self.view.hides(d)]
+
+    def has_edge(self, a: str, b: str, *, undirected: bool = True) -> bool:
+        if a not in self._graph or b not in self._graph:
+            return False
+        return bool(self.relations_between(a, b, undirected=undirected))
+
+    def edge(self, a: str, b: str, *, undirected: bool = True) -> EdgeData | None:
+        if a not in self._graph or b not in self._graph:
+            return None
+        rels = self.relations_between(a, b, undirected=undirected)
+        return min(rels, key=lambda d: (-d.weight, d._sort_key())) if rels else None
+
+
+class ViewedIndex:
+    """A ``tasks.env.index.GraphIndex`` whose ``graph`` is a ``ViewedGraph``: name lookup and entity search are
+    the full index's (entities are never hidden, only relations); walks go through the view."""
+
+    def __init__(self, index: Any, view: IKGView) -> None:
+        self._index = index
+        self.view = view
+        self.graph = ViewedGraph(index.graph, view)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+
+def viewed_environment(env: Any, view: IKGView, domain: str) -> Any:
+    """``env`` (a ``tasks.env.tools.ToolEnvironment``) as one question sees it: the same tools, limits and text
+    collections, with ``domain``'s graph shown through ``view``. Costs a dict and a few small objects, so a tool
+    server can make one per request."""
+    from tasks.env.tools import ToolEnvironment  # tools imports this module for its replies
+
+    if domain not in env.indexes:
+        raise IKGError(f"IKG view {view.view_id}: no graph loaded for domain {domain!r}")
+    indexes = {**env.indexes, domain: ViewedIndex(env.indexes[domain], view)}
+    return ToolEnvironment(indexes, tools=env.tool_names, limits=env.limits, default_domain=env.default_domain,
+                           texts=env.texts)
+
+
+def render_no_information(entity: str, relation: str, closest: Sequence[str]) -> str:
+    """neighbor_search on an incomplete graph when no visible relation of ``entity`` matches ``relation``:
+    Graph-RFT's "No information in KG, please use web tool", with the entity's closest visible relations (the
+    same text whether the fact was hidden or never there, so the reply does not give the hiding away)."""
+    text = f'No information in the KG about {entity} by "{" ".join(relation.split())}".'
+    if closest:
+        text += " Its closest relations: " + "; ".join(closest) + "."
+    return text + " If none of these fits, use the web_search tool."
+
+
+def reachable(graph: KnowledgeGraph | ViewedGraph, start: str, goal: str, max_hops: int) -> bool:
+    """Whether ``goal`` is within ``max_hops`` relations of ``start`` (either direction) in ``graph``."""
+    if start not in graph or goal not in graph:
+        return False
+    if start == goal:
+        return True
+    seen, frontier = {start}, deque([(start, 0)])
+    while frontier:
+        node, depth = frontier.popleft()
+        if depth >= max_hops:
+            continue
+        for nb in graph.neighbor_names(node):
+            if nb == goal:
+                return True
+            if nb not in seen:
+                seen.add(nb)
+                frontier.append((nb, depth + 1))
+    return False
+
+
+# -- answerability ------------------------------------------------------------------------------------------------
+
+RejectReason = Literal["no_triples", "not_answerable", "no_text"]
+
+
+@dataclass(frozen=True)
+class IKGVariant:
+    """A kept IKG question: its view, and how it stays answerable (``"text"``: every hidden fact is in the text
+    search's top k; ``"path"``: the answer is reachable by another path in the view)."""
+
+    qa: QA
+    view: IKGView
+    answerable_by: Literal["text", "path"]
+    evidence: Mapping[str, str] = field(default_factory=dict)  # fact query -> chunk id that holds it
+
+
+@dataclass(frozen=True)
+class IKGReject:
+    qa_id: str
+    level: float
+    reason: RejectReason
+    detail: str
+
+
+@dataclass(frozen=True)
+class IKGBuild:
+    """Every variant kept and rejected for one domain; ``notice`` says why a domain got none at all."""
+
+    domain: str
+    variants: tuple[IKGVariant, ...] = ()
+    rejects: tuple[IKGReject, ...] = ()
+    notice: str | None = None
+
+
+def fact_found(fact: HiddenFact, hits: Sequence[TextHit]) -> str | None:
+    """The chunk id among ``hits`` that holds ``fact`` (module docstring), else ``None``."""
+    for h in hits:
+        if fact.source_chunk_ids:
+            if h.chunk.chunk_id in fact.source_chunk_ids:
+                return h.chunk.chunk_id
+            continue
+        text = name_key(f"{h.chunk.title}\n{h.chunk.text}")
+        if name_key(fact.head) in text and name_key(fact.tail) in text:
+            return h.chunk.chunk_id
+    return None
+
+
+def check_answerable(
+    graph: KnowledgeGraph,
+    qa: QA,
+    view: IKGView,
+    text: TextIndex | None,
+    *,
+    k: int = DEFAULT_TOP_K,
+    max_hops: int | None = None,
+) -> IKGVariant | IKGReject:
+    """The variant when ``view`` leaves ``qa`` answerable, else the reject naming the first fact the text search
+    missed. ``max_hops`` bounds the other path (default: the question's hops + 1)."""
+    evidence: dict[str, str] = {}
+    missing: HiddenFact | None = None
+    if text is not None:
+        results = text.search_many([f.query() for f in view.facts], k)
+        for f, hits in zip(view.facts, results):
+            found = fact_found(f, hits)
+            if found is None:
+                missing = missing or f
+            else:
+                evidence[f.query()] = found
+        if missing is None:
+            return IKGVariant(qa, view, "text", evidence)
+    hops = max_hops if max_hops is not None else qa.hops + 1
+    if reachable(ViewedGraph(graph, view), qa.path[0], qa.path[-1], hops):
+        return IKGVariant(qa, view, "path", evidence)
+    if missing is None:
+        detail = "no text collection to search, and no other path to the answer in the view"
+    else:
+        detail = (f"hidden fact {missing.triple} is not in the top {k} text results for {missing.query()!r}, "
+                  f"and no other path of at most {hops} hops reaches the answer")
+    return IKGReject(qa.qa_id, view.level, "not_answerable", detail)
+
+
+def build_variants(
+    graph: KnowledgeGraph,
+    questions: Sequence[QA],
+    text: TextIndex | None,
+    *,
+    levels: Sequence[float] = DEFAULT_LEVELS,
+    k: int = DEFAULT_TOP_K,
+) -> IKGBuild:
+    """IKG variants of ``questions`` at every level, only answerable ones kept (``check_answerable``).
+
+    A graph without a text collection (an imported graph with no corpus, and none added) gets no variants: an
+    incomplete graph with nowhere to read the missing facts would only teach guessing. ``IKGBuild.notice``
+    says so, for the run to print."""
+    lv = check_levels(levels)
+    if text is None:
+        return IKGBuild(graph.domain, notice=(
+            f"{graph.domain}: no corpus chunks and no text collection given, so no IKG variants; add a text "
+            "collection (a folder, a jsonl or a dataset) to search"))
+    kept: list[IKGVariant] = []
+    rejects: list[IKGReject] = []
+    for qa in questions:
+        for level in lv:
+            if not qa.path_edges:
+                rejects.append(IKGReject(qa.qa_id, level, "no_triples", "the gold path has no triple to hide"))
+                continue
+            out = check_answerable(graph, qa, make_view(graph, qa.qa_id, qa.path_edges, level), text, k=k)
+            (kept if isinstance(out, IKGVariant) else rejects).append(out)  # type: ignore[arg-type]
+    return IKGBuild(graph.domain, tuple(kept), tuple(rejects))
+
+
+# -- serving many views ----------------------------------------------------------------------------------------
+
+
+_VIEW_ID = re.compile(r"^(?P<qa>.+)@ikg-(?P<pct>[0-9]{1,2}(?:\.[0-9]+)?)$")
+
+
+def parse_view_id(view_id: object) -> tuple[str, float]:
+    """``(qa_id, level)`` of ``"<qa_id>@ikg-<percent>"``; ``IKGError`` for anything else."""
+    found = _VIEW_ID.match(view_id) if isinstance(view_id, str) else None
+    if found is None or not 0 < float(found["pct"]) < 100:
+        raise IKGError(f"{view_id!r} is not an IKG view id; view ids look like '<qa_id>@ikg-40'")
+    return found["qa"], float(found["pct"]) / 100
+
+
+class ViewRegistry:
+    """The views a tool server or rollout worker serves, by id: one graph, thousands of small overlays.
+
+    A view is registered (``add``, e.g. from an export's rows) or made on first use from its id (question id and
+    level) when the registry knows the question (``questions``: qa id -> question, ``graphs``: domain -> graph);
+    each view remembers the domain whose graph it hides relations of (``domain``)."""
+
+    def __init__(
+        self,
+        views: Iterable[IKGView] = (),
+        *,
+        domain: str | None = None,
+        questions: Mapping[str, QA] | None = None,
+        graphs: Mapping[str, KnowledgeGraph] | None = None,
+    ) -> None:
+        self._views: dict[str, IKGView] = {}
+        self._domains: dict[str, str] = {}
+        self._questions = dict(questions or {})
+        self._graphs = dict(graphs or {})
+        self._lock = threading.Lock()
+        for v in views:
+            self.add(v, domain)
+
+    def add(self, view: IKGView, domain: str | None = None) -> None:
+        self._views[view.view_id] = view
+        if domain is not None:
+            self._domains[view.view_id] = domain
+
+    def domain(self, view_id: str) -> str | None:
+        """The domain ``view_id`` belongs to, when known."""
+        return self._domains.get(view_id)
+
+    def _on_demand(self, view_id: str) -> IKGView | None:
+        if not self._questions:
+            return None
+        qa_id, level = parse_view_id(view_id)
+        qa = self._questions.get(qa_id)
+        graph = self._graphs.get(qa.domain) if qa is not None else None
+        if qa is None or graph is None:
+            return None
+        view = make_view(graph, qa.qa_id, qa.path_edges, level)
+        if view.view_id != view_id:  # "q@ikg-40.0" names the view "q@ikg-40": serve it under the id asked
+            return None
+        with self._lock:
+            self.add(view, qa.domain)
+        return view
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+    def __contains__(self, view_id: object) -> bool:
+        return view_id in self._views
+
+    def get(self, view_id: str) -> IKGView:
+        """The view ``view_id``, made now when the registry knows its question; ``IKGError`` (one line the model or
+        the caller can read) when unknown."""
+        found = self._views.get(view_id)
+        if found is None:
+            found = self._on_demand(view_id)
+        if found is None:
+            raise IKGError(f"unknown IKG view {view_id!r}; views look like '<qa_id>@ikg-40' and must be loaded "
+                           "with the questions they belong to")
+        return found
+
+
+# -- export fields -------------------------------------------------------------------------------------------------
+
+
+def setting_fields(view: IKGView | None) -> dict[str, Any]:
+    """What every exported row of a question carries about its setting: ``kg_setting`` (complete / incomplete),
+    ``ikg_level`` (``None`` when complete), ``hidden_triples`` (stored reading) and ``view_id``."""
+    if view is None:
+        return {"kg_setting": "complete", "ikg_level": None, "hidden_triples": [], "view_id": None}
+    return {"kg_setting": "incomplete", "ikg_level": view.level, "hidden_triples": view.hidden_triples(),
+            "view_id": view.view_id}
+
+
+def with_setting(rl_row: Mapping[str, Any], view: IKGView | None) -> dict[str, Any]:
+    """A verl RL row (``tasks.export.datasets.rl_row``) in ``view``'s setting: ``kg_setting`` in the ground truth
+    (Graph-RFT's reward reads it from there, ``training.rewards.GroundTruth``), the setting fields in
+    ``extra_info``, and the view id in every tool's ``create_kwargs`` (the tool class serves that view)."""
+    row = dict(rl_row)
+    fields = setting_fields(view)
+    rm = dict(row["reward_model"])
+    truth = json.loads(rm["ground_truth"])
+    truth["kg_setting"] = fields["kg_setting"]
+    rm["ground_truth"] = json.dumps(truth, ensure_ascii=False, separators=(",", ":"))
+    row["reward_model"] = rm
+    extra = dict(row["extra_info"])
+    extra.update(fields)
+    if view is not None:
+        extra["tools_kwargs"] = {name: {"create_kwargs": {**kw.get("create_kwargs", {}), "view_id": view.view_id}}
+                                 for name, kw in extra.get("tools_kwargs", {}).items()}
+    row["extra_info"] = extra
+    return row
+
+
+__all__ = [
+    "DEFAULT_LEVELS",
+    "EdgeId",
+    "HiddenFact",
+    "IKGBuild",
+    "IKGError",
+    "IKGReject",
+    "IKGVariant",
+    "IKGView",
+    "ViewRegistry",
+    "ViewedGraph",
+    "ViewedIndex",
+    "build_variants",
+    "check_answerable",
+    "check_level",
+    "check_levels",
+    "edge_id",
+    "fact_found",
+    "level_name",
+    "make_view",
+    "make_view_id",
+    "n_hidden",
+    "parse_view_id",
+    "reachable",
+    "render_no_information",
+    "setting_fields",
+    "view_for_qa",
+    "viewed_environment",
+    "with_setting",
+]

@@ -1,0 +1,408 @@
+"""``TextIndex``: hybrid search over text chunks, the "web" of Graph-RFT's incomplete-graph (IKG) setting.
+
+Graph-RFT's agent falls back to a web search engine when the knowledge graph lacks a fact. hopforge keeps the
+corpus its graphs were built from, chunk by chunk, with the provenance of every entity and relation, so a fact
+hidden from the graph is still in the chunk it came from: the search engine here is that corpus (and any text
+collection a person adds through the ingest), searched offline and reproducibly.
+
+Ranking fuses two rankings by reciprocal rank fusion (RRF, ``score = sum 1 / (rrf_k + rank)``):
+
+1. lexical: BM25 over word tokens (``bm25s``, sparse, exact scores), which finds the chunk that names the
+   entity and the relation;
+2. meaning: cosine similarity between the query's embedding and each chunk's (the project's ``Embedder``, the
+   same one the entity index uses), which finds paraphrases.
+
+Each ranking contributes its top ``candidates`` chunks; ties are broken by chunk order (the corpus order), so a
+query gives the same results in every process. Both halves are built once per collection content and cached on
+disk under ``cache_dir`` (the BM25 matrices as ``bm25s`` saves them, the chunk embeddings as one ``.npy``),
+keyed by a hash of every chunk id and text, like ``tasks.env.index.GraphIndex`` caches entity embeddings; a
+process keeps built indexes in memory (``cached_text_index``).
+
+Limits: a query is non-empty and at most ``MAX_QUERY_CHARS`` characters; ``k`` is at most ``MAX_TOP_K``.
+Breaking one raises ``TextSearchError`` (an ``InputError``); the tool turns it into an observation the model
+can read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gateway.embeddings import Embedder
+from schemas.corpus import IngestResult
+from schemas.errors import InputError
+
+log = logging.getLogger(__name__)
+
+#: The longest query accepted, in characters. Graph-RFT's queries are an entity and a relation; a longer one is
+#: a model pasting an observation back, and embedding it would cost more than every other call of the round.
+MAX_QUERY_CHARS = 2000
+#: The most results one call may ask for. Graph-RFT fixes top-3; a few more still fit in a model's context.
+MAX_TOP_K = 10
+DEFAULT_TOP_K = 3
+#: RRF's constant (Cormack et al., 2009): large enough that the first few ranks of either list weigh alike.
+RRF_K = 60
+#: Chunk text embedded per chunk, in characters (sentence encoders truncate longer inputs anyway).
+MAX_EMBED_CHARS = 2000
+#: Bumped whenever tokenising or the embedded text changes, so indexes cached from the old recipe are rebuilt.
+TEXT_INDEX_VERSION = 1
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+class TextSearchError(InputError):
+    """A text search that cannot run as asked: an empty or over-long query, a bad ``k``, an empty collection."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    """One searchable passage: ``chunk_id`` is the warehouse chunk key (provenance of graph facts) or the ingest's
+    key for an added collection; ``collection`` names where it came from (a domain, or the added collection)."""
+
+    chunk_id: str
+    text: str
+    title: str = ""
+    collection: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TextHit:
+    """One result: the chunk, its fused score, and its rank (1-based) in each ranking (``None``: not a candidate)."""
+
+    chunk: TextChunk
+    score: float
+    lexical_rank: int | None
+    dense_rank: int | None
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased word tokens of two or more characters, English stop words left out (``bm25s``'s list)."""
+    return [t for t in _TOKEN.findall(text.casefold()) if t not in _stopwords()]
+
+
+_STOP: frozenset[str] | None = None
+
+
+def _stopwords() -> frozenset[str]:
+    global _STOP
+    if _STOP is None:
+        from bm25s.stopwords import STOPWORDS_EN
+
+        _STOP = frozenset(STOPWORDS_EN)
+    return _STOP
+
+
+def check_query(query: object, k: object) -> tuple[str, int]:
+    """The query (whitespace-collapsed) and ``k``, or ``TextSearchError`` naming the limit broken."""
+    if not isinstance(query, str):
+        raise TextSearchError(f"text search: the query must be text, got {type(query).__name__}")
+    flat = " ".join(query.split())
+    if not flat:
+        raise TextSearchError("text search: the query is empty; name the entity and the relation you are looking for")
+    if len(flat) > MAX_QUERY_CHARS:
+        raise TextSearchError(f"text search: the query is {len(flat)} characters long, the limit is {MAX_QUERY_CHARS}; "
+                              "ask for one entity and one relation")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
+        raise TextSearchError(f"text search: k must be a whole number from 1 to {MAX_TOP_K}, got {k!r}")
+    return flat, k
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return x / norms
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
+
+
+def _top(scores: np.ndarray, n: int) -> np.ndarray:
+    """Row ids of the ``n`` best scores, best first, ties by row order; rows scoring 0 or less are left out
+    (a chunk sharing no word with the query is no lexical candidate)."""
+    n = min(n, scores.shape[0])
+    if n <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if n < scores.shape[0]:
+        part = np.argpartition(-scores, n - 1)[:n]
+        floor = scores[part].min()
+        part = np.flatnonzero(scores >= floor)  # every row tied with the n-th, so ties resolve by row order
+    else:
+        part = np.arange(scores.shape[0])
+    order = part[np.lexsort((part, -scores[part]))][:n]
+    return order
+
+
+class TextIndex:
+    """Hybrid BM25 + embedding search over one list of chunks (see the module docstring).
+
+    Contracts: chunk ids are unique; results are deterministic for a given collection, embedder and query;
+    thread-safe (the lazy builds are locked, searches only read).
+    """
+
+    def __init__(
+        self,
+        chunks: Sequence[TextChunk],
+        embedder: Embedder | None,
+        *,
+        name: str = "text",
+        cache_dir: str | Path | None = None,
+        candidates: int = 50,
+        rrf_k: int = RRF_K,
+    ) -> None:
+        ids = [c.chunk_id for c in chunks]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise TextSearchError(f"text collection {name!r} lists chunk {dup!r} twice")
+        if not chunks:
+            raise TextSearchError(f"text collection {name!r} holds no text: "
+                                  "ingest a folder, jsonl or dataset with text in it")
+        if candidates < 1 or rrf_k < 1:
+            raise ValueError(f"candidates and rrf_k must be >= 1, got {candidates} and {rrf_k}")
+        self.chunks: tuple[TextChunk, ...] = tuple(chunks)
+        self.by_id = {c.chunk_id: i for i, c in enumerate(self.chunks)}
+        self.embedder = embedder
+        self.name = name
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.candidates = candidates
+        self.rrf_k = rrf_k
+        self._lock = threading.Lock()
+        self._bm25 = None
+        self._matrix: np.ndarray | None = None
+        self.fingerprint = self._fingerprint()
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def __repr__(self) -> str:
+        emb = self.embedder.name if self.embedder is not None else None
+        return f"TextIndex({self.name!r}, {len(self)} chunks, embedder={emb!r})"
+
+    def _fingerprint(self) -> str:
+        h = hashlib.sha256(f"v{TEXT_INDEX_VERSION}".encode())
+        for c in self.chunks:
+            h.update(c.chunk_id.encode("utf-8", "surrogatepass"))
+            h.update(b"\x00")
+            h.update(c.text.encode("utf-8", "surrogatepass"))
+            h.update(b"\x01")
+        return h.hexdigest()
+
+    def _stem(self) -> str:
+        return f"text__{_slug(self.name)}__{self.fingerprint[:16]}"
+
+    # -- building -------------------------------------------------------------------------------------------------
+    def warm(self) -> "TextIndex":
+        """Load or build both halves now, so no request pays for them."""
+        self._lexical()
+        self._dense()
+        return self
+
+    def _lexical(self):
+        if self._bm25 is None:
+            with self._lock:
+                if self._bm25 is None:
+                    self._bm25 = self._load_or_build_bm25()
+        return self._bm25
+
+    def _load_or_build_bm25(self):
+        import bm25s
+
+        where = self.cache_dir / f"{self._stem()}__bm25" if self.cache_dir is not None else None
+        if where is not None and (where / "params.index.json").exists():
+            try:
+                return bm25s.BM25.load(str(where), mmap=False, show_progress=False)
+            except (OSError, ValueError) as exc:
+                log.warning("ignoring unreadable cached BM25 index %s: %s", where, exc)
+        retriever = bm25s.BM25()
+        retriever.index([tokenize(f"{c.title}\n{c.text}") for c in self.chunks], show_progress=False)
+        if where is not None:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(dir=where.parent, prefix=where.name, suffix=".tmp"))
+            retriever.save(str(tmp), show_progress=False)
+            try:
+                os.replace(tmp, where)
+            except OSError:  # another process saved the same content first: theirs is as good
+                import shutil
+
+                shutil.rmtree(tmp, ignore_errors=True)
+        return retriever
+
+    def _dense(self) -> np.ndarray | None:
+        if self.embedder is None:
+            return None
+        if self._matrix is None:
+            with self._lock:
+                if self._matrix is None:
+                    self._matrix = self._load_or_build_matrix()
+        return self._matrix
+
+    def _matrix_path(self) -> Path | None:
+        if self.cache_dir is None or self.embedder is None:
+            return None
+        return self.cache_dir / f"{self._stem()}__{_slug(self.embedder.name)}-{self.embedder.dim}.npy"
+
+    def _load_or_build_matrix(self) -> np.ndarray:
+        assert self.embedder is not None
+        path = self._matrix_path()
+        expected = (len(self.chunks), self.embedder.dim)
+        if path is not None and path.exists():
+            try:
+                cached = np.load(path, mmap_mode="r", allow_pickle=False)
+                if cached.shape == expected and cached.dtype == np.float32:
+                    return np.asarray(cached)
+                log.warning("ignoring cached chunk embeddings %s: shape %s, expected %s", path, cached.shape, expected)
+            except (OSError, ValueError) as exc:
+                log.warning("ignoring unreadable cached chunk embeddings %s: %s", path, exc)
+        texts = [" ".join(f"{c.title}: {c.text}".split())[:MAX_EMBED_CHARS] for c in self.chunks]
+        step = 4096
+        parts = [np.asarray(self.embedder.embed(texts[i : i + step]), dtype=np.float32)
+                 for i in range(0, len(texts), step)]
+        matrix = _unit_rows(np.concatenate(parts))
+        if matrix.shape != expected:
+            raise ValueError(f"embedder {self.embedder.name!r} returned shape {matrix.shape}, expected {expected}")
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                np.save(fh, matrix, allow_pickle=False)
+            os.replace(tmp, path)
+        return matrix
+
+    # -- searching ------------------------------------------------------------------------------------------------
+    def lexical_scores(self, query: str) -> np.ndarray:
+        """BM25 score of every chunk for ``query`` (float32, chunk order); zeros when no query word is indexed."""
+        retriever = self._lexical()
+        ids = retriever.get_tokens_ids(tokenize(query))
+        if not ids:
+            return np.zeros(len(self.chunks), dtype=np.float32)
+        return np.asarray(retriever.get_scores_from_ids(ids), dtype=np.float32)
+
+    def dense_scores(self, queries: Sequence[str]) -> np.ndarray | None:
+        """Cosine similarity of every chunk to each query, ``(len(queries), len(chunks))``; ``None`` without an
+        embedder. One embedder call and one matrix product for all the queries."""
+        matrix = self._dense()
+        if matrix is None:
+            return None
+        assert self.embedder is not None  # _dense returned a matrix
+        q = _unit_rows(np.asarray(self.embedder.embed(list(queries)), dtype=np.float32).reshape(len(queries), -1))
+        return q @ matrix.T
+
+    def search(self, query: str, k: int = DEFAULT_TOP_K) -> list[TextHit]:
+        """The ``k`` best chunks for ``query`` by RRF of the two rankings; ``TextSearchError`` on bad input."""
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: Sequence[str], k: int = DEFAULT_TOP_K) -> list[list[TextHit]]:
+        """``search`` for each query, the embeddings of all of them in one call (the answerability check asks
+        one query per hidden fact of a whole question set)."""
+        checked = [check_query(q, k)[0] for q in queries]
+        if not checked:
+            return []
+        dense = self.dense_scores(checked)
+        depth = max(self.candidates, k)
+        out = []
+        for i, q in enumerate(checked):
+            scores = self.lexical_scores(q)
+            lex = _top(scores, depth)
+            lex = lex[scores[lex] > 0]
+            den = _top(dense[i], depth) if dense is not None else np.zeros(0, dtype=np.intp)
+            out.append(self._fuse(lex, den, k))
+        return out
+
+    def _fuse(self, lexical: np.ndarray, dense: np.ndarray, k: int) -> list[TextHit]:
+        lrank = {int(r): i + 1 for i, r in enumerate(lexical)}
+        drank = {int(r): i + 1 for i, r in enumerate(dense)}
+        fused = {r: sum(1.0 / (self.rrf_k + rk[r]) for rk in (lrank, drank) if r in rk)
+                 for r in lrank.keys() | drank.keys()}
+        best = sorted(fused, key=lambda r: (-round(fused[r], 12), r))[:k]
+        return [TextHit(self.chunks[r], fused[r], lrank.get(r), drank.get(r)) for r in best]
+
+
+# -- collections -----------------------------------------------------------------------------------------------------
+
+
+def chunks_from_ingest(result: IngestResult, collection: str) -> list[TextChunk]:
+    """The chunks of an ingest result (a folder, a jsonl, a Hugging Face dataset read by ``tasks.corpus.ingest``),
+    titled by their document; ``TextSearchError`` when the collection holds no text."""
+    titles = {d.doc_id: d.title or "" for d in result.documents}
+    chunks = [TextChunk(c.chunk_id, c.text, titles.get(c.doc_id, ""), collection)
+              for c in result.chunks if c.text.strip()]
+    if not chunks:
+        skipped = "; ".join(f"{s.source}: {s.reason_code}" for s in result.skipped[:3])
+        where = f" (skipped: {skipped})" if skipped else ""
+        raise TextSearchError(f"text collection {collection!r} holds no text{where}")
+    return chunks
+
+
+_CACHE: OrderedDict[tuple[str, str, str], TextIndex] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+CACHE_SIZE = 8
+
+
+def cached_text_index(
+    chunks: Iterable[TextChunk], embedder: Embedder | None, *, name: str, cache_dir: str | Path | None = None
+) -> TextIndex:
+    """The ``TextIndex`` of ``chunks``, built once per process per content and embedder (the last ``CACHE_SIZE``
+    kept): a tool server and the answerability check over one snapshot share it."""
+    index = TextIndex(list(chunks), embedder, name=name, cache_dir=cache_dir)
+    key = (name, index.fingerprint, embedder.name if embedder is not None else "")
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+        if found is not None:
+            _CACHE.move_to_end(key)
+            return found
+        _CACHE[key] = index
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return index
+
+
+__all__ = [
+    "DEFAULT_TOP_K",
+    "MAX_QUERY_CHARS",
+    "MAX_TOP_K",
+    "TextChunk",
+    "TextHit",
+    "TextIndex",
+    "TextSearchError",
+    "cached_text_index",
+    "check_query",
+    "chunks_from_ingest",
+    "render_text_hits",
+    "tokenize",
+]
+
+
+# -- the tool's observation --------------------------------------------------------------------------------------
+
+#: Characters of one passage shown to the model: about a paragraph, enough to read a fact and its context.
+PASSAGE_CHARS = 600
+
+
+def render_text_hits(query: str, hits: Sequence[TextHit], passage_chars: int = PASSAGE_CHARS) -> str:
+    """web_search / text_search: the passages for ``query``, best first, each with its title and chunk id (the
+    chunk id is the citation a reviewer can look up in the warehouse). Part of the data format, like the KG
+    tools' templates."""
+    flat = " ".join(query.split())
+    if not hits:
+        return f'No passages match "{flat}". Try other words: the entity\'s full name and the relation.'
+    lines = [f'Passages for "{flat}", best first ({len(hits)}):']
+    for i, h in enumerate(hits, 1):
+        text = " ".join(h.chunk.text.split())
+        if len(text) > passage_chars:
+            cut = text[: passage_chars - 3]
+            space = cut.rfind(" ")
+            text = (cut[:space] if space > passage_chars - 40 else cut).rstrip(" ,;:") + "..."
+        title = f"{h.chunk.title} " if h.chunk.title else ""
+        lines.append(f"{i}. {title}[{h.chunk.chunk_id}]: {text}")
+    return "\n".join(lines)

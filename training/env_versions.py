@@ -1,0 +1,56 @@
+"""Package versions inside the trainer environments, read by each environment's own python.
+
+The core never imports a trainer, so what is installed in ``.venvs/<name>`` is asked of that environment's python
+through ``importlib.metadata``. Runs record what they ran with: a training run its trainer's versions, a served
+checkpoint the vLLM that serves it and the vLLM its rollouts ran on (verl and TRL each pin their own, older than the
+serving one).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Sequence
+
+from training.envs import TRAINER_ENVS, env_python, require_env
+from training.plan import TrainingError
+
+#: The trainer environments whose vLLM generates: rollouts (verl, TRL) and serving (vllm).
+VLLM_ENVS: tuple[str, ...] = ("verl", "trl", "vllm")
+
+_READ = """
+import importlib.metadata as m, json, sys
+out = {}
+for name in sys.argv[1:]:
+    try:
+        out[name] = m.version(name)
+    except m.PackageNotFoundError:
+        out[name] = None
+print(json.dumps(out))
+"""
+
+
+def package_versions(env: str, packages: Sequence[str], *, timeout_s: float = 120.0) -> dict[str, str | None]:
+    """``{package: version}`` of ``packages`` as installed in trainer environment ``env`` (``None``: not
+    installed there). ``TrainingError`` when the environment is missing or its python cannot answer."""
+    python = require_env(env)
+    try:
+        done = subprocess.run([str(python), "-c", _READ, *packages], capture_output=True, text=True,
+                              timeout=timeout_s)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise TrainingError(f"the {env} environment did not report its package versions within {timeout_s:.0f} s") from None
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise TrainingError(f"reading package versions in the {env} environment ({python}) failed: {tail[0]}")
+    return json.loads(lines[-1])
+
+
+def vllm_versions(envs: Sequence[str] = VLLM_ENVS) -> dict[str, str | None]:
+    """``{env: vLLM version}`` for each of ``envs`` that exists here (``None``: the environment has no vLLM, as the
+    CPU flavour); environments not built are left out."""
+    return {env: package_versions(env, ["vllm"])["vllm"] for env in envs
+            if env in TRAINER_ENVS and env_python(env).exists()}  # fmt: skip
+
+
+__all__ = ["VLLM_ENVS", "package_versions", "vllm_versions"]

@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 PYTEST_ARGS ?=
 
-.PHONY: test-ray bench-ray bench-server server-start server-stop demo test test-prefect-server test-reliability bench clean trainer-env train-smoke gpu-smoke
+.PHONY: test-ray bench-ray bench-server bench-demo server-start server-stop demo test test-prefect-server test-reliability bench clean trainer-env train-smoke gpu-smoke
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -125,6 +125,12 @@ bench-ray: $(VENV)/.installed-ray
 # with Prefect's temporary server (~3 min on 2 cores).
 bench-server: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_server.py --json bench/results/server.json
+
+# `hopforge demo` from a fresh data dir against the server `make demo` leaves up: per-stage wall times, CPU seconds
+# and yields (~6 min on 2 cores).
+bench-demo: $(VENV)/.installed-local
+	$(BIN)/hopforge server start --if-needed
+	$(BIN)/python bench/bench_demo.py --json bench/results/demo.json
 
 # The server's state lives in .prefect: stop the server before its files go.
 clean:

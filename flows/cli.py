@@ -179,7 +179,9 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
          deep_questions: Annotated[int, typer.Option(help="Questions that also get teacher rollouts and long CoT "
                                                           "(0 skips them).")] = 3,
          min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None) -> None:
-    """The main job: doctor, smoke, then the factory on the demo corpus (graphs, questions, gold paths)."""
+    """The main job: doctor, smoke, then every factory stage on the demo corpus, sized for minutes on 2 cores
+    (flows.factory.DEMO_PLAN): LightRAG on one document a domain, gold paths and a template trajectory for every
+    question, rollouts and long CoT on a few, at least 10 questions in the evaluated test split."""
 
     def body():
         import time
@@ -218,6 +220,7 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
                         max_ball=max_ball, settings=settings)
         f["timings"] = {"doctor": round(t1 - t0, 1), "smoke": round(t2 - t1, 1), **f["timings"],
                         "total": round(time.monotonic() - started, 1)}
+        f["record"] = str(_write_demo_record(settings.data_dir / "demo-summary.json", f))
         _demo_summary(settings, d, s, f)
         _check_demo_test_split(f["splits"], DEMO_PLAN.min_test_questions)
 
@@ -230,6 +233,36 @@ def _check_demo_test_split(splits: dict[str, int], least: int) -> None:
     if n_test < least:
         raise _UserError(f"the demo's test split holds {n_test} question(s), fewer than the {least} its evaluation "
                          "needs to say anything; raise --seeds (or --short-share: 1-2 hop jobs give most questions)")
+
+
+def demo_record(f: dict[str, Any]) -> dict[str, Any]:
+    """What a demo run did, for a file beside its warehouse: per-stage seconds, questions per mode and split,
+    trajectories and their reject reasons, scores, and where the datasets went (``bench/bench_demo.py`` keeps it)."""
+
+    def kinds(t: dict[str, Any] | None) -> list[dict[str, Any]]:
+        return [{k: r[k] for k in ("kind", "questions", "trajectories", "accepted", "reject_reasons")}
+                for r in (t or {}).get("by_kind", [])]
+
+    deep = f.get("deep_trajectories") or {}
+    return {
+        "timings_s": f["timings"],
+        "lightrag": f["build_line"],
+        "questions": [{"run_id": q["run_id"], "accepted": q["accepted"], "attempts": q["attempts"]} for q in f["qa"]],
+        "splits": f["splits"],
+        "gold_paths": {k: f["gold_paths"][k] for k in ("questions", "mean_candidates", "mean_verified")},
+        "trajectories": kinds(f["trajectories"]),
+        "rollouts_and_cot": {"questions": deep.get("questions", 0), "skipped": deep.get("skipped"),
+                             "by_kind": kinds(deep)},
+        "eval": {m: {k: st[k] for k in ("n", "em", "f1", "hit1")} for m, st in (f.get("eval") or {}).get(
+            "by_mode", {}).items()},
+        "export": {"version": f["export"]["version"], "rows": f["export"]["rows"]},
+    }
+
+
+def _write_demo_record(path: Path, f: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(demo_record(f), indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def _minutes(seconds: float) -> str:
@@ -267,7 +300,7 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     out.print("splits: " + "  ".join(f"{k}: {f['splits'].get(k, 0)}" for k in ("train", "validation", "test")))
     g = f["gold_paths"]
     out.print(f"gold paths: {g['questions']} questions, {g['mean_candidates']} candidate paths and "
-              f"{g['mean_verified']} verified on average (run {g['run_id']})")
+              f"{g['mean_verified']} verified on average (run {g['run_id']})", soft_wrap=True)
     t = f["trajectories"]
     out.print(f"trajectories (run {t['run_id']}): {t['accepted']}/{t['made']} accepted")
     _print_yields(t["by_kind"])
@@ -284,16 +317,19 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     if f.get("eval"):
         for m, st in f["eval"]["by_mode"].items():
             out.print(f"eval {m:<9} (policy {f['eval']['model']}, test split): n={st['n']} EM={st['em']:.2f} "
-                      f"F1={st['f1']:.2f} Hit@1={st['hit1']:.2f}")
+                      f"F1={st['f1']:.2f} Hit@1={st['hit1']:.2f}", soft_wrap=True)
     out.print("time:   " + "  ".join(f"{k} {_minutes(v)}" for k, v in f["timings"].items()), highlight=False,
               soft_wrap=True)
     out.print(f"warehouse:  {settings.warehouse_path}")
     out.print("where to look:")
     out.print(f"  Prefect UI: {_prefect_ui()}", highlight=False, markup=False, soft_wrap=True)
     out.print("  questions:  .venv/bin/hopforge qa stats  (also: traj stats | warehouse runs | graph report)",
-              highlight=False, markup=False)
+              highlight=False, markup=False, soft_wrap=True)
     out.print(f"  datasets:   {e['path']} (version {e['version']}; manifest.json, dataset_info.json, README.md)",
               highlight=False, markup=False, soft_wrap=True)
+    if f.get("record"):
+        out.print(f"  this run:   {f['record']} (stage times, yields, reject reasons, scores)", highlight=False,
+                  markup=False, soft_wrap=True)
 
 
 DomainOpt = Annotated[Optional[list[str]], typer.Option("--domain", "-d", help="Domain(s); default: all known.")]

@@ -46,9 +46,10 @@ class DemoPlan:
     (one shows the path; the 135M model extracts almost nothing, so the reference graphs are used either way).
     ``deep_questions``: questions that also get teacher rollouts and long CoT (the 135M teacher's are rejected, so a
     handful shows the reject reasons). ``batch_size``: questions per batch task of the gold-path, distillation and
-    evaluation stages (the embedded model answers one call at a time, so a batch per question is a task per call). ``split_proportions``: the demo graphs give a few dozen questions, so the test
-    split takes a larger share than the factory's 10% (the leak-safe grouping is the same) to hold at least
-    ``min_test_questions``, the fewest an evaluation says anything about."""
+    evaluation stages (the embedded model answers one call at a time, so a batch per question is a task per call).
+    ``split_proportions``: the demo graphs give 35 questions, so the test split takes a larger share than the
+    factory's 10% (the leak-safe grouping is the same) to hold at least ``min_test_questions``, the fewest an
+    evaluation says anything about (tests/test_demo_plan.py checks the plan gives them)."""
 
     seeds: int = 10
     short_share: float = 0.8
@@ -194,7 +195,8 @@ def factory(
     reference_dir = Path(reference_graphs) if reference_graphs else DEMO_DIR / "graphs"
     modes = modes or ["candidates", "free"]
     if deep_questions is not None and deep_questions < 0:
-        raise InputError(f"deep_questions must be >= 0 (questions that get rollouts and long CoT), got {deep_questions}")
+        raise InputError(f"deep_questions must be >= 0 (questions that get rollouts and long CoT), "
+                         f"got {deep_questions}")
     build_source = (sample_corpus(corpus, build_docs, settings.data_dir / "build-sample")
                     if build_docs is not None else corpus)
     timings: dict[str, float] = {}
@@ -268,7 +270,8 @@ def _distill(domains: list[str], n_rollouts: int, deep_questions: int | None, li
 
     if deep_questions is None:
         with timed(timings, "trajectories"):
-            return brief(distill_trajectories(domains=domains, n_rollouts=n_rollouts, settings=settings, **limits)), None
+            every = distill_trajectories(domains=domains, n_rollouts=n_rollouts, settings=settings, **limits)
+        return brief(every), None
     with timed(timings, "trajectories"):
         every = brief(distill_trajectories(domains=domains, kinds=("template",), settings=settings, **limits))
     deep_kinds = tuple(k for k in TRAJECTORY_KINDS if k != "template")

@@ -75,8 +75,8 @@ def test_sample_corpus_copies_the_first_documents_of_each_domain(tmp_path):
     assert len(list((Path(sample_corpus(str(DEMO_DIR / "corpus"), 2, dest)) / "cs").iterdir())) == 2
 
 
-@pytest.mark.parametrize("corpus, n, needle", [("corpus", 0, "build_docs must be >= 1"),
-                                               ("corpus/cs/01_turing_and_bletchley_park.md", 1, "needs a corpus folder")])
+@pytest.mark.parametrize("corpus, n, needle", [
+    ("corpus", 0, "build_docs must be >= 1"), ("corpus/cs/01_turing_and_bletchley_park.md", 1, "needs a corpus folder")])
 def test_sample_corpus_refuses_what_it_cannot_sample(tmp_path, corpus, n, needle):
     from flows.factory import DEMO_DIR, sample_corpus
 
@@ -145,7 +145,8 @@ def _summary(monkeypatch, f: dict, ui: str | None) -> str:
     monkeypatch.setattr(cli, "out", Console(file=buf, width=300))
     monkeypatch.setattr(prefect_server, "server_url", lambda: ui)
     settings = load_settings(data_dir="DATA")
-    cli._demo_summary(settings, {"run_id": "doctor-1"}, {"valid": 6, "total": 6, "llm_calls": 6, "llm_cache_hits": 0}, f)
+    smoke = {"valid": 6, "total": 6, "llm_calls": 6, "llm_cache_hits": 0}
+    cli._demo_summary(settings, {"run_id": "doctor-1"}, smoke, f)
     return buf.getvalue()
 
 
@@ -218,3 +219,25 @@ def test_demo_refuses_bad_options_before_anything_runs(monkeypatch, tmp_path, ar
     result = CliRunner().invoke(app, ["demo", *args])
     assert result.exit_code == 2 and says in result.output, result.output
     assert not (tmp_path / "data" / "warehouse.duckdb").exists()  # refused before the doctor opened anything
+
+
+def test_demo_record_keeps_times_yields_and_reject_reasons(tmp_path):
+    import json
+
+    from flows.cli import _write_demo_record
+
+    deep = {"questions": 3, "run_id": "traj-2", "made": 3, "accepted": 0, "by_kind": [
+        {"kind": "cot", "questions": 3, "trajectories": 3, "accepted": 0, "rejected": 3,
+         "reject_reasons": "bad_format: 3", "stored_accepted": 0}]}
+    f = _summary_input(deep)
+    f["qa"] = [{"run_id": "qa-1", "accepted": 18, "attempts": 19, "yields": [], "seed_notes": []}]
+    f["eval"] = {"run_id": "eval-1", "model": "m", "by_mode": {"tools": {"n": 11, "em": 0.0, "f1": 0.1, "hit1": 0.0,
+                                                                       "errors": 0}}}
+    path = _write_demo_record(tmp_path / "data" / "demo-summary.json", f)
+    rec = json.loads(path.read_text())
+    assert rec["timings_s"]["total"] == 437.9 and rec["splits"] == {"train": 7, "test": 11}
+    assert rec["questions"] == [{"run_id": "qa-1", "accepted": 18, "attempts": 19}]
+    assert rec["rollouts_and_cot"] == {"questions": 3, "skipped": None, "by_kind": [
+        {"kind": "cot", "questions": 3, "trajectories": 3, "accepted": 0, "reject_reasons": "bad_format: 3"}]}
+    assert rec["eval"] == {"tools": {"n": 11, "em": 0.0, "f1": 0.1, "hit1": 0.0}}
+    assert rec["lightrag"].startswith("LightRAG read 1 document(s) per domain")

@@ -82,7 +82,8 @@ def test_factory_end_to_end_on_the_fake(prefect_harness, fake_llm, tmp_path):
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
         notes = [r["note"] for r in wh.query("SELECT note FROM qa_job_notes")]
         batched = sorted((r["flow"], json.loads(r["parameters"])["batch_size"]) for r in wh.query(
-            "SELECT flow, parameters FROM runs WHERE flow IN ('verify-paths', 'distill-trajectories', 'evaluate-policy')"))
+            "SELECT flow, parameters FROM runs "
+            "WHERE flow IN ('verify-paths', 'distill-trajectories', 'evaluate-policy')"))
     # the factory's batch size reaches every stage that batches per endpoint concurrency
     assert batched == [("distill-trajectories", 4), ("distill-trajectories", 4), ("evaluate-policy", 4),
                        ("verify-paths", 4)]
@@ -97,7 +98,8 @@ def test_factory_end_to_end_on_the_fake(prefect_harness, fake_llm, tmp_path):
     # rollouts and long CoT on two questions only: 1 rollout and 1 CoT each, every reject with its reason
     deep = out["deep_trajectories"]
     assert (deep["questions"], deep["made"]) == (2, 4)
-    assert [(r["kind"], r["questions"], r["trajectories"]) for r in deep["by_kind"]] == [("rollouts", 2, 2), ("cot", 2, 2)]
+    assert [(r["kind"], r["questions"], r["trajectories"]) for r in deep["by_kind"]] == [
+        ("rollouts", 2, 2), ("cot", 2, 2)]
     assert all(r["rejected"] == 0 or r["reject_reasons"] for r in deep["by_kind"])
     assert out["splits"] == {s: c for s, c in out["splits"].items() if c} and sum(out["splits"].values()) == n
     export = Path(out["export"]["path"])

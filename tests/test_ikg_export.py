@@ -24,6 +24,7 @@ from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.context import path_edges
 from tasks.qa.splits import split_leaks
+from tests.test_ikg import walk
 from warehouse.corpus import write_ingest
 from warehouse.db import Warehouse
 from warehouse.graphs import load_graph, write_import
@@ -39,14 +40,6 @@ def expected_hidden(level: float, n: int) -> int:
     return min(n, max(1, int(math.floor(level * n + 0.5))))
 
 
-def walk(graph: KnowledgeGraph, start: str, hops: int) -> list[str] | None:
-    path = [start]
-    while len(path) <= hops:
-        nxt = [n for n in graph.neighbor_names(path[-1]) if n not in path]
-        if not nxt:
-            return None
-        path.append(nxt[0])
-    return path
 
 
 def make_questions(graph: KnowledgeGraph, n: int) -> list[QA]:

@@ -32,6 +32,18 @@ RESULT_FILE = "result.json"
 PLAN_FILE = "plan.json"
 
 
+#: The largest LoRA rank vLLM 0.33 serves (``--max-lora-rank``; ``training.serve.VLLM_LORA_RANKS``).
+MAX_LORA_RANK = 512
+
+
+def check_lora_rank(rank: int) -> int:
+    """A trainer option's LoRA rank, refused above what vLLM serves: the adapter could not be evaluated."""
+    if rank > MAX_LORA_RANK:
+        raise ValueError(f"lora_rank {rank} is above {MAX_LORA_RANK}, the largest rank vLLM serves "
+                         "(--max-lora-rank): the adapter could not be evaluated")  # fmt: skip
+    return rank
+
+
 # -- the export a run reads ---------------------------------------------------------------------------------------
 
 

@@ -54,6 +54,7 @@ from training.plan import (
     ExportView,
     TrainingError,
     TrainPlan,
+    check_lora_rank,
     check_model_dir,
     dump_yaml,
     launcher,
@@ -63,8 +64,6 @@ from training.plan import (
 TOOL_CONFIG_FILE = "tool_config.yaml"
 TRL_CONFIG_FILE = "trl_grpo.yaml"
 ACCELERATE_FILE = "accelerate.yaml"
-#: The largest LoRA rank ``vllm serve --max-lora-rank`` accepts.
-MAX_LORA_RANK = 512
 VERL_LOG_FILE = "verl_metrics.jsonl"
 REWARD_FILE = REPO_ROOT / "training" / "verl_reward.py"
 #: verl's ``pkg://`` form of the reward: imported by module name, so each node uses its py_modules copy.
@@ -594,10 +593,7 @@ class TRLOptions(_Options):
     @field_validator("lora_rank")
     @classmethod
     def _servable_rank(cls, v: int) -> int:
-        if v > MAX_LORA_RANK:
-            raise ValueError(f"lora_rank {v} is above {MAX_LORA_RANK}, the largest rank vLLM serves "
-                             "(--max-lora-rank): the adapter could not be evaluated")  # fmt: skip
-        return v
+        return check_lora_rank(v)
 
     @model_validator(mode="after")
     def _consistent(self) -> TRLOptions:

@@ -59,9 +59,11 @@ from training.cluster import (
     torchrun_argv,
 )
 from training.plan import (
+    MAX_LORA_RANK,
     ExportView,
     TrainingError,
     TrainPlan,
+    check_lora_rank,
     check_model_dir,
     dump_yaml,
     launcher,
@@ -82,7 +84,6 @@ RESERVED_KEYS = frozenset({"stage", "do_train", "dataset_dir", "output_dir", "da
 CHARS_PER_TOKEN = 4.0
 EFFECTIVE_BATCH = 4
 #: The largest LoRA rank ``vllm serve --max-lora-rank`` accepts: an adapter above it could not be evaluated.
-MAX_LORA_RANK = 512
 FSDP_FILE = "fsdp_config.json"
 
 
@@ -140,10 +141,7 @@ class SFTOptions(BaseModel):
     @field_validator("lora_rank")
     @classmethod
     def _servable_rank(cls, v: int) -> int:
-        if v > MAX_LORA_RANK:
-            raise ValueError(f"lora_rank {v} is above {MAX_LORA_RANK}, the largest rank vLLM serves "
-                             "(--max-lora-rank): the adapter could not be evaluated")  # fmt: skip
-        return v
+        return check_lora_rank(v)
 
     @field_validator("think_weight")
     @classmethod

@@ -363,6 +363,11 @@ def alive(procs: Sequence[Proc]) -> list[Proc]:
     return still
 
 
+def process(pid: int) -> Proc | None:
+    """``pid`` as the process table holds it now (None if it is gone or has ended)."""
+    return _read_proc(pid)
+
+
 def process_started(pid: int) -> int | None:
     """When ``pid`` started (clock ticks after boot), or None if no such live process: with the pid, it names one
     process for good."""
@@ -371,7 +376,7 @@ def process_started(pid: int) -> int | None:
 
 
 __all__ = [
-    "Proc", "after_import", "alive", "descendants", "die_with_parent", "on_spawner_thread", "popen",
+    "Proc", "after_import", "alive", "descendants", "die_with_parent", "on_spawner_thread", "popen", "process",
     "process_started", "process_table", "supported", "tie_prefect_temporary_server", "watch_descendants",
 ]  # fmt: skip
 

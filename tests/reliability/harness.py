@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tasks.ops.children import Proc, alive, descendants, process
+
 if TYPE_CHECKING:
     from gateway.fake import RecordedRequest
 
@@ -154,17 +156,7 @@ def kill_table() -> list[str]:
     return lines
 
 
-# --- the process table (Linux /proc) ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Proc:
-    """One process as the table showed it; ``started`` (clock ticks after boot) tells a reused pid apart."""
-
-    pid: int
-    ppid: int
-    started: int
-    command: str
+# --- the process table (Linux /proc): processes from ``tasks.ops.children``; thread states here -----------------
 
 
 def _stat(path: str) -> tuple[str, int, int] | None:
@@ -178,47 +170,12 @@ def _stat(path: str) -> tuple[str, int, int] | None:
     return fields[0], int(fields[1]), int(fields[19])
 
 
-def _command(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
-def descendants(pid: int) -> list[Proc]:
-    """The live processes below ``pid`` (children, their children...), as the process table holds them now."""
-    children: dict[int, list[tuple[int, int]]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (st := _stat(str(entry))) is not None and st[0] not in "ZX":
-            children.setdefault(st[1], []).append((int(entry.name), st[2]))
-    found: list[Proc] = []
-    todo = [pid]
-    while todo:
-        parent = todo.pop()
-        for child, started in children.get(parent, []):
-            found.append(Proc(child, parent, started, _command(child)))
-            todo.append(child)
-    return found
-
-
-def process(pid: int) -> Proc | None:
-    """``pid`` as the process table holds it now (None if it is gone or has ended)."""
-    st = _stat(f"/proc/{pid}")
-    return Proc(pid, st[1], st[2], _command(pid)) if st is not None and st[0] not in "ZX" else None
-
-
-def is_running(p: Proc) -> bool:
-    """Whether ``p`` is still running: the same process (not a later one given its pid), not a zombie."""
-    st = _stat(f"/proc/{p.pid}")
-    return st is not None and st[0] not in "ZX" and st[2] == p.started
-
-
 def still_running(procs: Sequence[Proc], grace_s: float = 5.0) -> list[Proc]:
     """Those of ``procs`` still running after up to ``grace_s`` seconds: a process its parent's death told to end
     may take a moment to go."""
     deadline = time.monotonic() + grace_s
     while True:
-        left = [p for p in procs if is_running(p)]
+        left = alive(procs)
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.1)

@@ -41,7 +41,6 @@ too long, dropped rows, a tokenizer without the think tags) print one line ``err
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import math
 import os
@@ -73,13 +72,9 @@ def global_rank() -> int:
 
 def versions() -> dict[str, str]:
     """Versions of the packages that decide how this environment trains (the ones installed)."""
-    found = {}
-    for name in VERSIONED:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return found
+    from installed import installed_versions
+
+    return installed_versions(VERSIONED)
 
 
 class LaunchError(Exception):

@@ -81,15 +81,10 @@ def is_main_process() -> bool:
 
 
 def versions() -> dict[str, str]:
-    import importlib.metadata
+    """Versions of the packages that decide how this environment trains (the ones installed)."""
+    from installed import installed_versions
 
-    found = {}
-    for name in VERSIONED:
-        try:
-            found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return found
+    return installed_versions(VERSIONED)
 
 
 # -- rows -----------------------------------------------------------------------------------------------------------

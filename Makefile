@@ -79,7 +79,7 @@ train-smoke: $(VENV)/.installed-test
 	$(BIN)/python -m training.envs create llamafactory
 	$(BIN)/python -m training.envs create trl
 	$(BIN)/python -m training.envs create verl
-	$(BIN)/python -m pytest -q -m train_smoke tests/trainers $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m train_smoke tests/trainers tests/test_ikg_serving.py $(PYTEST_ARGS)
 
 # The whole chain on one CUDA GPU with SmolLM2-135M (the embedded default's GGUF read into transformers): data, SFT
 # (LoRA and full), merge, verl GRPO with vLLM rollouts and the KG tools, `vllm serve` and the tool-loop evaluation

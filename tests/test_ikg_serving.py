@@ -182,10 +182,10 @@ VERL_SIDE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.train_smoke  # needs the verl environment, which `make train-smoke` builds
 def test_the_verl_tool_class_sends_the_rows_view_id():
     python = ROOT / ".venvs" / "verl" / "bin" / "python"
-    if not python.exists():
-        pytest.skip("the verl environment is not built (.venvs/verl)")
+    assert python.exists(), "the verl environment is not built: make trainer-env T=verl"
     done = subprocess.run([str(python), "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + VERL_SIDE],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]

@@ -11,7 +11,10 @@ written as a triples JSONL file and measured in a fresh child process, one stage
 - ``adjacency``: the graph's name adjacency lists, built on first use (by the walks, the tools, context rendering;
   the seed scan reads integer arrays from the graph instead), measured apart so ``walks`` is the cost per seed,
 - ``walks``: ``tasks.qa.candidates.sample_candidate_paths`` (4-node paths, 8 per seed) from ``--walk-seeds``
-  eligible seeds; the cost per seed is what matters, so it is reported per 100 seeds,
+  eligible seeds; the cost per seed is what matters, so it is reported per 100 seeds. The generated labels name
+  many things in the world, so the shipped lexicon would refuse nearly every hop: the walks read the profiles of
+  ``bench.permissive_profiles`` (every label one thing each way; built before the clock starts, ``profiles_s``),
+  and the run stops when they find fewer than ``WALK_FLOOR`` paths a walked seed (the walks measured nothing),
 - ``index``: ``GraphIndex.warm`` with ``HashingEmbedder(384)`` (every entity text embedded, the matrix
   written to the on-disk cache), then ``index_load``: the same index opened again from that cache.
 
@@ -45,6 +48,7 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 import orjson  # noqa: E402
 
 STAGES = ("import", "build", "seed_scan", "adjacency", "walks", "index", "index_load")
+WALK_FLOOR = 1.0  # paths a walked seed, at least: below it the walks were refused rather than timed
 WORDS = ("river valley harvest engine network theory protein market empire treaty reactor algorithm signal "
          "garden bridge castle orbit glacier canyon lantern meadow quartz falcon harbor").split()
 LABELS = ("part of", "located in", "founded by", "influenced", "produces", "member of", "uses", "borders")
@@ -82,6 +86,7 @@ def write_triples(path: Path, n: int, extra: float, seed: int, *, readable: bool
 
 def measure_size(path: str, walk_seeds: int, seed: int) -> dict[str, Any]:
     """Every stage on one graph file (run in a child process; see the module docstring)."""
+    from bench.permissive_profiles import permissive_book
     from tasks.env.index import GraphIndex, HashingEmbedder
     from tasks.graph.importers import read_triples
     from tasks.qa.candidates import sample_candidate_paths
@@ -105,8 +110,12 @@ def measure_size(path: str, walk_seeds: int, seed: int) -> dict[str, Any]:
         kg.neighbor_names(kg.nodes()[0])  # the name adjacency lists, built once on first use
     out["adjacency"] = time.perf_counter() - t
     t = time.perf_counter()
-    paths = sum(len(sample_candidate_paths(kg, s, 4, count=8, seed=seed)) for s in picks)
+    book = permissive_book(kg)
+    out["profiles_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    paths = sum(len(sample_candidate_paths(kg, s, 4, count=8, seed=seed, book=book)) for s in picks)
     out["walks"] = (time.perf_counter() - t) / max(1, len(picks)) * 100  # per 100 seeds
+    out["walk_seeds"] = len(picks)
     out["walk_paths"] = paths
     with tempfile.TemporaryDirectory() as cache:
         t = time.perf_counter()
@@ -123,6 +132,15 @@ def measure_size(path: str, walk_seeds: int, seed: int) -> dict[str, Any]:
 
 def _child(path: str, walk_seeds: int, seed: int, queue: Any) -> None:
     queue.put(measure_size(path, walk_seeds, seed))
+
+
+def walks_too_few(row: dict[str, Any]) -> str | None:
+    """Why a size's walk timing measures nothing (fewer than ``WALK_FLOOR`` paths a walked seed), or None."""
+    seeds, paths = row["walk_seeds"], row["walk_paths"]
+    if seeds and paths < WALK_FLOOR * seeds:
+        return (f"walks at {row['nodes']} nodes found {paths} paths from {seeds} seeds (floor {WALK_FLOOR:g} a seed): "
+                "the profiles refuse the hops, so walks_s times refusals, not walks")
+    return None
 
 
 def growth(sizes: list[int], times: list[float]) -> tuple[float | None, str]:
@@ -172,6 +190,9 @@ def main() -> None:
             report["sizes"].append(row)
             print(f"{row['nodes']:>9} {row['relations']:>10} " + " ".join(f"{row[s]:>12.3f}" for s in STAGES)
                   + f" {row['eligible']:>9} {row['peak_rss_mib']:>9}", flush=True)  # fmt: skip
+            why = walks_too_few(row)
+            if why:
+                raise SystemExit(why)
     sizes = [r["nodes"] for r in report["sizes"]]
     report["growth"] = {}
     for stage in STAGES:
@@ -179,7 +200,8 @@ def main() -> None:
         report["growth"][stage] = {"slope": slope, "class": name}
     print("growth (slope of log time on log nodes, sizes >= 10k): " + ", ".join(
         f"{s} {g['slope']} {g['class']}" for s, g in report["growth"].items()))  # fmt: skip
-    print("walks_s is per 100 seeds (the cost per seed should not grow with the graph)")
+    print("walks_s is per 100 seeds (the cost per seed should not grow with the graph); paths found: " + ", ".join(
+        f"{r['walk_paths']} from {r['walk_seeds']} seeds at {r['nodes']}" for r in report["sizes"]))  # fmt: skip
     biggest = max(report["sizes"], key=lambda r: r["nodes"])
     if biggest["nodes"] >= 1_000_000:
         verdict = "met" if biggest["seed_scan"] < 30 else "missed"

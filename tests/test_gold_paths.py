@@ -3,7 +3,7 @@ QA tables of migration 0007 (every record type written and read back)."""
 
 from __future__ import annotations
 
-from tests.meaning_helpers import permissive_book
+from bench.permissive_profiles import permissive_book
 
 import json
 from pathlib import Path

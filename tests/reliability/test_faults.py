@@ -135,7 +135,7 @@ def test_injected_faults_change_no_accepted_row(prefect_harness, tmp_path):
     from gateway.fake import FakeOpenAI
     from schemas.config import load_settings
     from tasks.graph.importers import read_triples
-    from tests.meaning_helpers import store_one_each_way
+    from bench.permissive_profiles import store_one_each_way
     from warehouse.db import Warehouse
 
     base = tmp_path / "base"

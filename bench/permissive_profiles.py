@@ -1,6 +1,8 @@
-"""Relation profiles for tests of mechanics (sampling, retries, resumes, outages), not of meaning: every relation
-label of a graph is taken to name one thing in each direction, as a user's profiles file could say. Tests of what
-questions mean use the shipped lexicon instead."""
+"""Relation profiles for runs that measure mechanics (sampling, throughput, retries, resumes, outages), not meaning:
+every relation label of a graph is taken to name one thing in each direction, as a user's profiles file could say.
+Without them the shipped lexicon refuses most hops of generated and demo graphs ("part of", "member of" name many
+things), so walks find no paths and generation jobs end before their first call. Benchmarks and tests share this
+module; tests of what questions mean use the shipped lexicon instead."""
 
 from __future__ import annotations
 
@@ -29,11 +31,11 @@ def permissive_book(kg) -> ProfileBook:
     return ProfileBook(user=one_each_way(rels), stats=label_stats(rels))
 
 
-def store_one_each_way(wh, kgs) -> None:
+def store_one_each_way(wh, kgs, run_id: str = "test-profiles") -> None:
     """Store ``one_each_way`` entries for the graphs' labels as the user's profiles in warehouse ``wh``."""
     from warehouse.profiles import write_user_profiles
 
     entries: dict[str, dict[str, str]] = {}
     for kg in kgs:
         entries.update(one_each_way(kg.relations()))
-    write_user_profiles(wh, entries, {k: k for k in entries}, run_id="test-profiles")
+    write_user_profiles(wh, entries, {k: k for k in entries}, run_id=run_id)

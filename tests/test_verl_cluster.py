@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from flows.train import _stop
+
 from training.plan import REPO_ROOT, load_export
 from training.rl import VerlOptions, check_plan, plan_verl
 
@@ -189,12 +191,7 @@ def tool_server(tmp_path_factory) -> Iterator[str]:
         _wait_port("127.0.0.1", port, 120, proc)
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.train import _stop
+from flows.train import _stop as _stop_server
 
 from training.plan import REPO_ROOT, load_export
 from training.rl import VerlOptions, check_plan, plan_verl
@@ -191,7 +191,7 @@ def tool_server(tmp_path_factory) -> Iterator[str]:
         _wait_port("127.0.0.1", port, 120, proc)
         yield f"http://127.0.0.1:{port}"
     finally:
-        _stop(proc)
+        _stop_server(proc)
 
 
 @pytest.fixture(scope="module")

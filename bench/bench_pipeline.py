@@ -53,7 +53,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
-from bench.bench_scale import LABELS, write_triples  # noqa: E402
+from bench.bench_scale import write_triples  # noqa: E402
 
 STAGES = ("generation", "gold_paths", "distillation", "evaluation")
 
@@ -291,12 +291,12 @@ def main() -> None:
             # The generated graphs' labels ("part of", "member of", ...) name many things in the world, so the shipped
             # lexicon would refuse nearly every hop. A benchmark of endpoint saturation needs the jobs, not their
             # meaning: it stores the profiles a user's file would give to say every label names one thing each way.
+            from bench.permissive_profiles import store_one_each_way
             from warehouse.db import Warehouse
-            from warehouse.profiles import write_user_profiles
+            from warehouse.graphs import load_graph
 
-            one_each_way = {label: {"objects_per_subject": "one", "subjects_per_object": "one"} for label in LABELS}
             with Warehouse(settings.warehouse_path) as wh:
-                write_user_profiles(wh, one_each_way, {k: k for k in one_each_way}, run_id="bench-profiles")
+                store_one_each_way(wh, [load_graph(wh, d) for d in domains], run_id="bench-profiles")
             print(f"{len(domains)} domains of {args.nodes} nodes imported in {report['import_s']} s; "
                   f"latency {args.latency} s, concurrency {args.concurrency}")
             print("first run:", flush=True)

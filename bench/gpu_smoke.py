@@ -196,13 +196,14 @@ def smoke_settings(data_dir: Path, fake_url: str, *, export_env: bool) -> Any:
 
 def build_data(settings: Any, opts: SmokeOptions) -> dict[str, Any]:
     """Graphs, questions, gold paths, template trajectories and an export (module docstring, step 1)."""
-    from bench.bench_scale import LABELS, write_triples
+    from bench.bench_scale import write_triples
+    from bench.permissive_profiles import store_one_each_way
     from flows.distill import distill_trajectories
     from flows.export import export_datasets
     from flows.graphs import import_graphs
     from flows.qa import generate_qa, verify_paths
     from warehouse.db import Warehouse
-    from warehouse.profiles import write_user_profiles
+    from warehouse.graphs import load_graph
 
     graphs = settings.data_dir / "graphs"
     graphs.mkdir(parents=True, exist_ok=True)
@@ -215,10 +216,9 @@ def build_data(settings: Any, opts: SmokeOptions) -> dict[str, Any]:
         raise RuntimeError(f"importing the generated graphs failed: {imported['failures']}")
     # The generated labels are words without a meaning in the world; a profile says each names one thing each way,
     # so every hop can be asked (the template writer renders the profiles).
-    one_each_way = {label: {"objects_per_subject": "one", "subjects_per_object": "one"} for label in LABELS}
-    with Warehouse(settings.warehouse_path) as wh:
-        write_user_profiles(wh, one_each_way, {k: k for k in one_each_way}, run_id="gpu-smoke-profiles")
     domains = sorted(imported["imported"])
+    with Warehouse(settings.warehouse_path) as wh:
+        store_one_each_way(wh, [load_graph(wh, d) for d in domains], run_id="gpu-smoke-profiles")
     qa = generate_qa(domains=domains, n_seeds=opts.seeds, modes=["candidates"], writer="template", use_judge=False,
                      meaning_check="off", split_proportions={"train": 0.8, "validation": 0.1, "test": 0.1},
                      settings=settings)  # fmt: skip

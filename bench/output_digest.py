@@ -23,7 +23,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 SKIP = {"run_id", "created_at", "started_at", "finished_at", "latency_s", "elapsed_s", "attempt_id", "trajectory_id",
         "item_id", "search_stopped", "item_key"}
 TABLES = [("qa", "qa_id"), ("qa_attempts", "domain, seed, hop_class, attempt"), ("gold_paths", "qa_id, rank"),
-          ("gold_path_summary", "qa_id"), ("trajectories", "qa_id, kind, sample"), ("eval_items", "qa_id, mode")]
+          ("gold_path_summary", "qa_id"), ("trajectories", "qa_id, kind, sample"), ("eval_items", "qa_id, mode, view_id")]
 
 
 def main() -> None:

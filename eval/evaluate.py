@@ -7,6 +7,11 @@ Modes (``MODES``):
 - ``no_tools``: the closed-book baseline: the policy answers from the question alone, in ``<answer>``.
 - ``gold_context``: the upper bound: the question plus the gold path's triples in the prompt.
 
+Each mode also runs in Graph-RFT's incomplete-graph setting: ``evaluate_item(..., view=...)`` scores the question in
+an IKG view (``tasks.env.ikg``), the tool loop in the view with the text tool, the gold context with the hidden
+triples as the passages that state them (``eval.ikg`` says how and why). The item carries its setting
+(``kg_setting``, ``ikg_level``, ``view_id``) and, from the tool loop, ``n_text_calls``.
+
 Scores are ``eval.metrics`` (EM and F1 under the strict and lenient normalisers, Hit@1 first and any), the path
 coverage of the model's reasoning (``schemas.answers.path_coverage``, best over gold paths) and, in ``tools`` mode,
 Explore-on-Graph's exploration metrics over the tool observations (``eval.metrics.exploration``). An optional LLM judge (role
@@ -31,11 +36,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from eval import metrics
+from eval.ikg import hidden_passages, text_calls, visible_triples
 from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS
 from tasks.env.agent_loop import AgentConfig, ChatGateway, ToolRunner, run_agent
 from schemas.answers import path_coverage
+from tasks.env.ikg import IKGView, setting_fields, viewed_environment
+from tasks.env.text_search import TextIndex
 from tasks.env.tool_calls import extract_answer, strip_think, think_text
 
 Mode = Literal["tools", "no_tools", "gold_context"]
@@ -114,6 +122,10 @@ class EvalItem(BaseModel):
     exploration_efficiency: float | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    kg_setting: str = "complete"  # complete | incomplete (Graph-RFT's CKG / IKG)
+    ikg_level: float | None = None  # the IKG level (0.4 for IKG-40%); None on the complete graph
+    view_id: str = ""  # the IKG view the item ran in; "" on the complete graph (a row-key column)
+    n_text_calls: int = 0  # web_search / text_search calls of the tool loop
     item_key: str | None = None  # ``item_key``: what the result depends on; a later run may copy the item by it
 
 
@@ -147,14 +159,32 @@ def gold_triples(qa: QA, gold_paths: Sequence[GoldPath] = ()) -> list[list[tuple
     return paths
 
 
-def gold_context_messages(qa: QA, triples: Sequence[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """The upper bound's prompt: the facts of one gold path, then the question."""
+def gold_context_messages(qa: QA, triples: Sequence[tuple[str, str, str]],
+                          passages: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The upper bound's prompt: the facts of one gold path, then the question. With ``passages`` (an IKG item:
+    the texts that state the triples its view hides, ``eval.ikg``), the passages follow the facts."""
     facts = "\n".join(f"- {s} | {r} | {o}" for s, r, o in triples)
+    if not passages:
+        return [
+            {"role": "system", "content": "Answer the question using the facts given (subject | relation | object). "
+                                          + _ANSWER_RULE},
+            {"role": "user", "content": f"Facts:\n{facts}\n\nQuestion: {qa.question}"},
+        ]
+    facts = facts or "- (none: the graph shows no fact of the path)"
+    texts = "\n".join(f"[{i}] {p}" for i, p in enumerate(passages, 1))
     return [
-        {"role": "system", "content": "Answer the question using the facts given (subject | relation | object). "
-                                      + _ANSWER_RULE},
-        {"role": "user", "content": f"Facts:\n{facts}\n\nQuestion: {qa.question}"},
+        {"role": "system", "content": "Answer the question using the facts (subject | relation | object) and the "
+                                      "passages given. " + _ANSWER_RULE},
+        {"role": "user", "content": f"Facts:\n{facts}\n\nPassages:\n{texts}\n\nQuestion: {qa.question}"},
     ]
+
+
+def ikg_gold_context(qa: QA, triples: Sequence[tuple[str, str, str]], view: IKGView,
+                     text: TextIndex | None) -> list[dict[str, Any]]:
+    """The upper bound in an IKG view: the triples the view shows as facts, each hidden one as the passage that
+    states it (``eval.ikg.hidden_passages``; a hidden triple no passage states is left out)."""
+    passages = [f"{c.title}: {c.text}" if c.title else c.text for _, c in hidden_passages(view, triples, text) if c]
+    return gold_context_messages(qa, visible_triples(view, triples), passages)
 
 
 def judge_messages(qa: QA, prediction: str) -> list[dict[str, Any]]:
@@ -173,7 +203,7 @@ def judge_messages(qa: QA, prediction: str) -> list[dict[str, Any]]:
 #: key, so after a change to any of them an evaluation measures again instead of copying an older result.
 KEY_MODULES: tuple[str, ...] = ("eval.evaluate", "eval.metrics", "tasks.env.agent_loop", "tasks.env.tools",
                                 "tasks.env.tool_calls", "tasks.env.index", "schemas.tools", "schemas.answers",
-                                "schemas.qa")  # fmt: skip
+                                "schemas.qa", "eval.ikg", "tasks.env.ikg", "tasks.env.text_search")  # fmt: skip
 #: QA fields that do not change what the policy is asked or how its answer is scored.
 _QA_BOOKKEEPING = frozenset({"run_id", "attempt_id", "source_chunk_ids", "writer", "seed"})
 
@@ -188,12 +218,15 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def item_key(qa: QA, mode: str, config: EvalConfig, gold_paths: Sequence[GoldPath], identity: Mapping[str, Any]) -> str:
+def item_key(qa: QA, mode: str, config: EvalConfig, gold_paths: Sequence[GoldPath], identity: Mapping[str, Any],
+             view: IKGView | None = None, text: str | None = None) -> str:
     """What an item's result depends on, as a sha256: the question as stored (its path, answer, split and graph
     snapshot), the gold paths it is scored against, the mode, the evaluation settings, ``identity`` (the endpoints
-    and embedder as configured: the caller's part) and ``code_fingerprint``. Two items with the same key give the
-    same result when the responses come from the cache, so a finished one can be copied."""
-    payload = {
+    and embedder as configured: the caller's part) and ``code_fingerprint``; for an IKG item its view (id and
+    hidden relations), and ``text``, the fingerprint of the text collection its tools or gold context read
+    (``TextIndex.fingerprint``). Two items with the same key give the same result when the responses come from the
+    cache, so a finished one can be copied."""
+    payload: dict[str, Any] = {
         "qa": qa.model_dump(mode="json", exclude=set(_QA_BOOKKEEPING)),
         "gold": gold_triples(qa, gold_paths),
         "mode": mode,
@@ -201,8 +234,12 @@ def item_key(qa: QA, mode: str, config: EvalConfig, gold_paths: Sequence[GoldPat
         "identity": identity,
         "code": code_fingerprint(),
     }
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if view is not None:
+        payload["view"] = {"view_id": view.view_id, "hidden": sorted(map(list, view.hidden))}
+    if text is not None:
+        payload["text"] = text
+    dumped = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(dumped.encode("utf-8")).hexdigest()
 
 
 def reusable(item: EvalItem) -> bool:
@@ -215,9 +252,11 @@ def reusable(item: EvalItem) -> bool:
 # -- one item -------------------------------------------------------------------------------------------------------
 
 
-def _base(qa: QA, mode: str) -> dict[str, Any]:
+def _base(qa: QA, mode: str, view: IKGView | None) -> dict[str, Any]:
+    setting = setting_fields(view)
     return {"qa_id": qa.qa_id, "mode": mode, "domain": qa.domain, "hop_class": qa.hop_class, "split": qa.split,
-            "question": qa.question, "answers": [qa.answer]}  # fmt: skip
+            "question": qa.question, "answers": [qa.answer], "kg_setting": setting["kg_setting"],
+            "ikg_level": setting["ikg_level"], "view_id": setting["view_id"] or ""}  # fmt: skip
 
 
 async def _single_answer(gateway: ChatGateway, messages: list[dict[str, Any]], config: EvalConfig) -> dict[str, Any]:
@@ -241,8 +280,13 @@ async def evaluate_item(
     config: EvalConfig = EvalConfig(),
     gold_paths: Sequence[GoldPath] = (),
     run_id: str | None = None,
+    view: IKGView | None = None,
+    text: TextIndex | None = None,
 ) -> EvalItem:
-    """Answer and score ``qa`` in ``mode`` (see the module docstring). ``env`` is needed for ``tools`` only."""
+    """Answer and score ``qa`` in ``mode`` (see the module docstring). ``env`` is needed for ``tools`` only (a
+    ``tasks.env.tools.ToolEnvironment`` when ``view`` is given: the loop runs in the view over it). ``view``: the
+    IKG view the item is scored in (``None``: the complete graph); ``text``: the text collection its gold context
+    reads the hidden triples' passages from."""
     if mode not in MODES:
         raise InputError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     paths = gold_triples(qa, gold_paths)
@@ -250,7 +294,8 @@ async def evaluate_item(
     if mode == "tools":
         if env is None:
             raise ValueError("mode 'tools' needs a tool environment")
-        run = await run_agent(gateway, env, qa.question, qa.domain, config.agent_config())
+        seen = viewed_environment(env, view, qa.domain) if view is not None else env
+        run = await run_agent(gateway, seen, qa.question, qa.domain, config.agent_config())
         own = [r for r in run.reasoning if r] + [think_text(m.get("content") or "") for m in run.messages
                                                  if m.get("role") == "assistant"]  # fmt: skip
         explored = metrics.exploration([c.observation for c in run.tool_calls if c.ok], paths)
@@ -259,14 +304,17 @@ async def evaluate_item(
                "prompt_tokens": run.tokens.prompt, "completion_tokens": run.tokens.completion,
                "n_tool_calls": len(run.tool_calls), "n_explored": explored["n_explored"],
                "triple_coverage": explored["triple_coverage"],
-               "exploration_efficiency": explored["exploration_efficiency"]}  # fmt: skip
+               "exploration_efficiency": explored["exploration_efficiency"],
+               "n_text_calls": text_calls(run.tool_calls)}  # fmt: skip
     elif mode == "no_tools":
         got = await _single_answer(gateway, no_tools_messages(qa), config)
+    elif view is not None:
+        got = await _single_answer(gateway, ikg_gold_context(qa, paths[0] if paths else [], view, text), config)
     else:
         got = await _single_answer(gateway, gold_context_messages(qa, paths[0] if paths else []), config)
     think = got.pop("think", "")
     prediction = got.get("prediction")
-    item = EvalItem(**_base(qa, mode), **got, run_id=run_id)
+    item = EvalItem(**_base(qa, mode, view), **got, run_id=run_id)
     if item.end_reason == "error" or prediction is None:
         return item.model_copy(update={"judge_valid": False if config.use_judge and item.end_reason != "error" else None})
     scores = metrics.score(prediction, item.answers)
@@ -303,6 +351,7 @@ __all__ = [
     "evaluate_item",
     "gold_context_messages",
     "gold_triples",
+    "ikg_gold_context",
     "item_key",
     "judge_item",
     "no_tools_messages",

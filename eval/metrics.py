@@ -19,6 +19,9 @@ Exploration (Explore-on-Graph App. P, for the tool loop): ``n_tool_calls`` per q
 the mean and counted in ``n_no_gold_touched``). T_pred is the set of relation lines the agent's tool
 observations showed it, T_gold the best-covered gold path's triples (see ``exploration``).
 
+Graph settings (``eval.ikg``): ``n_text_calls`` counts an item's ``web_search`` / ``text_search`` calls;
+``summarize`` gives the share of items with at least one (Graph-RFT's web-search frequency) and their mean.
+
 ``None`` or an empty prediction scores 0 everywhere. ``aggregate`` groups scored items by any keys (by default
 ``(domain, hop_class)``) with counts, in sorted key order, so reports are deterministic.
 """
@@ -131,7 +134,9 @@ def summarize(items: Iterable[Any]) -> dict[str, Any]:
 
     ``judge_acc`` is the share of judged items (``judge_valid`` not ``None``) judged right, ``None`` when no item
     was judged; ``errors`` counts items whose endpoint gave no answer. ``exploration_efficiency`` is the mean
-    over items that touched a gold triple (``None`` when none did)."""
+    over items that touched a gold triple (``None`` when none did). ``text_search_share`` is the share of items
+    whose tool loop called the text tool at least once (``n_text_calls``; Graph-RFT's web-search frequency) and
+    ``mean_text_calls`` the mean number of such calls."""
     items = list(items)
     judged = [bool(v) for v in (_get(i, "judge_valid") for i in items) if v is not None]
     efficiency = [float(v) for v in (_opt(i, "exploration_efficiency", None) for i in items) if v is not None]
@@ -154,6 +159,8 @@ def summarize(items: Iterable[Any]) -> dict[str, Any]:
         "exploration_efficiency": _mean(efficiency) if efficiency else None,
         "n_no_gold_touched": len(items) - len(efficiency),
         "errors": sum(_get(i, "end_reason") == "error" for i in items),
+        "text_search_share": _mean([float(int(_opt(i, "n_text_calls", 0)) > 0) for i in items]),
+        "mean_text_calls": _mean([float(_opt(i, "n_text_calls", 0)) for i in items]),
     }
 
 

@@ -13,19 +13,33 @@ read_only, not scoped per run), a finished item with the same key is the result 
 the cache, so it is copied under this run without loading the graph or building prompts; items whose endpoint
 gave no answer or whose judge failed are asked again. ``reuse=False`` measures every item again (through the
 cache, unless it is off).
+
+Graph-RFT's incomplete-graph setting (``ikg_levels``; default ``[ikg] levels``): each question is also scored in its
+IKG view at every level (``eval.ikg``), the variants the export would keep (``tasks.env.ikg.build_variants``: only
+those whose hidden facts the text search finds, or whose answer another path reaches), in every mode. The tool loop
+runs in the view with ``neighbor_search`` and ``web_search`` over the domain's corpus chunks added to its tools
+(``eval.ikg.ikg_config``), offered on the complete graph of that domain too (a domain without a corpus gets no IKG
+items and no added tools, and the run says so). The table artifact
+``eval-settings`` and the report under ``<data_dir>/eval/<run_id>/`` (``report.md``, ``pictures/settings.svg``)
+give Hits@1, EM, F1 and the text-search share per mode and setting; ``by_mode``, ``table`` and ``eval_runs``
+summarise the complete-graph items as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, TrainedAs, evaluate_item, item_key, reusable
+from eval.ikg import ikg_config, setting_table
 from eval.metrics import aggregate, summarize
+from flows.ikg_data import domain_text_index, ikg_embedder
 from flows.distill import load_gold_paths
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import check_domain_names, check_domains_in
@@ -39,23 +53,48 @@ from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, SPLITS, GoldPath, Split
+from tasks.env.ikg import IKGView, build_variants, check_levels, level_name
+from tasks.env.text_search import TextChunk, TextIndex, cached_text_index
+from tasks.env.tools import ToolEnvironment
+from tasks.export.datasets import evaluation_section, settings_markdown
+from tasks.export.pictures import artifact_markdown, render_settings
 from tasks.graph.kg import KnowledgeGraph
-from warehouse.graphs import load_graph
+from warehouse.graphs import SnapshotNotFoundError, load_graph
+
+#: One item to score: the question, the mode, and the IKG view it runs in (``None``: the complete graph).
+Job = tuple[QA, str, IKGView | None]
+
+
+def batch_text_index(settings: Settings, domain: str, chunks: Sequence[TextChunk] | None,
+                     index_dir: str) -> TextIndex | None:
+    """The text search over ``chunks`` with the ``[ikg] embedder``, as the flow's answerability check built it
+    (the same object in this process, else loaded from the disk cache)."""
+    if not chunks:
+        return None
+    return cached_text_index(chunks, ikg_embedder(settings), name=domain, cache_dir=index_dir)
 
 
 @task(name="evaluate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
-def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[tuple[QA, str]],
-                   gold: dict[str, list[GoldPath]], cfg: EvalConfig, run_id: str, index_dir: str) -> BatchResult[EvalItem]:
+def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[Job],
+                   gold: dict[str, list[GoldPath]], cfg: EvalConfig, run_id: str, index_dir: str,
+                   texts: list[TextChunk] | None = None) -> BatchResult[EvalItem]:
     """The scored items of one batch (one graph snapshot), concurrently (the gateway's limiter paces the policy
-    endpoint); with ``kg`` the tools run over it, built where the task runs."""
+    endpoint); with ``kg`` the tools run over it, built where the task runs; with ``texts`` (the domain's corpus
+    chunks) ``web_search`` reads them, and IKG items' gold contexts quote them."""
     gateway = spec.open()
+    domain = kg.domain if kg is not None else (jobs[0][0].domain if jobs else "")
+    text = batch_text_index(spec.settings, domain, texts, index_dir)
     env = snapshot_tool_env(kg, spec.settings.embeddings, index_dir, cfg.tools) if kg is not None else None
+    if env is not None and text is not None:
+        env = ToolEnvironment(env.indexes, tools=cfg.tools, limits=env.limits, default_domain=env.default_domain,
+                              texts={kg.domain: text})  # type: ignore[union-attr]
 
     async def go() -> list[EvalItem]:
         try:
             return await gateway.gather(
-                evaluate_item(gateway, env, qa, mode, cfg, gold.get(qa.qa_id, []), run_id=run_id)
-                for qa, mode in jobs
+                evaluate_item(gateway, env, qa, mode, cfg, gold.get(qa.qa_id, []), run_id=run_id, view=view,
+                              text=text)
+                for qa, mode, view in jobs
             )
         finally:
             await gateway.aclose()
@@ -78,6 +117,46 @@ def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int |
     if limit is not None and limit < 1:
         raise InputError(f"limit (--limit) must be >= 1, got {limit}")
     return tuple(m for m in MODES if m in wanted)
+
+
+@dataclass
+class SettingPlan:
+    """What one (domain, snapshot) group is scored in: its IKG variants, the text collection its tools read (the
+    corpus chunks and their index's fingerprint; ``None``: no corpus, no text tool) and the lines the run prints."""
+
+    views: list[tuple[QA, IKGView]] = field(default_factory=list)
+    chunks: list[TextChunk] | None = None
+    text_fingerprint: str | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+def plan_settings(rt: Runtime, domain: str, snapshot_id: str | None, qas: Sequence[QA],
+                  levels: Sequence[float]) -> SettingPlan:
+    """The IKG variants of ``qas`` at ``levels`` that the export would keep (``build_variants`` against the domain's
+    corpus, searched as ``flows.ikg_data`` does), with one line per level saying how many are scored and why the
+    others are not."""
+    plan = SettingPlan()
+    if not levels:
+        return plan
+    try:
+        graph = load_graph(rt.wh, domain, snapshot_id)
+    except SnapshotNotFoundError:
+        plan.lines.append(f"IKG {domain}: graph snapshot {snapshot_id} is not in the warehouse, so its {len(qas)} "
+                          "questions are scored on the complete graph only")  # fmt: skip
+        return plan
+    text = domain_text_index(rt.wh, domain, ikg_embedder(rt.settings), rt.settings)
+    build = build_variants(graph, sorted(qas, key=lambda q: q.qa_id), text, levels=levels, k=rt.settings.ikg.top_k)
+    if build.notice is not None or text is None:
+        plan.lines.append(f"IKG {build.notice}; its questions are scored on the complete graph only")
+        return plan
+    plan.chunks, plan.text_fingerprint = list(text.chunks), text.fingerprint
+    plan.views = [(v.qa, v.view) for v in build.variants]
+    for level in levels:
+        kept = sum(v.view.level == level for v in build.variants)
+        why = sorted({r.reason for r in build.rejects if r.level == level})
+        plan.lines.append(f"IKG {domain} {level_name(level)}: {kept} of {len(qas)} questions scored in their view"
+                          + (f" (the others: {', '.join(why)})" if kept < len(qas) else ""))
+    return plan
 
 
 def metrics_table(items: Sequence[EvalItem], modes: Sequence[str]) -> list[dict[str, Any]]:
@@ -145,6 +224,59 @@ def finished_items(rt: Runtime, keys: Sequence[str]) -> dict[str, EvalItem]:
     return out
 
 
+def write_report(data_dir: Path, run_id: str, model: str | None, rows: Sequence[dict[str, Any]],
+                 pictures: dict[str, bytes]) -> Path:
+    """The evaluation report of a run with IKG items: ``<data_dir>/eval/<run_id>/report.md`` (the per-setting
+    table) and its pictures next to it. Returns the report's path."""
+    folder = data_dir / "eval" / run_id
+    for name, data in pictures.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    text = [f"# Evaluation {run_id}", "", f"Policy: {model or 'unknown model'}. Hits@1, EM and F1 in percent per "
+            "mode and graph setting (the complete graph and IKG-x% views: Graph-RFT's CKG / IKG); `used text "
+            "search` is the share of questions whose tool loop called the text search.", "", settings_markdown(rows),
+            "", *(f"![Hits@1 and text-search share by graph setting]({name})" for name in pictures), ""]  # fmt: skip
+    report = folder / "report.md"
+    report.write_text("\n".join(text), encoding="utf-8")
+    return report
+
+
+def _markdown_artifact(key: str, markdown: str, description: str) -> None:
+    from prefect.artifacts import create_markdown_artifact
+    from prefect.context import FlowRunContext
+
+    if FlowRunContext.get() is not None:
+        create_markdown_artifact(key=key, markdown=markdown, description=description)
+
+
+def latest_setting_table(rt: Runtime) -> tuple[str, str | None, list[dict[str, Any]]] | None:
+    """``(run_id, model, setting_table rows)`` of the latest evaluate-policy run that scored IKG items, for a dataset
+    card (``tasks.export.datasets.evaluation_section``); ``None`` when no run did."""
+    found = rt.wh.query("SELECT i.run_id, max(r.started_at) AS started FROM eval_items i JOIN runs r USING (run_id) "
+                        "WHERE i.kg_setting = 'incomplete' GROUP BY i.run_id "
+                        "ORDER BY started DESC LIMIT 1")  # fmt: skip
+    if not found:
+        return None
+    run_id = found[0]["run_id"]
+    items = rt.wh.read("eval_items", EvalItem, "run_id = ?", [run_id], order_by="mode, qa_id, view_id")
+    models = rt.wh.query("SELECT model FROM eval_runs WHERE run_id = ? AND model IS NOT NULL LIMIT 1", [run_id])
+    modes = [m for m in MODES if any(i.mode == m for i in items)]
+    return run_id, (models[0]["model"] if models else None), setting_table(items, modes)
+
+
+def evaluation_card(rt: Runtime) -> tuple[dict[str, bytes], str]:
+    """What a dataset card shows of the latest evaluation by graph setting (``latest_setting_table``): the picture
+    files (``pictures/settings.svg``) and the card section (``tasks.export.datasets.evaluation_section``), to pass
+    to ``tasks.export.datasets.export`` as ``extra_files`` and ``card_extra``; nothing when no run scored IKG
+    items."""
+    found = latest_setting_table(rt)
+    if found is None:
+        return {}, ""
+    run_id, model, rows = found
+    pictures = render_settings(rows, "tools" if any(r["mode"] == "tools" for r in rows) else rows[0]["mode"])
+    return pictures, evaluation_section(rows, sorted(pictures), run_id=run_id, model=model)
+
+
 @hopforge_flow(name="evaluate-policy", log_prints=True)
 def evaluate_policy(
     split: Split | None = "test",
@@ -158,6 +290,7 @@ def evaluate_policy(
     reuse: bool = True,
     trained_as: TrainedAs | None = None,
     serving: dict[str, Any] | None = None,
+    ikg_levels: list[float] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Evaluate the ``policy`` role on the stored questions; see the module docstring. ``batch_size`` (items per
@@ -166,14 +299,19 @@ def evaluate_policy(
     trained on hopforge's exports with those rows, evaluated in the context it was trained in
     (``EvalConfig.for_checkpoint``); ``None``: any model, tools listed in the system prompt. ``serving`` is the
     record of the server that answers (``training.serve.VLLMServer.record``: checkpoint, format, vLLM version),
-    stored with the run's parameters and returned. Returns
-    ``{"run_id", "by_mode": {mode: {n, em, f1, hit1, judge_acc, ...}}, "table", "serving"}``."""
+    stored with the run's parameters and returned. ``ikg_levels``: the IKG levels to score too (``None``: ``[ikg]
+    levels``; ``[]``: the complete graph only). Returns ``{"run_id", "by_mode": {mode: {n, em, f1, hit1,
+    judge_acc, ...}}, "table", "serving", "by_setting", "report", "ikg"}`` (``by_setting``:
+    ``eval.ikg.setting_table``; ``report``: the report's path, ``None`` without IKG items; ``ikg``: the lines
+    saying how many questions each level scores)."""
     settings = settings or default_settings()
     served = (serving or {}).get("checkpoint_fingerprint")
     if served and settings.cache.scope == "global":
         # a checkpoint served under a name an earlier one used must not get that one's cached answers
         settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"scope": f"served-{served}"})})
     modes = check_eval_params(modes, split, batch_size, limit, domains)
+    wanted_levels = settings.ikg.levels if ikg_levels is None else ikg_levels
+    levels = check_levels(wanted_levels) if wanted_levels else ()
     common = {"max_rounds": max_rounds, "max_tokens_per_round": max_tokens_per_round, "use_judge": use_judge}
     cfg = EvalConfig.for_checkpoint(trained_as, **common) if trained_as is not None else EvalConfig(**common)
     params = flow_parameters(evaluate_policy, locals())
@@ -189,64 +327,114 @@ def evaluate_policy(
         if not qas:
             raise InputError(f"no questions for split={split!r}, domains={domains}: run `generate-qa` first")
         gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
-        print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}")
+        groups: dict[tuple[str, str], list[QA]] = {}
+        for q in qas:
+            groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
+        plans = {g: plan_settings(rt, g[0], g[1] or None, group, levels) for g, group in sorted(groups.items())}
+        for plan in plans.values():
+            for line in plan.lines:
+                print(line)
+        # In an IKG evaluation a domain with a corpus offers the IKG tools in every setting (``eval.ikg``).
+        cfgs = {g: ikg_config(cfg) if plan.chunks is not None else cfg for g, plan in plans.items()}
+        jobs: dict[tuple[str, str], list[Job]] = {
+            g: [(q, m, None) for m in modes for q in groups[g]] + [(q, m, v) for m in modes for q, v in plans[g].views]
+            for g in plans}  # fmt: skip
+        n_jobs = sum(len(j) for j in jobs.values())
+        print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}"
+              + (f", {n_jobs // len(modes) - len(qas)} IKG variants too" if levels else ""))  # fmt: skip
         identity = reuse_identity(settings, [cfg.role, *([cfg.judge_role] if use_judge else [])], "tools" in modes)
         if served:
             identity["served_checkpoint"] = served
-        keys = {(q.qa_id, m): item_key(q, m, cfg, gold.get(q.qa_id, []), identity) for q in qas for m in modes}
+        if levels:
+            identity["ikg"] = settings.ikg.model_dump(mode="json", include={"embedder", "top_k"})
+
+        def key_of(g: tuple[str, str], job: Job) -> str:
+            q, m, view = job
+            uses_text = (m == "tools" and plans[g].chunks is not None) or (m == "gold_context" and view is not None)
+            return item_key(q, m, cfgs[g], gold.get(q.qa_id, []), identity, view,
+                            plans[g].text_fingerprint if uses_text else None)
+
+        def job_id(job: Job) -> tuple[str, str, str]:
+            return job[0].qa_id, job[1], job[2].view_id if job[2] is not None else ""
+
+        keys = {job_id(j): key_of(g, j) for g in jobs for j in jobs[g]}
         found = finished_items(rt, sorted(set(keys.values()))) if reuse and can_reuse(settings) else {}
         made: list[EvalItem] = []
-        bar = Progress("evaluate-policy", len(qas) * len(modes), "evaluating the policy")
+        bar = Progress("evaluate-policy", n_jobs, "evaluating the policy")
         if found:
-            copied = [found[keys[(q.qa_id, m)]].model_copy(update={"run_id": rt.run_id})
-                      for m in modes for q in qas if keys[(q.qa_id, m)] in found]  # fmt: skip
+            copied = [found[keys[job_id(j)]].model_copy(update={"run_id": rt.run_id})
+                      for g in jobs for j in jobs[g] if keys[job_id(j)] in found]  # fmt: skip
             with rt.wh.transaction() as con:
                 rt.wh.write("eval_items", copied, replace=True, con=con)
             made += copied
             bar.advance(len(copied))
             print(f"{len(copied)} of {len(keys)} items finished earlier with the same questions, settings, endpoints "
                   "and code: copied (reuse=False measures them again)")  # fmt: skip
-        groups: dict[tuple[str, str], list[QA]] = {}
-        for q in qas:
-            groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
         index_dir = str((settings.data_dir / "indexes").resolve())
         concurrency = endpoint_concurrency(spec, cfg.role, *(["judge"] if use_judge else []))
         batch_size = batch_size or concurrency
-        work = [(domain, snap, b) for (domain, snap), group in sorted(groups.items())
-                for b in chunks([(q, m) for m in modes for q in group if keys[(q.qa_id, m)] not in found], batch_size)]
+        work = [(g, b) for g in sorted(jobs)
+                for b in chunks([j for j in jobs[g] if keys[job_id(j)] not in found], batch_size)]
         batches = run_batches(evaluate_batch, work, runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None) if "tools" in modes else None,
-            "jobs": list(w[2]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _ in w[2]}, "cfg": cfg,
-            "run_id": rt.run_id, "index_dir": index_dir},
-            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size), concurrency))  # fmt: skip
-        for (_, _, batch), done in batches:
-            items: list[EvalItem] = [i.model_copy(update={"item_key": keys[(i.qa_id, i.mode)]}) for i in done.records]
+            "spec": spec, "kg": load_graph(rt.wh, w[0][0], w[0][1] or None) if "tools" in modes else None,
+            "jobs": list(w[1]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _, _ in w[1]}, "cfg": cfgs[w[0]],
+            "run_id": rt.run_id, "index_dir": index_dir, "texts": plans[w[0]].chunks},
+            in_flight=runner.in_flight(typical_size([w[1] for w in work], batch_size), concurrency))  # fmt: skip
+        for (_, batch), done in batches:
+            items: list[EvalItem] = [i.model_copy(update={"item_key": keys[(i.qa_id, i.mode, i.view_id)]})
+                                     for i in done.records]  # fmt: skip
             with rt.wh.transaction() as con:  # a batch lands whole or not at all
                 rt.wh.write("eval_items", items, replace=True, con=con)
             made += items
             bar.advance(len(batch))
             rt.flush_usage()
         model = _model(rt, cfg.role)
+        complete = [i for i in made if i.kg_setting == "complete"]
         by_mode: dict[str, dict[str, Any]] = {}
         runs = []
         for mode in modes:
-            s = summarize(i for i in made if i.mode == mode)
+            s = summarize(i for i in complete if i.mode == mode)
             by_mode[mode] = s
             runs.append({"run_id": rt.run_id, "mode": mode, "role": cfg.role, "model": model, "split": split,
                          "n_items": s["n"], "n_errors": s["errors"], "em": s["em"], "f1": s["f1"], "hit1": s["hit1"],
                          "judge_acc": s["judge_acc"], "mean_rounds": s["mean_rounds"],
                          "mean_repeats": s["mean_repeats"], "created_at": datetime.now()})  # fmt: skip
         rt.wh.write_batch("eval_runs", runs, replace=True)
-        table = metrics_table(made, modes)
+        table = metrics_table(complete, modes)
         _artifact(table, f"policy evaluation ({model or 'unknown model'}), run {rt.run_id}")
         for mode, s in by_mode.items():
             print(f"{mode}: n={s['n']} em={s['em']} f1={s['f1']} hit1={s['hit1']} judge={s['judge_acc']} "
                   f"errors={s['errors']}")  # fmt: skip
+        by_setting = setting_table(made, modes)
+        report = None
+        if any(i.kg_setting == "incomplete" for i in made):
+            pictures = render_settings(by_setting, "tools" if "tools" in modes else modes[0])
+            report = write_report(settings.data_dir, rt.run_id, model, by_setting, pictures)
+            _settings_artifact(by_setting, pictures, model, rt.run_id)
+            for r in by_setting:
+                print(f"{r['mode']} {r['setting']}: n={r['n']} hits@1={r['hit1_any']} em={r['em']} f1={r['f1']} "
+                      f"text search used={r['text_search_share']} per question={r['mean_text_calls']}")  # fmt: skip
+            print(f"report: {report}")
         if serving:
             print(f"served by vLLM {serving.get('vllm_version') or '?'}: {serving.get('checkpoint')}")
         return {"run_id": rt.run_id, "model": model, "by_mode": by_mode, "table": table, "serving": serving,
+                "by_setting": by_setting, "report": str(report) if report is not None else None,
+                "ikg": [line for plan in plans.values() for line in plan.lines],
                 **rt.gateway.ledger.totals()}
 
 
-__all__ = ["can_reuse", "check_eval_params", "evaluate_batch", "evaluate_policy", "finished_items", "metrics_table",
-           "reuse_identity"]
+def _settings_artifact(rows: list[dict[str, Any]], pictures: dict[str, bytes], model: str | None, run_id: str) -> None:
+    """The per-setting table and its picture as Prefect artifacts (inside a flow run only)."""
+    from prefect.artifacts import create_table_artifact
+    from prefect.context import FlowRunContext
+
+    if FlowRunContext.get() is None:
+        return
+    create_table_artifact(key="eval-settings", table=rows,
+                          description=f"policy evaluation by graph setting ({model or 'unknown model'}), run {run_id}")
+    _markdown_artifact("eval-settings-picture", artifact_markdown(pictures, f"Evaluation {run_id} by graph setting"),
+                       f"Hits@1 and text-search share by graph setting, run {run_id}")
+
+
+__all__ = ["SettingPlan", "can_reuse", "check_eval_params", "evaluate_batch", "evaluate_policy", "evaluation_card",
+           "finished_items", "latest_setting_table", "metrics_table", "plan_settings", "reuse_identity", "write_report"]

@@ -23,6 +23,7 @@ from typing import Any
 
 from flows.checks import writable_folder
 from flows.distill import load_gold_paths, load_trajectories
+from flows.evaluate import evaluation_card
 from flows.ikg_data import ikg_export_data
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
@@ -78,8 +79,10 @@ def export_datasets(
             ikg=ikg.items,
         )
         backup = backup_for_export(rt.wh, settings.data_dir, EXPORT_TABLES)
+        # The latest evaluation by graph setting (complete, IKG-x%), when one scored IKG items: a picture and a section.
+        pictures, card = evaluation_card(rt)
         result = export(inputs, settings.data_dir / "exports", version=version, include=include,
-                        warehouse_backup=backup)
+                        warehouse_backup=backup, extra_files=pictures, card_extra=card)
         print(f"warehouse backup: {backup['id']}" if backup["id"] else f"warehouse backup: none ({backup['reason']})")
         table = [{"config": c, "split": s, "rows": n} for c, splits in result.rows.items() for s, n in splits.items()]
         _artifact(table, f"export {result.version} at {result.path}")

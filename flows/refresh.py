@@ -43,6 +43,7 @@ from flows.batches import BatchResult, batch_runner, chunks, run_batches
 from flows.progress import Progress
 from flows.qa import generate_qa, load_qa, verify_paths
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
+from flows.evaluate import evaluation_card
 from flows.ikg_data import ikg_export_data
 from flows.tools_env import snapshot_tool_env
 from gateway.spec import GatewaySpec
@@ -456,6 +457,10 @@ def export_version(rt: Runtime, labels: dict[str, Difficulty], drop_labels: Sequ
                   + (f" and left out ({', '.join(drop_labels)} dropped)." if drop_labels else "."), "",
                   *_md_table(by_hop), ""]  # fmt: skip
     extra.append(card_section(sorted(pictures)))
+    eval_pictures, eval_card = evaluation_card(rt)  # the latest evaluation by graph setting, when one scored IKG items
+    pictures = {**pictures, **eval_pictures}
+    if eval_card:
+        extra.append(eval_card)
     version = f"v-{fingerprint[:16]}"
     result = write_export(built, rt.data_dir / "exports", version, fingerprint=fingerprint, extra_files=pictures,
                           card_extra="\n".join(extra),

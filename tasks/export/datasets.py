@@ -756,6 +756,33 @@ def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]
     return "\n".join(lines)
 
 
+def settings_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """An evaluation's per-setting rows (``eval.ikg.setting_table``) as a markdown table, in percent like
+    Graph-RFT's tables: Hits@1, EM, F1, the share of questions that used the text search, text searches per
+    question."""
+    lines = ["| mode | setting | n | Hits@1 | EM | F1 | used text search | text searches per question |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        lines.append(f"| {r['mode']} | {r['setting']} | {r['n']} | {100 * r['hit1_any']:.1f} | {100 * r['em']:.1f} "
+                     f"| {100 * r['f1']:.1f} | {100 * r['text_search_share']:.1f}% | {r['mean_text_calls']:.2f} |")
+    return "\n".join(lines)
+
+
+def evaluation_section(rows: Sequence[Mapping[str, Any]], pictures: Sequence[str], *, run_id: str,
+                       model: str | None) -> str:
+    """Markdown for the card (``card_extra``): an evaluation of the policy per graph setting (the complete graph
+    and the IKG levels, ``eval.ikg``), its table and its pictures by relative path (``pictures/settings.svg``)."""
+    lines = ["## Evaluation by graph setting", "",
+             f"The policy{f' `{model}`' if model else ''} (evaluation run `{run_id}`) on the complete graph and on "
+             "IKG views that hide that share of each question's gold-path triples (Graph-RFT's CKG / IKG-x%). "
+             "Hits@1 is Graph-RFT's metric; `used text search` is the share of questions whose tool loop called "
+             "`web_search` (Graph-RFT's web-search frequency). `no_tools` and `gold_context` are the closed-book "
+             "baseline and the upper bound (in an IKG view: the visible facts and the passages that state the hidden "
+             "ones).", "", settings_markdown(rows), ""]  # fmt: skip
+    lines += [f"![Hits@1 and text-search share by graph setting]({p})" for p in pictures]
+    return "\n".join(lines) + "\n"
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -845,17 +872,19 @@ def _rows_of(name: str, rows: Mapping[str, Mapping[str, int]]) -> int:
 
 def export(
     inputs: ExportInputs, exports_dir: Path, *, version: str | None = None, include: Sequence[str] = EXPORT_CONFIGS,
-    warehouse_backup: Mapping[str, Any] | None = None,
+    warehouse_backup: Mapping[str, Any] | None = None, extra_files: Mapping[str, bytes] | None = None,
+    card_extra: str = "",
 ) -> ExportResult:
     """Build and write one export (module docstring); the version defaults to the inputs' content hash.
-    ``warehouse_backup``: see ``write_export``."""
+    ``warehouse_backup``, ``extra_files`` and ``card_extra`` (e.g. ``evaluation_section`` and its pictures): see
+    ``write_export``."""
     include = check_include(include)
     if version is not None:
         check_version(version)
     fingerprint = inputs.fingerprint(include)
     built = build_export(inputs, include)
     return write_export(built, exports_dir, version or f"v-{fingerprint[:16]}", fingerprint=fingerprint,
-                        warehouse_backup=warehouse_backup)
+                        warehouse_backup=warehouse_backup, extra_files=extra_files, card_extra=card_extra)
 
 
 def verify_export(export_dir: str | Path) -> list[str]:
@@ -935,6 +964,7 @@ __all__ = [
     "data_file",
     "dataset_card",
     "dataset_info",
+    "evaluation_section",
     "export",
     "export_gold_paths",
     "messages_row",
@@ -944,6 +974,7 @@ __all__ = [
     "qa_row",
     "rl_ground_truth",
     "rl_row",
+    "settings_markdown",
     "sharegpt_conversations",
     "sharegpt_row",
     "tool_system_prompt",

@@ -4,6 +4,11 @@
 matplotlib's object API (no pyplot: no global figure state, safe on worker threads). The same files go into the
 export under ``pictures/`` (the dataset card embeds them) and into the Prefect run as a markdown artifact.
 
+An evaluation in Graph-RFT's graph settings (``eval.ikg``) has one more picture, ``settings`` (``render_settings``):
+Hits@1 per setting (complete graph, IKG-20%, IKG-40%, ...) as bars, and the share of questions whose tool loop
+used the text search as a line, like Graph-RFT's Figure 3. The evaluation report shows it, and the dataset card of
+an export made with an evaluation's table (``tasks.export.datasets.evaluation_section``).
+
 SVGs are written deterministically (fixed hash salt, no date), so equal counts give equal bytes and an export
 stays byte-identical for the same inputs.
 """
@@ -26,6 +31,10 @@ PICTURES: dict[str, str] = {
     "difficulty": "Solver pass rate with tools (difficulty)",
     "writers": "Questions by writer",
 }
+
+#: The evaluation's picture (not drawn by ``render``: it needs an evaluation, not an export's rows).
+SETTINGS_PICTURE = "settings"
+_TITLES: dict[str, str] = {**PICTURES, SETTINGS_PICTURE: "Hits@1 and text-search share by graph setting"}
 
 
 @dataclass
@@ -118,6 +127,43 @@ def _svg(fig) -> bytes:
     return buf.getvalue()
 
 
+def settings_points(rows: Iterable[Mapping[str, Any]], mode: str = "tools") -> dict[str, tuple[float, float, int]]:
+    """From ``eval.ikg.setting_table`` rows, ``mode``'s points in the table's order (complete first, then the
+    levels ascending): setting -> (Hits@1, text-search share, n)."""
+    return {r["setting"]: (float(r["hit1_any"]), float(r["text_search_share"]), int(r["n"]))
+            for r in rows if r["mode"] == mode}  # fmt: skip
+
+
+def _settings_figure(points: Mapping[str, tuple[float, float, int]], mode: str):
+    title = f"{_TITLES[SETTINGS_PICTURE]} ({mode})"
+    if not points:
+        return _empty(title, "no items of this mode were evaluated")
+    fig = _figure(3.0)
+    ax = fig.add_subplot()
+    names = list(points)
+    hits = [100 * points[n][0] for n in names]
+    share = [100 * points[n][1] for n in names]
+    bars = ax.bar([f"{n}\n(n={points[n][2]})" for n in names], hits, color="#4263eb", label="Hits@1")
+    ax.bar_label(bars, fmt="%.1f", fontsize=8)
+    ax.set_ylabel("Hits@1 (%)")
+    ax.set_ylim(0, 118)  # room above a 100% bar for the legend
+    line = ax.twinx()
+    line.plot(range(len(names)), share, color="#e8590c", marker="s", linestyle="--", label="text search used")
+    line.set_ylabel("questions that used text search (%)")
+    line.set_ylim(0, 118)
+    ax.legend(handles=[bars, *line.get_lines()], loc="upper center", ncols=2, fontsize=8, frameon=False)
+    ax.set_title(title, fontsize=10)
+    ax.spines[["top"]].set_visible(False)
+    line.spines[["top"]].set_visible(False)
+    return fig
+
+
+def render_settings(rows: Iterable[Mapping[str, Any]], mode: str = "tools") -> dict[str, bytes]:
+    """``pictures/settings.svg``: Hits@1 per graph setting (bars) and the share of questions that used the text
+    search (line), for ``mode``'s rows of ``eval.ikg.setting_table``."""
+    return {f"pictures/{SETTINGS_PICTURE}.svg": _svg(_settings_figure(settings_points(rows, mode), mode))}
+
+
 def render(data: PictureData) -> dict[str, bytes]:
     """``pictures/<name>.svg`` -> SVG bytes, one per entry of ``PICTURES``."""
     figs = {
@@ -137,7 +183,7 @@ def card_section(files: Sequence[str]) -> str:
     lines = ["## Pictures", ""]
     for name in files:
         stem = name.rsplit("/", 1)[-1].removesuffix(".svg")
-        lines += [f"![{PICTURES.get(stem, stem)}]({name})", ""]
+        lines += [f"![{_TITLES.get(stem, stem)}]({name})", ""]
     return "\n".join(lines)
 
 
@@ -147,8 +193,9 @@ def artifact_markdown(pictures: Mapping[str, bytes], heading: str) -> str:
     for name, svg in pictures.items():
         stem = name.rsplit("/", 1)[-1].removesuffix(".svg")
         b64 = base64.b64encode(svg).decode("ascii")
-        lines += [f"![{PICTURES.get(stem, stem)}](data:image/svg+xml;base64,{b64})", ""]
+        lines += [f"![{_TITLES.get(stem, stem)}](data:image/svg+xml;base64,{b64})", ""]
     return "\n".join(lines)
 
 
-__all__ = ["PICTURES", "PictureData", "artifact_markdown", "card_section", "picture_data", "render"]
+__all__ = ["PICTURES", "SETTINGS_PICTURE", "PictureData", "artifact_markdown", "card_section", "picture_data", "render",
+           "render_settings", "settings_points"]

@@ -10,8 +10,9 @@ answers the cache still holds). A table artifact reports trajectories, acceptanc
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,13 +25,15 @@ from flows.progress import Progress
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from flows.tools_env import snapshot_tool_env
+from gateway.embeddings import shared_embedder
 from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
-from schemas.errors import InputError
+from schemas.errors import HopforgeError, InputError
 from schemas.qa import QA, SPLITS, GoldPath, Split
 from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory, TrajectoryKind
+from tasks.env.index import GraphIndex
 from tasks.graph.kg import KnowledgeGraph
 from tasks.distill.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
 from warehouse.db import Warehouse
@@ -95,6 +98,48 @@ def distill_batch(
             await gateway.aclose()
 
     return BatchResult(run_shared(go()), gateway.ledger.snapshot())
+
+
+class IndexesAhead:
+    """The entity indexes of a run's snapshots, built on a thread of the flow in the order the batches will ask for
+    them, beside the teacher calls of the batches already running.
+
+    A batch task builds its tool environment over the on-disk index (``snapshot_tool_env``); a new snapshot's
+    index is every entity embedded through the embeddings endpoint, which used to sit on the critical path of the
+    snapshot's first batch, one domain after the other. Built ahead, the next domains' indexes are on disk before
+    their batches start; a batch that asks for an index still being built waits for that one build (one build per
+    cache file in a process, ``GraphIndex``) instead of starting another. An endpoint that fails here is left to
+    the batch that needs the index, which resumes the build from the parts kept and stops the run with the
+    error's one line. The thread reads the graphs over a connection of its own (a DuckDB connection serves one
+    thread at a time); an in-memory warehouse has no second connection, and its batches build their indexes."""
+
+    def __init__(self, wh: Warehouse, snapshots: Sequence[tuple[str, str]], settings: Settings,
+                 index_dir: str) -> None:
+        self._path, self._snapshots, self._settings, self._index_dir = wh.path, list(snapshots), settings, index_dir
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="distill-indexes", daemon=True)
+
+    def _run(self) -> None:
+        embedder = shared_embedder(self._settings.embeddings)
+        with Warehouse(self._path, migrate=False) as wh:
+            for domain, snap in self._snapshots:
+                if self._stop.is_set():
+                    return
+                try:
+                    kg = load_graph(wh, domain, snap or None)
+                    GraphIndex(kg, embedder, cache_dir=self._index_dir).embeddings  # noqa: B018  (built and cached)
+                except HopforgeError:  # the batch that needs this index resumes its build and reports the error
+                    continue
+
+    def __enter__(self) -> "IndexesAhead":
+        if self._snapshots and self._path is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()  # a build under way finishes (its parts are saved either way)
 
 
 def check_distill_params(kinds: Sequence[str], split: str | None, n_rollouts: int = 2,
@@ -193,44 +238,52 @@ def distill_trajectories(
         made: list[Trajectory] = []
         index_dir = str((settings.data_dir / "indexes").resolve())
         batch_size = batch_size or endpoint_concurrency(spec, cfg.role)
-        # The batches of every domain go through one batch loop (the teacher works on the next domain while one
-        # domain's last trajectories finish); they are written in (domain, snapshot) order.
-        work: list[tuple[str, str, list[DistillJob], dict[str, list[GoldPath]]]] = []
+        where, args = "domain IN (SELECT unnest(?::VARCHAR[]))", [list(domains)]
+        if split is not None:
+            where, args = where + " AND split = ?", [*args, split]
+        if qa_ids is not None:
+            where, args = where + " AND qa_id IN (SELECT unnest(?::VARCHAR[]))", [*args, list(qa_ids)]
+        # The questions of each (domain, snapshot), in one query: the window, the indexes to build ahead and the
+        # domains to plan come from it; each domain's questions and gold paths are read when the batch loop reaches
+        # the domain, so the first batch does not wait for every domain's to be read.
+        counts = {(r["domain"], r["snap"]): int(r["n"]) for r in rt.wh.query(
+            f"SELECT domain, coalesce(snapshot_id, '') AS snap, count(*) AS n FROM qa WHERE {where} GROUP BY ALL",
+            args)}  # fmt: skip
+        per_question = sum(n_rollouts if k == "rollouts" else 1 for k in kinds)
+        sizes = [range(len(b)) for n in counts.values() for b in chunks(range(n * per_question), batch_size)]
         totals: dict[str, int] = {}
-        for domain in domains:
-            where, args = "domain = ?", [domain]
-            if split is not None:
-                where, args = where + " AND split = ?", [*args, split]
-            if qa_ids is not None:
-                where, args = where + " AND qa_id IN (SELECT unnest(?::VARCHAR[]))", [*args, list(qa_ids)]
-            qas = load_qa(rt, where, args)
-            jobs = jobs_for(qas, kinds, n_rollouts, done)
-            if not jobs:
-                continue
-            already = len(done & _keys(qas, kinds, n_rollouts))
-            print(f"{domain}: {len(qas)} questions, {len(jobs)} trajectories to make ({already} already stored)")
-            gold = load_gold_paths(rt.wh, sorted({j.qa.qa_id for j in jobs}))
-            by_snapshot: dict[str, list[DistillJob]] = {}
-            for j in jobs:
-                by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
-            totals[domain] = len(jobs)
-            work += [(domain, snap, list(b), {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in b})
-                     for snap, snap_jobs in sorted(by_snapshot.items()) for b in chunks(snap_jobs, batch_size)]
+
+        def work() -> Iterator[tuple[str, str, list[DistillJob], dict[str, list[GoldPath]]]]:
+            # The batches of every domain go through one batch loop (the teacher works on the next domain while one
+            # domain's last trajectories finish); they are written in (domain, snapshot) order.
+            for domain in domains:
+                if not any(d == domain for d, _ in counts):
+                    continue
+                qas = load_qa(rt, f"domain = ? AND {where}", [domain, *args])
+                jobs = jobs_for(qas, kinds, n_rollouts, done)
+                if not jobs:
+                    continue
+                already = len(done & _keys(qas, kinds, n_rollouts))
+                print(f"{domain}: {len(qas)} questions, {len(jobs)} trajectories to make ({already} already stored)")
+                gold = load_gold_paths(rt.wh, sorted({j.qa.qa_id for j in jobs}))
+                by_snapshot: dict[str, list[DistillJob]] = {}
+                for j in jobs:
+                    by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
+                totals[domain] = len(jobs)
+                for snap, snap_jobs in sorted(by_snapshot.items()):
+                    for b in chunks(snap_jobs, batch_size):
+                        yield domain, snap, list(b), {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in b}
+
         bars: dict[str, Progress] = {}
-        batches = run_batches(distill_batch, work, runner=runner, parameters=lambda w: {
+        ahead = IndexesAhead(rt.wh, _needing_tools(rt.wh, where, args, kinds, n_rollouts, domains), settings,
+                             index_dir)
+        batches = run_batches(distill_batch, work(), runner=runner, parameters=lambda w: {
             "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "jobs": w[2], "gold": w[3],
             "cfg": cfg, "run_id": rt.run_id, "model": model, "index_dir": index_dir},
-            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size),
+            in_flight=runner.in_flight(typical_size(sizes, batch_size),
                                       endpoint_concurrency(spec, cfg.role)))  # fmt: skip
-        for (domain, _, batch, _), done_batch in batches:
-            if domain not in bars:
-                bars[domain] = Progress(f"distill-{domain}", totals[domain], f"distilling {domain} trajectories")
-            trajectories: list[Trajectory] = done_batch.records
-            with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                rt.wh.write("trajectories", trajectories, replace=True, con=con)
-            made += trajectories
-            bars[domain].advance(len(batch))
-            rt.flush_usage()
+        with ahead:
+            made += _write_batches(rt, batches, bars, totals)
         stored = {(r["kind"], r["status"]): int(r["n"]) for r in rt.wh.query(
             "SELECT kind, status, count(*) AS n FROM trajectories GROUP BY kind, status")}  # fmt: skip
         table = yield_table(made, stored)
@@ -239,6 +292,39 @@ def distill_trajectories(
             print(" | ".join(f"{k}: {v}" for k, v in line.items()))
         return {"run_id": rt.run_id, "made": len(made), "accepted": sum(t.accepted for t in made), "by_kind": table,
                 **rt.gateway.ledger.totals()}
+
+
+def _needing_tools(wh: Warehouse, where: str, args: list[Any], kinds: Sequence[str], n_rollouts: int,
+                   domains: Sequence[str]) -> list[tuple[str, str]]:
+    """The ``(domain, snapshot)`` pairs, in the batch loop's order, with a question that still lacks a final template
+    or rollout trajectory (``stored_jobs``' rule): those whose tool index a batch will open. A rerun with nothing
+    left to make lists none, and reads no graph."""
+    wanted = (1 if "template" in kinds else 0) + (n_rollouts if "rollouts" in kinds else 0)
+    if not wanted:
+        return []
+    rows = wh.query(
+        f"SELECT DISTINCT q.domain, coalesce(q.snapshot_id, '') AS snap FROM qa q WHERE {where} AND ("
+        "SELECT count(DISTINCT (t.kind, t.sample)) FROM trajectories t WHERE t.qa_id = q.qa_id "
+        "AND ((t.kind = 'template' AND ?) OR (t.kind = 'rollouts' AND t.sample < ?)) "
+        "AND NOT (t.reject_reason = 'llm_error' AND t.end_reason IS NOT DISTINCT FROM 'error')) < ?",
+        [*args, "template" in kinds, n_rollouts if "rollouts" in kinds else 0, wanted])
+    order = {d: i for i, d in enumerate(domains)}
+    return sorted(((r["domain"], r["snap"]) for r in rows), key=lambda k: (order.get(k[0], len(order)), k))
+
+
+def _write_batches(rt: Any, batches: Any, bars: dict[str, Progress], totals: dict[str, int]) -> list[Trajectory]:
+    """Write each finished batch in its own transaction, in batch order; the trajectories written."""
+    made: list[Trajectory] = []
+    for (domain, _, batch, _), done_batch in batches:
+        if domain not in bars:
+            bars[domain] = Progress(f"distill-{domain}", totals[domain], f"distilling {domain} trajectories")
+        trajectories: list[Trajectory] = done_batch.records
+        with rt.wh.transaction() as con:  # a batch lands whole or not at all
+            rt.wh.write("trajectories", trajectories, replace=True, con=con)
+        made += trajectories
+        bars[domain].advance(len(batch))
+        rt.flush_usage()
+    return made
 
 
 def _keys(qas: Sequence[QA], kinds: Sequence[str], n_rollouts: int) -> set[tuple[str, str, int]]:

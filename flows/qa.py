@@ -129,17 +129,22 @@ def _dedup_domain(rt: Runtime, domain: str, threshold: float, paraphrase_thresho
         # Every question has a split, and dedup never drops one that has: nothing to do (a rerun's case).
         return Counter()
     qas = load_qa(rt, "domain = ?", [domain])
-    embedder = None
+
+    def dedup(embedder: Any):
+        return dedup_questions(qas, threshold=threshold, sort_key=lambda q: (q.run_id == rt.run_id, q.qa_id),
+                               embedder=embedder, embed_threshold=paraphrase_threshold or 1.0,
+                               fixed=lambda q: q.split is not None)  # fmt: skip
+
     if paraphrase_threshold is not None and qas:
+        # No probe request first: the flow's thread waits for each embeddings round trip while finished batches
+        # wait to be written, once per domain. Dedup writes nothing, so a failed pass is simply done again without.
         try:
-            embedder = rt.embedder
-            embedder.embed([qas[0].question])  # fails here, once, when the embedder cannot run
+            result = dedup(rt.embedder)
         except EmbeddingError as exc:
             print(f"dedup {domain}: paraphrase pass skipped, the embedder is unavailable: {exc}")
-            embedder = None
-    result = dedup_questions(qas, threshold=threshold, sort_key=lambda q: (q.run_id == rt.run_id, q.qa_id),
-                             embedder=embedder, embed_threshold=paraphrase_threshold or 1.0,
-                             fixed=lambda q: q.split is not None)  # fmt: skip
+            result = dedup(None)
+    else:
+        result = dedup(None)
     rejects = result.qa_rejects(run_id=rt.run_id)
     counts: Counter = Counter()
     if rejects:
@@ -466,28 +471,41 @@ def verify_paths(
         if batch_size < 1:
             raise InputError(f"batch_size must be >= 1, got {batch_size}")
         summary: list[dict[str, Any]] = []
-        # The batches of every domain go through one batch loop (the endpoint works on the next domain while one
-        # domain's last questions finish); they are written in (domain, snapshot) order.
-        work: list[tuple[str, str, list[QA]]] = []
-        for domain in domains:
-            # Questions whose verification lost a call to the endpoint are verified again.
-            qas = load_qa(rt, "domain = ? AND qa_id NOT IN (SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0)",
-                          [domain])
-            # A batch holds questions of one snapshot (its graph travels with it); snapshots in a stable order.
-            by_snap: dict[str, list[QA]] = {}
-            for q in qas:
-                by_snap.setdefault(q.snapshot_id or "", []).append(q)
-            work += [(domain, snap, list(b)) for snap, group in sorted(by_snap.items()) for b in chunks(group, batch_size)]
+        # Questions whose verification lost a call to the endpoint are verified again.
+        todo = "qa_id NOT IN (SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0)"
+        # How many questions each (domain, snapshot) has to verify, in one query: the window and the progress bars
+        # are sized from it, and each domain's questions are read when the batch loop reaches the domain, not all
+        # before the first call.
+        counts = {(r["domain"], r["snap"]): int(r["n"]) for r in rt.wh.query(
+            f"SELECT domain, coalesce(snapshot_id, '') AS snap, count(*) AS n FROM qa WHERE {todo} "
+            "AND domain IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL", [list(domains)])}  # fmt: skip
+        sizes = [len(b) for n in counts.values() for b in chunks(range(n), batch_size)]
+
+        def work() -> Iterator[tuple[str, str, list[QA]]]:
+            # The batches of every domain go through one batch loop (the endpoint works on the next domain while
+            # one domain's last questions finish); they are written in (domain, snapshot) order.
+            for domain in domains:
+                if not any(d == domain for d, _ in counts):
+                    continue
+                qas = load_qa(rt, f"domain = ? AND {todo}", [domain])
+                # A batch holds questions of one snapshot (its graph travels with it); snapshots in a stable order.
+                by_snap: dict[str, list[QA]] = {}
+                for q in qas:
+                    by_snap.setdefault(q.snapshot_id or "", []).append(q)
+                for snap, group in sorted(by_snap.items()):
+                    for b in chunks(group, batch_size):
+                        yield domain, snap, list(b)
+
         bars: dict[str, Progress] = {}
-        batches = run_batches(verify_batch, work, runner=runner, parameters=lambda w: {
+        batches = run_batches(verify_batch, work(), runner=runner, parameters=lambda w: {
             "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "qas": w[2],
             "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
             "paths_per_call": paths_per_call},
-            in_flight=runner.in_flight(typical_size([w[2] for w in work], batch_size),
+            in_flight=runner.in_flight(typical_size([range(n) for n in sizes], batch_size),
                                       endpoint_concurrency(spec, "verifier")))  # fmt: skip
         for (domain, _, batch), done_batch in batches:
             if domain not in bars:
-                total = sum(len(b) for d, _, b in work if d == domain)
+                total = sum(n for (d, _), n in counts.items() if d == domain)
                 bars[domain] = Progress(f"gold-{domain}", total, f"verifying {domain} gold paths")
             results: list[GoldResult] = done_batch.records
             rows = [

@@ -90,16 +90,30 @@ class OpenAIEmbedder:
         self.dim = cfg.dim
         self._sync = None  # one blocking client for ``embed``, made on first use and shared by every thread
         self._sync_lock = threading.Lock()
+        # Requests in flight from ``embed`` across every thread of the process: several indexes built at once (one
+        # per domain, each in parts) share the endpoint's ``max_concurrency`` instead of each taking all of it.
+        self._slots = threading.BoundedSemaphore(cfg.max_concurrency)
+
+    @property
+    def batch_size(self) -> int:
+        """Texts per request."""
+        return self.cfg.batch_size
+
+    @property
+    def max_in_flight(self) -> int:
+        """Requests this embedder sends at once (``max_concurrency``): how many callers are worth running at once."""
+        return self.cfg.max_concurrency
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_sync"] = None
-        del state["_sync_lock"]
+        del state["_sync_lock"], state["_slots"]
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._sync_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(self.cfg.max_concurrency)
 
     def _sync_client(self):
         with self._sync_lock:
@@ -188,7 +202,8 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Synchronous embedding over one long-lived blocking client (the tools call it once per query: a client,
         an SSL context and an event loop made per call cost more than the call); safe inside a running event loop.
-        Several batches go out concurrently on worker threads, at most ``max_concurrency`` at once."""
+        Several batches go out concurrently on worker threads, at most ``max_concurrency`` at once in the whole
+        process (calls from several threads share the limit)."""
         import openai
 
         if not texts:
@@ -198,7 +213,8 @@ class OpenAIEmbedder:
 
         def one(batch: list[str]) -> np.ndarray:
             try:
-                raw = client.post("/embeddings", body=self._body(batch), cast_to=bytes)
+                with self._slots:
+                    raw = client.post("/embeddings", body=self._body(batch), cast_to=bytes)
             except openai.APIError as exc:
                 raise EmbeddingError(
                     f"embeddings endpoint {self.cfg.base_url} (model {self.cfg.model}): {exc}") from None

@@ -7,7 +7,8 @@ in a background thread with its own event loop:
   instance of the requested JSON schema, or the text ``"ok"``; :meth:`FakeOpenAI.add_fact_reader`
   scripts a careful reader of the meaning check's fact sheets (:func:`read_fact_sheet`), and
   :meth:`FakeOpenAI.add_profiler` a profiler of simple verb labels (:func:`profiler_reply`);
-* ``POST /v1/embeddings``: deterministic unit vectors (a pure function of text and dimension);
+* ``POST /v1/embeddings``: deterministic unit vectors (a pure function of text and dimension), after a latency
+  of their own and with errors of their own (``embedding_fault``, :meth:`FakeOpenAI.set_embedding_fault`);
 * ``GET /v1/models``: ``"fake-model"`` plus every model name seen in a request;
 * ``GET /health``: 200.
 
@@ -748,10 +749,14 @@ class FakeOpenAI:
     may be called from any thread while requests are being served.
     """
 
-    def __init__(self, *, default_fault: Fault | None = None, seed: int = 0, embedding_dim: int = 16) -> None:
+    def __init__(self, *, default_fault: Fault | None = None, seed: int = 0, embedding_dim: int = 16,
+                 embedding_fault: Fault | None = None) -> None:
         if embedding_dim <= 0:
             raise ValueError("embedding_dim must be positive")
         self.default_fault = default_fault
+        # The embeddings endpoint's own fault (latency, an error status, ``times``): chat faults never apply to it,
+        # so a benchmark can give the embedder a latency of its own and a test can fail the Nth embedding request.
+        self.embedding_fault = embedding_fault
         self.seed = seed
         self.embedding_dim = embedding_dim
         self.requests: list[RecordedRequest] = []
@@ -809,6 +814,12 @@ class FakeOpenAI:
         profile of their label (:func:`profiler_reply`). Other matchers, ``times`` and ``fault`` as for
         :class:`Responder`."""
         return self.add(schema_name=schema_name, reply=profiler_reply, label="profiler", **kwargs)
+
+    def set_embedding_fault(self, fault: Fault | None) -> None:
+        """Replace the fault applied to every embeddings request (None clears it); only ``latency_s``,
+        ``latency_range``, ``hang_s``, ``status``, ``retry_after`` and ``times`` apply there."""
+        with self._lock:
+            self.embedding_fault = fault
 
     def set_fault(self, fault: Fault | None) -> None:
         """Replace the server-wide fault applied to every chat request (None clears it)."""
@@ -1217,8 +1228,22 @@ class FakeOpenAI:
         if encoding not in ("float", "base64"):
             return self._error(request, body, arrived, 400, "'encoding_format' must be 'float' or 'base64'")
         model = body.get("model") or DEFAULT_MODEL_ID
+        started = time.monotonic()
+        delay, status, retry_after = 0.0, None, None
         with self._lock:
             self._models_seen[model] = None
+            fault = self.embedding_fault
+            if fault is not None and fault._take():
+                delay = fault.latency_s + (fault.hang_s or 0.0)
+                if fault.latency_range is not None:
+                    delay += self._rng.uniform(*fault.latency_range)
+                status, retry_after = fault.status, fault.retry_after
+        if status is not None:
+            headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else None
+            response = self._error(request, body, arrived, status, f"injected embeddings fault: HTTP {status}",
+                                   headers=headers, delay_s=delay)
+            await self._sleep(delay - (time.monotonic() - started))
+            return response
         data = []
         for index, text in enumerate(texts):
             vector = fake_embedding(text, dim)
@@ -1234,7 +1259,9 @@ class FakeOpenAI:
             "model": model,
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
-        return self._reply(self._record(request, body, arrived, None, 200, payload), payload)
+        entry = self._record(request, body, arrived, None, 200, payload, delay)
+        await self._sleep(delay - (time.monotonic() - started))
+        return self._reply(entry, payload)
 
     async def _models(self, request: Request) -> Response:
         arrived = time.time()

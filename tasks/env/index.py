@@ -7,15 +7,18 @@ A query is answered in two steps:
 2. meaning: the rest of the top-k by cosine similarity between the query's embedding and each entity's
    embedding of ``"name: description"``.
 
-Entity embeddings are computed once per graph snapshot and embedder and cached on disk as one ``.npy`` matrix
-(rows in ``GraphIndex.names`` order, L2-normalised float32), so a restarted tool server loads them in a
-fraction of a second instead of re-embedding the graph. The cached file is memory-mapped read-only, so the
-processes serving one snapshot share one copy of it. Top-k is an exact search: one matrix product per chunk
-of queries selects candidates, then the candidates are ranked by float64 sums. Exact keeps results reproducible,
-which an approximate index would not. The candidate product runs in float32 (NumPy's BLAS) or, where the CPU
-multiplies bfloat16 much faster (AMX or AVX-512 BF16: 4-6x here for a block of 16-64 queries against 50k
-entities), in bfloat16 through PyTorch, with a margin wide enough that no true top-k row is ever dropped
-(``bfloat16_margin``); see ``GraphIndex.top_k``.
+Entity embeddings are computed once per graph snapshot and embedder and cached on disk as one ``.npy`` matrix (rows
+in ``GraphIndex.names`` order, L2-normalised float32), so a restarted tool server loads them in a fraction of a
+second instead of re-embedding the graph. The cached file is memory-mapped read-only, so the processes serving one
+snapshot share one copy of it. A build embeds the entities in parts of ``INDEX_PART_ROWS`` rows, several at once
+where the embedder is an endpoint (up to its ``max_concurrency`` requests in flight in the process), and saves each
+part beside the cache file as it lands: a build stopped by a failing endpoint resumes from the parts it kept, and
+one cache file is built once at a time in a process. Top-k is an exact search: one matrix product per chunk of
+queries selects candidates, then the candidates are ranked by float64 sums. Exact keeps results reproducible, which
+an approximate index would not. The candidate product runs in float32 (NumPy's BLAS) or, where the CPU multiplies
+bfloat16 much faster (AMX or AVX-512 BF16: 4-6x here for a block of 16-64 queries against 50k entities), in bfloat16
+through PyTorch, with a margin wide enough that no true top-k row is ever dropped (``bfloat16_margin``); see
+``GraphIndex.top_k``.
 
 ``HashingEmbedder`` is a deterministic character-trigram embedder with no model behind it: tests and
 benchmarks use it, and it is a usable fallback for matching misspelled names when no model is installed.
@@ -23,10 +26,12 @@ benchmarks use it, and it is a usable fallback for matching misspelled names whe
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import logging
 import os
 import re
+import shutil
 import tempfile
 import threading
 import unicodedata
@@ -38,7 +43,7 @@ from typing import Literal
 
 import numpy as np
 
-from gateway.embeddings import Embedder
+from gateway.embeddings import Embedder, EmbeddingError
 from tasks.graph.kg import KnowledgeGraph
 
 log = logging.getLogger(__name__)
@@ -164,7 +169,9 @@ class GraphIndex:
     - Thread-safe: the lazy embedding build and the query-embedding cache are locked, and the matrix products
       of concurrent searches run one at a time (each one already uses every core).
     - The cache file is written atomically (temporary file, then rename), so a crash never leaves a truncated
-      matrix behind; a file of the wrong shape is ignored and rebuilt.
+      matrix behind; a file of the wrong shape is ignored and rebuilt. Its name holds the snapshot, the embedder's
+      name and dimension and a hash of the embedded texts (``cache_path``). Parts of an unfinished build are kept
+      in ``<name>.parts/`` (also written atomically) until the whole matrix is in place.
     """
 
     def __init__(
@@ -186,6 +193,7 @@ class GraphIndex:
         self.search = search
         self._coarse: _CoarseProduct | None = None
         self._coarse_pid: int | None = None
+        self._bf16_bits: np.ndarray | None = None  # share_search
         self.graph = graph
         self.embedder = embedder
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
@@ -267,27 +275,59 @@ class GraphIndex:
         fork and each worker times its own product."""
         return self._coarse_product(threads).precision
 
+    def share_search(self, cache_file: Path | None = None) -> bool:
+        """Make the bfloat16 copy of the matrix now, as plain NumPy bits, where ``prepare_search`` may choose the
+        bfloat16 product: the tool server calls this before forking its workers, so they share one copy of its
+        pages (read-only, never written) instead of each converting its own, half the matrix's size per worker.
+        With ``cache_file`` the bits are memory-mapped from it (written first when missing or of another
+        shape): a restart skips the conversion, and the pages are the page cache's, shared by every process.
+        No PyTorch is imported here (its threads must not cross a fork). Returns whether a copy is held."""
+        import importlib.util
+
+        matrix = self.embeddings
+        if self._bf16_bits is not None or self.search == "float32":
+            return self._bf16_bits is not None
+        if self.search == "auto" and (matrix.shape[0] < AUTO_MIN_ROWS or importlib.util.find_spec("torch") is None):
+            return False
+        bits = _mapped_bits(cache_file, matrix.shape) if cache_file is not None else None
+        if bits is None:
+            bits = bfloat16_bits(matrix)
+            if cache_file is not None:
+                _save_atomically(cache_file, bits)
+                bits = _mapped_bits(cache_file, matrix.shape)
+                if bits is None:
+                    raise OSError(f"the bfloat16 copy {cache_file} was written but cannot be read back")
+        self._bf16_bits = bits
+        return True
+
     def _coarse_product(self, threads: int | None = None) -> "_CoarseProduct":
         pid = os.getpid()
         if self._coarse is None or self._coarse_pid != pid:
             matrix = self.embeddings  # outside the lock: a first use builds the matrix under the same lock
             with self._build_lock:
                 if self._coarse is None or self._coarse_pid != pid:
-                    self._coarse = _CoarseProduct.choose(matrix, self.search, threads)
+                    self._coarse = _CoarseProduct.choose(matrix, self.search, threads, self._bf16_bits)
                     self._coarse_pid = pid
                     log.debug("%s: candidate search in %s", self, self._coarse.precision)
         return self._coarse
 
     def _load_or_build(self) -> np.ndarray:
+        """The cached matrix, or the matrix embedded now (resuming from the parts a stopped build kept) and cached.
+        One build per cache file at a time in this process: a flow building indexes ahead and a batch task asking
+        for the same snapshot wait for each other instead of both embedding every entity."""
         texts = self._texts()
         path = self.cache_path(texts)
         expected = (len(texts), self.embedder.dim)
-        if path is not None and path.exists():
-            cached = self._map(path, expected)
-            if cached is not None:
-                return cached
-        matrix = self._compute(texts)
-        if path is not None:
+        if path is None:
+            return self._compute(texts)
+        with _build_lock_for(path):
+            if path.exists():
+                cached = self._map(path, expected)
+                if cached is not None:
+                    return cached
+            # The hashing embedder cannot fail and costs less than writing its parts twice: no parts kept for it.
+            parts = None if isinstance(self.embedder, HashingEmbedder) else _parts_dir(path)
+            matrix = self._compute(texts, parts)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
             try:
@@ -297,6 +337,8 @@ class GraphIndex:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
+            if parts is not None:
+                shutil.rmtree(parts, ignore_errors=True)  # the whole matrix is in place: the parts are spent
             mapped = self._map(path, expected)
             if mapped is not None:
                 return mapped
@@ -316,18 +358,54 @@ class GraphIndex:
         log.warning("ignoring cached embeddings %s: shape %s, expected %s", path, cached.shape, expected)
         return None
 
-    def _compute(self, texts: list[str]) -> np.ndarray:
+    def _compute(self, texts: list[str], parts: Path | None = None) -> np.ndarray:
+        """Every text embedded, in parts of ``INDEX_PART_ROWS`` rows (at most ``embed_batch_size``).
+
+        With ``parts`` (a folder beside the cache file) each part is saved there as soon as it is embedded, and a
+        part already saved by an earlier, stopped build is read instead of embedded again: an endpoint that fails
+        mid-index costs only the parts in flight. Parts run concurrently where the embedder sends requests
+        concurrently (``max_in_flight``: an endpoint's ``max_concurrency``), enough of them to fill its slots; a
+        local model or the hashing embedder runs them one after the other. A part that fails stops the build
+        with one ``EmbeddingError`` line saying how much is kept."""
         dim = self.embedder.dim
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
-        parts = [
-            np.asarray(self.embedder.embed(texts[i : i + self.embed_batch_size]), dtype=np.float32)
-            for i in range(0, len(texts), self.embed_batch_size)
-        ]
-        matrix = np.ascontiguousarray(np.concatenate(parts))
-        if matrix.shape != (len(texts), dim):
-            raise ValueError(f"embedder {self.embedder.name!r} returned shape {matrix.shape}, expected ({len(texts)}, {dim})")
-        return _unit_rows(matrix)
+        rows = max(1, min(self.embed_batch_size, INDEX_PART_ROWS))
+        out = np.empty((len(texts), dim), dtype=np.float32)
+        todo: list[tuple[int, int]] = []
+        for start in range(0, len(texts), rows):
+            stop = min(start + rows, len(texts))
+            kept = _read_part(parts, start, stop, dim) if parts is not None else None
+            if kept is None:
+                todo.append((start, stop))
+            else:
+                out[start:stop] = kept
+        if parts is not None and len(todo) < -(-len(texts) // rows):
+            log.info("%s: resuming the index build, %d of %d entities already embedded", self, len(texts) - sum(
+                b - a for a, b in todo), len(texts))
+
+        saved: list[int] = []  # rows embedded (and saved) by this build
+
+        def one(start: int, stop: int) -> None:
+            vecs = np.asarray(self.embedder.embed(texts[start:stop]), dtype=np.float32)
+            if vecs.shape != (stop - start, dim):
+                raise ValueError(f"embedder {self.embedder.name!r} returned shape {vecs.shape}, "
+                                 f"expected ({stop - start}, {dim})")
+            vecs = _unit_rows(vecs)
+            if parts is not None:
+                _write_part(parts, start, stop, vecs)
+            out[start:stop] = vecs
+            saved.append(stop - start)
+
+        try:
+            _run_parts(one, todo, _parts_at_once(self.embedder, rows))
+        except EmbeddingError as exc:
+            done = len(texts) - sum(b - a for a, b in todo) + sum(saved)
+            kept = (f"{done} of {len(texts)} entities embedded and kept for the next run" if parts is not None
+                    else f"{len(texts)} entities, nothing kept without a cache_dir")
+            raise EmbeddingError(f"building the {self.domain!r} entity index stopped ({kept}): "
+                                 f"{_one_line(exc)}") from None
+        return out
 
     # -- names ---------------------------------------------------------------------------------------------------------
     def resolve(self, name: str) -> str | None:
@@ -477,18 +555,18 @@ class _CoarseProduct:
         self.margin = RESCORE_MARGIN
 
     @staticmethod
-    def choose(matrix: np.ndarray, search: str, threads: int | None) -> "_CoarseProduct":
+    def choose(matrix: np.ndarray, search: str, threads: int | None, bits: np.ndarray | None = None) -> "_CoarseProduct":
         if search == "float32":
             return _CoarseProduct(matrix)
         if search == "bfloat16":
-            return _Bfloat16Product(matrix, threads)
+            return _Bfloat16Product(matrix, threads, bits)
         if matrix.shape[0] < AUTO_MIN_ROWS:
             return _CoarseProduct(matrix)
         try:
             import torch  # noqa: F401  (the `local` and `test` extras install it; the core does not need it)
         except ImportError:
             return _CoarseProduct(matrix)
-        plain, fast = _CoarseProduct(matrix), _Bfloat16Product(matrix, threads)
+        plain, fast = _CoarseProduct(matrix), _Bfloat16Product(matrix, threads, bits)
         # A block of 32 queries is what a busy server batches. bfloat16 must win clearly: CPUs without
         # bfloat16 units emulate it, slower than float32.
         probe = np.ascontiguousarray(matrix[:: max(1, matrix.shape[0] // 32)][:32], dtype=np.float32)
@@ -521,11 +599,12 @@ class _CoarseProduct:
 
 class _Bfloat16Product(_CoarseProduct):
     """``_CoarseProduct`` in bfloat16 through PyTorch (AMX / AVX-512 BF16 kernels where the CPU has them), with
-    ``bfloat16_margin``: a copy of the matrix in bfloat16 (half the float32 size) held by this process."""
+    ``bfloat16_margin``: a copy of the matrix in bfloat16 (half the float32 size), this process's own or, with
+    ``bits`` (``GraphIndex.share_search``, made before a fork), a view of pages shared with the other workers."""
 
     precision = "bfloat16"
 
-    def __init__(self, matrix: np.ndarray, threads: int | None) -> None:
+    def __init__(self, matrix: np.ndarray, threads: int | None, bits: np.ndarray | None = None) -> None:
         import torch
 
         if threads is not None:
@@ -533,10 +612,19 @@ class _Bfloat16Product(_CoarseProduct):
         self.matrix = matrix
         self.margin = bfloat16_margin(matrix.shape[1])
         self._torch = torch
-        rows = torch.empty(matrix.shape, dtype=torch.bfloat16)
-        step = 65536  # converted in slices: the source may be a read-only memory map, never copied whole
-        for i in range(0, matrix.shape[0], step):
-            rows[i : i + step] = torch.from_numpy(np.array(matrix[i : i + step], dtype=np.float32))
+        if bits is not None and bits.shape == matrix.shape:
+            # int16 -> bfloat16 is a reinterpretation of the same 16 bits: no copy, the pages stay shared. The
+            # tensor is only ever read, so a read-only mapping is fine (PyTorch warns about it all the same).
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+                rows = torch.from_numpy(bits.view(np.int16)).view(torch.bfloat16)
+        else:
+            rows = torch.empty(matrix.shape, dtype=torch.bfloat16)
+            step = 65536  # converted in slices: the source may be a read-only memory map, never copied whole
+            for i in range(0, matrix.shape[0], step):
+                rows[i : i + step] = torch.from_numpy(np.array(matrix[i : i + step], dtype=np.float32))
         self._rows_t = rows.T
 
     def candidates(self, block: np.ndarray, kk: int) -> list[np.ndarray]:
@@ -550,6 +638,121 @@ class _Bfloat16Product(_CoarseProduct):
         return [cols_np[bounds[i] : bounds[i + 1]] for i in range(len(block))]
 
 
+#: Rows embedded and saved together while an index is built: what a build stopped mid-way keeps for the next
+#: one (16 requests of 64 texts to an endpoint).
+INDEX_PART_ROWS = 1024
+
+_BUILD_LOCKS: dict[str, threading.Lock] = {}
+_BUILD_LOCKS_LOCK = threading.Lock()
+
+
+def _build_lock_for(path: Path) -> threading.Lock:
+    """The process-wide lock of one cache file: the indexes of one snapshot and embedder built once at a time."""
+    with _BUILD_LOCKS_LOCK:
+        return _BUILD_LOCKS.setdefault(str(path), threading.Lock())
+
+
+def _parts_dir(path: Path) -> Path:
+    """Where the parts of the matrix cached at ``path`` are kept while it is built: ``<name>.parts/``."""
+    return path.with_name(path.stem + ".parts")
+
+
+def _part_file(parts: Path, start: int, stop: int) -> Path:
+    return parts / f"{start:010d}-{stop:010d}.npy"
+
+
+def _read_part(parts: Path, start: int, stop: int, dim: int) -> np.ndarray | None:
+    """Rows ``start:stop`` saved by an earlier build, or None (absent, unreadable or of the wrong shape)."""
+    f = _part_file(parts, start, stop)
+    if not f.exists():
+        return None
+    try:
+        rows = np.load(f, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        log.warning("ignoring unreadable index part %s: %s", f, exc)
+        return None
+    return rows if rows.shape == (stop - start, dim) and rows.dtype == np.float32 else None
+
+
+def _write_part(parts: Path, start: int, stop: int, rows: np.ndarray) -> None:
+    """Save one part atomically (temporary file, then rename): a crash never leaves half a part behind."""
+    parts.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=parts, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, rows, allow_pickle=False)
+        os.replace(tmp, _part_file(parts, start, stop))
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _parts_at_once(embedder: Embedder, rows: int) -> int:
+    """Parts to embed concurrently: enough to fill an endpoint's ``max_in_flight`` requests of ``batch_size``
+    texts (one for an embedder without them, which gains nothing from running parts side by side)."""
+    in_flight = int(getattr(embedder, "max_in_flight", 1) or 1)
+    per_request = int(getattr(embedder, "batch_size", rows) or rows)
+    requests_per_part = -(-rows // max(1, per_request))
+    return max(1, -(-in_flight // requests_per_part))
+
+
+def _run_parts(one, todo: list[tuple[int, int]], at_once: int) -> None:
+    """``one(start, stop)`` for every part, ``at_once`` at a time. On a failure no new part starts; the parts
+    already running finish (and are saved) before the first error is raised."""
+    if at_once <= 1 or len(todo) <= 1:
+        for start, stop in todo:
+            one(start, stop)
+        return
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(at_once, len(todo)),
+                                               thread_name_prefix="index-build") as pool:
+        futures = [pool.submit(one, a, b) for a, b in todo]
+        done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+        failed = next((f for f in futures if f.done() and not f.cancelled() and f.exception() is not None), None)
+        if failed is not None:
+            for f in futures:
+                f.cancel()
+            concurrent.futures.wait(futures)
+            raise failed.exception()  # type: ignore[misc]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def bfloat16_bits(matrix: np.ndarray, step: int = 65536) -> np.ndarray:
+    """The bits of ``matrix`` (finite float32) rounded to bfloat16, to nearest with ties to even as PyTorch
+    rounds, as a ``uint16`` array; converted a slice at a time (the source may be a memory map)."""
+    out = np.empty(matrix.shape, dtype=np.uint16)
+    for i in range(0, matrix.shape[0], step):
+        b = np.ascontiguousarray(matrix[i : i + step], dtype=np.float32).view(np.uint32)
+        out[i : i + step] = (b + (np.uint32(0x7FFF) + ((b >> np.uint32(16)) & np.uint32(1)))) >> np.uint32(16)
+    return out
+
+
+def _mapped_bits(path: Path, shape: tuple[int, ...]) -> np.ndarray | None:
+    """The bfloat16 bits cached in ``path``, memory-mapped read-only, or ``None`` when missing or unusable."""
+    try:
+        bits = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    if bits.shape != tuple(shape) or bits.dtype != np.uint16:
+        return None
+    return np.asarray(bits)
+
+
+def _save_atomically(path: Path, array: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, array, allow_pickle=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def _unit_rows(x: np.ndarray) -> np.ndarray:
     x = np.ascontiguousarray(x, dtype=np.float32)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
@@ -557,5 +760,5 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-__all__ = ["GraphIndex", "HashingEmbedder", "Match", "SEARCH_PRECISIONS", "TEXT_FORMAT_VERSION", "bfloat16_margin",
-           "entity_text"]
+__all__ = ["GraphIndex", "HashingEmbedder", "Match", "SEARCH_PRECISIONS", "TEXT_FORMAT_VERSION", "bfloat16_bits",
+           "bfloat16_margin", "entity_text"]

@@ -152,3 +152,176 @@ def test_tokenize_drops_stop_words_and_single_letters():
 def test_an_empty_ingest_result_is_no_collection():
     with pytest.raises(TextSearchError, match="'nothing' holds no text$"):
         chunks_from_ingest(IngestResult(), "nothing")
+
+
+# -- the hot path: coalesced dense products, float64 ranking, identical results -------------------------------------
+
+
+_F64: dict = {}  # float64 copies of the test indexes' matrices, by index name
+
+
+def reference_search(index: TextIndex, query: str, k: int) -> list[tuple[str, int | None, int | None]]:
+    """The ranking spelled out without the index's shortcuts: BM25 scores of every chunk, cosine similarity of
+    every chunk as float64 sums, the top ``max(candidates, k)`` of each (ties by chunk order, BM25 zeros out),
+    fused by RRF; ``(chunk id, lexical rank, dense rank)`` best first."""
+    import numpy as np
+
+    depth = max(index.candidates, k)
+    lex_scores = index.lexical_scores(query).astype(np.float64)
+    matrix = _F64.get(index.name)
+    if matrix is None:
+        matrix = _F64[index.name] = index._dense().astype(np.float64)
+    q = np.asarray(index.embedder.embed([query]), dtype=np.float64)[0]
+    q /= np.linalg.norm(q)
+    dense_scores = (matrix * q).sum(axis=1)
+    rows = np.arange(len(index))
+    lex = [r for r in rows[np.lexsort((rows, -lex_scores))][:depth] if lex_scores[r] > 0]
+    den = list(rows[np.lexsort((rows, -dense_scores))][:depth])
+    lrank = {int(r): i + 1 for i, r in enumerate(lex)}
+    drank = {int(r): i + 1 for i, r in enumerate(den)}
+    fused = {r: sum(1 / (60 + rk[r]) for rk in (lrank, drank) if r in rk) for r in lrank.keys() | drank.keys()}
+    best = sorted(fused, key=lambda r: (-round(fused[r], 12), r))[:k]
+    return [(index.chunks[r].chunk_id, lrank.get(r), drank.get(r)) for r in best]
+
+
+@pytest.fixture(scope="module")
+def synthetic_index() -> tuple[TextIndex, list]:
+    from bench.text_corpus import synthetic_chunks
+
+    chunks, facts = synthetic_chunks(3000, seed=5)
+    return TextIndex(chunks, HashingEmbedder(), name="synthetic", candidates=20).warm(), facts
+
+
+def test_search_equals_the_spelled_out_ranking(synthetic_index, demo_index):
+    index, facts = synthetic_index
+    queries = [f.query for f in facts[::60]] + ["river harvest wheat", "Mendel peas", "zzzz qqqq"]
+    for q in queries:
+        got = [(h.chunk.chunk_id, h.lexical_rank, h.dense_rank) for h in index.search(q, 10)]
+        assert got == reference_search(index, q, 10), q
+    for q in ("Alan Turing worked at", "pizza Naples", "double helix"):
+        got = [(h.chunk.chunk_id, h.lexical_rank, h.dense_rank) for h in demo_index.search(q, 5)]
+        assert got == reference_search(demo_index, q, 5)
+
+
+def test_the_bfloat16_product_ranks_exactly_as_float32(synthetic_index):
+    pytest.importorskip("torch")
+    index, facts = synthetic_index
+    fast = TextIndex(index.chunks, index.embedder, name="bf16", candidates=20, precision="bfloat16")
+    fast._matrix = index._dense()  # same embeddings, not computed again
+    assert fast.prepare_search() == "bfloat16"
+    plain = TextIndex(index.chunks, index.embedder, name="f32", candidates=20, precision="float32")
+    plain._matrix = index._dense()
+    assert plain.prepare_search() == "float32"
+    queries = [f.query for f in facts[3::40]] + ["wheat harvest river", "zzzz qqqq"]
+    blocks: list[int] = []
+    product = fast._bf16.candidates
+    fast._bf16.candidates = lambda block, n: blocks.append(len(block)) or product(block, n)
+    assert fast.search_many(queries, 10) == plain.search_many(queries, 10)
+    assert sum(blocks) == len(queries) and min(blocks) >= 4  # blocks of 4 or more: the bfloat16 product ran
+    for q in queries[:10]:
+        assert [(h.chunk.chunk_id, h.lexical_rank, h.dense_rank) for h in fast.search(q, 10)] == reference_search(fast, q, 10)
+
+
+def test_fewer_candidates_than_k_still_rank_k(synthetic_index):
+    index, facts = synthetic_index
+    narrow = TextIndex(index.chunks, index.embedder, name="narrow", candidates=2)
+    narrow._matrix = index._dense()  # same embeddings, not computed again
+    q = facts[7].query
+    got = [(h.chunk.chunk_id, h.lexical_rank, h.dense_rank) for h in narrow.search(q, 6)]
+    assert got == reference_search(narrow, q, 6) and len(got) == 6
+
+
+def test_concurrent_searches_share_products_and_give_sequential_results(synthetic_index):
+    from concurrent.futures import ThreadPoolExecutor
+
+    index, facts = synthetic_index
+    queries = [f.query for f in facts[1:400:3]]
+    sequential = [index.search(q, 3) for q in queries]
+    before = (index._batcher.products, index._batcher.queries)
+    with ThreadPoolExecutor(32) as pool:
+        concurrent = list(pool.map(lambda q: index.search(q, 3), queries))
+    assert concurrent == sequential
+    assert index._batcher.queries - before[1] == len(queries)
+
+
+def test_the_batcher_coalesces_queued_queries_into_one_product():
+    import threading
+
+    import numpy as np
+
+    from tasks.env.text_search import _DenseBatcher
+
+    release = threading.Event()
+    blocks: list[int] = []
+
+    def run(block):
+        blocks.append(len(block))
+        if len(blocks) == 1:
+            release.wait(10)
+        return [np.array([int(v[0])]) for v in block]
+
+    batcher = _DenseBatcher(run)
+    results: dict[int, int] = {}
+
+    def ask(i: int) -> None:
+        results[i] = int(batcher.top(np.array([float(i)]))[0])
+
+    first = threading.Thread(target=ask, args=(0,))
+    first.start()
+    while not blocks:
+        threading.Event().wait(0.001)
+    rest = [threading.Thread(target=ask, args=(i,)) for i in range(1, 6)]
+    for t in rest:
+        t.start()
+    while len(batcher._queue) < 5:  # all five queued behind the running product
+        threading.Event().wait(0.001)
+    release.set()
+    for t in [first, *rest]:
+        t.join(10)
+    assert results == {i: i for i in range(6)}
+    assert blocks == [1, 5] and (batcher.products, batcher.queries) == (2, 6) and not batcher._busy
+
+
+def test_a_failed_product_reaches_every_caller_and_the_batcher_goes_on():
+    import numpy as np
+
+    from tasks.env.text_search import _DenseBatcher
+
+    calls = []
+
+    def run(block):
+        calls.append(len(block))
+        if len(calls) == 1:
+            raise MemoryError("no room")
+        return [np.array([1])] * len(block)
+
+    batcher = _DenseBatcher(run)
+    with pytest.raises(MemoryError, match="no room"):
+        batcher.top(np.zeros(2))
+    assert list(batcher.top(np.zeros(2))) == [1] and not batcher._busy
+
+
+def test_top_positive_is_top_without_zero_scores():
+    import numpy as np
+
+    from tasks.env.text_search import _top, _top_positive
+
+    rng = np.random.default_rng(3)
+    for n in (1, 5, 50, 400):
+        scores = np.where(rng.random(300) < 0.7, 0.0, rng.integers(1, 6, 300).astype(np.float32))
+        old = _top(scores, n)
+        assert list(_top_positive(scores, n)) == list(old[scores[old] > 0])
+    assert len(_top_positive(np.zeros(10, dtype=np.float32), 3)) == 0
+
+
+def test_bm25_built_from_token_ids_scores_as_built_from_token_lists(synthetic_index):
+    import bm25s
+    import numpy as np
+
+    index, facts = synthetic_index
+    from_lists = bm25s.BM25()
+    from_lists.index([tokenize(f"{c.title}\n{c.text}") for c in index.chunks], show_progress=False)
+    for q in [f.query for f in facts[::100]] + ["river wheat harvest", "unknownword"]:
+        ids = from_lists.get_tokens_ids(tokenize(q))
+        expected = from_lists.get_scores_from_ids(ids) if ids else np.zeros(len(index), dtype=np.float32)
+        assert np.array_equal(index.lexical_scores(q), np.asarray(expected, dtype=np.float32)), q

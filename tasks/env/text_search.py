@@ -10,13 +10,26 @@ Ranking fuses two rankings by reciprocal rank fusion (RRF, ``score = sum 1 / (rr
 1. lexical: BM25 over word tokens (``bm25s``, sparse, exact scores), which finds the chunk that names the
    entity and the relation;
 2. meaning: cosine similarity between the query's embedding and each chunk's (the project's ``Embedder``, the
-   same one the entity index uses), which finds paraphrases.
+   same one the entity index uses), which finds paraphrases. The top rows are found as ``GraphIndex.top_k``
+   finds them: a candidate product keeps every row within a rounding bound of the n-th best score (float32,
+   ``RESCORE_MARGIN``; or bfloat16 through PyTorch where the CPU multiplies it faster, ``precision``), then the
+   candidates are ranked by float64 sums, so a query's ranking depends neither on the product's precision nor
+   on which other queries share it (BLAS picks other kernels, and rounds differently, for one query and for a
+   block).
 
 Each ranking contributes its top ``candidates`` chunks; ties are broken by chunk order (the corpus order), so a
 query gives the same results in every process. Both halves are built once per collection content and cached on
 disk under ``cache_dir`` (the BM25 matrices as ``bm25s`` saves them, the chunk embeddings as one ``.npy``),
 keyed by a hash of every chunk id and text, like ``tasks.env.index.GraphIndex`` caches entity embeddings; a
 process keeps built indexes in memory (``cached_text_index``).
+
+Hot path (``bench/bench_text_search.py``, 100k chunks): the meaning half streams the whole chunk matrix once per
+product (150 MB in float32 at 384 dimensions), a few ms per query, which dominated a request. Concurrent
+searches of one process are therefore coalesced (``_DenseBatcher``): while one product runs, new queries queue,
+and the next product takes all of them, so 32 concurrent queries stream the matrix once, not 32 times; on a
+CPU with bfloat16 units the product runs in bfloat16 where a timed probe finds it faster (``precision="auto"``).
+The lexical half ranks only the chunks that share a word with the query (``_top_positive``) instead of sorting
+every chunk tied at score 0.
 
 Limits: a query is non-empty and at most ``MAX_QUERY_CHARS`` characters; ``k`` is at most ``MAX_TOP_K``.
 Breaking one raises ``TextSearchError`` (an ``InputError``); the tool turns it into an observation the model
@@ -31,10 +44,12 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -54,6 +69,16 @@ DEFAULT_TOP_K = 3
 RRF_K = 60
 #: Chunk text embedded per chunk, in characters (sentence encoders truncate longer inputs anyway).
 MAX_EMBED_CHARS = 2000
+#: How far below the n-th float32 score a row is still ranked in float64: float32 dot products of unit vectors
+#: of a few hundred dimensions are off by at most ~1e-5 (as ``tasks.env.index.RESCORE_MARGIN``).
+RESCORE_MARGIN = 1e-4
+#: Below this many chunks a float32 product takes about a millisecond: not worth importing PyTorch (``auto``).
+AUTO_BF16_ROWS = 20_000
+#: Smallest block of queries multiplied in bfloat16: one query streams the matrix either way, and PyTorch's
+#: per-call cost then makes bfloat16 the slower of the two.
+BF16_MIN_BLOCK = 4
+#: Rows ranked in float64 at a time (a query whose scores all tie makes every row a candidate).
+RESCORE_ROWS = 8192
 #: Bumped whenever tokenising or the embedded text changes, so indexes cached from the old recipe are rebuilt.
 TEXT_INDEX_VERSION = 1
 
@@ -144,11 +169,151 @@ def _top(scores: np.ndarray, n: int) -> np.ndarray:
     return order
 
 
+def _top_positive(scores: np.ndarray, n: int) -> np.ndarray:
+    """``_top(scores, n)`` without the rows scoring 0 or less, ranking only the rows that score: BM25 gives most
+    chunks 0 for a query of rare words (names), and ``_top`` would then sort every chunk tied at 0."""
+    rows = np.flatnonzero(scores > 0)
+    if n <= 0:
+        return np.zeros(0, dtype=np.intp)
+    if len(rows) > n:
+        sub = scores[rows]
+        floor = sub[np.argpartition(-sub, n - 1)[:n]].min()
+        rows = rows[sub >= floor]  # every row tied with the n-th, so ties resolve by row order
+    return rows[np.lexsort((rows, -scores[rows]))][:n]
+
+
+def _exact_scores(matrix: np.ndarray, rows: np.ndarray, q64: np.ndarray) -> np.ndarray:
+    """float64 dot products of ``q64`` with ``matrix[rows]``, one independent sum per row."""
+    return np.concatenate([(matrix[rows[i : i + RESCORE_ROWS]].astype(np.float64) * q64).sum(axis=1)
+                           for i in range(0, len(rows), RESCORE_ROWS)] or [np.zeros(0)])
+
+
+class _Bfloat16Rows:
+    """The chunk matrix in bfloat16 through PyTorch (AMX / AVX-512 BF16 kernels where the CPU has them): half the
+    bytes to stream per product, and several times faster than float32 for a block of queries on such CPUs.
+    Candidates are every row within ``tasks.env.index.bfloat16_margin`` of the n-th best bfloat16 score, a bound on
+    the rounding, so no true top-n row is dropped before the float64 ranking."""
+
+    def __init__(self, matrix: np.ndarray) -> None:
+        import torch
+
+        from tasks.env.index import bfloat16_margin
+
+        self._torch = torch
+        self.margin = bfloat16_margin(matrix.shape[1])
+        rows = torch.empty(matrix.shape, dtype=torch.bfloat16)
+        step = 65536  # converted in slices: the source may be a read-only memory map, never copied whole
+        for i in range(0, matrix.shape[0], step):
+            rows[i : i + step] = torch.from_numpy(np.array(matrix[i : i + step], dtype=np.float32))
+        self._rows_t = rows.T
+
+    def candidates(self, block: np.ndarray, n: int) -> list[np.ndarray]:
+        torch = self._torch
+        with torch.inference_mode():
+            scores = (torch.from_numpy(np.array(block, dtype=np.float32)).to(torch.bfloat16) @ self._rows_t).float()
+            floor = torch.topk(scores, n, dim=1, sorted=False).values.min(dim=1).values - self.margin
+            rows, cols = torch.nonzero(scores >= floor[:, None], as_tuple=True)
+        rows_np, cols_np = rows.numpy(), cols.numpy().astype(np.intp)
+        bounds = np.searchsorted(rows_np, np.arange(len(block) + 1))
+        return [cols_np[bounds[i] : bounds[i + 1]] for i in range(len(block))]
+
+
+def _best_time(fn: Callable[[], object], repeats: int = 3) -> float:
+    fn()  # first call: page the matrix in, build kernels
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def _candidates(matrix: np.ndarray, block: np.ndarray, n: int) -> list[np.ndarray]:
+    """For each unit query of ``block``, the rows within ``RESCORE_MARGIN`` of its ``n``-th best float32 score
+    (``n`` < rows): a superset of its true top ``n``, ascending."""
+    scores = block @ matrix.T
+    out = []
+    for row in scores:
+        top = np.argpartition(row, row.shape[0] - n)[row.shape[0] - n :]
+        out.append(np.flatnonzero(row >= row[top].min() - RESCORE_MARGIN))
+    return out
+
+
+class _Slot:
+    """One query waiting in a ``_DenseBatcher``: its vector, and its result (or error) once computed."""
+
+    __slots__ = ("vector", "result", "error", "done", "lead")
+
+    def __init__(self, vector: np.ndarray) -> None:
+        self.vector = vector
+        self.result: np.ndarray | None = None
+        self.error: BaseException | None = None
+        self.done = threading.Event()
+        self.lead = False
+
+
+class _DenseBatcher:
+    """Coalesces the dense top-n searches of concurrent threads into one product (module docstring, hot path).
+
+    The first thread to arrive runs a product at once (a lone query is never delayed); threads arriving while it
+    runs queue, and when it finishes, the first of them runs the next product for the whole queue (up to
+    ``max_batch``). Each query's rows are ranked by float64 sums, so they do not depend on the batch."""
+
+    def __init__(self, run: Callable[[np.ndarray], list[np.ndarray]], max_batch: int = 64) -> None:
+        self._run = run
+        self.max_batch = max_batch
+        self._lock = threading.Lock()
+        self._queue: list[_Slot] = []
+        self._busy = False
+        self.products = 0
+        self.queries = 0
+
+    def top(self, vector: np.ndarray) -> np.ndarray:
+        slot = _Slot(vector)
+        with self._lock:
+            self._queue.append(slot)
+            slot.lead = not self._busy
+            self._busy = True
+        if not slot.lead:
+            slot.done.wait()  # woken with a result, or to lead the next product
+        if slot.result is None and slot.error is None:
+            self._lead()
+        if slot.error is not None:
+            raise slot.error
+        assert slot.result is not None
+        return slot.result
+
+    def _lead(self) -> None:
+        with self._lock:
+            batch, self._queue = self._queue[: self.max_batch], self._queue[self.max_batch :]
+        try:
+            results = self._run(np.stack([s.vector for s in batch]))
+            for s, r in zip(batch, results, strict=True):
+                s.result = r
+        except BaseException as exc:  # handed to every waiting caller, each re-raises it
+            for s in batch:
+                s.error = exc
+        with self._lock:
+            self.products += 1
+            self.queries += len(batch)
+            if self._queue:
+                self._queue[0].lead = True  # the next waiting thread runs the next product
+                nxt = self._queue[0]
+            else:
+                self._busy = False
+                nxt = None
+        for s in batch:
+            s.done.set()
+        if nxt is not None:
+            nxt.done.set()
+
+
 class TextIndex:
     """Hybrid BM25 + embedding search over one list of chunks (see the module docstring).
 
-    Contracts: chunk ids are unique; results are deterministic for a given collection, embedder and query;
-    thread-safe (the lazy builds are locked, searches only read).
+    Contracts: chunk ids are unique; results are deterministic for a given collection, embedder and query
+    (whatever ``precision`` the candidate product runs in, and whichever queries share a product);
+    thread-safe (the lazy builds are locked, searches only read, concurrent dense products are coalesced).
     """
 
     def __init__(
@@ -160,6 +325,7 @@ class TextIndex:
         cache_dir: str | Path | None = None,
         candidates: int = 50,
         rrf_k: int = RRF_K,
+        precision: Literal["auto", "float32", "bfloat16"] = "auto",
     ) -> None:
         ids = [c.chunk_id for c in chunks]
         if len(set(ids)) != len(ids):
@@ -170,6 +336,8 @@ class TextIndex:
                                   "ingest a folder, jsonl or dataset with text in it")
         if candidates < 1 or rrf_k < 1:
             raise ValueError(f"candidates and rrf_k must be >= 1, got {candidates} and {rrf_k}")
+        if precision not in ("auto", "float32", "bfloat16"):
+            raise ValueError(f"precision must be auto, float32 or bfloat16, got {precision!r}")
         self.chunks: tuple[TextChunk, ...] = tuple(chunks)
         self.by_id = {c.chunk_id: i for i, c in enumerate(self.chunks)}
         self.embedder = embedder
@@ -180,6 +348,10 @@ class TextIndex:
         self._lock = threading.Lock()
         self._bm25 = None
         self._matrix: np.ndarray | None = None
+        self.precision = precision
+        self._bf16: _Bfloat16Rows | None = None
+        self._bf16_pid: int | None = None
+        self._batcher = _DenseBatcher(self._dense_top_block)
         self.fingerprint = self._fingerprint()
 
     def __len__(self) -> int:
@@ -225,7 +397,7 @@ class TextIndex:
             except (OSError, ValueError) as exc:
                 log.warning("ignoring unreadable cached BM25 index %s: %s", where, exc)
         retriever = bm25s.BM25()
-        retriever.index([tokenize(f"{c.title}\n{c.text}") for c in self.chunks], show_progress=False)
+        retriever.index(self._token_ids(), show_progress=False)
         if where is not None:
             where.parent.mkdir(parents=True, exist_ok=True)
             tmp = Path(tempfile.mkdtemp(dir=where.parent, prefix=where.name, suffix=".tmp"))
@@ -237,6 +409,14 @@ class TextIndex:
 
                 shutil.rmtree(tmp, ignore_errors=True)
         return retriever
+
+    def _token_ids(self) -> tuple[list[list[int]], dict[str, int]]:
+        """Each chunk's tokens as vocabulary ids, and the vocabulary: what ``bm25s`` builds from token lists, but
+        a document holds ints shared through the vocabulary instead of a new string per token, which at 100k
+        chunks kept hundreds of MB resident after the build (``bench/bench_bm25_libs.py`` measures it)."""
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(t, len(vocab)) for t in tokenize(f"{c.title}\n{c.text}")] for c in self.chunks]
+        return ids, vocab
 
     def _dense(self) -> np.ndarray | None:
         if self.embedder is None:
@@ -298,6 +478,81 @@ class TextIndex:
         q = _unit_rows(np.asarray(self.embedder.embed(list(queries)), dtype=np.float32).reshape(len(queries), -1))
         return q @ matrix.T
 
+    def prepare_search(self) -> str | None:
+        """Choose and set up the candidate product of this process now rather than on the first query (the
+        bfloat16 copy of the matrix, PyTorch's import); the precision in use, ``None`` without an embedder. Per
+        process: a forked tool server worker sets up its own."""
+        if self._dense() is None:
+            return None
+        return "bfloat16" if self._bfloat16() is not None else "float32"
+
+    def _bfloat16(self) -> _Bfloat16Rows | None:
+        """The bfloat16 product when ``precision`` asks for it, or (``auto``) where PyTorch is installed, the index
+        holds ``AUTO_BF16_ROWS`` chunks and a block of 32 queries runs 1.25x faster than in float32."""
+        matrix = self._dense()
+        if matrix is None or self.precision == "float32" or len(self) <= self.depth:
+            return None
+        pid = os.getpid()
+        if self._bf16_pid != pid:
+            with self._lock:
+                if self._bf16_pid != pid:
+                    self._bf16 = self._choose_bfloat16(matrix)
+                    self._bf16_pid = pid
+        return self._bf16
+
+    def _choose_bfloat16(self, matrix: np.ndarray) -> _Bfloat16Rows | None:
+        if self.precision == "auto":
+            if len(self) < AUTO_BF16_ROWS:
+                return None
+            try:
+                import torch  # noqa: F401  (the `local` and `test` extras install it; the core does not need it)
+            except ImportError:
+                return None
+        fast = _Bfloat16Rows(matrix)
+        if self.precision == "bfloat16":
+            return fast
+        probe = np.ascontiguousarray(matrix[:: max(1, len(self) // 32)][:32], dtype=np.float32)
+        plain_s = _best_time(lambda: _candidates(matrix, probe, self.depth))
+        return fast if _best_time(lambda: fast.candidates(probe, self.depth)) * 1.25 < plain_s else None
+
+    def _dense_top_block(self, vectors: np.ndarray) -> list[np.ndarray]:
+        """For each unit query vector, the ``depth`` best rows by cosine similarity, best first, ties by row order
+        (``_top``'s order), ranked by float64 sums."""
+        matrix = self._dense()
+        assert matrix is not None  # only called with an embedder
+        n = matrix.shape[0]
+        kk = min(self.depth, n)
+        q = np.ascontiguousarray(vectors, dtype=np.float32)
+        bf16 = self._bfloat16() if kk < n and len(q) >= BF16_MIN_BLOCK else None
+        if bf16 is not None:
+            candidates = bf16.candidates(q, kk)
+        elif kk < n:
+            candidates = _candidates(matrix, q, kk)
+        else:
+            candidates = [np.arange(n)] * len(q)
+        out = []
+        for cand, vec in zip(candidates, q.astype(np.float64), strict=True):
+            exact = _exact_scores(matrix, cand, vec)
+            out.append(cand[np.lexsort((cand, -exact))[:kk]])
+        return out
+
+    def dense_top(self, queries: Sequence[str]) -> list[np.ndarray] | None:
+        """The dense ranking's candidates of each query (``_dense_top_block``), ``None`` without an embedder. One
+        embedder call; a single query joins the product of concurrent callers (``_DenseBatcher``)."""
+        if self._dense() is None:
+            return None
+        assert self.embedder is not None
+        q = _unit_rows(np.asarray(self.embedder.embed(list(queries)), dtype=np.float32).reshape(len(queries), -1))
+        if len(q) == 1:
+            return [self._batcher.top(q[0])]
+        step = self._batcher.max_batch
+        return [rows for i in range(0, len(q), step) for rows in self._dense_top_block(q[i : i + step])]
+
+    @property
+    def depth(self) -> int:
+        """Candidates each ranking contributes for a ``k`` up to ``MAX_TOP_K``."""
+        return max(self.candidates, MAX_TOP_K)
+
     def search(self, query: str, k: int = DEFAULT_TOP_K) -> list[TextHit]:
         """The ``k`` best chunks for ``query`` by RRF of the two rankings; ``TextSearchError`` on bad input."""
         return self.search_many([query], k)[0]
@@ -308,14 +563,14 @@ class TextIndex:
         checked = [check_query(q, k)[0] for q in queries]
         if not checked:
             return []
-        dense = self.dense_scores(checked)
+        dense = self.dense_top(checked)
         depth = max(self.candidates, k)
         out = []
         for i, q in enumerate(checked):
             scores = self.lexical_scores(q)
-            lex = _top(scores, depth)
-            lex = lex[scores[lex] > 0]
-            den = _top(dense[i], depth) if dense is not None else np.zeros(0, dtype=np.intp)
+            lex = _top_positive(scores, depth)
+            # dense rows are ranked to ``self.depth`` >= depth: a prefix of a total order is the top ``depth``
+            den = dense[i][:depth] if dense is not None else np.zeros(0, dtype=np.intp)
             out.append(self._fuse(lex, den, k))
         return out
 

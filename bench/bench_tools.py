@@ -65,6 +65,12 @@ LABELS = ("part of", "located in", "founded by", "influenced", "produces", "memb
 def synthetic_graph(n_entities: int, n_relations: int, seed: int) -> KnowledgeGraph:
     """A reproducible power-law graph: each new relation attaches to an endpoint drawn from earlier endpoints
     (preferential attachment), so a few hubs have thousands of relations and most nodes a handful."""
+    entities, relations = synthetic_records(n_entities, n_relations, seed)
+    return KnowledgeGraph.from_records(DOMAIN, entities, relations, directed=True)
+
+
+def synthetic_records(n_entities: int, n_relations: int, seed: int) -> tuple[list[Entity], list[Relation]]:
+    """The records of ``synthetic_graph`` (for writing a snapshot without building the graph here)."""
     rng = random.Random(seed)
     names = [f"{rng.choice(WORDS).title()} {rng.choice(WORDS).title()} {i}" for i in range(n_entities)]
     entities = [
@@ -92,7 +98,7 @@ def synthetic_graph(n_entities: int, n_relations: int, seed: int) -> KnowledgeGr
                 description=f"{names[a]} {label} {names[b]} in the {rng.choice(WORDS)} record.",
             )  # fmt: skip
         )
-    return KnowledgeGraph.from_records(DOMAIN, entities, relations, directed=True)
+    return entities, relations
 
 
 def pct(sorted_values: list[float], p: float) -> float:

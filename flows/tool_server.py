@@ -59,6 +59,14 @@ worker thread. So:
   after the index is loaded: the entity matrix is a read-only memory map of the cached ``.npy`` file and the
   graph is shared copy-on-write, so workers do not each hold a copy.
 
+Memory and start (``hopforge serve-tools``): each graph is served as a ``tasks.env.served.ServedGraph``, flat
+arrays memory-mapped from a cache in the data dir's index folder, written once per snapshot, embedder and format
+(``served_graphs``): interned strings, relations as columns, each entity's neighbour relations as compressed
+sparse rows, and every node_info reply body pre-rendered. A warm start opens those files and the cached matrix
+without reading the graph from the warehouse; the workers share every page of them, and of the bfloat16 copy
+of the matrix (``GraphIndex.share_search``, cached beside the served graph). Relations and entities become
+Python objects only for the entities a call touches. ``bench/bench_tool_memory.py`` measures it.
+
 This module avoids ``from __future__ import annotations`` on purpose: FastAPI reads the request models
 defined inside ``create_app`` from the endpoint annotations at runtime.
 """
@@ -74,6 +82,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict, deque
+from pathlib import Path
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
@@ -90,7 +99,10 @@ from schemas.errors import InputError
 from schemas.tools import Observation
 from tasks.env.ikg import IKGError, ViewRegistry, viewed_environment
 from tasks.env.index import GraphIndex
-from tasks.env.tools import ToolEnvironment
+from tasks.env.served import ServedGraph, limits_key
+from tasks.env.served import cache_dir as served_cache_dir
+from tasks.env.tools import RenderLimits, ToolEnvironment
+from tasks.graph.kg import KnowledgeGraph
 from tasks.graph.store import gc_paused
 from tasks.ops.children import die_with_parent
 from training.tool_auth import TOKEN_ENV, is_loopback_host
@@ -187,15 +199,23 @@ def _latency_summary(sorted_s: list[float]) -> dict[str, float]:
 
 
 class _MatcherBatcher:
-    """Coalesces concurrent entity_matcher calls into ``ToolEnvironment.call_many`` batches (see module doc)."""
+    """Coalesces concurrent entity_matcher calls into ``ToolEnvironment.call_many`` batches (see module doc).
 
-    def __init__(self, env: ToolEnvironment, max_batch: int, stats: ToolStats) -> None:
+    Gathering: one search streams the whole matrix, so a batch of one costs nearly what a batch of sixteen does.
+    Right after a batch is answered, its callers' next requests are still on their way; a batch started at once
+    would hold the first one or two, and the rest would wait for it to finish. So while the server is busy (the
+    previous batch ended less than its own duration ago), a new batch waits for as many calls as the previous one
+    held, at most ``gather`` times that batch's duration. An idle server starts a lone call's batch at once."""
+
+    def __init__(self, env: ToolEnvironment, max_batch: int, stats: ToolStats, gather: float = 0.25) -> None:
         self.env = env
         self.max_batch = max_batch
         self.stats = stats
+        self.gather = gather
         self._queue: asyncio.Queue[tuple[dict[str, Any], asyncio.Future[Observation]]] | None = None
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._arrived: asyncio.Event | None = None
 
     @property
     def running(self) -> bool:
@@ -208,6 +228,7 @@ class _MatcherBatcher:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
+        self._arrived = asyncio.Event()
         self._task = self._loop.create_task(self._work(), name="entity-matcher-batcher")
 
     async def stop(self) -> None:
@@ -222,18 +243,39 @@ class _MatcherBatcher:
             raise RuntimeError("the entity_matcher batcher is not running; check ``running`` first")
         fut: asyncio.Future[Observation] = self._loop.create_future()
         self._queue.put_nowait((arguments, fut))
+        if self._arrived is not None:
+            self._arrived.set()
         return await fut
+
+    async def _gather(self, want: int, until: float) -> None:
+        """Wait until ``want`` calls are queued or the loop's clock passes ``until``."""
+        queue, arrived, loop = self._queue, self._arrived, self._loop
+        if queue is None or arrived is None or loop is None:
+            return
+        while queue.qsize() < want:
+            left = until - loop.time()
+            if left <= 0:
+                return
+            arrived.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(arrived.wait(), left)
 
     async def _work(self) -> None:
         queue = self._queue
         if queue is None:
             raise RuntimeError("start() sets up the queue before the worker runs")
+        loop = asyncio.get_running_loop()
+        last_size, last_end, last_cost = 0, float("-inf"), 0.0
         while True:
             batch = [await queue.get()]
+            now = loop.time()
+            if last_size > 1 and now - last_end < last_cost:  # busy: the last batch's callers are sending again
+                await self._gather(min(last_size, self.max_batch) - 1, now + self.gather * last_cost)
             while len(batch) < self.max_batch and not queue.empty():
                 batch.append(queue.get_nowait())
             calls = [("entity_matcher", args) for args, _ in batch]
             self.stats.record_batch(len(batch))
+            started = loop.time()
             try:
                 results = await run_in_threadpool(self.env.call_many, calls)
             except Exception as exc:  # call_many does not raise for bad input; this is a bug, keep serving
@@ -242,6 +284,9 @@ class _MatcherBatcher:
                     if not fut.done():
                         fut.set_exception(exc)
                 continue
+            finally:
+                last_end = loop.time()
+                last_size, last_cost = len(batch), last_end - started
             for (_, fut), obs in zip(batch, results):
                 if not fut.done():  # the client may have gone away
                     fut.set_result(obs)
@@ -300,11 +345,27 @@ class NodeInfoReplies:
     ahead, every exact or normalised name is a hit in every worker from the first request. Each domain's replies
     are one ``bytes`` blob and one offsets array, so the forked workers share their pages instead of copying
     them (a blob is one object: reading a reply writes only the blob's header, never its pages). The texts are
-    ``ToolEnvironment.call``'s own, rendered through it.
+    ``ToolEnvironment.call``'s own, rendered through it. For ``ServedGraph`` graphs (``from_served``) they are
+    the replies the graph's cache holds, memory-mapped: nothing is rendered or copied at start.
     """
 
-    def __init__(self, replies: dict[str, tuple[dict[str, int], bytes, np.ndarray]]) -> None:
+    def __init__(self, replies: dict[str, tuple[dict[str, int], bytes, np.ndarray]],
+                 served: Mapping[str, ServedGraph] | None = None) -> None:
         self._replies = replies
+        self._served: dict[str, ServedGraph] = dict(served or {})
+
+    @classmethod
+    def from_served(cls, env: ToolEnvironment) -> "NodeInfoReplies | None":
+        """The replies every domain's ``ServedGraph`` already holds (memory-mapped from its cache, rendered with
+        the environment's limits), or ``None`` when some domain is not served that way."""
+        served: dict[str, ServedGraph] = {}
+        key = limits_key(env.limits)
+        for domain, index in env.indexes.items():
+            graph = index.graph
+            if not isinstance(graph, ServedGraph) or graph.limits_key != key:
+                return None
+            served[domain] = graph
+        return cls({}, served)
 
     @classmethod
     def render(cls, env: ToolEnvironment) -> "NodeInfoReplies":
@@ -322,7 +383,7 @@ class NodeInfoReplies:
         return cls(replies)
 
     def __len__(self) -> int:
-        return sum(len(rows) for rows, _, _ in self._replies.values())
+        return sum(len(rows) for rows, _, _ in self._replies.values()) + sum(map(len, self._served.values()))
 
     @property
     def nbytes(self) -> int:
@@ -331,6 +392,10 @@ class NodeInfoReplies:
     def get(self, index: GraphIndex, node_name: str) -> bytes | None:
         """The reply for ``node_name`` as ``ToolEnvironment.call`` resolves it (arguments are whitespace-stripped,
         then the exact name, else the normalised one), or ``None`` when it names no entity."""
+        served = self._served.get(index.domain)
+        if served is not None:
+            found = index.resolve(node_name.strip())
+            return served.node_info_reply(found) if found is not None else None
         entry = self._replies.get(index.domain)
         if entry is None:
             return None
@@ -676,6 +741,59 @@ def create_app(
     return app
 
 
+def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,
+                  limits: RenderLimits | None = None) -> list[ServedGraph]:
+    """The current graph of each domain (all, or ``domains``) as a ``ServedGraph`` memory-mapped from its cache
+    under ``root`` (the data dir's index folder), keyed by snapshot, embedder and format (``served.cache_dir``).
+
+    A warm cache is opened without reading the graph from the warehouse at all. A missing one is built from the
+    snapshot's records (read directly, not through the process's graph cache, so the ``KnowledgeGraph`` is
+    dropped once the arrays are written) and then opened the same way."""
+    from warehouse.graphs import current_snapshots, read_snapshot
+
+    limits = limits or RenderLimits()
+    snaps = current_snapshots(wh)
+    wanted = set(domains) if domains else None
+    if wanted:
+        missing = wanted - {s.domain for s in snaps}
+        if missing:
+            raise InputError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
+    out: list[ServedGraph] = []
+    for snap in snaps:
+        if wanted is not None and snap.domain not in wanted:
+            continue
+        path = served_cache_dir(root, snap.snapshot_id, embedder.name, embedder.dim, limits)
+        graph = ServedGraph.load(path)
+        if graph is None:
+            started = time.perf_counter()
+            found, entities, relations = read_snapshot(wh, snap.domain, snap.snapshot_id)
+            kg = KnowledgeGraph(snap.domain, entities, relations, directed=found.directed,
+                                snapshot_id=found.snapshot_id)  # fmt: skip
+            del entities, relations
+            graph = ServedGraph.cached(path, kg, limits)
+            del kg
+            gc.collect()
+            _return_freed_memory()  # else the workers forked next would inherit the freed graph's heap
+            log.info("%s: wrote the served graph cache %s in %.1f s", snap.domain, path.name,
+                     time.perf_counter() - started)  # fmt: skip
+        out.append(graph)
+    return out
+
+
+def _return_freed_memory() -> None:
+    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``): the records and
+    graph of a cold build leave hundreds of MB freed but still resident (500 MB at 50k entities, 90 MB after).
+    Does nothing where the C library has no such call."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        ctypes.CDLL(name).malloc_trim(0)
+    except (OSError, AttributeError, TypeError):
+        return
+
+
 def serve(
     env: ToolEnvironment,
     host: str = "127.0.0.1",
@@ -697,9 +815,11 @@ def serve(
     default: RL rollouts send thousands of requests a second, and ``GET /stats`` summarises them instead.
     ``app_options`` go to ``create_app``.
 
-    node_info replies are rendered before the port opens (``NodeInfoReplies``: ~75 us per entity, about 4 s for
-    50k entities) when the graphs hold at most ``prerender_entities`` entities in all; above that, node_info
-    renders on demand into each worker's result cache. 0 turns pre-rendering off.
+    node_info replies of ``ServedGraph`` graphs (``served_graphs``, what ``hopforge serve-tools`` loads) are the
+    ones rendered into their cache, memory-mapped. For other graphs they are rendered before the port opens
+    (``NodeInfoReplies``: ~75 us per entity, about 4 s for 50k entities) when the graphs hold at most
+    ``prerender_entities`` entities in all; above that, node_info renders on demand into each worker's result
+    cache. 0 turns pre-rendering off.
 
     ``workers > 1`` forks that many server processes after the index is loaded, all accepting on one socket
     (``serve_workers``); one per core is the usual choice on a rollout node. ``GET /stats`` then describes the
@@ -730,8 +850,16 @@ def serve(
         else:
             threadpool_limits(limits=blas_threads, user_api="blas")
     env.warm()
+    # Before the fork: the workers share the bfloat16 copy of each matrix, and PyTorch's modules (imported, no
+    # operation run: no thread pool crosses the fork), instead of each worker importing its own copy.
+    if any([index.share_search(_bits_file(index)) for index in env.indexes.values()]):
+        with contextlib.suppress(ImportError):
+            import torch  # noqa: F401
     entities = sum(len(index) for index in env.indexes.values())
-    if "node_info" in env.tool_names and 0 < entities <= prerender_entities and "node_info_replies" not in app_options:
+    served = NodeInfoReplies.from_served(env) if "node_info_replies" not in app_options else None
+    if served is not None:  # memory-mapped from the snapshot's served cache: nothing to render
+        app_options = {**app_options, "node_info_replies": served}
+    elif "node_info" in env.tool_names and 0 < entities <= prerender_entities and "node_info_replies" not in app_options:
         started = time.perf_counter()
         replies = NodeInfoReplies.render(env)
         log.info("rendered node_info for %d entities (%.1f MB) in %.1f s", len(replies), replies.nbytes / 1e6,
@@ -750,6 +878,17 @@ def serve(
         uvicorn.run(worker_app(), host=host, port=port, log_level=log_level, access_log=access_log, **_fast_stack())
         return
     serve_workers(worker_app, host, port, workers, log_level=log_level, access_log=access_log)
+
+
+def _bits_file(index: GraphIndex) -> Path | None:
+    """Where the bfloat16 copy of a served graph's matrix is cached: in the graph's served cache directory, named
+    after the matrix's own cache file (so a rebuilt matrix gets a new copy); ``None`` outside a served cache."""
+    graph = index.graph
+    folder = getattr(graph, "path", None) if isinstance(graph, ServedGraph) else None
+    # The file the loaded matrix is mapped from (its memory map's own record): asking ``cache_path`` would
+    # re-make every entity text to hash them.
+    matrix = getattr(index.embeddings.base, "filename", None) if folder is not None else None
+    return folder / f"bf16-{Path(matrix).stem}.npy" if folder is not None and matrix else None
 
 
 def _fast_stack() -> dict[str, str]:
@@ -888,4 +1027,4 @@ def serve_workers(
         gc.unfreeze()
 
 
-__all__ = ["NodeInfoReplies", "ToolReply", "ToolStats", "create_app", "serve", "serve_workers"]
+__all__ = ["NodeInfoReplies", "ToolReply", "ToolStats", "create_app", "serve", "serve_workers", "served_graphs"]

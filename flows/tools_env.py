@@ -40,13 +40,24 @@ def load_graphs(wh: Warehouse, domains: list[str] | None = None) -> list[Knowled
 
 
 def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | None = None,
-                     embedder: EmbedderChoice = "configured", *, texts: bool = True) -> ToolEnvironment:
+                     embedder: EmbedderChoice = "configured", *, texts: bool = True,
+                     served: bool = False) -> ToolEnvironment:
     """The tools over the current graphs; with ``texts``, ``web_search`` over the corpus chunks of every domain
-    that has any (offered only then), indexed with the same embedder."""
-    graphs = load_graphs(wh, domains)
+    that has any (offered only then), indexed with the same embedder. ``served`` (the tool server): the graphs
+    as ``ServedGraph`` arrays memory-mapped from their cache in the index folder
+    (``flows.tool_server.served_graphs``)."""
+    emb = None
+    if served:  # the served cache is keyed by the embedder too
+        from flows.tool_server import served_graphs
+
+        emb = HashingEmbedder() if embedder == "hashing" else shared_embedder(settings.embeddings)
+        graphs: Sequence[Any] = served_graphs(wh, domains, settings.data_dir / "indexes", emb)
+    else:
+        graphs = load_graphs(wh, domains)
     if not graphs:
         raise InputError("no graphs in the warehouse: run `hopforge graph build` or `hopforge graph import` first")
-    emb = HashingEmbedder() if embedder == "hashing" else shared_embedder(settings.embeddings)
+    if emb is None:
+        emb = HashingEmbedder() if embedder == "hashing" else shared_embedder(settings.embeddings)
     found: dict[str, TextIndex] = {}
     if texts:
         for g in graphs:

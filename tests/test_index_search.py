@@ -139,3 +139,48 @@ def test_a_query_that_ties_with_every_row_is_rescored_in_slices(monkeypatch):
     want_i, want_s = _brute(idx, queries, 5)
     got_i, got_s = idx.top_k(queries, 5)
     assert (got_i == want_i).all() and np.array_equal(got_s, want_s)
+
+
+def test_the_shared_bfloat16_bits_are_pytorchs_rounding():
+    from tasks.env.index import bfloat16_bits
+
+    rng = np.random.default_rng(8)
+    rows = np.concatenate([_hard_rows(rng, 700, 48), np.array([[0.5 + 2.0**-9] * 48, [-(1 + 2.0**-8)] * 48],
+                                                                dtype=np.float32)])  # fmt: skip
+    want = torch.from_numpy(rows).to(torch.bfloat16)
+    got = torch.from_numpy(bfloat16_bits(rows, step=128).view(np.int16)).view(torch.bfloat16)
+    assert torch.equal(got, want)
+
+
+def test_a_shared_bfloat16_copy_gives_the_exact_top_k_without_a_copy_of_its_own(monkeypatch):
+    """``share_search`` (the tool server calls it before forking its workers) makes the bfloat16 rows once;
+    the product of each process is a view of them, and the results are still the exact ones."""
+    rng = np.random.default_rng(21)
+    rows = _hard_rows(rng, 3000, 64)
+    queries = _unit(rng.standard_normal((17, 64)))
+    idx = _index(rows, search="bfloat16")
+    assert idx.share_search() and idx._bf16_bits.dtype == np.uint16
+    assert idx.prepare_search() == "bfloat16"
+    shared = idx._coarse._rows_t
+    assert shared.data_ptr() == idx._bf16_bits.ctypes.data  # a view of the shared bits, not a copy
+    got_i, got_s = idx.top_k(queries, 8)
+    want_i, want_s = _brute(idx, queries, 8)
+    assert (got_i == want_i).all() and np.array_equal(got_s, want_s)
+    assert not _index(rows, search="float32").share_search()
+    assert not _index(_unit(rng.standard_normal((AUTO_MIN_ROWS - 1, 8)))).share_search()  # auto, small: float32
+
+
+def test_the_bfloat16_copy_is_cached_in_a_file_and_mapped_back(tmp_path):
+    rng = np.random.default_rng(4)
+    rows = _hard_rows(rng, 1200, 32)
+    path = tmp_path / "bits.npy"
+    first = _index(rows, search="bfloat16")
+    assert first.share_search(path) and path.exists()
+    second = _index(rows, search="bfloat16")
+    assert second.share_search(path)
+    assert isinstance(second._bf16_bits.base, np.memmap) or second._bf16_bits.base is not None
+    assert np.array_equal(second._bf16_bits, first._bf16_bits) and not second._bf16_bits.flags.writeable
+    other = _index(rows[:1000], search="bfloat16")  # another shape: rewritten, not reused
+    assert other.share_search(path) and other._bf16_bits.shape == (1000, 32)
+    queries = _unit(rng.standard_normal((6, 32)))
+    assert (other.top_k(queries, 5)[0] == _brute(other, queries, 5)[0]).all()

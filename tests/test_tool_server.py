@@ -356,3 +356,45 @@ def test_serve_tools_cli_refuses_a_public_host_without_a_token(monkeypatch):
     result = CliRunner().invoke(app, ["serve-tools", "--host", "0.0.0.0", "--embedder", "hashing"])
     assert result.exit_code != 0
     assert "--host 0.0.0.0 listens beyond loopback: set HOPFORGE_TOOL_TOKEN" in result.output
+
+
+class _SlowMatcher:
+    """An environment whose batched matcher takes ``cost_s`` whatever the batch size (as a full-matrix search
+    does) and records the size of every batch."""
+
+    def __init__(self, cost_s: float) -> None:
+        self.cost_s = cost_s
+        self.sizes: list[int] = []
+
+    def call_many(self, calls):
+        from schemas.tools import Observation
+
+        self.sizes.append(len(calls))
+        time.sleep(self.cost_s)
+        return [Observation(text=args["node_name"]) for _, args in calls]
+
+
+async def test_a_busy_batcher_gathers_the_next_batch_and_an_idle_one_does_not_wait():
+    from flows.tool_server import ToolStats, _MatcherBatcher
+
+    fake = _SlowMatcher(0.12)
+    batcher = _MatcherBatcher(fake, max_batch=64, stats=ToolStats(), gather=0.5)  # type: ignore[arg-type]
+    batcher.start()
+    try:
+        started = time.perf_counter()
+        assert (await batcher.submit({"node_name": "lone"})).text == "lone"
+        assert time.perf_counter() - started < 0.12 + 0.1  # idle: no gathering wait
+
+        async def client(i: int, delay: float) -> str:
+            await asyncio.sleep(delay)
+            return (await batcher.submit({"node_name": f"q{i}"})).text
+
+        # A busy round of 8 calls, then the same 8 callers sending again a few milliseconds apart, as clients do
+        # once their replies arrive: the second round is one batch, not a batch of the first arrival and another.
+        assert await asyncio.gather(*(client(i, 0) for i in range(8))) == [f"q{i}" for i in range(8)]
+        again = await asyncio.gather(*(client(i, 0.004 * i) for i in range(8)))
+        assert again == [f"q{i}" for i in range(8)]
+    finally:
+        await batcher.stop()
+    assert fake.sizes[0] == 1 and sum(fake.sizes) == 17
+    assert fake.sizes[-1] == 8, fake.sizes

@@ -1,0 +1,467 @@
+"""``ServedGraph``: one domain graph held as flat arrays for the tool server, with its node_info replies.
+
+A ``KnowledgeGraph`` keeps every entity and relation as Python objects (networkx dictionaries, pydantic
+records, ``EdgeData`` views): about 8 KB per entity on the benchmark graph, and a server that pre-renders
+node_info replies held as much again. The tools only read the graph, so the server holds it as arrays instead:
+
+- every string (names, types, descriptions, labels, keywords, chunk ids) once, interned, in one UTF-8 blob with
+  an offsets array;
+- entities and relations as columns of string ids, weights and flags;
+- each entity's neighbour relations as compressed sparse rows, already in ``KnowledgeGraph.neighbors`` order
+  (neighbour, relation, direction as seen from the entity), so a relation list is a slice;
+- the normalised-name index (``normalize_name`` key -> entity ids, best first) as sorted keys and rows;
+- the node_info reply body (``{"rendered_content": ...}`` as JSON bytes) of every entity, rendered once.
+
+The arrays are written once per snapshot, embedder and format to a directory of ``.npy`` files under the
+data dir's index folder (``cache_dir(...)``) and memory-mapped read-only: a restarted server opens them in a
+fraction of a second, the forked workers share the operating system's one copy of the pages, and a reply is
+bytes sliced out of the mapping. ``EdgeData`` and ``Entity`` objects are made on demand, only for the
+entities a call touches (a bounded memo keeps the busiest ones), and carry the same values as the
+``KnowledgeGraph`` the arrays were built from: every tool text is byte-identical
+(``tests/test_served_graph.py``).
+
+Contract: the read-only interface the tools and IKG views use (``nodes``, ``entity``, ``entities``,
+``neighbors``, ``neighbor_names``, ``relations_between``, ``has_edge``, ``edge``, ``degree``, ``lookup``,
+``lookup_all``, ``__contains__``, ``__len__``, ``domain``, ``directed``, ``snapshot_id``, ``n_nodes``,
+``n_edges``), with the same results as ``KnowledgeGraph``. Graph algorithms (paths, balls, subgraphs) are not
+offered: the factory's flows use ``KnowledgeGraph``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from schemas.graph import Entity
+from tasks.graph.kg import EdgeData, KnowledgeGraph, normalize_name
+from tasks.graph.store import gc_paused
+
+#: Bumped whenever the layout of the files or what they hold changes: caches of another format are rebuilt.
+SERVED_FORMAT_VERSION = 1
+
+#: Relation views the neighbour memo keeps worked out, over every entity it holds (least recently used out).
+NEIGHBOR_MEMO_RELATIONS = 50_000
+#: Only entities with at least this many relations are memoised: a small entity's views take microseconds to
+#: make, a hub's milliseconds.
+NEIGHBOR_MEMO_MIN = 64
+
+_DIRECTIONS: tuple[str, ...] = ("out", "undirected", "in")
+_DIRECTION_CODE = {d: i for i, d in enumerate(_DIRECTIONS)}
+
+#: The arrays of one served graph (every file of the cache directory but ``meta.json``).
+_ARRAYS = (
+    "strings", "string_offsets",
+    "entity_type", "entity_description", "entity_chunk_ptr", "entity_chunks", "entity_file_ptr", "entity_files",
+    "degree",
+    "rel_source", "rel_target", "rel_label", "rel_kw_ptr", "rel_kw", "rel_description", "rel_weight",
+    "rel_directed", "rel_chunk_ptr", "rel_chunks",
+    "nbr_ptr", "nbr_node", "nbr_rel", "nbr_dir",
+    "norm_keys", "norm_ptr", "norm_ids",
+    "reply_blob", "reply_offsets",
+)  # fmt: skip
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
+
+
+def limits_key(limits: Any) -> str:
+    """A short hash of the render limits the node_info replies were rendered with (part of the cache key)."""
+    return hashlib.sha256(json.dumps(asdict(limits), sort_keys=True).encode()).hexdigest()[:12]
+
+
+def cache_dir(root: str | Path, snapshot_id: str, embedder_name: str, dim: int, limits: Any) -> Path:
+    """Where a snapshot's served arrays live: ``<root>/<snapshot>__<embedder>-<dim>__served-v<N>-<limits>``.
+
+    Keyed by the snapshot (content-addressed: a changed graph is a new snapshot), the embedder the server
+    pairs them with, the format version, and the render limits of the pre-rendered replies."""
+    return Path(root) / (
+        f"{_slug(snapshot_id)}__{_slug(embedder_name)}-{dim}__served-v{SERVED_FORMAT_VERSION}-{limits_key(limits)}"
+    )
+
+
+class _Strings:
+    """Interned strings during a build: one id per distinct string, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.items: list[bytes] = []
+
+    def __call__(self, text: str) -> int:
+        sid = self.ids.get(text)
+        if sid is None:
+            sid = self.ids[text] = len(self.items)
+            self.items.append(text.encode("utf-8"))
+        return sid
+
+    def many(self, texts: Any) -> list[int]:
+        return [self(t) for t in texts]
+
+
+def _ragged(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=ptr[1:])
+    flat = np.fromiter((v for x in lists for v in x), dtype=np.int32, count=int(ptr[-1]))
+    return ptr, flat
+
+
+def _blob(parts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in parts], out=offsets[1:])
+    return np.frombuffer(b"".join(parts), dtype=np.uint8).copy(), offsets
+
+
+def build_arrays(graph: KnowledgeGraph, limits: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and metadata of ``graph``'s served form, node_info replies rendered with ``limits``.
+
+    Reads ``graph.neighbors`` of every entity once (that is the order the arrays keep) and renders each reply
+    with ``render_node_info``, the text ``ToolEnvironment.call`` returns for it."""
+    from tasks.env.tools import render_node_info
+
+    names = graph.nodes()
+    row = {n: i for i, n in enumerate(names)}
+    strings = _Strings()
+    strings.many(names)  # string id i is entity i
+    rel_ids: dict[tuple[Any, ...], int] = {}
+    rel_cols: dict[str, list[Any]] = {k: [] for k in ("source", "target", "label", "kw", "description", "weight",
+                                                     "directed", "chunks")}  # fmt: skip
+    ent_type, ent_desc, ent_chunks, ent_files, degree = [], [], [], [], []
+    nbr_node: list[int] = []
+    nbr_rel: list[int] = []
+    nbr_dir: list[int] = []
+    nbr_ptr = np.zeros(len(names) + 1, dtype=np.int64)
+    replies: list[bytes] = []
+    with gc_paused():
+        for i, name in enumerate(names):
+            e = graph.entity(name)
+            ent_type.append(strings(e.type))
+            ent_desc.append(strings(e.description))
+            ent_chunks.append(strings.many(e.source_chunk_ids))
+            ent_files.append(strings.many(e.file_paths))
+            degree.append(graph.degree(name))
+            rels = graph.neighbors(name)
+            for nb, d in rels:
+                key = (d.source, d.target, d.relation, d.directed, d.description, d.keywords, d.weight,
+                       d.source_chunk_ids)  # fmt: skip
+                rid = rel_ids.get(key)
+                if rid is None:
+                    rid = rel_ids[key] = len(rel_ids)
+                    rel_cols["source"].append(row[d.source])
+                    rel_cols["target"].append(row[d.target])
+                    rel_cols["label"].append(strings(d.relation))
+                    rel_cols["kw"].append(strings.many(d.keywords))
+                    rel_cols["description"].append(strings(d.description))
+                    rel_cols["weight"].append(d.weight)
+                    rel_cols["directed"].append(d.directed)
+                    rel_cols["chunks"].append(strings.many(d.source_chunk_ids))
+                nbr_node.append(row[nb])
+                nbr_rel.append(rid)
+                nbr_dir.append(_DIRECTION_CODE[d.direction])
+            nbr_ptr[i + 1] = len(nbr_node)
+            replies.append(orjson.dumps({"rendered_content": render_node_info(graph, name, limits)}))
+        norm: dict[str, list[int]] = {}
+        for name in names:
+            key = normalize_name(name)
+            if key:
+                norm.setdefault(key, graph.lookup_all(name))
+        keys = sorted(norm)
+        norm_ptr, norm_ids = _ragged([[row[n] for n in norm[k]] for k in keys])
+        norm_keys = np.asarray(strings.many(keys), dtype=np.int32)
+    arrays: dict[str, np.ndarray] = {}
+    arrays["strings"], arrays["string_offsets"] = _blob(strings.items)
+    arrays["entity_type"] = np.asarray(ent_type, dtype=np.int32)
+    arrays["entity_description"] = np.asarray(ent_desc, dtype=np.int32)
+    arrays["entity_chunk_ptr"], arrays["entity_chunks"] = _ragged(ent_chunks)
+    arrays["entity_file_ptr"], arrays["entity_files"] = _ragged(ent_files)
+    arrays["degree"] = np.asarray(degree, dtype=np.int32)
+    arrays["rel_source"] = np.asarray(rel_cols["source"], dtype=np.int32)
+    arrays["rel_target"] = np.asarray(rel_cols["target"], dtype=np.int32)
+    arrays["rel_label"] = np.asarray(rel_cols["label"], dtype=np.int32)
+    arrays["rel_kw_ptr"], arrays["rel_kw"] = _ragged(rel_cols["kw"])
+    arrays["rel_description"] = np.asarray(rel_cols["description"], dtype=np.int32)
+    arrays["rel_weight"] = np.asarray(rel_cols["weight"], dtype=np.float64)
+    arrays["rel_directed"] = np.asarray(rel_cols["directed"], dtype=np.bool_)
+    arrays["rel_chunk_ptr"], arrays["rel_chunks"] = _ragged(rel_cols["chunks"])
+    arrays["nbr_ptr"] = nbr_ptr
+    arrays["nbr_node"] = np.asarray(nbr_node, dtype=np.int32)
+    arrays["nbr_rel"] = np.asarray(nbr_rel, dtype=np.int32)
+    arrays["nbr_dir"] = np.asarray(nbr_dir, dtype=np.int8)
+    arrays["norm_keys"], arrays["norm_ptr"], arrays["norm_ids"] = norm_keys, norm_ptr, norm_ids
+    arrays["reply_blob"], arrays["reply_offsets"] = _blob(replies)
+    meta = {
+        "format": SERVED_FORMAT_VERSION, "domain": graph.domain, "directed": graph.directed,
+        "snapshot_id": graph.snapshot_id, "entities": len(names), "relations": graph.n_edges,
+        "limits": limits_key(limits),
+    }  # fmt: skip
+    return arrays, meta
+
+
+def write_arrays(path: Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """Write the served arrays to directory ``path`` atomically: a temporary sibling, then one rename (a
+    crash leaves no half-written cache; a concurrent writer's complete copy wins)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name + ".tmp"))
+    try:
+        for name in _ARRAYS:
+            np.save(tmp / f"{name}.npy", arrays[name], allow_pickle=False)
+        (tmp / "meta.json").write_text(json.dumps(meta, sort_keys=True))
+        try:
+            os.rename(tmp, path)
+        except OSError:  # another process wrote it first: theirs is the same
+            if not (path / "meta.json").exists():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def read_arrays(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
+    """The arrays of a cache directory, memory-mapped read-only, or ``None`` when it is missing, of another
+    format, or incomplete."""
+    meta_file = path / "meta.json"
+    try:
+        meta = json.loads(meta_file.read_text())
+        if meta.get("format") != SERVED_FORMAT_VERSION:
+            return None
+        arrays = {name: _load(path / f"{name}.npy") for name in _ARRAYS}
+    except (OSError, ValueError):
+        return None
+    return arrays, meta
+
+
+def _load(file: Path) -> np.ndarray:
+    """One array, memory-mapped read-only as a plain ndarray; an empty one (which cannot be mapped) read."""
+    try:
+        return np.asarray(np.load(file, mmap_mode="r", allow_pickle=False))
+    except ValueError:
+        return np.load(file, allow_pickle=False)
+
+
+class ServedGraph:
+    """A read-only domain graph over flat (usually memory-mapped) arrays; see the module docstring.
+
+    Thread-safe: the arrays are never written, and the neighbour memo is locked."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+        self.domain: str = meta["domain"]
+        self.directed: bool = bool(meta["directed"])
+        self.snapshot_id: str | None = meta.get("snapshot_id")
+        self.limits_key: str = meta["limits"]
+        self._n_relations = int(meta["relations"])
+        self._a = arrays
+        self._blob = arrays["strings"]
+        self._off = arrays["string_offsets"]
+        n = int(meta["entities"])
+        self._names: tuple[str, ...] = tuple(self._string(i) for i in range(n))
+        self._row: dict[str, int] = {name: i for i, name in enumerate(self._names)}
+        keys = arrays["norm_keys"]
+        self._norm: dict[str, int] = {self._string(int(sid)): k for k, sid in enumerate(keys)}
+        self._memo: OrderedDict[int, tuple[tuple[str, EdgeData], ...]] = OrderedDict()
+        self._memo_size = 0
+        self._memo_lock = threading.Lock()
+        self.path: Path | None = None  # the cache directory it was loaded from (``load``)
+
+    # -- construction ----------------------------------------------------------------------------------------------
+    @classmethod
+    def from_graph(cls, graph: KnowledgeGraph, limits: Any) -> ServedGraph:
+        """The served form of ``graph`` in memory (no cache)."""
+        return cls(*build_arrays(graph, limits))
+
+    @classmethod
+    def load(cls, path: Path) -> ServedGraph | None:
+        """The served graph cached in ``path``, memory-mapped, or ``None`` when there is no usable cache."""
+        found = read_arrays(path)
+        if found is None:
+            return None
+        graph = cls(*found)
+        graph.path = path
+        return graph
+
+    @classmethod
+    def cached(cls, path: Path, graph: KnowledgeGraph, limits: Any) -> ServedGraph:
+        """The served graph cached in ``path``, written from ``graph`` first when missing."""
+        found = cls.load(path)
+        if found is None:
+            write_arrays(path, *build_arrays(graph, limits))
+            found = cls.load(path)
+            if found is None:
+                raise OSError(f"the served graph cache {path} was written but cannot be read back")
+        return found
+
+    # -- strings -------------------------------------------------------------------------------------------------------
+    def _string(self, sid: int) -> str:
+        return self._blob[self._off[sid] : self._off[sid + 1]].tobytes().decode("utf-8")
+
+    def _strings(self, ptr: np.ndarray, flat: np.ndarray, i: int) -> tuple[str, ...]:
+        return tuple(self._string(int(s)) for s in flat[ptr[i] : ptr[i + 1]])
+
+    # -- size and membership -----------------------------------------------------------------------------------------
+    @property
+    def n_nodes(self) -> int:
+        return len(self._names)
+
+    @property
+    def n_edges(self) -> int:
+        return self._n_relations
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._row
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        return f"ServedGraph({self.domain!r}, {self.n_nodes} nodes, {self.n_edges} relations, {kind})"
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the arrays (mapped from the cache file, or in memory)."""
+        return sum(a.nbytes for a in self._a.values())
+
+    def nodes(self) -> list[str]:
+        """Every entity name, sorted (the same string objects every call)."""
+        return list(self._names)
+
+    def row(self, name: str) -> int | None:
+        """The entity id of exactly ``name``, else ``None``."""
+        return self._row.get(name)
+
+    def _require(self, name: str) -> int:
+        i = self._row.get(name)
+        if i is None:
+            hint = self.lookup(name)
+            extra = f"; did you mean {hint!r}?" if hint else ""
+            raise KeyError(f"no entity {name!r} in the {self.domain!r} graph{extra}")
+        return i
+
+    def _entity(self, i: int) -> Entity:
+        a = self._a
+        return Entity.model_construct(
+            domain=self.domain, name=self._names[i], type=self._string(int(a["entity_type"][i])),
+            description=self._string(int(a["entity_description"][i])),
+            source_chunk_ids=list(self._strings(a["entity_chunk_ptr"], a["entity_chunks"], i)),
+            file_paths=list(self._strings(a["entity_file_ptr"], a["entity_files"], i)),
+        )  # fmt: skip
+
+    def entity(self, name: str) -> Entity:
+        """The entity called exactly ``name``; ``KeyError`` (with a lookup hint) when there is none."""
+        return self._entity(self._require(name))
+
+    def entities(self) -> Iterator[Entity]:
+        """Every entity record, sorted by name, made one at a time (a million are never held at once)."""
+        return (self._entity(i) for i in range(len(self._names)))
+
+    # -- adjacency ---------------------------------------------------------------------------------------------------
+    def _edge(self, rid: int, direction: int) -> EdgeData:
+        a = self._a
+        return EdgeData(
+            self._names[int(a["rel_source"][rid])], self._names[int(a["rel_target"][rid])],
+            self._string(int(a["rel_label"][rid])), self._strings(a["rel_kw_ptr"], a["rel_kw"], rid),
+            self._string(int(a["rel_description"][rid])), float(a["rel_weight"][rid]), bool(a["rel_directed"][rid]),
+            self._strings(a["rel_chunk_ptr"], a["rel_chunks"], rid), _DIRECTIONS[direction],  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    def _neighbors(self, i: int) -> tuple[tuple[str, EdgeData], ...]:
+        with self._memo_lock:
+            found = self._memo.get(i)
+            if found is not None:
+                self._memo.move_to_end(i)
+                return found
+        a = self._a
+        lo, hi = int(a["nbr_ptr"][i]), int(a["nbr_ptr"][i + 1])
+        nodes, rels, dirs = a["nbr_node"][lo:hi].tolist(), a["nbr_rel"][lo:hi].tolist(), a["nbr_dir"][lo:hi].tolist()
+        found = tuple((self._names[nb], self._edge(r, d)) for nb, r, d in zip(nodes, rels, dirs))
+        with self._memo_lock:
+            if i not in self._memo and NEIGHBOR_MEMO_MIN <= len(found) <= NEIGHBOR_MEMO_RELATIONS:
+                self._memo[i] = found
+                self._memo_size += len(found)
+                while self._memo_size > NEIGHBOR_MEMO_RELATIONS:
+                    _, old = self._memo.popitem(last=False)
+                    self._memo_size -= len(old)
+        return found
+
+    def neighbors(self, name: str, *, undirected: bool = True) -> list[tuple[str, EdgeData]]:
+        """``KnowledgeGraph.neighbors``: ``(neighbour, relation)`` per relation at ``name``, in its order."""
+        found = self._neighbors(self._require(name))
+        if undirected or not self.directed:
+            return list(found)
+        return [(nb, d) for nb, d in found if d.direction != "in"]
+
+    def neighbor_names(self, name: str, *, undirected: bool = True) -> list[str]:
+        """Distinct neighbours of ``name``, sorted."""
+        out: list[str] = []
+        for nb, _ in self.neighbors(name, undirected=undirected):
+            if not out or out[-1] != nb:  # neighbours come in name order, a name's relations together
+                out.append(nb)
+        return out
+
+    def relations_between(self, a: str, b: str, *, undirected: bool = True) -> list[EdgeData]:
+        """Every relation joining ``a`` and ``b``, with ``direction`` relative to ``a``; sorted."""
+        self._require(b)
+        return [d for nb, d in self.neighbors(a, undirected=undirected) if nb == b]
+
+    def has_edge(self, a: str, b: str, *, undirected: bool = True) -> bool:
+        if a not in self._row or b not in self._row:
+            return False
+        return bool(self.relations_between(a, b, undirected=undirected))
+
+    def edge(self, a: str, b: str, *, undirected: bool = True) -> EdgeData | None:
+        """The strongest relation joining ``a`` and ``b`` (``KnowledgeGraph.edge``), or ``None``."""
+        if a not in self._row or b not in self._row:
+            return None
+        rels = self.relations_between(a, b, undirected=undirected)
+        if not rels:
+            return None
+        return min(rels, key=lambda d: (-d.weight, d._sort_key()))
+
+    def degree(self, name: str) -> int:
+        """Number of distinct neighbours, either direction."""
+        return int(self._a["degree"][self._require(name)])
+
+    # -- names -------------------------------------------------------------------------------------------------------
+    def _norm_rows(self, name: str) -> np.ndarray:
+        k = self._norm.get(normalize_name(name))
+        if k is None:
+            return self._a["norm_ids"][:0]
+        ptr = self._a["norm_ptr"]
+        return self._a["norm_ids"][ptr[k] : ptr[k + 1]]
+
+    def lookup(self, name: str) -> str | None:
+        """``KnowledgeGraph.lookup``: ``name`` itself, else the best entity with its normalised key, else None."""
+        if name in self._row:
+            return name
+        rows = self._norm_rows(name)
+        return self._names[int(rows[0])] if len(rows) else None
+
+    def lookup_all(self, name: str) -> list[str]:
+        """Every entity whose ``normalize_name`` key equals that of ``name``, best first."""
+        return [self._names[int(i)] for i in self._norm_rows(name)]
+
+    # -- node_info replies -------------------------------------------------------------------------------------------
+    def node_info_reply(self, name: str) -> bytes | None:
+        """The pre-rendered node_info reply body of exactly ``name`` (an entity), else ``None``."""
+        i = self._row.get(name)
+        if i is None:
+            return None
+        off = self._a["reply_offsets"]
+        return self._a["reply_blob"][off[i] : off[i + 1]].tobytes()
+
+
+__all__ = ["NEIGHBOR_MEMO_RELATIONS", "SERVED_FORMAT_VERSION", "ServedGraph", "build_arrays", "cache_dir",
+           "limits_key", "read_arrays", "write_arrays"]

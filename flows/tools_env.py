@@ -20,7 +20,7 @@ from schemas.tools import KG_TOOLS
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.ikg import IKGError, ViewRegistry, make_view
 from tasks.env.index import HashingEmbedder
-from tasks.env.text_search import TextIndex, cached_text_index
+from tasks.env.text_search import TextIndex
 from tasks.env.tools import ToolEnvironment
 from warehouse.db import Warehouse
 from warehouse.graphs import current_snapshots, load_graph
@@ -60,10 +60,14 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
         emb = HashingEmbedder() if embedder == "hashing" else shared_embedder(settings.embeddings)
     found: dict[str, TextIndex] = {}
     if texts:
+        # The same text the IKG checks searched: the domain's corpus chunks, then ``[ikg] texts`` when set.
+        from flows.ikg_data import load_collection, text_index_of
+
+        collection = load_collection(settings)
         for g in graphs:
-            chunks = domain_chunks(wh, g.domain)
-            if chunks:
-                found[g.domain] = cached_text_index(chunks, emb, name=g.domain, cache_dir=settings.data_dir / "indexes")
+            index = text_index_of(g.domain, domain_chunks(wh, g.domain), collection, emb, settings)
+            if index is not None:
+                found[g.domain] = index
     tools = KG_TOOLS + (("web_search",) if found else ())
     env = ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes", tools=tools, texts=found)
     for index in found.values():

@@ -134,3 +134,28 @@ def test_a_bad_collection_stops_the_ikg_run_before_any_graph_is_searched(world):
     root, qas = world
     with pytest.raises(TextCollectionError, match=r"^\[ikg\] texts: "):
         run_ikg(root, history(qas), texts=str(root / "nowhere"))
+
+
+def test_the_tool_server_searches_the_collection_the_checks_searched(world, tmp_path):
+    """``tool_environment`` (what ``serve-tools`` and rollouts use) offers ``web_search`` on the imported graph
+    over the configured collection, so a rollout reads the text its variant was checked against."""
+    from flows.tools_env import tool_environment
+
+    root, _ = world
+    texts = tmp_path / "notes"
+    texts.mkdir()
+    for f in HISTORY_TEXTS:
+        (texts / f.name).write_text(f.read_text(encoding="utf-8"), encoding="utf-8")
+    first = HISTORY_TEXTS[0].read_text(encoding="utf-8").split()
+    query = " ".join(first[:12])
+    without = settings_for(root)
+    with Warehouse(without.warehouse_path, read_only=True) as wh:
+        env = tool_environment(without, wh, ["history"], embedder="hashing")
+    assert "web_search" not in env.tool_names
+    given = settings_for(root, texts=str(texts))
+    with Warehouse(given.warehouse_path, read_only=True) as wh:
+        env = tool_environment(given, wh, ["history"], embedder="hashing")
+    assert "web_search" in env.tool_names
+    obs = env.call("web_search", {"query": query, "graph_type": "history"})
+    assert obs.ok, obs.text
+    assert HISTORY_TEXTS[0].stem in obs.text or " ".join(first[:6]) in obs.text

@@ -330,8 +330,13 @@ class ToolEnvironment:
 
     def prepare_search(self, threads: int | None = None) -> dict[str, str]:
         """Set up every index's entity search in this process now (``GraphIndex.prepare_search``); returns the
-        precision chosen per domain."""
-        return {domain: index.prepare_search(threads) for domain, index in sorted(self.indexes.items())}
+        precision chosen per domain, and per text collection (``<domain> text``) where one chose."""
+        chosen = {domain: index.prepare_search(threads) for domain, index in sorted(self.indexes.items())}
+        for domain, text in sorted(self.texts.items()):
+            precision = text.prepare_search()
+            if precision is not None:
+                chosen[f"{domain} text"] = precision
+        return chosen
 
     def schemas(self, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
         """The tool contract (``schemas.tools.tool_schemas``) of the offered tools, or of ``tools``."""

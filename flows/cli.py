@@ -191,7 +191,7 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
         from flows.smoke import smoke as smoke_flow
 
         started = time.monotonic()
-        settings = _settings(config, gguf)
+        settings = DEMO_PLAN.with_ikg(_settings(config, gguf))  # the export holds IKG-20% and IKG-40% variants
         _ball_bounds(settings, min_ball, max_ball)
         if not 0 <= short_share <= 1:
             raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
@@ -217,7 +217,7 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
                         build_docs=DEMO_PLAN.build_docs, split_proportions=DEMO_PLAN.split_proportions,
                         n_rollouts=DEMO_PLAN.n_rollouts if local_teacher else 2, deep_questions=deep_questions,
                         distill_limits=limits, batch_size=DEMO_PLAN.batch_size, min_ball=min_ball,
-                        max_ball=max_ball, settings=settings)
+                        max_ball=max_ball, eval_ikg_levels=list(DEMO_PLAN.eval_ikg_levels), settings=settings)
         f["timings"] = {"doctor": round(t1 - t0, 1), "smoke": round(t2 - t1, 1), **f["timings"],
                         "total": round(time.monotonic() - started, 1)}
         f["record"] = str(_write_demo_record(settings.data_dir / "demo-summary.json", f))
@@ -255,7 +255,7 @@ def demo_record(f: dict[str, Any]) -> dict[str, Any]:
                              "by_kind": kinds(deep)},
         "eval": {m: {k: st[k] for k in ("n", "em", "f1", "hit1")} for m, st in (f.get("eval") or {}).get(
             "by_mode", {}).items()},
-        "export": {"version": f["export"]["version"], "rows": f["export"]["rows"]},
+        "export": {"version": f["export"]["version"], "rows": f["export"]["rows"], "ikg": f["export"].get("ikg", [])},
     }
 
 
@@ -314,6 +314,8 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     e = f["export"]
     for cfg, splits in e["rows"].items():
         out.print(f"  export {cfg:<12} " + "  ".join(f"{s_}: {n}" for s_, n in splits.items()))
+    for line in e.get("ikg", []):  # per domain and level: IKG variants kept, rejected by reason, trajectories
+        out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     if f.get("eval"):
         for m, st in f["eval"]["by_mode"].items():
             out.print(f"eval {m:<9} (policy {f['eval']['model']}, test split): n={st['n']} EM={st['em']:.2f} "
@@ -642,7 +644,8 @@ def eval_run(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt =
              mode: Annotated[Optional[list[str]], typer.Option("--mode", "-m", help="tools | no_tools | gold_context (repeat)")] = None,
              limit: Annotated[Optional[int], typer.Option(help="At most this many questions.")] = None,
              judge: Annotated[bool, typer.Option(help="Ask the judge role when exact match fails.")] = False,
-             trained_as: Annotated[Optional[str], typer.Option(help="think | no_think: the policy is a checkpoint trained on those export rows; evaluate it in that context.")] = None) -> None:
+             trained_as: Annotated[Optional[str], typer.Option(help="think | no_think: the policy is a checkpoint trained on those export rows; evaluate it in that context.")] = None,
+             ikg_level: Annotated[Optional[list[float]], typer.Option("--ikg-level", help="Also score each question in its IKG view at this level, e.g. 0.4 for IKG-40% (repeat); default: [ikg] levels.")] = None) -> None:
     """Run the policy role through the tool loop (and baselines) on a split; EM / F1 / Hit@1 per hop class and domain."""
 
     def body():
@@ -657,11 +660,16 @@ def eval_run(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt =
         _preflight_warehouse(settings)
         with _Bars():
             r = evaluate_policy(split=None if split == "all" else split, modes=modes, domains=domain, limit=limit,
-                                use_judge=judge, trained_as=trained_as, settings=settings)
+                                use_judge=judge, trained_as=trained_as, ikg_levels=ikg_level, settings=settings)
         for m, stats in r["by_mode"].items():
             out.print(f"{m:<13} n={stats['n']}  EM={stats['em']:.3f}  F1={stats['f1']:.3f}  Hit@1={stats['hit1']:.3f}"
                       + (f"  judge={stats['judge_acc']:.3f}" if stats.get("judge_acc") is not None else ""))
         _print_yields(r["table"])
+        if r.get("report"):
+            for row in r["by_setting"]:
+                out.print(f"{row['mode']:<13} {row['setting']:<9} n={row['n']}  Hits@1={row['hit1_any']:.3f}  "
+                          f"text search used={row['text_search_share']:.3f}  per question={row['mean_text_calls']:.2f}")
+            out.print(f"report: {r['report']}")
         out.print(f"run {r['run_id']} (model {r['model']}); rows in eval_runs / eval_items")
 
     _run(body)
@@ -672,7 +680,8 @@ def export_cmd(config: ConfigOpt = None,
                version: Annotated[Optional[str], typer.Option(help="Version name; default: a hash of the inputs.")] = None,
                include: Annotated[Optional[list[str]], typer.Option("--include", "-i", help="qa | sft | sft_nothink | rl | messages")] = None,
                repo_id: Annotated[Optional[str], typer.Option(help="Also upload to this Hugging Face dataset repo.")] = None,
-               token_env: str = "HF_TOKEN") -> None:
+               token_env: str = "HF_TOKEN",
+               ikg_texts: Annotated[Optional[Path], typer.Option(help="A text collection (folder, jsonl or dataset on disk) the IKG variants' text search reads beside each domain's corpus; default: the \\[ikg] texts setting.")] = None) -> None:
     """Export the datasets (QA parquet, LLaMA-Factory ShareGPT, verl RL parquet, TRL messages) with a manifest."""
 
     def body():
@@ -686,6 +695,8 @@ def export_cmd(config: ConfigOpt = None,
         if version is not None:
             check_version(version)
         settings = _settings(config)
+        if ikg_texts is not None:
+            settings.ikg = settings.ikg.model_copy(update={"texts": str(ikg_texts)})
         writable_folder(settings.data_dir / "exports", "the exports folder")
         _preflight_warehouse(settings)
         r = export_datasets(settings=settings, **kwargs)
@@ -1096,7 +1107,7 @@ def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
                              "environment of the server and of every client")
         settings = _settings(config)
         with Warehouse(settings.warehouse_path, read_only=True, lock_wait_s=settings.lock_wait_s) as wh:
-            env = tool_environment(settings, wh, domain, embedder)  # type: ignore[arg-type]
+            env = tool_environment(settings, wh, domain, embedder, served=True)  # type: ignore[arg-type]
             registry = warehouse_views(wh, env)
         if views is not None:
             export_views(export_qa_rows(views), {d: env.indexes[d].graph for d in env.domains}, registry)

@@ -61,6 +61,24 @@ class DemoPlan:
     split_proportions: dict[str, float] = field(
         default_factory=lambda: {"train": 0.55, "validation": 0.1, "test": 0.35})
     min_test_questions: int = 10
+    #: ``[ikg] levels`` of the demo's export (Graph-RFT's IKG-20% and IKG-40%), unless its config sets some.
+    ikg_levels: tuple[float, ...] = (0.2, 0.4)
+    #: The IKG levels the demo's evaluation scores: one, as a tool-mode item of the embedded policy costs seconds
+    #: (its rounds run to their token budget), and the test split's questions at both levels would add minutes.
+    eval_ikg_levels: tuple[float, ...] = (0.4,)
+
+    def with_ikg(self, settings: Settings) -> Settings:
+        """``settings`` with the demo's IKG levels, when the configuration asks for none (the global default
+        exports no IKG variants), and the whole demo corpus as the IKG text collection, when none is given: the
+        warehouse holds only the ``build_docs`` sample LightRAG read, and a hidden fact must be readable in the
+        text for its variant to be kept. The demo's own settings only."""
+        update: dict[str, Any] = {}
+        if not settings.ikg.levels:
+            update["levels"] = list(self.ikg_levels)
+        if settings.ikg.texts is None:
+            update["texts"] = str(DEMO_DIR / "corpus")
+        settings.ikg = settings.ikg.model_copy(update=update)
+        return settings
 
 
 DEMO_PLAN = DemoPlan()
@@ -173,6 +191,7 @@ def factory(
     distill_limits: dict[str, int] | None = None,
     batch_size: int | None = None,
     export_version: str | None = None,
+    eval_ikg_levels: list[float] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Run every stage once. ``corpus``/``reference_graphs`` default to the demo corpus and its reference graphs.
@@ -187,6 +206,7 @@ def factory(
     ``batch_size`` (default: each endpoint's ``max_concurrency``) is the questions per batch task of gold paths,
     distillation and evaluation: an endpoint that answers one call at a time would otherwise cost a task per question.
     ``min_ball`` / ``max_ball`` bound the seeds' depth-3 neighbourhoods (default: ``settings.seeds``).
+    ``eval_ikg_levels`` are the IKG levels the evaluation scores too (default: ``[ikg] levels``; ``[]``: none).
     The summary's ``timings`` holds each stage's wall time in seconds.
     """
     settings = settings or default_settings()
@@ -240,7 +260,8 @@ def factory(
     with timed(timings, "export"):
         exported = export_datasets(version=export_version, settings=settings)
     summary["export"] = {"run_id": exported["run_id"], "version": exported["version"], "path": exported["path"],
-                         "rows": exported["rows"], "invalid": len(exported["invalid"])}
+                         "rows": exported["rows"], "invalid": len(exported["invalid"]),
+                         "ikg": exported.get("ikg", [])}
     with Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s) as wh:
         summary["splits"] = {r["split"]: int(r["n"]) for r in wh.query(
             "SELECT split, count(*) AS n FROM qa WHERE split IS NOT NULL GROUP BY split ORDER BY split")}
@@ -248,7 +269,7 @@ def factory(
         limits = {k: v for k, v in (distill_limits or {}).items() if k in ("max_rounds", "max_tokens_per_round")}
         with timed(timings, "evaluation"):
             ev = evaluate_policy(split="test", modes=("tools", "no_tools"), domains=doms, batch_size=batch_size,
-                                 settings=settings, **limits)
+                                 ikg_levels=eval_ikg_levels, settings=settings, **limits)
         summary["eval"] = {"run_id": ev["run_id"], "model": ev["model"], "by_mode": ev["by_mode"]}
     else:
         summary["eval"] = None

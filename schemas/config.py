@@ -300,6 +300,20 @@ class IKGConfig(BaseModel):
     embedder: Literal["configured", "hashing"] = Field(
         "configured", description="The embedder of the checks and template trajectories' entity and text search: "
         "the configured one, or the model-free hashing one; serve the tools with the same (`serve-tools --embedder`).")
+    texts: str | None = Field(None, description="A text collection searched beside each domain's corpus, and alone "
+                              "for a graph without one (an imported graph then gets IKG variants): a folder of .txt/.md "
+                              "files, a .jsonl file or folder, or a Hugging Face dataset on disk (parquet/arrow files "
+                              "or a save_to_disk folder). Read with the ingest's readers.")
+    texts_kind: Literal["auto", "folder", "jsonl", "hf"] = Field(
+        "auto", description="How to read `texts`: auto detects it from the path.")
+    texts_field: str = Field("context", min_length=1, description="The text field of a jsonl collection, or the "
+                             "text column of a dataset.")
+    teacher: list[Literal["rollouts", "cot"]] = Field(
+        default_factory=list, description="Teacher trajectories of each kept variant, run in its view "
+        "(`tasks.distill.ikg_rollouts`); empty (the default), or a teacher whose thoughts the template writer "
+        "writes (`[quality] thought_writer`): the template trajectory only.")
+    n_rollouts: int = Field(2, ge=1, le=16, description="Teacher rollouts per IKG variant when `teacher` holds "
+                            "rollouts; the first accepted one is exported.")
 
     @field_validator("levels")
     @classmethod
@@ -320,6 +334,16 @@ class RunnerConfig(BaseModel):
 
     kind: Literal["threads", "ray"] = "threads"
     address: str | None = Field(None, description="Ray cluster to join; none starts a local Ray.")
+    ship_code: bool = Field(
+        True, description="With an address: send hopforge's own packages to the cluster in the job's Ray "
+        "runtime_env (py_modules), so a node needs hopforge's dependencies but no checkout; false: every node has "
+        "hopforge installed.")
+    runtime_env: dict[str, Any] = Field(
+        default_factory=dict, description="With an address: more of the job's Ray runtime_env (env_vars, pip, "
+        "conda...), merged with the shipped packages.")
+    connect_timeout_s: float = Field(
+        10.0, gt=0, description="With an address: seconds the cluster has to answer, and each node to show it can "
+        "run hopforge's tasks, before the flow stops with one line.")
     max_workers: int = Field(4, ge=1, description="Threads of the thread pool; CPUs of a local Ray.")
     in_flight: int | None = Field(
         None, ge=1, description="Batches running at once (finished ones wait, at most as many again, to be written "

@@ -63,6 +63,7 @@ TrajectoryRejectReason = Literal[
     "thought_repetitive",  # any kind: a thought (or the CoT reasoning) loops
     "thought_wrong_language",  # any kind: a thought is not in the configured language
     "bad_tool_argument",  # rollouts: a tool argument is a sentence or a request, not an entity name
+    "hidden_fact_not_fetched",  # IKG rollouts/cot: right answer, but no hidden fact read in the text nor other path
 ]
 TRAJECTORY_REJECT_REASONS: tuple[str, ...] = get_args(TrajectoryRejectReason)
 

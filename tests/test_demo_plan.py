@@ -128,7 +128,9 @@ def _summary_input(deep: dict) -> dict:
         "gold_paths": {"run_id": "gold-1", "questions": 18, "mean_candidates": 1.3, "mean_verified": 1.0},
         "trajectories": {"run_id": "traj-1", "made": 2, "accepted": 2, "by_kind": yields},
         "deep_trajectories": deep,
-        "export": {"path": "EXPORTS/v-1", "version": "v-1", "rows": {"qa": {"train": 7, "test": 11}}},
+        "export": {"path": "EXPORTS/v-1", "version": "v-1", "rows": {"qa": {"train": 7, "test": 11}}, "ikg": [
+            "IKG cs IKG-20%: 6 variants kept (6 by text, 0 by another path), 1 rejected (not_answerable 1); "
+            "6 template trajectories"]},
         "eval": None,
         "timings": {"doctor": 11.0, "graph build": 75.2, "evaluation": 150.0, "total": 437.9},
     }
@@ -167,6 +169,8 @@ def test_demo_summary_says_what_ran_how_long_and_where_to_look(monkeypatch):
     assert any("reject_reasons: no_answer: 3" in line for line in lines)
     assert any("reject_reasons: bad_format: 3" in line for line in lines)
     assert "time:   doctor 11s  graph build 1m15s  evaluation 2m30s  total 7m18s" in lines
+    assert ("  IKG cs IKG-20%: 6 variants kept (6 by text, 0 by another path), 1 rejected (not_answerable 1); "
+            "6 template trajectories") in lines
     tail = lines[lines.index("where to look:"):]
     assert tail[1] == "  Prefect UI: http://127.0.0.1:4200 (the runs, artifacts and yields of this demo)"
     assert "hopforge qa stats" in tail[2] and tail[3].startswith("  datasets:   EXPORTS/v-1 ")
@@ -241,3 +245,36 @@ def test_demo_record_keeps_times_yields_and_reject_reasons(tmp_path):
         {"kind": "cot", "questions": 3, "trajectories": 3, "accepted": 0, "reject_reasons": "bad_format: 3"}]}
     assert rec["eval"] == {"tools": {"n": 11, "em": 0.0, "f1": 0.1, "hit1": 0.0}}
     assert rec["lightrag"].startswith("LightRAG read 1 document(s) per domain")
+    assert rec["export"]["ikg"] == f["export"]["ikg"]
+
+
+def test_the_demo_exports_ikg_20_and_40_percent_variants(monkeypatch, tmp_path):
+    """The demo's settings, as the command hands them to the factory, ask for IKG-20% and IKG-40% variants,
+    searched in the whole demo corpus (the warehouse holds only LightRAG's sample), and its evaluation scores one
+    IKG level (the embedded policy's tool runs cost seconds each); the global default asks for none, and a
+    configuration's own levels and texts are kept."""
+    from typer.testing import CliRunner
+
+    import flows.doctor
+    import flows.factory
+    import flows.smoke
+    from flows.cli import app
+    from flows.factory import DEMO_DIR, DEMO_PLAN
+
+    assert DEMO_PLAN.ikg_levels == (0.2, 0.4) and set(DEMO_PLAN.eval_ikg_levels) <= set(DEMO_PLAN.ikg_levels)
+    seen = []
+
+    def factory(**kw):
+        seen.append((list(kw["settings"].ikg.levels), kw["settings"].ikg.texts, kw["eval_ikg_levels"]))
+        raise InputError("stop here")  # the demo ends with this one line: nothing else runs
+
+    monkeypatch.setattr(flows.doctor, "doctor", lambda settings: {"ok": True, "run_id": "d"})
+    monkeypatch.setattr(flows.smoke, "smoke", lambda settings: {})
+    monkeypatch.setattr(flows.factory, "factory", factory)
+    monkeypatch.setenv("HOPFORGE_DATA_DIR", str(tmp_path / "data"))
+    result = CliRunner().invoke(app, ["demo"])
+    assert result.exit_code == 2 and "stop here" in result.output, result.output
+    assert seen == [([0.2, 0.4], str(DEMO_DIR / "corpus"), [0.4])]
+    assert load_settings(data_dir=tmp_path).ikg.levels == [] and load_settings(data_dir=tmp_path).ikg.texts is None
+    own = DEMO_PLAN.with_ikg(load_settings(data_dir=tmp_path, ikg={"levels": [0.6], "texts": str(tmp_path)}))
+    assert own.ikg.levels == [0.6] and own.ikg.texts == str(tmp_path)

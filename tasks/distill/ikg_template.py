@@ -15,6 +15,7 @@ can make these trajectories itself, deterministically.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from schemas.answers import name_key
@@ -40,8 +41,15 @@ def _hidden(view: IKGView, edge: PathEdge) -> bool:
     return frozenset((edge.head, edge.tail)) in view.pairs
 
 
-def _mentions(text: str, name: str) -> bool:
-    return name_key(name) in name_key(text)
+_PASSAGE = re.compile(r"^\d+\. .*?\[[^\[\]\s]+\]: (?P<text>.*)$", re.M)
+
+
+def passages_stating(observation: str, a: str, b: str) -> list[str]:
+    """The passages of a text-search reply (``render_text_hits``: ``"1. Title [chunk id]: text"``) whose shown text
+    names both ``a`` and ``b``: the fact between them can be read there. The title does not count (a document
+    titled "... the Three Sisters" does not say who grew them), nor does text the reply cut off."""
+    ka, kb = name_key(a), name_key(b)
+    return [m["text"] for m in _PASSAGE.finditer(observation) if ka in (t := name_key(m["text"])) and kb in t]
 
 
 def _relation(edge: PathEdge) -> str:
@@ -92,9 +100,9 @@ def run_ikg_tools(
                                      "graph has no information")
         ok, text = run("web_search", {"query": f"{here} {rel}", "graph_type": domain}, nxt,
                        f"The graph has no information about the {rel} relation of {here}, so I search the text.")
-        if not ok or not _mentions(text, nxt):
-            return steps, thoughts, ("next_hop_missing", f"web_search({here} {rel!r}) does not name the next path "
-                                     f"node {nxt!r}")
+        if not ok or not passages_stating(text, here, nxt):
+            return steps, thoughts, ("next_hop_missing", f"web_search({here} {rel!r}) shows no passage naming both "
+                                     f"{here!r} and the next path node {nxt!r}")
         read_in_text = edge
     return steps, thoughts, None
 
@@ -141,5 +149,5 @@ def shows_the_switch(traj: Trajectory) -> bool:
     return False
 
 
-__all__ = ["IKG_TEMPLATE_TOOLS", "NO_INFORMATION", "ikg_template_trajectory", "ikg_trajectory_id", "run_ikg_tools",
-           "shows_the_switch"]
+__all__ = ["IKG_TEMPLATE_TOOLS", "NO_INFORMATION", "ikg_template_trajectory", "ikg_trajectory_id", "passages_stating",
+           "run_ikg_tools", "shows_the_switch"]

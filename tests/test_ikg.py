@@ -27,7 +27,7 @@ from tasks.env.ikg import (
     with_setting,
 )
 from tasks.env.index import HashingEmbedder
-from tasks.env.text_search import TextChunk, TextIndex, chunks_from_ingest
+from tasks.env.text_search import TextChunk, TextIndex, chunks_from_ingest, passage_window, render_text_hits
 from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.context import path_edges
@@ -219,13 +219,38 @@ def test_provenance_decides_which_chunk_holds_a_fact():
     qa = QA(qa_id="qa-ada", domain="cs", seed="Ada Lovelace", hop_class="1-2", path=["Ada Lovelace", "Analytical Engine"],
             path_edges=path_edges(graph, ["Ada Lovelace", "Analytical Engine"]), question="q?", answer="Analytical Engine")
     view = make_view(graph, qa.qa_id, qa.path_edges, 0.5)
-    # The provenance chunk words the fact without the engine's name; a decoy names both but is not the source.
-    source = TextChunk("doc-1-chunk-000", "Ada Lovelace wrote notes on Babbage's machine in 1843.", "Ada")
+    # The source chunk states the fact; a decoy names both entities but is not where the fact came from.
+    source = TextChunk("doc-1-chunk-000", "Ada Lovelace wrote notes on the Analytical Engine in 1843.", "Ada")
     decoy = TextChunk("doc-9-chunk-000", "Ada Lovelace and the Analytical Engine appear in many novels.", "Decoy")
     kept = check_answerable(graph, qa, view, TextIndex([source, decoy], None), k=3)
     assert isinstance(kept, IKGVariant) and kept.evidence == {"Ada Lovelace wrote notes on": "doc-1-chunk-000"}
     missed = check_answerable(graph, qa, view, TextIndex([decoy], None), k=3)
     assert isinstance(missed, IKGReject)
+    # The source words the fact without the engine's name: an agent reading it cannot learn the answer.
+    unnamed = TextChunk("doc-1-chunk-000", "Ada Lovelace wrote notes on Babbage's machine in 1843.", "Ada")
+    assert isinstance(check_answerable(graph, qa, view, TextIndex([unnamed, decoy], None), k=3), IKGReject)
+
+
+def test_a_fact_deep_in_a_long_chunk_is_shown_and_found():
+    """The reply shows the sentences around the one the query matches, so a fact past the first screenful of a
+    chunk is read by the agent, and the check judges that same text (a fact cut off the reply is not found)."""
+    filler = " ".join(f"Sentence {i} tells of weather and harvest in the valley." for i in range(40))
+    text = f"{filler} Ada Lovelace wrote notes on the Analytical Engine in 1843. {filler}"
+    shown = passage_window("Ada Lovelace wrote notes on", text, 600)
+    assert "Ada Lovelace wrote notes on the Analytical Engine" in shown
+    assert shown.startswith("...") and shown.endswith("...") and len(shown) <= 600
+    assert passage_window("zzz", "Short text.", 600) == "Short text."
+    rel = Relation(domain="cs", source="Ada Lovelace", target="Analytical Engine", relation="wrote notes on",
+                   source_chunk_ids=["doc-1-chunk-000"], directed=True)
+    graph = KnowledgeGraph.from_records("cs", [], [rel], add_missing_entities=True)
+    qa = QA(qa_id="qa-ada", domain="cs", seed="Ada Lovelace", hop_class="1-2", path=["Ada Lovelace", "Analytical Engine"],
+            path_edges=path_edges(graph, ["Ada Lovelace", "Analytical Engine"]), question="q?", answer="Analytical Engine")
+    view = make_view(graph, qa.qa_id, qa.path_edges, 0.5)
+    kept = check_answerable(graph, qa, view, TextIndex([TextChunk("doc-1-chunk-000", text, "Ada")], None), k=3)
+    assert isinstance(kept, IKGVariant)
+    rendered = render_text_hits(view.facts[0].query(), TextIndex([TextChunk("doc-1-chunk-000", text, "Ada")],
+                                                                 None).search(view.facts[0].query(), 1))
+    assert "the Analytical Engine in 1843" in rendered
 
 
 def test_no_information_reply_and_export_fields(graphs):
@@ -245,3 +270,34 @@ def test_no_information_reply_and_export_fields(graphs):
     assert out["extra_info"]["tools_kwargs"]["neighbor_search"]["create_kwargs"] == {"graph_type": "cs",
                                                                                     "view_id": view.view_id}
     assert row["extra_info"]["tools_kwargs"]["neighbor_search"]["create_kwargs"] == {"graph_type": "cs"}  # not changed
+
+
+def test_asking_for_a_hidden_relation_gets_no_information_not_a_looser_match():
+    """A hidden relation is the one asked for: the view answers "No information", not the neighbours of another
+    relation whose keyword the asked words contain; the complete graph's looser reading is unchanged."""
+    from tasks.env.ikg import viewed_environment
+    from tasks.env.tools import ToolEnvironment
+
+    drove = Relation(domain="history", source="Dust Bowl", target="California", relation="drove migration to",
+                     directed=True)
+    portrays = Relation(domain="history", source="The Grapes of Wrath", target="Dust Bowl", relation="portrays",
+                        keywords=["migration", "novel"], directed=True)
+    graph = KnowledgeGraph.from_records("history", [], [drove, portrays], add_missing_entities=True)
+    env = ToolEnvironment.from_graphs([graph], HashingEmbedder(), tools=["neighbor_search", "node_info"])
+    ask = {"entity": "Dust Bowl", "relation": "drove migration to", "graph_type": "history"}
+    assert "California" in env.call("neighbor_search", ask).text
+    # The complete graph reads "migration" loosely as the keyword of "portrays".
+    loose = env.call("neighbor_search", {**ask, "relation": "migration"})
+    assert loose.ok and "The Grapes of Wrath" in loose.text
+    qa = QA(qa_id="qa-dust", domain="history", seed="Dust Bowl", hop_class="1-2", path=["Dust Bowl", "California"],
+            path_edges=path_edges(graph, ["Dust Bowl", "California"]), question="q?", answer="California")
+    view = make_view(graph, qa.qa_id, qa.path_edges, 0.2)  # a 1-hop path: its one fact hidden
+    seen = viewed_environment(env, view, "history")
+    for relation in ("drove migration to", "drove migration"):
+        obs = seen.call("neighbor_search", {**ask, "relation": relation})
+        assert not obs.ok and obs.text.startswith("No information in the KG about Dust Bowl"), obs.text
+        assert "The Grapes of Wrath" not in obs.text.split("Its closest relations")[0]
+    # A relation (or keyword) the view still shows is answered as before.
+    for relation in ("portrays", "migration"):
+        shown = seen.call("neighbor_search", {**ask, "relation": relation})
+        assert shown.ok and "The Grapes of Wrath" in shown.text

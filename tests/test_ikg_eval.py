@@ -115,7 +115,8 @@ def probing_policy(qa: QA, searches: int = 1):
         searched = len(seen) - 2
         if "No information in the KG" in seen[1] and searched < searches:
             return call("web_search", query="" if searched < searches - 1 else f"{first.head} {first.relation}")
-        if not any(second.tail in s for s in seen[2:]):
+        texts = searches if "No information in the KG" in seen[1] else 0  # the replies of the text searches
+        if not any(second.tail in s for s in seen[2 + texts:]):
             return call("neighbor_search", entity=first.tail, relation=second.relation)
         return f"<answer>{second.tail}</answer>"
 

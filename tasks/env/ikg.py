@@ -22,8 +22,9 @@ are not there, and a ``neighbor_search`` that finds nothing says so in Graph-RFT
 Answerability (``check_answerable``): a variant is kept only when every hidden fact is in the text search's
 top k for a query made of the fact's head entity and relation (the head in walking order, as the agent would ask
 it), or the answer is still reachable from the question's start in the view. A fact "is in" a result when the
-result is a chunk the fact was extracted from (``source_chunk_ids``); a fact with no provenance (a hand-written
-or imported graph searched through an added text collection) is in a result that names both of its entities.
+passage the tool shows for that query (``passage_window``, not the title) names both of its entities and, for a
+fact extracted from the corpus, the result is a chunk it came from (``source_chunk_ids``); a fact with no
+provenance (a hand-written or imported graph searched through an added text collection) needs the names alone.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from typing import Any, Literal
 from schemas.answers import name_key
 from schemas.errors import InputError
 from schemas.qa import QA, PathEdge
-from tasks.env.text_search import DEFAULT_TOP_K, TextHit, TextIndex
+from tasks.env.text_search import DEFAULT_TOP_K, TextHit, TextIndex, passage_window
 from tasks.graph.kg import EdgeData, KnowledgeGraph
 
 #: Graph-RFT's levels (IKG-20%, IKG-40%, IKG-60%).
@@ -195,6 +196,12 @@ class ViewedGraph:
         hidden = self.view.hidden
         return [(nb, d) for nb, d in self._graph.neighbors(name, undirected=undirected) if edge_id(d) not in hidden]
 
+    def hidden_neighbors(self, name: str, *, undirected: bool = True) -> list[tuple[str, EdgeData]]:
+        """The relations of ``name`` this view hides (for the tools to tell a question about a hidden fact from
+        one a looser reading of another relation would answer); never shown to the model."""
+        hidden = self.view.hidden
+        return [(nb, d) for nb, d in self._graph.neighbors(name, undirected=undirected) if edge_id(d) in hidden]
+
     def neighbor_names(self, name: str, *, undirected: bool = True) -> list[str]:
         return sorted({nb for nb, _ in self.neighbors(name, undirected=undirected)})
 
@@ -304,14 +311,15 @@ class IKGBuild:
 
 
 def fact_found(fact: HiddenFact, hits: Sequence[TextHit]) -> str | None:
-    """The chunk id among ``hits`` that holds ``fact`` (module docstring), else ``None``."""
+    """The chunk id among ``hits`` that holds ``fact`` (module docstring), else ``None``: a hit counts when the text
+    the tool shows for the fact's query (``passage_window``; the title does not count) names both of its entities,
+    and, for a fact extracted from the corpus, when it is the chunk the fact came from. A fact the reply would cut
+    off is not one the agent can read."""
     for h in hits:
-        if fact.source_chunk_ids:
-            if h.chunk.chunk_id in fact.source_chunk_ids:
-                return h.chunk.chunk_id
+        if fact.source_chunk_ids and h.chunk.chunk_id not in fact.source_chunk_ids:
             continue
-        text = name_key(f"{h.chunk.title}\n{h.chunk.text}")
-        if name_key(fact.head) in text and name_key(fact.tail) in text:
+        shown = name_key(passage_window(fact.query(), h.chunk.text))
+        if name_key(fact.head) in shown and name_key(fact.tail) in shown:
             return h.chunk.chunk_id
     return None
 

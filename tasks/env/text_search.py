@@ -633,6 +633,7 @@ __all__ = [
     "cached_text_index",
     "check_query",
     "chunks_from_ingest",
+    "passage_window",
     "render_text_hits",
     "tokenize",
 ]
@@ -644,6 +645,50 @@ __all__ = [
 PASSAGE_CHARS = 600
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _clip(text: str, chars: int) -> str:
+    """``text`` cut at a word boundary to at most ``chars`` characters, ``...`` marking the cut."""
+    if len(text) <= chars:
+        return text
+    cut = text[: chars - 3]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > chars - 40 else cut).rstrip(" ,;:") + "..."
+
+
+def passage_window(query: str, text: str, chars: int = PASSAGE_CHARS) -> str:
+    """The part of a chunk a text-search reply shows for ``query``: the whole chunk when it fits in ``chars``,
+    else whole sentences around the one sharing most of the query's words (the earliest on a tie; the chunk's
+    start when none shares a word), grown forward then backward while they fit, ``...`` marking each cut. A fact
+    stated deep in a long chunk is then shown to the model that searched for it, and the IKG answerability check
+    (``tasks.env.ikg.fact_found``) judges this same text."""
+    flat = " ".join(text.split())
+    if len(flat) <= chars:
+        return flat
+    sentences = _SENTENCE_END.split(flat)
+    wanted = set(tokenize(query))
+    overlap = [len(wanted & set(tokenize(s))) for s in sentences]
+    best = max(range(len(sentences)), key=lambda i: (overlap[i], -i)) if wanted else 0
+    lo = hi = best
+    room = chars - 6  # the two "..." marks at most
+
+    def length(a: int, b: int) -> int:
+        return sum(len(s) for s in sentences[a : b + 1]) + (b - a)
+
+    if length(lo, hi) > room:
+        return ("..." if best > 0 else "") + _clip(sentences[best], chars - (3 if best > 0 else 0))
+    grown = True
+    while grown:
+        grown = False
+        if hi + 1 < len(sentences) and length(lo, hi + 1) <= room:
+            hi, grown = hi + 1, True
+        if lo > 0 and length(lo - 1, hi) <= room:
+            lo, grown = lo - 1, True
+    shown = " ".join(sentences[lo : hi + 1])
+    return ("..." if lo > 0 else "") + shown + ("..." if hi < len(sentences) - 1 else "")
+
+
 def render_text_hits(query: str, hits: Sequence[TextHit], passage_chars: int = PASSAGE_CHARS) -> str:
     """web_search / text_search: the passages for ``query``, best first, each with its title and chunk id (the
     chunk id is the citation a reviewer can look up in the warehouse). Part of the data format, like the KG
@@ -653,11 +698,7 @@ def render_text_hits(query: str, hits: Sequence[TextHit], passage_chars: int = P
         return f'No passages match "{flat}". Try other words: the entity\'s full name and the relation.'
     lines = [f'Passages for "{flat}", best first ({len(hits)}):']
     for i, h in enumerate(hits, 1):
-        text = " ".join(h.chunk.text.split())
-        if len(text) > passage_chars:
-            cut = text[: passage_chars - 3]
-            space = cut.rfind(" ")
-            text = (cut[:space] if space > passage_chars - 40 else cut).rstrip(" ,;:") + "..."
+        text = passage_window(flat, h.chunk.text, passage_chars)
         title = f"{h.chunk.title} " if h.chunk.title else ""
         lines.append(f"{i}. {title}[{h.chunk.chunk_id}]: {text}")
     return "\n".join(lines)

@@ -501,13 +501,25 @@ class ToolEnvironment:
         if isinstance(name, Observation):
             return name
         want = normalize_name(args.relation)
+        want_words = _words(args.relation)
+
+        def exact(d: EdgeData) -> bool:
+            return any(normalize_name(x) == want for x in _relation_terms(d))
+
+        def loose(d: EdgeData) -> bool:
+            # The asked relation inside a label or keyword, or the other way round ("born" for "born in", "place of
+            # birth" for "people.person.place_of_birth").
+            return any(_contains(_words(x), want_words) for x in _relation_terms(d))
+
         rels = index.graph.neighbors(name)
-        hits = [(nb, d) for nb, d in rels if any(normalize_name(x) == want for x in _relation_terms(d))]
-        if not hits:
-            # A looser reading: the asked relation inside a label or keyword, or the other way round
-            # ("born" for "born in", "place of birth" for "people.person.place_of_birth").
-            want_words = _words(args.relation)
-            hits = [(nb, d) for nb, d in rels if any(_contains(_words(x), want_words) for x in _relation_terms(d))]
+        hits = [(nb, d) for nb, d in rels if exact(d)]
+        hidden = getattr(index.graph, "hidden_neighbors", None)  # an IKG view (tasks.env.ikg.ViewedGraph)
+        # In a view, a relation the view hides is the one asked for: the graph has no information, rather than a
+        # looser reading that answers with another relation's neighbours (a keyword of "portrays" inside "drove
+        # migration to").
+        asked_hidden = not hits and hidden is not None and any(exact(d) or loose(d) for _, d in hidden(name))
+        if not hits and not asked_hidden:
+            hits = [(nb, d) for nb, d in rels if loose(d)]
         if hits:
             return Observation(text=render_neighbors(name, args.relation, hits, self.limits))
         ranked = self._ranked_relations(index, name, args.relation)

@@ -49,12 +49,14 @@ $(VENV)/.installed-ray: pyproject.toml | $(VENV)/.installed-test
 	touch $@
 
 # The factory on a local two-node Ray cluster (loopback): same exports as the thread pool; a killed worker loses nothing;
+# joined by address, a head and a second node started with `ray start` (tests/test_ray_nodes.py): the same exports on
+# one node and two, a second node killed mid-distillation loses nothing;
 # a command killed with SIGKILL leaves no process of the local Ray it started.
 # Also verl on a two-node Ray cluster started on this machine (tests/test_verl_cluster.py: needs the verl environment,
 # built here the first time).
 test-ray: $(VENV)/.installed-ray
 	$(BIN)/python -m training.envs create verl
-	$(BIN)/python -m pytest -q -m ray tests/test_ray.py tests/test_children.py tests/test_verl_cluster.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m ray tests/test_ray.py tests/test_children.py tests/test_verl_cluster.py tests/test_ray_nodes.py $(PYTEST_ARGS)
 
 # The refresh deployment through a real `prefect server start`, work pool, `prefect deploy --all` and worker, all on
 # loopback with the fake LLM endpoint (~1-1.5 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.
@@ -112,14 +114,23 @@ BENCH_SIZES ?= 1000 10000 100000 1000000
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/bench_gateway.py --json bench/results/gateway.json
 	$(BIN)/python bench/bench_tools.py --json bench/results/tools.json
+	$(BIN)/python bench/bench_text_search.py --json bench/results/text_search.json
+	$(BIN)/python bench/bench_tool_memory.py --sizes 50000 200000 --json bench/results/tool_memory.json
+	# A million entities with one relation each: with three, building the graph takes more memory than a 24 GB machine has.
+	$(BIN)/python bench/bench_tool_memory.py --sizes 1000000 --relations-per-entity 1 --requests 2000 --json bench/results/tool_memory_1m.json
 	$(BIN)/python bench/bench_scale.py --sizes $(BENCH_SIZES) --json bench/results/scale.json
 	$(BIN)/python bench/bench_pipeline.py --json bench/results/pipeline.json
 	# The size the performance issue was measured at (about 2,400 generation calls over the 20 domains).
 	$(BIN)/python bench/bench_pipeline.py --seeds 75 --json bench/results/pipeline_75.json
+	# The whole wait from each flow call to its last write: graph loads, seed scans, the tool index through the
+	# fake's embeddings endpoint and the writes included (20 domains x 3,000 nodes, 60 seeds; ~4 min on 2 cores).
+	$(BIN)/python bench/bench_whole_wait.py --json bench/results/whole_wait.json
 
 # Graph building over 4 domains: 2 Ray workers against the thread pool (a ratio).
 bench-ray: $(VENV)/.installed-ray
 	$(BIN)/python bench/bench_ray_graphs.py
+	# generate-qa, verify-paths, distill on a head alone and on a head + second node (one CPU each, one machine).
+	$(BIN)/python bench/bench_ray_nodes.py --json bench/results/ray_nodes.json
 
 # A command that does little (ingest of a corpus already in the warehouse), against a running `hopforge server` and
 # with Prefect's temporary server (~3 min on 2 cores).

@@ -41,6 +41,17 @@ class BatchResult(Generic[R]):
     records: list[R] = field(default_factory=list)
     usage: list[RoleUsage] = field(default_factory=list)
     pid: int = field(default_factory=os.getpid)  # the process that ran the batch (the flow's own, for threads)
+    node: str = field(default_factory=lambda: _ray_node())  # the Ray node that ran it ("" outside a Ray worker)
+
+
+def _ray_node() -> str:
+    """The id of the Ray node this process is a worker of ("" in the flow's own process or without Ray)."""
+    import sys
+
+    ray = sys.modules.get("ray")  # a Ray worker has imported it; nothing else needs to
+    if ray is None or not ray.is_initialized() or ray.get_runtime_context().worker.mode != 1:  # 1: WORKER_MODE
+        return ""
+    return ray.get_runtime_context().get_node_id()
 
 
 def task_runner(cfg: RunnerConfig):
@@ -55,6 +66,9 @@ def task_runner(cfg: RunnerConfig):
         if not cfg.address:
             import ray
 
+            from flows.ray_cluster import leave
+
+            leave()  # a cluster an earlier flow of this process joined is not the local Ray this one asks for
             # A local Ray is started once per process and kept: the runner would shut down a Ray it started at the
             # end of each flow, and a factory run is six flows (about 10 s of start-up each here).
             if not ray.is_initialized():
@@ -64,6 +78,10 @@ def task_runner(cfg: RunnerConfig):
                 # the process); the watchdog ends the raylet's workers and agents when the process is killed.
                 children.watch_descendants()
                 children.on_spawner_thread(ray.init, num_cpus=cfg.max_workers, include_dashboard=False)
+        else:
+            from flows.ray_cluster import join
+
+            join(cfg)  # connected once per process, hopforge's code in the job's runtime_env, every node checked
         return RayTaskRunner(address=cfg.address)
     from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -179,6 +197,7 @@ class _Runner:
 
         fill()
         elsewhere: set[int] = set()
+        nodes: set[str] = set()
         down = DownEndpoints(self.gateway)
         n = 0
         while pending:
@@ -207,13 +226,16 @@ class _Runner:
                     self.gateway.ledger.merge(result.usage)
                 if result.pid != os.getpid():
                     elsewhere.add(result.pid)
+                if result.node:
+                    nodes.add(result.node)
                 down.see(result.usage)
             n += 1
             fill()
             yield batch, result
             down.check(task.name, final=not pending)
         if elsewhere:
-            print(f"{task.name}: {n} batch(es) ran in {len(elsewhere)} worker process(es) besides the flow's")
+            on = f" on {len(nodes)} Ray node(s)" if nodes else ""
+            print(f"{task.name}: {n} batch(es) ran in {len(elsewhere)} worker process(es){on} besides the flow's")
 
 
 _END = object()

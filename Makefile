@@ -125,6 +125,8 @@ bench: $(VENV)/.installed-test
 	# The whole wait from each flow call to its last write: graph loads, seed scans, the tool index through the
 	# fake's embeddings endpoint and the writes included (20 domains x 3,000 nodes, 60 seeds; ~4 min on 2 cores).
 	$(BIN)/python bench/bench_whole_wait.py --json bench/results/whole_wait.json
+	# The factory on one Ray node and on two (installs the ray extra): bench/results/ray_nodes.json.
+	$(MAKE) bench-ray
 
 # Graph building over 4 domains: 2 Ray workers against the thread pool (a ratio).
 bench-ray: $(VENV)/.installed-ray

@@ -59,7 +59,7 @@ def main() -> None:
                     # other work on the machine stretches the wall times (the CPU seconds less so)
                     "load_1min_before": round(load_before, 2), "load_1min_after": round(os.getloadavg()[0], 2)},
     }
-    text = json.dumps(result, indent=2, sort_keys=True)
+    text = json.dumps(result, indent=2, sort_keys=True).replace(str(ROOT), "<repo>")  # no machine paths in the record
     print(text)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

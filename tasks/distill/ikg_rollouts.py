@@ -56,10 +56,9 @@ from tasks.distill.trajectories import (
     judge_cot,
     judge_rollout,
     lists_entity,
+    rollout_gate_problem,
     rollout_messages,
     rollout_seed,
-    thought_gate_problem,
-    tool_argument_gate,
 )
 from tasks.env.agent_loop import AgentConfig, ToolRunner, run_agent
 from tasks.env.ikg import HiddenFact, IKGVariant, IKGView, ViewedGraph, level_name, viewed_environment
@@ -177,10 +176,7 @@ async def ikg_rollout(variant: IKGVariant, env: ToolRunner, t: IKGTeacher, sampl
                   path_coverage=best_path_coverage(think, [_question_choice(qa)]))  # fmt: skip
     base = _base(variant, "rollouts", sample, t, IKG_TEMPLATE_TOOLS)
     if reason is None:
-        names = list(dict.fromkeys([*qa.path, qa.answer]))
-        observations = [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
-        found = tool_argument_gate(messages) or thought_gate_problem(
-            reasoning, language=cfg.language, names=names, observations=observations)
+        found = rollout_gate_problem(messages, reasoning, qa, cfg.language)
         if found is not None:
             reason, detail = found
     if reason is not None:

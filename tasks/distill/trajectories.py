@@ -231,6 +231,17 @@ def run_template_tools(
     return steps, None
 
 
+def rollout_gate_problem(
+    messages: Sequence[Mapping[str, Any]], reasoning: Sequence[str | None], qa: QA, language: str
+) -> tuple[TrajectoryRejectReason, str] | None:
+    """The first problem of a correct rollout's form: a tool call's arguments (``tool_argument_gate``), or its
+    thoughts (``thought_gate_problem``, with the path's names and the tool replies as what the thoughts may cite)."""
+    names = list(dict.fromkeys([*qa.path, qa.answer]))
+    observations = [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
+    return tool_argument_gate(messages) or thought_gate_problem(
+        reasoning, language=language, names=names, observations=observations)
+
+
 class LoopSafeTools:
     """A tool runner whose ``call`` also works from inside a running event loop.
 
@@ -792,10 +803,7 @@ async def distill_rollout(job: DistillJob, gold_paths: Sequence[GoldPath], ctx: 
         gold_path=list(choices[0].path) if choices else [], gold_source=choices[0].source if choices else None,
     )  # fmt: skip
     if reason is None:
-        names = list(dict.fromkeys([*qa.path, qa.answer]))
-        observations = [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
-        found = tool_argument_gate(messages) or thought_gate_problem(
-            reasoning, language=cfg.language, names=names, observations=observations)
+        found = rollout_gate_problem(messages, reasoning, qa, cfg.language)
         if found is not None:
             reason, detail = found
     if reason is not None:
@@ -898,6 +906,7 @@ __all__ = [
     "normalize_answer",
     "path_coverage",
     "relation_terms",
+    "rollout_gate_problem",
     "rollout_messages",
     "rollout_seed",
     "run_template_tools",

@@ -56,6 +56,7 @@ import numpy as np
 from gateway.embeddings import Embedder
 from schemas.corpus import IngestResult
 from schemas.errors import InputError
+from tasks.env.index import _Bfloat16Product  # the chunk matrix in bfloat16: the entity index's product, same margin
 
 log = logging.getLogger(__name__)
 
@@ -186,36 +187,6 @@ def _exact_scores(matrix: np.ndarray, rows: np.ndarray, q64: np.ndarray) -> np.n
     """float64 dot products of ``q64`` with ``matrix[rows]``, one independent sum per row."""
     return np.concatenate([(matrix[rows[i : i + RESCORE_ROWS]].astype(np.float64) * q64).sum(axis=1)
                            for i in range(0, len(rows), RESCORE_ROWS)] or [np.zeros(0)])
-
-
-class _Bfloat16Rows:
-    """The chunk matrix in bfloat16 through PyTorch (AMX / AVX-512 BF16 kernels where the CPU has them): half the
-    bytes to stream per product, and several times faster than float32 for a block of queries on such CPUs.
-    Candidates are every row within ``tasks.env.index.bfloat16_margin`` of the n-th best bfloat16 score, a bound on
-    the rounding, so no true top-n row is dropped before the float64 ranking."""
-
-    def __init__(self, matrix: np.ndarray) -> None:
-        import torch
-
-        from tasks.env.index import bfloat16_margin
-
-        self._torch = torch
-        self.margin = bfloat16_margin(matrix.shape[1])
-        rows = torch.empty(matrix.shape, dtype=torch.bfloat16)
-        step = 65536  # converted in slices: the source may be a read-only memory map, never copied whole
-        for i in range(0, matrix.shape[0], step):
-            rows[i : i + step] = torch.from_numpy(np.array(matrix[i : i + step], dtype=np.float32))
-        self._rows_t = rows.T
-
-    def candidates(self, block: np.ndarray, n: int) -> list[np.ndarray]:
-        torch = self._torch
-        with torch.inference_mode():
-            scores = (torch.from_numpy(np.array(block, dtype=np.float32)).to(torch.bfloat16) @ self._rows_t).float()
-            floor = torch.topk(scores, n, dim=1, sorted=False).values.min(dim=1).values - self.margin
-            rows, cols = torch.nonzero(scores >= floor[:, None], as_tuple=True)
-        rows_np, cols_np = rows.numpy(), cols.numpy().astype(np.intp)
-        bounds = np.searchsorted(rows_np, np.arange(len(block) + 1))
-        return [cols_np[bounds[i] : bounds[i + 1]] for i in range(len(block))]
 
 
 def _best_time(fn: Callable[[], object], repeats: int = 3) -> float:
@@ -349,7 +320,7 @@ class TextIndex:
         self._bm25 = None
         self._matrix: np.ndarray | None = None
         self.precision = precision
-        self._bf16: _Bfloat16Rows | None = None
+        self._bf16: _Bfloat16Product | None = None
         self._bf16_pid: int | None = None
         self._batcher = _DenseBatcher(self._dense_top_block)
         self.fingerprint = self._fingerprint()
@@ -486,7 +457,7 @@ class TextIndex:
             return None
         return "bfloat16" if self._bfloat16() is not None else "float32"
 
-    def _bfloat16(self) -> _Bfloat16Rows | None:
+    def _bfloat16(self) -> _Bfloat16Product | None:
         """The bfloat16 product when ``precision`` asks for it, or (``auto``) where PyTorch is installed, the index
         holds ``AUTO_BF16_ROWS`` chunks and a block of 32 queries runs 1.25x faster than in float32."""
         matrix = self._dense()
@@ -500,7 +471,7 @@ class TextIndex:
                     self._bf16_pid = pid
         return self._bf16
 
-    def _choose_bfloat16(self, matrix: np.ndarray) -> _Bfloat16Rows | None:
+    def _choose_bfloat16(self, matrix: np.ndarray) -> _Bfloat16Product | None:
         if self.precision == "auto":
             if len(self) < AUTO_BF16_ROWS:
                 return None
@@ -508,7 +479,7 @@ class TextIndex:
                 import torch  # noqa: F401  (the `local` and `test` extras install it; the core does not need it)
             except ImportError:
                 return None
-        fast = _Bfloat16Rows(matrix)
+        fast = _Bfloat16Product(matrix, None)
         if self.precision == "bfloat16":
             return fast
         probe = np.ascontiguousarray(matrix[:: max(1, len(self) // 32)][:32], dtype=np.float32)

@@ -56,7 +56,7 @@ $(VENV)/.installed-ray: pyproject.toml | $(VENV)/.installed-test
 # built here the first time).
 test-ray: $(VENV)/.installed-ray
 	$(BIN)/python -m training.envs create verl
-	$(BIN)/python -m pytest -q -m ray tests/test_ray.py tests/test_children.py tests/test_verl_cluster.py tests/test_ray_nodes.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m ray tests/test_ray.py tests/test_children.py tests/test_verl_cluster.py tests/test_ray_nodes.py tests/test_ray_address.py $(PYTEST_ARGS)
 
 # The refresh deployment through a real `prefect server start`, work pool, `prefect deploy --all` and worker, all on
 # loopback with the fake LLM endpoint (~1-1.5 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.

@@ -86,6 +86,7 @@ def test_an_address_that_is_not_one_is_named():
         ray_cluster._answers("head-without-port", 1.0)
 
 
+@pytest.mark.ray  # needs the ray extra: runs in make test-ray
 def test_the_task_runner_refuses_before_ray_is_asked(monkeypatch):
     pytest.importorskip("prefect_ray")
     ray = pytest.importorskip("ray")

@@ -56,6 +56,8 @@ from warehouse.db import Warehouse  # noqa: E402
 from warehouse.graphs import load_graph, write_import  # noqa: E402
 
 def walk(graph: KnowledgeGraph, start: str, hops: int) -> list[str] | None:
+    """A simple path of ``hops`` relations from ``start``: always the first unvisited neighbour by name (the IKG
+    tests walk their questions the same way)."""
     path = [start]
     while len(path) <= hops:
         nxt = [n for n in graph.neighbor_names(path[-1]) if n not in path]

@@ -163,11 +163,15 @@ class Occupancy:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
+    def _sample(self) -> tuple:
+        """One sample: the time and the endpoint slots this process holds."""
         from gateway.client import _LIMITERS
 
+        return time.perf_counter(), sum(lim.in_use for lim in list(_LIMITERS.values()))
+
+    def _run(self) -> None:
         while not self._stop.is_set():
-            self.samples.append((time.perf_counter(), sum(lim.in_use for lim in list(_LIMITERS.values()))))
+            self.samples.append(self._sample())
             self._stop.wait(self.period)
 
     def __enter__(self) -> "Occupancy":

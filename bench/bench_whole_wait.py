@@ -64,7 +64,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
-from bench.bench_pipeline import _machine_busy, _pick, _verdicts  # noqa: E402
+from bench.bench_pipeline import Occupancy, _machine_busy, _pick, _verdicts  # noqa: E402
 from bench.bench_scale import write_triples  # noqa: E402
 
 STAGES = ("generation", "gold_paths", "distillation")
@@ -167,32 +167,16 @@ def instrument(acts: Activities) -> None:
     Warehouse.transaction = transaction
 
 
-class Sampler:
-    """Every ``period`` s: chat slots this process holds and the activities under way; see the module docstring."""
+class Sampler(Occupancy):
+    """Every ``period`` s: chat slots this process holds (``Occupancy``) and the activities under way; see the
+    module docstring."""
 
     def __init__(self, acts: Activities, concurrency: int, period: float = 0.02) -> None:
-        self.acts, self.concurrency, self.period = acts, concurrency, period
-        self.samples: list[tuple[float, int, list[str]]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        super().__init__(concurrency, period)
+        self.acts = acts
 
-    def _run(self) -> None:
-        from gateway.client import _LIMITERS
-
-        while not self._stop.is_set():
-            self.samples.append((time.perf_counter(), sum(lim.in_use for lim in list(_LIMITERS.values())),
-                                 self.acts.now()))
-            self._stop.wait(self.period)
-
-    def __enter__(self) -> "Sampler":
-        self.started = time.perf_counter()
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.ended = time.perf_counter()
+    def _sample(self) -> tuple:
+        return (*super()._sample(), self.acts.now())
 
     def report(self) -> dict[str, Any]:
         idle: Counter = Counter()

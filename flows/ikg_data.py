@@ -170,8 +170,8 @@ def text_line(domain: str, corpus: int, collection: TextCollection | None) -> st
 
 
 def summary_lines(build: IKGBuild, levels: Sequence[float], trajectories: Sequence[IKGItem]) -> list[str]:
-    """One line per level: variants kept (and how each stays answerable), rejected by reason, template
-    trajectories made and rejected by reason."""
+    """One line per level: variants kept (and how each stays answerable), rejected by reason, exported
+    trajectories by kind (template, or the teacher's) and rejected by reason."""
     lines = []
     for level in levels:
         kept = [v for v in build.variants if v.view.level == level]
@@ -183,7 +183,12 @@ def summary_lines(build: IKGBuild, levels: Sequence[float], trajectories: Sequen
                 f"{how['path']} by another path), {sum(rejects.values())} rejected")
         if rejects:
             line += " (" + ", ".join(f"{k} {n}" for k, n in sorted(rejects.items())) + ")"
-        line += f"; {sum(t.status == 'accepted' for t in trajs)} template trajectories"
+        kinds = Counter(t.kind for t in trajs if t.status == "accepted")
+        if set(kinds) <= {"template"}:
+            line += f"; {kinds['template']} template trajectories"
+        else:  # [ikg] teacher: the exported trajectory is the teacher's where one was accepted
+            by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+            line += f"; {sum(kinds.values())} trajectories ({by_kind})"
         if bad:
             line += " (rejected: " + ", ".join(f"{k} {n}" for k, n in sorted(bad.items(), key=str)) + ")"
         lines.append(line)

@@ -7,6 +7,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from bench.bench_ikg_demo import walk
 from schemas.answers import name_key
 from schemas.errors import InputError
 from schemas.graph import Relation
@@ -38,17 +39,6 @@ DOMAINS = ("agriculture", "biology", "cooking", "cs", "history")
 #: Critical triples hidden per path length at IKG-20/40/60%: round half up, at least one (worked out by hand).
 EXPECTED_HIDDEN = {1: (1, 1, 1), 2: (1, 1, 1), 3: (1, 1, 2), 4: (1, 2, 2), 5: (1, 2, 3)}
 LEVELS = (0.2, 0.4, 0.6)
-
-
-def walk(graph: KnowledgeGraph, start: str, hops: int) -> list[str] | None:
-    """A simple path of ``hops`` relations from ``start``: always the first unvisited neighbour by name."""
-    path = [start]
-    while len(path) <= hops:
-        nxt = [n for n in graph.neighbor_names(path[-1]) if n not in path]
-        if not nxt:
-            return None
-        path.append(nxt[0])
-    return path
 
 
 def questions(graph: KnowledgeGraph, per_hops: int = 6) -> list[QA]:

@@ -223,7 +223,7 @@ def evaluated(prefect_harness, tmp_path_factory) -> dict[str, Any]:
     from gateway.fake import FakeOpenAI
     from tasks.export.datasets import ExportInputs, export
     from tasks.qa.context import path_edges
-    from tests.test_ikg import walk
+    from bench.bench_ikg_demo import walk
     from warehouse.corpus import write_ingest
     from warehouse.db import Warehouse
     from warehouse.graphs import load_graph, write_import

@@ -14,6 +14,7 @@ import networkx as nx
 import pyarrow.parquet as pq
 import pytest
 
+from bench.bench_ikg_demo import walk
 from schemas.answers import name_key
 from schemas.config import load_settings
 from schemas.qa import QA, GoldPath, make_qa_id
@@ -24,7 +25,6 @@ from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.context import path_edges
 from tasks.qa.splits import split_leaks
-from tests.test_ikg import walk
 from warehouse.corpus import write_ingest
 from warehouse.db import Warehouse
 from warehouse.graphs import load_graph, write_import

@@ -31,7 +31,15 @@ ray = pytest.importorskip("ray")
 from schemas.config import load_settings  # noqa: E402
 from schemas.errors import ConfigError  # noqa: E402
 from tests import ray_cluster as rc  # noqa: E402
-from tests.test_ray import ROLES, _ask_every_relation, _files, _script, _teacher, _verdicts  # noqa: E402
+from tests.test_ray import (  # noqa: E402
+    ROLES,
+    _ask_every_relation,
+    _files,
+    _script,
+    _teacher,
+    _verdicts,
+    fixed_run_ids,  # noqa: F401  (the fixture: runs named by flow and order)
+)
 
 pytestmark = pytest.mark.ray
 
@@ -69,21 +77,6 @@ def _driver_like_a_users(monkeypatch, tmp_path_factory):
 
     monkeypatch.setattr(ray_constants, "ENABLE_RAY_CLUSTER", True)
     monkeypatch.chdir(tmp_path_factory.getbasetemp())
-
-
-@pytest.fixture
-def run_ids(monkeypatch):
-    """Runs named by flow and order, so that two factories' exports can be compared byte for byte."""
-    import flows.runtime as runtime
-
-    counter: dict[str, int] = {}
-
-    def new_run_id(flow: str) -> str:
-        counter[flow] = counter.get(flow, 0) + 1
-        return f"{flow}-{counter[flow]}"
-
-    monkeypatch.setattr(runtime, "new_run_id", new_run_id)
-    return counter
 
 
 @pytest.fixture
@@ -168,7 +161,7 @@ def _digest(settings, table: str, order: str) -> tuple[int, str]:
     return len(rows), hashlib.sha256(json.dumps(clean, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _factory(settings, paths, snapshots: dict[str, Path] | None = None, run_ids=None) -> dict:
+def _factory(settings, paths, snapshots: dict[str, Path] | None = None, fixed_run_ids=None) -> dict:
     """The four stages, then the export; ``snapshots`` gets a copy of the data dir (and the run counter) before
     generation and before distillation."""
     from flows.export import export_datasets
@@ -176,29 +169,29 @@ def _factory(settings, paths, snapshots: dict[str, Path] | None = None, run_ids=
 
     out = {"build": _before_qa(settings)}
     if snapshots is not None:
-        snapshots["qa"] = _snapshot(settings, "before-qa", run_ids)
+        snapshots["qa"] = _snapshot(settings, "before-qa", fixed_run_ids)
     out["qa"] = _questions(settings)
     out["qa_digest"] = _digest(settings, "qa", "qa_id")  # before verify-paths and the export add to the rows
     out["gold"] = verify_paths(domains=DOMAINS, batch_size=4, settings=settings)
     _teacher_paths(settings, paths)
     if snapshots is not None:
-        snapshots["distill"] = _snapshot(settings, "before-distill", run_ids)
+        snapshots["distill"] = _snapshot(settings, "before-distill", fixed_run_ids)
     out["traj"] = _distill(settings)
     out["export"] = export_datasets(settings=settings)
     return out
 
 
-def _snapshot(settings, name: str, run_ids) -> Path:
+def _snapshot(settings, name: str, fixed_run_ids) -> Path:
     target = settings.data_dir.parent / name
     shutil.copytree(settings.data_dir, target / "data")
-    (target / "run_ids.json").write_text(json.dumps(run_ids or {}))
+    (target / "run_ids.json").write_text(json.dumps(fixed_run_ids or {}))
     return target
 
 
-def _restore(snapshot: Path, data_dir: Path, run_ids) -> None:
+def _restore(snapshot: Path, data_dir: Path, fixed_run_ids) -> None:
     shutil.copytree(snapshot / "data", data_dir)
-    run_ids.clear()
-    run_ids.update(json.loads((snapshot / "run_ids.json").read_text()))
+    fixed_run_ids.clear()
+    fixed_run_ids.update(json.loads((snapshot / "run_ids.json").read_text()))
 
 
 def _node_ids() -> dict[str, str]:
@@ -212,7 +205,7 @@ def reference(cluster, tmp_path_factory):
     return {"root": tmp_path_factory.mktemp("reference")}
 
 
-def test_two_nodes_export_what_one_node_exports(prefect_harness, fake_llm, cluster, reference, run_ids, ran_on):
+def test_two_nodes_export_what_one_node_exports(prefect_harness, fake_llm, cluster, reference, fixed_run_ids, ran_on):
     import flows.ray_cluster as joined
 
     paths: dict[str, list[str]] = {}
@@ -221,7 +214,7 @@ def test_two_nodes_export_what_one_node_exports(prefect_harness, fake_llm, clust
 
     # the head alone
     snapshots: dict[str, Path] = {}
-    one = _factory(_settings(fake_llm, root / "one" / "data", cluster.address), paths, snapshots, run_ids)
+    one = _factory(_settings(fake_llm, root / "one" / "data", cluster.address), paths, snapshots, fixed_run_ids)
     head = _node_ids()[rc.HEAD_IP]
     assert set(ran_on) == set(STAGES) and set().union(*ran_on.values()) == {head}
     # hopforge's code reached the node through the job's runtime_env, not this checkout
@@ -233,7 +226,7 @@ def test_two_nodes_export_what_one_node_exports(prefect_harness, fake_llm, clust
     cluster.add_node("node2", NODE_IP, num_cpus=1)
     cluster.wait_alive([rc.HEAD_IP, NODE_IP])
     ran_on.clear()
-    run_ids.clear()
+    fixed_run_ids.clear()
     fake_llm.requests.clear()
     two = _factory(_settings(fake_llm, root / "two" / "data", cluster.address), paths)
     nodes = _node_ids()
@@ -264,7 +257,7 @@ def _running_on(node: rc.Node, task_name: str) -> bool:
 
 
 def test_a_node_killed_mid_distillation_loses_and_repeats_nothing_answered(prefect_harness, fake_llm, cluster,
-                                                                           reference, run_ids, tmp_path):
+                                                                           reference, fixed_run_ids, tmp_path):
     from flows.distill import load_trajectories
     from flows.export import export_datasets
     from gateway.fake import Fault
@@ -277,7 +270,7 @@ def test_a_node_killed_mid_distillation_loses_and_repeats_nothing_answered(prefe
     assert node.proc.poll() is None and set(_node_ids()) == {rc.HEAD_IP, NODE_IP}
     paths = dict(reference["paths"])
     _script_all(fake_llm, paths)
-    _restore(reference["snapshots"]["distill"], tmp_path / "data", run_ids)
+    _restore(reference["snapshots"]["distill"], tmp_path / "data", fixed_run_ids)
     settings = _settings(fake_llm, tmp_path / "data", cluster.address)
 
     fake_llm.set_fault(Fault(latency_s=0.3))  # distillation batches long enough to kill the node in one
@@ -326,13 +319,13 @@ def test_a_node_killed_mid_distillation_loses_and_repeats_nothing_answered(prefe
           f"{len(unstored - in_flight)} answered but not stored, {len(repeated)} repeated")
 
 
-def test_an_address_where_nothing_answers_fails_in_one_line(prefect_harness, fake_llm, reference, run_ids,
+def test_an_address_where_nothing_answers_fails_in_one_line(prefect_harness, fake_llm, reference, fixed_run_ids,
                                                             tmp_path):
     from flows.qa import generate_qa
 
     if "snapshots" not in reference:
         pytest.skip("needs the head-alone run")
-    _restore(reference["snapshots"]["qa"], tmp_path / "data", run_ids)
+    _restore(reference["snapshots"]["qa"], tmp_path / "data", fixed_run_ids)
     address = f"127.0.0.1:{rc.free_port()}"
     started = time.monotonic()
     with pytest.raises(ConfigError) as err:
@@ -344,7 +337,7 @@ def test_an_address_where_nothing_answers_fails_in_one_line(prefect_harness, fak
 
 
 def test_a_node_without_hopforge_is_named_in_one_line_and_the_stage_runs_once_it_left(
-        prefect_harness, fake_llm, cluster, reference, run_ids, tmp_path):
+        prefect_harness, fake_llm, cluster, reference, fixed_run_ids, tmp_path):
     from training.envs import require_env
     from training.plan import TrainingError
 
@@ -356,7 +349,7 @@ def test_a_node_without_hopforge_is_named_in_one_line_and_the_stage_runs_once_it
         pytest.skip(str(exc))
     paths = dict(reference["paths"])
     _script_all(fake_llm, paths)
-    _restore(reference["snapshots"]["qa"], tmp_path / "data", run_ids)
+    _restore(reference["snapshots"]["qa"], tmp_path / "data", fixed_run_ids)
     settings = _settings(fake_llm, tmp_path / "data", cluster.address)
     bare = cluster.add_node("bare", BARE_IP, num_cpus=1, ray_bin=bare_ray)
     try:

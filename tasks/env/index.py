@@ -328,15 +328,7 @@ class GraphIndex:
             # The hashing embedder cannot fail and costs less than writing its parts twice: no parts kept for it.
             parts = None if isinstance(self.embedder, HashingEmbedder) else _parts_dir(path)
             matrix = self._compute(texts, parts)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    np.save(fh, matrix, allow_pickle=False)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            _save_atomically(path, matrix)
             if parts is not None:
                 shutil.rmtree(parts, ignore_errors=True)  # the whole matrix is in place: the parts are spent
             mapped = self._map(path, expected)
@@ -676,15 +668,7 @@ def _read_part(parts: Path, start: int, stop: int, dim: int) -> np.ndarray | Non
 
 def _write_part(parts: Path, start: int, stop: int, rows: np.ndarray) -> None:
     """Save one part atomically (temporary file, then rename): a crash never leaves half a part behind."""
-    parts.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=parts, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, rows, allow_pickle=False)
-        os.replace(tmp, _part_file(parts, start, stop))
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _save_atomically(_part_file(parts, start, stop), rows)
 
 
 def _parts_at_once(embedder: Embedder, rows: int) -> int:

@@ -44,7 +44,7 @@ from bench.bench_tools import free_port, hopforge_command, memory, pct, server_m
 from bench.http_load import post, run_in_process  # noqa: E402
 from bench.text_corpus import Fact, synthetic_chunks  # noqa: E402
 from tasks.env.index import HashingEmbedder  # noqa: E402
-from tasks.env.text_search import TextChunk, TextIndex  # noqa: E402
+from tasks.env.text_search import IVF_PROBE_SHARE, TextChunk, TextIndex, _InvertedLists  # noqa: E402
 
 DOMAIN = "bench"
 TARGET_P99_MS = 20.0
@@ -132,6 +132,48 @@ def bench_index(chunks: list[TextChunk], cache_dir: Path, queries: list[str]) ->
     }  # fmt: skip
 
 
+def bench_recall(chunks: list[TextChunk], cache_dir: Path, queries: list[str], targets: list[str],
+                 shares: list[float]) -> dict[str, Any]:
+    """The inverted lists against the exact ranking, on the same queries (``facts``): the meaning half's recall of
+    the exact top ``depth`` and top 10, the share of fused top-3 lists that are identical, and the share of queries
+    whose fact chunk (``targets``, chunk ids) is in the fused top 3, for the exact index and for each probe share.
+    The exact index shares the cache (its matrix), so both rank the same vectors."""
+    emb = HashingEmbedder(384)
+    exact = TextIndex(chunks, emb, name=DOMAIN, cache_dir=cache_dir, dense="exact")
+    started = time.perf_counter()
+    want = exact.dense_top(queries)
+    exact_s = time.perf_counter() - started
+    assert want is not None
+    fused = exact.search_many(queries, 3)
+
+    def fact_at_3(results: list[list[Any]]) -> float:
+        return round(sum(any(h.chunk.chunk_id == t for h in r) for r, t in zip(results, targets)) / len(targets), 3)
+
+    out: dict[str, Any] = {"queries": len(queries), "depth": exact.depth, "exact": {"fact_at_3": fact_at_3(fused),
+                           "dense_ms_per_query_in_blocks": round(exact_s / len(queries) * 1000, 3)}, "lists": {}}  # fmt: skip
+    for share in shares:
+        index = TextIndex(chunks, emb, name=DOMAIN, cache_dir=cache_dir, dense="ivf",
+                          nprobe=max(1, round(share * _InvertedLists.list_count(len(chunks)))))  # fmt: skip
+        started = time.perf_counter()
+        index.warm()
+        warm_s = time.perf_counter() - started
+        started = time.perf_counter()
+        got = [index.dense_top([q])[0] for q in queries]
+        dense_s = time.perf_counter() - started
+        found = index.search_many(queries, 3)
+        depth = exact.depth
+        out["lists"][f"{share:.4g}"] = {
+            "probes": index.probes, "lists": index._inverted().lists, "build_or_load_s": round(warm_s, 2),
+            "dense_ms_per_query": round(dense_s / len(queries) * 1000, 3),
+            "recall_at_depth": round(sum(len(set(g[:depth]) & set(w[:depth])) for g, w in zip(got, want)) / (depth * len(queries)), 3),
+            "recall_at_10": round(sum(len(set(g[:10]) & set(w[:10])) for g, w in zip(got, want)) / (10 * len(queries)), 3),
+            "fused_top3_identical": round(sum([h.chunk.chunk_id for h in a] == [h.chunk.chunk_id for h in b]
+                                              for a, b in zip(found, fused)) / len(queries), 3),
+            "fact_at_3": fact_at_3(found),
+        }  # fmt: skip
+    return out
+
+
 def bench_server(data_dir: Path, queries: list[str], n: int, concurrencies: list[int], workers: int) -> dict[str, Any]:
     """``hopforge serve-tools`` and the bare endpoint, each started as its own process with ``workers`` workers."""
     env = {**os.environ, "HOPFORGE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
@@ -183,6 +225,9 @@ def main() -> None:
                     help="server worker processes, one server per value (one worker coalesces the most searches)")
     ap.add_argument("--graph-facts", type=int, default=2000, help="facts of the small graph the server loads")
     ap.add_argument("--skip-server", action="store_true")
+    ap.add_argument("--recall-queries", type=int, default=500, help="fact queries ranked exactly and by inverted lists")
+    ap.add_argument("--probe-shares", type=float, nargs="+", default=sorted({1 / 128, IVF_PROBE_SHARE, 1 / 16, 1 / 4}),
+                    help="shares of the inverted lists probed in the recall measurement")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -210,6 +255,16 @@ def main() -> None:
               f"MiB); candidate product {idx['candidate_product']}")  # fmt: skip
         print(f"  search(k=3) one at a time: p50 {idx['search_k3']['p50_ms']} ms, p99 {idx['search_k3']['p99_ms']} ms; "
               f"BM25 scores alone p50 {idx['lexical_only']['p50_ms']} ms")  # fmt: skip
+        if args.recall_queries:
+            picked = [facts[i] for i in order[: args.recall_queries]]
+            rec = bench_recall(stored_chunks(data_dir), data_dir / "indexes", [f.query for f in picked],
+                               [chunks[f.chunk].chunk_id for f in picked], args.probe_shares)  # fmt: skip
+            report["recall"] = rec
+            print(f"  exact: fact in fused top 3 for {rec['exact']['fact_at_3']} of {rec['queries']} queries")
+            for share, r in rec["lists"].items():
+                print(f"  inverted lists, {r['probes']} of {r['lists']} probed: dense {r['dense_ms_per_query']} ms/query, "
+                      f"recall@{rec['depth']} {r['recall_at_depth']}, recall@10 {r['recall_at_10']}, fused top 3 identical "
+                      f"{r['fused_top3_identical']}, fact in fused top 3 {r['fact_at_3']}")  # fmt: skip
         if not args.skip_server:
             report["servers"] = []
             rest = queries[args.queries :]

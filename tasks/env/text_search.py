@@ -57,6 +57,7 @@ from gateway.embeddings import Embedder
 from schemas.corpus import IngestResult
 from schemas.errors import InputError
 from tasks.env.index import _Bfloat16Product  # the chunk matrix in bfloat16: the entity index's product, same margin
+from tasks.env.index import _save_atomically
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,22 @@ AUTO_BF16_ROWS = 20_000
 BF16_MIN_BLOCK = 4
 #: Rows ranked in float64 at a time (a query whose scores all tie makes every row a candidate).
 RESCORE_ROWS = 8192
+#: From this many chunks the meaning half searches inverted lists (``dense="auto"``, ``_InvertedLists``) instead
+#: of every chunk: below it, one product over the whole matrix takes a few ms per block of queries.
+IVF_MIN_ROWS = 50_000
+#: Inverted lists over n chunks: about this many times sqrt(n) (100k chunks: 1,265 lists of ~80 chunks; a query
+#: probes 20 of them by default).
+IVF_LISTS_PER_ROOT = 4
+#: Fewest chunks a list holds on average (a small collection forced to ``dense="ivf"`` gets fewer lists).
+IVF_MIN_LIST = 16
+#: k-means training rows per list, and rounds: the sample bounds the build (a few seconds at 100k chunks).
+IVF_TRAIN_PER_LIST = 40
+IVF_ITERATIONS = 10
+#: Share of the lists a query probes unless ``nprobe`` says otherwise: the recall/speed trade measured by
+#: ``bench/bench_text_search.py`` against the exact ranking.
+IVF_PROBE_SHARE = 1 / 64
+#: Bumped whenever the inverted lists are built differently, so cached ones from the old recipe are rebuilt.
+IVF_VERSION = 1
 #: Bumped whenever tokenising or the embedded text changes, so indexes cached from the old recipe are rebuilt.
 TEXT_INDEX_VERSION = 1
 
@@ -279,6 +296,144 @@ class _DenseBatcher:
             nxt.done.set()
 
 
+class _InvertedLists:
+    """Spherical k-means lists over the unit chunk matrix: the meaning half's first pass at scale (module
+    docstring, hot path).
+
+    Each chunk belongs to the list of its most similar centroid, and ``rows`` holds the matrix list by list, so a
+    probed list is one contiguous slice. A query scores every centroid, probes the ``nprobe`` best
+    lists (ties by list id), scores their rows in float32, keeps those within ``RESCORE_MARGIN`` of the n-th best
+    and ranks them by float64 sums, ties by chunk order: every step reads the query and the index only, so a
+    query's rows depend neither on the other queries of a request nor on the process. Probing every list gives
+    the exact ranking; probing fewer may miss a chunk whose list was not probed (``bench/bench_text_search.py``
+    measures the recall against the exact ranking).
+    """
+
+    __slots__ = ("centroids", "order", "offsets", "rows")
+
+    def __init__(self, centroids: np.ndarray, order: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> None:
+        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        self.order = order  # chunk id of each row of ``rows``
+        self.offsets = offsets  # list l holds rows offsets[l]:offsets[l + 1]
+        self.rows = rows
+
+    @property
+    def lists(self) -> int:
+        return int(self.centroids.shape[0])
+
+    @staticmethod
+    def list_count(rows: int) -> int:
+        """Lists for ``rows`` chunks: ``IVF_LISTS_PER_ROOT * sqrt(rows)``, at most one per ``IVF_MIN_LIST`` rows."""
+        return max(1, min(round(IVF_LISTS_PER_ROOT * rows**0.5), rows // IVF_MIN_LIST))
+
+    @classmethod
+    def build(cls, matrix: np.ndarray, lists: int, seed: int = 0) -> "_InvertedLists":
+        """k-means on a seeded sample of ``IVF_TRAIN_PER_LIST`` rows a list (``IVF_ITERATIONS`` rounds of
+        assigning by the largest dot product and re-centring on the normalised mean), then every row assigned."""
+        n = matrix.shape[0]
+        lists = max(1, min(lists, n))
+        rng = np.random.default_rng(seed)
+        sample = matrix[np.sort(rng.choice(n, min(n, lists * IVF_TRAIN_PER_LIST), replace=False))]
+        centroids = sample[np.sort(rng.choice(len(sample), lists, replace=False))].astype(np.float32)
+        for _ in range(IVF_ITERATIONS):
+            assigned, best = _nearest(sample, centroids)
+            sums = np.zeros(centroids.shape, dtype=np.float64)
+            by_list = np.argsort(assigned, kind="stable")
+            lists_in = assigned[by_list]
+            starts = np.flatnonzero(np.r_[True, lists_in[1:] != lists_in[:-1]])
+            sums[lists_in[starts]] = np.add.reduceat(sample[by_list].astype(np.float64), starts, axis=0)
+            norms = np.linalg.norm(sums, axis=1)
+            empty = np.flatnonzero(norms == 0)
+            keep = norms > 0
+            centroids[keep] = (sums[keep] / norms[keep, None]).astype(np.float32)
+            if len(empty):  # re-seed an empty list at the sample rows its centroid serves worst, deterministically
+                worst = np.lexsort((np.arange(len(best)), best))[: len(empty)]
+                centroids[empty] = sample[worst]
+        assigned, _ = _nearest(matrix, centroids)
+        order = np.lexsort((np.arange(n), assigned)).astype(np.int64)
+        offsets = np.searchsorted(assigned[order], np.arange(lists + 1)).astype(np.int64)
+        return cls(centroids, order, offsets, np.ascontiguousarray(matrix[order], dtype=np.float32))
+
+    @classmethod
+    def load_or_build(cls, matrix: np.ndarray, lists: int, stem: Path | None) -> "_InvertedLists":
+        """The lists of ``matrix`` from the cache files beside ``stem`` (``.npy`` per array, ``rows``
+        memory-mapped so server workers share it), built and saved when missing or not this matrix's."""
+        if stem is not None:
+            found = cls._load(stem, matrix.shape, lists)
+            if found is not None:
+                return found
+        built = cls.build(matrix, lists)
+        if stem is not None:
+            for part in ("rows", "centroids", "order", "offsets"):  # offsets last: their presence marks a whole set
+                _save_atomically(Path(f"{stem}.{part}.npy"), getattr(built, part))
+        return built
+
+    @classmethod
+    def _load(cls, stem: Path, shape: tuple[int, ...], lists: int) -> "_InvertedLists | None":
+        paths = {part: Path(f"{stem}.{part}.npy") for part in ("rows", "centroids", "order", "offsets")}
+        if not all(p.exists() for p in paths.values()):
+            return None
+        try:
+            arrays = {part: np.load(p, mmap_mode="r" if part == "rows" else None, allow_pickle=False)
+                      for part, p in paths.items()}  # fmt: skip
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring unreadable cached inverted lists %s: %s", stem, exc)
+            return None
+        rows, centroids, order, offsets = (arrays[p] for p in ("rows", "centroids", "order", "offsets"))
+        fits = (rows.shape == shape and rows.dtype == np.float32 and centroids.shape == (lists, shape[1])
+                and order.shape == (shape[0],) and offsets.shape == (lists + 1,) and int(offsets[-1]) == shape[0]
+                and bool(np.array_equal(np.sort(order), np.arange(shape[0]))))  # fmt: skip
+        if not fits:
+            log.warning("ignoring cached inverted lists %s: they do not fit a matrix of shape %s", stem, shape)
+            return None
+        return cls(centroids, order, offsets, np.asarray(rows))
+
+    def probe(self, vector: np.ndarray, nprobe: int) -> np.ndarray:
+        """The ``nprobe`` lists whose centroids are most similar to the float32 ``vector``, best first, ties by id
+        (one matrix-vector product, the same for the same query whatever else runs)."""
+        scores = self.centroids @ vector
+        if nprobe >= len(scores):
+            return np.lexsort((np.arange(len(scores)), -scores))
+        part = np.argpartition(-scores, nprobe - 1)[:nprobe]
+        floor = scores[part].min()
+        part = np.flatnonzero(scores >= floor)  # every list tied with the last probed, so ties resolve by id
+        return part[np.lexsort((part, -scores[part]))][:nprobe]
+
+    def top(self, vector: np.ndarray, n: int, nprobe: int) -> np.ndarray:
+        """Chunk ids of the ``n`` best rows of the probed lists by cosine similarity to the unit ``vector``, best
+        first, ties by chunk order, ranked by float64 sums (``_exact_scores``)."""
+        q = np.ascontiguousarray(vector, dtype=np.float32)
+        spans: list[list[int]] = []
+        for lst in np.sort(self.probe(q, nprobe)):  # adjacent lists merge into one slice
+            lo, hi = int(self.offsets[lst]), int(self.offsets[lst + 1])
+            if spans and spans[-1][1] == lo:
+                spans[-1][1] = hi
+            elif hi > lo:
+                spans.append([lo, hi])
+        if not spans:
+            return np.zeros(0, dtype=np.intp)
+        scores = np.concatenate([self.rows[lo:hi] @ q for lo, hi in spans])
+        positions = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
+        if len(scores) > n:
+            floor = scores[np.argpartition(scores, len(scores) - n)[len(scores) - n :]].min()
+            keep = scores >= floor - RESCORE_MARGIN
+            positions = positions[keep]
+        exact = _exact_scores(self.rows, positions, q.astype(np.float64))
+        ids = self.order[positions]
+        return ids[np.lexsort((ids, -exact))[:n]].astype(np.intp)
+
+
+def _nearest(rows: np.ndarray, centroids: np.ndarray, step: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+    """For each row, the id of its most similar centroid (the first of ties) and that similarity (float32)."""
+    assigned = np.empty(rows.shape[0], dtype=np.intp)
+    best = np.empty(rows.shape[0], dtype=np.float32)
+    for i in range(0, rows.shape[0], step):
+        scores = np.asarray(rows[i : i + step], dtype=np.float32) @ centroids.T
+        assigned[i : i + step] = np.argmax(scores, axis=1)
+        best[i : i + step] = scores[np.arange(len(scores)), assigned[i : i + step]]
+    return assigned, best
+
+
 class TextIndex:
     """Hybrid BM25 + embedding search over one list of chunks (see the module docstring).
 
@@ -297,6 +452,8 @@ class TextIndex:
         candidates: int = 50,
         rrf_k: int = RRF_K,
         precision: Literal["auto", "float32", "bfloat16"] = "auto",
+        dense: Literal["auto", "exact", "ivf"] = "auto",
+        nprobe: int | None = None,
     ) -> None:
         ids = [c.chunk_id for c in chunks]
         if len(set(ids)) != len(ids):
@@ -309,6 +466,10 @@ class TextIndex:
             raise ValueError(f"candidates and rrf_k must be >= 1, got {candidates} and {rrf_k}")
         if precision not in ("auto", "float32", "bfloat16"):
             raise ValueError(f"precision must be auto, float32 or bfloat16, got {precision!r}")
+        if dense not in ("auto", "exact", "ivf"):
+            raise ValueError(f"dense must be auto, exact or ivf, got {dense!r}")
+        if nprobe is not None and (isinstance(nprobe, bool) or not isinstance(nprobe, int) or nprobe < 1):
+            raise ValueError(f"nprobe must be a whole number >= 1, got {nprobe!r}")
         self.chunks: tuple[TextChunk, ...] = tuple(chunks)
         self.by_id = {c.chunk_id: i for i, c in enumerate(self.chunks)}
         self.embedder = embedder
@@ -323,6 +484,9 @@ class TextIndex:
         self._bf16: _Bfloat16Product | None = None
         self._bf16_pid: int | None = None
         self._batcher = _DenseBatcher(self._dense_top_block)
+        self.dense = dense
+        self.nprobe = nprobe
+        self._lists: _InvertedLists | None = None
         self.fingerprint = self._fingerprint()
 
     def __len__(self) -> int:
@@ -349,6 +513,7 @@ class TextIndex:
         """Load or build both halves now, so no request pays for them."""
         self._lexical()
         self._dense()
+        self._inverted()
         return self
 
     def _lexical(self):
@@ -430,6 +595,38 @@ class TextIndex:
             os.replace(tmp, path)
         return matrix
 
+    @property
+    def uses_lists(self) -> bool:
+        """Whether the meaning half probes inverted lists: ``dense="ivf"``, or ``auto`` from ``IVF_MIN_ROWS``
+        chunks; never without an embedder or where one list would hold every chunk."""
+        if self.embedder is None or self.dense == "exact":
+            return False
+        if self.dense == "auto" and len(self) < IVF_MIN_ROWS:
+            return False
+        return _InvertedLists.list_count(len(self)) > 1
+
+    def _inverted(self) -> _InvertedLists | None:
+        """The inverted lists of the chunk matrix (built once, cached beside it), ``None`` when not used."""
+        if not self.uses_lists:
+            return None
+        if self._lists is None:
+            matrix = self._dense()
+            assert matrix is not None  # uses_lists needs an embedder
+            with self._lock:
+                if self._lists is None:
+                    lists = _InvertedLists.list_count(len(self))
+                    path = self._matrix_path()
+                    stem = path.with_name(f"{path.stem}__ivf{lists}-v{IVF_VERSION}") if path is not None else None
+                    self._lists = _InvertedLists.load_or_build(matrix, lists, stem)
+        return self._lists
+
+    @property
+    def probes(self) -> int:
+        """Lists a query probes: ``nprobe``, or ``IVF_PROBE_SHARE`` of them (at least one), at most all."""
+        lists = _InvertedLists.list_count(len(self))
+        wanted = self.nprobe if self.nprobe is not None else max(1, round(IVF_PROBE_SHARE * lists))
+        return min(wanted, lists)
+
     # -- searching ------------------------------------------------------------------------------------------------
     def lexical_scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query`` (float32, chunk order); zeros when no query word is indexed."""
@@ -455,6 +652,9 @@ class TextIndex:
         process: a forked tool server worker sets up its own."""
         if self._dense() is None:
             return None
+        lists = self._inverted()
+        if lists is not None:
+            return f"inverted lists ({self.probes} of {lists.lists} probed)"
         return "bfloat16" if self._bfloat16() is not None else "float32"
 
     def _bfloat16(self) -> _Bfloat16Product | None:
@@ -514,6 +714,9 @@ class TextIndex:
             return None
         assert self.embedder is not None
         q = _unit_rows(np.asarray(self.embedder.embed(list(queries)), dtype=np.float32).reshape(len(queries), -1))
+        lists = self._inverted()
+        if lists is not None:  # a query reads a few lists: nothing to share with concurrent callers
+            return [lists.top(vec, min(self.depth, len(self)), self.probes) for vec in q]
         if len(q) == 1:
             return [self._batcher.top(q[0])]
         step = self._batcher.max_batch
@@ -638,8 +841,8 @@ def passage_window(query: str, text: str, chars: int = PASSAGE_CHARS) -> str:
     if len(flat) <= chars:
         return flat
     sentences = _SENTENCE_END.split(flat)
-    wanted = set(tokenize(query))
-    overlap = [len(wanted & set(tokenize(s))) for s in sentences]
+    wanted = set(tokenize(query))  # no stop words: a sentence's own stop words cannot overlap with it
+    overlap = [len(wanted.intersection(_TOKEN.findall(s.casefold()))) for s in sentences] if wanted else []
     best = max(range(len(sentences)), key=lambda i: (overlap[i], -i)) if wanted else 0
     lo = hi = best
     room = chars - 6  # the two "..." marks at most

@@ -282,6 +282,20 @@ def _prefect_ui() -> str:
             "shows these runs, at the address it prints")
 
 
+def _prefect_home_export() -> str | None:
+    """The line a user's shell needs so its later commands use this demo's Prefect server and database: the
+    Makefile sets PREFECT_HOME to the repository's ``.prefect``, which a plain shell lacks, so its commands would
+    look in ``~/.prefect`` and start a temporary server instead. None when PREFECT_HOME is Prefect's default."""
+    import shlex
+
+    from flows.prefect_server import prefect_home
+
+    home = prefect_home().resolve()
+    if not os.environ.get("PREFECT_HOME") or home == Path("~/.prefect").expanduser().resolve():
+        return None
+    return f"export PREFECT_HOME={shlex.quote(str(home))}"
+
+
 def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, Any]) -> None:
     out.rule("hopforge demo")
     out.print(f"doctor: all checks passed (run {d['run_id']})")
@@ -325,6 +339,10 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
     out.print(f"warehouse:  {settings.warehouse_path}")
     out.print("where to look:")
     out.print(f"  Prefect UI: {_prefect_ui()}", highlight=False, markup=False, soft_wrap=True)
+    export = _prefect_home_export()
+    if export:
+        out.print(f"  your shell: {export}  (so later commands find this demo's Prefect server and run history)",
+                  highlight=False, markup=False, soft_wrap=True)
     out.print("  questions:  .venv/bin/hopforge qa stats  (also: traj stats | warehouse runs | graph report)",
               highlight=False, markup=False, soft_wrap=True)
     out.print(f"  datasets:   {e['path']} (version {e['version']}; manifest.json, dataset_info.json, README.md)",

@@ -152,12 +152,14 @@ def _summary(monkeypatch, f: dict, ui: str | None) -> str:
     return buf.getvalue()
 
 
-def test_demo_summary_says_what_ran_how_long_and_where_to_look(monkeypatch):
+def test_demo_summary_says_what_ran_how_long_and_where_to_look(monkeypatch, tmp_path):
     deep = {"questions": 3, "run_id": "traj-2", "made": 6, "accepted": 0, "by_kind": [
         {"kind": "rollouts", "questions": 3, "trajectories": 3, "accepted": 0, "rejected": 3,
          "reject_reasons": "no_answer: 3"},
         {"kind": "cot", "questions": 3, "trajectories": 3, "accepted": 0, "rejected": 3,
          "reject_reasons": "bad_format: 3"}]}
+    home = tmp_path / "my repo" / ".prefect"  # the Makefile's PREFECT_HOME, which a user's shell does not set
+    monkeypatch.setenv("PREFECT_HOME", str(home))
     text = _summary(monkeypatch, _summary_input(deep), "http://127.0.0.1:4200")
     lines = text.splitlines()
     # one line for the LightRAG step; a domain on the reference graph adds none
@@ -173,12 +175,16 @@ def test_demo_summary_says_what_ran_how_long_and_where_to_look(monkeypatch):
             "6 template trajectories") in lines
     tail = lines[lines.index("where to look:"):]
     assert tail[1] == "  Prefect UI: http://127.0.0.1:4200 (the runs, artifacts and yields of this demo)"
-    assert "hopforge qa stats" in tail[2] and tail[3].startswith("  datasets:   EXPORTS/v-1 ")
+    assert tail[2] == (f"  your shell: export PREFECT_HOME='{home.resolve()}'  (so later commands find this demo's "
+                       "Prefect server and run history)")
+    assert "hopforge qa stats" in tail[3] and tail[4].startswith("  datasets:   EXPORTS/v-1 ")
 
 
 def test_demo_summary_without_a_server_or_rollouts_says_why(monkeypatch):
     skipped = {"questions": 0, "skipped": "deep_questions=0: no rollouts or cot trajectories"}
+    monkeypatch.delenv("PREFECT_HOME", raising=False)  # Prefect's default home: a plain shell finds it already
     text = _summary(monkeypatch, _summary_input(skipped), None)
+    assert "your shell:" not in text and "PREFECT_HOME" not in text
     assert "rollouts and long CoT: skipped (deep_questions=0: no rollouts or cot trajectories)" in text
     assert "Prefect UI: no Prefect server is up" in text and "`hopforge server start`" in text
 

@@ -1,7 +1,8 @@
 """`hopforge server start|status|stop` with a real Prefect server, and commands against it and without it.
 
 - The server starts on a free loopback port in a PREFECT_HOME of the test's own, `status` names it, a command run
-  against it records its flow run in that server's API (and says nothing about a temporary server), a second
+  against it records its flow run in that server's API (and says nothing about a temporary server), a command
+  that fails after its flow completes and one whose flow run fails print no "Error logging to API", a second
   `start` is refused (`--if-needed` accepts it), a start on its port from elsewhere is told the port is taken, and
   `stop` leaves no process of it running.
 - Without a server, a command that succeeds, one whose flow completes before the command fails, and one whose
@@ -61,8 +62,16 @@ def _corpus(tmp: Path) -> Path:
     return folder.parent
 
 
-def test_server_start_status_a_command_against_it_refusals_and_stop(tmp_path):
-    env = _env(tmp_path)
+def _config(tmp: Path, base_url: str) -> Path:
+    """Roles and embeddings on the fake LLM server, so commands get as far as their flows."""
+    config = tmp / "hopforge.yaml"
+    config.write_text(yaml.safe_dump({"roles": world.roles(base_url),
+                                      "embeddings": {"base_url": base_url, "model": "e", "dim": 16}}))
+    return config
+
+
+def test_server_start_status_a_command_against_it_refusals_and_stop(tmp_path, fake_llm):
+    env = _env(tmp_path, HOPFORGE_CONFIG=str(_config(tmp_path, fake_llm.base_url)))
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
     started = hopforge(env, "server", "start", "--port", str(port))
@@ -89,6 +98,18 @@ def test_server_start_status_a_command_against_it_refusals_and_stop(tmp_path):
         logs = httpx.post(f"{api}/logs/filter", json={}, timeout=10).json()
         assert any("Finished in state Completed" in log["message"] for log in logs)  # its logs reached the API
 
+        # failures against the running server: the flow completes, then the command finds nothing to report; and
+        # the flow run itself fails (no graphs to ask questions about)
+        report = hopforge(env, "graph", "report")
+        assert report.returncode == 2 and "no graphs yet" in _flat(report), _flat(report)
+        failed = hopforge(env, "qa", "generate")
+        assert failed.returncode == 2 and "Finished in state Failed" in failed.stderr, _flat(failed)
+        for done in (report, failed):
+            assert HINT.strip() not in _flat(done) and "Starting temporary server" not in done.stderr
+            assert ERROR_LOGGING not in done.stdout + done.stderr, done.stderr[-2000:]
+        runs = httpx.post(f"{api}/flow_runs/filter", json={}, timeout=10).json()
+        assert "FAILED" in [r["state_type"] for r in runs]  # the failed run is recorded in this server
+
         again = hopforge(env, "server", "start", "--port", str(port))
         assert again.returncode == 2
         assert (f"hopforge's Prefect server is already up at http://127.0.0.1:{port} (pid {pid})"
@@ -114,10 +135,7 @@ def test_server_start_status_a_command_against_it_refusals_and_stop(tmp_path):
 
 
 def test_no_error_logging_to_api_after_commands_with_the_temporary_server(tmp_path, fake_llm):
-    config = tmp_path / "hopforge.yaml"
-    config.write_text(yaml.safe_dump({"roles": world.roles(fake_llm.base_url),
-                                      "embeddings": {"base_url": fake_llm.base_url, "model": "e", "dim": 16}}))
-    env = _env(tmp_path, HOPFORGE_CONFIG=str(config))
+    env = _env(tmp_path, HOPFORGE_CONFIG=str(_config(tmp_path, fake_llm.base_url)))
 
     success = hopforge(env, "ingest", str(_corpus(tmp_path)), "--allow-new-domains")
     assert success.returncode == 0, _flat(success)

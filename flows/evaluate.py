@@ -71,7 +71,8 @@ def batch_text_index(settings: Settings, domain: str, chunks: Sequence[TextChunk
     (the same object in this process, else loaded from the disk cache)."""
     if not chunks:
         return None
-    return cached_text_index(chunks, ikg_embedder(settings), name=domain, cache_dir=index_dir)
+    return cached_text_index(chunks, ikg_embedder(settings), name=domain, cache_dir=index_dir,
+                             dense=settings.ikg.text_dense, nprobe=settings.ikg.text_nprobe)
 
 
 @task(name="evaluate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

@@ -159,7 +159,8 @@ def text_index_of(domain: str, corpus: Sequence[TextChunk], collection: TextColl
         name = f"{domain}+{collection.name}"
     if not chunks:
         return None
-    return cached_text_index(chunks, embedder, name=name, cache_dir=settings.data_dir / "indexes")
+    return cached_text_index(chunks, embedder, name=name, cache_dir=settings.data_dir / "indexes",
+                             dense=settings.ikg.text_dense, nprobe=settings.ikg.text_nprobe)
 
 
 def text_line(domain: str, corpus: int, collection: TextCollection | None) -> str:

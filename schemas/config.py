@@ -314,6 +314,11 @@ class IKGConfig(BaseModel):
         "writes (`[quality] thought_writer`): the template trajectory only.")
     n_rollouts: int = Field(2, ge=1, le=16, description="Teacher rollouts per IKG variant when `teacher` holds "
                             "rollouts; the first accepted one is exported.")
+    text_dense: Literal["auto", "exact", "ivf"] = Field(
+        "auto", description="The text search's meaning half: `exact` scores every chunk, `ivf` probes inverted lists "
+        "(approximate: see the recall in docs/benchmarks.md), `auto` probes from 50,000 chunks.")
+    text_nprobe: int | None = Field(None, ge=1, description="Inverted lists a text search probes; none: 1/64 of "
+                                    "them. More probes: higher recall against the exact ranking, slower searches.")
 
     @field_validator("levels")
     @classmethod

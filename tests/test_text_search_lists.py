@@ -172,3 +172,20 @@ def test_bad_list_settings_are_refused(corpus, kwargs, message):
 def test_more_probes_than_lists_probe_every_list(exact):
     index = _with_lists(exact, nprobe=10_000, name="over")
     assert index.probes == index._inverted().lists
+
+
+def test_the_ikg_settings_choose_the_search_the_tool_server_and_checks_build(corpus, tmp_path):
+    from flows.ikg_data import text_index_of
+    from schemas.config import load_settings
+    from schemas.errors import ConfigError
+
+    chunks, _ = corpus
+    settings = load_settings(data_dir=tmp_path / "data", ikg={"text_dense": "ivf", "text_nprobe": 3})
+    index = text_index_of("d", chunks, None, HashingEmbedder(), settings)
+    assert index is not None and index.uses_lists and index.probes == 3
+    plain = text_index_of("d", chunks, None, HashingEmbedder(), load_settings(data_dir=tmp_path / "data"))
+    assert plain is not None and not plain.uses_lists and plain is not index
+    with pytest.raises(ConfigError, match="text_nprobe"):
+        load_settings(data_dir=tmp_path / "data", ikg={"text_nprobe": 0})
+    with pytest.raises(ConfigError, match="text_dense"):
+        load_settings(data_dir=tmp_path / "data", ikg={"text_dense": "hnsw"})

@@ -95,6 +95,10 @@ IVF_ITERATIONS = 10
 #: Share of the lists a query probes unless ``nprobe`` says otherwise: the recall/speed trade measured by
 #: ``bench/bench_text_search.py`` against the exact ranking.
 IVF_PROBE_SHARE = 1 / 64
+#: Rows of one matrix-vector product on the list path: OpenBLAS hands a larger product to its thread pool, and
+#: waking the pool costs more than the product (1,265 x 384 took 0.6 ms with 2 threads, 0.05 ms with one, on 2
+#: cores); concurrent searches then wait on each other's pool.
+GEMV_ROWS = 512
 #: Bumped whenever the inverted lists are built differently, so cached ones from the old recipe are rebuilt.
 IVF_VERSION = 1
 #: Bumped whenever tokenising or the embedded text changes, so indexes cached from the old recipe are rebuilt.
@@ -391,7 +395,7 @@ class _InvertedLists:
     def probe(self, vector: np.ndarray, nprobe: int) -> np.ndarray:
         """The ``nprobe`` lists whose centroids are most similar to the float32 ``vector``, best first, ties by id
         (one matrix-vector product, the same for the same query whatever else runs)."""
-        scores = self.centroids @ vector
+        scores = _matvec(self.centroids, vector)
         if nprobe >= len(scores):
             return np.lexsort((np.arange(len(scores)), -scores))
         part = np.argpartition(-scores, nprobe - 1)[:nprobe]
@@ -412,7 +416,7 @@ class _InvertedLists:
                 spans.append([lo, hi])
         if not spans:
             return np.zeros(0, dtype=np.intp)
-        scores = np.concatenate([self.rows[lo:hi] @ q for lo, hi in spans])
+        scores = np.concatenate([_matvec(self.rows[lo:hi], q) for lo, hi in spans])
         positions = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
         if len(scores) > n:
             floor = scores[np.argpartition(scores, len(scores) - n)[len(scores) - n :]].min()
@@ -421,6 +425,13 @@ class _InvertedLists:
         exact = _exact_scores(self.rows, positions, q.astype(np.float64))
         ids = self.order[positions]
         return ids[np.lexsort((ids, -exact))[:n]].astype(np.intp)
+
+
+def _matvec(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """``rows @ vector`` in products of at most ``GEMV_ROWS`` rows, each on the calling thread (see ``GEMV_ROWS``)."""
+    if rows.shape[0] <= GEMV_ROWS:
+        return rows @ vector
+    return np.concatenate([rows[i : i + GEMV_ROWS] @ vector for i in range(0, rows.shape[0], GEMV_ROWS)])
 
 
 def _nearest(rows: np.ndarray, centroids: np.ndarray, step: int = 8192) -> tuple[np.ndarray, np.ndarray]:
@@ -779,12 +790,13 @@ CACHE_SIZE = 8
 
 
 def cached_text_index(
-    chunks: Iterable[TextChunk], embedder: Embedder | None, *, name: str, cache_dir: str | Path | None = None
+    chunks: Iterable[TextChunk], embedder: Embedder | None, *, name: str, cache_dir: str | Path | None = None,
+    dense: Literal["auto", "exact", "ivf"] = "auto", nprobe: int | None = None,
 ) -> TextIndex:
-    """The ``TextIndex`` of ``chunks``, built once per process per content and embedder (the last ``CACHE_SIZE``
-    kept): a tool server and the answerability check over one snapshot share it."""
-    index = TextIndex(list(chunks), embedder, name=name, cache_dir=cache_dir)
-    key = (name, index.fingerprint, embedder.name if embedder is not None else "")
+    """The ``TextIndex`` of ``chunks``, built once per process per content, embedder and search settings (the last
+    ``CACHE_SIZE`` kept): a tool server and the answerability check over one snapshot share it."""
+    index = TextIndex(list(chunks), embedder, name=name, cache_dir=cache_dir, dense=dense, nprobe=nprobe)
+    key = (name, index.fingerprint, embedder.name if embedder is not None else "", dense, nprobe)
     with _CACHE_LOCK:
         found = _CACHE.get(key)
         if found is not None:

@@ -8,6 +8,13 @@ command uses whatever Prefect server the environment names or ``hopforge server 
 starts one first), else Prefect's temporary one.
 
     python bench/bench_demo.py [--json bench/results/demo.json]
+
+``--fresh-clone`` times what a new user runs instead: ``git clone`` of this checkout's HEAD into a temporary
+directory, ``make .venv/.installed-local`` there (set-up: pip, with pip's own cache) and then ``make demo`` (its
+Prefect server start included), each timed, with the commit, the machine and its load; the clone's server is
+stopped at the end.
+
+    python bench/bench_demo.py --fresh-clone --json bench/results/demo_fresh_clone.json
 """
 
 from __future__ import annotations
@@ -44,15 +51,50 @@ def run_demo(data_dir: Path) -> dict:
     return {"command_wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **record}
 
 
+def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Run ``cmd``; its wall seconds and the CPU seconds it and its children spent. Exits on failure."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-4000:])
+        raise SystemExit(f"{' '.join(cmd)} exited with status {proc.returncode}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def run_fresh_clone(where: Path) -> dict:
+    """Clone HEAD into ``where``, set it up and run ``make demo`` there, as a new user would."""
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(where)], check=True)
+    # the clone's own settings only: nothing of this shell's hopforge or Prefect configuration
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HOPFORGE_", "PREFECT_", "VIRTUAL_ENV"))}
+    try:
+        setup_wall, setup_cpu = _timed(["make", ".venv/.installed-local"], where, env)
+        demo_wall, demo_cpu = _timed(["make", "demo"], where, env)
+        record = json.loads((where / ".hopforge" / "demo-summary.json").read_text())
+    finally:
+        subprocess.run(["make", "server-stop"], cwd=where, env=env, capture_output=True)
+    return {"commit": commit, "setup_wall_s": round(setup_wall, 1), "setup_cpu_s": round(setup_cpu, 1),
+            "make_demo_wall_s": round(demo_wall, 1), "make_demo_cpu_s": round(demo_cpu, 1), "demo_summary": record}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="Write the result here (e.g. bench/results/demo.json).")
+    ap.add_argument("--fresh-clone", action="store_true", help="Time set-up and `make demo` in a fresh clone of HEAD.")
     args = ap.parse_args()
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="hopforge-demo-") as tmp:
-        result = run_demo(Path(tmp) / "data")
+        if args.fresh_clone:
+            result = run_fresh_clone(Path(tmp) / "clone")
+            command = "git clone, make .venv/.installed-local (pip's cache warm), make demo"
+        else:
+            result = run_demo(Path(tmp) / "data")
+            command = "hopforge demo (fresh data dir; llama.cpp already built)"
     result = {
-        "command": "hopforge demo (fresh data dir; llama.cpp already built)",
+        "command": command,
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **result,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
@@ -60,6 +102,7 @@ def main() -> None:
                     "load_1min_before": round(load_before, 2), "load_1min_after": round(os.getloadavg()[0], 2)},
     }
     text = json.dumps(result, indent=2, sort_keys=True).replace(str(ROOT), "<repo>")  # no machine paths in the record
+    text = text.replace(tempfile.gettempdir(), "<tmp>")
     print(text)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

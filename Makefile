@@ -94,7 +94,6 @@ gpu-smoke: $(VENV)/.installed-local
 	$(BIN)/python -m training.envs create trl --flavour gpu
 	$(BIN)/python -m training.envs create verl --flavour gpu
 	$(BIN)/python -m training.envs create vllm --flavour gpu
-	.venvs/trl/bin/python -m pip install -q gguf
 	$(BIN)/python bench/gpu_smoke.py $(GPU_SMOKE_ARGS)
 
 # The documentation site (MkDocs + Material, the `docs` extra) into site/, strict: a link to a page or an anchor that

@@ -39,8 +39,8 @@ from eval import metrics
 from eval.ikg import hidden_passages, text_calls, visible_triples
 from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
-from schemas.tools import OMNE_TOOLS
-from tasks.env.agent_loop import AgentConfig, ChatGateway, ToolRunner, run_agent
+from schemas.tools import OMNE_TOOLS, tool_schemas
+from tasks.env.agent_loop import AgentConfig, ChatGateway, ToolRunner, initial_messages, run_agent
 from schemas.answers import path_coverage
 from tasks.env.ikg import IKGView, setting_fields, viewed_environment
 from tasks.env.text_search import TextIndex
@@ -185,6 +185,44 @@ def ikg_gold_context(qa: QA, triples: Sequence[tuple[str, str, str]], view: IKGV
     states it (``eval.ikg.hidden_passages``; a hidden triple no passage states is left out)."""
     passages = [f"{c.title}: {c.text}" if c.title else c.text for _, c in hidden_passages(view, triples, text) if c]
     return gold_context_messages(qa, visible_triples(view, triples), passages)
+
+
+@dataclass(frozen=True)
+class FirstRequest:
+    """The first request evaluation sends for one item: what a served model's context must hold before any reply.
+    ``tools``: the schemas sent beside the messages (the tool loop in the api style); ``max_tokens``: the reply it
+    asks room for."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    max_tokens: int
+
+
+class _ContractTools:
+    """The tool contract without a graph: the system prompt of the tool loop needs the schemas, nothing else."""
+
+    def schemas(self, tools: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        return tool_schemas(tuple(tools) if tools is not None else OMNE_TOOLS)
+
+    def call(self, name: str, arguments: Mapping[str, Any] | None) -> Any:
+        raise NotImplementedError("the contract tools render prompts only")
+
+
+def first_request(qa: QA, mode: str, config: EvalConfig = EvalConfig(),
+                  gold_paths: Sequence[GoldPath] = ()) -> FirstRequest:  # fmt: skip
+    """The first request ``evaluate_item`` sends for ``qa`` in ``mode`` on the complete graph (the tool loop's
+    opening turn, or the baseline's single one), built the same way; later turns of the tool loop only add to it."""
+    if mode not in MODES:
+        raise InputError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    if mode == "tools":
+        agent = config.agent_config()
+        tools = tool_schemas(agent.tools) if agent.style == "api" else None
+        return FirstRequest(initial_messages(_ContractTools(), qa.question, qa.domain, agent), tools,
+                            config.max_tokens_per_round)  # fmt: skip
+    if mode == "no_tools":
+        return FirstRequest(no_tools_messages(qa), None, config.max_answer_tokens)
+    paths = gold_triples(qa, gold_paths)
+    return FirstRequest(gold_context_messages(qa, paths[0] if paths else []), None, config.max_answer_tokens)
 
 
 def judge_messages(qa: QA, prediction: str) -> list[dict[str, Any]]:
@@ -345,10 +383,12 @@ __all__ = [
     "MODES",
     "EvalConfig",
     "EvalItem",
+    "FirstRequest",
     "JudgeVerdict",
     "TrainedAs",
     "code_fingerprint",
     "evaluate_item",
+    "first_request",
     "gold_context_messages",
     "gold_triples",
     "ikg_gold_context",

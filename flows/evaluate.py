@@ -27,6 +27,7 @@ summarise the complete-graph items as before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,7 +37,7 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, TrainedAs, evaluate_item, item_key, reusable
+from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, TrainedAs, evaluate_item, first_request, item_key, reusable
 from eval.ikg import ikg_config, setting_table
 from eval.metrics import aggregate, summarize
 from flows.ikg_data import domain_text_index, ikg_embedder
@@ -278,6 +279,67 @@ def evaluation_card(rt: Runtime) -> tuple[dict[str, bytes], str]:
     return pictures, evaluation_section(rows, sorted(pictures), run_id=run_id, model=model)
 
 
+#: The trainer environments that can hold a served checkpoint's tokenizer, in the order tried (``vllm`` serves it).
+TOKENIZER_ENVS = ("vllm", "trl", "verl", "llamafactory")
+
+
+def _served_tokenizer(serving: dict[str, Any]) -> str | None:
+    """The local directory holding the served checkpoint's tokenizer: the checkpoint (LLaMA-Factory saves it beside
+    an adapter too), else a LoRA adapter's local base model."""
+    for candidate in (serving.get("checkpoint"), serving.get("base_model")):
+        if candidate and (Path(candidate) / "tokenizer_config.json").is_file():
+            return str(candidate)
+    return None
+
+
+def check_served_prompts(serving: dict[str, Any] | None, jobs: Sequence[tuple[QA, str, EvalConfig]],
+                         gold: dict[str, list[GoldPath]]) -> dict[str, Any] | None:  # fmt: skip
+    """Measure the first request of every ``(question, mode, config)`` with the served checkpoint's tokenizer and
+    chat template before anything is asked, and refuse in one line, with the counts, when one leaves less than the
+    reply it asks for (``max_tokens``) inside the server's ``max_model_len``: vLLM refuses such a request, and the
+    item would score as an endpoint error. ``None`` (and a printed line saying why) when the record names no
+    ``max_model_len`` or no local tokenizer. Returns the counts per group of requests."""
+    from training.envs import env_python
+    from training.plan import TrainingError, measure_prompts
+
+    limit = (serving or {}).get("max_model_len")
+    if not serving or not limit:
+        if serving:
+            print("evaluation prompts not measured: the serving record has no max_model_len")
+        return None
+    tokenizer = _served_tokenizer(serving)
+    env = next((e for e in TOKENIZER_ENVS if env_python(e).exists()), None)
+    if tokenizer is None or env is None:
+        why = "no local tokenizer beside the checkpoint" if tokenizer is None else "no trainer environment to run it"
+        print(f"evaluation prompts not measured: {why}")
+        return None
+    kwargs = {"enable_thinking": bool(serving["chat_format"]["enable_thinking"])} if serving.get("chat_format") else {}
+    groups: dict[tuple[str, int], tuple[list[dict[str, Any]] | None, list[dict[str, Any]]]] = {}
+    for qa, mode, cfg in jobs:
+        req = first_request(qa, mode, cfg, gold.get(qa.qa_id, []))
+        key = (json.dumps(req.tools, sort_keys=True), req.max_tokens)
+        groups.setdefault(key, (req.tools, []))[1].append({"id": f"{qa.qa_id}:{mode}", "messages": req.messages})
+    report: dict[str, Any] = {"max_model_len": int(limit), "tokenizer": tokenizer, "groups": []}
+    for (_, max_tokens), (tools, prompts) in sorted(groups.items(), key=lambda g: g[0][1]):
+        room = int(limit) - max_tokens
+        if room < 1:
+            raise TrainingError(f"max_model_len {limit} of the served checkpoint leaves no room for a prompt beside "
+                                f"the {max_tokens} reply tokens evaluation asks for: raise max_model_len, or lower "
+                                "max_tokens_per_round")  # fmt: skip
+        counts = measure_prompts(None, tokenizer, room, env=env, tools=tools, chat_template_kwargs=kwargs,
+                                 prompts=prompts)  # fmt: skip
+        if counts.over:
+            raise TrainingError(f"{counts.over} of {counts.rows} evaluation prompts are longer than max_model_len "
+                                f"{limit} minus the {max_tokens} reply tokens they ask for ({room} tokens; longest "
+                                f"{counts.longest}, {counts.longest_id}): serve with a larger max_model_len, or lower "
+                                "max_tokens_per_round")  # fmt: skip
+        report["groups"].append({"tools": tools is not None, "max_tokens": max_tokens, "rows": counts.rows,
+                                 "longest": counts.longest, "room": room})  # fmt: skip
+    print(f"evaluation prompts measured with {tokenizer}: "
+          + "; ".join(f"{g['rows']} of at most {g['longest']} tokens (room {g['room']})" for g in report["groups"]))
+    return report
+
+
 @hopforge_flow(name="evaluate-policy", log_prints=True)
 def evaluate_policy(
     split: Split | None = "test",
@@ -300,9 +362,11 @@ def evaluate_policy(
     trained on hopforge's exports with those rows, evaluated in the context it was trained in
     (``EvalConfig.for_checkpoint``); ``None``: any model, tools listed in the system prompt. ``serving`` is the
     record of the server that answers (``training.serve.VLLMServer.record``: checkpoint, format, vLLM version),
-    stored with the run's parameters and returned. ``ikg_levels``: the IKG levels to score too (``None``: ``[ikg]
+    stored with the run's parameters and returned; when it names ``max_model_len`` and the checkpoint's tokenizer is
+    local, every first request is measured before any is sent (``check_served_prompts``: an over-long one refuses
+    the run with the counts). ``ikg_levels``: the IKG levels to score too (``None``: ``[ikg]
     levels``; ``[]``: the complete graph only). Returns ``{"run_id", "by_mode": {mode: {n, em, f1, hit1,
-    judge_acc, ...}}, "table", "serving", "by_setting", "report", "ikg"}`` (``by_setting``:
+    judge_acc, ...}}, "table", "serving", "prompts", "by_setting", "report", "ikg"}`` (``by_setting``:
     ``eval.ikg.setting_table``; ``report``: the report's path, ``None`` without IKG items; ``ikg``: the lines
     saying how many questions each level scores)."""
     settings = settings or default_settings()
@@ -341,6 +405,10 @@ def evaluate_policy(
             g: [(q, m, None) for m in modes for q in groups[g]] + [(q, m, v) for m in modes for q, v in plans[g].views]
             for g in plans}  # fmt: skip
         n_jobs = sum(len(j) for j in jobs.values())
+        # A served checkpoint: every first request fits its context, or nothing is asked (IKG views add no tokens
+        # to the tool loop's first turn; their gold-context passages are not measured).
+        prompts = check_served_prompts(serving, [(q, m, cfgs[g]) for g in jobs for q, m, v in jobs[g] if v is None],
+                                       gold)  # fmt: skip
         print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}"
               + (f", {n_jobs // len(modes) - len(qas)} IKG variants too" if levels else ""))  # fmt: skip
         identity = reuse_identity(settings, [cfg.role, *([cfg.judge_role] if use_judge else [])], "tools" in modes)
@@ -419,6 +487,7 @@ def evaluate_policy(
         if serving:
             print(f"served by vLLM {serving.get('vllm_version') or '?'}: {serving.get('checkpoint')}")
         return {"run_id": rt.run_id, "model": model, "by_mode": by_mode, "table": table, "serving": serving,
+                "prompts": prompts,
                 "by_setting": by_setting, "report": str(report) if report is not None else None,
                 "ikg": [line for plan in plans.values() for line in plan.lines],
                 **rt.gateway.ledger.totals()}
@@ -437,5 +506,6 @@ def _settings_artifact(rows: list[dict[str, Any]], pictures: dict[str, bytes], m
                        f"Hits@1 and text-search share by graph setting, run {run_id}")
 
 
-__all__ = ["SettingPlan", "can_reuse", "check_eval_params", "evaluate_batch", "evaluate_policy", "evaluation_card",
-           "finished_items", "latest_setting_table", "metrics_table", "plan_settings", "reuse_identity", "write_report"]
+__all__ = ["SettingPlan", "can_reuse", "check_eval_params", "check_served_prompts", "evaluate_batch", "evaluate_policy",
+           "evaluation_card", "finished_items", "latest_setting_table", "metrics_table", "plan_settings",
+           "reuse_identity", "write_report"]

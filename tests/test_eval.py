@@ -263,6 +263,33 @@ def test_a_served_checkpoint_run_records_its_server_and_format(prefect_harness, 
     assert qas
 
 
+def test_first_request_is_what_the_evaluation_sends_first(prefect_harness, fake_llm, tmp_path):
+    """``first_request`` (what a served checkpoint's prompts are measured on) is the request the tool loop and the
+    closed-book baseline really send first: the same messages, tools and max_tokens."""
+    from eval.evaluate import first_request
+    from flows.evaluate import evaluate_policy
+    from schemas.tools import OMNE_TOOLS, tool_schemas
+
+    settings = load_settings(data_dir=tmp_path, roles=roles(fake_llm),
+                             embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})
+    qa = build_eval_warehouse(settings)[0]
+    fake_llm.add(reply=f"<answer>{KINGS}</answer>")
+    for trained_as in ("think", None):
+        cfg = EvalConfig.for_checkpoint(trained_as, max_tokens_per_round=700) if trained_as else EvalConfig(
+            max_tokens_per_round=700)  # fmt: skip
+        for mode in ("tools", "no_tools"):
+            before = len(fake_llm.requests)
+            evaluate_policy(modes=[mode], limit=1, trained_as=trained_as, max_tokens_per_round=700, reuse=False,
+                            settings=settings.model_copy(update={"cache": settings.cache.model_copy(
+                                update={"scope": f"first-{trained_as}-{mode}"})}))  # fmt: skip
+            sent = next(r.json for r in fake_llm.requests[before:] if "messages" in (r.json or {}))
+            want = first_request(qa, mode, cfg)
+            assert sent["messages"] == want.messages and sent["max_tokens"] == want.max_tokens
+            assert sent.get("tools") == want.tools
+    assert first_request(qa, "tools", EvalConfig.for_checkpoint("think")).tools == tool_schemas(OMNE_TOOLS)
+    assert first_request(qa, "no_tools").max_tokens == EvalConfig().max_answer_tokens
+
+
 def test_a_new_checkpoint_under_a_reused_served_name_is_measured_not_replayed(prefect_harness, fake_llm, tmp_path):
     """Two checkpoints served one after the other under the same name: the second must be asked, not answered from
     the first one's cached replies or finished items (the served name alone does not tell them apart)."""

@@ -8,6 +8,7 @@ Fast and core-only: no trainer is imported here (the trainers' own checks of the
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -295,6 +296,20 @@ def test_trl_cluster_refusals(export_view, model_dir, tmp_path):
                  device=cpu)  # fmt: skip
     with pytest.raises(TrainingError, match=r"^deepspeed=zero2 shards the model over GPUs, but this plan's device is a CPU"):
         plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir), deepspeed="zero2"), device=cpu)
+    # every node's ranks call the tools: a loopback server is refused on several nodes, as verl's plan refuses it
+    two_nodes = {"nnodes": 2, "node_rank": 0, "master_addr": "10.0.0.1"}
+    for url in ("http://127.0.0.1:8765", "http://localhost:9000"):
+        with pytest.raises(TrainingError, match=rf"^tool_server_url {url} is a loopback address, which rollout "
+                                                r"workers on other nodes cannot reach: .* \(cluster.nnodes 2\)$"):
+            plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir), tool_server_url=url,
+                                                               cluster=two_nodes), device=_gpus(8))  # fmt: skip
+    reachable = TRLOptions(model=str(model_dir), tool_server_url="http://10.0.0.1:8765", cluster=two_nodes)
+    h = plan_trl(export_view, tmp_path / "run", reachable, device=_gpus(8)).config["hopforge"]
+    assert h["tool_server_url"] == "http://10.0.0.1:8765"
+    assert (h["max_tool_failure_rate"], h["tool_failure_window"]) == (0.05, 200)  # verl's defaults
+    one_node = TRLOptions(model=str(model_dir), tool_server_url="http://127.0.0.1:8765")
+    assert plan_trl(export_view, tmp_path / "run", one_node, device=_gpus(8)).config["hopforge"]["tool_server_url"] \
+        == "http://127.0.0.1:8765"
     big = tmp_path / "big"
     big.mkdir()
     (big / "config.json").write_text(json.dumps({"hidden_size": 4096, "num_hidden_layers": 36, "intermediate_size":
@@ -378,6 +393,8 @@ def test_bad_verl_options(values, message):
     ({"lora_rank": 1024}, r"lora_rank: Value error, lora_rank 1024 is above 512, the largest rank vLLM serves"),
     ({"deepspeed": "stage3"}, r"deepspeed: Input should be 'none', 'zero2' or 'zero3'"),
     ({"overlong": "truncate"}, r"overlong: Input should be 'refuse' or 'filter'"),
+    ({"max_tool_failure_rate": 0}, r"max_tool_failure_rate: Input should be greater than 0"),
+    ({"tool_failure_window": 5}, r"tool_failure_window: Input should be greater than or equal to 10"),
     ({"cluster": {"nnodes": 2}}, r"cluster.nnodes 2 needs cluster.master_addr"),
     ({"cluster": {"nnodes": 3, "node_rank": 5, "master_addr": "10.0.0.1"}}, r"cluster.node_rank 5 must be below "
                                                                             r"cluster.nnodes 3"),
@@ -451,3 +468,82 @@ def test_trl_tool_client_sends_the_shared_token(monkeypatch):
             trl_grpo.ToolServer(url, 5.0).health()  # no token: refused by the server
     finally:
         server.shutdown()
+
+
+def _trl_launcher():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training" / "launch"))
+    import trl_grpo
+
+    return trl_grpo
+
+
+def test_trl_tool_calls_to_a_down_server_stop_the_run_past_the_bound():
+    """Nothing listens at the tool server's address: every call fails. Below the bound a failure is raised as
+    ``ToolServerError`` (TRL hands its text to the model and counts it); the call that takes the window past
+    ``max_tool_failure_rate`` raises the launcher's ``LaunchError``, a ``SystemExit`` that TRL's tool loop (which
+    catches ``Exception``) lets through, so the run stops."""
+    import socket
+
+    trl_grpo = _trl_launcher()
+    with socket.socket() as unused:  # a free loopback port nobody listens on: connection refused
+        unused.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{unused.getsockname()[1]}"
+    client = trl_grpo.ToolServer(url, 2.0, max_failure_rate=0.3, failure_window=10)
+    for _ in range(3):  # 3 of 10 is not more than 0.3 x 10
+        with pytest.raises(trl_grpo.ToolServerError, match=rf"^tool server {url} did not answer node_info"):
+            client.call("node_info", {"entity": "Alan Turing", "graph_type": "cs"})
+    with pytest.raises(trl_grpo.LaunchError) as stopped:
+        client.call("node_info", {"entity": "Alan Turing", "graph_type": "cs"})
+    assert not isinstance(stopped.value, Exception)
+    assert re.fullmatch(rf"tool calls are failing: 4 of the last 4 failed, more than max_tool_failure_rate 0.3 of "
+                        rf"tool_failure_window 10 \(first error: tool server {url} did not answer node_info .*\); "
+                        r"the run stopped instead of training on error replies", stopped.value.message)  # fmt: skip
+    assert (stopped.value.tool["calls"], stopped.value.tool["failures"], stopped.value.tool["tripped"]) == (4, 4, True)
+
+
+def test_trl_tool_failures_below_the_bound_are_counted_and_the_run_goes_on():
+    """A server that fails every fifth call (5xx), refuses a bad call (422, text for the model: not a failure) and
+    answers the rest: 20 calls stay under 0.3 of a window of 10 and are all counted."""
+    import http.server
+    import threading
+
+    trl_grpo = _trl_launcher()
+    posts = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            posts.append(self.path)
+            status, body = 200, {"rendered_content": "Entity: Alan Turing"}
+            if len(posts) % 5 == 0:
+                status, body = 503, {"detail": "overloaded"}
+            elif len(posts) == 2:
+                status, body = 422, {"detail": "depth: Input should be less than or equal to 3"}
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        client = trl_grpo.ToolServer(url, 5.0, max_failure_rate=0.3, failure_window=10)
+        replies, failed = [], 0
+        for _ in range(20):
+            try:
+                replies.append(client.call("node_info", {"entity": "Alan Turing"}))
+            except trl_grpo.ToolServerError as exc:
+                assert str(exc) == f"tool server {url} failed on node_info: HTTP 503"
+                failed += 1
+    finally:
+        server.shutdown()
+    assert failed == 4 and len(replies) == 16
+    assert replies[1] == "Error: depth: Input should be less than or equal to 3"
+    s = client.failures.snapshot()
+    assert (s["calls"], s["failures"], s["window_failures"], s["tripped"]) == (20, 4, 2, False)

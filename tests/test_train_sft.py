@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from training.plan import TrainingError, load_export, resolve_export
+from training.plan import REPO_ROOT, TrainingError, load_export, resolve_export
 from training.sft import SFTOptions, plan_sft
 
 REPO = Path(__file__).resolve().parents[1]
@@ -343,3 +343,15 @@ def test_gpu_environments_keep_what_the_trainers_pin():
     for name in ("llamafactory", "trl"):
         for flavour in ("cpu", "gpu"):
             assert any("deepspeed==0.19.8" in " ".join(c) for c in install_commands(name, flavour))
+
+
+def test_gpu_smoke_installs_gguf_pinned_through_the_trl_environment():
+    """``make gpu-smoke`` reads the GGUF weights in the trl environment: gguf comes pinned with its GPU flavour,
+    and the make target installs nothing with pip itself."""
+    from training.envs import install_commands
+
+    installs = [c for c in install_commands("trl", "gpu") if c[1:4] == ["-m", "pip", "install"]]
+    assert [a for c in installs for a in c if a.startswith("gguf")] == ["gguf==0.19.0"]
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    recipe = makefile.split("\ngpu-smoke:", 1)[1].split("\n\n", 1)[0]
+    assert "training.envs create trl --flavour gpu" in recipe and "pip install" not in recipe

@@ -219,6 +219,37 @@ def test_failure_window_trips_past_the_bound_over_the_last_calls():
     assert s["first_error"].startswith("tool server http://10.0.0.5:8765/tools/node_info failed")
 
 
+def _node(ip: str, gpus: float | None) -> dict:
+    """A ``ray.nodes()`` entry as the preflight reads it (a CPU-only node has no ``GPU`` resource)."""
+    resources = {"CPU": 16.0, **({"GPU": gpus} if gpus is not None else {})}
+    return {"NodeID": f"{ip}-id", "NodeManagerAddress": ip, "Alive": True, "Resources": resources}
+
+
+@pytest.mark.parametrize(("nodes", "nnodes", "message"), [
+    ([_node("10.0.0.1", 4)], 1, r"the cluster has 0 node\(s\) with at least 8 GPUs \(4 GPUs per node\)"),
+    ([_node("10.0.0.1", 8), _node("10.0.0.2", 4)], 2, r"the cluster has 1 node\(s\) with at least 8 GPUs "
+                                                      r"\(8, 4 GPUs per node\)"),
+    ([_node("10.0.0.1", 8), _node("10.0.0.2", None)], 2, r"the cluster has 1 node\(s\) with at least 8 GPUs "
+                                                         r"\(8, 0 GPUs per node\)"),
+    ([_node("10.0.0.1", 8)], 2, r"the cluster has 1 node\(s\) with at least 8 GPUs \(8 GPUs per node\)"),
+])  # fmt: skip
+def test_preflight_refuses_more_processes_than_gpus(nodes, nnodes, message):
+    """verl would place ``nnodes x n_gpus_per_node`` workers and wait for GPUs that are not there: the launcher's
+    preflight refuses first, in one line naming the settings and what each node holds."""
+    from training.launch.verl_cluster import LaunchError, check_gpus
+
+    with pytest.raises(LaunchError, match=rf"^trainer.nnodes={nnodes} x n_gpus_per_node=8: {message}$"):
+        check_gpus(nodes, device="cuda", nnodes=nnodes, n_gpus_per_node=8)
+
+
+def test_preflight_accepts_enough_gpus_and_a_cpu_run():
+    from training.launch.verl_cluster import check_gpus
+
+    check_gpus([_node("10.0.0.1", 8), _node("10.0.0.2", 8)], device="cuda", nnodes=2, n_gpus_per_node=8)
+    check_gpus([_node("10.0.0.1", 8), _node("10.0.0.2", 2)], device="cuda", nnodes=1, n_gpus_per_node=8)
+    check_gpus([_node("10.0.0.1", None)], device="cpu", nnodes=1, n_gpus_per_node=8)  # a CPU run asks for none
+
+
 def test_verl_cluster_module_loads_without_ray_or_verl():
     import subprocess
     import sys

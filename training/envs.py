@@ -49,7 +49,8 @@ TRAINER_ENVS: dict[str, TrainerEnv] = {
     "trl": TrainerEnv(
         name="trl", probe="trl",
         cpu=("trl==1.16.0", "torch==2.13.0", "peft", "deepspeed==0.19.8"),
-        gpu=("trl[vllm]==1.16.0", "peft", "deepspeed==0.19.8"),
+        # gguf: `make gpu-smoke` reads the embedded default's GGUF weights into transformers here
+        gpu=("trl[vllm]==1.16.0", "peft", "deepspeed==0.19.8", "gguf==0.19.0"),
         remove=("torchvision", "torchaudio"),
         purpose="TRL GRPO, the light RL path",
     ),

@@ -20,7 +20,10 @@ data, reward and tool settings) for ``training/launch/trl_grpo.py``. On GPUs the
 with the ``cluster`` option's nodes, ranks and rendezvous, bf16 when the GPUs support it, and DeepSpeed ZeRO-2/3
 through accelerate's plugin (``training.cluster``). TRL does not cut prompts, so a prompt longer than
 ``max_prompt_length`` (measured by the launcher with the model's tokenizer and the tools it trains with) stops the
-run or is left out, as ``overlong`` says; ``training.plan.measure_prompts`` counts the same for any export.
+run or is left out, as ``overlong`` says; ``training.plan.measure_prompts`` counts the same for any export. TRL
+turns a failing tool call into a reply the policy trains on, so the launcher counts every call's outcome and stops
+the run past ``max_tool_failure_rate`` of the last ``tool_failure_window`` calls (verl's bound, same names and
+defaults); a loopback ``tool_server_url`` is refused on several nodes.
 
 ``check_plan(plan)`` asks the trainer itself whether it accepts what was written: verl composes its Hydra config
 with the overrides and runs its own ``validate_config``, loads the tool config with its tool registry and the
@@ -47,6 +50,7 @@ from training.cluster import (
     accelerate_config,
     check_memory_fit,
     detect_device,
+    env_versions,
     resolve_cluster,
 )
 from training.plan import (
@@ -244,7 +248,7 @@ def cluster_problem(opts: VerlOptions) -> str | None:
     every node's ranks write their shards of a checkpoint); so does a remote cluster, where the training workers
     may sit on another machine than the launcher. A loopback tool URL answers on this machine only: refused when
     rollout workers may run elsewhere, unless the cluster itself is on loopback (all its nodes on this machine)."""
-    from training.tool_auth import is_loopback_host, url_host
+    from training.tool_auth import is_loopback_host
 
     if opts.nnodes > 1 and not opts.ray_address:
         return (f"nnodes={opts.nnodes} needs ray_address: start a Ray cluster (`ray start --head` on one node, "
@@ -255,11 +259,19 @@ def cluster_problem(opts: VerlOptions) -> str | None:
                 "its part of each checkpoint")  # fmt: skip
     cluster_on_loopback = opts.ray_address is not None and is_loopback_host(_address_host(opts.ray_address))
     spans_machines = (opts.nnodes > 1 or opts.ray_address is not None) and not cluster_on_loopback
-    if spans_machines and is_loopback_host(url_host(opts.tool_server_url)):
-        return (f"tool_server_url {opts.tool_server_url} is a loopback address, which rollout workers on other "
-                f"nodes cannot reach: serve the tools on an address every node reaches (`HOPFORGE_TOOL_TOKEN=... "
-                f"hopforge serve-tools --host 0.0.0.0`) and set tool_server_url to http://<that host>:<port>")  # fmt: skip
-    return None
+    return loopback_tool_url_problem(opts.tool_server_url) if spans_machines else None
+
+
+def loopback_tool_url_problem(url: str | None) -> str | None:
+    """The one line refusing a loopback ``tool_server_url`` for a run whose rollouts may call it from other
+    machines (verl's workers, TRL's ranks on several nodes), or ``None`` when ``url`` is not loopback."""
+    from training.tool_auth import is_loopback_host, url_host
+
+    if url is None or not is_loopback_host(url_host(url)):
+        return None
+    return (f"tool_server_url {url} is a loopback address, which rollout workers on other nodes cannot reach: "
+            "serve the tools on an address every node reaches (`HOPFORGE_TOOL_TOKEN=... hopforge serve-tools --host "
+            "0.0.0.0`) and set tool_server_url to http://<that host>:<port>")  # fmt: skip
 
 
 def _hydra_value(value: Any) -> str:
@@ -516,6 +528,8 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "cluster": {"ray_address": opts.ray_address, "nnodes": opts.nnodes, "n_gpus_per_node": opts.n_gpus_per_node,
                     "shared_dir": str(shared) if shared else None, "py_modules": py_modules},
         "equivalent_command": ["python", "-m", "verl.trainer.main_ppo", *overrides],
+        # the verl environment's packages, vLLM (the rollouts' engine) among them: serving records its own
+        "versions": env_versions("verl"),
     }  # fmt: skip
     notes = [*notes, f"stage {opts.stage}: {opts.algorithm} from {model}, reward {reward}",
              f"prompts longer than {opts.max_prompt_length} tokens: {opts.overlong} (measured by the launcher with "
@@ -555,6 +569,11 @@ class TRLOptions(_Options):
     dataset: Literal["rl", "messages"] = "rl"
     tool_server_url: str | None = None
     tool_timeout_s: float = Field(default=30.0, gt=0)
+    max_tool_failure_rate: float = Field(default=0.05, gt=0, le=1, description="The run stops when more than this "
+                                         "share of the last tool_failure_window tool calls of a process failed "
+                                         "(server down, timing out, 5xx, token refused).")  # fmt: skip
+    tool_failure_window: int = Field(default=200, ge=10, le=100_000, description="Tool calls the failure rate is "
+                                                                                "taken over.")  # fmt: skip
     num_generations: int = Field(default=4, ge=2, description="Completions per prompt (the GRPO group).")
     per_device_train_batch_size: int = Field(default=4, ge=1)
     gradient_accumulation_steps: int = Field(default=1, ge=1)
@@ -660,6 +679,7 @@ def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str,
             "eval_file": str(files["validation"]) if rows.get("validation") else None,
             "reward": opts.reward_name, "reward_kwargs": dict(opts.reward_kwargs),
             "tool_server_url": opts.tool_server_url, "tool_timeout_s": opts.tool_timeout_s,
+            "max_tool_failure_rate": opts.max_tool_failure_rate, "tool_failure_window": opts.tool_failure_window,
             "lora_rank": opts.lora_rank, "max_prompt_length": opts.max_prompt_length, "overlong": opts.overlong,
             # What the launcher's --check stands in for when it validates on another machine than the ranks'.
             "launch": {**rc.summary(), "accelerate": _under_accelerate(rc, opts), "bf16": bf16,
@@ -684,6 +704,10 @@ def plan_trl(export: ExportView, run_dir: Path, opts: TRLOptions, device: Device
     model = _check_policy_model(opts.model, opts.stage)
     device = device or detect_device("trl", opts.cluster)
     rc = resolve_cluster(opts.cluster, device)
+    if rc.nnodes > 1:  # every node's ranks call the tools: a loopback server answers on one of them only
+        problem = loopback_tool_url_problem(opts.tool_server_url)
+        if problem:
+            raise TrainingError(f"{problem} (cluster.nnodes {rc.nnodes})")
     if device.kind == "cpu" and rc.distributed:
         raise TrainingError(f"cluster.nnodes x cluster.nproc_per_node is {rc.world_size} processes on a CPU; TRL on a "
                             "CPU runs one process (accelerate's MULTI_CPU launch needs MPI): plan on GPUs")  # fmt: skip
@@ -758,6 +782,7 @@ __all__ = [
     "check_plan",
     "check_ray_address",
     "cluster_problem",
+    "loopback_tool_url_problem",
     "options_from",
     "plan_trl",
     "plan_verl",

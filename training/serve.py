@@ -266,6 +266,7 @@ class ServePlan:
                 "checkpoint_kind": self.checkpoint.kind,
                 "base_model": self.checkpoint.base_model, "lora_rank": self.checkpoint.lora_rank,
                 "max_lora_rank": self.lora_rank, "served_name": self.opts.served_name,
+                "max_model_len": self.opts.max_model_len,  # evaluation measures its prompts against it
                 "chat_format": self.chat.record(), "command": self.command_line(), "notes": list(self.notes)}  # fmt: skip
 
 

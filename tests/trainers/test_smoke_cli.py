@@ -173,6 +173,52 @@ def test_measure_prompts_counts_with_the_models_tokenizer(trainer_python, tiny_m
     assert (evaluation.rows, evaluation.over, evaluation.over_ids) == (1, 1, ["q1"])
 
 
+def test_evaluation_of_a_served_checkpoint_measures_its_prompts_first(trainer_python, tiny_model_dir, prefect_harness,
+                                                                      fake_llm, tmp_path):  # fmt: skip
+    """A served checkpoint's record names its tokenizer (the checkpoint) and ``max_model_len``: every first request
+    is measured with that tokenizer and chat template before any is sent. One that leaves less than its reply tokens
+    inside max_model_len refuses the run with the counts, and nothing is asked."""
+    from flows.evaluate import evaluate_policy
+    from schemas.config import load_settings
+    from tests.test_eval import KINGS, build_eval_warehouse, roles
+    from training.plan import TrainingError
+
+    trainer_python("trl")
+    settings = load_settings(data_dir=tmp_path, roles=roles(fake_llm),
+                             embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})
+    build_eval_warehouse(settings)
+    fake_llm.add(reply=f"<answer>{KINGS}</answer>")
+
+    def serving(max_model_len: int) -> dict:
+        return {"server": "vllm", "checkpoint": str(tiny_model_dir), "max_model_len": max_model_len,
+                "chat_format": {"kind": "think", "enable_thinking": True}}  # fmt: skip
+
+    calls = fake_llm.calls()
+    # 500 reply tokens per turn: 16 tokens of room are too few for any of the 3 test questions' first requests
+    with pytest.raises(TrainingError, match=r"^3 of 3 evaluation prompts are longer than max_model_len 516 minus "
+                                            r"the 500 reply tokens they ask for \(16 tokens; longest \d+, \S+:tools\): "
+                                            r"serve with a larger max_model_len, or lower max_tokens_per_round$"):
+        evaluate_policy(modes=["tools", "no_tools"], trained_as="think", max_tokens_per_round=500,
+                        serving=serving(516), settings=settings)  # fmt: skip
+    assert fake_llm.calls() == calls  # refused before anything was asked
+    out = evaluate_policy(modes=["tools", "no_tools"], trained_as="think", max_tokens_per_round=500,
+                          serving=serving(8192), settings=settings)  # fmt: skip
+    tools, closed = out["prompts"]["groups"]
+    assert out["prompts"]["max_model_len"] == 8192 and out["prompts"]["tokenizer"] == str(tiny_model_dir)
+    assert (tools["tools"], tools["rows"], tools["max_tokens"], tools["room"]) == (True, 3, 500, 7692)
+    assert (closed["tools"], closed["rows"], closed["max_tokens"]) == (False, 3, 3000)
+    assert 16 < closed["longest"] < tools["longest"]  # the tool block is part of what is measured
+    assert out["by_mode"]["tools"]["n"] == 3 and fake_llm.calls() > calls
+    # the longest first request decides: just room enough passes, one token less refuses
+    edge = tools["longest"] + 500
+    assert evaluate_policy(modes=["tools"], trained_as="think", max_tokens_per_round=500, serving=serving(edge),
+                           settings=settings)["prompts"]["groups"][0]["room"] == tools["longest"]  # fmt: skip
+    with pytest.raises(TrainingError, match=rf"^\d of 3 evaluation prompts .* \({tools['longest'] - 1} tokens; "
+                                            rf"longest {tools['longest']}, "):
+        evaluate_policy(modes=["tools"], trained_as="think", max_tokens_per_round=500, serving=serving(edge - 1),
+                        settings=settings)  # fmt: skip
+
+
 def test_trl_refuses_or_filters_overlong_prompts(trainer_python, tiny_model_dir, rl_export, tmp_path):
     trainer_python("trl")
     base = ["train", "rl", "--trainer", "trl", "--model", str(tiny_model_dir), "--export", str(rl_export.path),

@@ -32,9 +32,13 @@ def test_grpo_config_accepted(trainer_python, tiny_model_dir, rl_export, served_
     assert single["rows"] == rl_export.rows("rl")["train"] and single["tools"] == []
     assert single["grpo"]["num_generations"] == 2 and single["grpo"]["use_vllm"] is False
     assert single["grpo"]["max_tool_calling_iterations"] is None
+    assert single["tool_failures"] is None
     tools = check_plan(plan_trl(rl_export, tmp_path / "tools", TRLOptions(
-        model=str(tiny_model_dir), tool_server_url=served_tools, dataset="messages", stage="sft", **SMALL)))
+        model=str(tiny_model_dir), tool_server_url=served_tools, dataset="messages", stage="sft",
+        max_tool_failure_rate=0.2, tool_failure_window=50, **SMALL)))  # fmt: skip
     assert tools["grpo"]["max_tool_calling_iterations"] == 7 and tools["reward"] == "omne_post_sft"
+    # the launcher's tool client counts failures against the plan's bound
+    assert tools["tool_failures"] == {"max_tool_failure_rate": 0.2, "tool_failure_window": 50}
     # The schema TRL makes of each tool function (transformers' get_json_schema) is the tool contract, key order
     # included
     from schemas.tools import tool_schema
@@ -109,3 +113,8 @@ def test_grpo_trains_with_kg_tools(trainer_python, tiny_model_dir, rl_export, se
     # the tiny model's template is Qwen3's but not byte-identical to TRL's copy: the hermes parser is set
     assert result["tool_call_parser"] in ("trl", "qwen3-hermes")
     assert all("rewards/hopforge_eog_f1_path/mean" in m for m in steps)
+    # every tool call's outcome is counted (the served tools answer: no failure), in the metrics rows and the result
+    tool = result["tool"]
+    assert (tool["failures"], tool["tripped"], tool["max_rate"], tool["window"]) == (0, False, 0.05, 200)
+    assert all(m["tool/failures"] == 0.0 and m["tool/calls"] <= tool["calls"] for m in steps)
+    assert steps[-1]["tool/window_failure_rate"] == 0.0

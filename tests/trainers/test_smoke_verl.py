@@ -236,6 +236,12 @@ def test_verl_accepts_both_schedules(trainer_python, tiny_model_dir, rl_export, 
     # the reward kwargs reach compute_score through verl's own loader
     assert stage1["reward_fn_kwargs"] == {"path_weight": 0.3}
     assert stage1["ray_env_vars"]["HOPFORGE_REWARD"] == "eog_f1_path"
+    # the run records what it ran with: the plan the verl environment's packages, the launcher its installed ones
+    # (the CPU flavour has no vLLM; the GPU one records the rollouts' vLLM beside verl)
+    plan = plan_verl(rl_export, tmp_path / "stage1", _opts(tiny_model_dir))
+    assert plan.config["versions"]["verl"] == stage1["versions"]["verl"] == "0.9.1"
+    assert set(stage1["versions"]) <= {"verl", "vllm", "torch", "transformers"} and "torch" in stage1["versions"]
+    assert plan.config["versions"].get("vllm") == stage1["versions"].get("vllm")
 
     stage3 = check_plan(plan_verl(rl_export, tmp_path / "stage3",
                                   VerlOptions.omne_r1("sft", str(tiny_model_dir), train_batch_size=2,
@@ -282,26 +288,35 @@ def test_verl_check_refuses_overlong_prompts_with_counts(trainer_python, tiny_mo
         check_plan(plan)
 
 
-def test_verl_accepts_one_and_two_nodes_of_eight_gpus(trainer_python, tiny_model_dir, rl_export, tmp_path):
+@pytest.mark.parametrize("nnodes", [1, 2])
+@pytest.mark.parametrize("algorithm", ["grpo", "ppo"])
+def test_verl_accepts_one_and_two_nodes_of_eight_gpus(algorithm, nnodes, trainer_python, tiny_model_dir, rl_export,
+                                                       tmp_path):  # fmt: skip
+    import contextlib
     import socket
 
     trainer_python("verl")
     shared = tmp_path / "shared"
     shared.mkdir()
-    one = check_plan(plan_verl(rl_export, tmp_path / "one", VerlOptions(
-        model=str(tiny_model_dir), n_gpus_per_node=8, train_batch_size=4, ppo_mini_batch_size=4, rollout_n=2,
-        max_prompt_length=1024, max_response_length=2048)))  # fmt: skip
-    assert (one["trainer"]["nnodes"], one["trainer"]["n_gpus_per_node"], one["ray_address"]) == (1, 8, None)
-    with socket.socket() as head:  # where the cluster's head would listen: the planner asks that it answers
-        head.bind(("127.0.0.1", 0))
-        head.listen()
-        address = f"127.0.0.1:{head.getsockname()[1]}"
-        two = check_plan(plan_verl(rl_export, tmp_path / "two", VerlOptions.omne_r1(
-            "base", str(tiny_model_dir), nnodes=2, n_gpus_per_node=8, train_batch_size=4, ppo_mini_batch_size=4,
-            rollout_n=4, max_prompt_length=1024, max_response_length=2048, ray_address=address,
-            shared_dir=str(shared))))  # fmt: skip
-    assert (two["trainer"]["nnodes"], two["trainer"]["n_gpus_per_node"], two["ray_address"]) == (2, 8, address)
-    assert two["use_critic"] is True and two["trainer"]["default_local_dir"] == str(shared / "two" / "checkpoints")
+    # 4 prompts x 4 responses: divisible by the 8 or 16 GPUs
+    opts = {"model": str(tiny_model_dir), "algorithm": algorithm, "nnodes": nnodes, "n_gpus_per_node": 8,
+            "train_batch_size": 4, "ppo_mini_batch_size": 4, "rollout_n": 4, "max_prompt_length": 1024,
+            "max_response_length": 2048}  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        address = None
+        if nnodes > 1:  # where the cluster's head would listen: the planner asks that it answers
+            head = stack.enter_context(socket.socket())
+            head.bind(("127.0.0.1", 0))
+            head.listen()
+            address = f"127.0.0.1:{head.getsockname()[1]}"
+            opts.update(ray_address=address, shared_dir=str(shared))
+        report = check_plan(plan_verl(rl_export, tmp_path / "run", VerlOptions(**opts)))
+    assert (report["trainer"]["nnodes"], report["trainer"]["n_gpus_per_node"], report["ray_address"]) == (
+        nnodes, 8, address)  # fmt: skip
+    assert report["adv_estimator"] == ("grpo" if algorithm == "grpo" else "gae")
+    assert report["use_critic"] is (algorithm == "ppo")
+    checkpoints = (shared / "run" if nnodes > 1 else tmp_path / "run") / "checkpoints"
+    assert report["trainer"]["default_local_dir"] == str(checkpoints)
 
 
 def test_verl_reward_manager_scores_a_batch(trainer_python, tiny_model_dir, rl_export, tmp_path):
@@ -341,6 +356,31 @@ def test_verl_tool_agent_loop_with_scripted_rollouts(trainer_python, tiny_model_
     # the tool schemas are in the first prompt verl built
     assert '"name": "node_info"' in r["first_prompt"]
     assert r["score"]["score"] > 0 and r["score"]["em"] in (1, True)
+
+
+def test_verl_result_records_the_installed_versions(trainer_python, tmp_path):
+    """``result.json`` (success, or the tool guard's stop) carries the environment's verl, vLLM, torch and
+    transformers versions, read there."""
+    code = f"""
+import importlib.metadata as m, json, sys
+from pathlib import Path
+sys.path.insert(0, {str(REPO_ROOT / 'training' / 'launch')!r})
+import verl_ppo
+verl_ppo.write_result(Path(sys.argv[1]), {{"status": "error", "error": "tool calls are failing", "trainer": "verl"}})
+seen = {{}}
+for name in ("verl", "vllm", "torch", "transformers"):
+    try:
+        seen[name] = m.version(name)
+    except m.PackageNotFoundError:
+        pass
+print(json.dumps(seen))
+"""
+    done = run_python(trainer_python("verl"), ["-c", code, tmp_path], timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    installed = json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["status"] == "error" and result["error"] == "tool calls are failing"
+    assert result["versions"] == installed and result["versions"]["verl"] == "0.9.1"
 
 
 def test_launcher_health_check_refuses_a_down_server(trainer_python, tiny_model_dir, rl_export, tmp_path):

@@ -54,8 +54,9 @@ def convert(gguf: Path, out: Path, chat_template: str) -> dict:
     try:
         import gguf as _gguf  # noqa: F401 (transformers needs it to read the file)
     except ImportError:
-        raise SystemExit(f"error: reading {gguf.name} needs the gguf package in this environment: "
-                         f"{sys.executable} -m pip install gguf") from None  # fmt: skip
+        raise SystemExit(f"error: reading {gguf.name} needs the gguf package in this environment: the GPU "
+                         "flavour of the trl environment pins it (`python -m training.envs create trl --flavour "
+                         "gpu`)") from None  # fmt: skip
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)

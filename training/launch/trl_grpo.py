@@ -23,7 +23,13 @@ Prompts are never cut: before the model loads, every prompt is measured with the
 longer than ``hopforge.max_prompt_length`` stop the run with their count (``overlong: refuse``) or are left out and
 counted (``overlong: filter``); the counts go to ``<run dir>/prompts.json`` and ``result.json``.
 
-Launcher contract: every TRL log line goes to ``<run dir>/metrics.jsonl`` as ``{"step", <numbers>}``; the final
+Tool calls that fail (server down, timing out, 5xx, token refused) are counted (``ToolServer``): TRL would hand
+their error text to the model as the tool's reply, so past ``hopforge.max_tool_failure_rate`` of the last
+``hopforge.tool_failure_window`` calls of a process the run stops with ``error: tool calls are failing: ...``
+(status 2, the counts in ``result.json``'s ``tool``), as verl's launcher does.
+
+Launcher contract: every TRL log line goes to ``<run dir>/metrics.jsonl`` as ``{"step", <numbers>}`` (with the tool
+counters ``tool/calls``, ``tool/failures``, ``tool/window_failure_rate`` when the run has tools); the final
 model is saved to ``<output_dir>/final`` and named in ``result.json`` (with the environment's package versions).
 Under ``accelerate launch`` (``training.rl.plan_trl`` plans it for GPUs) every process runs this script; only the
 main one writes metrics and results.
@@ -69,11 +75,13 @@ VERSIONED = ("torch", "transformers", "accelerate", "peft", "deepspeed", "trl", 
 
 
 class LaunchError(SystemExit):
-    """A run that must not start: the message is the one line the user sees (``error: ...``, status 2)."""
+    """A run that must not start, or must stop: the message is the one line the user sees (``error: ...``, status
+    2); ``tool``: the tool-failure counts when failing tool calls stopped it (written to ``result.json``)."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, tool: dict[str, Any] | None = None) -> None:
         super().__init__(2)
         self.message = message
+        self.tool = tool
 
 
 def is_main_process() -> bool:
@@ -151,15 +159,27 @@ def make_reward(reward: str, reward_kwargs: dict[str, Any], decode: Callable[[li
 # -- tools ----------------------------------------------------------------------------------------------------------
 
 
-class ToolServer:
-    """Blocking calls to ``hopforge serve-tools`` (TRL calls tools synchronously, one rollout after another)."""
+class ToolServerError(RuntimeError):
+    """The tool server gave no reply for a call (down, timing out, 5xx, token refused, no ``rendered_content``): a
+    failure, counted against ``max_tool_failure_rate``. Refused calls (404/422) are replies the model reads."""
 
-    def __init__(self, url: str, timeout_s: float):
+
+class ToolServer:
+    """Blocking calls to ``hopforge serve-tools`` (TRL calls tools synchronously, one rollout after another).
+
+    Every call's outcome goes into a ``FailureWindow`` (the one verl's launcher keeps, per process here). TRL's tool
+    loop catches any ``Exception`` of a tool and hands its text to the model as the reply, so a failure below the
+    bound is raised as ``ToolServerError`` (counted by TRL too, ``tools/failure_frequency``), and past the bound
+    ``LaunchError``, a ``SystemExit`` TRL does not catch: the run stops instead of training on error text."""
+
+    def __init__(self, url: str, timeout_s: float, max_failure_rate: float = 0.05, failure_window: int = 200):
+        from training.launch.verl_cluster import FailureWindow
         from training.tool_auth import auth_headers, tool_token
 
         self.url, self.timeout_s = url.rstrip("/"), timeout_s
         # a server beyond loopback takes requests only with the shared token of this process's environment
         self.headers = auth_headers(tool_token())
+        self.failures = FailureWindow(max_failure_rate, failure_window)
 
     def health(self) -> dict[str, Any]:
         try:
@@ -171,17 +191,47 @@ class ToolServer:
                              f"`hopforge serve-tools` or leave tool_server_url out for single-turn GRPO") from None
 
     def call(self, name: str, arguments: dict[str, Any]) -> str:
+        """The text the model reads for tool ``name`` called with ``arguments``; the outcome is counted (class
+        docstring)."""
+        from training.launch.verl_cluster import failure_reason
+
+        try:
+            reply = self._post(name, arguments)
+        except ToolServerError as exc:
+            self.failures.record(True, str(exc))
+            if self.failures.tripped:
+                raise LaunchError(failure_reason(self.failures.snapshot()), tool=self.failures.snapshot()) from None
+            raise
+        self.failures.record(False)
+        return reply
+
+    def _post(self, name: str, arguments: dict[str, Any]) -> str:
         request = urllib.request.Request(f"{self.url}/tools/{name}", data=json.dumps(arguments).encode(),
                                          headers={"Content-Type": "application/json", **self.headers}, method="POST")  # fmt: skip
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as r:
-                return json.loads(r.read())["rendered_content"]
+                body = json.loads(r.read())
         except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise ToolServerError(f"tool server {self.url} refused {'the' if self.headers else 'a missing'} "
+                                      f"token on {name} (HTTP {exc.code})") from None  # fmt: skip
+            if exc.code >= 500:
+                raise ToolServerError(f"tool server {self.url} failed on {name}: HTTP {exc.code}") from None
             # 404/422: the call was refused (unknown graph, bad arguments); the body says why, for the model.
-            if exc.code < 500:
-                body = json.loads(exc.read() or b"{}")
-                return body.get("rendered_content") or f"Error: {body.get('detail', exc.reason)}"
-            raise RuntimeError(f"tool server {self.url} failed on {name}: HTTP {exc.code}") from None
+            try:
+                refused = json.loads(exc.read() or b"{}")
+            except ValueError:
+                refused = {}
+            refused = refused if isinstance(refused, dict) else {}
+            return refused.get("rendered_content") or f"Error: {refused.get('detail', exc.reason)}"
+        except (urllib.error.URLError, OSError) as exc:  # refused connection, timeout, reset
+            raise ToolServerError(f"tool server {self.url} did not answer {name} ({exc})") from None
+        except ValueError:
+            raise ToolServerError(f"tool server {self.url} answered {name} with a body that is not JSON") from None
+        rendered = body.get("rendered_content") if isinstance(body, dict) else None
+        if not isinstance(rendered, str):
+            raise ToolServerError(f"tool server {self.url} answered {name} without rendered_content")
+        return rendered
 
 
 def make_tool(name: str, server: ToolServer) -> Callable[..., str]:
@@ -220,11 +270,15 @@ def ensure_tool_parsing(tokenizer) -> str:
 # -- metrics --------------------------------------------------------------------------------------------------------
 
 
-def metrics_callback(path: Path):
+def metrics_callback(path: Path, server: ToolServer | None = None):
     from transformers import TrainerCallback
 
+    from training.launch.verl_cluster import failure_metrics
+
     class MetricsToJsonl(TrainerCallback):
-        """Appends every TRL log (loss, reward, KL...) to ``metrics.jsonl`` as a launcher-contract row."""
+        """Appends every TRL log (loss, reward, KL...) to ``metrics.jsonl`` as a launcher-contract row, with this
+        process's tool-call counters (``tool/calls``, ``tool/failures``, ``tool/window_failure_rate``, as verl's
+        rows have them) when the run has tools."""
 
         def on_log(self, args, state, control, logs=None, **kwargs):
             if not state.is_world_process_zero:
@@ -233,6 +287,8 @@ def metrics_callback(path: Path):
             for key, value in (logs or {}).items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value)):
                     row[key] = float(value)
+            if server is not None:
+                row.update(failure_metrics(server.failures.snapshot()))
             if len(row) > 1:
                 with open(path, "a", encoding="utf-8") as f:
                     f.write(json.dumps(row) + "\n")
@@ -250,11 +306,13 @@ def build(config: dict[str, Any]) -> dict[str, Any]:
     h = config["hopforge"]
     grpo = GRPOConfig(**config["grpo"])
     rows, tool_names = load_rows(h["train_file"], h["dataset"])
-    tools = []
+    tools, server = [], None
     if h.get("tool_server_url"):
-        server = ToolServer(h["tool_server_url"], float(h.get("tool_timeout_s", 30)))
+        server = ToolServer(h["tool_server_url"], float(h.get("tool_timeout_s", 30)),
+                            max_failure_rate=float(h.get("max_tool_failure_rate", 0.05)),
+                            failure_window=int(h.get("tool_failure_window", 200)))  # fmt: skip
         tools = [make_tool(n, server) for n in tool_names]
-    return {"grpo": grpo, "rows": rows, "tools": tools, "tool_server": h.get("tool_server_url")}
+    return {"grpo": grpo, "rows": rows, "tools": tools, "tool_server": h.get("tool_server_url"), "server": server}
 
 
 def screen_prompts(rows: list[dict[str, Any]], tokenizer: Any, tools: list[Any], grpo: Any,
@@ -383,6 +441,8 @@ def check(config: dict[str, Any], config_path: Path | None = None) -> dict[str, 
                                              "learning_rate", "beta", "loss_type", "use_vllm", "vllm_mode",
                                              "max_tool_calling_iterations", "output_dir", "remove_unused_columns")},
         "validated": validated, "simulated": simulated, "versions": versions(),
+        "tool_failures": {"max_tool_failure_rate": built["server"].failures.max_rate,
+                          "tool_failure_window": built["server"].failures.window} if built["server"] else None,
     }  # fmt: skip
 
 
@@ -414,7 +474,7 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     trainer = GRPOTrainer(model=h["model"], reward_funcs=[reward_fn], args=built["grpo"],
                           train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                           tools=built["tools"] or None, peft_config=peft_config,
-                          callbacks=[metrics_callback(run_dir / METRICS_FILE)])  # fmt: skip
+                          callbacks=[metrics_callback(run_dir / METRICS_FILE, built["server"])])  # fmt: skip
     started = time.monotonic()
     output = trainer.train()
     final = Path(built["grpo"].output_dir) / "final"
@@ -425,7 +485,8 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     result = {"status": "ok", "checkpoint": str(final), "trainer": "trl", "global_step": int(trainer.state.global_step),
               "train_loss": float(output.training_loss), "duration_s": round(time.monotonic() - started, 1),
               "tools": [t.__name__ for t in built["tools"]], "tool_call_parser": parser, "prompts": prompts,
-              "processes": trainer.accelerator.num_processes, "versions": versions()}  # fmt: skip
+              "processes": trainer.accelerator.num_processes, "versions": versions(),
+              "tool": built["server"].failures.snapshot() if built["server"] else None}  # fmt: skip
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
 
@@ -448,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
         return train(config, args.config.resolve().parent)
     except LaunchError as exc:
         if is_main_process() and not args.check:
-            result = {"status": "error", "error": exc.message, "versions": versions()}
+            result = {"status": "error", "error": exc.message, "versions": versions(), "tool": exc.tool}
             (args.config.resolve().parent / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

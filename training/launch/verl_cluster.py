@@ -22,7 +22,8 @@ failures.
    ``tool_failure_window`` calls failed, it interrupts the launcher's main thread (blocked in verl's ``ray.get``),
    which stops the run instead of training on error replies.
 
-Runs in the verl environment (Ray is imported where it is used, so ``FailureWindow`` loads anywhere). Ray workers
+Runs in the verl environment (Ray is imported where it is used, so ``FailureWindow`` loads anywhere: the TRL
+launcher counts its tool calls with it too, one window per process). Ray workers
 import it as ``training.launch.verl_cluster`` from their py_modules copy, which is why the launcher imports it under
 that name.
 """
@@ -196,18 +197,25 @@ class FailureGuard(threading.Thread):
 
     def metrics(self) -> dict[str, float]:
         """The counters as ``metrics.jsonl`` columns."""
-
-        s = self.last
-        if not s:
-            return {}
-        return {"tool/calls": float(s["calls"]), "tool/failures": float(s["failures"]),
-                "tool/window_failure_rate": float(s["window_failure_rate"])}  # fmt: skip
+        return failure_metrics(self.last)
 
     def reason(self) -> str:
-        s = self.tripped or self.last
-        return (f"tool calls are failing: {s['window_failures']} of the last {s['window_calls']} failed, more than "
-                f"max_tool_failure_rate {s['max_rate']:g} of tool_failure_window {s['window']} (first error: "
-                f"{s['first_error']}); the run stopped instead of training on error replies")  # fmt: skip
+        return failure_reason(self.tripped or self.last)
+
+
+def failure_metrics(s: Mapping[str, Any]) -> dict[str, float]:
+    """A ``FailureWindow.snapshot`` as ``metrics.jsonl`` columns (empty before the first snapshot)."""
+    if not s:
+        return {}
+    return {"tool/calls": float(s["calls"]), "tool/failures": float(s["failures"]),
+            "tool/window_failure_rate": float(s["window_failure_rate"])}  # fmt: skip
+
+
+def failure_reason(s: Mapping[str, Any]) -> str:
+    """The one line a run stopped by a tripped ``FailureWindow`` (its ``snapshot``) ends with."""
+    return (f"tool calls are failing: {s['window_failures']} of the last {s['window_calls']} failed, more than "
+            f"max_tool_failure_rate {s['max_rate']:g} of tool_failure_window {s['window']} (first error: "
+            f"{s['first_error']}); the run stopped instead of training on error replies")  # fmt: skip
 
 
 def run_guarded(run: Any, guard: FailureGuard) -> None:
@@ -376,16 +384,24 @@ def preflight(*, tool_urls: Sequence[str], graphs: Sequence[str], shared_dir: st
         report.append(result)
         if result["problems"]:
             raise LaunchError(f"node {result['node_ip']} ({node['NodeID'][:8]}): {result['problems'][0]}")
-    if device == "cuda":
-        gpu_nodes = [n for n in nodes if n.get("Resources", {}).get("GPU", 0) >= n_gpus_per_node]
-        if len(gpu_nodes) < nnodes:
-            raise LaunchError(f"trainer.nnodes={nnodes} x n_gpus_per_node={n_gpus_per_node}: the cluster has "
-                              f"{len(gpu_nodes)} node(s) with at least {n_gpus_per_node} GPUs "
-                              f"({', '.join(str(int(n.get('Resources', {}).get('GPU', 0))) for n in nodes)} GPUs "
-                              "per node)")  # fmt: skip
+    check_gpus(nodes, device=device, nnodes=nnodes, n_gpus_per_node=n_gpus_per_node)
     return {"nodes": report}
 
 
-__all__ = ["CONTROL_ACTOR", "FailureGuard", "FailureWindow", "LaunchError", "RunControl", "connect",
-           "control_handle", "job_dir_with_tool_config", "job_runtime_env", "pinned_here", "preflight", "probe",
-           "run_guarded", "start_control", "worker_token"]  # fmt: skip
+def check_gpus(nodes: Sequence[Mapping[str, Any]], *, device: str, nnodes: int, n_gpus_per_node: int) -> None:
+    """``LaunchError`` when fewer than ``nnodes`` of the alive ``nodes`` (``ray.nodes()`` entries) hold
+    ``n_gpus_per_node`` GPUs each: verl would start more processes than there are GPUs and wait for resources that
+    never come. A CPU run (``device`` other than ``cuda``) asks for none."""
+    if device != "cuda":
+        return
+    gpu_nodes = [n for n in nodes if n.get("Resources", {}).get("GPU", 0) >= n_gpus_per_node]
+    if len(gpu_nodes) < nnodes:
+        raise LaunchError(f"trainer.nnodes={nnodes} x n_gpus_per_node={n_gpus_per_node}: the cluster has "
+                          f"{len(gpu_nodes)} node(s) with at least {n_gpus_per_node} GPUs "
+                          f"({', '.join(str(int(n.get('Resources', {}).get('GPU', 0))) for n in nodes)} GPUs "
+                          "per node)")  # fmt: skip
+
+
+__all__ = ["CONTROL_ACTOR", "FailureGuard", "FailureWindow", "LaunchError", "RunControl", "check_gpus", "connect",
+           "control_handle", "failure_metrics", "failure_reason", "job_dir_with_tool_config", "job_runtime_env",
+           "pinned_here", "preflight", "probe", "run_guarded", "start_control", "worker_token"]  # fmt: skip

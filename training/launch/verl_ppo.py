@@ -22,7 +22,8 @@ script does what verl's ``main`` does (Hydra composition, ``validate_config``, `
   runs (verl's metric names kept: ``critic/score/mean``, ``actor/pg_loss``...), with the tool counters
   (``tool/calls``, ``tool/failures``, ``tool/window_failure_rate``) added;
 - ``result.json``: the last checkpoint's actor Hugging Face weights (``global_step_N/actor/huggingface``), or
-  ``{"status": "error", "error": ...}`` when the tool guard stopped the run.
+  ``{"status": "error", "error": ...}`` when the tool guard stopped the run; either way with ``versions``, the
+  installed verl, vLLM (the rollouts' engine), torch and transformers (``--check`` reports them too).
 
 ``--check`` composes verl's Hydra config with the overrides and runs verl's own ``validate_config``, loads the tool
 config with verl's tool registry and the reward function with verl's loader, measures the prompts, prints a JSON
@@ -58,6 +59,21 @@ from training.launch.verl_cluster import LaunchError  # noqa: E402
 
 METRICS_FILE = "metrics.jsonl"
 RESULT_FILE = "result.json"
+#: The packages whose installed versions a run records: vLLM is the rollouts' engine, older than the serving one.
+VERSIONED = ("verl", "vllm", "torch", "transformers")
+
+
+def versions() -> dict[str, str]:
+    """Versions of ``VERSIONED`` installed in this environment (those present: the CPU flavour has no vLLM)."""
+    from installed import installed_versions
+
+    return installed_versions(VERSIONED)
+
+
+def write_result(run_dir: Path, result: dict[str, Any]) -> None:
+    """``result.json`` of the run: ``result`` with the environment's package versions."""
+    payload = {**result, "versions": versions()}
+    (run_dir / RESULT_FILE).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 
 
 def split_overrides(overrides: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -124,6 +140,7 @@ def check(overrides: list[str], overlong: str = "refuse") -> dict[str, Any]:
         "ray_address": c.get("ray_kwargs", {}).get("ray_init", {}).get("address"),
         "ray_env_vars": runtime_env.get("env_vars", {}),
         "ray_py_modules": runtime_env.get("py_modules", []),
+        "versions": versions(),
     }  # fmt: skip
 
 
@@ -396,7 +413,7 @@ def train(run_dir: Path, overrides: list[str], args: argparse.Namespace) -> int:
     except LaunchError as exc:
         result = {"status": "error", "error": str(exc), "trainer": "verl",
                   "duration_s": round(time.monotonic() - started, 1), "tool": guard.tripped}  # fmt: skip
-        (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_result(run_dir, result)
         raise
     finally:
         guard.stop()
@@ -406,7 +423,7 @@ def train(run_dir: Path, overrides: list[str], args: argparse.Namespace) -> int:
     checkpoint = last_checkpoint(Path(OmegaConf.select(config, "trainer.default_local_dir")))
     result = {"status": "ok" if checkpoint else "no_checkpoint", "checkpoint": str(checkpoint) if checkpoint else None,
               "duration_s": round(time.monotonic() - started, 1), "trainer": "verl", "tool": guard.last}  # fmt: skip
-    (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_result(run_dir, result)
     return 0 if checkpoint else 1
 
 

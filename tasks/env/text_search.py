@@ -24,7 +24,9 @@ keyed by a hash of every chunk id and text, like ``tasks.env.index.GraphIndex`` 
 process keeps built indexes in memory (``cached_text_index``).
 
 Hot path (``bench/bench_text_search.py``, 100k chunks): the meaning half streams the whole chunk matrix once per
-product (150 MB in float32 at 384 dimensions), a few ms per query, which dominated a request. Concurrent
+product (150 MB in float32 at 384 dimensions), a few ms per query, which dominated a request. From
+``IVF_MIN_ROWS`` chunks a query therefore reads inverted lists instead (``_InvertedLists``: about 2% of the
+matrix, ranked exactly among the lists read, so approximate only in the lists it skips); below it, as follows. Concurrent
 searches of one process are therefore coalesced (``_DenseBatcher``): while one product runs, new queries queue,
 and the next product takes all of them, so 32 concurrent queries stream the matrix once, not 32 times; on a
 CPU with bfloat16 units the product runs in bfloat16 where a timed probe finds it faster (``precision="auto"``).
@@ -498,6 +500,9 @@ class TextIndex:
         self.dense = dense
         self.nprobe = nprobe
         self._lists: _InvertedLists | None = None
+        # Searches over lists run one at a time per process: each is ~1 ms of GIL-bound Python and numpy, and 16
+        # threads taking turns on the GIL stretched the slowest of them to 3x the median (bench_text_search).
+        self._searching = threading.Lock()
         self.fingerprint = self._fingerprint()
 
     def __len__(self) -> int:
@@ -748,6 +753,12 @@ class TextIndex:
         checked = [check_query(q, k)[0] for q in queries]
         if not checked:
             return []
+        if self.uses_lists:
+            with self._searching:
+                return self._search_checked(checked, k)
+        return self._search_checked(checked, k)
+
+    def _search_checked(self, checked: list[str], k: int) -> list[list[TextHit]]:
         dense = self.dense_top(checked)
         depth = max(self.candidates, k)
         out = []

@@ -113,6 +113,9 @@ def bench_index(chunks: list[TextChunk], cache_dir: Path, queries: list[str]) ->
     started = time.perf_counter()
     index._dense()
     dense_s = time.perf_counter() - started
+    started = time.perf_counter()
+    index._inverted()  # None below the size where the meaning half reads inverted lists
+    lists_s = time.perf_counter() - started
     rss1 = memory(os.getpid()).get("rss", 0.0)
     started = time.perf_counter()
     TextIndex(chunks, emb, name=DOMAIN, cache_dir=cache_dir).warm()
@@ -124,6 +127,7 @@ def bench_index(chunks: list[TextChunk], cache_dir: Path, queries: list[str]) ->
     half = len(queries) // 2
     return {
         "chunks": len(chunks), "dim": emb.dim, "bm25_build_s": round(bm25_s, 2), "embed_build_s": round(dense_s, 2),
+        "lists_build_s": round(lists_s, 2),
         "cache_load_s": round(load_s, 2), "candidate_product": precision, "prepare_search_s": round(prepare_s, 2),
         "rss_growth_mib": round(rss1 - rss0, 1), **index_bytes(index),
         "search_k3": latencies(lambda q: index.search(q, 3), queries[:half]),
@@ -250,7 +254,8 @@ def main() -> None:
         report["corpus"]["warehouse_write_s"] = round(time.perf_counter() - started, 2)
         idx = bench_index(stored_chunks(data_dir), data_dir / "indexes", queries[: args.queries])
         report["index"] = idx
-        print(f"index: BM25 {idx['bm25_build_s']} s + embeddings {idx['embed_build_s']} s to build, {idx['cache_load_s']} s "
+        print(f"index: BM25 {idx['bm25_build_s']} s + embeddings {idx['embed_build_s']} s + lists {idx['lists_build_s']} s "
+              f"to build, {idx['cache_load_s']} s "
               f"from cache; BM25 {idx['bm25_mib']} MiB, matrix {idx['matrix_mib']} MiB (process RSS +{idx['rss_growth_mib']} "
               f"MiB); candidate product {idx['candidate_product']}")  # fmt: skip
         print(f"  search(k=3) one at a time: p50 {idx['search_k3']['p50_ms']} ms, p99 {idx['search_k3']['p99_ms']} ms; "

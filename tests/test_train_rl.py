@@ -7,11 +7,14 @@ Fast and core-only: no trainer is imported here (the trainers' own checks of the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -419,15 +422,36 @@ def test_core_imports_no_trainer():
     assert done.stdout.strip() == "[]"
 
 
+@contextlib.contextmanager
+def _serving(handler: type) -> Iterator[str]:
+    """``handler`` (a ``BaseHTTPRequestHandler``) served on a free loopback port for the block; yields its URL."""
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def _reply(handler: Any, status: int, body: dict) -> None:
+    """Answer ``handler``'s request with ``body`` as JSON."""
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def test_trl_tool_client_sends_the_shared_token(monkeypatch):
     """TRL's blocking tool client sends ``$HOPFORGE_TOOL_TOKEN`` on /health and on tool calls, as the verl tool class
     does: a tool server beyond loopback refuses requests without it."""
     import http.server
-    import threading
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training" / "launch"))
-    import trl_grpo
-
+    trl_grpo = _trl_launcher()
     seen: list[tuple[str, str | None]] = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -437,12 +461,7 @@ def test_trl_tool_client_sends_the_shared_token(monkeypatch):
                 self.send_response(401)
                 self.end_headers()
                 return
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            _reply(self, 200, body)
 
         def do_GET(self):  # noqa: N802
             self._answer({"status": "ok"})
@@ -454,10 +473,7 @@ def test_trl_tool_client_sends_the_shared_token(monkeypatch):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with _serving(Handler) as url:
         monkeypatch.setenv("HOPFORGE_TOOL_TOKEN", "s3cret-token")
         client = trl_grpo.ToolServer(url, 5.0)
         assert client.health() == {"status": "ok"}
@@ -466,8 +482,6 @@ def test_trl_tool_client_sends_the_shared_token(monkeypatch):
         monkeypatch.delenv("HOPFORGE_TOOL_TOKEN")
         with pytest.raises(SystemExit, match="does not answer /health"):
             trl_grpo.ToolServer(url, 5.0).health()  # no token: refused by the server
-    finally:
-        server.shutdown()
 
 
 def _trl_launcher():
@@ -505,7 +519,6 @@ def test_trl_tool_failures_below_the_bound_are_counted_and_the_run_goes_on():
     """A server that fails every fifth call (5xx), refuses a bad call (422, text for the model: not a failure) and
     answers the rest: 20 calls stay under 0.3 of a window of 10 and are all counted."""
     import http.server
-    import threading
 
     trl_grpo = _trl_launcher()
     posts = []
@@ -519,20 +532,12 @@ def test_trl_tool_failures_below_the_bound_are_counted_and_the_run_goes_on():
                 status, body = 503, {"detail": "overloaded"}
             elif len(posts) == 2:
                 status, body = 422, {"detail": "depth: Input should be less than or equal to 3"}
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            _reply(self, status, body)
 
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with _serving(Handler) as url:
         client = trl_grpo.ToolServer(url, 5.0, max_failure_rate=0.3, failure_window=10)
         replies, failed = [], 0
         for _ in range(20):
@@ -541,8 +546,6 @@ def test_trl_tool_failures_below_the_bound_are_counted_and_the_run_goes_on():
             except trl_grpo.ToolServerError as exc:
                 assert str(exc) == f"tool server {url} failed on node_info: HTTP 503"
                 failed += 1
-    finally:
-        server.shutdown()
     assert failed == 4 and len(replies) == 16
     assert replies[1] == "Error: depth: Input should be less than or equal to 3"
     s = client.failures.snapshot()

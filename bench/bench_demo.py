@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -102,6 +103,7 @@ def main() -> None:
                     "load_1min_before": round(load_before, 2), "load_1min_after": round(os.getloadavg()[0], 2)},
     }
     text = json.dumps(result, indent=2, sort_keys=True).replace(str(ROOT), "<repo>")  # no machine paths in the record
+    text = re.sub(re.escape(tempfile.gettempdir()) + r"/hopforge-demo-\w+/clone", "<clone>", text)
     text = text.replace(tempfile.gettempdir(), "<tmp>")
     print(text)
     if args.json:

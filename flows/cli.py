@@ -334,6 +334,10 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
         for m, st in f["eval"]["by_mode"].items():
             out.print(f"eval {m:<9} (policy {f['eval']['model']}, test split): n={st['n']} EM={st['em']:.2f} "
                       f"F1={st['f1']:.2f} Hit@1={st['hit1']:.2f}", soft_wrap=True)
+        if settings.endpoint("policy").is_local:
+            out.print("  (the policy is the embedded 135M demo model: these scores show the evaluation ran end to "
+                      "end, not what a trained policy reaches; `hopforge train` then `hopforge eval run` scores one)",
+                      soft_wrap=True)
     out.print("time:   " + "  ".join(f"{k} {_minutes(v)}" for k, v in f["timings"].items()), highlight=False,
               soft_wrap=True)
     out.print(f"warehouse:  {settings.warehouse_path}")

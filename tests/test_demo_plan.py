@@ -180,6 +180,17 @@ def test_demo_summary_says_what_ran_how_long_and_where_to_look(monkeypatch, tmp_
     assert "hopforge qa stats" in tail[3] and tail[4].startswith("  datasets:   EXPORTS/v-1 ")
 
 
+def test_demo_summary_says_scores_of_the_embedded_policy_measure_nothing_yet(monkeypatch):
+    f = _summary_input({"questions": 0, "skipped": "deep_questions=0: no rollouts or cot trajectories"})
+    f["eval"] = {"model": "SmolLM2-135M-Instruct", "by_mode": {"tools": {"n": 12, "em": 0.0, "f1": 0.0, "hit1": 0.0}}}
+    lines = _summary(monkeypatch, f, None).splitlines()
+    at = lines.index("eval tools     (policy SmolLM2-135M-Instruct, test split): n=12 EM=0.00 F1=0.00 Hit@1=0.00")
+    assert lines[at + 1].startswith("  (the policy is the embedded 135M demo model: these scores show the evaluation")
+    monkeypatch.setenv("HOPFORGE_ROLES__POLICY__BASE_URL", "http://127.0.0.1:8000/v1")  # a served policy
+    monkeypatch.setenv("HOPFORGE_ROLES__POLICY__MODEL", "my-policy")
+    assert "embedded 135M demo model" not in _summary(monkeypatch, f, None)
+
+
 def test_demo_summary_without_a_server_or_rollouts_says_why(monkeypatch):
     skipped = {"questions": 0, "skipped": "deep_questions=0: no rollouts or cot trajectories"}
     monkeypatch.delenv("PREFECT_HOME", raising=False)  # Prefect's default home: a plain shell finds it already

@@ -97,7 +97,8 @@ gpu-smoke: $(VENV)/.installed-local
 	$(BIN)/python bench/gpu_smoke.py $(GPU_SMOKE_ARGS)
 
 # The documentation site (MkDocs + Material, the `docs` extra) into site/, strict: a link to a page or an anchor that
-# does not exist fails the build. docs/hooks/cli_reference.py writes the CLI reference from the CLI at every build.
+# does not exist fails the build (tests/test_docs_build.py checks that it does; `make test` skips it without the
+# docs extra). docs/hooks/cli_reference.py writes the CLI reference from the CLI at every build.
 $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -e '.[docs]'
 	touch $@
@@ -105,6 +106,7 @@ $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 .PHONY: docs
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m pytest -q tests/test_docs_build.py
 
 # The tool server (4b: `hopforge serve-tools` against a bare ASGI endpoint, C=32 and 256), cost against graph size
 # (4c: 1k to 1M nodes; the 1M graph needs ~10 GB of memory, set BENCH_SIZES lower on a small machine), and the

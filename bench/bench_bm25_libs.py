@@ -41,6 +41,7 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
 from bench.bench_tools import memory, pct  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 from bench.text_corpus import synthetic_chunks  # noqa: E402
 from tasks.env.text_search import TextChunk, TextIndex, _top_positive, tokenize  # noqa: E402
 
@@ -265,9 +266,7 @@ def main() -> None:
               f"{r['demo_ikg_found_at_3']} of {r['demo_ikg_facts']}")  # fmt: skip
     report["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

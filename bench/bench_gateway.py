@@ -23,6 +23,7 @@ from pydantic import BaseModel  # noqa: E402
 
 from gateway.client import LLMGateway  # noqa: E402
 from gateway.fake import Fault, FakeOpenAI  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 
 
@@ -76,9 +77,7 @@ def main() -> None:
         f"{calls_cached} endpoint calls"
     )
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.permissive_profiles import one_each_way  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 from gateway.client import LLMGateway  # noqa: E402
 from gateway.fake import FakeOpenAI, Fault  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
@@ -139,9 +140,7 @@ def main() -> None:
           f"{wall:.2f} s (ideal {ideal:.2f} s) -> achieved/ideal = {report['achieved_over_ideal']:.3f}; "
           f"{accepted} accepted")
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+    save_report(report, args.json)
     why = too_few(len(jobs), calls, accepted)
     if why:
         raise SystemExit(why)

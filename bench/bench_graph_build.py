@@ -45,6 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
+from bench.results_file import save_report  # noqa: E402
+
 from gateway.client import LLMGateway  # noqa: E402
 from gateway.fake import Fault, FakeOpenAI, fake_embedding  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
@@ -273,9 +275,7 @@ def main() -> None:
         f"{report['best_ratio_vs_direct_http']:.3f} / {report['best_ratio_vs_direct_function']:.3f}; same work: {same_work}"
     )
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
 from bench.bench_scale import write_triples  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 
 STAGES = ("generation", "gold_paths", "distillation", "evaluation")
 
@@ -76,16 +77,22 @@ def _verdicts(body: dict) -> dict:
     return {"verdicts": [{"path_id": i, "valid": True, "reason": "each hop is stated"} for i in ids]}
 
 
+def answer_every_stage(fake: Any) -> None:
+    """The fake's replies for every LLM stage of the factory: a path pick, a valid judgement, verdicts on gold
+    paths, and a short answer to every free-text call (rollouts, long CoT, evaluation)."""
+    fake.add(schema_name="qa_pick_path", reply=_pick)
+    fake.add(schema_name="qa_judgement", reply={"valid": True, "reason": "clear and multi-hop"})
+    fake.add(schema_name="gold_path_verdicts", reply=_verdicts)
+    fake.add(predicate=lambda b: "response_format" not in b,
+             reply="<think>The relations lead there.</think>\n<answer>unknown</answer>")
+
+
 def serve_fake(latency: float) -> None:
     """Child process: the fake endpoint. Each line on stdin asks for the number of chat calls so far; EOF stops."""
     from gateway.fake import FakeOpenAI, Fault
 
     with FakeOpenAI(default_fault=Fault(latency_s=latency)) as fake:
-        fake.add(schema_name="qa_pick_path", reply=_pick)
-        fake.add(schema_name="qa_judgement", reply={"valid": True, "reason": "clear and multi-hop"})
-        fake.add(schema_name="gold_path_verdicts", reply=_verdicts)
-        fake.add(predicate=lambda b: "response_format" not in b,
-                 reply="<think>The relations lead there.</think>\n<answer>unknown</answer>")
+        answer_every_stage(fake)
         print(fake.base_url, flush=True)
         for _ in sys.stdin:
             print(fake.calls(), time.process_time(), flush=True)
@@ -244,6 +251,43 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
     return out
 
 
+def import_domains(tmp: str, args: argparse.Namespace, fake: Any, embeddings: dict[str, Any] | None = None,
+                   runner: dict[str, Any] | None = None) -> tuple[Any, list[str], float]:
+    """``args.domains`` generated graphs of ``args.nodes`` nodes imported into a warehouse under ``tmp``, every
+    LLM role (and the embeddings, plus ``embeddings``) on ``fake``; the settings, the domains and the import's
+    seconds. The meaning check (a verifier call before each judge call) is off: the fake answers every call
+    alike, and the figures compare with runs from before the check existed. The generated graphs' labels ("part
+    of", "member of", ...) name many things in the world, so the shipped lexicon would refuse nearly every hop: a
+    benchmark of endpoint saturation needs the jobs, not their meaning, so it stores the profiles a user's file
+    would give to say every label names one thing each way."""
+    from bench.permissive_profiles import store_one_each_way
+    from flows.graphs import import_graphs
+    from schemas.config import load_settings
+    from warehouse.db import Warehouse
+    from warehouse.graphs import load_graph
+
+    files = {}
+    for i in range(args.domains):
+        name = f"dom{i:02d}"
+        files[name] = str(Path(tmp) / f"{name}.jsonl")
+        write_triples(Path(files[name]), args.nodes, args.extra, args.seed + i, readable=True)
+    ep = {"base_url": fake.base_url, "model": "fake-model", "max_concurrency": args.concurrency,
+          "max_retries": 1, "timeout_s": 60}
+    roles = {r: ep for r in ("generator", "verifier", "teacher", "judge", "policy")}
+    settings = load_settings(data_dir=Path(tmp) / "data", roles=roles, runner=runner or {},
+                             embeddings={"base_url": fake.base_url, "model": "fake-embed", "dim": 16, **(embeddings or {})},
+                             quality={"meaning_check": "off"})  # fmt: skip
+    started = time.perf_counter()
+    imported = import_graphs(files=files, settings=settings)
+    import_s = round(time.perf_counter() - started, 2)
+    if imported["failures"]:
+        raise SystemExit(f"import failed: {imported['failures']}")
+    domains = sorted(imported["imported"])
+    with Warehouse(settings.warehouse_path) as wh:
+        store_one_each_way(wh, [load_graph(wh, d) for d in domains], run_id="bench-profiles")
+    return settings, domains, import_s
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--domains", type=int, default=20)
@@ -264,43 +308,13 @@ def main() -> None:
 
     from prefect.testing.utilities import prefect_test_harness
 
-    from flows.graphs import import_graphs
-    from schemas.config import load_settings
-
     report: dict[str, Any] = {"cpus": os.cpu_count(), "load_avg_before": round(os.getloadavg()[0], 2),
                               **{k: v for k, v in vars(args).items() if k != "json"}}
     fake = FakeProcess(args.latency)
     try:
         with tempfile.TemporaryDirectory() as tmp, prefect_test_harness(server_startup_timeout=120):
-            files = {}
-            for i in range(args.domains):
-                name = f"dom{i:02d}"
-                files[name] = str(Path(tmp) / f"{name}.jsonl")
-                write_triples(Path(files[name]), args.nodes, args.extra, args.seed + i, readable=True)
-            ep = {"base_url": fake.base_url, "model": "fake-model", "max_concurrency": args.concurrency,
-                  "max_retries": 1, "timeout_s": 60}
-            roles = {r: ep for r in ("generator", "verifier", "teacher", "judge", "policy")}
             runner = {"max_workers": args.workers} if args.workers else {}
-            # The meaning check (a verifier call before each judge call) is off: the fake answers every call alike,
-            # and the figures compare with runs from before the check existed.
-            settings = load_settings(data_dir=Path(tmp) / "data", roles=roles, runner=runner,
-                                     embeddings={"base_url": fake.base_url, "model": "fake-embed", "dim": 16},
-                                     quality={"meaning_check": "off"})
-            started = time.perf_counter()
-            imported = import_graphs(files=files, settings=settings)
-            report["import_s"] = round(time.perf_counter() - started, 2)
-            if imported["failures"]:
-                raise SystemExit(f"import failed: {imported['failures']}")
-            domains = sorted(imported["imported"])
-            # The generated graphs' labels ("part of", "member of", ...) name many things in the world, so the shipped
-            # lexicon would refuse nearly every hop. A benchmark of endpoint saturation needs the jobs, not their
-            # meaning: it stores the profiles a user's file would give to say every label names one thing each way.
-            from bench.permissive_profiles import store_one_each_way
-            from warehouse.db import Warehouse
-            from warehouse.graphs import load_graph
-
-            with Warehouse(settings.warehouse_path) as wh:
-                store_one_each_way(wh, [load_graph(wh, d) for d in domains], run_id="bench-profiles")
+            settings, domains, report["import_s"] = import_domains(tmp, args, fake, runner=runner)
             print(f"{len(domains)} domains of {args.nodes} nodes imported in {report['import_s']} s; "
                   f"latency {args.latency} s, concurrency {args.concurrency}")
             print("first run:", flush=True)
@@ -337,9 +351,7 @@ def main() -> None:
     print(f"targets: saturation >= 0.9 for {', '.join(llm)}; rerun/first < 0.05 "
           f"(rerun made {report['rerun_calls']} endpoint calls)")
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

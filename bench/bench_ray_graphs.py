@@ -35,6 +35,7 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 from bench_graph_build import FakeServerProcess, synthetic_documents  # noqa: E402
+from results_file import save_report  # noqa: E402
 
 from schemas.config import load_settings  # noqa: E402
 
@@ -113,8 +114,7 @@ def main() -> None:
         "speedup_local_limits_best": round(best["threads"] / best["ray_local_limits"], 2),
     }  # fmt: skip
     print(json.dumps(report, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -32,13 +32,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-os.environ.setdefault("DO_NOT_TRACK", "1")
+# Prefect's settings for a benchmark (no analytics, a patient server start) are bench_pipeline's, set on import.
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 from bench.bench_pipeline import FakeProcess  # noqa: E402
 from bench.bench_scale import write_triples  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tests import ray_cluster as rc  # noqa: E402
 
@@ -175,9 +174,7 @@ def main() -> None:
                 "second machine's cores",
     }  # fmt: skip
     print(json.dumps(report, indent=2))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

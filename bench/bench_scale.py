@@ -47,6 +47,8 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 
 import orjson  # noqa: E402
 
+from bench.results_file import save_report  # noqa: E402
+
 STAGES = ("import", "build", "seed_scan", "adjacency", "walks", "index", "index_load")
 WALK_FLOOR = 1.0  # paths a walked seed, at least: below it the walks were refused rather than timed
 WORDS = ("river valley harvest engine network theory protein market empire treaty reactor algorithm signal "
@@ -208,9 +210,7 @@ def main() -> None:
         print(f"seed scan of {biggest['nodes']} nodes: {biggest['seed_scan']:.1f} s (target < 30 s: {verdict})")
     report["load_avg_after"] = os.getloadavg()[0]
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

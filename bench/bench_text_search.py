@@ -41,6 +41,7 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
 from bench.bench_tools import free_port, hopforge_command, memory, pct, server_memory, start_process, stop_process  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 from bench.http_load import post, run_in_process  # noqa: E402
 from bench.text_corpus import Fact, synthetic_chunks  # noqa: E402
 from tasks.env.index import HashingEmbedder  # noqa: E402
@@ -291,9 +292,7 @@ def main() -> None:
                 report["target"] = {"p99_ms": c32[0][0], "workers": c32[0][1], "met": c32[0][0] < TARGET_P99_MS}
     report["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ from bench.bench_tools import (  # noqa: E402
     stop_process,
     synthetic_records,
 )
+from bench.results_file import save_report  # noqa: E402
 from bench.http_load import post, run_in_process  # noqa: E402
 
 #: The targets of the requirement (issue 29, part 2).
@@ -315,13 +316,11 @@ def main() -> None:
         if args.json:  # written after each size: a long run keeps what it measured
             report["targets"] = verdicts(report["sizes"])
             report["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps(report, indent=2))
+            save_report(report, args.json)
     report["targets"] = verdicts(report["sizes"])
     report["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(report["targets"]))
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

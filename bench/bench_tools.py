@@ -46,6 +46,7 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 import numpy as np  # noqa: E402
 
 from bench.http_load import post, run_in_process  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 
 from schemas.graph import Entity, Relation  # noqa: E402
 from tasks.graph.kg import KnowledgeGraph  # noqa: E402
@@ -375,9 +376,7 @@ def main() -> None:
             print(f"  memory: {mem['processes']} serving process(es), MiB each (rss/pss/private): "
                   + "; ".join(f"{m.get('rss')}/{m.get('pss')}/{m.get('private')}" for m in mem["per_process_mib"]))
     print(json.dumps(report))
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2))
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -60,12 +60,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
     sys.path.insert(0, str(ROOT))
 
-os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-os.environ.setdefault("DO_NOT_TRACK", "1")
+# Prefect's settings for a benchmark (no analytics, a patient server start) are bench_pipeline's, set on import.
 
-from bench.bench_pipeline import Occupancy, _machine_busy, _pick, _verdicts  # noqa: E402
-from bench.bench_scale import write_triples  # noqa: E402
+from bench.bench_pipeline import Occupancy, _machine_busy, answer_every_stage, import_domains  # noqa: E402
+from bench.results_file import save_report  # noqa: E402
 
 STAGES = ("generation", "gold_paths", "distillation")
 ACTIVITIES = ("graph_load", "seed_scan", "index_build", "writes")
@@ -78,11 +76,7 @@ def serve_fake(latency: float, embed_latency: float) -> None:
     from gateway.fake import FakeOpenAI, Fault
 
     with FakeOpenAI(default_fault=Fault(latency_s=latency), embedding_fault=Fault(latency_s=embed_latency)) as fake:
-        fake.add(schema_name="qa_pick_path", reply=_pick)
-        fake.add(schema_name="qa_judgement", reply={"valid": True, "reason": "clear and multi-hop"})
-        fake.add(schema_name="gold_path_verdicts", reply=_verdicts)
-        fake.add(predicate=lambda b: "response_format" not in b,
-                 reply="<think>The relations lead there.</think>\n<answer>unknown</answer>")
+        answer_every_stage(fake)
         print(fake.base_url, flush=True)
         for _ in sys.stdin:
             print(fake.calls(), fake.calls("/embeddings"), time.process_time(), flush=True)
@@ -288,40 +282,14 @@ def main() -> None:
 
     from prefect.testing.utilities import prefect_test_harness
 
-    from bench.permissive_profiles import store_one_each_way
-    from flows.graphs import import_graphs
-    from schemas.config import load_settings
-    from warehouse.db import Warehouse
-
     report: dict[str, Any] = {"cpus": os.cpu_count(), "load_avg_before": [round(x, 2) for x in os.getloadavg()],
                               **{k.replace("-", "_"): v for k, v in vars(args).items() if k != "json"}}
     acts = Activities()
     fake = FakeProcess(args.latency, args.embed_latency)
     try:
         with tempfile.TemporaryDirectory() as tmp, prefect_test_harness(server_startup_timeout=120):
-            files = {}
-            for i in range(args.domains):
-                name = f"dom{i:02d}"
-                files[name] = str(Path(tmp) / f"{name}.jsonl")
-                write_triples(Path(files[name]), args.nodes, args.extra, args.seed + i, readable=True)
-            ep = {"base_url": fake.base_url, "model": "fake-model", "max_concurrency": args.concurrency,
-                  "max_retries": 1, "timeout_s": 60}
-            roles = {r: ep for r in ("generator", "verifier", "teacher", "judge", "policy")}
-            settings = load_settings(data_dir=Path(tmp) / "data", roles=roles,
-                                     embeddings={"base_url": fake.base_url, "model": "fake-embed", "dim": 16,
-                                                 "max_concurrency": args.embed_concurrency,
-                                                 "batch_size": args.embed_batch},
-                                     quality={"meaning_check": "off"})
-            started = time.perf_counter()
-            imported = import_graphs(files=files, settings=settings)
-            report["import_s"] = round(time.perf_counter() - started, 2)
-            if imported["failures"]:
-                raise SystemExit(f"import failed: {imported['failures']}")
-            domains = sorted(imported["imported"])
-            from warehouse.graphs import load_graph
-
-            with Warehouse(settings.warehouse_path) as wh:
-                store_one_each_way(wh, [load_graph(wh, d) for d in domains], run_id="bench-profiles")
+            settings, domains, report["import_s"] = import_domains(
+                tmp, args, fake, embeddings={"max_concurrency": args.embed_concurrency, "batch_size": args.embed_batch})
             instrument(acts)
             print(f"{len(domains)} domains of {args.nodes} nodes imported in {report['import_s']} s; chat latency "
                   f"{args.latency} s at concurrency {args.concurrency}, embeddings {args.embed_latency} s at "
@@ -351,9 +319,7 @@ def main() -> None:
     print(f"target: saturation >= {TARGET} for every stage: "
           + ", ".join(f"{s} {'met' if ok else 'missed'}" for s, ok in report["met"].items())
           + f"; the rerun made {report['rerun_calls']} endpoint calls")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    save_report(report, args.json)
 
 
 if __name__ == "__main__":

@@ -752,16 +752,8 @@ def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,
     from warehouse.graphs import current_snapshots, read_snapshot
 
     limits = limits or RenderLimits()
-    snaps = current_snapshots(wh)
-    wanted = set(domains) if domains else None
-    if wanted:
-        missing = wanted - {s.domain for s in snaps}
-        if missing:
-            raise InputError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
     out: list[ServedGraph] = []
-    for snap in snaps:
-        if wanted is not None and snap.domain not in wanted:
-            continue
+    for snap in current_snapshots(wh, domains):
         path = served_cache_dir(root, snap.snapshot_id, embedder.name, embedder.dim, limits)
         graph = ServedGraph.load(path)
         if graph is None:

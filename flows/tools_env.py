@@ -30,13 +30,7 @@ EmbedderChoice = Literal["configured", "hashing"]
 
 
 def load_graphs(wh: Warehouse, domains: list[str] | None = None) -> list[KnowledgeGraph]:
-    snaps = current_snapshots(wh)
-    wanted = set(domains) if domains else None
-    if wanted:
-        missing = wanted - {s.domain for s in snaps}
-        if missing:
-            raise InputError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
-    return [load_graph(wh, s.domain, s.snapshot_id) for s in snaps if wanted is None or s.domain in wanted]
+    return [load_graph(wh, s.domain, s.snapshot_id) for s in current_snapshots(wh, domains)]
 
 
 def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | None = None,

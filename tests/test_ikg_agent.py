@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from tasks.env.text_search import MAX_QUERY_CHARS, TextIndex, chunks_from_ingest
 from tasks.env.tools import ToolEnvironment
 from tasks.export.datasets import rl_row
 from tasks.graph.importers import read_triples
+from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.context import path_edges
 from tests.test_agent_loop import make_gateway
 from training.verl_reward import compute_score
@@ -28,29 +30,41 @@ DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo"
 TOOLS = ("relation_search", "neighbor_search", "web_search")
 
 
-@pytest.fixture(scope="module")
-def env() -> ToolEnvironment:
+def cs_environment(tools: Sequence[str]) -> ToolEnvironment:
+    """The cs demo graph with the cs demo corpus as its text, offering ``tools``."""
     graph = read_triples(DEMO / "graphs" / "cs.jsonl", "cs").to_graph()
     text = TextIndex(chunks_from_ingest(ingest_text_folders(DEMO / "corpus" / "cs"), "cs"), HashingEmbedder(), name="cs")
-    return ToolEnvironment.from_graphs([graph], HashingEmbedder(), tools=TOOLS, texts={"cs": text})
+    return ToolEnvironment.from_graphs([graph], HashingEmbedder(), tools=tools, texts={"cs": text})
 
 
-def two_hop_question(env: ToolEnvironment) -> tuple[QA, IKGView]:
-    """A 2-hop question whose IKG-20% view hides its first hop, and whose hidden fact the cs texts state."""
-    graph = env.indexes["cs"].graph
+@pytest.fixture(scope="module")
+def env() -> ToolEnvironment:
+    return cs_environment(TOOLS)
+
+
+def two_hop_walks(graph: KnowledgeGraph) -> Iterator[QA]:
+    """A question over every walk start -> mid -> end of ``graph`` with no relation between start and end, in
+    the graph's node order."""
     for start in graph.nodes():
         for mid in graph.neighbor_names(start):
             for end in graph.neighbor_names(mid):
                 if end == start or graph.has_edge(start, end):
                     continue
                 path = [start, mid, end]
-                qa = QA(qa_id=f"qa-{start}-{end}", domain="cs", seed=start, hop_class="1-2", path=path,
-                        path_edges=path_edges(graph, path), question=f"What is reached from {start}?", answer=end)
-                view = make_view(graph, qa.qa_id, qa.path_edges, 0.2)
-                first = qa.path_edges[0]
-                said = env.call("web_search", {"query": f"{start} {first.relation}"}).text
-                if view.facts[0].triple == first.triple() and mid in said and len(graph.neighbor_names(mid)) < 6:
-                    return qa, view
+                yield QA(qa_id=f"qa-{start}-{end}", domain=graph.domain, seed=start, hop_class="1-2", path=path,
+                         path_edges=path_edges(graph, path), question=f"What is reached from {start}?", answer=end)
+
+
+def two_hop_question(env: ToolEnvironment) -> tuple[QA, IKGView]:
+    """A 2-hop question whose IKG-20% view hides its first hop, and whose hidden fact the cs texts state."""
+    graph = env.indexes["cs"].graph
+    for qa in two_hop_walks(graph):
+        start, mid = qa.path[0], qa.path[1]
+        view = make_view(graph, qa.qa_id, qa.path_edges, 0.2)
+        first = qa.path_edges[0]
+        said = env.call("web_search", {"query": f"{start} {first.relation}"}).text
+        if view.facts[0].triple == first.triple() and mid in said and len(graph.neighbor_names(mid)) < 6:
+            return qa, view
     raise AssertionError("no suitable 2-hop question in the cs demo graph")
 
 

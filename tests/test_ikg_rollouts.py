@@ -5,14 +5,12 @@ answer that never read the hidden fact is rejected with its reason; the teacher 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from schemas.config import load_settings
 from schemas.trajectories import make_trajectory_id
-from tasks.corpus.ingest import ingest_text_folders
 from tasks.distill.ikg_rollouts import (
     IKGTeacher,
     fetched_facts,
@@ -23,23 +21,14 @@ from tasks.distill.ikg_rollouts import (
 )
 from tasks.distill.ikg_template import IKG_TEMPLATE_TOOLS, ikg_trajectory_id, shows_the_switch
 from tasks.distill.trajectories import DistillConfig
-from schemas.qa import QA
 from tasks.env.ikg import IKGVariant, make_view, viewed_environment
-from tasks.env.index import HashingEmbedder
-from tasks.env.text_search import TextIndex, chunks_from_ingest
 from tasks.env.tools import ToolEnvironment
-from tasks.graph.importers import read_triples
-from tasks.qa.context import path_edges
 from tests.test_agent_loop import make_gateway
-
-DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo"
-
+from tests.test_ikg_agent import call, cs_environment, two_hop_walks
 
 @pytest.fixture(scope="module")
 def env() -> ToolEnvironment:
-    graph = read_triples(DEMO / "graphs" / "cs.jsonl", "cs").to_graph()
-    text = TextIndex(chunks_from_ingest(ingest_text_folders(DEMO / "corpus" / "cs"), "cs"), HashingEmbedder(), name="cs")
-    return ToolEnvironment.from_graphs([graph], HashingEmbedder(), tools=IKG_TEMPLATE_TOOLS, texts={"cs": text})
+    return cs_environment(IKG_TEMPLATE_TOOLS)
 
 
 @pytest.fixture(scope="module")
@@ -47,24 +36,15 @@ def variant(env) -> IKGVariant:
     """A 2-hop question whose IKG-20% view hides its first hop, and whose text search for that hop shows a passage
     naming both of its entities (the tool's passages are cut, so not every hidden fact is readable there)."""
     graph = env.indexes["cs"].graph
-    for start in graph.nodes():
-        for mid in graph.neighbor_names(start):
-            for end in graph.neighbor_names(mid):
-                if end == start or graph.has_edge(start, end) or len(graph.neighbor_names(mid)) > 5:
-                    continue
-                path = [start, mid, end]
-                qa = QA(qa_id=f"qa-{start}-{end}", domain="cs", seed=start, hop_class="1-2", path=path,
-                        path_edges=path_edges(graph, path), question=f"What is reached from {start}?", answer=end)
-                view = make_view(graph, qa.qa_id, qa.path_edges, 0.2)
-                fact = view.facts[0]
-                said = env.call("web_search", {"query": fact.query()}).text
-                if fact.triple == qa.path_edges[0].triple() and fetched_facts(said, [fact]):
-                    return IKGVariant(qa, view, "text")
+    for qa in two_hop_walks(graph):
+        if len(graph.neighbor_names(qa.path[1])) > 5:
+            continue
+        view = make_view(graph, qa.qa_id, qa.path_edges, 0.2)
+        fact = view.facts[0]
+        said = env.call("web_search", {"query": fact.query()}).text
+        if fact.triple == qa.path_edges[0].triple() and fetched_facts(said, [fact]):
+            return IKGVariant(qa, view, "text")
     raise AssertionError("no suitable 2-hop question in the cs demo graph")
-
-
-def call(name: str, **arguments: str) -> str:
-    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
 
 
 def switching_teacher(variant: IKGVariant):

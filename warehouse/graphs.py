@@ -163,10 +163,17 @@ def current_snapshot(wh: Warehouse, domain: str) -> GraphSnapshot | None:
     return _snapshot_from_row(rows[0]) if rows else None
 
 
-def current_snapshots(wh: Warehouse) -> list[GraphSnapshot]:
-    """The current snapshot of every domain that has a graph, by domain."""
+def current_snapshots(wh: Warehouse, domains: Sequence[str] | None = None) -> list[GraphSnapshot]:
+    """The current snapshot of every domain that has a graph (or of each of ``domains``: ``InputError`` naming
+    those without one), by domain."""
     rows = wh.query(f"SELECT {_SNAPSHOT_COLS} FROM current_graph_snapshots ORDER BY domain")
-    return [_snapshot_from_row(r) for r in rows]
+    snaps = [_snapshot_from_row(r) for r in rows]
+    if not domains:
+        return snaps
+    missing = set(domains) - {s.domain for s in snaps}
+    if missing:
+        raise InputError(f"no graph for domain(s) {sorted(missing)}: build or import them first")
+    return [s for s in snaps if s.domain in set(domains)]
 
 
 def list_snapshots(wh: Warehouse, domain: str) -> list[GraphSnapshot]:

@@ -46,7 +46,6 @@ import os
 import re
 import tempfile
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -58,8 +57,16 @@ import numpy as np
 from gateway.embeddings import Embedder
 from schemas.corpus import IngestResult
 from schemas.errors import InputError
-from tasks.env.index import _Bfloat16Product  # the chunk matrix in bfloat16: the entity index's product, same margin
-from tasks.env.index import _save_atomically
+# The entity index's search pieces: its float32 and bfloat16 candidate products (same margins), its float64
+# re-scoring, its atomic array save.
+from tasks.env.index import (
+    RESCORE_MARGIN,
+    _Bfloat16Product,
+    _CoarseProduct,
+    _exact_scores,
+    _save_atomically,
+    _unit_rows,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,16 +80,11 @@ DEFAULT_TOP_K = 3
 RRF_K = 60
 #: Chunk text embedded per chunk, in characters (sentence encoders truncate longer inputs anyway).
 MAX_EMBED_CHARS = 2000
-#: How far below the n-th float32 score a row is still ranked in float64: float32 dot products of unit vectors
-#: of a few hundred dimensions are off by at most ~1e-5 (as ``tasks.env.index.RESCORE_MARGIN``).
-RESCORE_MARGIN = 1e-4
 #: Below this many chunks a float32 product takes about a millisecond: not worth importing PyTorch (``auto``).
 AUTO_BF16_ROWS = 20_000
 #: Smallest block of queries multiplied in bfloat16: one query streams the matrix either way, and PyTorch's
 #: per-call cost then makes bfloat16 the slower of the two.
 BF16_MIN_BLOCK = 4
-#: Rows ranked in float64 at a time (a query whose scores all tie makes every row a candidate).
-RESCORE_ROWS = 8192
 #: From this many chunks the meaning half searches inverted lists (``dense="auto"``, ``_InvertedLists``) instead
 #: of every chunk: below it, one product over the whole matrix takes a few ms per block of queries.
 IVF_MIN_ROWS = 50_000
@@ -166,20 +168,12 @@ def check_query(query: object, k: object) -> tuple[str, int]:
     return flat, k
 
 
-def _unit_rows(x: np.ndarray) -> np.ndarray:
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return x / norms
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "x"
 
 
 def _top(scores: np.ndarray, n: int) -> np.ndarray:
-    """Row ids of the ``n`` best scores, best first, ties by row order; rows scoring 0 or less are left out
-    (a chunk sharing no word with the query is no lexical candidate)."""
+    """Row ids of the ``n`` best scores, best first, ties by row order."""
     n = min(n, scores.shape[0])
     if n <= 0:
         return np.zeros(0, dtype=np.intp)
@@ -204,33 +198,6 @@ def _top_positive(scores: np.ndarray, n: int) -> np.ndarray:
         floor = sub[np.argpartition(-sub, n - 1)[:n]].min()
         rows = rows[sub >= floor]  # every row tied with the n-th, so ties resolve by row order
     return rows[np.lexsort((rows, -scores[rows]))][:n]
-
-
-def _exact_scores(matrix: np.ndarray, rows: np.ndarray, q64: np.ndarray) -> np.ndarray:
-    """float64 dot products of ``q64`` with ``matrix[rows]``, one independent sum per row."""
-    return np.concatenate([(matrix[rows[i : i + RESCORE_ROWS]].astype(np.float64) * q64).sum(axis=1)
-                           for i in range(0, len(rows), RESCORE_ROWS)] or [np.zeros(0)])
-
-
-def _best_time(fn: Callable[[], object], repeats: int = 3) -> float:
-    fn()  # first call: page the matrix in, build kernels
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
-def _candidates(matrix: np.ndarray, block: np.ndarray, n: int) -> list[np.ndarray]:
-    """For each unit query of ``block``, the rows within ``RESCORE_MARGIN`` of its ``n``-th best float32 score
-    (``n`` < rows): a superset of its true top ``n``, ascending."""
-    scores = block @ matrix.T
-    out = []
-    for row in scores:
-        top = np.argpartition(row, row.shape[0] - n)[row.shape[0] - n :]
-        out.append(np.flatnonzero(row >= row[top].min() - RESCORE_MARGIN))
-    return out
 
 
 class _Slot:
@@ -397,13 +364,7 @@ class _InvertedLists:
     def probe(self, vector: np.ndarray, nprobe: int) -> np.ndarray:
         """The ``nprobe`` lists whose centroids are most similar to the float32 ``vector``, best first, ties by id
         (one matrix-vector product, the same for the same query whatever else runs)."""
-        scores = _matvec(self.centroids, vector)
-        if nprobe >= len(scores):
-            return np.lexsort((np.arange(len(scores)), -scores))
-        part = np.argpartition(-scores, nprobe - 1)[:nprobe]
-        floor = scores[part].min()
-        part = np.flatnonzero(scores >= floor)  # every list tied with the last probed, so ties resolve by id
-        return part[np.lexsort((part, -scores[part]))][:nprobe]
+        return _top(_matvec(self.centroids, vector), nprobe)
 
     def top(self, vector: np.ndarray, n: int, nprobe: int) -> np.ndarray:
         """Chunk ids of the ``n`` best rows of the probed lists by cosine similarity to the unit ``vector``, best
@@ -604,11 +565,7 @@ class TextIndex:
         if matrix.shape != expected:
             raise ValueError(f"embedder {self.embedder.name!r} returned shape {matrix.shape}, expected {expected}")
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                np.save(fh, matrix, allow_pickle=False)
-            os.replace(tmp, path)
+            _save_atomically(path, matrix)
         return matrix
 
     @property
@@ -699,8 +656,7 @@ class TextIndex:
         if self.precision == "bfloat16":
             return fast
         probe = np.ascontiguousarray(matrix[:: max(1, len(self) // 32)][:32], dtype=np.float32)
-        plain_s = _best_time(lambda: _candidates(matrix, probe, self.depth))
-        return fast if _best_time(lambda: fast.candidates(probe, self.depth)) * 1.25 < plain_s else None
+        return fast if fast.best_time(probe) * 1.25 < _CoarseProduct(matrix).best_time(probe) else None
 
     def _dense_top_block(self, vectors: np.ndarray) -> list[np.ndarray]:
         """For each unit query vector, the ``depth`` best rows by cosine similarity, best first, ties by row order
@@ -714,7 +670,7 @@ class TextIndex:
         if bf16 is not None:
             candidates = bf16.candidates(q, kk)
         elif kk < n:
-            candidates = _candidates(matrix, q, kk)
+            candidates = _CoarseProduct(matrix).candidates(q, kk)
         else:
             candidates = [np.arange(n)] * len(q)
         out = []

@@ -453,6 +453,36 @@ def graph_report_cmd(config: ConfigOpt = None, domain: DomainOpt = None) -> None
     _run(body)
 
 
+@graph_app.command("export")
+def graph_export(out_dir: Annotated[Path, typer.Option("--out", "-o", help="Folder for <domain>.<format>.")] = Path("rdf"),
+                 fmt: Annotated[str, typer.Option("--format", help="nt (N-Triples) | ttl (Turtle)")] = "nt",
+                 config: ConfigOpt = None, domain: DomainOpt = None) -> None:
+    """Write each domain's current graph in its RDF form (the form the questions' SPARQL queries run on): an IRI per
+    entity and per relation label, labels as rdfs:label, each fact in the direction its relation profile reads."""
+
+    def body():
+        from tasks.qa.programs import write_rdf
+        from warehouse.db import Warehouse
+        from warehouse.graphs import current_snapshots, load_graph
+
+        if fmt not in ("nt", "ttl"):
+            raise _UserError(f"unknown RDF format {fmt!r}; choose nt or ttl")
+        settings = _settings(config)
+        with Warehouse(settings.warehouse_path, read_only=True, lock_wait_s=settings.lock_wait_s) as wh:
+            snaps = current_snapshots(wh, domain)
+            if not snaps:
+                raise _UserError("no graphs yet: run `hopforge graph build` or `hopforge graph import`")
+            out_dir.mkdir(parents=True, exist_ok=True)
+            for snap in snaps:
+                kg = load_graph(wh, snap.domain, snap.snapshot_id)
+                path = out_dir / f"{snap.domain}.{fmt}"
+                n = write_rdf(kg, path)
+                out.print(f"{path}: {n} triples ({snap.domain}, snapshot {snap.snapshot_id})", highlight=False,
+                          markup=False)
+
+    _run(body)
+
+
 profiles_app = typer.Typer(no_args_is_help=True, help="Relation profiles: what each relation label means.")
 graph_app.add_typer(profiles_app, name="profiles")
 

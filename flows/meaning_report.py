@@ -111,6 +111,7 @@ class Accepted:
     hops: list[str]  # one line per hop, in the relation's stored direction
     question: str
     answer: str
+    program: list[str] = field(default_factory=list)  # the program's kind and constraints, one line each
 
 
 @dataclass
@@ -147,6 +148,17 @@ def hop_line(edge) -> str:
     return f"{edge.head} -{label}-> {edge.tail}" if edge.forward else f"{edge.head} <-{label}- {edge.tail}"
 
 
+def program_lines(program) -> list[str]:
+    """A program's kind and each constraint as ``pin: node -label-> value`` (``<-`` when the node is the object)."""
+    if program is None:
+        return []
+    out = [f"program: {program.kind}, {program.hops} step(s)"]
+    for c in program.constraints:
+        node = program.nodes[c.node]
+        out.append(f"pin: {node} -{c.label}-> {c.value}" if c.forward else f"pin: {node} <-{c.label}- {c.value}")
+    return out
+
+
 def _first_failure(attempt) -> str:
     for v in attempt.verdicts:
         if not v.ok and v.blocking:
@@ -156,11 +168,13 @@ def _first_failure(attempt) -> str:
 
 def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, min_ball: int = 5,
               max_ball: int = 400, sampling_seed: int = 0, hop_classes: Sequence[str] = HOP_CLASSES,
-              cfg=None) -> GraphRun:
-    """Import one graph and run every (seed, hop class) job through ``run_job`` (module docstring)."""
-    from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
+              cfg=None, one_class: bool = False) -> GraphRun:
+    """Import one graph and run every (seed, hop class) job through ``run_job`` (module docstring); with
+    ``one_class`` each seed gets one hop class, half and half, as ``qa generate`` gives them."""
+    from tasks.qa.candidates import describe_refusals, opening_refusals
     from tasks.qa.context import path_edges
-    from tasks.qa.generate import run_job
+    from tasks.qa.generate import assign_hop_classes, run_job
+    from tasks.qa.programs import opens_a_program
     from tasks.qa.seeds import eligible_seeds, sample_seeds
 
     p = Path(path)
@@ -176,19 +190,21 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     if not eligible:
         run.refuse("no_eligible_seed", f"no node has between {min_ball} and {max_ball} nodes within 3 hops")
         return run
-    run.passed_over = sorted(n for n, _ in eligible if not opens_a_path(kg, n))
+    run.passed_over = sorted(n for n, _ in eligible if not opens_a_program(kg, n))
     for node in run.passed_over:
-        run.refuse("seed_passed_over", f"{node}: no relation out of it can be asked: "
+        run.refuse("seed_passed_over", f"{node}: no relation at it can be said: "
                    f"{describe_refusals(opening_refusals(kg, [node]), limit=2)}")
     seeds = sample_seeds(eligible, n_seeds, sampling_seed, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
-                         keep=lambda node: opens_a_path(kg, node))
+                         keep=lambda node: opens_a_program(kg, node))
     run.seeds = [s.node for s in seeds]
     gateway = NoGateway()
+    plan = (list(zip(seeds, assign_hop_classes(seeds, {"1-2": 0.5, "3+": 0.5}))) if one_class
+            else [(seed, hop) for seed in seeds for hop in hop_classes])
 
     async def jobs() -> list:
         return [await run_job(gateway, kg, seed, hop, "candidates", run_id=RUN_ID, cfg=cfg,  # type: ignore[arg-type]
                               sampling_seed=sampling_seed)
-                for seed in seeds for hop in hop_classes]
+                for seed, hop in plan]
 
     results = asyncio.run(jobs())
     run.jobs = len(results)
@@ -211,7 +227,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
             q = r.qa
             run.accepted.append(Accepted(seed=r.seed.node, hop_class=r.hop_class, path=list(q.path),
                                          hops=[hop_line(e) for e in q.path_edges], question=q.question,
-                                         answer=q.answer))
+                                         answer=q.answer, program=program_lines(q.program)))
     return run
 
 
@@ -229,6 +245,7 @@ def report_text(run: GraphRun) -> str:
         lines.append(f"{i}. [{a.hop_class}, {len(a.path)} nodes] {a.question}")
         lines.append(f"   answer: {a.answer}")
         lines += [f"   {h}" for h in a.hops]
+        lines += [f"   {h}" for h in a.program]
         lines.append("")
     lines += ["## Refusals by reason", ""]
     if not run.refusals:
@@ -266,12 +283,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=20, help="seeds per graph (default 20)")
     ap.add_argument("--min-ball", type=int, default=5, help="smallest 3-hop ball of a seed (default 5)")
     ap.add_argument("--sampling-seed", type=int, default=0)
+    ap.add_argument("--one-class", action="store_true", help="one hop class a seed, half and half, as qa generate "
+                    "plans jobs (default: both classes for every seed)")
     args = ap.parse_args(argv)
     graphs: list[Path] = []
     for g in args.graphs:
         graphs += demo_graphs() if g == "demo" else [Path(g)]
     runs = write_reports(args.out, graphs or None, n_seeds=args.seeds, min_ball=args.min_ball,
-                         sampling_seed=args.sampling_seed)
+                         sampling_seed=args.sampling_seed, one_class=args.one_class)
     print((Path(args.out) / "summary.txt").read_text(encoding="utf-8"), end="")
     return 0 if runs else 1
 

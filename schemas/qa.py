@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from schemas.graph import Domain
 from schemas.ids import content_digest
+from schemas.programs import QueryProgram
 
 #: Hop classes of the Omne-R1 recipe: paths of 2-3 nodes ("1-2") and of 4 or more nodes ("3+").
 HopClass = Literal["1-2", "3+"]
@@ -221,6 +222,7 @@ class CandidatePath(BaseModel):
     id: str
     nodes: list[str]
     edges: list[PathEdge]
+    program: QueryProgram | None = Field(None, description="The program the path was sampled as, if any.")
 
     @property
     def hops(self) -> int:
@@ -307,6 +309,7 @@ class QAAttempt(BaseModel):
     writer: Writer = "llm"
     failure_kind: str | None = Field(
         None, description="For llm_error: the gateway's failure kind (timeout, connection, validation...).")
+    program: QueryProgram | None = Field(None, description="The program the question was written from, if any.")
 
 
 class QA(BaseModel):
@@ -329,6 +332,8 @@ class QA(BaseModel):
     attempt_id: str | None = None
     source_chunk_ids: list[str] = Field(default_factory=list)
     writer: Writer = "llm"
+    program: QueryProgram | None = Field(None, description="The program the question was written from (steps, "
+                                         "constraints, the chain it executed to); None for a bare path.")
 
     @field_validator("path")
     @classmethod
@@ -340,6 +345,11 @@ class QA(BaseModel):
     @property
     def hops(self) -> int:
         return len(self.path) - 1
+
+    @property
+    def kind(self) -> str:
+        """``chain`` or ``conjunction`` (the program's kind); a question without a program is a chain."""
+        return self.program.kind if self.program is not None else "chain"
 
 
 class QAReject(BaseModel):

@@ -63,6 +63,7 @@ from schemas.trajectories import Trajectory
 from tasks.env.agent_loop import AgentConfig, build_system_prompt
 from tasks.env.ikg import IKGView, setting_fields, with_setting
 from tasks.qa.splits import describe_leaks, split_leaks
+from tasks.qa.programs import program_sparql
 
 #: Bump when a row layout changes: it is part of the default version hash. 2: the QA rows no longer carry the run
 #: and attempt that made them. 3: the tools are the tool contract (``schemas.tools.tool_schema``: no per-question enum).
@@ -504,6 +505,9 @@ def qa_row(qa: QA, gold: Sequence[GoldPath], view: IKGView | None = None) -> dic
         "seed": qa.seed,
         "source_chunk_ids": list(qa.source_chunk_ids),
         "writer": qa.writer,
+        "kind": qa.kind,
+        "program": qa.program.model_dump_json() if qa.program is not None else None,
+        "sparql": program_sparql(qa.program, qa.domain) if qa.program is not None else None,
         **setting_fields(view),
     }
 
@@ -533,7 +537,7 @@ _QA = pa.schema([
         ("rank", pa.int64()), ("path", _STRS), ("triples", pa.list_(_STRS)), ("verdict", _S),
         ("is_generator_path", pa.bool_())]))),
     ("split", _S), ("snapshot_id", _S), ("seed", _S), ("source_chunk_ids", _STRS),
-    ("writer", _S), *_SETTING,
+    ("writer", _S), ("kind", _S), ("program", _S), ("sparql", _S), *_SETTING,
 ])  # fmt: skip
 
 

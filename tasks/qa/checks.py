@@ -39,11 +39,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from schemas.programs import QueryProgram
 from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
 from schemas.meaning import relation_key
 from tasks.graph.kg import KnowledgeGraph, normalize_name
 from tasks.meaning.names import display_name, is_identifier, node_display
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
+from tasks.qa.programs import relation_index, stands
 
 # -- tokens -----------------------------------------------------------------------------------------------------------
 _QUOTES = "\"'`´‘’‚‛“”„‟‹›«»′″‵‶＂＇"
@@ -409,6 +411,20 @@ def check_answer_unique(kg: KnowledgeGraph, path: Sequence[str], *, undirected: 
     return _v("answer_unique", True, "each relation of the path leads from the step before to one node only.")
 
 
+def check_program_unique(kg: KnowledgeGraph, program: QueryProgram, path: Sequence[str], *,
+                         book: ProfileBook | None = None) -> Verdict:
+    """The program, executed on the graph (``tasks.qa.programs.stands``), reaches exactly one node at every step, and
+    they are the path's nodes: the question's wording, chain and constraints together, has one answer in the
+    graph."""
+    book = book if book is not None else book_for_graph(kg)
+    if list(program.nodes) != list(path):
+        return _v("answer_unique", False, f"the program's chain {program.nodes} is not the path {list(path)}.")
+    why = stands(program, relation_index(kg), book)
+    if why is not None:
+        return _v("answer_unique", False, f"the question's program does not single out one node: {why}.")
+    return _v("answer_unique", True, "the question's program, executed on the graph, reaches one node at every step.")
+
+
 def check_starts_at_seed(path: Sequence[str], seed: str) -> Verdict:
     """The path must start at the job's seed: the row records the seed, and splits link questions through it."""
     if not path or normalize_name(path[0]) != normalize_name(seed) or not normalize_name(seed):
@@ -491,9 +507,12 @@ def run_checks(
     config: CheckConfig | None = None,
     seed: str | None = None,
     book: ProfileBook | None = None,
+    program: QueryProgram | None = None,
 ) -> list[Verdict]:
     """Every code check of one candidate, in ``schemas.qa.CheckName`` order (``starts_at_seed`` only with the
-    job's ``seed``); ``book`` holds the job's relation profiles (``check_answer_unique``).
+    job's ``seed``); ``book`` holds the job's relation profiles (``check_answer_unique``). With the ``program`` the
+    question was written from, uniqueness is the program's execution (``check_program_unique``): its constraints
+    pin what its chain alone leaves open.
 
     Graph checks that need real nodes (``path_connected``, ``no_shortcut``) are left out when some node is
     unknown, and ``no_shortcut`` is left out unless the path is simple and connected (a distance compared
@@ -515,7 +534,8 @@ def run_checks(
     structural = exist and out[1].ok and out[2].ok and len(path) >= 2
     if cfg.shortcut != "off" and structural:
         out.append(check_no_shortcut(kg, path, undirected=cfg.undirected, blocking=cfg.shortcut == "reject"))
-        out.append(check_answer_unique(kg, path, undirected=cfg.undirected, book=book))
+        out.append(check_answer_unique(kg, path, undirected=cfg.undirected, book=book) if program is None
+                   else check_program_unique(kg, program, path, book=book))
     if seed is not None:
         out.append(check_starts_at_seed(path, seed))
     out.append(check_no_partial_leak(index, path, answer, context=_context_names(kg, path, index)))

@@ -23,17 +23,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from gateway.client import LLMGateway
-from schemas.meaning import RelationProfile
+from schemas.meaning import RelationProfile, relation_key
+from schemas.programs import QueryProgram
 from schemas.qa import (
-    QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
+    QA, CandidatePath, GenMode, HopClass, PathEdge, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
 )  # fmt: skip
 from tasks.qa.candidates import explain_no_candidates, render_candidates, sample_candidate_paths
-from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
+from tasks.qa.context import RenderedContext, hop_edge, path_edges, path_source_chunks, render_subgraph
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
 from tasks.meaning.names import name_takes_article, node_display, node_type_noun
-from tasks.meaning.profiles import ProfileBook, book_for_graph
+from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
+from tasks.qa.program_writer import can_pin_with, write_program_question
+from tasks.qa.programs import sample_programs
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
 
@@ -266,12 +269,12 @@ def prompt_sources() -> list[str]:
 
 
 def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answer: str, hop_class: HopClass,
-                    cfg: GenConfig, seed: str | None = None) -> list[Verdict]:
+                    cfg: GenConfig, seed: str | None = None, program: QueryProgram | None = None) -> list[Verdict]:
     """The code checks and, unless turned off, the text gates of one candidate, in reporting order: path checks,
     then the text gates, then the naming checks (start named, nothing leaked, no shortcut). The first rejecting
     verdict is the reject reason, so a question that is not a question is reported as such, not as a leak."""
     verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed,
-                          book=profile_book(kg, cfg))
+                          book=profile_book(kg, cfg), program=program)
     if cfg.text_gates is None:
         return verdicts
     try:
@@ -301,12 +304,31 @@ class JobResult:
 
 
 def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode, cfg: GenConfig,
-             sampling_seed: int) -> tuple[RenderedContext, list[CandidatePath]]:
-    """The job's rendered subgraph and, in candidates mode, its candidate paths (deterministic by seed)."""
+             sampling_seed: int) -> tuple[RenderedContext, list[CandidatePath], tuple[str, str]]:
+    """The job's rendered subgraph and, in candidates mode, its candidate paths (deterministic by seed); with the
+    template writer, the candidates are programs sampled from the seed's whole neighbourhood, longest first. The
+    third value is why no program stood (reason code, detail), for a template job that found none."""
     ctx = render_subgraph(kg, seed.node, depth=cfg.context_depth, token_budget=cfg.context_token_budget,
                           max_description_chars=cfg.max_description_chars)
     cands: list[CandidatePath] = []
-    if mode == "candidates" or cfg.writer == "template" or cfg.template_fallback:
+    why: tuple[str, str] = ("", "")
+    if cfg.writer == "template":
+        rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
+        lo, hi = hop_class_bounds(hop_class, cfg.max_nodes)
+        drawn = hop_nodes(hop_class, rng, cfg.max_nodes) if hop_class == "3+" else hi
+        walk_seed = rng.randrange(2**31)
+        book = profile_book(kg, cfg)
+        # Longest first: the writer tries them in that order, and a shorter one of the class only when every longer
+        # one failed its checks or could not be written.
+        for n in range(drawn, lo - 1, -1):
+            found = sample_programs(kg, seed.node, n - 1, count=cfg.candidates, seed=walk_seed, book=book,
+                                    clause_ok=can_pin_with)
+            cands += [CandidatePath(id=f"P{len(cands) + i}", nodes=list(p.nodes), edges=program_edges(kg, p, book),
+                                    program=p) for i, p in enumerate(found.programs, start=1)]
+            if not found.programs and not why[0]:
+                code, detail = found.why_none()
+                why = (f"program_{code}", f"no {hop_class}-hop program from {seed.node!r} stood: {detail}")
+    elif mode == "candidates" or cfg.template_fallback:
         rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
         n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)
         lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
@@ -317,14 +339,39 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
                                            allowed_nodes=set(ctx.nodes), book=profile_book(kg, cfg))
             if cands:
                 break
-    return ctx, cands
+    return ctx, cands, why
+
+
+def _edge_for(kg: KnowledgeGraph, a: str, b: str, label: str, forward: bool, book: ProfileBook) -> PathEdge:
+    """The relation between ``a`` and ``b`` with ``label`` read from its subject ``a`` (``forward``) or from its
+    object, as a path edge walked from ``a``; ``hop_edge``'s choice when no relation fits."""
+    for d in kg.relations_between(a, b):
+        text, subject = edge_label(d, d.source, d.target)
+        if text and relation_key(text) == relation_key(label) and (
+                (subject == a) == forward or book.profile(text).symmetric):
+            return PathEdge(head=a, tail=b, relation=d.relation, keywords=list(d.keywords),
+                            description=d.description, directed=d.directed,
+                            forward=d.direction == "out" or (d.direction == "undirected" and d.source == a),
+                            source_chunk_ids=list(d.source_chunk_ids))
+    return hop_edge(kg, a, b)
+
+
+def program_edges(kg: KnowledgeGraph, program: QueryProgram, book: ProfileBook) -> list[PathEdge]:
+    """The relation each step of ``program`` walks, as path edges (``_edge_for``)."""
+    return [_edge_for(kg, a, b, step.label, step.forward, book)
+            for (a, b), step in zip(zip(program.nodes, program.nodes[1:]), program.steps)]
+
+
+def constraint_edges(kg: KnowledgeGraph, program: QueryProgram, book: ProfileBook) -> list[PathEdge]:
+    """The fact behind each constraint of ``program``, walked from the constrained node to the value."""
+    return [_edge_for(kg, program.nodes[c.node], c.value, c.label, c.forward, book) for c in program.constraints]
 
 
 _LANES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
 async def _prepared(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode, cfg: GenConfig,
-                    sampling_seed: int) -> tuple[RenderedContext, list[CandidatePath]]:
+                    sampling_seed: int) -> tuple[RenderedContext, list[CandidatePath], tuple[str, str]]:
     """``_prepare`` on the event loop, one job at a time, with a look at the sockets between two jobs.
 
     Preparing (the rendered subgraph, the candidate walks) is pure Python, a few milliseconds a job, and a batch
@@ -362,8 +409,11 @@ async def run_job(
 ) -> JobResult:
     """Generate, check, judge and retry one job. Never raises for LLM problems: they become rejected attempts."""
     result = JobResult(seed=seed, hop_class=hop_class, mode=mode)
-    ctx, cands = await _prepared(kg, seed, hop_class, mode, cfg, sampling_seed)
-    if (mode == "candidates" or cfg.writer == "template") and not cands:
+    ctx, cands, why_none = await _prepared(kg, seed, hop_class, mode, cfg, sampling_seed)
+    if cfg.writer == "template" and not cands:
+        result.note, result.note_reason = why_none[1], why_none[0]
+        return result
+    if mode == "candidates" and not cands:
         # Why not, for the hop class's shortest length (the longer ones were tried first): too shallow, every
         # path a shortcut, outside the rendered subgraph, ambiguous, a hop the sampler refuses.
         lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
@@ -390,13 +440,13 @@ async def run_job(
 
 
 def _qa_from(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, a: QAAttempt, run_id: str) -> QA:
-    edges = path_edges(kg, a.path)
+    edges = program_edges(kg, a.program, profile_book(kg)) if a.program is not None else path_edges(kg, a.path)
     return QA(
         qa_id=make_qa_id(kg.domain, kg.snapshot_id, a.question, a.answer, a.path),
         # The row's seed is the path's start (checked equal to the job's seed): splits link questions through it.
         domain=kg.domain, snapshot_id=kg.snapshot_id, seed=a.path[0], hop_class=hop_class,
         path=a.path, path_edges=edges, question=a.question, answer=a.answer, run_id=run_id,
-        attempt_id=a.attempt_id, source_chunk_ids=path_source_chunks(edges), writer=a.writer,
+        attempt_id=a.attempt_id, source_chunk_ids=path_source_chunks(edges), writer=a.writer, program=a.program,
     )  # fmt: skip
 
 
@@ -416,6 +466,11 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
     out: list[tuple[CandidatePath, str | None, str]] = []
     for c in cands:
         try:
+            if c.program is not None:
+                q = write_program_question(c.program, [_type_noun(kg, n) for n in c.nodes], book=book,
+                                           name_of=lambda n: written_name(kg, n), seed=seed)
+                out.append((c, q, ""))
+                continue
             start_noun, shown = _type_noun(kg, c.nodes[0]), _display(kg, c.nodes[0])
             q = write_question(c.nodes, c.edges, [_type_noun(kg, n) for n in c.nodes], seed=seed, book=book,
                                names=[shown],
@@ -424,7 +479,18 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
             out.append((c, q, ""))
         except TemplateError as exc:
             out.append((c, None, str(exc)))
-    return sorted(out, key=lambda t: (t[1] is None, len((t[1] or "").split()), t[0].id))
+    # Programs: the most hops first (they were sampled for it), then the shortest wording. Bare paths: shortest first.
+    return sorted(out, key=lambda t: (t[1] is None, -len(t[0].nodes) if t[0].program is not None else 0,
+                                      len((t[1] or "").split()), int(t[0].id[1:]) if t[0].id[1:].isdigit() else 0,
+                                      t[0].id))
+
+
+def written_name(kg: KnowledgeGraph, name: str) -> str:
+    """How a question writes a node's name: its display form, with "the" where the name takes it."""
+    shown = _display(kg, name)
+    if takes_article(name, _texts_around(kg, name)) or name_takes_article(shown, _type_noun(kg, name)):
+        return f"the {shown}"
+    return shown
 
 
 def _texts_around(kg: KnowledgeGraph, name: str) -> list[str]:
@@ -491,14 +557,14 @@ async def _template_attempts(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed
             attempt_id=make_attempt_id(run_id, kg.domain, kg.snapshot_id, seed.node, hop_class, mode, attempt),
             run_id=run_id, domain=kg.domain, snapshot_id=kg.snapshot_id, seed=seed.node, hop_class=hop_class,
             mode=mode, attempt=attempt, candidate_id=cand.id, path=list(cand.nodes), answer=cand.nodes[-1],
-            writer="template",
+            writer="template", program=cand.program,
         )  # fmt: skip
         attempt += 1
         if question is None:
             result.attempts.append(QAAttempt(**base, status="rejected", reject_reason="template_unphrasable",
                                              judge_reason=why))
             return  # the rest are unphrasable too (they sort last)
-        verdicts = check_candidate(kg, cand.nodes, question, cand.nodes[-1], hop_class, cfg, seed.node)
+        verdicts = check_candidate(kg, cand.nodes, question, cand.nodes[-1], hop_class, cfg, seed.node, cand.program)
         writer: Writer = "template"
         if passed(verdicts) and cfg.paraphrase:
             res = await gateway.structured("generator", paraphrase_messages(question, cand.nodes[0]),
@@ -506,7 +572,8 @@ async def _template_attempts(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed
                                            max_reasks=0)  # fmt: skip
             if res.ok:
                 alt = res.value.question.strip()
-                alt_verdicts = check_candidate(kg, cand.nodes, alt, cand.nodes[-1], hop_class, cfg, seed.node)
+                alt_verdicts = check_candidate(kg, cand.nodes, alt, cand.nodes[-1], hop_class, cfg, seed.node,
+                                               cand.program)
                 if passed(alt_verdicts):  # a paraphrase that fails any check or gate is dropped, not repaired
                     question, verdicts, writer = alt, alt_verdicts, "template+paraphrase"
         slots = {k: v for k, v in base.items() if k not in ("path", "answer")}
@@ -536,8 +603,10 @@ async def _finish(gateway: LLMGateway, kg: KnowledgeGraph, base: dict[str, Any],
         return QAAttempt(**common, status="rejected", reject_reason=reject_reason(verdicts))
     if meaning_enabled(cfg.meaning_check, gateway):
         book = profile_book(kg, cfg)  # the facts read as the job's own profiles say, the user's corrections included
+        program = base.get("program")
         meant = await check_meaning(gateway, kg, path, question, answer, max_facts=cfg.meaning_max_facts,
-                                    params=cfg.meaning_params, state=lambda e: fact_sentence(e, book))
+                                    params=cfg.meaning_params, state=lambda e: fact_sentence(e, book),
+                                    extra=constraint_edges(kg, program, book) if program is not None else ())
         if meant.verdict is None:
             # Like the judge's: an endpoint failure (or no valid reply) is not a verdict on the question.
             what = "meaning check unavailable" if meant.failure_kind in ENDPOINT_FAILURES else "meaning check failed"

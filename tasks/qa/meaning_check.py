@@ -110,11 +110,12 @@ def _stored(e: PathEdge) -> tuple[str, str, str]:
 
 
 def fact_sheet(kg: KnowledgeGraph, path: Sequence[str], question: str, *, state: State | None = None,
-               max_facts: int = MAX_FACTS) -> tuple[list[str], list[PathEdge], int]:
+               max_facts: int = MAX_FACTS, extra: Sequence[PathEdge] = ()) -> tuple[list[str], list[PathEdge], int]:
     """``(lines, edges, n_path_facts)``: the sheet's sentences in shown order, the edge behind each line, and how
-    many of them are the path's facts (module docstring). ``ValueError`` when the path is not connected."""
+    many of them are the path's facts (module docstring); ``extra`` facts (a program's constraints) are on the sheet
+    as the path's are. ``ValueError`` when the path is not connected."""
     say = state or _default_state()
-    own = path_edges(kg, path)
+    own = [*path_edges(kg, path), *extra]
     seen: set[tuple[str, str, str]] = set()
     chosen: list[PathEdge] = []
     for e in own:
@@ -153,9 +154,9 @@ def fact_sheet(kg: KnowledgeGraph, path: Sequence[str], question: str, *, state:
 
 
 def build_record(kg: KnowledgeGraph, path: Sequence[str], question: str, answer: str, *, state: State | None = None,
-                 max_facts: int = MAX_FACTS) -> MeaningRecord:
+                 max_facts: int = MAX_FACTS, extra: Sequence[PathEdge] = ()) -> MeaningRecord:
     """The record one meaning check is made from."""
-    lines, edges, n_path = fact_sheet(kg, path, question, state=state, max_facts=max_facts)
+    lines, edges, n_path = fact_sheet(kg, path, question, state=state, max_facts=max_facts, extra=extra)
     names = sorted({n for e in edges for n in (e.head, e.tail)})
     return MeaningRecord(question=question, answer=answer, path=tuple(path), facts=tuple(lines), names=tuple(names),
                          n_path_facts=n_path)
@@ -257,10 +258,11 @@ def verdict_for(reply: MeaningOutput, record: MeaningRecord) -> Verdict:
 
 async def check_meaning(gateway: LLMGateway, kg: KnowledgeGraph, path: Sequence[str], question: str, answer: str,
                         *, state: State | None = None, max_facts: int = MAX_FACTS, params: dict[str, Any] | None = None,
-                        role: str = "verifier") -> MeaningResult:
-    """Ask ``role`` to answer ``question`` from the path's fact sheet. Never raises for LLM problems: a failed call
-    is a result with ``failure`` set and no verdict."""
-    record = build_record(kg, path, question, answer, state=state, max_facts=max_facts)
+                        role: str = "verifier", extra: Sequence[PathEdge] = ()) -> MeaningResult:
+    """Ask ``role`` to answer ``question`` from the path's fact sheet (and the ``extra`` facts a program's
+    constraints add). Never raises for LLM problems: a failed call is a result with ``failure`` set and no
+    verdict."""
+    record = build_record(kg, path, question, answer, state=state, max_facts=max_facts, extra=extra)
     res = await gateway.structured(role, build_messages(record), MeaningOutput, schema=answer_schema(record),
                                    name=REQUEST_NAME, params=params, max_reasks=1)
     if not res.ok:

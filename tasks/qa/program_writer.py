@@ -1,0 +1,210 @@
+"""The template writer for programs: a question from a ``QueryProgram``, constraints included.
+
+A program without constraints reads as the template writer's chain question (``write_question``). A constrained
+node is described by its step's relative clause joined with its constraints' clauses ("the element that was
+discovered by Carl Wilhelm Scheele and that is in period 4"); when the answer itself is constrained the question
+asks for it through the same clauses ("Which element was discovered by Carl Wilhelm Scheele and is in period 4?").
+
+Clauses come from the relation profiles' surface forms, turned into relative predicates (``relative``):
+
+- ``{the} {that} X`` -> ``{that} X``; ``{the} whose X`` -> ``whose X``;
+- a noun phrase ``the capital of {s}`` -> ``{that} is the capital of {s}``;
+- a reduced participle (``{the} discovered by {o}``) has no tense to join with "and": another form of the same list
+  is used, or the constraint cannot be said (``TemplateError``).
+
+Deterministic in (program, seed).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from schemas.ids import content_digest
+from schemas.meaning import RelationProfile
+from schemas.programs import ProgramConstraint, QueryProgram
+from tasks.meaning.names import common_noun_name
+from tasks.meaning.profiles import ProfileBook
+from tasks.qa.template_writer import Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, node_nouns
+
+_THAT = "{the} {that} "
+
+
+def relative(template: str) -> str | None:
+    """A clause form as a relative predicate (module docstring), or None when it has none."""
+    if template.startswith(_THAT):
+        return "{that} " + template[len(_THAT):]
+    if template.startswith("{the} whose "):
+        return template[len("{the} "):]
+    if template.startswith("the ") or template.startswith("a ") or template.startswith("an "):
+        return "{that} is " + template
+    return None
+
+
+def _hop(profile: RelationProfile, subject_known: bool) -> Hop:
+    if not profile.words or profile.forms is None:
+        raise TemplateError(f"the relation {profile.label!r} has no surface forms")
+    return Hop(profile, subject_known)
+
+
+def constraint_hop(profile: RelationProfile, forward: bool) -> Hop:
+    """The reading of a constraint: the constrained node is described through the value, so the value is the known
+    end (the object when the node is the subject)."""
+    return _hop(profile, not forward)
+
+
+def can_pin_with(profile: RelationProfile, forward: bool) -> bool:
+    """Whether a fact over ``profile`` (the pinned node its subject when ``forward``) can be said as a relative
+    clause: what the program sampler asks before using it as a constraint."""
+    if not profile.words or profile.forms is None:
+        return False
+    return any(relative(t) for t in constraint_hop(profile, forward).clauses())
+
+
+def _rests(hop: Hop, *, slot_last: bool) -> list[str]:
+    out = [r for r in (relative(t) for t in hop.clauses()) if r is not None]
+    return [r for r in out if _slot_last(r, hop.slot)] if slot_last else out
+
+
+def _pick(options: Sequence[str], rng: random.Random) -> str:
+    return options[0] if len(options) == 1 or rng.random() < 0.6 else rng.choice(list(options[1:]))
+
+
+def _fill_rest(template: str, known: str, slot: str, noun: str) -> str:
+    """A relative predicate filled in: the known end, the pronoun."""
+    text = template.replace(slot, known).replace("{that}", "who" if noun == "person" else "that")
+    text = " ".join(text.split())
+    if noun == "person":
+        text = text.replace(" as its ", " as their ")
+    return text
+
+
+@dataclass(frozen=True)
+class Rest:
+    """A filled relative predicate: ``text``; ``open_end``: it ends in its own words, not in its known node;
+    ``verb_first``: a verb follows the pronoun ("that borders France", not "that France borders"), so the pronoun
+    can give way to a question word."""
+
+    text: str
+    open_end: bool
+    verb_first: bool
+
+
+def _rest(template: str, known: str, slot: str, noun: str) -> Rest:
+    verb_first = template.startswith("{that} ") and not template[len("{that} "):].startswith("{")
+    return Rest(_fill_rest(template, known, slot, noun), not _slot_last(template, slot), verb_first)
+
+
+def _constraint_options(profile: RelationProfile, forward: bool) -> list[tuple[str, str]]:
+    """A constraint's relative predicates with the slot each fills: a symmetric relation reads the same from either
+    end, so both of its clause lists serve ("that borders France" as well as "that France borders")."""
+    hop = constraint_hop(profile, forward)
+    out = [(r, hop.slot) for r in _rests(hop, slot_last=False)]
+    if profile.symmetric and profile.forms is not None:
+        out += [(r, "{o}") for r in (relative(t) for t in profile.forms.subject_clause) if r is not None]
+    return out
+
+
+def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun: str,
+                      name_of: Callable[[str], str], rng: random.Random) -> list[Rest]:
+    """Each constraint as a filled relative predicate: one that ends in the value and puts its verb first if it
+    has one."""
+    out: list[Rest] = []
+    for c in cons:
+        options = _constraint_options(book.profile(c.label), c.forward)
+        if not options:
+            raise TemplateError(f"the constraint over {c.label!r} cannot be said as a relative clause")
+        rests = [_rest(t, name_of(c.value), slot, noun) for t, slot in options]
+        best = min((r.open_end, not r.verb_first) for r in rests)
+        out.append(_pick([r for r in rests if (r.open_end, not r.verb_first) == best], rng))
+    return out
+
+
+def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], *, nested: bool, book: ProfileBook,
+            name_of: Callable[[str], str], rng: random.Random) -> list[Rest]:
+    """The step's relative predicate and its constraints', filled."""
+    options = _rests(hop, slot_last=nested)
+    if not options:
+        raise TemplateError(f"the step over {hop.profile.label!r} cannot be said as a relative clause"
+                            + (" that ends in its known node" if nested else ""))
+    closed = [t for t in options if _slot_last(t, hop.slot)]
+    rests = [_rest(_pick(closed or options, rng), known, hop.slot, noun),
+             *_constraint_rests(cons, book, noun, name_of, rng)]
+    # At most one clause may end in its own words ("that Germany is a member of"), and only the last: "and" after it
+    # would read as part of it.
+    rests.sort(key=lambda r: r.open_end)
+    if sum(r.open_end for r in rests) > 1:
+        raise TemplateError("two clauses that end in their own words cannot be joined with 'and'")
+    return rests
+
+
+def write_program_question(program: QueryProgram, types: Sequence[str | None], *, book: ProfileBook,
+                           name_of: Callable[[str], str], seed: int = 0) -> str:
+    """The question for ``program`` (module docstring). ``types[i]`` is the type noun of ``program.nodes[i]``;
+    ``name_of(node)`` how a name is written in the question (display form, "the" where it takes one).
+    ``TemplateError`` when some part cannot be said."""
+    nodes = program.nodes
+    if len(nodes) != program.hops + 1:
+        raise TemplateError("a program needs its executed chain (nodes) to be written")
+    hops = [_hop(book.profile(s.label), s.forward) for s in program.steps]
+    nouns = node_nouns(hops, types)
+    if sum(n == "entity" for n in nouns[1:]) > 1:
+        raise TemplateError("the question would call more than one node 'the entity': the graph gives no type for "
+                            + ", ".join(repr(p) for p, n in zip(nodes[1:], nouns[1:]) if n == "entity"))
+    shown = name_of(nodes[0])
+    bare = shown[4:] if shown.startswith("the ") else shown
+    if common_noun_name(bare):
+        raise TemplateError(f"the start's name {bare!r} is a common noun: in the world it names many things, so a "
+                            "question that names it alone has no single answer")
+    for c in program.constraints:
+        if common_noun_name(name_of(c.value).removeprefix("the ")):
+            raise TemplateError(f"the constraint's value {c.value!r} is a common noun: it names many things")
+    rng = random.Random(content_digest("program-question", str(seed), program.model_dump_json()))
+    subject = shown
+    nested = open_end = False
+    for i, hop in enumerate(hops[:-1], start=1):
+        cons = program.constraints_on(i)
+        if cons:
+            rests = _pinned(subject, hop, nouns[i], cons, nested=nested, book=book, name_of=name_of, rng=rng)
+            subject = f"the {nouns[i]} " + " and ".join(r.text for r in rests)
+            open_end = rests[-1].open_end
+        else:
+            if open_end:
+                raise TemplateError("a description that ends in its own words would be followed by more words")
+            subject, open_end = _describe(subject, hop, nouns[i], nested=nested, rng=rng)
+        nested = True
+    last = hops[-1]
+    k = program.hops
+    cons = program.constraints_on(k)
+    noun = nouns[-1]
+    if cons:
+        rests = _pinned(subject, last, noun, cons, nested=nested, book=book, name_of=name_of, rng=rng)
+        pronoun = "who" if noun == "person" else "that"
+        if all(r.verb_first for r in rests):
+            wh = "Who" if noun == "person" else ("What" if noun == "entity" else f"Which {noun}")
+            question = f"{wh} " + " and ".join(r.text[len(pronoun) + 1:] for r in rests) + "?"
+        else:
+            opener = "Who is the person" if noun == "person" else f"What is the {noun}"
+            question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
+        return _capitalise(" ".join(question.split()))
+    options = last.questions()
+    if open_end:
+        options = [t for t in options if _slot_last(t, last.slot)]
+        if not options:
+            raise TemplateError(f"the question over {last.profile.label!r} would continue after a clause that ends "
+                                f"in its own verb ({subject!r}): a garden path")
+    elif nested:
+        options = sorted(options, key=lambda t: not _slot_last(t, last.slot))
+    if not options:
+        raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
+    pick = _pick(options, rng)
+    question = _capitalise(_fill(pick, subject, last.slot, noun))
+    opener = f"Which {noun} "
+    if question.startswith(opener) and re.search(rf"\b{re.escape(noun)}\b", question[len(opener):]):
+        question = "What " + question[len(opener):]
+    return question
+
+
+__all__ = ["can_pin_with", "constraint_hop", "relative", "write_program_question"]

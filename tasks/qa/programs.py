@@ -1,0 +1,541 @@
+"""Questions as programs: execute them on a snapshot, pin one-of-many hops with constraints, sample them from a
+seed's neighbourhood, and render them to SPARQL over the snapshot's RDF form.
+
+**Execution** (``execute``). ``S0 = {start}``; step ``i`` follows its label (forward or inverse; either way when the
+profile is symmetric) from every node of ``S(i-1)``, then each constraint on node ``i`` keeps the nodes that hold
+its fact. A program stands (``stands``) only when every set is exactly one node: uniqueness is by execution,
+never by assumption.
+
+**Pins** (``pin_node``). Where a step reaches several nodes (or its label names one of many in the world, by its
+profile's count, even when the graph shows one), the fewest facts of the node meant that leave it alone among the
+step's set are added as constraints (one, else two). A fact may pin only when
+
+- its value is none of the chain's nodes (it would name them) and its label can be said as a relative clause;
+- it does not single out the node by itself: at least two nodes hold it (else the question is a one-hop lookup
+  from the value, and the chain before it says nothing);
+- its value is no nearer the answer than the node it pins (no constraint reaches the answer more directly than
+  the chain: the same rule as the path's shortcut check).
+
+Refused otherwise, with the reason (``PinRefusal``).
+
+**Sampling** (``sample_programs``). Random walks from the seed over its whole neighbourhood (no rendered context
+to stay inside), each hop one BFS layer further out (shortcut-free by construction), weighted towards relations
+the seed's walks have not used yet and away from hubs (``1 / sqrt(1 + degree)``), as DeepDive's walks are. Each
+walk becomes a program; programs that do not stand, or whose hops cannot be pinned, are refused with a reason.
+
+**SPARQL** (``program_sparql``, ``rdf_lines``). The RDF form of a snapshot has one IRI per entity and per relation
+key (``entity_iri``, ``relation_iri``), one triple per relation in the direction its profile reads (subject first),
+and an ``rdfs:label`` per entity. A program's query selects the answer variable; on that form it returns exactly
+the program's answer set.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from urllib.parse import quote
+
+from schemas.meaning import RelationProfile, relation_key
+from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
+from tasks.graph.kg import KnowledgeGraph
+from tasks.meaning.names import NAME_RELATIONS, TYPE_RELATIONS, node_type_noun, relation_word
+from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
+
+#: Facts of one node looked at when pinning it (its relations, in name order); a hub's first ones only.
+MAX_PIN_FACTS = 400
+#: Facts kept for the pair search: those that narrow the set most.
+MAX_PAIR_FACTS = 40
+
+
+# -- the relation index -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RelationIndex:
+    """Every relation of a snapshot under its profile key, both ways: ``out[key][subject]`` is the objects,
+    ``into[key][object]`` the subjects; ``labels[key]`` one raw spelling of the label."""
+
+    out: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(set)))
+    into: dict[str, dict[str, set[str]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(set)))
+    labels: dict[str, str] = field(default_factory=dict)
+    kinds: dict[str, str | None] = field(default_factory=dict)
+    kg: KnowledgeGraph | None = None
+
+    def kind(self, name: str) -> str | None:
+        """The type noun the graph gives ``name`` ("city"; ``node_type_noun``), None when it gives none."""
+        if name not in self.kinds:
+            noun = node_type_noun(self.kg, name) if self.kg is not None and name in self.kg else "entity"
+            self.kinds[name] = None if noun == "entity" else noun
+        return self.kinds[name]
+
+    def add(self, subject: str, label: str, obj: str) -> None:
+        key = relation_key(label)
+        self.labels.setdefault(key, label)
+        self.out[key][subject].add(obj)
+        self.into[key][obj].add(subject)
+
+    def reach(self, node: str, label: str, forward: bool, symmetric: bool = False) -> set[str]:
+        """The nodes one step over ``label`` leads to from ``node``."""
+        key = relation_key(label)
+        found = set(self.out.get(key, {}).get(node, ())) if (forward or symmetric) else set()
+        if not forward or symmetric:
+            found |= self.into.get(key, {}).get(node, set())
+        return found
+
+    def holders(self, label: str, forward: bool, value: str, symmetric: bool = False) -> set[str]:
+        """The nodes holding the fact: subject of ``(x, label, value)`` when ``forward``, else object of
+        ``(value, label, x)``."""
+        return self.reach(value, label, not forward, symmetric)
+
+    def triples(self) -> Iterator[tuple[str, str, str]]:
+        """``(subject, key, object)`` for every indexed fact, sorted."""
+        for key in sorted(self.out):
+            for s in sorted(self.out[key]):
+                for o in sorted(self.out[key][s]):
+                    yield s, key, o
+
+
+def relation_index(kg: KnowledgeGraph) -> RelationIndex:
+    """The snapshot's ``RelationIndex``, built once per graph object (every relation read as its profile reads it:
+    ``edge_label`` gives the text and the end it reads from)."""
+    hit = kg.__dict__.get("_relation_index")
+    if hit is not None:
+        return hit
+    index = RelationIndex(kg=kg)
+    for r in kg.relations():
+        text, subject = edge_label(r, r.source, r.target)
+        if not text or r.source == r.target:
+            continue
+        obj = r.target if subject == r.source else r.source
+        index.add(subject, text, obj)
+    kg.__dict__["_relation_index"] = index
+    return index
+
+
+# -- execution -------------------------------------------------------------------------------------------------------
+
+
+def execute(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> list[set[str]]:
+    """Each step's set after its constraints (module docstring), in step order."""
+    frontier = {program.start}
+    sets: list[set[str]] = []
+    for i, step in enumerate(program.steps, start=1):
+        sym = book.profile(step.label).symmetric
+        reached: set[str] = set()
+        for u in frontier:
+            reached |= index.reach(u, step.label, step.forward, sym)
+        if step.kind is not None:
+            reached = {x for x in reached if index.kind(x) == step.kind}
+        for c in program.constraints_on(i):
+            csym = book.profile(c.label).symmetric
+            reached &= index.holders(c.label, c.forward, c.value, csym)
+        sets.append(reached)
+        frontier = reached
+    return sets
+
+
+def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> str | None:
+    """None when every step's set is exactly one node and they are the program's ``nodes``; else why not."""
+    sets = execute(program, index, book)
+    for i, found in enumerate(sets, start=1):
+        want = program.nodes[i] if program.nodes else None
+        if len(found) != 1:
+            shown = ", ".join(repr(n) for n in sorted(found)[:3]) + (f" and {len(found) - 3} more" if len(found) > 3
+                                                                       else "")
+            return (f"step {i} ({program.steps[i - 1].label!r}) reaches {len(found)} nodes"
+                    + (f": {shown}" if found else ""))
+        if want is not None and found != {want}:
+            return f"step {i} reaches {next(iter(found))!r}, not {want!r}"
+    return None
+
+
+# -- pins ------------------------------------------------------------------------------------------------------------
+
+
+def count_in_world(profile: RelationProfile, forward: bool) -> str:
+    """How many nodes a step over ``profile`` leads to in the world, read ``forward`` or back."""
+    return profile.count_for(forward or profile.symmetric)
+
+
+def phrasable(profile: RelationProfile) -> bool:
+    """A label that can be a step or a constraint: words with surface forms, and not a type or name relation (the
+    type is said by the noun, "Which city ...", and a name is no fact about the thing)."""
+    if not (profile.words and profile.forms is not None):
+        return False
+    word = relation_word(profile.label)
+    return word not in TYPE_RELATIONS and word not in NAME_RELATIONS
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A candidate pin for a node: the node holds ``(label, value)``, as subject when ``forward``."""
+
+    label: str
+    forward: bool
+    value: str
+    holders: frozenset[str]
+
+    symmetric: bool = False
+
+    def constraint(self, node: int) -> ProgramConstraint:
+        return ProgramConstraint(node=node, label=self.label, forward=self.forward, value=self.value,
+                                 symmetric=self.symmetric)
+
+
+@dataclass(frozen=True)
+class PinRefusal:
+    """Why a node could not be pinned: a reason code and a sentence."""
+
+    code: str
+    detail: str
+
+
+#: Why a program was refused, in the order the refusals apply.
+PROGRAM_REFUSALS: tuple[str, ...] = (
+    "no_walk",  # no shortcut-free walk of that many hops starts at the seed
+    "unphrasable_hop",  # a hop's label has no words or no surface forms
+    "no_pin",  # a hop reaches several nodes (or names one of many in the world) and no fact pins the one meant
+    "two_pinned",  # two nodes of the chain would need pins: the question would stack clauses past reading
+    "not_unique",  # the program, executed, does not reach exactly one node at every step
+    "unwritable",  # the writer could not put the program into words
+)
+
+
+def node_facts(kg: KnowledgeGraph, node: str, book: ProfileBook, index: RelationIndex, *,
+               clause_ok: callable | None = None) -> list[Fact]:  # type: ignore[valid-type]
+    """The facts of ``node`` that could pin it: every relation at it with a phrasable label (and, with
+    ``clause_ok``, one that can be said as a relative clause in that direction), as ``Fact``s in name order."""
+    out: dict[tuple[str, bool, str], Fact] = {}
+    for other, d in kg.neighbors(node)[:MAX_PIN_FACTS]:
+        if other == node:
+            continue
+        text, subject = edge_label(d, d.source, d.target)
+        if not text:
+            continue
+        profile = book.profile(text)
+        if not phrasable(profile):
+            continue
+        forward = subject == node
+        if clause_ok is not None and not clause_ok(profile, forward):
+            continue
+        key = (relation_key(text), forward or profile.symmetric, other)
+        if key not in out:
+            out[key] = Fact(text, forward or profile.symmetric, other,
+                            frozenset(index.holders(text, forward or profile.symmetric, other, profile.symmetric)),
+                            profile.symmetric)
+    return list(out.values())
+
+
+def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBook, index: RelationIndex,
+             exclude: Iterable[str], answer: str, hops_to_answer: int, need_one: bool, rng: random.Random,
+             clause_ok: callable | None = None) -> list[Fact] | PinRefusal:  # type: ignore[valid-type]
+    """The fewest facts of ``node`` that leave it alone in ``among`` (module docstring), at most two; with
+    ``need_one`` at least one even when ``among`` is already ``{node}`` (a label that names one of many in the
+    world). ``exclude``: names a pin may not use as its value (the chain's nodes). Deterministic in ``rng``."""
+    if among == {node} and not need_one:
+        return []
+    banned = set(exclude) | {node, answer}
+    facts: list[Fact] = []
+    for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
+        if f.value in banned or len(f.holders) < 2:
+            continue
+        if hops_to_answer > 0:
+            d = kg.shortest_path_length(f.value, answer, cutoff=hops_to_answer)
+            if d is not None and d < hops_to_answer:
+                continue
+        facts.append(f)
+    if not facts:
+        return PinRefusal("no_pin", f"no fact of {node!r} can pin it: none is phrasable, held by another node too, "
+                                    "and off the chain")
+    if among == {node}:
+        # Any fact pins it in the graph; the most specific one (fewest holders) says most about which one is meant.
+        best = min(len(f.holders) for f in facts)
+        return [rng.choice([f for f in facts if len(f.holders) == best])]
+    singles = [f for f in facts if among & f.holders == {node}]
+    if singles:
+        best = min(len(f.holders) for f in singles)
+        return [rng.choice([f for f in singles if len(f.holders) == best])]
+    narrowing = sorted((f for f in facts if len(among & f.holders) < len(among)),
+                       key=lambda f: (len(among & f.holders), f.label, f.value))[:MAX_PAIR_FACTS]
+    pairs = [(f, g) for f, g in combinations(narrowing, 2)
+             if relation_key(f.label) != relation_key(g.label) or f.value != g.value
+             if among & f.holders & g.holders == {node}]
+    if pairs:
+        best = min(len(f.holders) + len(g.holders) for f, g in pairs)
+        return list(rng.choice([p for p in pairs if len(p[0].holders) + len(p[1].holders) == best]))
+    others = sorted(among - {node})
+    shown = ", ".join(repr(o) for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    return PinRefusal("no_pin", f"{node!r} is one of {len(among)} nodes the step reaches (also {shown}) and no one "
+                                "or two of its facts leave it alone")
+
+
+# -- sampling --------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ProgramSample:
+    """What ``sample_programs`` found: the programs that stand (distinct, in the order found) and, per refusal
+    code, how many walks were refused and one example sentence."""
+
+    programs: list[QueryProgram] = field(default_factory=list)
+    refusals: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def refuse(self, code: str, detail: str) -> None:
+        self.refusals[code] += 1
+        self.examples.setdefault(code, detail)
+
+    def why_none(self) -> tuple[str, str]:
+        """The most common refusal and its example, for a job that found no program."""
+        if not self.refusals:
+            return "no_walk", "no walk was tried"
+        code = max(self.refusals, key=lambda c: (self.refusals[c], -PROGRAM_REFUSALS.index(c)))
+        return code, self.examples[code]
+
+
+def _layers(kg: KnowledgeGraph, start: str, hops: int) -> dict[str, int]:
+    dist = {start: 0}
+    frontier = [start]
+    for level in range(1, hops + 1):
+        nxt = []
+        for u in frontier:
+            for v in kg.neighbor_names(u):
+                if v not in dist:
+                    dist[v] = level
+                    nxt.append(v)
+        frontier = nxt
+    return dist
+
+
+def _steps_from(kg: KnowledgeGraph, u: str, level: int, dist: dict[str, int], book: ProfileBook
+                ) -> list[tuple[str, str, bool]]:
+    """``(next node, label, forward)`` for every phrasable relation from ``u`` to a node of the next layer."""
+    out: list[tuple[str, str, bool]] = []
+    for v, d in kg.neighbors(u):
+        if dist.get(v) != level + 1:
+            continue
+        text, subject = edge_label(d, d.source, d.target)
+        if not text or not phrasable(book.profile(text)):
+            continue
+        out.append((v, text, subject == u))
+    return out
+
+
+#: Nodes of one layer beyond which the walks are not pruned in advance (a hub's neighbourhood).
+MAX_PRUNED_LAYER = 20_000
+
+
+def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int], book: ProfileBook
+                ) -> dict[str, list[tuple[str, str, bool]]]:
+    """For each node a walk may stand on, the steps that can still end ``hops`` hops out: worked out backwards from
+    the last layer, so a walk never strands. A layer past ``MAX_PRUNED_LAYER`` nodes is not pruned (its nodes get
+    every phrasable step on)."""
+    layers: dict[int, list[str]] = defaultdict(list)
+    for node, level in dist.items():
+        layers[level].append(node)
+    alive: set[str] | None = set(layers[hops])
+    out: dict[str, list[tuple[str, str, bool]]] = {}
+    for level in range(hops - 1, -1, -1):
+        nodes = sorted(layers[level])
+        if len(nodes) > MAX_PRUNED_LAYER:
+            nodes = [n for n in nodes if n == start] if level == 0 else []
+            alive = None  # the layers below are reached unpruned, on demand
+            continue
+        keep: set[str] = set()
+        for u in nodes:
+            opts = [o for o in _steps_from(kg, u, level, dist, book) if alive is None or o[0] in alive]
+            if opts:
+                out[u] = opts
+                keep.add(u)
+        alive = keep
+    return out
+
+
+def opens_a_program(kg: KnowledgeGraph, start: str, *, book: ProfileBook | None = None) -> bool:
+    """Whether a program can take its first step from ``start``: some relation at it can be said (words, surface
+    forms, not a type or name relation). A seed without one could only be noted, never asked."""
+    book = book if book is not None else book_for_graph(kg)
+    for _, d in kg.neighbors(start):
+        text, _ = edge_label(d, d.source, d.target)
+        if text and phrasable(book.profile(text)):
+            return True
+    return False
+
+
+def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
+                  index: RelationIndex, rng: random.Random, clause_ok: callable | None = None  # type: ignore[valid-type]
+                  ) -> QueryProgram | PinRefusal:
+    """The program of one walk: each step pinned where it needs it (``pin_node``), then executed."""
+    constraints: list[ProgramConstraint] = []
+    answer = walk[-1]
+    steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
+             for i, s in enumerate(steps, start=1)]
+    hops = len(steps)
+    for i, step in enumerate(steps, start=1):
+        profile = book.profile(step.label)
+        among = index.reach(walk[i - 1], step.label, step.forward, profile.symmetric)
+        if step.kind is not None:
+            among = {x for x in among if index.kind(x) == step.kind}
+        if walk[i] not in among:  # the index reads the relation another way than the walk did
+            return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
+        need_one = count_in_world(profile, step.forward) != "one"
+        if len(among) == 1 and not need_one:
+            continue
+        found = pin_node(kg, walk[i], among, book=book, index=index, exclude=walk, answer=answer,
+                         hops_to_answer=hops - i, need_one=need_one, rng=rng, clause_ok=clause_ok)
+        if isinstance(found, PinRefusal):
+            return found
+        if found and constraints:
+            return PinRefusal("two_pinned", f"the steps to {walk[constraints[0].node]!r} and to {walk[i]!r} both "
+                                            "need a pin")
+        constraints.extend(f.constraint(i) for f in found)
+    program = QueryProgram(kind="conjunction" if constraints else "chain", start=walk[0], steps=list(steps),
+                           constraints=constraints, nodes=list(walk))
+    why = stands(program, index, book)
+    if why is not None:
+        return PinRefusal("not_unique", why)
+    return program
+
+
+def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8, seed: int = 0,
+                    book: ProfileBook | None = None, max_walks: int | None = None,
+                    clause_ok: callable | None = None) -> ProgramSample:  # type: ignore[valid-type]
+    """Up to ``count`` distinct programs of ``hops`` steps from ``start`` (module docstring); every refused walk
+    counted by reason. Deterministic in (graph, start, hops, seed)."""
+    if hops < 1:
+        raise ValueError(f"a program needs at least one step, got hops={hops}")
+    kg.entity(start)
+    book = book if book is not None else book_for_graph(kg)
+    index = relation_index(kg)
+    dist = _layers(kg, start, hops)
+    out = ProgramSample()
+    if max(dist.values()) < hops:
+        out.refuse("no_walk", f"no node is {hops} hops from {start!r}")
+        return out
+    rng = random.Random(f"programs\x00{seed}\x00{start}\x00{hops}")
+    used: Counter = Counter()
+    seen: set[tuple] = set()
+    memo = _live_steps(kg, start, hops, dist, book)
+    if not memo.get(start):
+        out.refuse("no_walk", f"no walk of {hops} phrasable, shortcut-free hops starts at {start!r}")
+        return out
+    walks = 30 * count if max_walks is None else max_walks
+    for _ in range(walks):
+        walk = [start]
+        steps: list[ProgramStep] = []
+        for level in range(hops):
+            options = memo.get(walk[-1])
+            if not options:
+                break
+            weights = [1.0 / (1 + used[relation_key(label)]) / math.sqrt(1 + kg.degree(v)) for v, label, _ in options]
+            v, label, forward = rng.choices(options, weights=weights)[0]
+            walk.append(v)
+            steps.append(ProgramStep(label=label, forward=forward))
+        if len(steps) < hops:
+            out.refuse("no_walk", f"a walk from {start!r} stopped at {walk[-1]!r}: no phrasable relation leads on")
+            continue
+        key = (tuple(walk), tuple((relation_key(s.label), s.forward) for s in steps))
+        if key in seen:
+            continue
+        seen.add(key)
+        for s in steps:
+            used[relation_key(s.label)] += 1
+        built = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=clause_ok)
+        if isinstance(built, PinRefusal):
+            out.refuse(built.code, built.detail)
+            continue
+        out.programs.append(built)
+        if len(out.programs) >= count:
+            break
+    return out
+
+
+# -- RDF and SPARQL --------------------------------------------------------------------------------------------------
+
+BASE_IRI = "https://hopforge.invalid/"
+RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+#: The type noun a question calls an entity by ("city"), as a literal: what a step's ``kind`` matches.
+KIND_IRI = f"{BASE_IRI}vocab/kind"
+
+
+def entity_iri(domain: str, name: str) -> str:
+    return f"{BASE_IRI}{quote(domain, safe='')}/entity/{quote(name, safe='')}"
+
+
+def relation_iri(domain: str, label: str) -> str:
+    return f"{BASE_IRI}{quote(domain, safe='')}/relation/{quote(relation_key(label), safe='')}"
+
+
+def _literal(text: str) -> str:
+    escaped = (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r"))
+    return f'"{escaped}"'
+
+
+def rdf_lines(kg: KnowledgeGraph) -> Iterator[str]:
+    """The snapshot's RDF form as N-Triples lines (module docstring): entity labels, then the facts, sorted.
+    N-Triples is also valid Turtle."""
+    domain = kg.domain
+    index = relation_index(kg)
+    for name in sorted(kg.nodes()):
+        yield f"<{entity_iri(domain, name)}> <{RDFS_LABEL}> {_literal(name)} ."
+        kind = index.kind(name)
+        if kind is not None:
+            yield f"<{entity_iri(domain, name)}> <{KIND_IRI}> {_literal(kind)} ."
+    for s, key, o in index.triples():
+        yield f"<{entity_iri(domain, s)}> <{relation_iri(domain, key)}> <{entity_iri(domain, o)}> ."
+
+
+def write_rdf(kg: KnowledgeGraph, path) -> int:
+    """``rdf_lines`` written to ``path`` (N-Triples, which Turtle also reads) through a temporary file, so a failed
+    write leaves no partial file; returns the number of triples."""
+    from pathlib import Path
+
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    n = 0
+    with tmp.open("w", encoding="utf-8") as f:
+        for line in rdf_lines(kg):
+            f.write(line + "\n")
+            n += 1
+    tmp.replace(path)
+    return n
+
+
+def _pattern(domain: str, a: str, label: str, forward: bool, b: str, symmetric: bool) -> str:
+    p = f"<{relation_iri(domain, label)}>"
+    if symmetric:
+        return f"{a} {p}|^{p} {b} ."
+    return f"{a} {p} {b} ." if forward else f"{b} {p} {a} ."
+
+
+def program_sparql(program: QueryProgram, domain: str) -> str:
+    """The program as one SPARQL 1.1 SELECT over the snapshot's RDF form: it returns the answer set."""
+    lines = [f"  BIND(<{entity_iri(domain, program.start)}> AS ?x0)"]
+    for i, step in enumerate(program.steps, start=1):
+        lines.append("  " + _pattern(domain, f"?x{i - 1}", step.label, step.forward, f"?x{i}", step.symmetric))
+        if step.kind is not None:
+            lines.append(f"  ?x{i} <{KIND_IRI}> {_literal(step.kind)} .")
+        for c in program.constraints_on(i):
+            lines.append("  " + _pattern(domain, f"?x{i}", c.label, c.forward, f"<{entity_iri(domain, c.value)}>",
+                                         c.symmetric))
+    return f"SELECT DISTINCT ?x{program.hops} WHERE {{\n" + "\n".join(lines) + "\n}"
+
+
+def iri_name(iri: str, domain: str) -> str:
+    """The entity name an entity IRI of ``domain`` stands for."""
+    from urllib.parse import unquote
+
+    prefix = f"{BASE_IRI}{quote(domain, safe='')}/entity/"
+    if not iri.startswith(prefix):
+        raise ValueError(f"{iri!r} is not an entity IRI of the {domain!r} graph")
+    return unquote(iri[len(prefix):])
+
+
+__all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
+           "ProgramSample", "RelationIndex", "build_program", "count_in_world", "entity_iri", "execute", "iri_name",
+           "node_facts", "opens_a_program", "phrasable", "pin_node", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
+           "sample_programs", "stands", "write_rdf"]

@@ -1,0 +1,263 @@
+"""Questions as programs: execution, pins against a brute-force reference, inverse steps, refusal reasons, the
+writer, and SPARQL run by a real engine (pyoxigraph) on the snapshot's RDF form."""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+
+from schemas.graph import Entity, Relation
+from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
+from tasks.graph.kg import KnowledgeGraph
+from tasks.meaning.profiles import book_for_graph
+from tasks.qa.checks import check_program_unique
+from tasks.qa.program_writer import can_pin_with, write_program_question
+from tasks.qa.programs import (
+    build_program, execute, iri_name, pin_node, program_sparql, rdf_lines, relation_index, sample_programs, stands,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "meaning_graphs"
+FOREIGN = Path(__file__).parent.parent / "docs" / "programs" / "graphs"
+
+# Labels the shipped lexicon reads: "capital" one object per subject, many subjects per object in the world;
+# "borders" symmetric many; "currency", "continent" one per subject, many per object.
+LABELS = ("capital", "borders", "currency", "continent")
+
+
+def graph(triples, types=None, domain="geo") -> KnowledgeGraph:
+    names = sorted({n for s, _, o in triples for n in (s, o)})
+    types = types or {}
+    ents = [Entity(domain=domain, name=n, type=types.get(n, "UNKNOWN")) for n in names]
+    rels = [Relation(domain=domain, source=s, target=o, relation=r, directed=True) for s, r, o in triples]
+    return KnowledgeGraph(domain, ents, rels, directed=True, snapshot_id=f"{domain}-test")
+
+
+def store_for(kg: KnowledgeGraph) -> pyoxigraph.Store:
+    store = pyoxigraph.Store()
+    store.load(("\n".join(rdf_lines(kg)) + "\n").encode(), format=pyoxigraph.RdfFormat.N_TRIPLES)
+    return store
+
+
+def sparql_answers(store: pyoxigraph.Store, program: QueryProgram, domain: str) -> set[str]:
+    var = f"x{program.hops}"
+    return {iri_name(row[var].value, domain) for row in store.query(program_sparql(program, domain))}
+
+
+def random_graph(rng: random.Random, n: int = 10, m: int = 24) -> KnowledgeGraph:
+    nodes = [f"N{i}" for i in range(n)]
+    triples = set()
+    while len(triples) < m:
+        s, o = rng.sample(nodes, 2)
+        triples.add((s, rng.choice(LABELS), o))
+    return graph(sorted(triples))
+
+
+# -- execution, against the SPARQL engine -------------------------------------------------------------------------
+
+
+def test_execution_agrees_with_sparql_on_random_programs():
+    """Random programs (any steps, any constraints) on random graphs: the code's last set is exactly what pyoxigraph
+    returns for the program's SPARQL on the RDF form."""
+    rng = random.Random(7)
+    checked = 0
+    for g in range(30):
+        kg = random_graph(rng)
+        book = book_for_graph(kg)
+        index = relation_index(kg)
+        store = store_for(kg)
+        for _ in range(10):
+            hops = rng.randint(1, 3)
+            steps = []
+            for _ in range(hops):
+                label = rng.choice(LABELS)
+                steps.append(ProgramStep(label=label, forward=rng.random() < 0.5,
+                                         symmetric=book.profile(label).symmetric))
+            cons = []
+            for node in range(1, hops + 1):
+                if rng.random() < 0.5:
+                    label = rng.choice(LABELS)
+                    cons.append(ProgramConstraint(node=node, label=label, forward=rng.random() < 0.5,
+                                                  value=rng.choice(kg.nodes()), symmetric=book.profile(label).symmetric))
+            program = QueryProgram(kind="conjunction" if cons else "chain", start=rng.choice(kg.nodes()),
+                                   steps=steps, constraints=cons)
+            assert execute(program, index, book)[-1] == sparql_answers(store, program, "geo")
+            checked += 1
+    assert checked == 300
+
+
+# -- pins against a brute-force reference --------------------------------------------------------------------------
+
+
+def _reference_min_pin(kg, node, among, walk, answer, hops_to_answer, need_one):
+    """The fewest facts (at most two) of ``node`` that leave it alone in ``among``, by trying every subset of its
+    facts under the pin rules read directly off the triples: value off the chain, held by two nodes or more, no
+    nearer the answer than the node. None when no subset does."""
+    triples = [(r.source, r.relation, r.target) for r in kg.relations()]
+    book = book_for_graph(kg)
+    facts = set()
+    for s, r, o in triples:
+        if node not in (s, o) or s == o:
+            continue
+        sym = book.profile(r).symmetric
+        value, fwd = (o, True) if s == node else (s, False)
+        facts.add((r, fwd or sym, value, sym))
+    def holders(f):
+        r, fwd, value, sym = f
+        out = set()
+        for s, r2, o in triples:
+            if r2 != r:
+                continue
+            if (fwd or sym) and o == value:
+                out.add(s)
+            if (not fwd or sym) and s == value:
+                out.add(o)
+        return out
+    ok = []
+    for f in facts:
+        if f[2] in walk or len(holders(f)) < 2:
+            continue
+        if hops_to_answer > 0:
+            d = kg.shortest_path_length(f[2], answer, cutoff=hops_to_answer)
+            if d is not None and d < hops_to_answer:
+                continue
+        ok.append(f)
+    if among == {node}:
+        return (1 if ok else None) if need_one else 0
+    for k in (1, 2):
+        for combo in combinations(ok, k):
+            left = set(among)
+            for f in combo:
+                left &= holders(f)
+            if left == {node}:
+                return k
+    return None
+
+
+def test_pin_search_finds_the_fewest_pins_the_reference_finds():
+    rng = random.Random(3)
+    compared = 0
+    for _ in range(60):
+        kg = random_graph(rng, n=9, m=22)
+        book = book_for_graph(kg)
+        index = relation_index(kg)
+        for s, r, o in [(x.source, x.relation, x.target) for x in kg.relations()][:6]:
+            sym = book.profile(r).symmetric
+            among = index.reach(s, r, True, sym)
+            walk = [s, o]
+            for need_one in (False, True):
+                got = pin_node(kg, o, among, book=book, index=index, exclude=walk, answer=o, hops_to_answer=0,
+                               need_one=need_one, rng=random.Random(0))
+                want = _reference_min_pin(kg, o, among, walk, o, 0, need_one)
+                if want is None:
+                    assert not isinstance(got, list), (s, r, o, got)
+                    assert got.code == "no_pin"
+                else:
+                    assert isinstance(got, list) and len(got) == want, (s, r, o, got, want)
+                    left = set(among)
+                    for f in got:
+                        left &= index.holders(f.label, f.forward, f.value, f.symmetric)
+                    assert left == {o}
+                compared += 1
+    assert compared >= 500
+
+
+# -- inverse steps, world counts and refusals ------------------------------------------------------------------------
+
+EUROPE = [
+    ("France", "capital", "Paris"), ("Germany", "capital", "Berlin"), ("Spain", "capital", "Madrid"),
+    ("France", "continent", "Europe"), ("Germany", "continent", "Europe"), ("Spain", "continent", "Europe"),
+    ("France", "currency", "Euro"), ("Germany", "currency", "Euro"), ("Spain", "currency", "Euro"),
+    ("Italy", "currency", "Euro"),
+    ("France", "borders", "Spain"), ("France", "borders", "Germany"),
+    ("Germany", "borders", "Austria"), ("Italy", "borders", "Austria"),
+    ("Paris", "twinned with", "Rome"),
+]
+TYPES = {"France": "country", "Germany": "country", "Spain": "country", "Italy": "country", "Austria": "country",
+         "Paris": "city", "Berlin": "city", "Madrid": "city", "Europe": "continent", "Euro": "currency",
+         "Rome": "city"}
+
+
+def _program(kg, walk, steps):
+    book = book_for_graph(kg)
+    return build_program(kg, walk, [ProgramStep(label=l, forward=f) for l, f in steps], book=book,
+                         index=relation_index(kg), rng=random.Random(0),
+                         clause_ok=lambda p, fwd: can_pin_with(p, fwd))
+
+
+def test_a_forward_one_step_is_a_chain_and_an_inverse_hub_step_is_pinned():
+    kg = graph(EUROPE, TYPES)
+    chain = _program(kg, ["Paris", "France", "Euro"], [("capital", False), ("currency", True)])
+    # "capital" read from the city back to its country is one of many in the world (lexicon): pinned even though
+    # the graph shows one country per capital.
+    assert isinstance(chain, QueryProgram) and chain.kind == "conjunction"
+    assert {c.node for c in chain.constraints} == {1}
+    forward = _program(kg, ["France", "Paris"], [("capital", True)])
+    assert isinstance(forward, QueryProgram) and forward.kind == "chain" and not forward.constraints
+    # Europe -> one of three countries: "borders Austria" is held by Germany and Italy (not in Europe here), and
+    # leaves Germany alone among Europe's countries; "capital Berlin" is held by Germany alone (a lookup, not a
+    # pin); "borders France" names a node of the chain.
+    hub = _program(kg, ["France", "Europe", "Germany"], [("continent", True), ("continent", False)])
+    assert isinstance(hub, QueryProgram)
+    assert [(c.node, c.label, c.value) for c in hub.constraints] == [(2, "borders", "Austria")]
+    assert stands(hub, relation_index(kg), book_for_graph(kg)) is None
+
+
+def test_refusal_reasons_name_what_failed():
+    kg = graph(EUROPE, TYPES)
+    # Spain is one of four Euro countries: its capital is its alone, "borders France" leaves Germany in too.
+    refused = _program(kg, ["Germany", "Euro", "Spain"], [("currency", True), ("currency", False)])
+    assert not isinstance(refused, QueryProgram) and refused.code == "no_pin"
+    sample = sample_programs(kg, "Rome", 7, book=book_for_graph(kg))
+    assert not sample.programs and sample.why_none()[0] == "no_walk"
+
+
+def test_check_program_unique_fails_when_a_pin_is_dropped():
+    kg = graph(EUROPE, TYPES)
+    program = _program(kg, ["France", "Europe", "Germany"], [("continent", True), ("continent", False)])
+    assert isinstance(program, QueryProgram) and program.constraints
+    book = book_for_graph(kg)
+    assert check_program_unique(kg, program, program.nodes, book=book).ok
+    bare = program.model_copy(update={"constraints": [], "kind": "chain"})
+    verdict = check_program_unique(kg, bare, bare.nodes, book=book)
+    assert not verdict.ok and "reaches" in verdict.reason
+
+
+def test_the_writer_says_the_pin():
+    kg = graph(EUROPE, TYPES)
+    book = book_for_graph(kg)
+    program = QueryProgram(kind="conjunction", start="Europe", nodes=["Europe", "Germany"],
+                           steps=[ProgramStep(label="continent", forward=False, kind="country")],
+                           constraints=[ProgramConstraint(node=1, label="borders", forward=False, value="France",
+                                                          symmetric=True)])
+    q = write_program_question(program, ["continent", "country"], book=book, name_of=lambda n: n)
+    assert q == "What is the country whose continent is Europe and that borders France?"
+
+
+# -- the fixtures and the held-out graphs: every sampled program's SPARQL returns its answer ---------------------
+
+
+@pytest.mark.parametrize("path", [FIXTURES / "wikidata.jsonl", FIXTURES / "dbpedia.graphml",
+                                  FOREIGN / "geo_wikidata.jsonl", FOREIGN / "cities_dbpedia.jsonl"],
+                         ids=lambda p: p.name)
+def test_sampled_programs_stand_and_their_sparql_returns_the_answer(path):
+    from flows.meaning_report import import_graph
+
+    kg = import_graph(path)[1]
+    book = book_for_graph(kg)
+    store = store_for(kg)
+    index = relation_index(kg)
+    found = 0
+    nodes = sorted(kg.nodes())
+    for start in nodes[::max(1, len(nodes) // 80)]:
+        for hops in (2, 3):
+            sample = sample_programs(kg, start, hops, count=2, book=book, max_walks=20,
+                                     clause_ok=lambda p, f: can_pin_with(p, f))
+            for p in sample.programs:
+                assert stands(p, index, book) is None
+                assert sparql_answers(store, p, kg.domain) == {p.answer}
+                found += 1
+    assert found >= 10

@@ -26,6 +26,7 @@ FOREIGN = Path(__file__).parent.parent / "docs" / "programs" / "graphs"
 # Labels the shipped lexicon reads: "capital" one object per subject, many subjects per object in the world;
 # "borders" symmetric many; "currency", "continent" one per subject, many per object.
 LABELS = ("capital", "borders", "currency", "continent")
+WORDS = ("Alder", "Birch", "Cedar", "Dogwood", "Elm", "Fir", "Ginkgo", "Hazel", "Ivy", "Juniper", "Larch", "Maple")
 
 
 def graph(triples, types=None, domain="geo") -> KnowledgeGraph:
@@ -48,7 +49,7 @@ def sparql_answers(store: pyoxigraph.Store, program: QueryProgram, domain: str) 
 
 
 def random_graph(rng: random.Random, n: int = 10, m: int = 24) -> KnowledgeGraph:
-    nodes = [f"N{i}" for i in range(n)]
+    nodes = WORDS[:n]
     triples = set()
     while len(triples) < m:
         s, o = rng.sample(nodes, 2)

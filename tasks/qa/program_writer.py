@@ -130,8 +130,15 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
         raise TemplateError(f"the step over {hop.profile.label!r} cannot be said as a relative clause"
                             + (" that ends in its known node" if nested else ""))
     closed = [t for t in options if _slot_last(t, hop.slot)]
-    rests = [_rest(_pick(closed or options, rng), known, hop.slot, noun),
-             *_constraint_rests(cons, book, noun, name_of, rng)]
+    step = _rest(_pick(closed or options, rng), known, hop.slot, noun)
+    pins = _constraint_rests(cons, book, noun, name_of, rng)
+    if nested:
+        # The step's clause holds a description of its own ("whose currency is the currency of the country of
+        # Vilnius"): a pin after it would read as the inner node's. The pins come first, the step's clause last.
+        if any(r.open_end for r in pins):
+            raise TemplateError("a pin that ends in its own words cannot come before a nested description")
+        return [*pins, step]
+    rests = [step, *pins]
     # At most one clause may end in its own words ("that Germany is a member of"), and only the last: "and" after it
     # would read as part of it.
     rests.sort(key=lambda r: r.open_end)
@@ -180,6 +187,9 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
     cons = program.constraints_on(k)
     noun = nouns[-1]
     if cons:
+        if noun == "entity":
+            raise TemplateError("the answer has no type noun: 'the entity that ...' with a pin leaves every kind of "
+                                "thing that fits open")
         rests = _pinned(subject, last, noun, cons, nested=nested, book=book, name_of=name_of, rng=rng)
         pronoun = "who" if noun == "person" else "that"
         if all(r.verb_first for r in rests):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from urllib.parse import quote
 from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from tasks.graph.kg import KnowledgeGraph
-from tasks.meaning.names import NAME_RELATIONS, TYPE_RELATIONS, node_type_noun, relation_word
+from tasks.meaning.names import NAME_RELATIONS, TYPE_RELATIONS, is_identifier, node_type_noun, relation_word
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 
 #: Facts of one node looked at when pinning it (its relations, in name order); a hub's first ones only.
@@ -155,6 +156,15 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
 
 # -- pins ------------------------------------------------------------------------------------------------------------
 
+_CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*)$")
+
+
+def code_like(name: str) -> bool:
+    """Whether a name is an identifier or a code rather than a name a person writes: a path-like id
+    ("America/New_York", "Asia/Dubai"), an ISO-style code ("ES-MD"), an underscored token, a letter-digit code, or
+    what ``is_identifier`` says is one."""
+    return bool(_CODE.match(name.strip())) or is_identifier(name)
+
 
 def count_in_world(profile: RelationProfile, forward: bool) -> str:
     """How many nodes a step over ``profile`` leads to in the world, read ``forward`` or back."""
@@ -201,6 +211,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "no_pin",  # a hop reaches several nodes (or names one of many in the world) and no fact pins the one meant
     "two_pinned",  # two nodes of the chain would need pins: the question would stack clauses past reading
     "not_unique",  # the program, executed, does not reach exactly one node at every step
+    "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
     "unwritable",  # the writer could not put the program into words
 )
 
@@ -241,7 +252,7 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     banned = set(exclude) | {node, answer}
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
-        if f.value in banned or len(f.holders) < 2:
+        if f.value in banned or len(f.holders) < 2 or code_like(f.value):
             continue
         if hops_to_answer > 0:
             d = kg.shortest_path_length(f.value, answer, cutoff=hops_to_answer)
@@ -372,6 +383,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     """The program of one walk: each step pinned where it needs it (``pin_node``), then executed."""
     constraints: list[ProgramConstraint] = []
     answer = walk[-1]
+    if code_like(answer):
+        return PinRefusal("code_answer", f"the answer {answer!r} is an identifier or a code, not a name a person "
+                                         "would answer with")
     steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
              for i, s in enumerate(steps, start=1)]
     hops = len(steps)
@@ -536,6 +550,6 @@ def iri_name(iri: str, domain: str) -> str:
 
 
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
-           "ProgramSample", "RelationIndex", "build_program", "count_in_world", "entity_iri", "execute", "iri_name",
+           "ProgramSample", "RelationIndex", "build_program", "code_like", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "opens_a_program", "phrasable", "pin_node", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
            "sample_programs", "stands", "write_rdf"]

@@ -30,7 +30,6 @@ from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GenMode, QAAttempt, QAReject, Seed
 from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
-from tasks.qa.programs import opens_a_program
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
@@ -335,10 +334,10 @@ def generate_qa(
                 kg = load_graph(rt.wh, domain, snapshot_id)
                 eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
                 book = profile_book(kg, cfg)
-                # Seeds from which no relation can be said are passed over: no job on them could be asked. The
-                # template writer asks programs, which pin a one-of-many hop instead of refusing it; a path for the
-                # LLM writer may not name one of many ("IBM built ...").
-                opens = opens_a_program if writer == "template" else opens_a_path
+                # Seeds from which every relation names one of many ("IBM built ...") are passed over: no bare path
+                # from them could be asked. (Programs could pin such a hop; seeds for them alone are not sampled
+                # yet.)
+                opens = opens_a_path
                 seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
                                      run_id=rt.run_id, keep=lambda node: opens(kg, node, book=book))  # fmt: skip
                 rt.wh.write_batch("seeds", seeds, replace=True)

@@ -328,6 +328,14 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
             if not found.programs and not why[0]:
                 code, detail = found.why_none()
                 why = (f"program_{code}", f"no {hop_class}-hop program from {seed.node!r} stood: {detail}")
+        # Then the bare paths the relation-chain checks vouch for (inside the rendered subgraph), as before programs:
+        # a job whose programs all fail still has them to fall back on.
+        for n in range(hi, lo - 1, -1):
+            paths = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
+                                           allowed_nodes=set(ctx.nodes), book=book)
+            cands += [c.model_copy(update={"id": f"P{len(cands) + i}"}) for i, c in enumerate(paths, start=1)]
+            if paths:
+                break
     elif mode == "candidates" or cfg.template_fallback:
         rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
         n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)

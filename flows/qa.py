@@ -30,6 +30,8 @@ from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GenMode, QAAttempt, QAReject, Seed
 from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
+from tasks.qa.program_writer import can_pin_with
+from tasks.qa.programs import starts_a_program
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
@@ -334,12 +336,12 @@ def generate_qa(
                 kg = load_graph(rt.wh, domain, snapshot_id)
                 eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
                 book = profile_book(kg, cfg)
-                # Seeds from which every relation names one of many ("IBM built ...") are passed over: no bare path
-                # from them could be asked. (Programs could pin such a hop; seeds for them alone are not sampled
-                # yet.)
-                opens = opens_a_path
+                # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on
+                # them could be asked; with the template writer, unless a program pins such a hop.
                 seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
-                                     run_id=rt.run_id, keep=lambda node: opens(kg, node, book=book))  # fmt: skip
+                                     run_id=rt.run_id, keep=lambda node: opens_a_path(kg, node, book=book) or (
+                                         writer == "template" and starts_a_program(kg, node, book=book,
+                                                                                   clause_ok=can_pin_with)))  # fmt: skip
                 rt.wh.write_batch("seeds", seeds, replace=True)
                 print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
                 why = None

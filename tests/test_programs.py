@@ -262,3 +262,20 @@ def test_sampled_programs_stand_and_their_sparql_returns_the_answer(path):
                 assert sparql_answers(store, p, kg.domain) == {p.answer}
                 found += 1
     assert found >= 10
+
+
+def test_a_seed_whose_every_hop_names_one_of_many_is_kept_when_a_program_starts_there():
+    from tasks.qa.candidates import opens_a_path
+    from tasks.qa.programs import starts_a_program
+
+    kg = graph(EUROPE, TYPES)
+    book = book_for_graph(kg)
+    # Europe's relations all lead back to one of its countries: no bare path may start there, a pinned program can.
+    assert not opens_a_path(kg, "Europe", book=book)
+    assert starts_a_program(kg, "Europe", book=book, clause_ok=can_pin_with)
+    # Madrid's only relation names Spain as one of the many countries a capital may belong to, and nothing else is
+    # known of Spain to pin it: neither a path nor a program.
+    lone = graph([("Spain", "capital", "Madrid")], TYPES)
+    lone_book = book_for_graph(lone)
+    assert not opens_a_path(lone, "Madrid", book=lone_book)
+    assert not starts_a_program(lone, "Madrid", book=lone_book, clause_ok=can_pin_with)

@@ -175,6 +175,12 @@ def hop_edge(kg: KnowledgeGraph, head: str, tail: str, *, undirected: bool = Tru
     d = kg.edge(head, tail, undirected=undirected)
     if d is None:
         raise ValueError(f"{head!r} and {tail!r} are not adjacent in the {kg.domain!r} graph")
+    return edge_as_hop(d, head, tail)
+
+
+def edge_as_hop(d: EdgeData, head: str, tail: str) -> PathEdge:
+    """One relation between ``head`` and ``tail`` (seen from ``head``) as the path edge of the hop ``head -> tail``
+    (``hop_edge`` says what ``forward`` means)."""
     return PathEdge(
         head=head, tail=tail, relation=d.relation, keywords=list(d.keywords), description=d.description,
         directed=d.directed, forward=d.direction == "out" or (d.direction == "undirected" and d.source == head),
@@ -195,6 +201,7 @@ def path_source_chunks(edges: Sequence[PathEdge]) -> list[str]:
 __all__ = [
     "RenderedContext",
     "ball_distances",
+    "edge_as_hop",
     "hop_edge",
     "keyword_text",
     "path_edges",

@@ -23,20 +23,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from gateway.client import LLMGateway
-from schemas.meaning import RelationProfile, relation_key
+from schemas.meaning import RelationProfile
 from schemas.programs import QueryProgram
 from schemas.qa import (
-    QA, CandidatePath, GenMode, HopClass, PathEdge, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
+    QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
 )  # fmt: skip
 from tasks.qa.candidates import explain_no_candidates, render_candidates, sample_candidate_paths
-from tasks.qa.context import RenderedContext, hop_edge, path_edges, path_source_chunks, render_subgraph
+from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
 from tasks.meaning.names import name_takes_article, node_display, node_type_noun
-from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
+from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, write_program_question
-from tasks.qa.programs import sample_programs
+from tasks.qa.programs import constraint_edges, program_edges, sample_programs
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
 
@@ -330,49 +330,28 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
                 why = (f"program_{code}", f"no {hop_class}-hop program from {seed.node!r} stood: {detail}")
         # Then the bare paths the relation-chain checks vouch for (inside the rendered subgraph), as before programs:
         # a job whose programs all fail still has them to fall back on.
-        for n in range(hi, lo - 1, -1):
-            paths = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
-                                           allowed_nodes=set(ctx.nodes), book=book)
-            cands += [c.model_copy(update={"id": f"P{len(cands) + i}"}) for i, c in enumerate(paths, start=1)]
-            if paths:
-                break
+        paths = _bare_paths(kg, seed, ctx, range(hi, lo - 1, -1), cfg, walk_seed, book)
+        cands += [c.model_copy(update={"id": f"P{len(cands) + i}"}) for i, c in enumerate(paths, start=1)]
     elif mode == "candidates" or cfg.template_fallback:
         rng = random.Random(f"{sampling_seed}:{kg.domain}:{seed.node}:{hop_class}")
         n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)
         lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
         walk_seed = rng.randrange(2**31)
         # The drawn length first; a seed with no path that long still gets a shorter one of its hop class.
-        for n in range(n_nodes, lo - 1, -1):
-            cands = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
-                                           allowed_nodes=set(ctx.nodes), book=profile_book(kg, cfg))
-            if cands:
-                break
+        cands = _bare_paths(kg, seed, ctx, range(n_nodes, lo - 1, -1), cfg, walk_seed, profile_book(kg, cfg))
     return ctx, cands, why
 
 
-def _edge_for(kg: KnowledgeGraph, a: str, b: str, label: str, forward: bool, book: ProfileBook) -> PathEdge:
-    """The relation between ``a`` and ``b`` with ``label`` read from its subject ``a`` (``forward``) or from its
-    object, as a path edge walked from ``a``; ``hop_edge``'s choice when no relation fits."""
-    for d in kg.relations_between(a, b):
-        text, subject = edge_label(d, d.source, d.target)
-        if text and relation_key(text) == relation_key(label) and (
-                (subject == a) == forward or book.profile(text).symmetric):
-            return PathEdge(head=a, tail=b, relation=d.relation, keywords=list(d.keywords),
-                            description=d.description, directed=d.directed,
-                            forward=d.direction == "out" or (d.direction == "undirected" and d.source == a),
-                            source_chunk_ids=list(d.source_chunk_ids))
-    return hop_edge(kg, a, b)
-
-
-def program_edges(kg: KnowledgeGraph, program: QueryProgram, book: ProfileBook) -> list[PathEdge]:
-    """The relation each step of ``program`` walks, as path edges (``_edge_for``)."""
-    return [_edge_for(kg, a, b, step.label, step.forward, book)
-            for (a, b), step in zip(zip(program.nodes, program.nodes[1:]), program.steps)]
-
-
-def constraint_edges(kg: KnowledgeGraph, program: QueryProgram, book: ProfileBook) -> list[PathEdge]:
-    """The fact behind each constraint of ``program``, walked from the constrained node to the value."""
-    return [_edge_for(kg, program.nodes[c.node], c.value, c.label, c.forward, book) for c in program.constraints]
+def _bare_paths(kg: KnowledgeGraph, seed: Seed, ctx: RenderedContext, lengths: Sequence[int], cfg: GenConfig,
+                walk_seed: int, book: ProfileBook) -> list[CandidatePath]:
+    """The candidate paths (``sample_candidate_paths``, inside the rendered subgraph) of the first of ``lengths``
+    (node counts) that has any."""
+    for n in lengths:
+        paths = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
+                                       allowed_nodes=set(ctx.nodes), book=book)
+        if paths:
+            return paths
+    return []
 
 
 _LANES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()

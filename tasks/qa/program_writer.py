@@ -18,7 +18,6 @@ Deterministic in (program, seed).
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -27,7 +26,9 @@ from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.names import common_noun_name
 from tasks.meaning.profiles import ProfileBook
-from tasks.qa.template_writer import Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, node_nouns
+from tasks.qa.template_writer import (
+    Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
+)
 
 _THAT = "{the} {that} "
 
@@ -68,19 +69,6 @@ def _rests(hop: Hop, *, slot_last: bool) -> list[str]:
     return [r for r in out if _slot_last(r, hop.slot)] if slot_last else out
 
 
-def _pick(options: Sequence[str], rng: random.Random) -> str:
-    return options[0] if len(options) == 1 or rng.random() < 0.6 else rng.choice(list(options[1:]))
-
-
-def _fill_rest(template: str, known: str, slot: str, noun: str) -> str:
-    """A relative predicate filled in: the known end, the pronoun."""
-    text = template.replace(slot, known).replace("{that}", "who" if noun == "person" else "that")
-    text = " ".join(text.split())
-    if noun == "person":
-        text = text.replace(" as its ", " as their ")
-    return text
-
-
 @dataclass(frozen=True)
 class Rest:
     """A filled relative predicate: ``text``; ``open_end``: it ends in its own words, not in its known node;
@@ -94,7 +82,7 @@ class Rest:
 
 def _rest(template: str, known: str, slot: str, noun: str) -> Rest:
     verb_first = template.startswith("{that} ") and not template[len("{that} "):].startswith("{")
-    return Rest(_fill_rest(template, known, slot, noun), not _slot_last(template, slot), verb_first)
+    return Rest(_fill(template, known, slot, noun), not _slot_last(template, slot), verb_first)
 
 
 def _constraint_options(profile: RelationProfile, forward: bool) -> list[tuple[str, str]]:
@@ -118,7 +106,7 @@ def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun
             raise TemplateError(f"the constraint over {c.label!r} cannot be said as a relative clause")
         rests = [_rest(t, name_of(c.value), slot, noun) for t, slot in options]
         best = min((r.open_end, not r.verb_first) for r in rests)
-        out.append(_pick([r for r in rests if (r.open_end, not r.verb_first) == best], rng))
+        out.append(pick_form([r for r in rests if (r.open_end, not r.verb_first) == best], rng))
     return out
 
 
@@ -130,7 +118,7 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
         raise TemplateError(f"the step over {hop.profile.label!r} cannot be said as a relative clause"
                             + (" that ends in its known node" if nested else ""))
     closed = [t for t in options if _slot_last(t, hop.slot)]
-    step = _rest(_pick(closed or options, rng), known, hop.slot, noun)
+    step = _rest(pick_form(closed or options, rng), known, hop.slot, noun)
     pins = _constraint_rests(cons, book, noun, name_of, rng)
     if nested:
         # The step's clause holds a description of its own ("whose currency is the currency of the country of
@@ -199,22 +187,7 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             opener = "Who is the person" if noun == "person" else f"What is the {noun}"
             question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
         return _capitalise(" ".join(question.split()))
-    options = last.questions()
-    if open_end:
-        options = [t for t in options if _slot_last(t, last.slot)]
-        if not options:
-            raise TemplateError(f"the question over {last.profile.label!r} would continue after a clause that ends "
-                                f"in its own verb ({subject!r}): a garden path")
-    elif nested:
-        options = sorted(options, key=lambda t: not _slot_last(t, last.slot))
-    if not options:
-        raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
-    pick = _pick(options, rng)
-    question = _capitalise(_fill(pick, subject, last.slot, noun))
-    opener = f"Which {noun} "
-    if question.startswith(opener) and re.search(rf"\b{re.escape(noun)}\b", question[len(opener):]):
-        question = "What " + question[len(opener):]
-    return question
+    return ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng)
 
 
 __all__ = ["can_pin_with", "constraint_hop", "relative", "write_program_question"]

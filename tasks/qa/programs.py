@@ -35,21 +35,26 @@ import math
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
-from urllib.parse import quote
+from pathlib import Path
+from urllib.parse import quote, unquote
 
 from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
+from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.names import NAME_RELATIONS, TYPE_RELATIONS, is_identifier, node_type_noun, relation_word
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
+from tasks.qa.context import edge_as_hop, hop_edge
 
 #: Facts of one node looked at when pinning it (its relations, in name order); a hub's first ones only.
 MAX_PIN_FACTS = 400
 #: Facts kept for the pair search: those that narrow the set most.
 MAX_PAIR_FACTS = 40
+#: Whether a fact over a profile (the pinned node its subject when the flag is true) can be said as a pin.
+ClauseOk = Callable[[RelationProfile, bool], bool]
 
 
 # -- the relation index -------------------------------------------------------------------------------------------
@@ -217,7 +222,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
 
 
 def node_facts(kg: KnowledgeGraph, node: str, book: ProfileBook, index: RelationIndex, *,
-               clause_ok: callable | None = None) -> list[Fact]:  # type: ignore[valid-type]
+               clause_ok: ClauseOk | None = None) -> list[Fact]:
     """The facts of ``node`` that could pin it: every relation at it with a phrasable label (and, with
     ``clause_ok``, one that can be said as a relative clause in that direction), as ``Fact``s in name order."""
     out: dict[tuple[str, bool, str], Fact] = {}
@@ -243,7 +248,7 @@ def node_facts(kg: KnowledgeGraph, node: str, book: ProfileBook, index: Relation
 
 def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBook, index: RelationIndex,
              exclude: Iterable[str], answer: str, hops_to_answer: int, need_one: bool, rng: random.Random,
-             clause_ok: callable | None = None) -> list[Fact] | PinRefusal:  # type: ignore[valid-type]
+             clause_ok: ClauseOk | None = None) -> list[Fact] | PinRefusal:
     """The fewest facts of ``node`` that leave it alone in ``among`` (module docstring), at most two; with
     ``need_one`` at least one even when ``among`` is already ``{node}`` (a label that names one of many in the
     world). ``exclude``: names a pin may not use as its value (the chain's nodes). Deterministic in ``rng``."""
@@ -282,6 +287,28 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     shown = ", ".join(repr(o) for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
     return PinRefusal("no_pin", f"{node!r} is one of {len(among)} nodes the step reaches (also {shown}) and no one "
                                 "or two of its facts leave it alone")
+
+
+def _edge_for(kg: KnowledgeGraph, a: str, b: str, label: str, forward: bool, book: ProfileBook) -> PathEdge:
+    """The relation between ``a`` and ``b`` with ``label`` read from its subject ``a`` (``forward``) or from its
+    object, as a path edge walked from ``a``; ``hop_edge``'s choice when no relation fits."""
+    for d in kg.relations_between(a, b):
+        text, subject = edge_label(d, d.source, d.target)
+        if text and relation_key(text) == relation_key(label) and (
+                (subject == a) == forward or book.profile(text).symmetric):
+            return edge_as_hop(d, a, b)
+    return hop_edge(kg, a, b)
+
+
+def program_edges(kg: KnowledgeGraph, program: QueryProgram, book: ProfileBook) -> list[PathEdge]:
+    """The relation each step of ``program`` walks, as path edges (``_edge_for``)."""
+    return [_edge_for(kg, a, b, step.label, step.forward, book)
+            for (a, b), step in zip(zip(program.nodes, program.nodes[1:]), program.steps)]
+
+
+def constraint_edges(kg: KnowledgeGraph, program: QueryProgram, book: ProfileBook) -> list[PathEdge]:
+    """The fact behind each constraint of ``program``, walked from the constrained node to the value."""
+    return [_edge_for(kg, program.nodes[c.node], c.value, c.label, c.forward, book) for c in program.constraints]
 
 
 # -- sampling --------------------------------------------------------------------------------------------------------
@@ -343,8 +370,8 @@ MAX_PRUNED_LAYER = 20_000
 def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int], book: ProfileBook
                 ) -> dict[str, list[tuple[str, str, bool]]]:
     """For each node a walk may stand on, the steps that can still end ``hops`` hops out: worked out backwards from
-    the last layer, so a walk never strands. A layer past ``MAX_PRUNED_LAYER`` nodes is not pruned (its nodes get
-    every phrasable step on)."""
+    the last layer, so a walk never strands. A layer past ``MAX_PRUNED_LAYER`` nodes (a hub's neighbourhood) is
+    left out: its nodes' steps are worked out when a walk reaches them, and the layers before it are not pruned."""
     layers: dict[int, list[str]] = defaultdict(list)
     for node, level in dist.items():
         layers[level].append(node)
@@ -353,8 +380,7 @@ def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int],
     for level in range(hops - 1, -1, -1):
         nodes = sorted(layers[level])
         if len(nodes) > MAX_PRUNED_LAYER:
-            nodes = [n for n in nodes if n == start] if level == 0 else []
-            alive = None  # the layers below are reached unpruned, on demand
+            alive = None
             continue
         keep: set[str] = set()
         for u in nodes:
@@ -366,19 +392,17 @@ def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int],
     return out
 
 
-def opens_a_program(kg: KnowledgeGraph, start: str, *, book: ProfileBook | None = None) -> bool:
-    """Whether a program can take its first step from ``start``: some relation at it can be said (words, surface
-    forms, not a type or name relation). A seed without one could only be noted, never asked."""
+def starts_a_program(kg: KnowledgeGraph, start: str, *, book: ProfileBook | None = None,
+                     clause_ok: ClauseOk | None = None) -> bool:
+    """Whether some program of one or two steps stands from ``start`` (a few walks each): a seed whose every hop names
+    one of many can still be asked when a pin singles out the node meant."""
     book = book if book is not None else book_for_graph(kg)
-    for _, d in kg.neighbors(start):
-        text, _ = edge_label(d, d.source, d.target)
-        if text and phrasable(book.profile(text)):
-            return True
-    return False
+    return any(sample_programs(kg, start, hops, count=1, book=book, max_walks=10, clause_ok=clause_ok).programs
+               for hops in (1, 2))
 
 
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
-                  index: RelationIndex, rng: random.Random, clause_ok: callable | None = None  # type: ignore[valid-type]
+                  index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None
                   ) -> QueryProgram | PinRefusal:
     """The program of one walk: each step pinned where it needs it (``pin_node``), then executed."""
     constraints: list[ProgramConstraint] = []
@@ -417,7 +441,7 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
 
 def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8, seed: int = 0,
                     book: ProfileBook | None = None, max_walks: int | None = None,
-                    clause_ok: callable | None = None) -> ProgramSample:  # type: ignore[valid-type]
+                    clause_ok: ClauseOk | None = None) -> ProgramSample:
     """Up to ``count`` distinct programs of ``hops`` steps from ``start`` (module docstring); every refused walk
     counted by reason. Deterministic in (graph, start, hops, seed)."""
     if hops < 1:
@@ -443,6 +467,8 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
         steps: list[ProgramStep] = []
         for level in range(hops):
             options = memo.get(walk[-1])
+            if options is None:  # a node of a layer too large to prune in advance
+                options = memo[walk[-1]] = _steps_from(kg, walk[-1], level, dist, book)
             if not options:
                 break
             weights = [1.0 / (1 + used[relation_key(label)]) / math.sqrt(1 + kg.degree(v)) for v, label, _ in options]
@@ -503,11 +529,9 @@ def rdf_lines(kg: KnowledgeGraph) -> Iterator[str]:
         yield f"<{entity_iri(domain, s)}> <{relation_iri(domain, key)}> <{entity_iri(domain, o)}> ."
 
 
-def write_rdf(kg: KnowledgeGraph, path) -> int:
+def write_rdf(kg: KnowledgeGraph, path: str | Path) -> int:
     """``rdf_lines`` written to ``path`` (N-Triples, which Turtle also reads) through a temporary file, so a failed
     write leaves no partial file; returns the number of triples."""
-    from pathlib import Path
-
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     n = 0
@@ -541,8 +565,6 @@ def program_sparql(program: QueryProgram, domain: str) -> str:
 
 def iri_name(iri: str, domain: str) -> str:
     """The entity name an entity IRI of ``domain`` stands for."""
-    from urllib.parse import unquote
-
     prefix = f"{BASE_IRI}{quote(domain, safe='')}/entity/"
     if not iri.startswith(prefix):
         raise ValueError(f"{iri!r} is not an entity IRI of the {domain!r} graph")
@@ -550,6 +572,6 @@ def iri_name(iri: str, domain: str) -> str:
 
 
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
-           "ProgramSample", "RelationIndex", "build_program", "code_like", "count_in_world", "entity_iri", "execute", "iri_name",
-           "node_facts", "opens_a_program", "phrasable", "pin_node", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
-           "sample_programs", "stands", "write_rdf"]
+           "ProgramSample", "RelationIndex", "build_program", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
+           "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
+           "sample_programs", "stands", "starts_a_program", "write_rdf"]

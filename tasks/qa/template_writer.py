@@ -111,6 +111,11 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
     return text
 
 
+def pick_form(options: Sequence[str], rng: random.Random) -> str:
+    """One of a profile's alternative forms: the first (best) most of the time, another for variety."""
+    return options[0] if len(options) == 1 or rng.random() < 0.6 else rng.choice(list(options[1:]))
+
+
 def _slot_last(template: str, slot: str) -> bool:
     return template.rstrip("?").rstrip().endswith(slot)
 
@@ -135,7 +140,7 @@ def _describe(subject: str, hop: Hop, noun: str, *, nested: bool, rng: random.Ra
         raise TemplateError(f"cannot describe the node after {subject!r} over {hop.profile.label!r} without a "
                             "centre-embedded clause" if nested else
                             f"the profile of {hop.profile.label!r} has no clause form for this direction")
-    pick = options[0] if rng is None or len(options) == 1 or rng.random() < 0.6 else rng.choice(options[1:])
+    pick = options[0] if rng is None else pick_form(options, rng)
     return _fill(pick, subject, slot, noun), not _slot_last(pick, slot)
 
 
@@ -165,7 +170,12 @@ def write_question(
     for i, hop in enumerate(hops[:-1]):
         subject, open_end = _describe(subject, hop, nouns[i + 1], nested=nested, rng=rng)
         nested = True
-    last = hops[-1]
+    return ask(subject, hops[-1], nouns[-1], nested=nested, open_end=open_end, rng=rng)
+
+
+def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng: random.Random) -> str:
+    """The question over the last hop, around ``subject`` (a name, or a description when ``nested``; ``open_end``:
+    the description ends in its own words). ``TemplateError`` when no question form fits."""
     options = last.questions()
     if open_end:
         # "Which place had the person who pizza Margherita is named after as queen?": a description that ends in
@@ -178,11 +188,10 @@ def write_question(
         options = sorted(options, key=lambda t: not _slot_last(t, last.slot))
     if not options:
         raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
-    pick = options[0] if len(options) == 1 or rng.random() < 0.6 else rng.choice(options[1:])
-    question = _capitalise(_fill(pick, subject, last.slot, nouns[-1]))
+    question = _capitalise(_fill(pick_form(options, rng), subject, last.slot, noun))
     # "Which species is einkorn a species of?" says its noun twice: "What is einkorn a species of?"
-    opener = f"Which {nouns[-1]} "
-    if question.startswith(opener) and re.search(rf"\b{re.escape(nouns[-1])}\b", question[len(opener):]):
+    opener = f"Which {noun} "
+    if question.startswith(opener) and re.search(rf"\b{re.escape(noun)}\b", question[len(opener):]):
         question = "What " + question[len(opener):]
     return question
 
@@ -300,6 +309,8 @@ def write_thoughts(
 __all__ = [
     "Hop",
     "TemplateError",
+    "ask",
+    "pick_form",
     "describe",
     "fact_sentence",
     "hop_reading",

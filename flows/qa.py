@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from prefect import task
-from prefect.artifacts import create_table_artifact
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
@@ -28,7 +28,7 @@ from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
-from schemas.qa import QA, GenMode, QAAttempt, QAReject, Seed
+from schemas.qa import CHECK_CODES, QA, GenMode, QAAttempt, QAReject, Seed
 from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
 from tasks.qa.program_writer import can_pin_with
 from tasks.qa.programs import starts_a_program
@@ -36,6 +36,8 @@ from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job
+from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
+from tasks.qa.mix import hop_kind_counts, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shortfalls
 from tasks.qa.text_gates import TextGateConfig, warm_language_detector
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, no_seed_reason, sample_seeds
@@ -225,6 +227,56 @@ def _collisions(rt: Runtime, qas: list[QA]) -> tuple[list[QA], list[QAReject]]:
     return kept, rejects
 
 
+#: How many questions the meaning check rejected the run summary shows, with the reader's answer.
+MEANING_EXAMPLES = 5
+
+
+def run_mix(rt: Runtime, hop_mix: dict[str, float], jobs: Sequence[tuple[str, str, str]],
+            attempts: Sequence[QAAttempt], kept: Counter, dropped: Counter, ended: Counter) -> dict[str, Any]:
+    """The run's hops x kind table (its questions in the warehouse after dedup and splits) and, per domain, the
+    mix it reached against ``hop_mix`` and why it fell short (``tasks.qa.mix``)."""
+    rows = rt.wh.query("SELECT domain, json_array_length(path) - 1 AS hops, json_extract_string(program, '$.kind') "
+                       "AS kind FROM qa WHERE run_id = ?", [rt.run_id])
+    by_domain: dict[str, Counter] = {}
+    for r in rows:
+        by_domain.setdefault(r["domain"], Counter()).update(hop_kind_counts([(r["hops"], r["kind"])]))
+    counts = sum(by_domain.values(), Counter())
+    domains = mix_report(hop_mix, by_domain, jobs, kept, shortfalls(attempts, ended, dropped))
+    lines = ["accepted questions, hops x kind:", *hop_kind_lines(counts, indent="  ")]
+    lines += [f"mix {d['line']}" for d in domains.values()]
+    return {"hop_kind": hop_kind_dict(counts), "markdown": hop_kind_markdown(counts), "domains": domains,
+            "lines": lines}
+
+
+def meaning_summary(setting: str, calibration: Calibration | None, attempts: Sequence[QAAttempt],
+                    n: int = MEANING_EXAMPLES) -> dict[str, Any]:
+    """The meaning check's part of the run summary: the setting asked, the calibration and its line, and the
+    first ``n`` questions it rejected with what the reader answered."""
+    code = CHECK_CODES[CHECK_NAME]
+    rejected = [a for a in attempts if a.reject_reason == code]
+    examples = [
+        {"domain": a.domain, "seed": a.seed, "hop_class": a.hop_class, "question": a.question, "answer": a.answer,
+         "reader_answer": next((reader_answer(v) for v in a.verdicts if v.check == CHECK_NAME), None)}
+        for a in rejected[:n]
+    ]  # fmt: skip
+    on = setting == "on" and (calibration is None or calibration.passed)
+    lines = [calibration.line if calibration is not None else f"meaning check {setting} (asked for this run)"]
+    if rejected:
+        lines.append(f"{code}: {len(rejected)} attempts rejected; the first {len(examples)}, with the reader's answer:")
+        lines += [f"  {e['domain']}: {e['question']!r} intended {e['answer']!r}, the reader answered "
+                  f"{e['reader_answer']!r}" for e in examples]  # fmt: skip
+    return {"asked": setting, "on": on, "calibration": calibration.as_dict() if calibration is not None else None,
+            "rejected": len(rejected), "examples": examples, "lines": lines}
+
+
+def summary_markdown(mix: dict[str, Any], meaning: dict[str, Any]) -> str:
+    """The run's hops x kind table, mix lines and meaning-check lines as one markdown artifact."""
+    parts = ["## Accepted questions, hops x kind", "", mix["markdown"], "", "## Mix per domain", ""]
+    parts += [f"- {d['line']}" for d in mix["domains"].values()] or ["- no domain ran jobs"]
+    parts += ["", "## Meaning check", "", *[f"    {line}" for line in meaning["lines"]]]
+    return "\n".join(parts)
+
+
 @hopforge_flow(name="generate-qa", log_prints=True)
 def generate_qa(
     domains: list[str] | None = None,
@@ -282,6 +334,7 @@ def generate_qa(
         raise InputError(f"unknown meaning_check {meaning_check!r}; choose auto, on or off")
     if meaning_check == "auto":  # resolved here, so the run records what it did
         meaning_check = "off" if settings.endpoint("verifier").is_local else "on"
+    requested_meaning_check = meaning_check  # the calibration may switch it off for the run
     gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
                            copy_threshold=q.copy_threshold)
     warm_language_detector()  # loaded while the flow plans its first domain, not when the first answer is checked
@@ -296,6 +349,15 @@ def generate_qa(
         domains = domains or [s.domain for s in current_snapshots(rt.wh)]
         if not domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
+        calibration = None
+        if meaning_check == "on":
+            # Control fact sheets with known answers first: a verifier that cannot read them would reject good
+            # questions as not_answerable_from_facts, so below the bar the check is off for this run, said in one line.
+            calibration = run_shared(calibrate(rt.gateway, max_facts=cfg.meaning_max_facts, params=cfg.meaning_params))
+            print(calibration.line)
+            if not calibration.passed:
+                meaning_check = "off"
+                cfg = cfg.model_copy(update={"meaning_check": "off"})
         # The user's relation profiles (`hopforge graph profiles import`) travel with the jobs' configuration.
         cfg = cfg.model_copy(update={"profiles": read_user_profiles(rt.wh)})
         # The profiler role (when it has an endpoint other than the embedded model) is asked, once per label,
@@ -428,9 +490,17 @@ def generate_qa(
         by_writer = dict(sorted(Counter(r["writer"] for r in rt.wh.query(
             "SELECT writer FROM qa WHERE run_id = ?", [rt.run_id])).items()))  # fmt: skip
         print(f"accepted questions by writer: {by_writer}")
+        mix = run_mix(rt, hop_mix, started_jobs, all_attempts, kept, dedup_counts, ended_counts)
+        meaning = meaning_summary(requested_meaning_check, calibration, all_attempts)
+        for line in mix["lines"]:
+            print(line)
+        for line in meaning["lines"]:
+            print(line)
+        create_markdown_artifact(key="qa-mix", markdown=summary_markdown(mix, meaning),
+                                 description=f"hops x kind and the meaning check, run {rt.run_id}")
         return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
                 "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, "seed_notes": seed_notes,
-                **usage}
+                "hop_kind": mix["hop_kind"], "mix": mix["domains"], "meaning_check": meaning, **usage}
 
 
 @task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

@@ -28,7 +28,9 @@ The step follows the project's LLM-step shape: ``build_record`` -> ``build_messa
 
 from __future__ import annotations
 
+import ast
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +43,9 @@ from schemas.answers import name_key, same_answer
 from schemas.ids import content_digest
 from schemas.qa import CHECK_CODES, PathEdge, Verdict
 from tasks.graph.kg import EdgeData, KnowledgeGraph
+from tasks.meaning.profiles import book_for_graph
 from tasks.qa.context import path_edges
+from tasks.qa.template_writer import fact_sentence
 
 #: The request name (and JSON-schema name) of the meaning check's call.
 REQUEST_NAME = "qa_meaning_check"
@@ -56,9 +60,6 @@ State = Callable[[PathEdge], str]
 
 
 def _default_state() -> State:
-    # Imported late: the template writer is a large module, and tests pass their own ``state``.
-    from tasks.qa.template_writer import fact_sentence
-
     return fact_sentence
 
 
@@ -271,8 +272,136 @@ async def check_meaning(gateway: LLMGateway, kg: KnowledgeGraph, path: Sequence[
     return MeaningResult(record=record, verdict=verdict_for(res.value, record), reply=res.value, raw=res.raw or None)
 
 
+_ANSWERED = re.compile(r"""answered ('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def reader_answer(verdict: Verdict) -> str | None:
+    """What the reader answered, read back from a meaning-check verdict (``verdict_for`` writes it into the
+    reason): an entity name, ``"several"`` or ``"unknown"``; ``None`` for a verdict of another check."""
+    if verdict.check != CHECK_NAME:
+        return None
+    if verdict.reason.startswith("a reader given only the facts found several"):
+        return SEVERAL
+    if verdict.reason.startswith("a reader given only the facts could not answer"):
+        return UNKNOWN
+    m = _ANSWERED.search(verdict.reason)
+    return ast.literal_eval(m.group(1)) if m else None
+
+
+# -- calibration: control fact sheets whose answers are known ---------------------------------------------------------
+#: The control graph: invented places, people and books, so that a reader can answer only from the sheet.
+CONTROL_TRIPLES: tuple[tuple[str, str, str], ...] = (
+    ("Velmora", "capital of", "Ostrand"), ("Ostrand", "currency", "Dalin"),
+    ("Brisk River", "flows through", "Velmora"), ("Tarnet", "capital of", "Quellia"),
+    ("Quellia", "borders", "Ostrand"), ("Torvin Kade", "born in", "Velmora"),
+    ("Torvin Kade", "wrote", "The Salt Ledger"), ("Mirel Osk", "wrote", "Harbour Songs"),
+    ("Mirel Osk", "born in", "Tarnet"), ("Quellia", "currency", "Pell"),
+    ("Ostrand", "official language", "Ostric"),
+)  # fmt: skip
+CONTROL_DOMAIN = "meaning_controls"
+
+
+@dataclass(frozen=True)
+class Control:
+    """A control question: the path its sheet is built from, and the answer a careful reader gives."""
+
+    path: tuple[str, ...]
+    question: str
+    answer: str
+
+
+#: One hop read backwards from the question's word order, one hop asked from its object, two hops, and a
+#: question the sheet cannot answer ("unknown"). No answer is the first name of its sheet (what a reader that
+#: picks the first allowed value says), and a reader that always says "unknown" gets one right.
+CONTROLS: tuple[Control, ...] = (
+    Control(("Velmora", "Ostrand"), "What is Velmora the capital of?", "Ostrand"),
+    Control(("Harbour Songs", "Mirel Osk"), "Who wrote Harbour Songs?", "Mirel Osk"),
+    Control(("The Salt Ledger", "Torvin Kade", "Velmora"),
+            "Which city was the person who wrote The Salt Ledger born in?", "Velmora"),
+    Control(("Tarnet", "Quellia"), "Who founded Tarnet?", UNKNOWN),
+)
+#: Control sheets the verifier must answer right for the meaning check to stay on in a run.
+MIN_CONTROLS_RIGHT = 3
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    """One control: what the reader answered (``got``, None when it gave no valid reply: ``failure``)."""
+
+    control: Control
+    got: str | None = None
+    failure: str | None = None
+
+    @property
+    def right(self) -> bool:
+        return self.got is not None and same_answer(self.got, self.control.answer)
+
+    def describe(self) -> str:
+        said = repr(self.got) if self.got is not None else f"nothing valid ({self.failure})"
+        return f"{self.control.question!r} answered {said}, expected {self.control.answer!r}"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The control sheets' outcome and the decision: the check stays on when at least ``needed`` are right."""
+
+    results: tuple[ControlResult, ...]
+    needed: int = MIN_CONTROLS_RIGHT
+
+    @property
+    def right(self) -> int:
+        return sum(r.right for r in self.results)
+
+    @property
+    def passed(self) -> bool:
+        return self.right >= self.needed
+
+    @property
+    def line(self) -> str:
+        """The one line a run logs and records: the score, the bar, and what it means for the run."""
+        score = (f"the verifier answered {self.right} of {len(self.results)} control fact sheets right "
+                 f"(at least {self.needed} needed)")
+        if self.passed:
+            return f"meaning check on: {score}"
+        wrong = "; ".join(r.describe() for r in self.results if not r.right)
+        return (f"meaning check switched OFF for this run: {score}, so it cannot be trusted to read fact sheets "
+                f"and would reject good questions as {CHECK_CODES[CHECK_NAME]}; wrong: {wrong}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "right": self.right, "of": len(self.results), "needed": self.needed, "passed": self.passed,
+            "line": self.line,
+            "controls": [{"question": r.control.question, "expected": r.control.answer, "answered": r.got,
+                          "failure": r.failure, "right": r.right} for r in self.results],
+        }  # fmt: skip
+
+
+def control_graph() -> KnowledgeGraph:
+    return KnowledgeGraph.from_triples(CONTROL_DOMAIN, list(CONTROL_TRIPLES))
+
+
+async def calibrate(gateway: LLMGateway, *, controls: Sequence[Control] = CONTROLS,
+                    needed: int = MIN_CONTROLS_RIGHT, max_facts: int = MAX_FACTS,
+                    params: dict[str, Any] | None = None, role: str = "verifier") -> Calibration:
+    """Ask ``role`` the control questions, each from a fact sheet built exactly as a real check builds one
+    (``check_meaning`` on the control graph, its facts said by the template writer's sentences under the graph's
+    profiles). A reply that is no valid answer counts as wrong. Never raises for LLM problems."""
+    if not 0 < needed <= len(controls):
+        raise ValueError(f"needed must be between 1 and the number of controls ({len(controls)}), got {needed}")
+    kg = control_graph()
+    book = book_for_graph(kg)
+    results = await gateway.gather(
+        check_meaning(gateway, kg, c.path, c.question, c.answer, state=lambda e: fact_sentence(e, book),
+                      max_facts=max_facts, params=params, role=role)
+        for c in controls
+    )  # fmt: skip
+    return Calibration(tuple(ControlResult(c, r.reply.answer.strip() if r.reply else None, r.failure)
+                             for c, r in zip(controls, results)), needed)
+
+
 __all__ = [
-    "CHECK_NAME", "MAX_FACTS", "REQUEST_NAME", "SEVERAL", "UNKNOWN", "MeaningOutput", "MeaningRecord",
-    "MeaningResult", "answer_schema", "build_messages", "build_record", "check_meaning", "enabled", "fact_sheet",
-    "parse", "role_is_embedded", "verdict_for",
+    "CHECK_NAME", "CONTROLS", "CONTROL_TRIPLES", "MAX_FACTS", "MIN_CONTROLS_RIGHT", "REQUEST_NAME", "SEVERAL",
+    "UNKNOWN", "Calibration", "Control", "ControlResult", "MeaningOutput", "MeaningRecord", "MeaningResult",
+    "answer_schema", "build_messages", "build_record", "calibrate", "check_meaning", "control_graph", "enabled",
+    "fact_sheet", "parse", "reader_answer", "role_is_embedded", "verdict_for",
 ]

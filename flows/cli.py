@@ -9,6 +9,7 @@ import atexit
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -577,6 +578,7 @@ def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
                             min_ball=min_ball, max_ball=max_ball, meaning_check=meaning_check, settings=settings)
         _print_seed_notes(r.get("seed_notes", []))
         _print_yields(r["yields"])
+        _print_seed_notes([*r["mix_lines"], *r["meaning_check"]["lines"]])
         out.print(f"accepted {r['accepted']} questions in run {r['run_id']} ({r['llm_calls']} LLM calls, "
                   f"{r['llm_cache_hits']} cache hits)")
 
@@ -616,11 +618,13 @@ def qa_stats(config: ConfigOpt = None) -> None:
     """Questions per domain, hop class and split; the latest generation funnel."""
 
     def body():
+        from tasks.qa.mix import shapes_sql
         from warehouse.db import Warehouse
 
         with Warehouse(_settings(config).warehouse_path, read_only=True) as wh:
             rows = wh.query("SELECT domain, hop_class, coalesce(split, '-') AS split, count(*) AS n FROM qa "
                             "GROUP BY ALL ORDER BY ALL")
+            shapes = wh.query(shapes_sql())
             last = wh.scalar("SELECT run_id FROM runs WHERE flow = 'generate-qa' AND status = 'completed' "
                              "ORDER BY started_at DESC LIMIT 1")
             ylds = wh.query("SELECT * FROM qa_yields WHERE run_id = ?", [last]) if last else []
@@ -630,6 +634,7 @@ def qa_stats(config: ConfigOpt = None) -> None:
             raise _UserError("no questions yet: run `hopforge qa generate`")
         for r in rows:
             out.print(f"{r['domain']:<14} {r['hop_class']:<4} {r['split']:<10} {r['n']:>6}")
+        _print_hop_kind(shapes)
         if ylds:
             from schemas.qa import QAYield
             from tasks.qa.yields import yield_table
@@ -642,6 +647,21 @@ def qa_stats(config: ConfigOpt = None) -> None:
                       f"generator path confirmed for {g['confirmed']}")
 
     _run(body)
+
+
+def _print_hop_kind(shapes: list[dict[str, Any]]) -> None:
+    """Questions by hops (1, 2, 3+) and kind (chain, conjunction; no program is a chain): all domains, then each
+    domain when there are several. ``shapes`` are the ``qa`` table's rows of ``tasks.qa.mix.shapes_sql``."""
+    from tasks.qa.mix import counts_by_domain, hop_kind_lines
+
+    by_domain = counts_by_domain(shapes)
+    parts = [("all domains", sum(by_domain.values(), Counter()))]
+    if len(by_domain) > 1:
+        parts += sorted(by_domain.items())
+    for name, counts in parts:
+        out.print(f"questions by hops x kind, {name}:", highlight=False, markup=False)
+        for line in hop_kind_lines(counts, indent="  "):
+            out.print(line, highlight=False, markup=False)
 
 
 @traj_app.command("distill")

@@ -37,7 +37,8 @@ from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job
 from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
-from tasks.qa.mix import hop_kind_counts, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shortfalls
+from tasks.qa.mix import (counts_by_domain, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shapes_sql,
+                          shortfalls)
 from tasks.qa.text_gates import TextGateConfig, warm_language_detector
 from tasks.qa.yields import funnel, yield_table
 from tasks.qa.seeds import eligible_seeds, no_seed_reason, sample_seeds
@@ -235,11 +236,7 @@ def run_mix(rt: Runtime, hop_mix: dict[str, float], jobs: Sequence[tuple[str, st
             attempts: Sequence[QAAttempt], kept: Counter, dropped: Counter, ended: Counter) -> dict[str, Any]:
     """The run's hops x kind table (its questions in the warehouse after dedup and splits) and, per domain, the
     mix it reached against ``hop_mix`` and why it fell short (``tasks.qa.mix``)."""
-    rows = rt.wh.query("SELECT domain, json_array_length(path) - 1 AS hops, json_extract_string(program, '$.kind') "
-                       "AS kind FROM qa WHERE run_id = ?", [rt.run_id])
-    by_domain: dict[str, Counter] = {}
-    for r in rows:
-        by_domain.setdefault(r["domain"], Counter()).update(hop_kind_counts([(r["hops"], r["kind"])]))
+    by_domain = counts_by_domain(rt.wh.query(shapes_sql("run_id = ?"), [rt.run_id]))
     counts = sum(by_domain.values(), Counter())
     domains = mix_report(hop_mix, by_domain, jobs, kept, shortfalls(attempts, ended, dropped))
     lines = ["accepted questions, hops x kind:", *hop_kind_lines(counts, indent="  ")]
@@ -500,7 +497,8 @@ def generate_qa(
                                  description=f"hops x kind and the meaning check, run {rt.run_id}")
         return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
                 "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, "seed_notes": seed_notes,
-                "hop_kind": mix["hop_kind"], "mix": mix["domains"], "meaning_check": meaning, **usage}
+                "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"], "meaning_check": meaning,
+                **usage}
 
 
 @task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

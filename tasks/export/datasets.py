@@ -64,6 +64,7 @@ from tasks.env.agent_loop import AgentConfig, build_system_prompt
 from tasks.env.ikg import IKGView, setting_fields, with_setting
 from tasks.qa.splits import describe_leaks, split_leaks
 from tasks.qa.programs import program_sparql
+from tasks.qa.mix import hop_kind_counts, hop_kind_markdown
 
 #: Bump when a row layout changes: it is part of the default version hash. 2: the QA rows no longer carry the run
 #: and attempt that made them. 3: the tools are the tool contract (``schemas.tools.tool_schema``: no per-question enum).
@@ -744,6 +745,12 @@ def dataset_card(version: str, tables: Mapping[str, Mapping[str, Sequence[Any]]]
         # Who wrote the questions: the LLM, the deterministic template writer, or the LLM rewording a template.
         lines += ["", "| question writer | questions |", "|---|---|"]
         lines += [f"| {w} | {n} |" for w, n in sorted(writers.items())]
+    complete = [r for rows in tables.get("qa", {}).values() for r in rows if r.get("kg_setting") != "incomplete"]
+    if complete:
+        # Questions by hops and kind (an IKG variant is its question again, so only the complete graph's rows).
+        lines += ["", "Questions by hops (path edges) and kind (`chain`: a composition; `conjunction`: a node "
+                  "pinned by another fact; a question without a program is a chain):", ""]
+        lines.append(hop_kind_markdown(hop_kind_counts((len(r["path"]) - 1, r.get("kind")) for r in complete)))
     settings = Counter((r.get("kg_setting"), r.get("ikg_level")) for rows in tables.get("qa", {}).values() for r in rows)
     if any(kg == "incomplete" for kg, _ in settings):
         # Graph-RFT's settings: the complete graph, and IKG-x% views hiding that share of each gold path's triples.

@@ -42,6 +42,22 @@ def hop_kind_counts(items: Iterable[tuple[int, str | None]]) -> Counter[HopKind]
     return Counter((hop_bucket(h), k or DEFAULT_KIND) for h, k in items)
 
 
+def counts_by_domain(rows: Iterable[Mapping[str, Any]]) -> dict[str, Counter[HopKind]]:
+    """Per domain, the hop x kind counts of warehouse rows ``{domain, hops, kind[, n]}`` (``n``: how many
+    questions the row stands for, 1 when absent), as :func:`shapes_sql` selects them."""
+    out: dict[str, Counter[HopKind]] = defaultdict(Counter)
+    for r in rows:
+        out[r["domain"]][(hop_bucket(int(r["hops"])), r["kind"] or DEFAULT_KIND)] += int(r.get("n", 1))
+    return dict(out)
+
+
+def shapes_sql(where: str = "TRUE") -> str:
+    """SQL over the ``qa`` table: ``domain, hops, kind, n`` per group (``kind`` NULL for a question without a
+    program), for :func:`counts_by_domain`."""
+    return ("SELECT domain, json_array_length(path) - 1 AS hops, json_extract_string(program, '$.kind') AS kind, "
+            f"count(*) AS n FROM qa WHERE {where} GROUP BY ALL ORDER BY ALL")
+
+
 def kinds_of(counts: Mapping[HopKind, int]) -> list[str]:
     """The table's kind columns: the program kinds, then any other kind the counts hold, sorted."""
     return [*PROGRAM_KINDS, *sorted({k for _, k in counts} - set(PROGRAM_KINDS))]
@@ -103,6 +119,11 @@ def shortfalls(attempts: Sequence[QAAttempt], ended: Mapping[tuple[str, str, str
     return dict(out)
 
 
+def _ranked(reasons: Mapping[str, int]) -> list[tuple[str, int]]:
+    """Reasons commonest first, ties by name (the same order whatever order they were counted in)."""
+    return sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def _hops_said(b: str) -> str:
     return f"{b} hop" if b == "1" else f"{b} hops"
 
@@ -123,7 +144,7 @@ def mix_line(domain: str, counts: Mapping[HopKind, int], hop_mix: Mapping[str, f
         said = f"{hop_class} hops asked {share:.0%} of the seeds, reached {got} ({n_kept} of {n_jobs} jobs)"
         why = short.get(hop_class, Counter())
         if n_kept < n_jobs and why:
-            said += " short because: " + ", ".join(f"{r} {n}" for r, n in why.most_common(top))
+            said += " short because: " + ", ".join(f"{r} {n}" for r, n in _ranked(why)[:top])
         parts.append(said)
     return "; ".join(parts)
 
@@ -148,11 +169,11 @@ def mix_report(hop_mix: Mapping[str, float] | None, counts_by_domain: Mapping[st
             "hop_kind": hop_kind_dict(counts),
             "jobs": dict(sorted(n_jobs[domain].items())),
             "kept": dict(sorted(n_kept[domain].items())),
-            "short": {hop: dict(c.most_common()) for hop, c in sorted(why.items())},
+            "short": {hop: dict(_ranked(c)) for hop, c in sorted(why.items())},
             "line": mix_line(domain, counts, hop_mix, n_jobs[domain], n_kept[domain], why),
         }
     return out
 
 
-__all__ = ["DEFAULT_KIND", "HOP_BUCKETS", "hop_bucket", "hop_kind_counts", "hop_kind_dict", "hop_kind_lines",
-           "hop_kind_markdown", "kinds_of", "mix_line", "mix_report", "shortfalls"]
+__all__ = ["DEFAULT_KIND", "HOP_BUCKETS", "counts_by_domain", "hop_bucket", "hop_kind_counts", "hop_kind_dict", "hop_kind_lines",
+           "hop_kind_markdown", "kinds_of", "mix_line", "mix_report", "shapes_sql", "shortfalls"]

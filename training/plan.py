@@ -17,7 +17,7 @@ import json
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +30,31 @@ LAUNCH_DIR = REPO_ROOT / "training" / "launch"
 METRICS_FILE = "metrics.jsonl"
 RESULT_FILE = "result.json"
 PLAN_FILE = "plan.json"
+
+
+#: What every trainer process gets, whatever its model: no dataset hub (the data is the export, local), no telemetry,
+#: no version nags.
+TRAINER_ENV = {
+    "HF_DATASETS_OFFLINE": "1",
+    "WANDB_MODE": "disabled",
+    "DISABLE_VERSION_CHECK": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+#: No model hub: set when the model is a local path or the run is declared offline (``hub_offline``).
+HUB_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+OFFLINE_ENV = {**HUB_OFFLINE_ENV, **TRAINER_ENV}
+
+
+def hub_offline(model: str | None, offline: bool = False) -> bool:
+    """Whether a run keeps its trainer off the model hub: when asked to (``offline``), or when the model is a local
+    path (nothing to fetch, and a typo must not turn into a download). A hub id (``Qwen/Qwen3-8B``) is fetched, or
+    read from the node's Hugging Face cache, by the trainer itself."""
+    return offline or model is None or is_local_model(model)
+
+
+def trainer_env(*, offline: bool) -> dict[str, str]:
+    """The variables a trainer process gets on top of this process's environment (which may set more)."""
+    return {**TRAINER_ENV, **(HUB_OFFLINE_ENV if offline else {})}
 
 
 #: The largest LoRA rank vLLM 0.33 serves (``--max-lora-rank``; ``training.serve.VLLM_LORA_RANKS``).
@@ -117,12 +142,17 @@ def load_export(path: Path) -> ExportView:
 # -- model directories ---------------------------------------------------------------------------------------------
 
 
+def is_local_model(model: str) -> bool:
+    """Whether ``model`` names a path on this machine (an existing one, or one written as a path: ``./x``, ``/x``,
+    ``~/x``, ``a/b/c``) rather than a hub id like ``Qwen/Qwen3-8B``."""
+    return Path(model).expanduser().exists() or model.startswith((".", "/", "~")) or model.count("/") > 1
+
+
 def check_model_dir(model: str, *, what: str = "model") -> str:
     """A local model directory must hold a Hugging Face ``config.json`` and weights; anything else that is not an
     existing path is taken as a hub id (the GPU side may download it) and returned as is."""
     path = Path(model).expanduser()
-    looks_local = path.exists() or model.startswith((".", "/", "~")) or model.count("/") > 1
-    if not looks_local:
+    if not is_local_model(model):
         return model
     if not path.is_dir():
         raise TrainingError(f"{what} path {model} does not exist (give a model directory or a hub id like Qwen/Qwen3-8B)")
@@ -137,9 +167,23 @@ def check_model_dir(model: str, *, what: str = "model") -> str:
 # -- the plan ----------------------------------------------------------------------------------------------------
 
 
+NODES_DIR = "nodes"
+
+
+def node_dir(run_dir: Path, node_rank: int) -> Path:
+    """Where node ``node_rank`` of a run keeps its own files: node 0 the run directory itself, node k
+    ``<run_dir>/nodes/node-<k>`` (its copy of the plan, its command, its trainer log)."""
+    return Path(run_dir) if node_rank == 0 else Path(run_dir) / NODES_DIR / f"node-{node_rank}"
+
+
 @dataclass
 class TrainPlan:
-    """A training run, ready to launch. ``argv[0]`` is the trainer environment's python (``training.envs``)."""
+    """A training run, ready to launch. ``argv[0]`` is the trainer environment's python (``training.envs``).
+
+    Several nodes share one ``run_dir`` (the trainer's outputs, the launcher's ``result.json``, ``metrics.jsonl`` and
+    ``ranks/``); each node writes its plan files, ``plan.json``, ``command.sh`` and ``train.log`` into its own
+    ``node_dir`` (``on_node``), so no node overwrites another's (a node's trainer config can differ: accelerate's
+    ``machine_rank``). ``hub_offline``: launches and checks set ``HF_HUB_OFFLINE`` (``training.runs.hub_offline``)."""
 
     trainer: Trainer
     env: str
@@ -152,24 +196,50 @@ class TrainPlan:
     output_dir: Path
     env_vars: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    node_rank: int = 0
+    hub_offline: bool = True
+
+    @property
+    def node_dir(self) -> Path:
+        return node_dir(self.run_dir, self.node_rank)
+
+    def on_node(self, node_rank: int) -> TrainPlan:
+        """This plan as node ``node_rank`` writes and runs it: every reference to one of the plan's files (in the
+        command and inside the files) points at the node's own copy in ``node_dir``; the run directory, the output
+        directory and the launcher's records stay shared."""
+        if node_rank == self.node_rank:
+            return self
+        here, there = self.node_dir, node_dir(self.run_dir, node_rank)
+        moves = sorted(((str(base / name), str(there / name)) for name in self.files
+                        for base in {here, here.resolve()}), key=lambda m: -len(m[0]))  # fmt: skip
+
+        def local(text: str) -> str:
+            for old, new in moves:
+                text = text.replace(old, new)
+            return text
+
+        return replace(self, files={n: local(t) for n, t in self.files.items()}, argv=[local(a) for a in self.argv],
+                       node_rank=node_rank, notes=list(self.notes))  # fmt: skip
 
     def command_line(self) -> str:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(self.env_vars.items()))
         return (env + " " if env else "") + shlex.join(self.argv)
 
     def write(self) -> list[Path]:
-        """Write every file of the plan into ``run_dir`` plus ``plan.json`` and ``command.sh``; return the paths."""
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        """Write every file of the plan into ``node_dir`` (``run_dir`` on node 0) plus ``plan.json`` and
+        ``command.sh``; return the paths."""
+        folder = self.node_dir
+        folder.mkdir(parents=True, exist_ok=True)
         written = []
         for name, text in sorted(self.files.items()):
-            target = self.run_dir / name
+            target = folder / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
             written.append(target)
-        script = self.run_dir / "command.sh"
+        script = folder / "command.sh"
         script.write_text("#!/usr/bin/env bash\nset -euo pipefail\n" + self.command_line() + "\n", encoding="utf-8")
         script.chmod(0o755)
-        plan = self.run_dir / PLAN_FILE
+        plan = folder / PLAN_FILE
         plan.write_text(json.dumps(self.summary(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
         return [*written, script, plan]
 
@@ -178,7 +248,8 @@ class TrainPlan:
             "trainer": self.trainer, "env": self.env, "run_dir": str(self.run_dir), "output_dir": str(self.output_dir),
             "export_version": self.export_version, "manifest_sha256": self.manifest_sha256,
             "argv": list(self.argv), "env_vars": dict(self.env_vars), "config": self.config,
-            "files": sorted(self.files), "notes": list(self.notes),
+            "files": sorted(self.files), "notes": list(self.notes), "node_rank": self.node_rank,
+            "hub_offline": self.hub_offline,
         }  # fmt: skip
 
 
@@ -219,12 +290,10 @@ def run_trainer_check(plan: TrainPlan, argv: Sequence[str], *, timeout_s: float,
     refuses; the message carries the trainer's own ``error:`` line, else the end of its output."""
     import subprocess
 
-    from training.runs import OFFLINE_ENV
-
-    env = {**os.environ, **OFFLINE_ENV, **plan.env_vars}
+    env = {**os.environ, **trainer_env(offline=plan.hub_offline), **plan.env_vars}
     try:
         done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s, env=env,
-                              cwd=str(plan.run_dir))  # fmt: skip
+                              cwd=str(plan.node_dir))  # fmt: skip
     except subprocess.TimeoutExpired:
         raise TrainingError(f"{what} did not finish checking {plan.run_dir} within {timeout_s:.0f} s") from None
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
@@ -275,7 +344,6 @@ def measure_prompts(source: ExportView | TrainPlan | Path | str | None, tokenize
     import tempfile
 
     from training.envs import require_env
-    from training.runs import OFFLINE_ENV
 
     if max_prompt_length < 1:
         raise TrainingError(f"max_prompt_length must be >= 1, got {max_prompt_length}")

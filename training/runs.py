@@ -26,18 +26,21 @@ from typing import Any
 
 from tasks.ops import children
 from training.envs import require_env
-from training.plan import RESULT_FILE, TrainPlan, TrainingError, read_metrics
+from training.plan import (  # noqa: F401  (OFFLINE_ENV re-exported: callers read it from here)
+    NODES_DIR,
+    OFFLINE_ENV,
+    RESULT_FILE,
+    TrainingError,
+    TrainPlan,
+    is_local_model,
+    launcher,
+    read_metrics,
+    trainer_env,
+)
 
 LOG_FILE = "train.log"
-# Trainers must never reach a hub from a training job: models and data are local files the plan names.
-OFFLINE_ENV = {
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-    "HF_DATASETS_OFFLINE": "1",
-    "WANDB_MODE": "disabled",
-    "DISABLE_VERSION_CHECK": "1",
-    "TOKENIZERS_PARALLELISM": "false",
-}
+#: Every rank's record (``ranks/rank-<RANK>.json``), written by the launchers into the shared run directory.
+RANKS_DIR = "ranks"
 
 _PACKAGE_OF = {"llamafactory": "llamafactory", "verl": "verl", "trl": "trl"}
 
@@ -65,26 +68,62 @@ def trainer_version(plan: TrainPlan) -> str | None:
     return done.stdout.strip() or None if done.returncode == 0 else None
 
 
+def check_model_loads(plan: TrainPlan, model: str, *, timeout_s: float = 600) -> dict[str, Any]:
+    """Load ``model``'s config and tokenizer in the plan's trainer environment with the launch's hub setting
+    (``training/launch/model_check.py``); ``TrainingError`` in one line, naming the model and what to do, when this
+    node cannot. Returns the check's report."""
+    python = require_env(plan.env)
+    env = {**os.environ, **trainer_env(offline=plan.hub_offline)}
+    try:
+        done = subprocess.run([str(python), launcher("model_check.py"), model], capture_output=True, text=True,
+                              timeout=timeout_s, env=env)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise TrainingError(f"loading model {model} in the {plan.env} environment took more than {timeout_s:.0f} s: "
+                            "is the hub reachable from this node? (or give a local directory, or --offline)") from None
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode == 0 and lines:
+        return json.loads(lines[-1])
+    errors = [ln[len("error: "):] for ln in done.stderr.splitlines() if ln.startswith("error: ")]
+    why = errors[-1] if errors else ((done.stderr or done.stdout).strip().splitlines() or ["(no output)"])[-1]
+    raise TrainingError(f"model {model} cannot be loaded on this node ({plan.env} environment): {why}"
+                        f"{_model_hint(model, plan.hub_offline)}")  # fmt: skip
+
+
+def _model_hint(model: str, offline: bool) -> str:
+    if is_local_model(model):
+        return ""
+    if offline:
+        return (f"; {model} is a hub id and the run is offline: put it in this node's Hugging Face cache "
+                f"(`huggingface-cli download {model}`) or give a local model directory")  # fmt: skip
+    return "; check the id and this node's access to the hub (HF_TOKEN for a gated model), or give a local directory"
+
+
 def launch(
     plan: TrainPlan,
     *,
     on_line: Callable[[str], None] | None = None,
     on_metrics: Callable[[list[dict[str, Any]]], None] | None = None,
-    offline: bool = True,
+    offline: bool | None = None,
     timeout_s: float | None = None,
 ) -> LaunchResult:
     """Run ``plan`` to its end. A missing trainer environment is a ``TrainingError`` before anything starts; a
-    trainer that fails gives ``status="failed"`` with the last lines of its log (the caller records it)."""
+    trainer that fails gives ``status="failed"`` with the last lines of its log (the caller records it).
+
+    ``offline`` (default: the plan's ``hub_offline``) keeps the trainer off the model hub. On node 0 (one node, or the
+    node of global rank 0) the run succeeded when the trainer exits 0 and rank 0's ``result.json`` says so (a
+    ``result.json`` left by an earlier attempt of the run is removed first). On any other node it succeeded when its
+    own ranks exited 0: only rank 0 writes the result, and the run's state is its."""
     python = require_env(plan.env)
     if plan.argv and Path(plan.argv[0]).name.startswith("python") and Path(plan.argv[0]) != python:
         plan.argv[0] = str(python)
     plan.write()
+    if plan.node_rank == 0:
+        (plan.run_dir / RESULT_FILE).unlink(missing_ok=True)
     env = dict(os.environ)
-    if offline:
-        env.update(OFFLINE_ENV)
+    env.update(trainer_env(offline=plan.hub_offline if offline is None else offline))
     env.update(plan.env_vars)
     version = trainer_version(plan)
-    log_path = plan.run_dir / LOG_FILE
+    log_path = plan.node_dir / LOG_FILE
     tail: list[str] = []
     started = time.monotonic()
     stop = threading.Event()
@@ -100,7 +139,7 @@ def launch(
     watcher = threading.Thread(target=watch_metrics, name="metrics-watch", daemon=True)
     with open(log_path, "w", encoding="utf-8") as log:
         # SIGTERM when this process dies, however it dies: the launcher (torchrun, Ray) then stops its workers
-        proc = children.popen(plan.argv, death_signal=signal.SIGTERM, cwd=str(plan.run_dir), env=env,
+        proc = children.popen(plan.argv, death_signal=signal.SIGTERM, cwd=str(plan.node_dir), env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
                               bufsize=1)  # fmt: skip
         watcher.start()
@@ -129,14 +168,8 @@ def launch(
             watcher.join(timeout=5)
     duration = time.monotonic() - started
     metrics = read_metrics(plan.run_dir)
-    result: dict[str, Any] = {}
-    result_path = plan.run_dir / RESULT_FILE
-    if result_path.is_file():
-        try:
-            result = json.loads(result_path.read_text(encoding="utf-8"))
-        except ValueError:
-            result = {}
-    ok = rc == 0 and result.get("status") == "ok"
+    result = read_json(plan.run_dir / RESULT_FILE) if plan.node_rank == 0 else {}
+    ok = rc == 0 and (result.get("status") == "ok" or plan.node_rank != 0)
     error = None
     if not ok:
         last = next((t for t in reversed(tail) if t.strip()), "(no output)")
@@ -145,6 +178,61 @@ def launch(
     return LaunchResult(status="completed" if ok else "failed", returncode=rc, checkpoint=result.get("checkpoint"),
                         metrics=metrics, result=result, log_tail=tail, duration_s=duration, error=error,
                         trainer_version=version)  # fmt: skip
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``; ``{}`` when it is missing or half written (a killed process may leave one)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+# -- the nodes and ranks of a run ----------------------------------------------------------------------------------
+
+
+def node_record_path(run_dir: Path, node_rank: int) -> Path:
+    return Path(run_dir) / NODES_DIR / f"node-{node_rank}.json"
+
+
+def write_node_record(run_dir: Path, node_rank: int, record: dict[str, Any]) -> Path:
+    """``nodes/node-<k>.json`` in the shared run directory: what node ``k``'s ``hopforge train`` saw (its host and
+    process, and when it ends its status and the trainer's exit status). Written whole, then renamed: a reader on
+    another node never sees half of it."""
+    path = node_record_path(run_dir, node_rank)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    part.write_text(json.dumps({"node_rank": node_rank, **record}, sort_keys=True, default=str) + "\n",
+                    encoding="utf-8")  # fmt: skip
+    os.replace(part, path)
+    return path
+
+
+def node_records(run_dir: Path) -> list[dict[str, Any]]:
+    """Every node's record (``write_node_record``), by node rank."""
+    found = [read_json(p) for p in (Path(run_dir) / NODES_DIR).glob("node-*.json")]
+    return sorted((r for r in found if isinstance(r.get("node_rank"), int)), key=lambda r: r["node_rank"])
+
+
+def rank_records(run_dir: Path) -> list[dict[str, Any]]:
+    """Every rank's record (``ranks/rank-<RANK>.json``, written by the launcher in each rank), by global rank."""
+    found = [read_json(p) for p in (Path(run_dir) / RANKS_DIR).glob("rank-*.json")]
+    return sorted((r for r in found if isinstance(r.get("rank"), int)), key=lambda r: r["rank"])
+
+
+def wait_for_nodes(run_dir: Path, nnodes: int, *, ended: bool, wait_s: float,
+                   poll_s: float = 1.0) -> list[dict[str, Any]]:  # fmt: skip
+    """The node records of a run of ``nnodes`` nodes, waiting up to ``wait_s`` for every node's to be there (with
+    ``ended``: to say how the node ended). The nodes leave training together, but each writes its record when its
+    own launcher has exited; what is missing after the wait is recorded as missing, not waited for longer."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        records = node_records(run_dir)
+        done = [r for r in records if not ended or r.get("status") is not None]
+        if len(done) >= nnodes or time.monotonic() >= deadline:
+            return records
+        time.sleep(poll_s)
 
 
 # -- records -------------------------------------------------------------------------------------------------------
@@ -163,7 +251,7 @@ def training_row(plan: TrainPlan, *, train_id: str, run_id: str, kind: str, stat
         "command": plan.command_line(), "run_dir": str(plan.run_dir), "output_dir": str(plan.output_dir),
         "checkpoint": res.checkpoint if res else None, "status": status, "error": res.error if res else None,
         "started_at": started_at, "ended_at": datetime.now() if res or status == "dry_run" else None,
-        "final_metrics": json.dumps(final_metrics(res.metrics)) if res else None,
+        "final_metrics": json.dumps(final_metrics(res.metrics)) if res else None, "ranks": None,
     }  # fmt: skip
 
 

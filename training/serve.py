@@ -6,9 +6,11 @@ an adapter is served on top of its base model with ``--enable-lora --lora-module
 asks for ``NAME``. vLLM (0.33, ``vllm/config/lora.py``) accepts only ``VLLM_LORA_RANKS`` for ``--max-lora-rank``:
 an adapter's rank is rounded up to the next of them (and the plan says so); a rank above 512 is refused.
 
-Serving matches training (``ChatFormat``). What a checkpoint was trained on is read from the hopforge run that wrote
-it (``plan.json`` of its run directory: the SFT run's LLaMA-Factory template; a merge or an RL run inherits the
-format of the model it started from), or declared (``ServeOptions.reasoning``). That decides:
+Serving matches training (``ChatFormat``). What a checkpoint was trained on is read from the record hopforge writes
+beside every checkpoint a run saves (``hopforge_format.json``: in the output directory when the run starts, then in
+every checkpoint directory when it ends, wherever they are: a run dir, ``--shared-dir``, a copy elsewhere), else from
+the hopforge run that wrote it (``plan.json`` of its run directory: the SFT run's LLaMA-Factory template; a merge or
+an RL run inherits the format of the model it started from), or declared (``ServeOptions.reasoning``). That decides:
 
 - ``--reasoning-parser qwen3`` for a think checkpoint only. In vLLM 0.33 that parser starts in reasoning mode
   unless the request sets ``enable_thinking`` false (``vllm/parser/qwen3.py``: ``initial_state=REASONING``), so a
@@ -33,7 +35,7 @@ import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +53,8 @@ VLLM_LORA_RANKS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 REASONING_PARSER = "qwen3"
 #: The LLaMA-Factory templates hopforge trains with, and the kind of rows each renders (``training.sft``).
 TEMPLATE_KIND: dict[str, str] = {"qwen3": "think", "qwen3_nothink": "no_think"}
+#: The format record written beside a run's checkpoints (``mark_checkpoints``).
+FORMAT_FILE = "hopforge_format.json"
 #: How far above a checkpoint its run directory may be (verl: ``<run>/checkpoints/global_step_N/actor/huggingface``).
 _RUN_DEPTH = 5
 
@@ -175,49 +179,93 @@ def format_of_template(template: str, *, enable_thinking: bool = True, source: s
     return ChatFormat(kind, True, template, f"{source} (template {template})")  # type: ignore[arg-type]
 
 
-def _run_plan(path: Path) -> tuple[Path, dict[str, Any]] | None:
-    """The run directory and ``plan.json`` of the hopforge run whose output holds ``path``, if there is one."""
+def _record_near(path: Path) -> tuple[Literal["format", "plan"], Path, dict[str, Any]] | None:
+    """The nearest hopforge record at or above ``path``: a format record (``FORMAT_FILE``, written beside the
+    checkpoints of a run wherever they were saved) or the ``plan.json`` of the run directory whose output holds
+    ``path``."""
     for folder in [path, *path.parents][: _RUN_DEPTH + 1]:
+        record = folder / FORMAT_FILE
+        if record.is_file():
+            return "format", folder, json.loads(record.read_text(encoding="utf-8"))
         plan_file = folder / PLAN_FILE
         if not plan_file.is_file():
             continue
         plan = json.loads(plan_file.read_text(encoding="utf-8"))
         out = Path(str(plan.get("output_dir") or folder)).resolve()
-        return (folder, plan) if path == out or out in path.parents else None
+        return ("plan", folder, plan) if path == out or out in path.parents else None
     return None
 
 
+def _format_of_record(record: Mapping[str, Any], folder: Path) -> ChatFormat:
+    kind = record.get("kind")
+    if kind not in ("think", "no_think"):
+        raise TrainingError(f"{folder / FORMAT_FILE} says kind {kind!r}, not think or no_think: write it again "
+                            "(or remove it and set reasoning)")  # fmt: skip
+    return ChatFormat(kind, bool(record.get("enable_thinking", kind == "think")), record.get("template"),
+                      f"{record.get('source') or 'a hopforge run'}; recorded in {folder / FORMAT_FILE}")  # fmt: skip
+
+
 def recorded_format(path: str | Path, *, _seen: frozenset[str] = frozenset()) -> ChatFormat | None:
-    """The format the hopforge run that wrote ``path`` trained: an SFT run's template; a merge, verl or TRL run
-    inherits the format of the model it started from (a merge falls back on its own ``template``). ``None`` when
-    no hopforge run record holds ``path`` (a base model)."""
+    """The format the hopforge run that wrote ``path`` trained: the format record beside the checkpoint (or above
+    it), else the run's ``plan.json``: an SFT run's template; a merge, verl or TRL run inherits the format of the
+    model it started from (a merge falls back on its own ``template``). ``None`` when no hopforge record holds
+    ``path`` (a base model)."""
     resolved = Path(path).expanduser().resolve()
     if str(resolved) in _seen:
         return None
-    found = _run_plan(resolved)
+    found = _record_near(resolved)
     if found is None:
         return None
-    run_dir, plan = found
+    what, run_dir, plan = found
+    if what == "format":
+        return _format_of_record(plan, run_dir)
+    return plan_format(plan, run_dir.name, _seen=_seen | {str(resolved)})
+
+
+def plan_format(plan: Mapping[str, Any], run_name: str, *, _seen: frozenset[str] = frozenset()) -> ChatFormat | None:
+    """The format a run trains, from its plan (``TrainPlan.summary()``, what ``plan.json`` holds): see
+    ``recorded_format``. ``None`` when it cannot be told (RL from a base model)."""
     cfg = plan.get("config") or {}
-    seen = _seen | {str(resolved)}
     trainer = plan.get("trainer")
     if trainer == "llamafactory" and isinstance(cfg.get("llamafactory"), dict):
         lf = cfg["llamafactory"]
         return format_of_template(str(lf.get("template")), enable_thinking=lf.get("enable_thinking", True) is not False,
-                                  source=f"SFT run {run_dir.name}")  # fmt: skip
+                                  source=f"SFT run {run_name}")  # fmt: skip
     if trainer == "llamafactory":  # a merge: the adapter's SFT run knows best
         adapter = cfg.get("adapter_name_or_path")
-        inherited = recorded_format(adapter, _seen=seen) if adapter else None
+        inherited = recorded_format(adapter, _seen=_seen) if adapter else None
         if inherited is not None:
             return inherited
-        return format_of_template(str(cfg.get("template")), source=f"merge run {run_dir.name}")
+        return format_of_template(str(cfg.get("template")), source=f"merge run {run_name}")
     start = cfg.get("model") or (cfg.get("hopforge") or {}).get("model")
     if trainer in ("verl", "trl") and start:
-        inherited = recorded_format(start, _seen=seen)
+        inherited = recorded_format(start, _seen=_seen)
         if inherited is not None:
             return ChatFormat(inherited.kind, inherited.enable_thinking, inherited.template,
-                              f"{trainer} run {run_dir.name} from {inherited.source}")  # fmt: skip
+                              f"{trainer} run {run_name} from {inherited.source}")  # fmt: skip
     return None
+
+
+def write_format_record(folder: Path, chat: ChatFormat, *, train_id: str) -> Path:
+    """``FORMAT_FILE`` in ``folder``: the format the checkpoint(s) there were trained in, so serving finds it
+    wherever the checkpoint was saved or copied."""
+    path = Path(folder) / FORMAT_FILE
+    record = {**chat.record(), "train_id": train_id}
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return path
+
+
+def mark_checkpoints(output_dir: Path, chat: ChatFormat, *, train_id: str,
+                     also: Sequence[str | Path] = ()) -> list[Path]:  # fmt: skip
+    """Write the format record beside every checkpoint a run saved: ``output_dir`` itself and every directory
+    under it holding weights (``config.json`` or ``adapter_config.json``: LLaMA-Factory's ``checkpoint-N``, TRL's,
+    verl's ``global_step_N/actor/huggingface``), and the directories in ``also`` (the reported checkpoint)."""
+    root = Path(output_dir)
+    if not root.is_dir():
+        return []
+    folders = {root} | {p.parent for name in ("config.json", "adapter_config.json") for p in root.rglob(name)}
+    folders |= {Path(a) for a in also if Path(a).is_dir()}
+    return [write_format_record(f, chat, train_id=train_id) for f in sorted(folders)]
 
 
 def chat_format(checkpoint: str | Path, declared: Literal["auto", "think", "no_think"] = "auto") -> ChatFormat:
@@ -375,6 +423,7 @@ __all__ = [
     "REASONING_PARSER",
     "TEMPLATE_KIND",
     "VLLM_LORA_RANKS",
+    "FORMAT_FILE",
     "ChatFormat",
     "Checkpoint",
     "ServeOptions",
@@ -383,9 +432,12 @@ __all__ = [
     "chat_format",
     "describe_checkpoint",
     "format_of_template",
+    "mark_checkpoints",
+    "plan_format",
     "max_lora_rank",
     "plan_serve",
     "policy_endpoint",
     "recorded_format",
     "serve_command_line",
+    "write_format_record",
 ]

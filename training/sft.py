@@ -18,7 +18,9 @@ probes the trainer environment's torch; the decision and the environment's packa
 
 Several GPUs or nodes (the ``cluster`` option): the command runs the launcher under ``torchrun``
 (``python -m torch.distributed.run --nnodes --node-rank --nproc-per-node --master-addr --master-port``), so every
-rank runs ``llamafactory_sft.py`` and installs the weighted loss and the truncation guard itself.
+rank runs ``llamafactory_sft.py`` and installs the weighted loss and the truncation guard itself. Every node writes
+its copy of these files into its own folder of the shared run directory (``TrainPlan.on_node``: node k's are under
+``nodes/node-<k>``), while the output directory, ``result.json`` and the ranks' records are the run's, shared.
 ``llamafactory-cli train`` is not used: it re-launches LLaMA-Factory's own entry point under torchrun, whose ranks
 would run without those patches. ``deepspeed`` (``zero2``/``zero3``) writes ``deepspeed_<stage>.json`` and ``fsdp``
 writes ``fsdp_config.json`` into the run directory, referenced from ``llamafactory.yaml``; the model states per GPU
@@ -425,8 +427,9 @@ def _notes(export: ExportView, opts: SFTOptions, config: Mapping[str, Any], rc: 
                      "optimizer step")  # fmt: skip
     if rc.nnodes > 1:
         notes.append(f"node {rc.node_rank} of {rc.nnodes}: run the same command on every node with its own "
-                     f"cluster.node_rank; {config['dataset_dir']} and {config['output_dir']} must be the same paths "
-                     "on every node (a shared file system)")  # fmt: skip
+                     f"cluster.node_rank (and the same run id); the export {config['dataset_dir']} must be at that "
+                     f"path on every node, and the run directory holding {config['output_dir']} must be one "
+                     "directory every node sees (a shared file system: the data dir, or --shared-dir)")  # fmt: skip
     if device.kind == "cuda" and not memory.get("checked"):
         notes.append(f"memory fit not checked: model size {memory['params_from']}")
     return notes
@@ -442,8 +445,8 @@ def validate_sft_config(plan: TrainPlan, *, timeout_s: float = 300) -> dict[str,
     python = require_env(plan.env)
     plan.write()
     # One process, whatever the launch: the check stands in for rank 0 of the plan's cluster (the launcher's --check).
-    argv = [str(python), launcher("llamafactory_sft.py"), str(plan.run_dir.resolve() / CONFIG_FILE), "--hopforge",
-            str(plan.run_dir.resolve() / EXTRAS_FILE), "--check"]  # fmt: skip
+    argv = [str(python), launcher("llamafactory_sft.py"), str(plan.node_dir.resolve() / CONFIG_FILE), "--hopforge",
+            str(plan.node_dir.resolve() / EXTRAS_FILE), "--check"]  # fmt: skip
     return run_trainer_check(plan, argv, timeout_s=timeout_s, what="LLaMA-Factory")
 
 

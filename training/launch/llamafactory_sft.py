@@ -24,9 +24,11 @@ patches):
    ``{"status": "error", "error": <line>}``.
 
 Under ``torchrun`` (``training.sft`` plans it for GPUs and for several processes) every rank runs this script, so
-every rank installs the guard and the weighted loss before ``run_exp``; each rank records what it installed in
-``<run_dir>/ranks/rank-<RANK>.json``, and only global rank 0 writes ``preprocess.json``, ``metrics.jsonl`` and
-``result.json`` (which lists the ranks' records and the environment's package versions).
+every rank installs the guard and the weighted loss before ``run_exp``; each rank records its node, host, what it
+installed and how far it got in ``<run_dir>/ranks/rank-<RANK>.json`` (``run_dir`` is the run's shared directory, the
+same on every node), and only global rank 0 writes ``preprocess.json``, ``metrics.jsonl`` and ``result.json`` (which
+lists every rank's record, taken after all ranks met at the end of training, and the package versions). A rank
+other than 0 exits 0 once it has trained: the run's result is rank 0's.
 
 ``--check`` only validates: LLaMA-Factory's parser on the config and the tokenizer's tag ids; it prints a JSON
 report (also written to ``<run_dir>/check.json``). For a distributed plan it validates what rank 0 would read: the rendezvous variables torchrun would set
@@ -44,6 +46,7 @@ import argparse
 import json
 import math
 import os
+import socket
 import sys
 import time
 from pathlib import Path
@@ -52,6 +55,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _stubs  # noqa: E402,F401  (before llamafactory: it imports torchaudio at module level)
+import torch.distributed as dist  # noqa: E402
 import yaml  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 from weighted_loss import WeightedLossTrainerMixin, WeightedThinkLoss  # noqa: E402
@@ -306,13 +310,14 @@ def launch(config_path: Path, extras_path: Path) -> dict[str, Any]:
     report: dict[str, Any] = {}
     install_dataset_report(run_dir, config, extras, guard, report)
     installed = install_trainer(extras, run_dir, finetuning_args)
-    record_rank(run_dir, installed)
+    record_rank(run_dir, {**installed, "status": "started"})
     metrics = MetricsCallback(run_dir)
 
     from llamafactory.train.tuner import run_exp
 
     started = time.monotonic()
-    run_exp(args=dict(config), callbacks=[metrics])
+    run_exp(args=dict(config), callbacks=[metrics, RankEndCallback(run_dir, installed)])
+    record_rank(run_dir, {**installed, "status": "ok", "global_step": metrics.last.get("step")})
     output_dir = Path(config["output_dir"]).resolve()
     return {
         "status": "ok", "checkpoint": str(output_dir), "trainer": "llamafactory", "run_dir": str(run_dir),
@@ -322,14 +327,33 @@ def launch(config_path: Path, extras_path: Path) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def record_rank(run_dir: Path, installed: dict[str, Any]) -> None:
-    """``ranks/rank-<RANK>.json``: what this rank installed before training (all ranks train together, so by the
-    end rank 0 can read every rank's record)."""
+def record_rank(run_dir: Path, fields: dict[str, Any]) -> None:
+    """``ranks/rank-<RANK>.json`` in the shared run directory: this rank's node, host and process, what it installed
+    and how far it got (``status``: started, trained, ok or error). Written whole and renamed into place, so a rank
+    on another node never reads half of it."""
     folder = run_dir / RANKS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     record = {"rank": global_rank(), "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
-              "world_size": int(os.environ.get("WORLD_SIZE", "1")), "pid": os.getpid(), **installed}  # fmt: skip
-    (folder / f"rank-{record['rank']}.json").write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+              "node_rank": int(os.environ.get("GROUP_RANK", "0")), "host": socket.gethostname(),
+              "world_size": int(os.environ.get("WORLD_SIZE", "1")), "pid": os.getpid(), **fields}  # fmt: skip
+    path = folder / f"rank-{record['rank']}.json"
+    part = folder / f".rank-{record['rank']}.json.part"
+    part.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(part, path)
+
+
+class RankEndCallback(TrainerCallback):
+    """At the end of training, while the process group is still up (LLaMA-Factory destroys it when ``run_exp``
+    returns): every rank records that it trained, then all wait for each other, so rank 0's ``result.json`` lists
+    every rank of every node as it ended."""
+
+    def __init__(self, run_dir: Path, installed: dict[str, Any]) -> None:
+        self.run_dir, self.installed = run_dir, installed
+
+    def on_train_end(self, args, state, control, **kwargs):
+        record_rank(self.run_dir, {**self.installed, "status": "trained", "global_step": int(state.global_step)})
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()
 
 
 def read_ranks(run_dir: Path) -> list[dict[str, Any]]:
@@ -454,7 +478,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if global_rank() != 0:
-        return 0
+        return 0  # this rank trained; the run's result is rank 0's
+    result["ranks"] = read_ranks(Path(result["run_dir"]))  # after the ranks' end barrier: every rank's record
     _write_result(Path(result.get("run_dir", result_dir)), result)
     print(json.dumps({k: result[k] for k in ("status", "checkpoint", "global_step")}))
     return 0

@@ -8,9 +8,11 @@ serving one).
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 from collections.abc import Sequence
+from typing import Any
 
 from training.envs import TRAINER_ENVS, env_python, require_env
 from training.plan import TrainingError
@@ -46,6 +48,39 @@ def package_versions(env: str, packages: Sequence[str], *, timeout_s: float = 12
     return json.loads(lines[-1])
 
 
+_FLASH_ATTN = """
+import json
+try:
+    import flash_attn
+except (ImportError, OSError) as exc:  # not installed, or its CUDA extension does not load here
+    print(json.dumps({"importable": False, "why": f"{type(exc).__name__}: {exc}"[:300]}))
+else:
+    print(json.dumps({"importable": True, "version": getattr(flash_attn, "__version__", None)}))
+"""
+
+
+@functools.lru_cache(maxsize=8)
+def _flash_attn_probe(python: str, timeout_s: float) -> dict[str, Any]:
+    try:
+        done = subprocess.run([python, "-c", _FLASH_ATTN], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise TrainingError(f"probing flash-attn with {python} took more than {timeout_s:.0f} s") from None
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise TrainingError(f"probing flash-attn with {python} failed: {tail[0]}")
+    return json.loads(lines[-1])
+
+
+def flash_attn_status(env: str, *, timeout_s: float = 120.0) -> dict[str, Any] | None:
+    """Whether ``import flash_attn`` works in trainer environment ``env`` (``{"importable": bool, "version"|"why":
+    ...}``), asked of that environment's python once per process; ``None`` when the environment is not built."""
+    python = env_python(env)
+    if not python.exists():
+        return None
+    return _flash_attn_probe(str(python), timeout_s)
+
+
 def vllm_versions(envs: Sequence[str] = VLLM_ENVS) -> dict[str, str | None]:
     """``{env: vLLM version}`` for each of ``envs`` that exists here (``None``: the environment has no vLLM, as the
     CPU flavour); environments not built are left out."""
@@ -53,4 +88,4 @@ def vllm_versions(envs: Sequence[str] = VLLM_ENVS) -> dict[str, str | None]:
             if env in TRAINER_ENVS and env_python(env).exists()}  # fmt: skip
 
 
-__all__ = ["VLLM_ENVS", "package_versions", "vllm_versions"]
+__all__ = ["VLLM_ENVS", "flash_attn_status", "package_versions", "vllm_versions"]

@@ -174,6 +174,10 @@ class VerlOptions(_Options):
     gpu_memory_utilization: float = Field(default=0.6, gt=0, le=1)
     lora_rank: int = Field(default=0, ge=0)
     gradient_checkpointing: bool = True
+    attn_implementation: Literal["auto", "sdpa", "flash_attention_2", "eager"] = Field(
+        default="auto", description="Attention of the trained models (actor, reference, critic; vLLM's rollouts pick "
+        "their own). auto: flash_attention_2 when flash-attn imports in the verl environment, else sdpa: verl 0.9.1 "
+        "loads them with flash_attention_2 unless told, and transformers refuses that without flash-attn.")  # fmt: skip
     param_offload: bool = False
     optimizer_offload: bool = False
     total_epochs: int = Field(default=1, ge=1)
@@ -377,6 +381,29 @@ def _check_tool_token(url: str) -> None:
                             "environment only and written nowhere)")  # fmt: skip
 
 
+def resolve_attn_implementation(choice: str) -> tuple[str, str]:
+    """The attention implementation a verl plan writes for ``choice`` (``VerlOptions.attn_implementation``) and
+    why. ``auto`` asks the verl environment's python whether ``import flash_attn`` works (sdpa when it does not, or
+    when the environment is not built here); an explicit ``flash_attention_2`` that cannot import there is refused
+    in one line, since verl would die at model load."""
+    from training.env_versions import flash_attn_status
+
+    if choice in ("sdpa", "eager"):
+        return choice, "set in the options"
+    status = flash_attn_status("verl")
+    if choice == "flash_attention_2":
+        if status is not None and not status["importable"]:
+            raise TrainingError(f"attn_implementation=flash_attention_2, but flash-attn does not import in the verl "
+                                f"environment ({status['why']}): verl would stop at model load; install flash-attn "
+                                "there or set attn_implementation=auto (sdpa)")  # fmt: skip
+        return choice, "set in the options"
+    if status is None:
+        return "sdpa", "auto: no verl environment here to probe for flash-attn"
+    if status["importable"]:
+        return "flash_attention_2", f"auto: flash-attn {status.get('version')} imports in the verl environment"
+    return "sdpa", f"auto: flash-attn does not import in the verl environment ({status['why']})"
+
+
 def check_ray_address(address: str, timeout_s: float = RAY_PROBE_TIMEOUT_S) -> None:
     """``TrainingError`` in one line when the Ray head at ``address`` does not accept a connection."""
     import socket
@@ -411,6 +438,7 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
                             f"train rows: verl would run no step; lower train_batch_size")  # fmt: skip
     tools = _rl_tools(train_file)
     reward = opts.reward_name
+    attn, attn_source = resolve_attn_implementation(opts.attn_implementation)
     # Every node's ranks write their shards of a checkpoint: on several nodes that is a directory they all see.
     checkpoints = (shared / run_dir.name if shared else run_dir) / "checkpoints"
     tool_config = run_dir / TOOL_CONFIG_FILE
@@ -443,6 +471,9 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "actor_rollout_ref.model.path": model,
         "actor_rollout_ref.model.enable_gradient_checkpointing": opts.gradient_checkpointing,
         "actor_rollout_ref.model.lora_rank": opts.lora_rank,
+        # verl 0.9.1 (workers/config/model.py) builds the actor's and reference's config with
+        # override_config.attn_implementation, default flash_attention_2: without flash-attn the load fails.
+        "+actor_rollout_ref.model.override_config.attn_implementation": attn,
         "actor_rollout_ref.actor.optim.lr": opts.lr,
         "actor_rollout_ref.actor.optim.lr_warmup_steps": opts.lr_warmup_steps,
         "actor_rollout_ref.actor.ppo_mini_batch_size": opts.ppo_mini_batch_size,
@@ -501,6 +532,7 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
             "critic.optim.lr": opts.critic_lr,
             "critic.ppo_micro_batch_size_per_gpu": opts.micro_batch_size_per_gpu,
             "critic.model.enable_gradient_checkpointing": opts.gradient_checkpointing,
+            "+critic.model.override_config.attn_implementation": attn,
         })  # fmt: skip
     # Keys absent from verl's schema are added with Hydra's `+`.
     for key, value in sorted(opts.reward_kwargs.items()):
@@ -524,6 +556,7 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "options": opts.model_dump(mode="json"), "reward": reward, "reward_kwargs": dict(opts.reward_kwargs),
         "model": model, "stage": opts.stage, "algorithm": opts.algorithm, "tools": tools,
         "total_training_steps": opts.total_training_steps, "overrides": overrides,
+        "attn_implementation": {"value": attn, "source": attn_source},
         "train_file": str(train_file), "val_file": str(val_file), "checkpoint_dir": str(checkpoints),
         "cluster": {"ray_address": opts.ray_address, "nnodes": opts.nnodes, "n_gpus_per_node": opts.n_gpus_per_node,
                     "shared_dir": str(shared) if shared else None, "py_modules": py_modules},
@@ -533,7 +566,8 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
     }  # fmt: skip
     notes = [*notes, f"stage {opts.stage}: {opts.algorithm} from {model}, reward {reward}",
              f"prompts longer than {opts.max_prompt_length} tokens: {opts.overlong} (measured by the launcher with "
-             "the model's tokenizer before Ray starts)"]  # fmt: skip
+             "the model's tokenizer before Ray starts)",
+             f"attention {attn} for the trained models ({attn_source})"]  # fmt: skip
     if opts.ray_address:
         notes.append(f"joins the Ray cluster at {opts.ray_address} ({opts.nnodes} x {opts.n_gpus_per_node} GPUs): "
                      f"hopforge's code reaches the workers as runtime_env py_modules; checkpoints go to {checkpoints} "
@@ -786,6 +820,7 @@ __all__ = [
     "options_from",
     "plan_trl",
     "plan_verl",
+    "resolve_attn_implementation",
     "trl_config",
     "verl_tool_config",
     "verl_tool_schema",

@@ -199,6 +199,45 @@ elif check == "agent_loop":
                   score=compute_score(row["data_source"], response, row["reward_model"]["ground_truth"],
                                       dict(row["extra_info"])))
 
+elif check == "model":
+    # the actor as verl's FSDP engine loads it (workers/engine/fsdp/transformer_impl.py): HFModelConfig from the
+    # composed config, then the auto class's from_pretrained with that hf_config
+    import torch
+    from omegaconf import OmegaConf
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.utils.model import get_hf_auto_model_class
+
+    def load(model_config):
+        mc = omega_conf_to_dataclass(model_config)
+        auto = get_hf_auto_model_class(hf_config=mc.hf_config)
+        return auto.from_pretrained(pretrained_model_name_or_path=mc.local_path, torch_dtype=torch.float32,
+                                    config=mc.hf_config)
+
+    model = load(config.actor_rollout_ref.model)
+    a = ids_of("The first sequence here.")
+    b = ids_of("A second, longer sequence of tokens follows the first one.")
+    # verl's remove-padding forward (FSDPEngine.forward_step): the micro-batch packed in one row, no attention mask,
+    # positions restarting at each sequence, use_cache=False (with a cache transformers would not see the packing)
+    packed = model(input_ids=torch.tensor([a + b]), attention_mask=None, use_cache=False,
+                   position_ids=torch.tensor([list(range(len(a))) + list(range(len(b)))])).logits[0]
+    with torch.no_grad():
+        alone = torch.cat([model(input_ids=torch.tensor([x])).logits[0] for x in (a, b)])
+    loss = torch.nn.functional.cross_entropy(packed[:-1], torch.tensor(a + b)[1:])
+    loss.backward()
+    report.update(attn_implementation=model.config._attn_implementation,
+                  override=OmegaConf.select(config, "actor_rollout_ref.model.override_config.attn_implementation"),
+                  critic_override=OmegaConf.select(config, "critic.model.override_config.attn_implementation"),
+                  packed_max_abs_diff=float((packed.detach() - alone).abs().max()), loss=loss.item(),
+                  grads_finite=all(bool(torch.isfinite(p.grad).all()) for p in model.parameters() if p.grad is not None))
+    # what verl 0.9.1 does without the plan's override: flash_attention_2, refused without flash-attn
+    default = OmegaConf.to_container(config.actor_rollout_ref.model, resolve=True)
+    default["override_config"] = {}
+    try:
+        load(OmegaConf.create(default))
+        report["default_error"] = None
+    except ImportError as exc:
+        report["default_error"] = f"ImportError: {exc}"
+
 print(json.dumps(report, default=str))
 '''
 
@@ -248,6 +287,29 @@ def test_verl_accepts_both_schedules(trainer_python, tiny_model_dir, rl_export, 
                                                       ppo_mini_batch_size=2, rollout_n=1, n_gpus_per_node=1)))  # fmt: skip
     assert stage3["adv_estimator"] == "gae" and stage3["use_critic"] is True
     assert stage3["ray_env_vars"]["HOPFORGE_REWARD"] == "omne_post_sft"
+
+
+def test_verl_loads_the_planned_actor_with_the_planned_attention(trainer_python, tiny_model_dir, rl_export, tmp_path):
+    """Item 4 of issue 35: verl 0.9.1 loads actor, reference and critic with flash_attention_2 unless
+    override_config says otherwise, and the CPU verl environment (like the GPU one) has no flash-attn. The plan
+    probes the environment and writes sdpa; verl's own HFModelConfig and auto class then load the tiny model with
+    it, and the packed (remove-padding) forward verl's actor runs equals the sequences run one by one."""
+    trainer_python("verl")
+    plan = plan_verl(rl_export, tmp_path / "run", _opts(tiny_model_dir))
+    assert plan.config["attn_implementation"] == {
+        "value": "sdpa", "source": "auto: flash-attn does not import in the verl environment (ModuleNotFoundError: "
+                                   "No module named 'flash_attn')"}  # fmt: skip
+    assert "+actor_rollout_ref.model.override_config.attn_implementation=sdpa" in plan.argv
+    r = run_verl_side(trainer_python, plan, "model", tmp_path)
+    assert r["override"] == r["attn_implementation"] == "sdpa" and r["critic_override"] is None
+    assert r["packed_max_abs_diff"] < 1e-4 and r["grads_finite"] and r["loss"] > 0
+    # without the override verl's default is refused by transformers: the failure the plan avoids
+    assert r["default_error"] and "FlashAttention2" in r["default_error"]
+
+    ppo = plan_verl(rl_export, tmp_path / "ppo", VerlOptions.omne_r1("sft", str(tiny_model_dir), train_batch_size=2,
+                                                                       ppo_mini_batch_size=2, rollout_n=1,
+                                                                       n_gpus_per_node=1))  # fmt: skip
+    assert run_verl_side(trainer_python, ppo, "model", tmp_path)["critic_override"] == "sdpa"
 
 
 def test_verl_refuses_a_bad_override(trainer_python, tiny_model_dir, rl_export, tmp_path):

@@ -193,3 +193,8 @@ def test_a_run_whose_verifier_cannot_read_switches_the_check_off_in_one_line(run
         "seeds, reached 50% of the questions (1 of 1 jobs); 3+ hops asked 50% of the seeds, reached 50% of the "
         "questions (1 of 1 jobs)")
     assert [r.getMessage() for r in caplog.records].count(line) == 2  # at the start, and in the summary
+    # a re-run of the finished flow asks nothing: the control answers come from the cache, with the same decision
+    asked = len(fake_llm.requests)
+    again = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, use_judge=False,
+                        meaning_check="on", settings=run_settings)  # fmt: skip
+    assert len(fake_llm.requests) == asked and again["meaning_check"]["calibration"]["line"] == line

@@ -307,7 +307,12 @@ def generate_qa(
     ``meaning_check`` (``auto`` | ``on`` | ``off``; default ``settings.quality.meaning_check``): before the judge,
     the verifier answers each question from its path's facts and distractors alone (``tasks.qa.meaning_check``),
     and a question it answers otherwise is rejected (``not_answerable_from_facts``). ``auto`` is resolved here: on
-    unless the verifier role is the embedded model.
+    unless the verifier role is the embedded model. When on, the verifier first answers control fact sheets with
+    known answers (``tasks.qa.meaning_check.calibrate``); below 3 of 4 right the check is off for this run, said in
+    one line (log and ``meaning_check`` in the result, with the first questions it rejected and the reader's answer).
+
+    The result's ``hop_kind`` counts the run's questions by hops (1, 2, 3+) and kind, and ``mix`` says per domain
+    what mix it reached against ``hop_mix`` and why each hop class fell short (``tasks.qa.mix``).
 
     Seeds are nodes whose depth-3 ball holds ``min_ball`` to ``max_ball`` nodes (default: ``settings.seeds``,
     20 to 400); the run records the bounds it used. A domain with no eligible seed says which bound left every

@@ -24,6 +24,13 @@ question: the caller records it as ``llm_error``, as it does for the judge.
 
 The step follows the project's LLM-step shape: ``build_record`` -> ``build_messages(record)`` -> one gateway call
 (``check_meaning``) -> ``parse`` / ``verdict_for``.
+
+Calibration (``calibrate``): a verifier that cannot read fact sheets rejects good questions. Before a run with the
+check on, the verifier answers ``CONTROLS``, questions on fact sheets built exactly as a real check builds them
+(``check_meaning`` over ``control_graph``, invented entities said by the template writer's sentences) whose answers
+are known; fewer than ``MIN_CONTROLS_RIGHT`` of them right (a wrong answer, or no valid reply) and the run switches
+the check off, with ``Calibration.line`` saying so and why. ``reader_answer`` reads a verdict's reader answer back
+for the run summary.
 """
 
 from __future__ import annotations

@@ -925,6 +925,8 @@ NprocOpt = Annotated[Optional[int], typer.Option("--nproc-per-node", help="Proce
 MasterAddrOpt = Annotated[Optional[str], typer.Option("--master-addr", help="Address of node 0 every node reaches (cluster.master_addr).")]
 MasterPortOpt = Annotated[Optional[int], typer.Option("--master-port", help="Rendezvous port on node 0 (cluster.master_port).")]
 DeepSpeedOpt = Annotated[Optional[str], typer.Option("--deepspeed", help="none | zero2 | zero3 (DeepSpeed ZeRO stage).")]
+RunIdOpt = Annotated[Optional[str], typer.Option("--run-id", help="The run's id, the same on every node (names its run directory); default on several nodes: derived from the rendezvous, so the same command agrees.")]
+OfflineOpt = Annotated[bool, typer.Option("--offline", help="The trainer may not download the model from the hub (always so for a local model directory).")]
 
 
 def _cluster_values(values: dict[str, Any], **given: Any) -> dict[str, Any]:
@@ -973,6 +975,8 @@ def _options(model_cls, what: str, values: dict[str, Any]):
 
 def _print_train(r: dict[str, Any]) -> None:
     out.print(f"{r['status']}: {r['train_id']}  run dir: {r['run_dir']}", highlight=False, soft_wrap=True)
+    if r.get("node_rank"):
+        out.print(f"node {r['node_rank']}'s files: {r['node_dir']}", highlight=False, soft_wrap=True)
     if r["status"] == "dry_run":
         out.print("launch with:", highlight=False)
         out.print(f"  {r['command']}", highlight=False, markup=False, soft_wrap=True)
@@ -991,10 +995,12 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
                   max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many optimizer steps.")] = None,
                   nnodes: NnodesOpt = None, node_rank: NodeRankOpt = None, nproc_per_node: NprocOpt = None,
                   master_addr: MasterAddrOpt = None, master_port: MasterPortOpt = None, deepspeed: DeepSpeedOpt = None,
+                  run_id: RunIdOpt = None, offline: OfflineOpt = False,
+                  shared_dir: Annotated[Optional[str], typer.Option(help="A directory every node mounts at this path: the run directory goes there (default: the data dir, then shared by the nodes).")] = None,
                   sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
                   timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
     """LLaMA-Factory SFT on an export (weighted think-token loss), in the trainer's own environment; torchrun over
-    this node's GPUs (and --nnodes nodes)."""
+    this node's GPUs (and --nnodes nodes: the same command on every node, its own --node-rank)."""
 
     def body():
         from flows.train import preflight, train_sft
@@ -1015,11 +1021,11 @@ def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base
                         master_addr=master_addr, master_port=master_port)
         opts = _options(SFTOptions, "SFT", values)
         settings = _settings(config)
-        preflight(settings, export, opts)  # bad input is one line before Prefect starts
+        preflight(settings, export, opts, run_id=run_id, shared_dir=shared_dir)  # bad input: one line before Prefect
         if check and not dry_run:
             raise _UserError("--check goes with --dry-run (a real run is checked by the trainer itself)")
         _print_train(train_sft(options=opts, export_version=export, dry_run=dry_run, check=check, timeout_s=timeout,
-                               settings=settings))
+                               run_id=run_id, shared_dir=shared_dir, offline=offline, settings=settings))
 
     _run(body)
 
@@ -1036,7 +1042,8 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
                  master_addr: MasterAddrOpt = None, master_port: MasterPortOpt = None,
                  deepspeed: DeepSpeedOpt = None,
                  ray_address: Annotated[Optional[str], typer.Option(help="verl: host:port of a running Ray cluster's head to join (default: a local Ray).")] = None,
-                 shared_dir: Annotated[Optional[str], typer.Option(help="verl: a directory every node mounts at this path; checkpoints go there (needed with --ray-address or nnodes > 1).")] = None,
+                 shared_dir: Annotated[Optional[str], typer.Option(help="A directory every node mounts at this path: verl's checkpoints go there (needed with --ray-address or nnodes > 1); TRL's run directory.")] = None,
+                 run_id: RunIdOpt = None, offline: OfflineOpt = False,
                  sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
                  timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
     """RL on an export's questions with verl (or TRL), rewarded by training/verl_reward.py:compute_score."""
@@ -1066,15 +1073,17 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
             values["nnodes"] = nnodes
         if trainer == "verl":
             values.update({k: v for k, v in (("ray_address", ray_address), ("shared_dir", shared_dir)) if v is not None})
-        elif ray_address is not None or shared_dir is not None:
-            raise _UserError("--ray-address and --shared-dir are verl options (TRL launches with accelerate)")
+        elif ray_address is not None:
+            raise _UserError("--ray-address is a verl option (TRL launches with accelerate)")
         opts = _options(VerlOptions, "verl", values) if trainer == "verl" else _options(TRLOptions, "TRL", values)
         settings = _settings(config)
-        preflight(settings, export, opts)  # bad input is one line before Prefect starts
+        preflight(settings, export, opts, run_id=run_id,
+                  shared_dir=shared_dir if trainer == "trl" else None)  # bad input: one line before Prefect
         if check and not dry_run:
             raise _UserError("--check goes with --dry-run (a real run is checked by the trainer itself)")
         r = train_rl(trainer=trainer, export_version=export, start_tool_server=tool_server is None, dry_run=dry_run,
-                     check=check, timeout_s=timeout, tool_workers=tool_workers, settings=settings, **{trainer: opts})
+                     check=check, timeout_s=timeout, tool_workers=tool_workers, run_id=run_id, offline=offline,
+                     shared_dir=shared_dir if trainer == "trl" else None, settings=settings, **{trainer: opts})
         _print_train(r)
 
     _run(body)

@@ -560,10 +560,16 @@ def merge_adapter(adapter_dir: str | None, *, settings: Settings, template: str 
                     dry_run=False, timeout_s=timeout_s, base_model=base_model)  # fmt: skip
 
 
-def preflight(settings: Settings, export_version: str | None, options: SFTOptions | VerlOptions | TRLOptions) -> TrainPlan:
-    """Plan a run without writing or launching anything, so that a bad export, dataset, model or option is one
-    clear ``TrainingError`` before a flow (and Prefect) starts. The flow plans again, into its own run directory."""
+def preflight(settings: Settings, export_version: str | None, options: SFTOptions | VerlOptions | TRLOptions, *,
+              run_id: str | None = None, shared_dir: str | None = None) -> TrainPlan:  # fmt: skip
+    """Plan a run without writing or launching anything, so that a bad export, dataset, model, option, run id or
+    shared directory is one clear ``TrainingError`` before a flow (and Prefect) starts. The flow plans again, into
+    its own run directory."""
     export = _export(settings, export_version)
+    if run_id is not None:
+        shared_train_id("preflight", "any", run_id=run_id, cluster=None, export=export, model="")
+    if shared_dir is not None:
+        _run_dir(settings, "preflight", shared_dir)
     scratch = _run_dir(settings, "preflight")
     if isinstance(options, SFTOptions):
         return plan_sft(export, scratch, options)

@@ -64,6 +64,8 @@ class ClusterOptions(BaseModel):
     gpu_memory_gib: float | None = Field(None, gt=0, description="Memory of one GPU; default: probed.")
     model_params_b: float | None = Field(None, gt=0, description="Parameters of the model in billions, for the "
                                                                  "memory check when its config.json is not local.")  # fmt: skip
+    one_machine: bool = Field(False, description="Every node is a process on this one machine (a rehearsal of a "
+                                                 "multi-node run on loopback): a loopback master_addr is allowed.")  # fmt: skip
 
     @model_validator(mode="after")
     def _consistent(self) -> ClusterOptions:
@@ -73,9 +75,10 @@ class ClusterOptions(BaseModel):
         if self.nnodes > 1 and not self.master_addr:
             raise ValueError(f"cluster.nnodes {self.nnodes} needs cluster.master_addr: the address of node 0 that "
                              "every node can reach")  # fmt: skip
-        if self.nnodes > 1 and _is_loopback(self.master_addr or ""):
+        if self.nnodes > 1 and _is_loopback(self.master_addr or "") and not self.one_machine:
             raise ValueError(f"cluster.master_addr {self.master_addr} is a loopback address, which other nodes "
-                             f"cannot reach (cluster.nnodes {self.nnodes}): give node 0's address")  # fmt: skip
+                             f"cannot reach (cluster.nnodes {self.nnodes}): give node 0's address (or set "
+                             "cluster.one_machine=true to rehearse the nodes as processes of this machine)")  # fmt: skip
         return self
 
 

@@ -55,6 +55,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _stubs  # noqa: E402,F401  (before llamafactory: it imports torchaudio at module level)
+import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import yaml  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
@@ -311,13 +312,16 @@ def launch(config_path: Path, extras_path: Path) -> dict[str, Any]:
     install_dataset_report(run_dir, config, extras, guard, report)
     installed = install_trainer(extras, run_dir, finetuning_args)
     record_rank(run_dir, {**installed, "status": "started"})
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and not torch.cuda.is_available():
+        restore_cpu_index_locations()
     metrics = MetricsCallback(run_dir)
 
     from llamafactory.train.tuner import run_exp
 
     started = time.monotonic()
-    run_exp(args=dict(config), callbacks=[metrics, RankEndCallback(run_dir, installed)])
-    record_rank(run_dir, {**installed, "status": "ok", "global_step": metrics.last.get("step")})
+    end = RankEndCallback(run_dir, installed)
+    run_exp(args=dict(config), callbacks=[metrics, end])
+    record_rank(run_dir, {**installed, "status": "ok", "global_step": end.global_step})
     output_dir = Path(config["output_dir"]).resolve()
     return {
         "status": "ok", "checkpoint": str(output_dir), "trainer": "llamafactory", "run_dir": str(run_dir),
@@ -325,6 +329,17 @@ def launch(config_path: Path, extras_path: Path) -> dict[str, Any]:
         "final": {k: v for k, v in metrics.last.items() if k != "step"}, "global_step": metrics.last.get("step"),
         "versions": versions(), "ranks": read_ranks(run_dir),
     }  # fmt: skip
+
+
+def restore_cpu_index_locations() -> None:
+    """Let ``torch.load`` restore storages to a ``cpu:<index>`` location. Resuming a run of several CPU processes,
+    transformers (5.6, ``Trainer._load_optimizer_and_scheduler``) loads the optimizer state with ``map_location`` =
+    the process's device, which under torchrun on a CPU is ``cpu:0``: torch's default restore refuses that tag ("don't
+    know how to restore data location"). On GPUs the location is ``cuda:<n>``, which torch restores itself."""
+    def restore(storage: Any, location: str) -> Any:
+        return storage if location.startswith("cpu:") else None
+
+    torch.serialization.register_package(30, lambda _obj: None, restore)
 
 
 def record_rank(run_dir: Path, fields: dict[str, Any]) -> None:
@@ -349,9 +364,11 @@ class RankEndCallback(TrainerCallback):
 
     def __init__(self, run_dir: Path, installed: dict[str, Any]) -> None:
         self.run_dir, self.installed = run_dir, installed
+        self.global_step: int | None = None
 
     def on_train_end(self, args, state, control, **kwargs):
-        record_rank(self.run_dir, {**self.installed, "status": "trained", "global_step": int(state.global_step)})
+        self.global_step = int(state.global_step)
+        record_rank(self.run_dir, {**self.installed, "status": "trained", "global_step": self.global_step})
         if dist.is_available() and dist.is_initialized():
             dist.barrier()
 

@@ -715,6 +715,33 @@ def test_a_kind_is_not_cut_from_prose_or_from_a_passive(label: str) -> None:
     assert p.forms is None or p.evidence["object_noun"].source != "morphology"
 
 
+@pytest.mark.parametrize(("label", "statement", "kind", "clause"), [
+    ("cityServed", "{s} serves {o}", "city", "{the} served by {s}"),
+    ("area_served", "{s} serves {o}", "area", "{the} served by {s}"),
+    ("languageSpoken", "{s} speaks {o}", "language", "{the} spoken by {s}"),
+    ("yearBuilt", "{s} was built in {o}", "date", "{the} {that} {s} was built in"),
+    ("date_founded", "{s} was founded in {o}", "date", "{the} {that} {s} was founded in"),
+    ("placeBuried", "{s} was buried in {o}", "place", "{the} {that} {s} was buried in"),
+])
+def test_a_machine_label_may_name_its_objects_kind_then_a_participle(label: str, statement: str, kind: str | None,
+                                                                      clause: str) -> None:
+    """"cityServed": the object is the city served by the subject; with a noun of time or place, when or where the
+    subject underwent the verb ("yearBuilt": the subject was built then, not the builder of a year)."""
+    p = profile_from_label(label, NO_LABELS)
+    assert p.forms is not None, p.evidence["forms"].detail
+    assert p.forms.statement == statement
+    assert p.forms.object_clause[0] == clause
+    assert p.object_noun == kind
+
+
+@pytest.mark.parametrize("label", ["city served", "teamCoached", "servedCity"])
+def test_a_participle_after_a_noun_is_not_read_from_prose_or_from_a_noun(label: str) -> None:
+    """Prose is not shortened, a participle whose verb form is also a noun ("coached" → "coaches") is not guessed,
+    and a participle before the noun is no kind-then-participle label."""
+    p = profile_from_label(label, NO_LABELS)
+    assert p.forms is None or "the object is the" not in p.evidence["forms"].detail
+
+
 @pytest.mark.parametrize(("label", "statement"), [
     ("filming_location", "{o} is a filming location of {s}"), ("connectingLine", "{o} is a connecting line of {s}"),
     ("filming_location_of", "{s} is a filming location of {o}"), ("recording_studio", "{o} is the recording studio of {s}"),

@@ -177,6 +177,8 @@ def test_node_type_noun(kg: KnowledgeGraph, node: str, noun: str) -> None:
     ("Content", "work"), ("NaturalObject", "natural object"), ("Other", None), ("Data", None), ("UNKNOWN", None),
     ("unknown", None), ("", None), (None, None), ("T121", None), ("m.0abc12", None), ("Diseases", "disease"),
     ("Species", "species"), ("DNA", "DNA"), ("Element, Ion, or Isotope", "element, ion, or isotope"),
+    ("Transition metal", "transition metal"), ("Noble gas", "noble gas"), ("Greek deity", "Greek deity"),
+    ("French commune", "French commune"),
 ])  # fmt: skip
 def test_type_text_noun(text: str | None, noun: str | None) -> None:
     assert type_text_noun(text) == noun
@@ -320,3 +322,14 @@ def test_check_candidate_masks_the_graphs_names(kg: KnowledgeGraph) -> None:
     assert failed("Which disease does the clinical drug that has sodium chloride as an ingredient treat?") == []
     assert failed("Which disease does the clinical_drug with sodium_chloride treat in <b>2020</b>?") == ["has_markup"]
     assert "leaks_intermediate_node" in failed("Which disease does saline solution, made with sodium_chloride, treat?")
+
+
+@pytest.mark.parametrize(("name", "type_noun", "the"), [
+    ("Pataca", "currency", True), ("US Dollar", "currency", True), ("Nile", "river", True),
+    ("Macau", "territory", False), ("Pataca", None, False),
+])
+def test_a_currency_takes_the(name: str, type_noun: str | None, the: bool) -> None:
+    """Currency names are written with "the" in running text ("whose currency is the pataca")."""
+    from tasks.meaning.names import name_takes_article
+
+    assert name_takes_article(name, type_noun) is the

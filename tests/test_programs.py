@@ -279,3 +279,51 @@ def test_a_seed_whose_every_hop_names_one_of_many_is_kept_when_a_program_starts_
     lone_book = book_for_graph(lone)
     assert not opens_a_path(lone, "Madrid", book=lone_book)
     assert not starts_a_program(lone, "Madrid", book=lone_book, clause_ok=can_pin_with)
+
+
+# -- readings of labels nobody on the project wrote --------------------------------------------------------------
+
+
+def test_a_date_is_asked_with_when():
+    """A step to a node of a time kind asks "When was X founded?", not "Which date was X founded in?"."""
+    kg = graph([("Indiana Pacers", "inception", "1967")], {"Indiana Pacers": "team", "1967": "date"}, domain="sport")
+    book = book_for_graph(kg)
+    program = QueryProgram(kind="chain", start="Indiana Pacers", nodes=["Indiana Pacers", "1967"],
+                           steps=[ProgramStep(label="inception", forward=True, kind="date")])
+    q = write_program_question(program, ["team", "date"], book=book, name_of=lambda n: n)
+    assert q == "When was Indiana Pacers founded?"
+
+
+def test_a_participle_label_is_asked_as_what_the_subject_does():
+    """"cityServed" (DBpedia): the city served by an airport, not a refusal for want of a reading."""
+    kg = graph([("Miramar Airport", "cityServed", "Miramar")], {"Miramar Airport": "airport", "Miramar": "city"},
+               domain="air")
+    book = book_for_graph(kg)
+    program = QueryProgram(kind="chain", start="Miramar Airport", nodes=["Miramar Airport", "Miramar"],
+                           steps=[ProgramStep(label="cityServed", forward=True, kind="city")])
+    q = write_program_question(program, ["airport", "city"], book=book, name_of=lambda n: n)
+    assert q in ("Which city does Miramar Airport serve?", "Which city is served by Miramar Airport?")
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("Asia/Dubai", True), ("America/North_Dakota/New_Salem", True), ("Etc/GMT+4", True), ("ES-MD", True),
+    ("Flintshire [Sir y Fflint GB-FFL]", True), ("Q42", True),
+    ("Al_Pacino", False), ("dbr:Albert_Einstein", False), ("Flintshire", False), ("Group 14", False),
+    ("US Dollar", False),
+])
+def test_code_like_reads_the_name_as_a_question_shows_it(name, code):
+    """An identifier with a readable form ("Al_Pacino" → "Al Pacino") is a name; a time-zone id or an ISO code,
+    bare or in brackets, is not."""
+    from tasks.qa.programs import code_like
+
+    assert code_like(name) is code
+
+
+def test_a_program_that_starts_at_a_code_is_refused_with_its_reason():
+    kg = graph([("Asia/Dubai", "time zone of", "United Arab Emirates"),
+                ("United Arab Emirates", "currency", "UAE Dirham")],
+               {"Asia/Dubai": "time zone", "United Arab Emirates": "territory", "UAE Dirham": "currency"})
+    found = build_program(kg, ["Asia/Dubai", "United Arab Emirates", "UAE Dirham"],
+                          [ProgramStep(label="time zone of", forward=True), ProgramStep(label="currency", forward=True)],
+                          book=book_for_graph(kg), index=relation_index(kg), rng=random.Random(0))
+    assert not isinstance(found, QueryProgram) and found.code == "code_start"

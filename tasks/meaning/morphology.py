@@ -768,8 +768,50 @@ def _reading_or_none(words: list[str], lex: Lexicon, machine: bool = False) -> t
     try:
         return _read(words, lex, machine), ""
     except _Unreadable as exc:
-        kind = _object_kind(words, lex, machine)
+        kind = _object_kind(words, lex, machine) or _kind_then_participle(words, lex, machine)
         return kind if kind is not None else (None, str(exc))
+
+
+#: Nouns that name a time: "<time noun> <participle>" ("yearBuilt", "date_founded") says when the subject underwent
+#: the verb, not what it acted on.
+_TIME_NOUNS = frozenset("year date day time century decade season month era period".split())
+#: Nouns that name a where: "<place noun> <participle>" ("placeBuried", "location_filmed") says where the subject
+#: underwent the verb.
+_WHERE_NOUNS = frozenset("place location site venue".split())
+
+
+def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Reading, str] | None:
+    """A machine label that names its object's kind, then a past participle: "cityServed", "area_served",
+    "languageSpoken" (the object is the <noun> <participle> by the subject: "{s} serves {o}", the object a city),
+    and with a time noun "yearBuilt", "date_founded" (when the subject was <participle>: "{s} was built in {o}").
+    Only where the noun is a plain noun and the participle a verb's past participle; a prose label is not
+    shortened."""
+    if not machine or len(words) < 2:
+        return None
+    low = [w.lower() for w in words]
+    part, nouns = low[-1], low[:-1]
+    lemma = _participle_lemma(part)
+    if lemma is None or any(w in _FUNCTION or not _TYPE_WORD.fullmatch(w) for w in nouns) or \
+            not _is_noun(nouns[-1]) or "VERB" in getAllLemmas(nouns[-1]) and len(nouns) == 1 and \
+            "NOUN" not in getAllLemmas(nouns[-1]):
+        return None
+    noun = _singular(" ".join(nouns))
+    try:
+        head = noun.split()[-1]
+        if head in _TIME_NOUNS or head in _WHERE_NOUNS:
+            reading = _read(["was", part, "in"], lex, machine)
+            reading.shape += f": {noun!r} is {'when' if head in _TIME_NOUNS else 'where'} the subject was {part}"
+            if head in _TIME_NOUNS:
+                reading.extra["object_kind"] = "date"
+        else:
+            reading = _read([_inflect(lemma, "VBZ")], lex, machine)
+            reading.shape += f", from {noun!r} {part!r}: the object is the {noun} {part} by the subject"
+            reading.extra["object_kind"] = noun
+    except _Unreadable:
+        return None
+    if reading.kind != "verb" or reading.swap:
+        return None
+    return reading, ""
 
 
 def _object_kind(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Reading, str] | None:

@@ -178,7 +178,8 @@ def type_text_noun(text: str | None) -> str | None:
     when it says nothing (empty, ``UNKNOWN``, LightRAG's Other or Data, a code such as "T121", an unresolved
     mid). Identifiers become words (``vocabulary=True``: "clinical_drug", "BodySystem", "people.person"), the
     last word singular, and the words lower case unless they read as a proper noun: a single capitalised word
-    and Title Case are lowered ("Person", "Clinical Drugs"); "Greek deity" keeps its capital."""
+    and Title Case are lowered ("Person", "Clinical Drugs"), and so is a sentence-case first word that is a common
+    English word ("Transition metal"); "Greek deity" keeps its capital."""
     if text is None:
         return None
     t = " ".join(text.split())
@@ -201,6 +202,9 @@ def type_text_noun(text: str | None) -> str | None:
 
     if len(words) == 1 or all(titled(w) for w in cased):
         words = [w.lower() if titled(w) else w for w in words]
+    elif titled(words[0]) and all(w.islower() for w in words[1:]) and lemminflect.getAllLemmas(words[0].lower()):
+        # sentence case whose first word is a common English word: "Transition metal" (but "Greek deity")
+        words[0] = words[0].lower()
     words[-1] = _singular(words[-1])
     noun = " ".join(words)
     key = relation_word(noun)

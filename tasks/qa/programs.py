@@ -45,7 +45,7 @@ from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
-from tasks.meaning.names import NAME_RELATIONS, TYPE_RELATIONS, is_identifier, node_type_noun, relation_word
+from tasks.meaning.names import NAME_RELATIONS, TYPE_RELATIONS, display_name, is_identifier, node_type_noun, relation_word
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -164,11 +164,19 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
 _CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*)$")
 
 
+_BRACKETED_CODE = re.compile(r"[\[(][^\])]*\b[A-Z]{2,3}-[A-Z0-9]{1,4}\b[^\])]*[\])]")
+
+
+_PATH = re.compile(r"[^\W\d_]/[^\W\d_]")
+
+
 def code_like(name: str) -> bool:
-    """Whether a name is an identifier or a code rather than a name a person writes: a path-like id
-    ("America/New_York", "Asia/Dubai"), an ISO-style code ("ES-MD"), an underscored token, a letter-digit code, or
-    what ``is_identifier`` says is one."""
-    return bool(_CODE.match(name.strip())) or is_identifier(name)
+    """Whether a name, as a question shows it (``display_name``: "Al_Pacino" is shown "Al Pacino"), is an
+    identifier or a code rather than a name a person writes: a path-like id ("America/New_York", "Asia/Dubai"), an
+    ISO-style code ("ES-MD"), an underscored token, a letter-digit code, a name that carries an ISO-style code in
+    brackets ("Flintshire [Sir y Fflint GB-FFL]"), or what ``is_identifier`` says is one."""
+    t = display_name(name).strip()
+    return bool(_CODE.match(t) or _BRACKETED_CODE.search(t) or _PATH.search(t)) or is_identifier(t)
 
 
 def count_in_world(profile: RelationProfile, forward: bool) -> str:
@@ -217,6 +225,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "two_pinned",  # two nodes of the chain would need pins: the question would stack clauses past reading
     "not_unique",  # the program, executed, does not reach exactly one node at every step
     "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
+    "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
     "unwritable",  # the writer could not put the program into words
 )
 
@@ -410,6 +419,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if code_like(answer):
         return PinRefusal("code_answer", f"the answer {answer!r} is an identifier or a code, not a name a person "
                                          "would answer with")
+    if code_like(walk[0]):
+        return PinRefusal("code_start", f"the start {walk[0]!r} is an identifier or a code, not a name a reader "
+                                        "knows it by")
     steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
              for i, s in enumerate(steps, start=1)]
     hops = len(steps)

@@ -97,8 +97,17 @@ def hop_refusals(edges: Sequence[PathEdge], book: ProfileBook | None = None) -> 
     return None
 
 
+#: Kind nouns of a time: a question about one asks "When was X founded?", not "Which date was X founded in?".
+TIME_KINDS = frozenset({"date", "year", "time", "day"})
+_TIME_QUESTION = re.compile(r"^\{wh\} (.*) (?:in|on|at)\?$")
+
+
 def _fill(template: str, known: str, slot: str, noun: str) -> str:
     wh = "Who" if noun == "person" else ("What" if noun == "entity" else f"Which {noun}")
+    if noun in TIME_KINDS:
+        m = _TIME_QUESTION.match(template)
+        if m is not None:
+            template, wh = "{wh} " + m.group(1) + "?", "When"
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
             .replace("{that}", "who" if noun == "person" else "that").replace("{wh}", wh))
     text = " ".join(text.split())

@@ -175,5 +175,5 @@ def mix_report(hop_mix: Mapping[str, float] | None, counts_by_domain: Mapping[st
     return out
 
 
-__all__ = ["DEFAULT_KIND", "HOP_BUCKETS", "counts_by_domain", "hop_bucket", "hop_kind_counts", "hop_kind_dict", "hop_kind_lines",
-           "hop_kind_markdown", "kinds_of", "mix_line", "mix_report", "shapes_sql", "shortfalls"]
+__all__ = ["DEFAULT_KIND", "HOP_BUCKETS", "counts_by_domain", "hop_bucket", "hop_kind_counts", "hop_kind_dict",
+           "hop_kind_lines", "hop_kind_markdown", "kinds_of", "mix_line", "mix_report", "shapes_sql", "shortfalls"]

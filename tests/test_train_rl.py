@@ -390,7 +390,7 @@ def test_bad_verl_options(values, message):
 @pytest.mark.parametrize(("values", "message"), [
     ({"num_generations": 3, "per_device_train_batch_size": 4}, r"must be a multiple of num_generations \(3\)"),
     ({"use_vllm": "server"}, r"use_vllm='server' needs vllm_server_base_url"),
-    ({"use_vllm": "yes"}, r"use_vllm: Input should be 'off', 'colocate' or 'server'"),
+    ({"use_vllm": "yes"}, r"use_vllm: Input should be 'auto', 'off', 'colocate' or 'server'"),
     ({"extra_args": {"output_dir": "/tmp/x"}}, r"extra_args may not set \['output_dir'\]"),
     ({"extra_args": {"bf16": True}}, r"extra_args may not set \['bf16'\]"),
     ({"lora_rank": 1024}, r"lora_rank: Value error, lora_rank 1024 is above 512, the largest rank vLLM serves"),

@@ -615,13 +615,25 @@ class TRLOptions(_Options):
     beta: float = Field(default=0.0, ge=0, description="KL coefficient (0: no reference model).")
     epsilon: float = Field(default=0.2, gt=0, lt=1)
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"
-    max_completion_length: int = Field(default=1024, ge=8)
+    max_completion_length: int | None = Field(default=None, ge=8, description="Tokens of one rollout after its "
+                                              "prompt: every assistant turn and every tool reply (TRL 1.16 counts "
+                                              "both and drops a reply that would not fit, so the rollout ends "
+                                              "without an answer). None: the launcher measures the export's "
+                                              "trajectories and takes the longest times completion_margin; a given "
+                                              "value that cannot hold them is refused.")  # fmt: skip
+    completion_margin: float = Field(default=1.25, ge=1, le=8, description="Room above the longest measured "
+                                                                          "trajectory for a measured budget.")  # fmt: skip
+    max_tool_response_chars: int = Field(default=4096, ge=64, description="Longer tool replies are cut in the "
+                                         "middle, as verl's tool loop cuts them (also in the measured trajectories).")  # fmt: skip
     temperature: float = Field(default=1.0, gt=0)
     num_train_epochs: float = Field(default=1.0, gt=0)
     max_steps: int = Field(default=-1, ge=-1)
     logging_steps: int = Field(default=1, ge=1)
     save_steps: int = Field(default=500, ge=1)
-    use_vllm: Literal["off", "colocate", "server"] = "off"
+    use_vllm: Literal["auto", "off", "colocate", "server"] = Field(default="auto", description="Rollouts with "
+                                                                    "vLLM. auto: colocate on GPUs (HF generate under "
+                                                                    "ZeRO-3 is orders of magnitude slower), off on a "
+                                                                    "CPU.")  # fmt: skip
     vllm_server_base_url: str | None = None
     vllm_gpu_memory_utilization: float = Field(default=0.3, gt=0, le=1)
     bf16: bool | None = Field(default=None, description="None: on when the node's GPUs compute in bf16, off on a CPU.")
@@ -669,6 +681,7 @@ def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str,
     rc = rc or resolve_cluster(ClusterOptions(device="cpu"), DeviceInfo("cpu", 0, None, False, "default (one CPU "
                                                                                                 "process)"))  # fmt: skip
     bf16 = opts.bf16 if opts.bf16 is not None else (rc.device.kind == "cuda" and rc.device.bf16)
+    use_vllm = trl_vllm_mode(opts, rc.device)
     files, rows = export.data_files(opts.dataset), export.rows(opts.dataset)
     if not files or not rows.get("train"):
         raise TrainingError(f"export {export.version} has no {opts.dataset} train rows: export again with the "
@@ -694,11 +707,11 @@ def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str,
         "bf16": bf16,
         "seed": opts.seed,
         "report_to": list(opts.report_to) or "none",
-        "use_vllm": opts.use_vllm != "off",
+        "use_vllm": use_vllm != "off",
         "remove_unused_columns": False,  # the reward needs the ground-truth columns
     }
-    if opts.use_vllm != "off":
-        grpo["vllm_mode"] = opts.use_vllm
+    if use_vllm != "off":
+        grpo["vllm_mode"] = use_vllm
         grpo["vllm_gpu_memory_utilization"] = opts.vllm_gpu_memory_utilization
         if opts.vllm_server_base_url:
             grpo["vllm_server_base_url"] = opts.vllm_server_base_url
@@ -715,11 +728,29 @@ def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str,
             "tool_server_url": opts.tool_server_url, "tool_timeout_s": opts.tool_timeout_s,
             "max_tool_failure_rate": opts.max_tool_failure_rate, "tool_failure_window": opts.tool_failure_window,
             "lora_rank": opts.lora_rank, "max_prompt_length": opts.max_prompt_length, "overlong": opts.overlong,
+            # TRL's completion budget holds the tool replies: the launcher measures it from these trajectories
+            "trajectories_file": str(export.data_files("messages")["train"]) if export.rows("messages").get("train")
+            else None,
+            "completion_margin": opts.completion_margin, "max_tool_response_chars": opts.max_tool_response_chars,
             # What the launcher's --check stands in for when it validates on another machine than the ranks'.
             "launch": {**rc.summary(), "accelerate": _under_accelerate(rc, opts), "bf16": bf16,
                        "deepspeed": opts.deepspeed},
         },
     }  # fmt: skip
+
+
+def trl_vllm_mode(opts: TRLOptions, device: DeviceInfo) -> str:
+    """The rollout engine of a TRL plan: ``auto`` is ``colocate`` on GPUs and ``off`` on a CPU. vLLM on GPUs must be
+    in the trl environment: refused in one line when this node's trl environment was probed and has none (a plan
+    for GPUs declared in the options, checked elsewhere, is left to the launcher, which refuses the same way)."""
+    mode = opts.use_vllm if opts.use_vllm != "auto" else ("colocate" if device.kind == "cuda" else "off")
+    if mode == "off" or device.kind != "cuda":
+        return mode
+    if device.source.startswith("probe") and not device.versions.get("vllm"):
+        raise TrainingError(f"use_vllm={mode} needs vLLM in the trl environment, which has none: build it with `make "
+                            "trainer-env T=trl FLAVOUR=gpu` (trl[vllm]), or set use_vllm=off (rollouts with HF "
+                            "generate, orders of magnitude slower)")  # fmt: skip
+    return mode
 
 
 def _under_accelerate(rc: ResolvedCluster, opts: TRLOptions) -> bool:
@@ -751,10 +782,16 @@ def plan_trl(export: ExportView, run_dir: Path, opts: TRLOptions, device: Device
     memory = check_memory_fit(model=model, finetuning_type="lora" if opts.lora_rank else "full",
                               lora_rank=opts.lora_rank, sharding=opts.deepspeed, rc=rc,
                               model_params_b=opts.cluster.model_params_b, reference_model=opts.beta > 0,
-                              reserved_fraction=opts.vllm_gpu_memory_utilization if opts.use_vllm == "colocate" else 0.0)  # fmt: skip
+                              reserved_fraction=opts.vllm_gpu_memory_utilization
+                              if trl_vllm_mode(opts, device) == "colocate" else 0.0)  # fmt: skip
     config = trl_config(export, run_dir, opts, model, rc)
     notes = [f"stage {opts.stage}: GRPO from {model}, reward {opts.reward_name}",
              "multi-turn with the KG tools" if opts.tool_server_url else "single-turn (no tool_server_url)",
+             f"rollouts: {'vLLM ' + config['grpo']['vllm_mode'] if config['grpo']['use_vllm'] else 'HF generate'}",
+             f"completion budget: {opts.max_completion_length} tokens, checked against the export's trajectories"
+             if opts.max_completion_length else "completion budget: the longest of the export's trajectories (tool "
+             f"replies cut at {opts.max_tool_response_chars} characters) x {opts.completion_margin}, measured by the "
+             "launcher with the model's tokenizer",
              f"prompts longer than {opts.max_prompt_length} tokens: {opts.overlong} (measured by the launcher with the "
              "model's tokenizer before the model loads)"]  # fmt: skip
     if not config["grpo"]["bf16"]:
@@ -822,6 +859,7 @@ __all__ = [
     "plan_verl",
     "resolve_attn_implementation",
     "trl_config",
+    "trl_vllm_mode",
     "verl_tool_config",
     "verl_tool_schema",
 ]

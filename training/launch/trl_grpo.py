@@ -88,6 +88,11 @@ def is_main_process() -> bool:
     return int(os.environ.get("RANK", "0")) == 0
 
 
+def is_distributed() -> bool:
+    """Several processes train this run (``accelerate launch`` sets ``WORLD_SIZE``)."""
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1
+
+
 def versions() -> dict[str, str]:
     """Versions of the packages that decide how this environment trains (the ones installed)."""
     from installed import installed_versions
@@ -172,11 +177,13 @@ class ToolServer:
     bound is raised as ``ToolServerError`` (counted by TRL too, ``tools/failure_frequency``), and past the bound
     ``LaunchError``, a ``SystemExit`` TRL does not catch: the run stops instead of training on error text."""
 
-    def __init__(self, url: str, timeout_s: float, max_failure_rate: float = 0.05, failure_window: int = 200):
+    def __init__(self, url: str, timeout_s: float, max_failure_rate: float = 0.05, failure_window: int = 200,
+                 max_reply_chars: int | None = None):  # fmt: skip
         from training.launch.verl_cluster import FailureWindow
         from training.tool_auth import auth_headers, tool_token
 
         self.url, self.timeout_s = url.rstrip("/"), timeout_s
+        self.max_reply_chars = max_reply_chars
         # a server beyond loopback takes requests only with the shared token of this process's environment
         self.headers = auth_headers(tool_token())
         self.failures = FailureWindow(max_failure_rate, failure_window)
@@ -195,15 +202,23 @@ class ToolServer:
         docstring)."""
         from training.launch.verl_cluster import failure_reason
 
+        if self.failures.tripped:  # several ranks: this one waits for the others at the next optimizer step
+            raise ToolServerError(f"tool calls stopped on this rank: {failure_reason(self.failures.snapshot())}")
         try:
             reply = self._post(name, arguments)
         except ToolServerError as exc:
             self.failures.record(True, str(exc))
             if self.failures.tripped:
+                if is_distributed():
+                    # A rank that left now would leave the others blocked in their next collective (NCCL's
+                    # 30-minute timeout): it goes on to the next optimizer step, where every rank stops together
+                    # (StopEveryRank), before any update with error replies.
+                    raise ToolServerError(f"tool calls stopped on this rank: "
+                                          f"{failure_reason(self.failures.snapshot())}") from None  # fmt: skip
                 raise LaunchError(failure_reason(self.failures.snapshot()), tool=self.failures.snapshot()) from None
             raise
         self.failures.record(False)
-        return reply
+        return cap_reply(reply, self.max_reply_chars)
 
     def _post(self, name: str, arguments: dict[str, Any]) -> str:
         request = urllib.request.Request(f"{self.url}/tools/{name}", data=json.dumps(arguments).encode(),
@@ -232,6 +247,15 @@ class ToolServer:
         if not isinstance(rendered, str):
             raise ToolServerError(f"tool server {self.url} answered {name} without rendered_content")
         return rendered
+
+
+def cap_reply(text: str, cap: int | None) -> str:
+    """``text`` cut in the middle to ``cap`` characters, exactly as verl 0.9.1's tool agent loop cuts a tool reply
+    (``tool_response_truncate_side="middle"``), so TRL and verl show the model the same replies."""
+    if cap is None or len(text) <= cap:
+        return text
+    length = cap // 2
+    return text[:length] + "...(truncated)..." + text[-length:]
 
 
 def make_tool(name: str, server: ToolServer) -> Callable[..., str]:
@@ -267,7 +291,150 @@ def ensure_tool_parsing(tokenizer) -> str:
     return "qwen3-hermes"
 
 
+# -- the completion budget ------------------------------------------------------------------------------------------
+
+#: TRL's own default budget, used only where nothing can be measured and the rollouts have no tool replies.
+SINGLE_TURN_BUDGET = 1024
+
+
+def trajectory_messages(row: dict[str, Any], reply_cap: int | None) -> list[dict[str, Any]]:
+    """One export ``messages`` row as chat messages a chat template renders: tool calls with their arguments as
+    objects, the reasoning kept, tool replies cut as the tool client cuts them (``cap_reply``)."""
+    out = []
+    for m in row["messages"]:
+        msg: dict[str, Any] = {"role": m["role"], "content": m.get("content") or ""}
+        if m.get("reasoning_content"):
+            msg["reasoning_content"] = m["reasoning_content"]
+        calls = m.get("tool_calls")
+        if isinstance(calls, str):
+            calls = json.loads(calls)
+        if calls:
+            msg["tool_calls"] = [{"type": "function", "function": {
+                "name": c["function"]["name"],
+                "arguments": json.loads(c["function"]["arguments"]) if isinstance(c["function"]["arguments"], str)
+                else c["function"]["arguments"]}} for c in calls]  # fmt: skip
+        if m["role"] == "tool":
+            msg["content"] = cap_reply(msg["content"], reply_cap)
+            if m.get("name"):
+                msg["name"] = m["name"]
+        out.append(msg)
+    return out
+
+
+def completion_lengths(tokenizer: Any, trajectories: list[list[dict[str, Any]]], tools: list[Any] | None,
+                       chat_template_kwargs: dict[str, Any] | None = None) -> list[int]:  # fmt: skip
+    """Tokens of each trajectory after its prompt (system and first user turn with the generation prompt): every
+    assistant turn and tool reply, what TRL 1.16 counts against ``max_completion_length``."""
+    from measure_prompts import prompt_lengths
+
+    kwargs = chat_template_kwargs or {}
+    prompts = []
+    for messages in trajectories:
+        first_user = next(i for i, m in enumerate(messages) if m["role"] == "user")
+        prompts.append(messages[: first_user + 1])
+    before = prompt_lengths(tokenizer, prompts, tools, kwargs)
+    lengths = []
+    for messages, start in zip(trajectories, before, strict=True):
+        encoded = tokenizer.apply_chat_template(list(messages), tools=tools or None, tokenize=True, return_dict=True,
+                                                **kwargs)  # fmt: skip
+        ids = encoded["input_ids"]
+        total = len(ids[0]) if ids and isinstance(ids[0], list) else len(ids)
+        lengths.append(max(0, total - start))
+    return lengths
+
+
+def completion_budget(h: dict[str, Any], grpo: dict[str, Any], tokenizer: Any | None, tools: list[Any],
+                      chat_template_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Decide ``grpo["max_completion_length"]`` (set in place) from the export's trajectories, measured with the
+    model's tokenizer and the tools the run offers, tool replies capped as the tool client caps them. A given
+    budget that cannot hold the longest trajectory is refused in one line (TRL would drop the reply that does not
+    fit and end the rollout without an answer, scoring 0, with no error); none given: the longest x the margin.
+    Returns the report that goes to ``result.json`` and ``check.json``."""
+    import pyarrow.parquet as pq
+
+    given = grpo.get("max_completion_length")
+    report: dict[str, Any] = {"given": given, "measured": False}
+    if not tools:
+        grpo["max_completion_length"] = given or SINGLE_TURN_BUDGET
+        report.update(why="single-turn: no tool replies in a rollout", max_completion_length=grpo["max_completion_length"])
+        return report
+    path = h.get("trajectories_file")
+    if tokenizer is None or not path:
+        why = "the export has no messages trajectories" if not path else "the model's tokenizer is not local"
+        if given is None:
+            raise LaunchError(f"max_completion_length is not set and cannot be measured ({why}): set it to the "
+                              "tokens of the longest rollout, tool replies included")  # fmt: skip
+        report.update(why=why, max_completion_length=given)
+        return report
+    cap = h.get("max_tool_response_chars")
+    rows = pq.read_table(path).to_pylist()
+    trajectories = [trajectory_messages(r, cap) for r in rows]
+    ids = [str(r.get("qa_id") or r.get("id") or f"train:{n}") for n, r in enumerate(rows)]
+    lengths = completion_lengths(tokenizer, trajectories, tools, chat_template_kwargs)
+    longest, longest_id = max(zip(lengths, ids, strict=True), default=(0, None))
+    report.update(measured=True, trajectories=len(lengths), longest=longest, longest_id=longest_id,
+                  reply_cap_chars=cap, source=Path(path).name)  # fmt: skip
+    if given is not None:
+        over = sum(n > given for n in lengths)
+        if over:
+            raise LaunchError(f"{over} of {len(lengths)} trajectories of the export need more than max_completion_length "
+                              f"{given} tokens (longest {longest}, {longest_id}; tool replies count, cut at {cap} "
+                              f"characters): TRL would drop the reply that does not fit and score the rollout 0; raise "
+                              f"max_completion_length to at least {longest}, or lower max_tool_response_chars")  # fmt: skip
+        grpo["max_completion_length"] = given
+    else:
+        margin = float(h.get("completion_margin") or 1.25)
+        grpo["max_completion_length"] = max(64, int(math.ceil(longest * margin / 64.0)) * 64)
+    report["max_completion_length"] = grpo["max_completion_length"]
+    return report
+
+
 # -- metrics --------------------------------------------------------------------------------------------------------
+
+
+def tripped_ranks(tripped_here: bool) -> list[int]:
+    """The ranks whose tool-failure window tripped, agreed by every rank (an all-gather of one flag each over the
+    run's process group: NCCL on GPUs, gloo on a CPU); this process alone outside a process group."""
+    import torch
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return [0] if tripped_here else []
+    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+    flag = torch.tensor([int(tripped_here)], device=device)
+    flags = [torch.zeros_like(flag) for _ in range(dist.get_world_size())]
+    dist.all_gather(flags, flag)
+    return [rank for rank, f in enumerate(flags) if int(f.item())]
+
+
+def stop_if_any_rank_tripped(server: ToolServer) -> None:
+    """Every rank calls this at the same point (before each optimizer step); when any rank's window tripped, every
+    rank raises ``LaunchError`` there, so all processes stop together and none waits in a collective for one that
+    left."""
+    from training.launch.verl_cluster import failure_reason
+
+    snapshot = server.failures.snapshot()
+    ranks = tripped_ranks(server.failures.tripped)
+    if not ranks:
+        return
+    if server.failures.tripped:
+        message = failure_reason(snapshot)
+    else:
+        message = (f"tool calls are failing on rank(s) {ranks} (their logs say which calls): the run stopped on "
+                   "every rank before the next optimizer step instead of training on error replies")  # fmt: skip
+    raise LaunchError(message, tool={**snapshot, "tripped_ranks": ranks})
+
+
+def stop_callback(server: ToolServer):
+    from transformers import TrainerCallback
+
+    class StopEveryRank(TrainerCallback):
+        """Before each optimizer step (every rank reaches it together): all ranks stop when one tripped."""
+
+        def on_pre_optimizer_step(self, args, state, control, **kwargs):
+            stop_if_any_rank_tripped(server)
+
+    return StopEveryRank()
 
 
 def metrics_callback(path: Path, server: ToolServer | None = None):
@@ -299,20 +466,44 @@ def metrics_callback(path: Path, server: ToolServer | None = None):
 # -- main -----------------------------------------------------------------------------------------------------------
 
 
-def build(config: dict[str, Any]) -> dict[str, Any]:
-    """Everything but the model and tokenizer: the GRPOConfig, the rows, the tools."""
+def build(config: dict[str, Any], tokenizer: Any | None = None) -> dict[str, Any]:
+    """Everything but the model: the rows, the tools, the completion budget (measured with ``tokenizer`` when
+    given: ``completion_budget``) and the GRPOConfig."""
     from trl import GRPOConfig
 
     h = config["hopforge"]
-    grpo = GRPOConfig(**config["grpo"])
     rows, tool_names = load_rows(h["train_file"], h["dataset"])
     tools, server = [], None
     if h.get("tool_server_url"):
         server = ToolServer(h["tool_server_url"], float(h.get("tool_timeout_s", 30)),
                             max_failure_rate=float(h.get("max_tool_failure_rate", 0.05)),
-                            failure_window=int(h.get("tool_failure_window", 200)))  # fmt: skip
+                            failure_window=int(h.get("tool_failure_window", 200)),
+                            max_reply_chars=h.get("max_tool_response_chars"))  # fmt: skip
         tools = [make_tool(n, server) for n in tool_names]
-    return {"grpo": grpo, "rows": rows, "tools": tools, "tool_server": h.get("tool_server_url"), "server": server}
+    grpo_args = dict(config["grpo"])
+    kwargs = grpo_args.get("chat_template_kwargs") if isinstance(grpo_args.get("chat_template_kwargs"), dict) else None
+    budget = completion_budget(h, grpo_args, tokenizer, tools, kwargs)
+    if grpo_args.get("use_vllm") and grpo_args.get("vllm_mode") == "colocate":
+        # vLLM's context: the prompt and the whole rollout, not the model's full context (smaller KV cache)
+        grpo_args.setdefault("vllm_max_model_length", int(h.get("max_prompt_length") or 2048)
+                             + int(grpo_args["max_completion_length"]))  # fmt: skip
+    grpo = GRPOConfig(**grpo_args)
+    return {"grpo": grpo, "rows": rows, "tools": tools, "tool_server": h.get("tool_server_url"), "server": server,
+            "completion_budget": budget}  # fmt: skip
+
+
+def require_vllm(grpo: Any) -> str | None:
+    """The installed vLLM version when the run rolls out with vLLM; ``LaunchError`` in one line when it is missing
+    (TRL would fail deep in its generation set-up)."""
+    if not grpo.use_vllm:
+        return None
+    from installed import installed_versions
+
+    version = installed_versions(("vllm",)).get("vllm")
+    if not version:
+        raise LaunchError(f"use_vllm ({grpo.vllm_mode}) needs vLLM in the trl environment, which has none: build it "
+                          "with `make trainer-env T=trl FLAVOUR=gpu` (trl[vllm]), or set use_vllm=off")  # fmt: skip
+    return version
 
 
 def screen_prompts(rows: list[dict[str, Any]], tokenizer: Any, tools: list[Any], grpo: Any,
@@ -407,8 +598,28 @@ def check(config: dict[str, Any], config_path: Path | None = None) -> dict[str, 
     from training.rewards import REWARDS
 
     validated, simulated = stand_in_for_main_process(config_path, config) if config_path else ([], [])
-    built = build(config)
-    h, g = config["hopforge"], built["grpo"]
+    h = config["hopforge"]
+    tokenizer = None
+    if Path(h["model"]).is_dir():
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(h["model"])
+    built = build(config, tokenizer)
+    g = built["grpo"]
+    budget = built["completion_budget"]
+    if budget["measured"]:
+        validated.append(f"completion budget {budget['max_completion_length']} tokens holds the export's "
+                         f"{budget['trajectories']} trajectories (longest {budget['longest']}, tool replies cut at "
+                         f"{budget['reply_cap_chars']} characters)")  # fmt: skip
+    if g.use_vllm:
+        from installed import installed_versions
+
+        vllm = installed_versions(("vllm",)).get("vllm")
+        if vllm:
+            validated.append(f"vLLM {vllm} for the rollouts ({g.vllm_mode})")
+        else:
+            simulated.append(f"vLLM rollouts ({g.vllm_mode}): vLLM is not installed in this trl environment; the "
+                             "launcher refuses to start on a node without it")  # fmt: skip
     if h["reward"] not in REWARDS:
         raise SystemExit(f"unknown reward {h['reward']!r}; choose one of {sorted(REWARDS)}")
     launch_plan = h.get("launch") or {}
@@ -426,10 +637,7 @@ def check(config: dict[str, Any], config_path: Path | None = None) -> dict[str, 
         validated.append(f"DeepSpeed plugin ZeRO-{stage} (accelerate's DeepSpeedPlugin from its launch environment, "
                          f"mixed precision {plugin.hf_ds_config.config.get('bf16', {})})")  # fmt: skip
     prompts: dict[str, Any] = {"measured": False, "why": "the model is not a local directory"}
-    if Path(h["model"]).is_dir():
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(h["model"])
+    if tokenizer is not None:
         _rows, prompts = screen_prompts(built["rows"], tokenizer, built["tools"], g, h)
         validated.append(f"{prompts['rows']} prompts measured with the model's tokenizer ({prompts['over']} over "
                          f"{prompts['max_prompt_length']} tokens, policy {prompts['policy']})")  # fmt: skip
@@ -437,9 +645,11 @@ def check(config: dict[str, Any], config_path: Path | None = None) -> dict[str, 
     return {
         "ok": True, "rows": len(built["rows"]), "reward": h["reward"], "reward_kwargs": h.get("reward_kwargs", {}),
         "tools": [get_json_schema(t) for t in built["tools"]], "prompts": prompts, "bf16": g.bf16,
+        "completion_budget": budget,
         "grpo": {k: getattr(g, k) for k in ("num_generations", "per_device_train_batch_size", "max_steps",
                                              "learning_rate", "beta", "loss_type", "use_vllm", "vllm_mode",
-                                             "max_tool_calling_iterations", "output_dir", "remove_unused_columns")},
+                                             "max_tool_calling_iterations", "output_dir", "remove_unused_columns",
+                                             "max_completion_length", "vllm_max_model_length")},
         "validated": validated, "simulated": simulated, "versions": versions(),
         "tool_failures": {"max_tool_failure_rate": built["server"].failures.max_rate,
                           "tool_failure_window": built["server"].failures.window} if built["server"] else None,
@@ -452,13 +662,14 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     from trl import GRPOTrainer
 
     h = config["hopforge"]
-    built = build(config)
-    if built["tool_server"]:
-        ToolServer(built["tool_server"], 10).health()
     tokenizer = AutoTokenizer.from_pretrained(h["model"])
     tokenizer.padding_side = "left"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    built = build(config, tokenizer)
+    vllm_version = require_vllm(built["grpo"])
+    if built["tool_server"]:
+        ToolServer(built["tool_server"], 10).health()
     parser = ensure_tool_parsing(tokenizer) if built["tools"] else None
     rows, prompts = screen_prompts(built["rows"], tokenizer, built["tools"], built["grpo"], h)
     if is_main_process():
@@ -474,7 +685,8 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     trainer = GRPOTrainer(model=h["model"], reward_funcs=[reward_fn], args=built["grpo"],
                           train_dataset=Dataset.from_list(rows), processing_class=tokenizer,
                           tools=built["tools"] or None, peft_config=peft_config,
-                          callbacks=[metrics_callback(run_dir / METRICS_FILE, built["server"])])  # fmt: skip
+                          callbacks=[metrics_callback(run_dir / METRICS_FILE, built["server"]),
+                                     *([stop_callback(built["server"])] if built["server"] else [])])  # fmt: skip
     started = time.monotonic()
     output = trainer.train()
     final = Path(built["grpo"].output_dir) / "final"
@@ -486,6 +698,10 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
               "train_loss": float(output.training_loss), "duration_s": round(time.monotonic() - started, 1),
               "tools": [t.__name__ for t in built["tools"]], "tool_call_parser": parser, "prompts": prompts,
               "processes": trainer.accelerator.num_processes, "versions": versions(),
+              "completion_budget": built["completion_budget"],
+              "rollouts": {"engine": "vllm" if built["grpo"].use_vllm else "transformers",
+                           "vllm_mode": built["grpo"].vllm_mode if built["grpo"].use_vllm else None,
+                           "vllm": vllm_version},
               "tool": built["server"].failures.snapshot() if built["server"] else None}  # fmt: skip
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -313,3 +313,18 @@ def test_a_tripped_window_on_one_rank_stops_every_rank(tmp_path):
     assert r0["stopped"] is r1["stopped"] is True and r0["tripped_ranks"] == r1["tripped_ranks"] == [1]
     assert r0["message"].startswith("tool calls are failing on rank(s) [1]")
     assert r1["message"].startswith("tool calls are failing: 4 of the last")
+
+
+# -- one vLLM ----------------------------------------------------------------------------------------------------------
+
+
+def test_one_vllm_for_verl_rollouts_trl_rollouts_and_serving():
+    """Every GPU flavour that holds vLLM pins the one verl 0.9.1 pins (``tests/trainers/test_smoke_verl.py`` reads
+    that pin from verl's own metadata), and it lies in TRL 1.16's supported range (0.22 to 0.31)."""
+    from training.envs import TRAINER_ENVS, VLLM_VERSION
+
+    pins = {name: [s for s in env.gpu if s.startswith("vllm")] for name, env in TRAINER_ENVS.items()}
+    assert pins == {"llamafactory": [], "trl": [f"vllm=={VLLM_VERSION}"], "verl": [f"vllm=={VLLM_VERSION}"],
+                    "vllm": [f"vllm=={VLLM_VERSION}"]}  # fmt: skip
+    version = tuple(int(p) for p in VLLM_VERSION.split("."))
+    assert (0, 22, 0) <= version <= (0, 31, 0)

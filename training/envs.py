@@ -6,7 +6,8 @@ other and with hopforge's core, so each lives in its own virtual environment und
 them. ``make trainer-env T=<name>`` (``python -m training.envs create <name>``) builds one from the specs below.
 
 Two flavours: ``cpu`` (the default; what the CPU smoke tests run, with the CPU torch wheel) and ``gpu`` (a CUDA
-machine: torch as the trainer's own pins ask, vLLM for rollouts and serving). Only the CPU flavour removes
+machine: torch as the trainer's own pins ask, vLLM for rollouts and serving: one version, ``VLLM_VERSION``, the one
+verl pins, in all three). Only the CPU flavour removes
 torchvision/torchaudio (PyPI's builds do not match the CPU torch wheel); the GPU flavour keeps everything the
 trainers pin (``verl[vllm]`` pins both). DeepSpeed is in both flavours of the llamafactory and trl environments, so
 a ZeRO plan's ``--check`` builds its DeepSpeed config with transformers' own code on a CPU too.
@@ -24,6 +25,14 @@ from pathlib import Path
 from training.plan import REPO_ROOT, TrainingError
 
 ENVS_VAR = "HOPFORGE_TRAINER_ENVS"
+
+#: One vLLM for verl's rollouts, TRL's rollouts and serving: the one ``verl[vllm]==0.9.1`` pins (its metadata says
+#: ``vllm==0.24.0``), inside TRL 1.16's range (0.22 to 0.31). A model is then trained and evaluated under the same
+#: engine and chat-template handling. What serving relies on was read in vLLM 0.24.0's own code: the ``qwen3``
+#: reasoning parser starts in reasoning mode unless ``enable_thinking`` is false (``vllm/parser/qwen3.py``), replies
+#: carry ``message.reasoning``, ``--max-lora-rank`` takes 1, 8, 16, 32, 64, 128, 256, 320, 512
+#: (``vllm/config/lora.py``), and every ``vllm serve`` flag ``training.serve`` writes exists.
+VLLM_VERSION = "0.24.0"
 
 
 @dataclass(frozen=True)
@@ -50,20 +59,20 @@ TRAINER_ENVS: dict[str, TrainerEnv] = {
         name="trl", probe="trl",
         cpu=("trl==1.16.0", "torch==2.13.0", "peft", "deepspeed==0.19.8"),
         # gguf: `make gpu-smoke` reads the embedded default's GGUF weights into transformers here
-        gpu=("trl[vllm]==1.16.0", "peft", "deepspeed==0.19.8", "gguf==0.19.0"),
+        gpu=("trl[vllm]==1.16.0", f"vllm=={VLLM_VERSION}", "peft", "deepspeed==0.19.8", "gguf==0.19.0"),
         remove=("torchvision", "torchaudio"),
         purpose="TRL GRPO, the light RL path",
     ),
     "verl": TrainerEnv(
         name="verl", probe="verl",
         cpu=("verl==0.9.1", "torch==2.13.0", "cachetools", "uvicorn", "fastapi", "httpx"),
-        gpu=("verl[vllm]==0.9.1", "cachetools", "uvicorn", "fastapi", "httpx"),
+        gpu=("verl[vllm]==0.9.1", f"vllm=={VLLM_VERSION}", "cachetools", "uvicorn", "fastapi", "httpx"),
         remove=("torchvision", "torchaudio"),
         purpose="verl GRPO / PPO with vLLM rollouts and the KG tool agent loop",
     ),
     "vllm": TrainerEnv(
-        name="vllm", probe="vllm", cpu=(), gpu=("vllm==0.33.*",),
-        purpose="vllm serve for evaluating checkpoints (GPU only)",
+        name="vllm", probe="vllm", cpu=(), gpu=(f"vllm=={VLLM_VERSION}",),
+        purpose="vllm serve for evaluating checkpoints (GPU only), the vLLM verl's rollouts run on",
     ),
 }  # fmt: skip
 

@@ -445,6 +445,19 @@ print(json.dumps(seen))
     assert result["versions"] == installed and result["versions"]["verl"] == "0.9.1"
 
 
+def test_verl_pins_the_vllm_every_gpu_environment_installs(trainer_python):
+    """Item 11 of issue 35: verl 0.9.1's own metadata pins the vLLM of its ``vllm`` extra; the GPU flavours of the
+    verl, trl and vllm environments install exactly that one (``training.envs.VLLM_VERSION``)."""
+    from training.envs import VLLM_VERSION
+
+    code = "import importlib.metadata as m, json; print(json.dumps(m.requires('verl')))"
+    done = run_python(trainer_python("verl"), ["-c", code], timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    requires = json.loads(done.stdout.strip().splitlines()[-1])
+    pinned = [r.split(";")[0].strip() for r in requires if r.startswith("vllm") and 'extra == "vllm"' in r]
+    assert pinned == [f"vllm=={VLLM_VERSION}"]
+
+
 def test_launcher_health_check_refuses_a_down_server(trainer_python, tiny_model_dir, rl_export, tmp_path):
     plan = plan_verl(rl_export, tmp_path / "run", _opts(tiny_model_dir, tool_server_url="http://127.0.0.1:9"))
     plan.write()

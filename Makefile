@@ -84,12 +84,15 @@ train-smoke: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m train_smoke tests/trainers tests/test_ikg_serving.py $(PYTEST_ARGS)
 
 # The whole chain on one CUDA GPU with SmolLM2-135M (the embedded default's GGUF read into transformers): data, SFT
-# (LoRA and full), merge, verl GRPO with vLLM rollouts and the KG tools, `vllm serve` and the tool-loop evaluation
-# before SFT, after SFT and after RL; report in bench/results/gpu_smoke.{json,md}. Refuses in one line without CUDA
-# (before building anything); `python bench/gpu_smoke.py --plan-only --check` plans and checks it on any machine.
+# (LoRA and full, weighted think loss), merge, verl GRPO with vLLM rollouts and the KG tools, `vllm serve` and the
+# tool-loop evaluation before SFT (no-think), after SFT and after RL, lengths fitted to the model's context; passes
+# only when EM after SFT beats EM before on the test split (--min-em-gain); report in bench/results/gpu_smoke.{json,md}.
+# Refuses in one line without CUDA, before llama.cpp or any trainer environment is built (the check needs only the
+# core); `python bench/gpu_smoke.py --plan-only --check` plans and checks it on any machine.
 GPU_SMOKE_ARGS ?=
-gpu-smoke: $(VENV)/.installed-local
+gpu-smoke: $(VENV)/.installed-test
 	$(BIN)/python bench/gpu_smoke.py --require-cuda
+	$(MAKE) $(VENV)/.installed-local
 	$(BIN)/python -m training.envs create llamafactory --flavour gpu
 	$(BIN)/python -m training.envs create trl --flavour gpu
 	$(BIN)/python -m training.envs create verl --flavour gpu

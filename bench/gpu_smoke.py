@@ -12,10 +12,12 @@ Steps, in order (``STEPS``):
    trajectories at the defaults.
 2. ``base_model``: the embedded default's SmolLM2-135M-Instruct, read from the GGUF it ships into transformers
    (``training/launch/gguf_model.py`` in the TRL environment; Qwen3's chat template and markup tokens added).
-3. ``eval_base``: ``vllm serve`` of the base model and the tool-loop evaluation on the test split (served and
-   evaluated as a think checkpoint, the format the SFT below trains, so the three evaluations compare).
-4. ``sft_lora`` and ``sft_full``: LLaMA-Factory SFT for ``--epochs`` on the think rows, LoRA (rank ``--lora-rank``,
-   12 by default: vLLM serves it as 16, and the serve step says so) and full fine-tuning.
+3. ``eval_base``: ``vllm serve`` of the base model and the tool-loop evaluation on the test split, in the base
+   model's own format: no-think (no reasoning parser, ``enable_thinking`` false). Served as a think checkpoint, the
+   ``qwen3`` parser would wait for a ``</think>`` the base model never writes and its EM would be 0 by construction.
+4. ``sft_lora`` and ``sft_full``: LLaMA-Factory SFT for ``--epochs`` on the think rows with Omne-R1's weighted
+   think-token loss (``--think-weight``, 0.001), LoRA (rank ``--lora-rank``, 12 by default: vLLM serves it as 16, and
+   the serve step says so) and full fine-tuning.
 5. ``merge``: the LoRA adapter merged into the base model.
 6. ``eval_sft``: the LoRA adapter served on the base model (``--enable-lora``) and evaluated; ``eval_sft_full``: the
    full fine-tune.
@@ -23,11 +25,22 @@ Steps, in order (``STEPS``):
    ``hopforge serve-tools`` started for it.
 8. ``eval_rl``: the RL checkpoint served and evaluated.
 
-Every step's time, status and result (checkpoints, final training metrics, the exact commands, EM / F1 / Hit@1 of
-each evaluation, the vLLM versions) go to ``<results>/gpu_smoke.json`` and ``gpu_smoke.md``. A failed step stops the
-chain; the report says which step and why.
+Lengths fit the model's context (``max_position_embeddings`` of its ``config.json``: 8192 for SmolLM2):
+``--max-model-len`` defaults to it and is refused above it, SFT's ``cutoff_len`` is held under it, and verl's prompt
+and response lengths share it.
 
-Without a CUDA GPU the script refuses in one line. ``--plan-only`` runs no GPU step: it builds the data (or takes
+**The smoke learns or fails:** EM on the test split (held out of the training rows by the export's leak-safe
+splits) after SFT (the LoRA adapter, the checkpoint RL starts from) must beat EM before (the base model) by
+``--min-em-gain`` (0.05 absolute). The report's ``learning`` holds the three figures (before, after SFT, after RL;
+the full fine-tune's too) and whether the requirement was met; ``ok`` is true only when every step ran and it was.
+
+Every step's time, status and result (checkpoints, final training metrics, the exact commands, EM / F1 / Hit@1 of
+each evaluation, the vLLM version of each environment: one for rollouts and serving, ``training.envs.VLLM_VERSION``)
+go to ``<results>/gpu_smoke.json`` and ``gpu_smoke.md``. A failed step stops the chain; the report says which step and
+why.
+
+Without a CUDA GPU the script refuses in one line (``make gpu-smoke`` asks before it builds llama.cpp or any
+trainer environment). ``--plan-only`` runs no GPU step: it builds the data (or takes
 ``--export``/``--data-dir``), converts the model (or takes ``--model``), then writes every trainer config and
 command, the serve commands and the evaluation settings, each checkpoint a later step would make standing in as a
 planned path (the verl plan takes the base model in place of the merged one); ``--check`` also asks each trainer's
@@ -56,10 +69,12 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 
 from schemas.errors import InputError  # noqa: E402
 
-STEPS: tuple[str, ...] = ("data", "base_model", "eval_base", "sft_lora", "sft_full", "merge", "eval_sft",
-                          "eval_sft_full", "rl", "eval_rl")  # fmt: skip
-#: Think rows: the format every evaluation of the chain uses (the SFT trains it; the base is asked in it).
+STEPS: tuple[str, ...] = ("data", "base_model", "fit_lengths", "eval_base", "sft_lora", "sft_full", "merge",
+                          "eval_sft", "eval_sft_full", "rl", "eval_rl")  # fmt: skip
+#: Think rows: the format the SFT trains and the trained checkpoints are served in.
 TRAINED_AS = "think"
+#: The base model's own format: it was never taught to close a ``</think>``.
+BASE_AS = "no_think"
 
 
 class NoGPU(InputError):
@@ -107,7 +122,9 @@ class SmokeOptions:
     rl_steps: int = 3
     rl_batch: int = 16
     rollout_n: int = 4
-    max_model_len: int = 16384
+    max_model_len: int | None = None  # None: the model's context (config.json)
+    think_weight: float = 0.001
+    min_em_gain: float = 0.05
     port: int = 8011
     seed: int = 0
 
@@ -255,26 +272,57 @@ def base_model(opts: SmokeOptions) -> dict[str, Any]:
     return {**json.loads(lines[-1]), "gguf": str(gguf), "command": " ".join(argv)}
 
 
+#: config.json keys that hold a model's context length, first found wins (Llama/Qwen, GPT-2, others).
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length")
+
+
+def model_context(model: str | Path) -> int:
+    """The context length of the model directory ``model`` from its ``config.json`` (its ``text_config`` too);
+    ``InputError`` when it holds none."""
+    path = Path(model) / "config.json"
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the model's context from {path}: {exc}") from None
+    for scope in (config, config.get("text_config") or {}):
+        for key in CONTEXT_KEYS:
+            if isinstance(scope.get(key), int) and scope[key] > 0:
+                return int(scope[key])
+    raise InputError(f"{path} names no context length ({', '.join(CONTEXT_KEYS)})")
+
+
+def fit_lengths(opts: SmokeOptions, context: int) -> dict[str, int]:
+    """Every length of the chain within the model's ``context``: vLLM's ``--max-model-len`` (the context unless
+    given; above it ``InputError``: vLLM would refuse to start), SFT's ``cutoff_len``, verl's prompt and response."""
+    if opts.max_model_len is not None and opts.max_model_len > context:
+        raise InputError(f"--max-model-len {opts.max_model_len} is above the model's context of {context} tokens "
+                         "(its config.json): vLLM refuses to serve it; leave --max-model-len out to use the context")  # fmt: skip
+    return {"context": context, "max_model_len": opts.max_model_len or context,
+            "cutoff_len": min(opts.cutoff_len, context), "rl_prompt": context // 2, "rl_response": context // 2}
+
+
 # -- training, serving, evaluating ---------------------------------------------------------------------------------
 
 
-def sft_plan(export: Any, opts: SmokeOptions, model: str, kind: str) -> Any:
+def sft_plan(export: Any, opts: SmokeOptions, model: str, kind: str, lengths: dict[str, int]) -> Any:
     from training.sft import SFTOptions, plan_sft
 
-    sft = SFTOptions(model=model, finetuning_type=kind, num_train_epochs=opts.epochs, cutoff_len=opts.cutoff_len,
+    sft = SFTOptions(model=model, finetuning_type=kind, num_train_epochs=opts.epochs, cutoff_len=lengths["cutoff_len"],
+                     think_weight=opts.think_weight,
                      per_device_train_batch_size=8, gradient_accumulation_steps=1, logging_steps=10,
                      save_steps=100_000, eval_dataset="none",
                      **({"lora_rank": opts.lora_rank} if kind == "lora" else {}))  # fmt: skip
     return plan_sft(export, opts.out / "runs" / f"sft-{kind}", sft)
 
 
-def verl_plan(export: Any, opts: SmokeOptions, model: str, tool_url: str | None) -> Any:
+def verl_plan(export: Any, opts: SmokeOptions, model: str, tool_url: str | None, lengths: dict[str, int]) -> Any:
     from training.rl import VerlOptions, plan_verl
 
     verl = VerlOptions(model=model, stage="sft", algorithm="grpo", rollout_n=opts.rollout_n,
                        train_batch_size=opts.rl_batch, ppo_mini_batch_size=opts.rl_batch, micro_batch_size_per_gpu=4,
                        n_gpus_per_node=1, total_training_steps=opts.rl_steps, save_freq=opts.rl_steps, test_freq=-1,
-                       val_before_train=False, max_prompt_length=4096, max_response_length=4096,
+                       val_before_train=False, max_prompt_length=lengths["rl_prompt"],
+                       max_response_length=lengths["rl_response"],
                        gpu_memory_utilization=0.4, **({"tool_server_url": tool_url} if tool_url else {}))  # fmt: skip
     return plan_verl(export, opts.out / "runs" / "rl-verl", verl)
 
@@ -303,13 +351,14 @@ def planned(plan: Any, check: bool) -> dict[str, Any]:
     return out
 
 
-def serve_options(opts: SmokeOptions, reasoning: str | None = None) -> Any:
+def serve_options(opts: SmokeOptions, max_model_len: int, reasoning: str | None = None) -> Any:
     """How each checkpoint is served. A trained one is served in the format its run record says (``auto``); a plan
-    declares think as well, which the record must agree with (the planned RL run starts from a stand-in)."""
+    declares think as well, which the record must agree with (the planned RL run starts from a stand-in). The base
+    model is served in its own format, no-think (module docstring, step 3)."""
     from training.serve import ServeOptions
 
     reasoning = reasoning or (TRAINED_AS if opts.plan_only else "auto")
-    return ServeOptions(port=opts.port, served_name="smoke-policy", max_model_len=opts.max_model_len,
+    return ServeOptions(port=opts.port, served_name="smoke-policy", max_model_len=max_model_len,
                         gpu_memory_utilization=0.5, reasoning=reasoning)  # type: ignore[arg-type]
 
 
@@ -348,6 +397,9 @@ def run_chain(opts: SmokeOptions) -> Chain:
     opts.out.mkdir(parents=True, exist_ok=True)
     if not opts.plan_only:
         chain.state["gpus"] = require_cuda()
+        from training.env_versions import vllm_versions
+
+        chain.state["vllm_versions"] = vllm_versions()  # rollouts (verl, trl) and serving: one version
     data_dir = (opts.data_dir or opts.out / "data").resolve()
     # Flows (the data step, the evaluations) need a Prefect API; a plan on a given export runs none.
     flows = opts.export is None or not opts.plan_only
@@ -382,12 +434,18 @@ def _chain_steps(chain: Chain, settings: Any, opts: SmokeOptions) -> None:
             return out
 
         chain.step("base_model", convert)
-    # The base model has no run record: it is asked as the think checkpoints after it are.
-    chain.step("eval_base", lambda: evaluate(settings, opts, st["base"], serve_options(opts, TRAINED_AS), "base"))
+    def lengths() -> dict[str, Any]:
+        st["lengths"] = fit_lengths(opts, model_context(st["base"]))
+        return dict(st["lengths"])
+
+    chain.step("fit_lengths", lengths)
+    # The base model has no run record and was never taught to think: asked in its own format, no-think.
+    chain.step("eval_base", lambda: evaluate(settings, opts, st["base"],
+                                             serve_options(opts, st["lengths"]["max_model_len"], BASE_AS), "base"))
 
     def sft(kind: str) -> Callable[[], dict[str, Any]]:
         def go() -> dict[str, Any]:
-            plan = sft_plan(st["export"], opts, st["base"], kind)
+            plan = sft_plan(st["export"], opts, st["base"], kind, st["lengths"])
             out = planned(plan, opts.check) if opts.plan_only else launched(plan, f"SFT ({kind})")
             st[f"sft_{kind}"] = out.get("checkpoint") or str(plan.output_dir)
             return out
@@ -416,13 +474,15 @@ def _chain_steps(chain: Chain, settings: Any, opts: SmokeOptions) -> None:
     def full_checkpoint(key: str) -> Any:
         return Checkpoint("full", st[key]) if opts.plan_only else st[key]
 
-    chain.step("eval_sft", lambda: evaluate(settings, opts, lora_checkpoint(), serve_options(opts), "sft-lora"))
-    chain.step("eval_sft_full", lambda: evaluate(settings, opts, full_checkpoint("sft_full"), serve_options(opts),
-                                                 "sft-full"))  # fmt: skip
+    def served() -> Any:
+        return serve_options(opts, st["lengths"]["max_model_len"])
+
+    chain.step("eval_sft", lambda: evaluate(settings, opts, lora_checkpoint(), served(), "sft-lora"))
+    chain.step("eval_sft_full", lambda: evaluate(settings, opts, full_checkpoint("sft_full"), served(), "sft-full"))
 
     def rl() -> dict[str, Any]:
         if opts.plan_only:  # the merged weights do not exist yet: the base model (same architecture) stands in
-            out = planned(verl_plan(st["export"], opts, st["base"], None), opts.check)
+            out = planned(verl_plan(st["export"], opts, st["base"], None, st["lengths"]), opts.check)
             out["notes"].append(f"planned from the base model in place of the merged SFT checkpoint {st['merged']}")
             st["rl"] = str(Path(out["output_dir"]) / f"global_step_{opts.rl_steps}" / "actor" / "huggingface")
             return out
@@ -430,7 +490,7 @@ def _chain_steps(chain: Chain, settings: Any, opts: SmokeOptions) -> None:
 
         run_dir = opts.out / "runs" / "rl-verl"
         with tool_server(settings, embedder="configured", log_path=run_dir / "tool-server.log") as url:
-            out = launched(verl_plan(st["export"], opts, st["merged"], url), "verl GRPO")
+            out = launched(verl_plan(st["export"], opts, st["merged"], url, st["lengths"]), "verl GRPO")
         st["rl"] = out["checkpoint"]
         from training.env_versions import package_versions
 
@@ -438,7 +498,7 @@ def _chain_steps(chain: Chain, settings: Any, opts: SmokeOptions) -> None:
         return out
 
     chain.step("rl", rl)
-    chain.step("eval_rl", lambda: evaluate(settings, opts, full_checkpoint("rl"), serve_options(opts), "rl"))
+    chain.step("eval_rl", lambda: evaluate(settings, opts, full_checkpoint("rl"), served(), "rl"))
 
 
 @contextmanager
@@ -452,26 +512,56 @@ def _prefect() -> Iterator[None]:
 # -- the report ----------------------------------------------------------------------------------------------------
 
 
+def learning(evals: dict[str, dict[str, Any]], min_em_gain: float) -> dict[str, Any]:
+    """The requirement that makes the smoke a test of learning: EM on the test split after SFT (the LoRA adapter)
+    beats EM before (the base model) by ``min_em_gain``; the three figures of the chain (and the full fine-tune's)."""
+    def em(name: str) -> float | None:
+        return evals.get(name, {}).get("em")
+
+    before, after = em("eval_base"), em("eval_sft")
+    met = before is not None and after is not None and after - before >= min_em_gain
+    return {"split": "test", "em_before_sft": before, "em_after_sft": after, "em_after_rl": em("eval_rl"),
+            "em_after_sft_full": em("eval_sft_full"), "min_em_gain": min_em_gain,
+            "em_gain": round(after - before, 4) if before is not None and after is not None else None,
+            "requirement": f"EM after SFT - EM before >= {min_em_gain} on the held-out test split", "met": met}  # fmt: skip
+
+
 def report(chain: Chain, opts: SmokeOptions) -> dict[str, Any]:
-    """The JSON report: the options, the machine's GPUs, every step's record, and the evaluations side by side."""
+    """The JSON report: the options, the machine's GPUs, every step's record, the evaluations side by side, and
+    whether the chain learned (``learning``). ``ok``: every step ran and, on a GPU, the requirement was met."""
     evals = {r.name: {k: r.result.get(k) for k in ("em", "f1", "hit1", "n", "errors", "mean_rounds")}
              for r in chain.records if r.name.startswith("eval_") and r.status == "ok"}  # fmt: skip
+    learned = learning(evals, opts.min_em_gain)
+    steps_ok = chain.stopped is None
     return {
         "plan_only": opts.plan_only,
         "gpus": chain.state.get("gpus", []),
         "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(opts).items()},
         "steps": [vars(r) for r in chain.records],
         "evaluations": evals,
+        "learning": learned,
+        "vllm_versions": chain.state.get("vllm_versions", {}),
         "total_s": round(sum(r.seconds for r in chain.records), 1),
-        "ok": chain.stopped is None,
+        "ok": steps_ok and (opts.plan_only or learned["met"]),
     }
 
 
 def markdown(data: dict[str, Any]) -> str:
     title = "GPU smoke plan (nothing ran on a GPU)" if data["plan_only"] else "GPU smoke"
-    lines = [f"# {title}", "", f"GPUs: {', '.join(data['gpus']) or 'none'}; total {data['total_s']} s; "
-             f"{'all steps passed' if data['ok'] else 'stopped at a failed step'}.", "",
-             "| step | status | seconds | result |", "|---|---|---:|---|"]  # fmt: skip
+    failed = any(s["status"] == "failed" for s in data["steps"])
+    verdict = ("stopped at a failed step" if failed else "all steps passed" if data["plan_only"]
+               else "all steps passed and EM rose as required" if data["ok"]
+               else "all steps passed but EM did not rise as required")  # fmt: skip
+    lines = [f"# {title}", "", f"GPUs: {', '.join(data['gpus']) or 'none'}; total {data['total_s']} s; {verdict}.", ""]
+    learned = data.get("learning") or {}
+    if not data["plan_only"]:
+        def fig(v: Any) -> str:
+            return "n/a" if v is None else f"{v:.3f}"
+
+        lines += [f"Learning ({learned.get('requirement')}): EM before {fig(learned.get('em_before_sft'))}, after SFT "
+                  f"{fig(learned.get('em_after_sft'))}, after RL {fig(learned.get('em_after_rl'))} (full SFT "
+                  f"{fig(learned.get('em_after_sft_full'))}); {'met' if learned.get('met') else 'NOT met'}.", ""]  # fmt: skip
+    lines += ["| step | status | seconds | result |", "|---|---|---:|---|"]
     for s in data["steps"]:
         res = s["result"]
         if "em" in res:
@@ -514,9 +604,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--model", type=Path, help="a model directory (skips the GGUF conversion)")
     ap.add_argument("--gguf", type=Path, help="GGUF file; default: the embedded default model's")
     for name in ("domains", "nodes", "seeds", "eval_limit", "lora_rank", "cutoff_len", "rl_steps", "rl_batch",
-                 "rollout_n", "max_model_len", "port", "seed"):  # fmt: skip
+                 "rollout_n", "port", "seed"):  # fmt: skip
         ap.add_argument(f"--{name.replace('_', '-')}", type=int, default=getattr(defaults, name))
+    ap.add_argument("--max-model-len", type=int, default=None, help="vLLM's context; default: the model's own "
+                    "(config.json), refused above it")  # fmt: skip
     ap.add_argument("--epochs", type=float, default=defaults.epochs)
+    ap.add_argument("--think-weight", type=float, default=defaults.think_weight, help="the weighted think-token "
+                    "loss's weight (Omne-R1: 0.001)")  # fmt: skip
+    ap.add_argument("--min-em-gain", type=float, default=defaults.min_em_gain, help="EM after SFT must beat EM "
+                    "before by this much (absolute) on the test split for the smoke to pass")  # fmt: skip
     args = ap.parse_args(argv)
     if args.export is not None and args.data_dir is None:
         ap.error("--export needs --data-dir (the evaluations read the questions from its warehouse)")

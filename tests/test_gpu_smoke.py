@@ -29,7 +29,7 @@ def export_dir(tmp_path_factory) -> Path:
 
 def weights(root: Path) -> Path:
     root.mkdir(parents=True, exist_ok=True)
-    (root / "config.json").write_text('{"model_type": "llama"}')
+    (root / "config.json").write_text('{"model_type": "llama", "max_position_embeddings": 8192}')
     (root / "model.safetensors").write_bytes(b"\0" * 8)
     return root
 
@@ -65,18 +65,35 @@ def test_plan_only_writes_every_step(export_dir, tmp_path):
     assert [steps[n]["status"] for n in ("data", "base_model")] == ["given", "given"]
     assert all(steps[n]["status"] == "planned" for n in STEPS[2:])
 
+    # every length within the model's context (config.json: 8192, SmolLM2's), none above it
+    assert steps["fit_lengths"]["result"] == {"context": 8192, "max_model_len": 8192, "cutoff_len": 4096,
+                                              "rl_prompt": 4096, "rl_response": 4096}  # fmt: skip
+    # every step that runs something has its command in the report
+    for name in ("sft_lora", "sft_full", "merge", "rl"):
+        assert steps[name]["result"]["command"], name
+    for name in ("eval_base", "eval_sft", "eval_sft_full", "eval_rl"):
+        command = steps[name]["result"]["serve"]["command"]
+        assert " serve " in command and "--max-model-len 8192" in command, name
+
     lora = steps["sft_lora"]["result"]
+    # the weighted think-token loss (Omne-R1: 0.001) in both SFT runs
+    for name in ("sft_lora", "sft_full"):
+        extra = json.loads((Path(steps[name]["result"]["run_dir"]) / "hopforge_sft.json").read_text())
+        assert extra["think_weight"] == 0.001, name
     cfg = yaml.safe_load((Path(lora["run_dir"]) / "llamafactory.yaml").read_text())
     assert cfg["finetuning_type"] == "lora" and cfg["lora_rank"] == 12 and cfg["num_train_epochs"] == 1.0
-    assert cfg["template"] == "qwen3" and "llamafactory_sft.py" in lora["command"]
+    assert cfg["template"] == "qwen3" and "llamafactory_sft.py" in lora["command"] and cfg["cutoff_len"] == 4096
     full = yaml.safe_load((Path(steps["sft_full"]["result"]["run_dir"]) / "llamafactory.yaml").read_text())
     assert full["finetuning_type"] == "full" and "lora_rank" not in full
     merge = yaml.safe_load((Path(steps["merge"]["result"]["run_dir"]) / "merge.yaml").read_text())
     assert merge["adapter_name_or_path"] == lora["output_dir"] and merge["template"] == "qwen3"
     assert merge["model_name_or_path"] == str(model.resolve())
 
+    # the base model in its own format: no reasoning parser waiting for a </think> it never writes
     base = steps["eval_base"]["result"]
-    assert "--reasoning-parser qwen3" in base["serve"]["command"] and base["serve"]["chat_format"]["source"] == "declared"
+    assert "--reasoning-parser" not in base["serve"]["command"] and base["serve"]["chat_format"]["source"] == "declared"
+    assert base["trained_as"] == "no_think"
+    assert base["policy"]["extra_body"] == {"chat_template_kwargs": {"enable_thinking": False}}
     sft = steps["eval_sft"]["result"]
     assert "--enable-lora" in sft["serve"]["command"] and "--max-lora-rank 16" in sft["serve"]["command"]
     assert "LoRA rank 12 served with --max-lora-rank 16: vLLM accepts only 1, 8, 16, 32, 64, 128, 256, 320, 512" \
@@ -89,6 +106,9 @@ def test_plan_only_writes_every_step(export_dir, tmp_path):
 
     rl = steps["rl"]["result"]
     assert "tool_config.yaml" in rl["files"] and "verl_ppo.py" in rl["command"]
+    assert "data.max_prompt_length=4096" in rl["command"] and "data.max_response_length=4096" in rl["command"]
+    # verl loads the policy with sdpa here (no flash-attn in any environment of this machine)
+    assert "+actor_rollout_ref.model.override_config.attn_implementation=sdpa" in rl["command"]
     assert any("in place of the merged SFT checkpoint" in n for n in rl["notes"])
     assert steps["eval_rl"]["result"]["serve"]["checkpoint"].endswith("global_step_3/actor/huggingface")
 
@@ -96,6 +116,56 @@ def test_plan_only_writes_every_step(export_dir, tmp_path):
     assert js.name == "gpu_smoke_plan.json" and json.loads(js.read_text())["plan_only"] is True
     text = md.read_text()
     assert text.startswith("# GPU smoke plan (nothing ran on a GPU)") and "| eval_sft | planned |" in text
+
+
+def test_the_model_context_bounds_every_length(tmp_path):
+    model = weights(tmp_path / "smol")
+    assert gpu_smoke.model_context(model) == 8192
+    with pytest.raises(gpu_smoke.InputError, match=r"^--max-model-len 16384 is above the model's context of 8192 "
+                                                    r"tokens \(its config.json\): vLLM refuses to serve it"):  # fmt: skip
+        gpu_smoke.fit_lengths(SmokeOptions(max_model_len=16384), 8192)
+    small = gpu_smoke.fit_lengths(SmokeOptions(max_model_len=2048, cutoff_len=4096), 2048)
+    assert small == {"context": 2048, "max_model_len": 2048, "cutoff_len": 2048, "rl_prompt": 1024, "rl_response": 1024}
+    (model / "config.json").write_text('{"text_config": {"max_position_embeddings": 32768}}')
+    assert gpu_smoke.model_context(model) == 32768
+    (model / "config.json").write_text('{"model_type": "llama"}')
+    with pytest.raises(gpu_smoke.InputError, match="names no context length"):
+        gpu_smoke.model_context(model)
+
+
+def _evaluated(tmp_path, ems: dict[str, float]) -> dict:
+    chain = Chain(SmokeOptions(out=tmp_path))
+    for name in ("eval_base", "eval_sft", "eval_sft_full", "eval_rl"):
+        chain.step(name, lambda em=ems[name]: {"em": em, "f1": em, "hit1": em, "n": 100, "errors": 0,
+                                               "mean_rounds": 2.0})  # fmt: skip
+    return report(chain, SmokeOptions(out=tmp_path))
+
+
+def test_ok_means_em_after_sft_beat_em_before_by_the_margin(tmp_path):
+    data = _evaluated(tmp_path, {"eval_base": 0.10, "eval_sft": 0.20, "eval_sft_full": 0.25, "eval_rl": 0.22})
+    learned = data["learning"]
+    assert data["ok"] is True and learned["met"] is True and learned["em_gain"] == 0.1
+    assert (learned["em_before_sft"], learned["em_after_sft"], learned["em_after_rl"], learned["em_after_sft_full"]) \
+        == (0.10, 0.20, 0.22, 0.25)
+    assert "EM before 0.100, after SFT 0.200, after RL 0.220 (full SFT 0.250); met" in markdown(data)
+    # every step ran, but SFT did not lift EM by the margin (0.05): not ok
+    flat = _evaluated(tmp_path, {"eval_base": 0.10, "eval_sft": 0.12, "eval_sft_full": 0.30, "eval_rl": 0.4})
+    assert flat["ok"] is False and flat["learning"]["met"] is False
+    assert "all steps passed but EM did not rise as required" in markdown(flat) and "NOT met" in markdown(flat)
+    assert main.__module__ == "bench.gpu_smoke"
+
+
+def test_make_gpu_smoke_checks_cuda_before_building_anything():
+    """The target's first command is the CUDA check, on the core environment only; llama.cpp (the local extra) and
+    the trainer environments are built after it."""
+    text = (REPO_ROOT / "Makefile").read_text()
+    block = text.split("\ngpu-smoke:", 1)[1].split("\n\n", 1)[0]
+    prerequisites, *commands = block.splitlines()
+    assert ".installed-local" not in prerequisites and ".installed-test" in prerequisites
+    commands = [c.strip() for c in commands]
+    assert commands[0] == "$(BIN)/python bench/gpu_smoke.py --require-cuda"
+    assert commands[1] == "$(MAKE) $(VENV)/.installed-local"
+    assert all("training.envs create" in c for c in commands[2:-1]) and commands[-1].startswith("$(BIN)/python bench/gpu_smoke.py")
 
 
 def test_a_failed_step_stops_the_chain_and_the_report_says_where(tmp_path):

@@ -23,7 +23,13 @@ through accelerate's plugin (``training.cluster``). TRL does not cut prompts, so
 run or is left out, as ``overlong`` says; ``training.plan.measure_prompts`` counts the same for any export. TRL
 turns a failing tool call into a reply the policy trains on, so the launcher counts every call's outcome and stops
 the run past ``max_tool_failure_rate`` of the last ``tool_failure_window`` calls (verl's bound, same names and
-defaults); a loopback ``tool_server_url`` is refused on several nodes.
+defaults), every rank together; a loopback ``tool_server_url`` is refused on several nodes. Rollouts use vLLM
+colocated on GPUs unless ``use_vllm`` says otherwise (refused in one line where the trl environment has no vLLM),
+and the completion budget, which TRL fills with tool replies too, is measured by the launcher from the export's
+trajectories unless ``max_completion_length`` is given (then checked against them).
+
+verl plans set the trained models' attention (``attn_implementation``): sdpa unless flash-attn imports in the verl
+environment (``resolve_attn_implementation``), since verl 0.9.1 defaults to flash_attention_2.
 
 ``check_plan(plan)`` asks the trainer itself whether it accepts what was written: verl composes its Hydra config
 with the overrides and runs its own ``validate_config``, loads the tool config with its tool registry and the

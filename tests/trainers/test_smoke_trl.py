@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.trainers.conftest import run_python
-from training.plan import REPO_ROOT, read_metrics
+from training.plan import REPO_ROOT, TrainingError, read_metrics
 from training.rl import TRLOptions, check_plan, plan_trl
 
 pytestmark = pytest.mark.train_smoke
@@ -33,10 +33,20 @@ def test_grpo_config_accepted(trainer_python, tiny_model_dir, rl_export, served_
     assert single["grpo"]["num_generations"] == 2 and single["grpo"]["use_vllm"] is False
     assert single["grpo"]["max_tool_calling_iterations"] is None
     assert single["tool_failures"] is None
+    with_tools = {**SMALL, "max_completion_length": None}  # measured from the export's trajectories
     tools = check_plan(plan_trl(rl_export, tmp_path / "tools", TRLOptions(
         model=str(tiny_model_dir), tool_server_url=served_tools, dataset="messages", stage="sft",
-        max_tool_failure_rate=0.2, tool_failure_window=50, **SMALL)))  # fmt: skip
+        max_tool_failure_rate=0.2, tool_failure_window=50, **with_tools)))  # fmt: skip
     assert tools["grpo"]["max_tool_calling_iterations"] == 7 and tools["reward"] == "omne_post_sft"
+    # TRL counts the tool replies in the completion: the budget is measured with the model's own chat template
+    budget = tools["completion_budget"]
+    assert budget["measured"] and budget["trajectories"] == rl_export.rows("messages")["train"]
+    assert tools["grpo"]["max_completion_length"] == budget["max_completion_length"] >= 1.25 * budget["longest"] > 100
+    # a budget that cannot hold them is refused in one line, before the model loads
+    with pytest.raises(TrainingError, match=r"trajectories of the export need more than max_completion_length 24 "
+                                            r"tokens \(longest \d+"):  # fmt: skip
+        check_plan(plan_trl(rl_export, tmp_path / "short", TRLOptions(model=str(tiny_model_dir), **SMALL,
+                                                                      tool_server_url=served_tools)))  # fmt: skip
     # the launcher's tool client counts failures against the plan's bound
     assert tools["tool_failures"] == {"max_tool_failure_rate": 0.2, "tool_failure_window": 50}
     # The schema TRL makes of each tool function (transformers' get_json_schema) is the tool contract, key order
@@ -78,7 +88,7 @@ print(json.dumps(out))
         assert out[name + "_fn"] == f"hopforge_{name}"
 
 
-def _launch_and_check(plan) -> tuple[list[dict], dict]:
+def _launch_and_check(plan, budget: int = 24) -> tuple[list[dict], dict]:
     from training.runs import launch
 
     res = launch(plan, timeout_s=600)
@@ -89,7 +99,7 @@ def _launch_and_check(plan) -> tuple[list[dict], dict]:
     assert [m["step"] for m in steps] == [1, 2, 3]
     assert all(math.isfinite(m["loss"]) for m in steps)
     assert all(0.0 <= m["reward"] <= 1.0 for m in steps)
-    assert all(m["completions/max_length"] <= 24 for m in steps)
+    assert all(m["completions/max_length"] <= budget for m in steps)
     checkpoint = Path(result["checkpoint"])
     assert result["status"] == "ok" and res.checkpoint == str(checkpoint) and result["global_step"] == 3
     assert (checkpoint / "config.json").is_file() and any(checkpoint.glob("*.safetensors"))
@@ -107,8 +117,13 @@ def test_grpo_trains_single_turn(trainer_python, tiny_model_dir, rl_export, tmp_
 def test_grpo_trains_with_kg_tools(trainer_python, tiny_model_dir, rl_export, served_tools, tmp_path):
     trainer_python("trl")
     opts = TRLOptions(model=str(tiny_model_dir), tool_server_url=served_tools, reward="eog_f1_path",
-                      reward_kwargs={"path_weight": 0.5}, **SMALL)  # fmt: skip
-    steps, result = _launch_and_check(plan_trl(rl_export, tmp_path / "run", opts))
+                      reward_kwargs={"path_weight": 0.5}, **{**SMALL, "max_completion_length": None})  # fmt: skip
+    plan = plan_trl(rl_export, tmp_path / "run", opts)
+    steps, result = _launch_and_check(plan, budget=10**6)
+    # the measured budget is the one TRL ran with, and it bounds every completion
+    assert result["completion_budget"]["measured"] and result["rollouts"] == {"engine": "transformers",
+                                                                              "vllm_mode": None, "vllm": None}  # fmt: skip
+    assert all(m["completions/max_length"] <= result["completion_budget"]["max_completion_length"] for m in steps)
     assert result["tools"] == ["entity_matcher", "node_info"]
     # the tiny model's template is Qwen3's but not byte-identical to TRL's copy: the hermes parser is set
     assert result["tool_call_parser"] in ("trl", "qwen3-hermes")

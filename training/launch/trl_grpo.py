@@ -26,7 +26,18 @@ counted (``overlong: filter``); the counts go to ``<run dir>/prompts.json`` and 
 Tool calls that fail (server down, timing out, 5xx, token refused) are counted (``ToolServer``): TRL would hand
 their error text to the model as the tool's reply, so past ``hopforge.max_tool_failure_rate`` of the last
 ``hopforge.tool_failure_window`` calls of a process the run stops with ``error: tool calls are failing: ...``
-(status 2, the counts in ``result.json``'s ``tool``), as verl's launcher does.
+(status 2, the counts in ``result.json``'s ``tool``), as verl's launcher does. On several processes the tripped
+rank does not leave alone (the others would block in their next collective): its calls fail fast, and before the
+next optimizer step every rank gathers every rank's flag (``StopEveryRank``) and all stop together.
+
+The completion budget: TRL 1.16 counts every assistant turn and tool reply of a rollout against
+``max_completion_length`` and drops a reply that would not fit (the rollout then ends without an answer). Before
+the model loads, the export's ``messages`` trajectories are rendered with the model's chat template and the run's
+tools, tool replies cut at ``hopforge.max_tool_response_chars`` as the tool client cuts live replies (verl's middle
+cut); a given budget below the longest is refused in one line, none given becomes the longest x
+``hopforge.completion_margin`` (``completion_budget``; in ``check.json`` and ``result.json``). vLLM rollouts
+(``use_vllm``) need vLLM in this environment: refused in one line without it; ``result.json`` records the engine
+and its version (``rollouts``).
 
 Launcher contract: every TRL log line goes to ``<run dir>/metrics.jsonl`` as ``{"step", <numbers>}`` (with the tool
 counters ``tool/calls``, ``tool/failures``, ``tool/window_failure_rate`` when the run has tools); the final

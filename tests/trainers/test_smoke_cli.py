@@ -38,9 +38,24 @@ def test_sft_dry_run_check(trainer_python, tiny_model_dir, tiny_export_dir, tmp_
         cfg = yaml.safe_load((run_dir / "llamafactory.yaml").read_text())
         assert cfg["template"] == template and cfg["dataset_dir"] == str(tiny_export_dir.resolve())
         assert "llamafactory accepts the config" in done.stdout + done.stderr
+        assert f"model {tiny_model_dir} loads on this node (qwen3" in done.stdout + done.stderr
     bad = _hopforge(["train", "sft", "--model", str(tiny_model_dir), "--export", str(tiny_export_dir),
                      "--set", "extra.not_a_llamafactory_key=1", "--dry-run", "--check"], tmp_path)
     assert bad.returncode == 2 and "not_a_llamafactory_key" in bad.stderr, bad.stderr[-3000:]
+
+
+def test_check_refuses_a_model_this_node_does_not_have_in_one_line(trainer_python, tiny_export_dir, tmp_path):
+    """A hub id under --offline (no download), not in this node's cache: the check loads it with transformers in
+    the trainer environment, as the trainer would, and stops before LLaMA-Factory's own check."""
+    trainer_python("llamafactory")
+    done = _hopforge(["train", "sft", "--model", "hopforge-test/no-such-model", "--export", str(tiny_export_dir),
+                      "--offline", "--dry-run", "--check"], tmp_path)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    line = next(ln for ln in done.stderr.splitlines() if ln.startswith("training error:"))
+    assert line.startswith("training error: model hopforge-test/no-such-model cannot be loaded on this node "
+                           "(llamafactory environment): OSError")
+    assert line.endswith("(`huggingface-cli download hopforge-test/no-such-model`) or give a local model directory")
+    assert "llamafactory accepts the config" not in done.stdout + done.stderr
 
 
 def test_rl_dry_run_check(trainer_python, tiny_model_dir, rl_export, tmp_path):
@@ -69,9 +84,12 @@ NODES = {"1x8": [], "2x8": ["--nnodes", "2", "--node-rank", "1", "--master-addr"
 
 
 def _plan(done: subprocess.CompletedProcess[str]) -> tuple[Path, dict]:
+    """The folder holding this node's files (the run dir on node 0, ``nodes/node-<k>`` of it on node k) and its
+    plan."""
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    run_dir = _run_dir(done.stdout)
-    return run_dir, json.loads((run_dir / "plan.json").read_text())
+    node_dir = next((Path(ln.split("files:", 1)[1].strip()) for ln in done.stdout.splitlines()
+                     if ln.startswith("node ") and "'s files:" in ln), _run_dir(done.stdout))  # fmt: skip
+    return node_dir, json.loads((node_dir / "plan.json").read_text())
 
 
 @pytest.mark.parametrize("nodes", sorted(NODES))

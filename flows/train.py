@@ -90,12 +90,14 @@ TRAINING = "training"
 
 
 def shared_train_id(kind: str, trainer: str, *, run_id: str | None, cluster: ClusterOptions | None,
-                    export: ExportView, model: str, environ: Mapping[str, str] | None = None) -> str:  # fmt: skip
+                    environ: Mapping[str, str] | None = None) -> str:  # fmt: skip
     """The id of a training run, which names its run directory: ``run_id`` when given (every node the same); on
     several nodes without one, derived from what every node's command already shares (the rendezvous: master
-    address and port, the number of nodes; the scheduler's job id when there is one; the kind, trainer, export and
-    model), so the nodes agree without talking. The same command on the same rendezvous is the same run again: it
-    continues in the same directory (LLaMA-Factory resumes from the last checkpoint there). One node: a new id."""
+    address and port, the number of nodes; the scheduler's job id when there is one; the kind and trainer), so the
+    nodes agree without talking. Not the export or the model: a node whose copy differs must land in the same run
+    directory, where ``claim_run_dir`` refuses it, not in a directory of its own. The same command on the same
+    rendezvous is the same run again: it continues in the same directory (LLaMA-Factory resumes from the last
+    checkpoint there). One node: a new id."""
     if run_id is not None:
         if not RUN_ID.match(run_id):
             raise TrainingError(f"run id {run_id!r} must be 1-128 letters, digits, '.', '_' or '-' (it names the run "
@@ -105,7 +107,7 @@ def shared_train_id(kind: str, trainer: str, *, run_id: str | None, cluster: Clu
         return new_train_id(kind, trainer)
     env = os.environ if environ is None else environ
     job = next(([name, env[name]] for name in JOB_ID_VARS if env.get(name)), None)
-    key = [kind, trainer, cluster.master_addr, cluster.master_port, cluster.nnodes, export.manifest_sha256, model, job]
+    key = [kind, trainer, cluster.master_addr, cluster.master_port, cluster.nnodes, job]
     return f"{kind}-{trainer}-{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:12]}"
 
 
@@ -397,8 +399,7 @@ def train_sft(
     settings = settings or default_settings()
     check_timeout(timeout_s)
     export = _export(settings, export_version)
-    train_id = shared_train_id("sft", "llamafactory", run_id=run_id, cluster=options.cluster, export=export,
-                               model=options.model)  # fmt: skip
+    train_id = shared_train_id("sft", "llamafactory", run_id=run_id, cluster=options.cluster)
     plan = plan_sft(export, _run_dir(settings, train_id, shared_dir), options).on_node(options.cluster.node_rank)
     params = {**flow_parameters(train_sft, locals()), "export_version": export.version}  # the version it resolved to
     return run_plan(plan, kind="sft", settings=settings, params=params, dry_run=dry_run, timeout_s=timeout_s,
@@ -520,7 +521,7 @@ def train_rl(
     if trainer == "verl" and shared_dir is not None:  # verl's own option: its checkpoints go there
         opts = opts.model_copy(update={"shared_dir": shared_dir})  # checked again when planned
     cluster = opts.cluster if isinstance(opts, TRLOptions) else None
-    train_id = shared_train_id("rl", trainer, run_id=run_id, cluster=cluster, export=export, model=opts.model)
+    train_id = shared_train_id("rl", trainer, run_id=run_id, cluster=cluster)
     run_dir = _run_dir(settings, train_id, shared_dir if trainer == "trl" else None)
     params = {**flow_parameters(train_rl, locals()), "export_version": export.version}  # the version it resolved to
 
@@ -567,7 +568,7 @@ def preflight(settings: Settings, export_version: str | None, options: SFTOption
     its own run directory."""
     export = _export(settings, export_version)
     if run_id is not None:
-        shared_train_id("preflight", "any", run_id=run_id, cluster=None, export=export, model="")
+        shared_train_id("preflight", "any", run_id=run_id, cluster=None)
     if shared_dir is not None:
         _run_dir(settings, "preflight", shared_dir)
     scratch = _run_dir(settings, "preflight")

@@ -27,7 +27,7 @@ from flows.train import (
 from schemas.config import load_settings
 from training.cluster import ClusterOptions
 from training.envs import ENVS_VAR, require_env
-from training.plan import ExportView, TrainingError, TrainPlan, hub_offline, trainer_env
+from training.plan import TrainingError, TrainPlan, hub_offline, trainer_env
 from training.runs import check_model_loads, node_record_path, node_records, write_node_record
 from training.serve import FORMAT_FILE, ChatFormat, chat_format, mark_checkpoints, plan_serve, recorded_format
 from training.serve import ServeOptions
@@ -78,10 +78,6 @@ def fake_envs(tmp_path, monkeypatch):
     return root
 
 
-def _export(sha: str = "a" * 64) -> ExportView:
-    return ExportView(path=Path("/exports/v1"), version="v1", manifest={}, manifest_sha256=sha, dataset_info={})
-
-
 def _plan(tmp_path: Path, mode: str, rank: int, *, run_id: str = "two-nodes", template: str = "qwen3") -> TrainPlan:
     """Node ``rank``'s plan of one run (one rank a node), as ``train_sft`` makes it: planned for the shared run
     directory, then ``on_node``."""
@@ -109,27 +105,26 @@ def _settings(tmp_path: Path):
 
 def test_a_given_run_id_is_the_run_id_and_a_bad_one_is_refused():
     cluster = ClusterOptions(nnodes=2, node_rank=1, master_addr="10.0.0.1")
-    assert shared_train_id("sft", "llamafactory", run_id="job-7", cluster=cluster, export=_export(), model="m") == "job-7"
+    assert shared_train_id("sft", "llamafactory", run_id="job-7", cluster=cluster) == "job-7"
     for bad in ("", "../up", "a b", "-x", "x" * 129):
         with pytest.raises(TrainingError, match="must be 1-128 letters, digits"):
-            shared_train_id("sft", "llamafactory", run_id=bad, cluster=cluster, export=_export(), model="m")
+            shared_train_id("sft", "llamafactory", run_id=bad, cluster=cluster)
 
 
 def test_nodes_derive_the_same_run_id_from_the_rendezvous_without_talking():
-    def derived(rank: int, *, port: int = 29500, env: dict | None = None, sha: str = "a" * 64) -> str:
+    def derived(rank: int, *, port: int = 29500, env: dict | None = None) -> str:
         cluster = ClusterOptions(nnodes=2, node_rank=rank, master_addr="10.0.0.1", master_port=port)
-        return shared_train_id("sft", "llamafactory", run_id=None, cluster=cluster, export=_export(sha), model="m",
-                               environ=env or {})  # fmt: skip
+        return shared_train_id("sft", "llamafactory", run_id=None, cluster=cluster, environ=env or {})
 
     assert derived(0) == derived(1) and derived(0).startswith("sft-llamafactory-")
     assert derived(0) == derived(0)  # the same command on the same rendezvous: the same run, continued
     assert derived(0, port=29501) != derived(0)
-    assert derived(0, sha="b" * 64) != derived(0)
+    # not the export nor the model: a node with another copy lands in the same directory, where the run's record
+    # refuses it (test_a_run_directory_refuses_a_node_of_another_run)
     assert derived(0, env={"SLURM_JOB_ID": "41"}) == derived(1, env={"SLURM_JOB_ID": "41"}) != derived(
         0, env={"SLURM_JOB_ID": "42"})
     one = ClusterOptions()
-    first, second = (shared_train_id("sft", "llamafactory", run_id=None, cluster=one, export=_export(), model="m")
-                     for _ in range(2))  # fmt: skip
+    first, second = (shared_train_id("sft", "llamafactory", run_id=None, cluster=one) for _ in range(2))
     assert first != second  # one node: every run its own id, as before
 
 

@@ -171,12 +171,11 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
               cfg=None, one_class: bool = False) -> GraphRun:
     """Import one graph and run every (seed, hop class) job through ``run_job`` (module docstring); with
     ``one_class`` each seed gets one hop class, half and half, as ``qa generate`` gives them."""
-    from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
+    from tasks.qa.candidates import describe_refusals, opening_refusals
     from tasks.qa.context import path_edges
     from tasks.meaning.profiles import book_for_graph
     from tasks.qa.generate import assign_hop_classes, run_job
-    from tasks.qa.program_writer import can_pin_with
-    from tasks.qa.programs import starts_a_program
+    from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
     from tasks.qa.seeds import eligible_seeds, sample_seeds
 
     p = Path(path)
@@ -194,15 +193,15 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
         return run
     book = book_for_graph(kg)
 
-    def opens(node: str) -> bool:  # what qa generate keeps with the template writer
-        return opens_a_path(kg, node, book=book) or starts_a_program(kg, node, book=book, clause_ok=can_pin_with)
-
-    run.passed_over = sorted(n for n, _ in eligible if not opens(n))
+    rule = SeedRule(kg, book, programs=True)  # what qa generate keeps and prefers with the template writer
+    run.passed_over = sorted(n for n, _ in eligible if not rule.keep(n))
     for node in run.passed_over:
         run.refuse("seed_passed_over", f"{node}: no relation out of it can be asked and no program starts there: "
                    f"{describe_refusals(opening_refusals(kg, [node]), limit=2)}")
     seeds = sample_seeds(eligible, n_seeds, sampling_seed, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
-                         keep=opens)
+                         keep=rule.keep, prefer=rule.prefer, window=PREFER_WINDOW)
+    if one_class:
+        seeds = arrange(seeds, {"1-2": 0.5, "3+": 0.5}, rule.depth)
     run.seeds = [s.node for s in seeds]
     gateway = NoGateway()
     plan = (list(zip(seeds, assign_hop_classes(seeds, {"1-2": 0.5, "3+": 0.5}))) if one_class

@@ -29,9 +29,8 @@ from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_f
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import CHECK_CODES, QA, GenMode, QAAttempt, QAReject, Seed
-from tasks.qa.candidates import describe_refusals, opening_refusals, opens_a_path
-from tasks.qa.program_writer import can_pin_with
-from tasks.qa.programs import starts_a_program
+from tasks.qa.candidates import describe_refusals, opening_refusals
+from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
@@ -402,10 +401,12 @@ def generate_qa(
                 book = profile_book(kg, cfg)
                 # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on
                 # them could be asked; with the template writer, unless a program pins such a hop.
+                rule = SeedRule(kg, book, programs=writer == "template")
                 seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
-                                     run_id=rt.run_id, keep=lambda node: opens_a_path(kg, node, book=book) or (
-                                         writer == "template" and starts_a_program(kg, node, book=book,
-                                                                                   clause_ok=can_pin_with)))  # fmt: skip
+                                     run_id=rt.run_id, keep=rule.keep, prefer=rule.prefer if rule.programs else None,
+                                     window=PREFER_WINDOW)  # fmt: skip
+                if rule.programs:
+                    seeds = arrange(seeds, hop_mix, rule.depth)
                 rt.wh.write_batch("seeds", seeds, replace=True)
                 print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
                 why = None

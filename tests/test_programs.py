@@ -266,19 +266,43 @@ def test_sampled_programs_stand_and_their_sparql_returns_the_answer(path):
 
 def test_a_seed_whose_every_hop_names_one_of_many_is_kept_when_a_program_starts_there():
     from tasks.qa.candidates import opens_a_path
-    from tasks.qa.programs import starts_a_program
+    from tasks.qa.seed_rule import SeedRule
 
     kg = graph(EUROPE, TYPES)
     book = book_for_graph(kg)
+    rule = SeedRule(kg, book, programs=True)
     # Europe's relations all lead back to one of its countries: no bare path may start there, a pinned program can.
     assert not opens_a_path(kg, "Europe", book=book)
-    assert starts_a_program(kg, "Europe", book=book, clause_ok=can_pin_with)
+    assert rule.depth("Europe") >= 1 and rule.keep("Europe")
     # Madrid's only relation names Spain as one of the many countries a capital may belong to, and nothing else is
     # known of Spain to pin it: neither a path nor a program.
     lone = graph([("Spain", "capital", "Madrid")], TYPES)
-    lone_book = book_for_graph(lone)
-    assert not opens_a_path(lone, "Madrid", book=lone_book)
-    assert not starts_a_program(lone, "Madrid", book=lone_book, clause_ok=can_pin_with)
+    lone_rule = SeedRule(lone, book_for_graph(lone), programs=True)
+    assert not opens_a_path(lone, "Madrid", book=lone_rule.book)
+    assert lone_rule.depth("Madrid") == 0 and not lone_rule.keep("Madrid")
+    # the LLM writer asks no programs: only the bare path decides
+    assert not SeedRule(kg, book, programs=False).keep("Europe")
+
+
+def test_seeds_where_longer_programs_stand_come_first():
+    """``prefer`` reorders the first n × window kept seeds, highest first, ties in rank order; without it the rank
+    order stands."""
+    from tasks.qa.seeds import sample_seeds
+
+    eligible = [(f"n{i}", 30) for i in range(12)]
+    depth = {f"n{i}": i % 3 for i in range(12)}
+    plain = [s.node for s in sample_seeds(eligible, 4, 7, domain="d")]
+    ranked = [s.node for s in sample_seeds(eligible, 12, 7, domain="d")]
+    assert plain == ranked[:4]
+    preferred = sample_seeds(eligible, 4, 7, domain="d", prefer=depth.__getitem__, window=2)
+    pool = ranked[:8]
+    assert [s.node for s in preferred] == sorted(pool, key=lambda n: (-depth[n], pool.index(n)))[:4]
+    assert [s.sample_rank for s in preferred] == [0, 1, 2, 3]
+    kept = sample_seeds(eligible, 2, 7, domain="d", keep=lambda n: depth[n] > 0, prefer=depth.__getitem__, window=3)
+    pool = [n for n in ranked if depth[n] > 0][:6]
+    assert [s.node for s in kept] == sorted(pool, key=lambda n: (-depth[n], pool.index(n)))[:2]
+    with pytest.raises(ValueError, match="window"):
+        sample_seeds(eligible, 2, 7, domain="d", prefer=depth.__getitem__, window=0)
 
 
 # -- readings of labels nobody on the project wrote --------------------------------------------------------------
@@ -327,3 +351,82 @@ def test_a_program_that_starts_at_a_code_is_refused_with_its_reason():
                           [ProgramStep(label="time zone of", forward=True), ProgramStep(label="currency", forward=True)],
                           book=book_for_graph(kg), index=relation_index(kg), rng=random.Random(0))
     assert not isinstance(found, QueryProgram) and found.code == "code_start"
+
+
+def test_a_code_shaped_name_is_a_name_among_names_of_its_kind():
+    """"PDP-11" among machines named in words is a name; "Asia/Dubai" among time zones that are all ids is a code."""
+    machines = graph([("PDP-11", "built by", "DEC"), ("ENIAC", "built by", "Penn"), ("Colossus", "built by", "GPO"),
+                      ("VAX", "built by", "DEC")], {n: "machine" for n in ("PDP-11", "ENIAC", "Colossus", "VAX")})
+    assert not relation_index(machines).is_code("PDP-11")
+    zones = graph([("Asia/Dubai", "time zone of", "UAE"), ("Asia/Tokyo", "time zone of", "Japan"),
+                   ("Europe/Paris", "time zone of", "France")], {n: "time zone" for n in
+                                                                 ("Asia/Dubai", "Asia/Tokyo", "Europe/Paris")})
+    assert relation_index(zones).is_code("Asia/Dubai")
+    untyped = graph([("PDP-11", "built by", "DEC")])
+    assert relation_index(untyped).is_code("PDP-11")  # no kind: the shape decides
+    assert relation_index(machines).is_code("Flintshire [Sir y Fflint GB-FFL]")
+
+
+# -- pins on two nodes, and the order of seeds for their hop classes ---------------------------------------------
+
+PAIRS = [
+    # two people each received two awards, two awards each have two laureates: every step is one of many
+    ("Ada", "received", "Gold Medal"), ("Ada", "received", "Silver Cup"), ("Ben", "received", "Gold Medal"),
+    ("Ben", "received", "Bronze Star"), ("Cleo", "received", "Silver Cup"), ("Cleo", "received", "Bronze Star"),
+    ("Ada", "born in", "Oslo"), ("Ben", "born in", "Oslo"), ("Cleo", "born in", "Lima"), ("Dan", "born in", "Lima"),
+    ("Gold Medal", "named after", "Nobel"), ("Silver Cup", "named after", "Nobel"), ("Bronze Star", "named after",
+                                                                                    "Turing"),
+    ("Eve", "received", "Silver Cup"), ("Eve", "born in", "Lima"),
+]
+
+
+def test_two_nodes_may_each_take_a_pin_and_no_fact_pins_twice():
+    """Up to MAX_PINS pins in all, on one node or two; a program whose second pin repeats the first is refused."""
+    from tasks.qa.programs import MAX_PINS
+
+    kg = graph(PAIRS, {n: "person" for n in ("Ada", "Ben", "Cleo", "Dan", "Eve")} | {
+        n: "award" for n in ("Gold Medal", "Silver Cup", "Bronze Star")} | {n: "city" for n in ("Oslo", "Lima")})
+    book, index = book_for_graph(kg), relation_index(kg)
+    rng = random.Random(0)
+    seen = 0
+    for walk in (["Ada", "Silver Cup", "Cleo"], ["Ben", "Gold Medal", "Ada"], ["Cleo", "Bronze Star", "Ben"]):
+        steps = [ProgramStep(label="received", forward=True), ProgramStep(label="received", forward=False)]
+        p = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=can_pin_with)
+        if isinstance(p, QueryProgram):
+            assert len(p.constraints) <= MAX_PINS
+            assert len({(c.label, c.value) for c in p.constraints}) == len(p.constraints)
+            assert stands(p, index, book) is None
+            if len({c.node for c in p.constraints}) == 2:
+                seen += 1
+        else:
+            assert p.code in ("no_pin", "two_pinned")
+    assert seen >= 1
+
+
+def test_the_writer_puts_a_pin_that_ends_in_its_verb_before_a_nested_description():
+    """"that the Rockefeller Foundation founded and that is located in ...": a clause that ends in its verb may
+    come first; one that strands a preposition ("that Germany is a member of") may not."""
+    from tasks.qa.program_writer import Rest
+
+    assert not Rest("that the Rockefeller Foundation founded", True, False).dangling
+    assert Rest("that Germany is a member of", True, False).dangling
+    assert not Rest("that borders France", False, True).dangling
+
+
+def test_seeds_are_arranged_so_three_step_seeds_take_the_3plus_slots():
+    from schemas.qa import Seed
+    from tasks.qa.generate import assign_hop_classes
+    from tasks.qa.seed_rule import arrange
+
+    depth = {"a": 1, "b": 3, "c": 2, "d": 1, "e": 3, "f": 2}
+    seeds = [Seed(domain="d", node=n, ball_size=30, depth=3, sample_rank=i, sampling_seed=0)
+             for i, n in enumerate("abcdef")]
+    out = arrange(seeds, {"1-2": 0.5, "3+": 0.5}, depth.__getitem__)
+    classes = assign_hop_classes(out, {"1-2": 0.5, "3+": 0.5})
+    assert [s.sample_rank for s in out] == list(range(6))
+    assert sorted(s.node for s in out) == sorted(depth)
+    three = [s.node for s, c in zip(out, classes) if c == "3+"]
+    short = [s.node for s, c in zip(out, classes) if c == "1-2"]
+    assert {"b", "e"} <= set(three)  # both three-step seeds got 3+ jobs
+    assert [depth[n] for n in short] == sorted((depth[n] for n in short), reverse=True)
+    assert {"c", "f"} <= set(short)  # the two-step seeds took 1-2 slots before the one-step ones

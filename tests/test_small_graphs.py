@@ -152,7 +152,7 @@ def test_a_graph_smaller_than_the_minimum_ball_says_so_and_a_lower_minimum_admit
 
     # Which relations can start a question is the relation profiles' business, not this test's: every eligible
     # node may seed here.
-    monkeypatch.setattr(flows.qa, "opens_a_path", lambda kg, node, **kw: True)
+    monkeypatch.setattr(flows.qa.SeedRule, "keep", lambda self, node: True)
 
     out = generate_qa(domains=["tiny"], n_seeds=3, settings=settings)
     assert out["seed_notes"] == [
@@ -181,7 +181,7 @@ def test_a_run_whose_every_path_is_ambiguous_reports_that_reason(prefect_harness
     from flows.graphs import import_graphs
     from flows.qa import generate_qa
 
-    monkeypatch.setattr(flows.qa, "opens_a_path", lambda kg, node, **kw: True)  # as above: every eligible node may seed
+    monkeypatch.setattr(flows.qa.SeedRule, "keep", lambda self, node: True)  # as above: every eligible node may seed
 
     import_graphs(files={"likes": _tsv(tmp_path / "likes.tsv", LIKES)}, settings=settings)
     out = generate_qa(domains=["likes"], n_seeds=2, min_ball=1, hop_mix={"1-2": 1.0, "3+": 0.0}, settings=settings)

@@ -957,4 +957,7 @@ def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, coun
                            object_noun=nouns["object_noun"], evidence=ev)
 
 
-__all__ = ["label_words", "profile_from_label"]
+#: The prepositions and particles a label's words may hold (closed-class English, not meaning).
+PREPOSITIONS: frozenset[str] = _PREPS
+
+__all__ = ["PREPOSITIONS", "label_words", "profile_from_label"]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
+from tasks.meaning.morphology import PREPOSITIONS
 from tasks.meaning.names import common_noun_name
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
@@ -79,6 +80,12 @@ class Rest:
     open_end: bool
     verb_first: bool
 
+    @property
+    def dangling(self) -> bool:
+        """It ends in a stranded preposition ("that Germany is a member of"): "and" or a further clause after it
+        would read as part of it. A clause that ends in its verb ("that the Rockefeller Foundation founded") may."""
+        return self.open_end and self.text.rstrip("?").split()[-1].lower() in PREPOSITIONS
+
 
 def _rest(template: str, known: str, slot: str, noun: str) -> Rest:
     verb_first = template.startswith("{that} ") and not template[len("{that} "):].startswith("{")
@@ -123,15 +130,15 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
     if nested:
         # The step's clause holds a description of its own ("whose currency is the currency of the country of
         # Vilnius"): a pin after it would read as the inner node's. The pins come first, the step's clause last.
-        if any(r.open_end for r in pins):
-            raise TemplateError("a pin that ends in its own words cannot come before a nested description")
+        if any(r.dangling for r in pins):
+            raise TemplateError("a pin that ends in a stranded preposition cannot come before a nested description")
         return [*pins, step]
     rests = [step, *pins]
-    # At most one clause may end in its own words ("that Germany is a member of"), and only the last: "and" after it
-    # would read as part of it.
-    rests.sort(key=lambda r: r.open_end)
-    if sum(r.open_end for r in rests) > 1:
-        raise TemplateError("two clauses that end in their own words cannot be joined with 'and'")
+    # At most one clause may end in a stranded preposition ("that Germany is a member of"), and only the last: "and"
+    # after it would read as part of it.
+    rests.sort(key=lambda r: r.dangling)
+    if sum(r.dangling for r in rests) > 1:
+        raise TemplateError("two clauses that end in stranded prepositions cannot be joined with 'and'")
     return rests
 
 

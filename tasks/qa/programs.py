@@ -78,6 +78,37 @@ class RelationIndex:
             self.kinds[name] = None if noun == "entity" else noun
         return self.kinds[name]
 
+    def is_code(self, name: str) -> bool:
+        """Whether a question may not show ``name`` as a name (``code_like``, judged with its kind): an identifier
+        always; a code-shaped name ("PDP-11", "IR8", "TCP/IP" have the shape of "ES-MD" and "Asia/Dubai") only where
+        the graph gives it no kind (or a kind of one or two nodes), or where most names of its kind have that shape
+        too (time zones, ISO codes): a product called "PDP-11" among machines called "ENIAC" and "Colossus" is a
+        name. A code in brackets after a name ("Flintshire [Sir y Fflint GB-FFL]") is never written so."""
+        shown = display_name(name).strip()
+        if is_identifier(shown) or _BRACKETED_CODE.search(shown):
+            return True
+        if not code_like(name):
+            return False
+        kind = self.kind(name)
+        return kind is None or self._code_kinds().get(kind, True)
+
+    def _code_kinds(self) -> dict[str, bool]:
+        """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
+        nothing against the shape)."""
+        if self.kg is None:
+            return {}
+        hit = self.__dict__.get("_code_kind_table")
+        if hit is None:
+            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            for node in self.kg.nodes():
+                kind = self.kind(node)
+                if kind is not None:
+                    counts[kind][0] += 1
+                    counts[kind][1] += code_like(node)
+            hit = {k: n < 3 or 2 * codes >= n for k, (n, codes) in counts.items()}
+            self.__dict__["_code_kind_table"] = hit
+        return hit
+
     def add(self, subject: str, label: str, obj: str) -> None:
         key = relation_key(label)
         self.labels.setdefault(key, label)
@@ -222,7 +253,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "no_walk",  # no shortcut-free walk of that many hops starts at the seed
     "unphrasable_hop",  # a hop's label has no words or no surface forms
     "no_pin",  # a hop reaches several nodes (or names one of many in the world) and no fact pins the one meant
-    "two_pinned",  # two nodes of the chain would need pins: the question would stack clauses past reading
+    "two_pinned",  # the chain would need more than MAX_PINS pins, or one fact twice: past reading
     "not_unique",  # the program, executed, does not reach exactly one node at every step
     "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
@@ -266,7 +297,7 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     banned = set(exclude) | {node, answer}
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
-        if f.value in banned or len(f.holders) < 2 or code_like(f.value):
+        if f.value in banned or len(f.holders) < 2 or index.is_code(f.value):
             continue
         if hops_to_answer > 0:
             d = kg.shortest_path_length(f.value, answer, cutoff=hops_to_answer)
@@ -401,13 +432,19 @@ def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int],
     return out
 
 
-def starts_a_program(kg: KnowledgeGraph, start: str, *, book: ProfileBook | None = None,
-                     clause_ok: ClauseOk | None = None) -> bool:
-    """Whether some program of one or two steps stands from ``start`` (a few walks each): a seed whose every hop names
-    one of many can still be asked when a pin singles out the node meant."""
-    book = book if book is not None else book_for_graph(kg)
-    return any(sample_programs(kg, start, hops, count=1, book=book, max_walks=10, clause_ok=clause_ok).programs
-               for hops in (1, 2))
+#: Pins a program may hold in all (on one node or two): a third clause stacks the question past reading.
+MAX_PINS = 2
+
+
+def program_depth(kg: KnowledgeGraph, start: str, *, book: ProfileBook, clause_ok: ClauseOk | None = None,
+                  max_steps: int = 3, writable: Callable[[QueryProgram], bool] | None = None) -> int:
+    """The most steps (up to ``max_steps``) of a program that stands from ``start`` (and, with ``writable``, that
+    it accepts), found by a few walks of each length, longest first; 0 when none does."""
+    for hops in range(max_steps, 0, -1):
+        found = sample_programs(kg, start, hops, count=2, book=book, max_walks=10, clause_ok=clause_ok).programs
+        if any(writable is None or writable(p) for p in found):
+            return hops
+    return 0
 
 
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
@@ -416,10 +453,10 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     """The program of one walk: each step pinned where it needs it (``pin_node``), then executed."""
     constraints: list[ProgramConstraint] = []
     answer = walk[-1]
-    if code_like(answer):
+    if index.is_code(answer):
         return PinRefusal("code_answer", f"the answer {answer!r} is an identifier or a code, not a name a person "
                                          "would answer with")
-    if code_like(walk[0]):
+    if index.is_code(walk[0]):
         return PinRefusal("code_start", f"the start {walk[0]!r} is an identifier or a code, not a name a reader "
                                         "knows it by")
     steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
@@ -439,9 +476,13 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
                          hops_to_answer=hops - i, need_one=need_one, rng=rng, clause_ok=clause_ok)
         if isinstance(found, PinRefusal):
             return found
-        if found and constraints:
-            return PinRefusal("two_pinned", f"the steps to {walk[constraints[0].node]!r} and to {walk[i]!r} both "
-                                            "need a pin")
+        if found and (len(constraints) + len(found) > MAX_PINS):
+            return PinRefusal("two_pinned", f"the steps to {walk[constraints[0].node]!r} and to {walk[i]!r} need "
+                                            f"{len(constraints) + len(found)} pins, more than {MAX_PINS}")
+        said = {(relation_key(c.label), c.value) for c in constraints}
+        if any((relation_key(f.label), f.value) in said for f in found):
+            return PinRefusal("two_pinned", f"{walk[i]!r} would be pinned by the fact that already pins an earlier "
+                                            "node: the question would say it twice")
         constraints.extend(f.constraint(i) for f in found)
     program = QueryProgram(kind="conjunction" if constraints else "chain", start=walk[0], steps=list(steps),
                            constraints=constraints, nodes=list(walk))
@@ -584,6 +625,6 @@ def iri_name(iri: str, domain: str) -> str:
 
 
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
-           "ProgramSample", "RelationIndex", "build_program", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
+           "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
-           "sample_programs", "stands", "starts_a_program", "write_rdf"]
+           "sample_programs", "stands", "write_rdf"]

@@ -479,13 +479,17 @@ def sample_seeds(
     exclude: Iterable[str] = (),
     run_id: str | None = None,
     keep: Callable[[str], bool] | None = None,
+    prefer: Callable[[str], int] | None = None,
+    window: int = 1,
 ) -> list[Seed]:
     """Up to ``n`` seeds from ``eligible`` (``eligible_seeds`` output), deterministic by ``seed``.
 
     Nodes are ranked by ``sha256(seed, node)``; the first ``n`` not in ``exclude`` (e.g. seeds an earlier run
     used) and, with ``keep``, for which ``keep(node)`` holds, are returned with ``sample_rank`` 0, 1, ... ``keep``
-    is asked in rank order and only until ``n`` are found. The result does not depend on the order of
-    ``eligible``, and a node's rank does not depend on the other nodes. Repeated nodes in ``eligible`` count once.
+    is asked in rank order and only until ``n`` are found. With ``prefer``, the first ``n × window`` kept nodes are
+    taken and the ``n`` that ``prefer`` scores highest returned, highest first (ties in rank order). The result does
+    not depend on the order of ``eligible``, and a node's rank does not depend on the other nodes. Repeated nodes
+    in ``eligible`` count once.
     """
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
@@ -494,8 +498,14 @@ def sample_seeds(
     for node, size in eligible:
         sizes.setdefault(node, size)
     ranked = sorted((node for node in sizes if node not in skip), key=lambda node: (_rank_key(seed, node), node))
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    pool = n * window if prefer is not None else n
     if keep is not None:
-        ranked = list(islice((node for node in ranked if keep(node)), n))
+        ranked = list(islice((node for node in ranked if keep(node)), pool))
+    if prefer is not None:
+        order = {node: i for i, node in enumerate(ranked[:pool])}
+        ranked = sorted(order, key=lambda node: (-prefer(node), order[node]))
     return [
         Seed(
             domain=domain, snapshot_id=snapshot_id, node=node, ball_size=sizes[node], depth=depth, sample_rank=i,

@@ -111,6 +111,8 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
             .replace("{that}", "who" if noun == "person" else "that").replace("{wh}", wh))
     text = " ".join(text.split())
+    # A form's own article before a name that carries one ("one of the {o}" with "the founder crops") says it once.
+    text = re.sub(r"\b([Tt]he) the\b", r"\1", text)
     # A relation noun that is the node's own type says it once: "the country of X", not "the country that is the
     # country of X" (a question's opener is handled in ``write_question``).
     n = re.escape(noun)

@@ -846,7 +846,8 @@ def check_plan(plan: TrainPlan, *, timeout_s: float = 600) -> dict[str, Any]:
     python = require_env(plan.env)
     plan.write()
     if plan.trainer == "trl":  # one process, whatever the launch: the check stands in for the main process
-        argv = [str(python), launcher("trl_grpo.py"), "--check", "--config", str(plan.run_dir / TRL_CONFIG_FILE)]
+        # the node's own copy of the config (``TrainPlan.node_dir``: the run dir on node 0)
+        argv = [str(python), launcher("trl_grpo.py"), "--check", "--config", str(plan.node_dir / TRL_CONFIG_FILE)]
     else:
         argv = [str(python), plan.argv[1], "--check", *plan.argv[2:]]
     return run_trainer_check(plan, argv, timeout_s=timeout_s, what=plan.trainer, noun="plan")

@@ -252,7 +252,7 @@ def test_a_served_checkpoint_run_records_its_server_and_format(prefect_harness, 
                              embeddings={"base_url": fake_llm.base_url, "model": "fake-embed", "dim": 16})
     qas = build_eval_warehouse(settings)
     fake_llm.add(reply=f"<answer>{KINGS}</answer>")
-    serving = {"server": "vllm", "vllm_version": "0.33.0", "checkpoint": "/runs/sft/output",
+    serving = {"server": "vllm", "vllm_version": "0.24.0", "checkpoint": "/runs/sft/output",
                "chat_format": {"kind": "think", "enable_thinking": True}}  # fmt: skip
     out = evaluate_policy(modes=["tools"], limit=1, trained_as="think", serving=serving, settings=settings)
     assert out["serving"] == serving and out["by_mode"]["tools"]["n"] == 1

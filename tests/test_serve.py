@@ -106,7 +106,7 @@ def test_no_think_sft_is_served_without_a_parser_and_with_the_prompt_it_trained_
                       finetuning_type="full")  # fmt: skip
     plan = plan_serve(full, ServeOptions(), vllm="vllm")
     assert plan.chat.kind == "no_think" and plan.chat.template == "qwen3_nothink"
-    # vLLM 0.33's qwen3 parser would put the whole reply in `reasoning`: no parser, the reply stays in `content`
+    # vLLM 0.24.0's qwen3 parser would put the whole reply in `reasoning`: no parser, the reply stays in `content`
     assert "--reasoning-parser" not in plan.argv
     # qwen3_nothink prompts end at "<|im_start|>assistant\n": Qwen3's template renders that with enable_thinking
     # true; false would add an empty think block training never saw

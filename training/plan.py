@@ -57,7 +57,7 @@ def trainer_env(*, offline: bool) -> dict[str, str]:
     return {**TRAINER_ENV, **(HUB_OFFLINE_ENV if offline else {})}
 
 
-#: The largest LoRA rank vLLM 0.33 serves (``--max-lora-rank``; ``training.serve.VLLM_LORA_RANKS``).
+#: The largest LoRA rank vLLM 0.24.0 serves (``--max-lora-rank``; ``training.serve.VLLM_LORA_RANKS``).
 MAX_LORA_RANK = 512
 
 

@@ -3,8 +3,9 @@ role at it.
 
 A checkpoint is either a full model directory (``config.json`` + weights) or a LoRA adapter (``adapter_config.json``);
 an adapter is served on top of its base model with ``--enable-lora --lora-modules NAME=DIR``, and the policy then
-asks for ``NAME``. vLLM (0.33, ``vllm/config/lora.py``) accepts only ``VLLM_LORA_RANKS`` for ``--max-lora-rank``:
-an adapter's rank is rounded up to the next of them (and the plan says so); a rank above 512 is refused.
+asks for ``NAME``. vLLM (0.24.0, ``training.envs.VLLM_VERSION``; ``vllm/config/lora.py``) accepts only
+``VLLM_LORA_RANKS`` for ``--max-lora-rank``: an adapter's rank is rounded up to the next of them (and the plan says
+so); a rank above 512 is refused.
 
 Serving matches training (``ChatFormat``). What a checkpoint was trained on is read from the record hopforge writes
 beside every checkpoint a run saves (``hopforge_format.json``: in the output directory when the run starts, then in
@@ -12,7 +13,7 @@ every checkpoint directory when it ends, wherever they are: a run dir, ``--share
 the hopforge run that wrote it (``plan.json`` of its run directory: the SFT run's LLaMA-Factory template; a merge or
 an RL run inherits the format of the model it started from), or declared (``ServeOptions.reasoning``). That decides:
 
-- ``--reasoning-parser qwen3`` for a think checkpoint only. In vLLM 0.33 that parser starts in reasoning mode
+- ``--reasoning-parser qwen3`` for a think checkpoint only. In vLLM 0.24.0 that parser starts in reasoning mode
   unless the request sets ``enable_thinking`` false (``vllm/parser/qwen3.py``: ``initial_state=REASONING``), so a
   reply without ``</think>`` lands whole in ``reasoning`` and ``content`` is empty: a no-think checkpoint is served
   without a parser, and its reply stays in ``content``.
@@ -47,7 +48,7 @@ from tasks.ops import children
 from training.envs import env_dir, require_env
 from training.plan import PLAN_FILE, TrainingError
 
-#: The values vLLM 0.33 accepts for ``--max-lora-rank`` (``MaxLoRARanks`` in ``vllm/config/lora.py``).
+#: The values vLLM 0.24.0 accepts for ``--max-lora-rank`` (``MaxLoRARanks`` in ``vllm/config/lora.py``).
 VLLM_LORA_RANKS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 #: vLLM's reasoning parser for Qwen3-style ``<think>`` blocks.
 REASONING_PARSER = "qwen3"

@@ -430,3 +430,46 @@ def test_seeds_are_arranged_so_three_step_seeds_take_the_3plus_slots():
     assert {"b", "e"} <= set(three)  # both three-step seeds got 3+ jobs
     assert [depth[n] for n in short] == sorted((depth[n] for n in short), reverse=True)
     assert {"c", "f"} <= set(short)  # the two-step seeds took 1-2 slots before the one-step ones
+
+
+def test_a_fact_marked_undirected_reaches_both_ends():
+    """"A appears_in_chapter_with B" in a directed graph, the row marked undirected: a question over it counts every
+    node that appears with the named one, whichever end the row wrote it at."""
+    rels = [Relation(domain="lm", source=s, target=o, relation="appears_in_chapter_with", directed=False)
+            for s, o in [("Valjean", "Javert"), ("Cosette", "Javert"), ("Javert", "Gavroche")]]
+    ents = [Entity(domain="lm", name=n, type="character") for n in ("Valjean", "Javert", "Cosette", "Gavroche")]
+    kg = KnowledgeGraph("lm", ents, rels, directed=True, snapshot_id="lm-test")
+    index = relation_index(kg)
+    assert index.reach("Javert", "appears_in_chapter_with", True) == {"Valjean", "Cosette", "Gavroche"}
+    assert index.reach("Javert", "appears_in_chapter_with", False) == {"Valjean", "Cosette", "Gavroche"}
+    store = store_for(kg)
+    chain = QueryProgram(kind="chain", start="Gavroche", nodes=["Gavroche", "Javert"],
+                         steps=[ProgramStep(label="appears_in_chapter_with", forward=False, kind="character")])
+    assert stands(chain, index, book_for_graph(kg)) is None  # Gavroche appears with Javert alone
+    assert sparql_answers(store, chain, "lm") == {"Javert"}
+    wide = chain.model_copy(update={"start": "Cosette", "nodes": ["Cosette", "Javert"]})
+    assert stands(wide, index, book_for_graph(kg)) is None
+    back = QueryProgram(kind="chain", start="Javert", nodes=["Javert", "Valjean"],
+                        steps=[ProgramStep(label="appears_in_chapter_with", forward=True, kind="character")])
+    assert stands(back, index, book_for_graph(kg)) is not None  # Javert appears with three: not one answer
+
+
+def test_a_date_named_by_its_relation_noun_is_asked_with_what():
+    """"Which year is the publication date of Shrek?" names the kind twice; "What is ..." asks it once."""
+    kg = graph([("Shrek", "publication date", "2001")], {"Shrek": "film", "2001": "year"}, domain="film")
+    program = QueryProgram(kind="chain", start="Shrek", nodes=["Shrek", "2001"],
+                           steps=[ProgramStep(label="publication date", forward=True, kind="year")])
+    q = write_program_question(program, ["film", "year"], book=book_for_graph(kg), name_of=lambda n: n)
+    assert q == "What is the publication date of Shrek?"
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("Protruding ear", "protruding ear"), ("Ring chromosome 14 syndrome", "ring chromosome 14 syndrome"),
+    ("Pitt-Hopkins syndrome", "Pitt-Hopkins syndrome"), ("Zellweger syndrome", "Zellweger syndrome"),
+    ("New York", "New York"), ("Paris", "Paris"), ("Silver Linings Playbook", "Silver Linings Playbook"),
+])
+def test_a_sentence_case_class_name_loses_its_capital_in_running_text(name, shown):
+    from tasks.meaning.names import in_running_text
+
+    assert in_running_text(name) == shown
+    assert in_running_text("Grace hopper", "person") == "Grace hopper"

@@ -292,6 +292,24 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     return False
 
 
+_TITLED_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*,?")
+
+
+def in_running_text(name: str, type_noun: str | None = None) -> str:
+    """How ``name`` is written inside a sentence: a class-like name in sentence case whose first word is a common
+    English word loses its capital ("Protruding ear", "Abnormal morphology of the inner ear", "Ring chromosome 14
+    syndrome"); a name with a second capital ("Pitt-Hopkins syndrome", "New York"), a one-word name, a first word
+    English does not know ("Zellweger syndrome", "Cutis laxa") and a person's name stay as written."""
+    words = name.split()
+    if len(words) < 2 or (type_noun or "") == "person" or not _TITLED_WORD.fullmatch(words[0]):
+        return name
+    if any(ch.isupper() for w in words[1:] for ch in w):
+        return name
+    if not lemminflect.getAllLemmas(words[0].rstrip(",").lower()):
+        return name
+    return name[:1].lower() + name[1:]
+
+
 def common_noun_name(name: str) -> bool:
     """Whether a name is one capitalised common English noun ("Congress", "Parliament", "Money"): a graph may call
     one thing that, but a reader of the question cannot tell which of the many it means."""
@@ -312,6 +330,7 @@ __all__ = [
     "gate_names",
     "identifier_display",
     "identifier_local",
+    "in_running_text",
     "is_identifier",
     "name_takes_article",
     "node_display",

@@ -33,7 +33,7 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import name_takes_article, node_display, node_type_noun
+from tasks.meaning.names import in_running_text, name_takes_article, node_display, node_type_noun
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, write_program_question
 from tasks.qa.programs import constraint_edges, program_edges, sample_programs
@@ -474,7 +474,7 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
 
 def written_name(kg: KnowledgeGraph, name: str) -> str:
     """How a question writes a node's name: its display form, with "the" where the name takes it."""
-    shown = _display(kg, name)
+    shown = in_running_text(_display(kg, name), _type_noun(kg, name))
     if takes_article(name, _texts_around(kg, name)) or name_takes_article(shown, _type_noun(kg, name)):
         return f"the {shown}"
     return shown

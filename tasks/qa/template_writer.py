@@ -108,6 +108,8 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
         m = _TIME_QUESTION.match(template)
         if m is not None:
             template, wh = "{wh} " + m.group(1) + "?", "When"
+        elif template.startswith(("{wh} is ", "{wh} was ")):  # "What is the publication date of X?"
+            wh = "What"
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
             .replace("{that}", "who" if noun == "person" else "that").replace("{wh}", wh))
     text = " ".join(text.split())

@@ -473,3 +473,4 @@ def test_a_sentence_case_class_name_loses_its_capital_in_running_text(name, show
 
     assert in_running_text(name) == shown
     assert in_running_text("Grace hopper", "person") == "Grace hopper"
+    assert in_running_text("Streptococcus pneumoniae", "species") == "Streptococcus pneumoniae"

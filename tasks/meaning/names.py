@@ -292,21 +292,37 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     return False
 
 
+def _plain_english(word: str) -> bool:
+    """A word English knows as written: a lemma or one of its own inflections ("thickened", "ears"; not the Latin
+    plural "pneumoniae", which lemminflect folds into "pneumonia")."""
+    for lemmas in lemminflect.getAllLemmas(word).values():
+        for lemma in lemmas:
+            if word == lemma or any(word in forms for forms in lemminflect.getAllInflections(lemma).values()):
+                return True
+    return False
+
+
+#: Kinds whose names keep their capital whatever their words: people, and taxa (a binomial, "Streptococcus
+#: pneumoniae", has its genus capitalised).
+_PROPER_KINDS = frozenset({"person", "species", "genus", "taxon", "organism", "bacterium", "strain", "subspecies"})
 _TITLED_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*,?")
 
 
 def in_running_text(name: str, type_noun: str | None = None) -> str:
     """How ``name`` is written inside a sentence: a class-like name in sentence case whose first word is a common
     English word loses its capital ("Protruding ear", "Abnormal morphology of the inner ear", "Ring chromosome 14
-    syndrome"); a name with a second capital ("Pitt-Hopkins syndrome", "New York"), a one-word name, a first word
-    English does not know ("Zellweger syndrome", "Cutis laxa") and a person's name stay as written."""
+    syndrome"); a name with a second capital ("Pitt-Hopkins syndrome", "New York"), a one-word name, a word English
+    does not know ("Zellweger syndrome", "Cutis laxa"), a person's name and a taxon's ("Streptococcus pneumoniae")
+    stay as written."""
     words = name.split()
-    if len(words) < 2 or (type_noun or "") == "person" or not _TITLED_WORD.fullmatch(words[0]):
+    if len(words) < 2 or (type_noun or "") in _PROPER_KINDS or not _TITLED_WORD.fullmatch(words[0]):
         return name
     if any(ch.isupper() for w in words[1:] for ch in w):
         return name
-    if not lemminflect.getAllLemmas(words[0].rstrip(",").lower()):
-        return name
+    for w in words:  # every word plain English: "Streptococcus pneumoniae" is a binomial, not a class name
+        core = w.strip(",.;:()'’").lower()
+        if core.isalpha() and core not in _MINOR and not _plain_english(core):
+            return name
     return name[:1].lower() + name[1:]
 
 

@@ -297,6 +297,29 @@ def _prefect_home_export() -> str | None:
     return f"export PREFECT_HOME={shlex.quote(str(home))}"
 
 
+def _print_accepted(settings) -> None:
+    """Every accepted question with its answer and its program (steps and pins), by domain and hops: what a reader
+    checks a question against."""
+    from schemas.programs import QueryProgram
+    from tasks.qa.programs import program_lines
+    from warehouse.db import Warehouse
+
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        rows = wh.query("SELECT domain, question, answer, path, program FROM qa ORDER BY domain, qa_id")
+    if not rows:
+        return
+    out.print(f"accepted questions ({len(rows)}), each with its program:")
+    for r in rows:
+        out.print(f"  [{r['domain']}] {r['question']}  -> {r['answer']}", highlight=False, markup=False,
+                  soft_wrap=True)
+        if r["program"]:
+            for line in program_lines(QueryProgram.model_validate_json(r["program"])):
+                out.print(f"      {line}", highlight=False, markup=False, soft_wrap=True)
+        else:
+            out.print(f"      path: {' / '.join(json.loads(r['path']) if isinstance(r['path'], str) else r['path'])}",
+                      highlight=False, markup=False, soft_wrap=True)
+
+
 def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, Any]) -> None:
     out.rule("hopforge demo")
     out.print(f"doctor: all checks passed (run {d['run_id']})")
@@ -312,6 +335,7 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
         out.print(f"questions (run {q['run_id']}): {q['accepted']} accepted from {q['attempts']} attempts")
         _print_seed_notes(q.get("seed_notes", []))
         _print_yields(q["yields"])
+    _print_accepted(settings)
     out.print("splits: " + "  ".join(f"{k}: {f['splits'].get(k, 0)}" for k in ("train", "validation", "test")))
     g = f["gold_paths"]
     out.print(f"gold paths: {g['questions']} questions, {g['mean_candidates']} candidate paths and "

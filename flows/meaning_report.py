@@ -148,17 +148,6 @@ def hop_line(edge) -> str:
     return f"{edge.head} -{label}-> {edge.tail}" if edge.forward else f"{edge.head} <-{label}- {edge.tail}"
 
 
-def program_lines(program) -> list[str]:
-    """A program's kind and each constraint as ``pin: node -label-> value`` (``<-`` when the node is the object)."""
-    if program is None:
-        return []
-    out = [f"program: {program.kind}, {program.hops} step(s)"]
-    for c in program.constraints:
-        node = program.nodes[c.node]
-        out.append(f"pin: {node} -{c.label}-> {c.value}" if c.forward else f"pin: {node} <-{c.label}- {c.value}")
-    return out
-
-
 def _first_failure(attempt) -> str:
     for v in attempt.verdicts:
         if not v.ok and v.blocking:
@@ -177,6 +166,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     from tasks.qa.generate import assign_hop_classes, run_job
     from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
     from tasks.qa.seeds import eligible_seeds, sample_seeds
+    from tasks.qa.programs import program_lines
 
     p = Path(path)
     name = name or graph_name(p)
@@ -233,7 +223,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
             q = r.qa
             run.accepted.append(Accepted(seed=r.seed.node, hop_class=r.hop_class, path=list(q.path),
                                          hops=[hop_line(e) for e in q.path_edges], question=q.question,
-                                         answer=q.answer, program=program_lines(q.program)))
+                                         answer=q.answer, program=program_lines(q.program) if q.program is not None else []))
     return run
 
 

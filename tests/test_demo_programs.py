@@ -76,3 +76,22 @@ def test_every_demo_program_executes_to_its_answer_and_its_sparql_returns_exactl
         var = f"x{program.hops}"
         found = {iri_name(b[var].value, r["domain"]) for b in stores[r["domain"]].query(r["sparql"])}
         assert found == {r["answer"]}, (r["question"], r["sparql"], found)
+
+
+def test_the_demo_summary_prints_every_accepted_question_with_its_program(demo_run, capsys):
+    from flows.cli import _print_accepted
+
+    settings, out, _ = demo_run
+    capsys.readouterr()
+    _print_accepted(settings)
+    text = capsys.readouterr().out
+    assert f"accepted questions ({out['accepted']}), each with its program:" in text
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        rows = wh.query("SELECT question, program FROM qa")
+    assert len(rows) == out["accepted"]
+    unwrapped = " ".join(text.split())
+    for r in rows:
+        assert " ".join(r["question"].split()) in unwrapped
+        program = QueryProgram.model_validate_json(r["program"])
+        assert f"program: {program.kind}, {program.hops} step(s): {program.start} " in unwrapped
+    assert sum(line.strip().startswith("program: ") for line in text.splitlines()) == out["accepted"]

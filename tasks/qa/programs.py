@@ -441,6 +441,19 @@ def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int],
 MAX_PINS = 2
 
 
+def program_lines(program: QueryProgram) -> list[str]:
+    """A program in a few lines a reader can check: its kind and steps (``start -label-> node <-label- answer``),
+    then each pin as ``pin: node -label-> value`` (``<-`` when the pinned node is the object)."""
+    walk = [program.start]
+    for i, step in enumerate(program.steps, start=1):
+        walk.append(f"-{step.label}-> {program.nodes[i]}" if step.forward else f"<-{step.label}- {program.nodes[i]}")
+    out = [f"program: {program.kind}, {program.hops} step(s): {' '.join(walk)}"]
+    for c in program.constraints:
+        node = program.nodes[c.node]
+        out.append(f"pin: {node} -{c.label}-> {c.value}" if c.forward else f"pin: {node} <-{c.label}- {c.value}")
+    return out
+
+
 def program_depth(kg: KnowledgeGraph, start: str, *, book: ProfileBook, clause_ok: ClauseOk | None = None,
                   max_steps: int = 3, writable: Callable[[QueryProgram], bool] | None = None) -> int:
     """The most steps (up to ``max_steps``) of a program that stands from ``start`` (and, with ``writable``, that
@@ -630,6 +643,6 @@ def iri_name(iri: str, domain: str) -> str:
 
 
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
-           "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
+           "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
            "sample_programs", "stands", "write_rdf"]

@@ -48,6 +48,7 @@ TrajectoryRejectReason = Literal[
     "tool_error",  # template: a canonical tool call returned an error; rollouts: a tool failed internally
     "start_not_found",  # template: entity_matcher on the start entity does not list it
     "next_hop_missing",  # template: node_info of a path node does not list the next path node
+    "pin_missing",  # template: node_info of a pinned node does not list the value the question's pin names
     "thoughts_leak",  # template: the teacher's thoughts name a path node before a tool output showed it
     "llm_error",  # any kind: the teacher gave no usable output (endpoint failure, invalid structured output)
     "no_answer",  # rollouts: the run ended without an <answer> (round/token limit, no tool call)

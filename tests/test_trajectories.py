@@ -449,3 +449,68 @@ async def test_endpoint_losses_are_retried_on_resume_but_bad_output_is_final(fak
     with Warehouse(tmp_path / "wh.duckdb") as wh:
         wh.write_batch("trajectories", [lost, bad])
         assert stored_jobs(wh, ["cot"]) == {(qa.qa_id, "cot", 1)}
+
+
+def _pinned_programs(kg):
+    """Programs of the demo cs graph, each writable as a question, with a pin on the answer, and with a pin on a
+    node before it."""
+    from tasks.meaning.names import node_type_noun
+    from tasks.meaning.profiles import book_for_graph
+    from tasks.qa.program_writer import can_pin_with, write_program_question
+    from tasks.qa.programs import sample_programs
+    from tasks.qa.template_writer import TemplateError
+
+    def writable(p) -> bool:
+        try:
+            write_program_question(p, [node_type_noun(kg, n) for n in p.nodes], book=book, name_of=lambda n: n)
+        except TemplateError:
+            return False
+        return True
+
+    book = book_for_graph(kg)
+    on_answer = before = None
+    for start in sorted(kg.nodes()):
+        for p in sample_programs(kg, start, 2, count=4, book=book, max_walks=20, clause_ok=can_pin_with).programs:
+            if not writable(p):
+                continue
+            nodes = {c.node for c in p.constraints}
+            if on_answer is None and p.hops in nodes:
+                on_answer = p
+            if before is None and any(0 < n < p.hops for n in nodes):
+                before = p
+        if on_answer is not None and before is not None:
+            return on_answer, before
+    raise AssertionError("the demo cs graph has no pinned programs")
+
+
+def test_a_conjunctions_template_trajectory_checks_every_pin_with_the_tools(kg, env):
+    from tasks.distill.trajectories import pin_facts, program_pins
+    from tasks.meaning.names import node_type_noun
+    from tasks.meaning.profiles import book_for_graph
+    from tasks.qa.program_writer import write_program_question
+    from tasks.qa.template_writer import write_thoughts
+
+    book = book_for_graph(kg)
+    for program in _pinned_programs(kg):
+        path, pins = list(program.nodes), program_pins(program)
+        steps, problem = run_template_tools(env, path, "cs", pins)
+        assert problem is None
+        extra = 1 if pins.get(program.hops) else 0  # a pinned answer is inspected before it is given
+        assert len(steps) == len(path) + extra
+        if extra:
+            assert steps[-1].name == "node_info" and steps[-1].arguments["node_name"] == program.answer
+        for k, values in pins.items():  # every pin is listed by the pinned node's own relations
+            shown = next(s.observation for s in steps if s.name == "node_info" and s.arguments["node_name"] == path[k])
+            assert all(lists_entity(shown, v) for v in values)
+        facts = pin_facts(kg, program, book)
+        types = [node_type_noun(kg, n) for n in path]
+        question = write_program_question(program, types, book=book, name_of=lambda n: n)
+        thoughts = write_thoughts(question, path, path_edges(kg, path), types, graph="cs", book=book, pins=facts)
+        assert len(thoughts) == len(steps) + 1
+        assert thought_problems(thoughts, question, path, steps) is None  # no node named before a tool showed it
+        said = " ".join(thoughts)
+        assert all(f in said for fs in facts.values() for f in fs)
+        # a pin the graph does not hold is caught by the tools, not taken on trust
+        wrong = {k: ["Nowhere Land"] for k in pins}
+        _, problem = run_template_tools(env, path, "cs", wrong)
+        assert problem is not None and problem[0] == "pin_missing" and "Nowhere Land" in problem[1]

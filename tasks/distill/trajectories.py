@@ -47,6 +47,7 @@ from pydantic import BaseModel
 from gateway.client import ChatResult, LLMFailure, LLMGateway
 from schemas.errors import InputError
 from schemas.ids import content_digest
+from schemas.programs import QueryProgram
 from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS, AgentRun, Observation
 from schemas.trajectories import (
@@ -59,8 +60,9 @@ from tasks.env.agent_loop import AgentConfig, ToolRunner, build_system_prompt, r
 from tasks.graph.kg import KnowledgeGraph
 from tasks.env.tool_calls import extract_answer, parse_answer_list
 from tasks.qa.context import path_edges
-from tasks.meaning.profiles import book_for_graph
-from tasks.qa.template_writer import TemplateError, write_thoughts
+from tasks.meaning.profiles import ProfileBook, book_for_graph
+from tasks.qa.programs import constraint_edges
+from tasks.qa.template_writer import TemplateError, fact_sentence, write_thoughts
 from tasks.qa.text_gates import thought_problem, tool_argument_problem
 from schemas.answers import (
     answer_set_matches,
@@ -201,24 +203,51 @@ def lists_entity(observation: str, name: str) -> bool:
     return re.search(pattern, observation, re.M) is not None
 
 
-def template_calls(path: Sequence[str], graph_type: str) -> list[tuple[str, dict[str, Any], str]]:
+def template_calls(path: Sequence[str], graph_type: str,
+                   pins: Mapping[int, Sequence[str]] | None = None) -> list[tuple[str, dict[str, Any], str]]:
     """``(tool, arguments, expected entry)`` for the walk along ``path``: match the start, then inspect every
-    node before the answer; each output must list the next node."""
+    node before the answer; each output must list the next node. ``pins`` (node index -> the values a program's
+    constraints say it holds): a pinned answer is inspected too, its output listing the first value; a pinned node
+    before it is checked on the output already fetched (``run_template_tools``)."""
     calls: list[tuple[str, dict[str, Any], str]] = [
         ("entity_matcher", {"node_name": path[0], "graph_type": graph_type}, path[0])
     ]
     for here, nxt in zip(path, path[1:]):
         calls.append(("node_info", {"node_name": here, "graph_type": graph_type}, nxt))
+    last = len(path) - 1
+    if pins and pins.get(last):
+        calls.append(("node_info", {"node_name": path[last], "graph_type": graph_type}, pins[last][0]))
     return calls
 
 
+def program_pins(program: QueryProgram | None) -> dict[int, list[str]]:
+    """Node index -> the values the program's constraints pin it by (empty for a question without a program)."""
+    pins: dict[int, list[str]] = {}
+    for c in program.constraints if program is not None else ():
+        pins.setdefault(c.node, []).append(c.value)
+    return pins
+
+
+def pin_facts(kg: KnowledgeGraph, program: QueryProgram | None, book: ProfileBook) -> dict[int, list[str]]:
+    """Node index -> each of its pins as a plain statement ("the Rockefeller Foundation founded X"), for the
+    thoughts of a trajectory that checks them."""
+    out: dict[int, list[str]] = {}
+    if program is None:
+        return out
+    for c, edge in zip(program.constraints, constraint_edges(kg, program, book)):
+        out.setdefault(c.node, []).append(fact_sentence(edge, book))
+    return out
+
+
 def run_template_tools(
-    env: ToolRunner, path: Sequence[str], graph_type: str
+    env: ToolRunner, path: Sequence[str], graph_type: str, pins: Mapping[int, Sequence[str]] | None = None
 ) -> tuple[list[ToolStep], tuple[TrajectoryRejectReason, str] | None]:
-    """Run the canonical calls for ``path``; stop at the first output that is an error or lacks the next node.
-    Returns the steps run and ``None``, or the steps up to the failing one and ``(reason, detail)``."""
+    """Run the canonical calls for ``path``; stop at the first output that is an error, lacks the next node, or
+    (with ``pins``) lacks a value a pinned node must hold: a conjunction's trajectory checks every constraint with
+    the tools. Returns the steps run and ``None``, or the steps up to the failing one and ``(reason, detail)``."""
     steps: list[ToolStep] = []
-    for name, args, expects in template_calls(path, graph_type):
+    pins = pins or {}
+    for name, args, expects in template_calls(path, graph_type, pins):
         obs = env.call(name, args)
         steps.append(ToolStep(name, args, obs.text, obs.ok, expects))
         if not obs.ok:
@@ -227,7 +256,15 @@ def run_template_tools(
             if name == "entity_matcher":
                 return steps, ("start_not_found", f"entity_matcher({expects!r}) does not list the start entity")
             where = f"node_info({args['node_name']!r})"
+            if len(steps) == len(path) + 1:  # the pinned answer's own call
+                return steps, ("pin_missing", f"{where} does not list {expects!r}, which the question pins it by")
             return steps, ("next_hop_missing", f"{where} does not list the next path node {expects!r}")
+        if name == "node_info":
+            k = path.index(args["node_name"]) if args["node_name"] in path else -1
+            for value in pins.get(k, ()):
+                if not lists_entity(obs.text, value):
+                    return steps, ("pin_missing", f"node_info({args['node_name']!r}) does not list {value!r}, which "
+                                                  "the question pins it by")
     return steps, None
 
 
@@ -709,14 +746,16 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
     failures: list[tuple[TrajectoryRejectReason, str, GoldChoice, list[ToolStep]]] = []
     chosen: tuple[GoldChoice, list[ToolStep]] | None = None
     for choice in choices:
-        if len(choice.path) > cfg.max_rounds:  # one matcher call plus one node_info per hop
+        calls = len(template_calls(choice.path, qa.domain, program_pins(qa.program)))
+        if calls > cfg.max_rounds:  # one matcher call, one node_info per hop, and one for a pinned answer
             hops = len(choice.path) - 1
             problem: tuple[TrajectoryRejectReason, str] | None = (
-                "too_many_rounds", f"walking {hops} hops takes {hops + 1} tool calls; the limit is {cfg.max_rounds}")
+                "too_many_rounds", f"walking {hops} hops takes {calls} tool calls; the limit is {cfg.max_rounds}")
             steps: list[ToolStep] = []
         else:
             # The tool calls on a worker thread, off the event loop that drives the other jobs' LLM calls.
-            steps, problem = await asyncio.to_thread(run_template_tools, LoopSafeTools(ctx.env), choice.path, qa.domain)
+            steps, problem = await asyncio.to_thread(run_template_tools, LoopSafeTools(ctx.env), choice.path,
+                                                     qa.domain, program_pins(qa.program))
         if problem is None:
             chosen = (choice, steps)
             break
@@ -738,8 +777,9 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
         try:
             edges = path_edges(ctx.kg, choice.path)
             types = [ctx.kg.entity(n).type if n in ctx.kg else None for n in choice.path]
+            book = book_for_graph(ctx.kg)
             thoughts = write_thoughts(qa.question, choice.path, edges, types, graph=qa.domain, seed=cfg.seed,
-                                      book=book_for_graph(ctx.kg))
+                                      book=book, pins=pin_facts(ctx.kg, qa.program, book) if qa.program else None)
         except TemplateError as exc:
             return _reject(job, ctx, "template_unphrasable", str(exc), reasoning=[None] * (len(steps) + 1),
                            writer="template", **common)
@@ -909,6 +949,8 @@ __all__ = [
     "rollout_gate_problem",
     "rollout_messages",
     "rollout_seed",
+    "pin_facts",
+    "program_pins",
     "run_template_tools",
     "template_calls",
     "template_messages",

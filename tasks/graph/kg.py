@@ -553,6 +553,7 @@ class KnowledgeGraph:
         max_paths: int = 100,
         time_budget_s: float = 1.0,
         undirected: bool = True,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> PathSearch:
         """Simple paths from ``a`` to ``b`` with at most ``max_hops`` edges, shortest first, then by node names.
 
@@ -560,7 +561,7 @@ class KnowledgeGraph:
         result says which bound stopped it. Paths are node sequences: several relations between two
         consecutive nodes make one path (``relations_between`` lists them). The search deepens one length at a
         time and only steps onto nodes that can still reach ``b`` in the hops left (distances from one reverse
-        breadth-first search), so dead branches of hubs are never walked.
+        breadth-first search), so dead branches of hubs are never walked. ``clock`` reads the time (seconds).
         """
         self._require(a)
         self._require(b)
@@ -568,7 +569,7 @@ class KnowledgeGraph:
             raise ValueError(f"max_hops must be >= 1, got {max_hops}")
         if max_paths < 1:
             raise ValueError(f"max_paths must be >= 1, got {max_paths}")
-        start = time.perf_counter()
+        start = clock()
         deadline = start + time_budget_s
         if a == b:
             return PathSearch(paths=(), stopped=None, elapsed_s=0.0)
@@ -586,11 +587,11 @@ class KnowledgeGraph:
                         to_b[v] = level
                         nxt.append(v)
                 steps += 1
-                if steps % 1024 == 0 and time.perf_counter() > deadline:
-                    return PathSearch((), "time_budget", time.perf_counter() - start)
+                if steps % 1024 == 0 and clock() > deadline:
+                    return PathSearch((), "time_budget", clock() - start)
             frontier = nxt
         if a not in to_b:
-            return PathSearch((), None, time.perf_counter() - start)
+            return PathSearch((), None, clock() - start)
 
         found: list[tuple[str, ...]] = []
         for length in range(to_b[a], max_hops + 1):
@@ -600,8 +601,8 @@ class KnowledgeGraph:
             stack: list[tuple[str, int, Iterator[str]]] = [(a, length, iter(adj[a]))]
             while stack:
                 steps += 1
-                if steps % 256 == 0 and time.perf_counter() > deadline:
-                    return PathSearch(tuple(found), "time_budget", time.perf_counter() - start)
+                if steps % 256 == 0 and clock() > deadline:
+                    return PathSearch(tuple(found), "time_budget", clock() - start)
                 u, left, it = stack[-1]
                 advanced = False
                 for v in it:
@@ -614,7 +615,7 @@ class KnowledgeGraph:
                         if left - 1 == 0:
                             found.append(tuple(path) + (b,))
                             if len(found) >= max_paths:
-                                return PathSearch(tuple(found), "max_paths", time.perf_counter() - start)
+                                return PathSearch(tuple(found), "max_paths", clock() - start)
                         continue
                     if left - 1 == 0:
                         continue
@@ -627,7 +628,7 @@ class KnowledgeGraph:
                     stack.pop()
                     done = path.pop()
                     on_path.discard(done)
-        return PathSearch(tuple(found), None, time.perf_counter() - start)
+        return PathSearch(tuple(found), None, clock() - start)
 
     # -- derived graphs and summaries ------------------------------------------------------------------------------
     def subgraph(self, names: Iterable[str]) -> KnowledgeGraph:

@@ -19,7 +19,8 @@ that match the question's meaning.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -71,12 +72,13 @@ def candidate_gold_paths(
     max_paths: int = 50,
     time_budget_s: float = 2.0,
     undirected: bool = True,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> GoldPathSearch:
     """Every simple path ``start`` -> ``answer`` with at most ``max_hops`` hops, bounded by ``max_paths`` and
     about ``time_budget_s`` seconds, ordered shortest first then lexicographically by node names (module
     docstring). ``KeyError`` for an unknown node; ``ValueError`` for ``max_hops < 1`` or ``max_paths < 1``."""
     found = kg.simple_paths(
-        start, answer, max_hops, max_paths=max_paths, time_budget_s=time_budget_s, undirected=undirected
+        start, answer, max_hops, max_paths=max_paths, time_budget_s=time_budget_s, undirected=undirected, clock=clock
     )
     nodes = sorted(found.paths, key=lambda p: (len(p), p))
     paths = tuple(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from schemas.ids import content_digest
@@ -71,8 +71,10 @@ class Hop:
         return forms.ask_object if self.slot == "{s}" else forms.ask_subject
 
 
-def hop_reading(edge: PathEdge, book: ProfileBook | None = None) -> Hop:
-    """How one hop reads (module docstring); ``TemplateError`` naming the label when it cannot be asked."""
+def hop_reading(edge: PathEdge, book: ProfileBook | None = None, *, counted: bool = True) -> Hop:
+    """How one hop reads (module docstring); ``TemplateError`` naming the label when it cannot be asked. With
+    ``counted=False`` a hop that names one of many is read all the same (a program's pins single out the node,
+    and its trajectory's thoughts follow the same hops); a label with no words or forms is still refused."""
     book = book or default_book()
     source, _, target = edge.triple()
     found = book.for_edge(edge, source, target)
@@ -81,7 +83,8 @@ def hop_reading(edge: PathEdge, book: ProfileBook | None = None) -> Hop:
                             "no keywords, and no description naming both ends")
     profile, subject = found
     subject_known = subject == edge.head
-    why = hop_refusal(profile, subject_known)
+    why = hop_refusal(profile, subject_known) if counted else (
+        None if profile.words and profile.forms is not None else f"the relation {profile.label!r} cannot be phrased")
     if why is not None:
         raise TemplateError(f"the hop from {edge.head!r} to {edge.tail!r}: {why}")
     return Hop(profile, subject_known)
@@ -273,17 +276,20 @@ def fact_sentence(edge: PathEdge, book: ProfileBook | None = None) -> str:
 
 def write_thoughts(
     question: str, path: Sequence[str], edges: Sequence[PathEdge], types: Sequence[str | None], *, graph: str,
-    seed: int = 0, book: ProfileBook | None = None,
+    seed: int = 0, book: ProfileBook | None = None, pins: Mapping[int, Sequence[str]] | None = None,
 ) -> list[str]:
     """One thought per assistant turn of a template trajectory: before ``entity_matcher(path[0])``, before each
     ``node_info(path[i])``, and before the answer (``len(path) + 1`` thoughts). A thought names only what the
     question or an earlier tool output has shown: the thought before ``node_info(path[i])`` names ``path[i]``,
-    which the previous output listed. Deterministic in (path, seed); ``TemplateError`` for a hop that cannot be
-    asked."""
+    which the previous output listed. ``pins`` (a program's question: node index -> the statements of its
+    constraints, empty for a chain): the thought after a pinned node's relations says the pin holds, a pinned
+    answer is inspected before it is given (one more thought: ``len(path) + 2``), and hops that name one of many
+    are read (the pins single the node out). Deterministic in (path, seed); ``TemplateError`` for a hop that
+    cannot be asked."""
     book = book or default_book()
     if len(path) < 2 or len(edges) != len(path) - 1:
         raise TemplateError(f"a trajectory needs a path of two or more nodes with one relation per hop, got {list(path)}")
-    hops = [hop_reading(e, book) for e in edges]
+    hops = [hop_reading(e, book, counted=pins is None) for e in edges]
     nouns = node_nouns(hops, types)
     rng = random.Random(content_digest("template-thoughts", str(seed), *path))
     start = path[0]
@@ -298,22 +304,35 @@ def write_thoughts(
         f"The search lists {start}. Now I need {need}, so I will look at the relations of {start}.",
         f"{start} is in the graph. Its relations should show {need}, so I will inspect it next.",
     ]))  # fmt: skip
+    pins = pins or {}
+
+    def held(i: int) -> str:  # what the relations of path[i] also show: the pins on it
+        said = pins.get(i, ())
+        return (" They also show that " + " and that ".join(said) + ", as the question requires.") if said else ""
+
     for i in range(1, len(path) - 1):
         here = path[i]
         need = describe(here, hops[i], nouns[i + 1])
         fact = fact_sentence(edges[i - 1], book)
         out.append(rng.choice([
-            f"The relations of {path[i - 1]} show that {fact}, so the next step is {here}. I still "
+            f"The relations of {path[i - 1]} show that {fact}, so the next step is {here}.{held(i - 1)} I still "
             f"need {need}, so I will inspect {here}.",
-            f"From the result, {fact}. That brings me to {here}; now I need {need}, so I will look at "
+            f"From the result, {fact}.{held(i - 1)} That brings me to {here}; now I need {need}, so I will look at "
             "its relations.",
         ]))  # fmt: skip
     fact = fact_sentence(edges[-1], book)
     answer = path[-1]
+    last = len(path) - 1
+    if pins.get(last):
+        out.append(f"The relations of {path[-2]} show that {fact}.{held(last - 1)} That makes {answer} the "
+                   f"candidate, but the question also pins it down, so I will check the relations of {answer}.")
+        out.append(f"The relations of {answer} show that " + " and that ".join(pins[last]) + f". Every condition "
+                   f"holds, so the answer is {answer}.")
+        return out
     out.append(rng.choice([
-        f"The relations of {path[-2]} show that {fact}. That completes the chain, so the answer is "
+        f"The relations of {path[-2]} show that {fact}.{held(last - 1)} That completes the chain, so the answer is "
         f"{answer}.",
-        f"The result says that {fact}. Following every hop from {start} leads to {answer}, which "
+        f"The result says that {fact}.{held(last - 1)} Following every hop from {start} leads to {answer}, which "
         "answers the question.",
     ]))  # fmt: skip
     return out

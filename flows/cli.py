@@ -222,6 +222,7 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
         f["timings"] = {"doctor": round(t1 - t0, 1), "smoke": round(t2 - t1, 1), **f["timings"],
                         "total": round(time.monotonic() - started, 1)}
         f["record"] = str(_write_demo_record(settings.data_dir / "demo-summary.json", f))
+        f["accepted_questions"] = accepted_questions(settings)
         _demo_summary(settings, d, s, f)
         _check_demo_test_split(f["splits"], DEMO_PLAN.min_test_questions)
 
@@ -297,15 +298,20 @@ def _prefect_home_export() -> str | None:
     return f"export PREFECT_HOME={shlex.quote(str(home))}"
 
 
-def _print_accepted(settings) -> None:
-    """Every accepted question with its answer and its program (steps and pins), by domain and hops: what a reader
-    checks a question against."""
-    from schemas.programs import QueryProgram
-    from tasks.qa.programs import program_lines
+def accepted_questions(settings) -> list[dict[str, Any]]:
+    """Every accepted question of the warehouse with its domain, answer, path and program (JSON), by domain."""
     from warehouse.db import Warehouse
 
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
-        rows = wh.query("SELECT domain, question, answer, path, program FROM qa ORDER BY domain, qa_id")
+        return wh.query("SELECT domain, question, answer, path, program FROM qa ORDER BY domain, qa_id")
+
+
+def _print_accepted(rows: list[dict[str, Any]]) -> None:
+    """Every accepted question with its answer and its program (steps and pins): what a reader checks a question
+    against."""
+    from schemas.programs import QueryProgram
+    from tasks.qa.programs import program_lines
+
     if not rows:
         return
     out.print(f"accepted questions ({len(rows)}), each with its program:")
@@ -335,7 +341,7 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
         out.print(f"questions (run {q['run_id']}): {q['accepted']} accepted from {q['attempts']} attempts")
         _print_seed_notes(q.get("seed_notes", []))
         _print_yields(q["yields"])
-    _print_accepted(settings)
+    _print_accepted(f.get("accepted_questions", []))
     out.print("splits: " + "  ".join(f"{k}: {f['splits'].get(k, 0)}" for k in ("train", "validation", "test")))
     g = f["gold_paths"]
     out.print(f"gold paths: {g['questions']} questions, {g['mean_candidates']} candidate paths and "

@@ -79,11 +79,11 @@ def test_every_demo_program_executes_to_its_answer_and_its_sparql_returns_exactl
 
 
 def test_the_demo_summary_prints_every_accepted_question_with_its_program(demo_run, capsys):
-    from flows.cli import _print_accepted
+    from flows.cli import _print_accepted, accepted_questions
 
     settings, out, _ = demo_run
     capsys.readouterr()
-    _print_accepted(settings)
+    _print_accepted(accepted_questions(settings))
     text = capsys.readouterr().out
     assert f"accepted questions ({out['accepted']}), each with its program:" in text
     with Warehouse(settings.warehouse_path, read_only=True) as wh:

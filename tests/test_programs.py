@@ -452,6 +452,13 @@ def test_a_fact_marked_undirected_reaches_both_ends():
     back = QueryProgram(kind="chain", start="Javert", nodes=["Javert", "Valjean"],
                         steps=[ProgramStep(label="appears_in_chapter_with", forward=True, kind="character")])
     assert stands(back, index, book_for_graph(kg)) is not None  # Javert appears with three: not one answer
+    # the same in a graph whose every relation is undirected (the importer then makes the whole graph undirected)
+    flat = KnowledgeGraph("lm", ents, rels, directed=False, snapshot_id="lm-flat")
+    assert relation_index(flat).reach("Javert", "appears_in_chapter_with", True) == {"Valjean", "Cosette", "Gavroche"}
+    # a relation LightRAG read from text is stored undirected too; its direction is its own, not both
+    read = [r.model_copy(update={"source_chunk_ids": ["chunk-1"]}) for r in rels]
+    lightrag = KnowledgeGraph("lm", ents, read, directed=False, snapshot_id="lm-read")
+    assert relation_index(lightrag).reach("Javert", "appears_in_chapter_with", True) == {"Gavroche"}
 
 
 def test_a_date_named_by_its_relation_noun_is_asked_with_what():

@@ -138,8 +138,8 @@ class RelationIndex:
 
 def relation_index(kg: KnowledgeGraph) -> RelationIndex:
     """The snapshot's ``RelationIndex``, built once per graph object (every relation read as its profile reads it:
-    ``edge_label`` gives the text and the end it reads from; a labelled relation that a directed graph marks
-    undirected both ways)."""
+    ``edge_label`` gives the text and the end it reads from; a labelled relation imported as undirected both
+    ways)."""
     hit = kg.__dict__.get("_relation_index")
     if hit is not None:
         return hit
@@ -150,9 +150,10 @@ def relation_index(kg: KnowledgeGraph) -> RelationIndex:
             continue
         obj = r.target if subject == r.source else r.source
         index.add(subject, text, obj)
-        if kg.directed and not r.directed and r.relation.strip():
-            # A labelled fact a directed graph marks undirected ("A marriage_tie_with B") holds both ways: a
-            # question over it must find every node it reaches from either end.
+        if not r.directed and r.relation.strip() and not r.source_chunk_ids:
+            # A labelled fact imported as undirected ("A marriage_tie_with B", no text it was read from) holds both
+            # ways: a question over it must find every node it reaches from either end. A relation LightRAG read
+            # from text is stored undirected too, but its description says which way it reads.
             index.add(obj, text, subject)
     kg.__dict__["_relation_index"] = index
     return index

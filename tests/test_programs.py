@@ -481,3 +481,24 @@ def test_a_sentence_case_class_name_loses_its_capital_in_running_text(name, show
     assert in_running_text(name) == shown
     assert in_running_text("Grace hopper", "person") == "Grace hopper"
     assert in_running_text("Streptococcus pneumoniae", "species") == "Streptococcus pneumoniae"
+
+
+def test_two_pinned_nodes_are_written_only_where_their_clauses_cannot_attach_to_either():
+    """"the film whose director is X and whose date is the date of the film whose language is Y and whose country is
+    Z": the last clause fits both films, so it is refused; "Who ... and received the award that ... and that ..."
+    joins a person's clauses and an award's, which cannot be mistaken."""
+    from tasks.qa.template_writer import TemplateError
+
+    films = graph([("Shrek", "director", "Andrew Adamson"), ("Shrek", "publication date", "2001"),
+                   ("No Man's Land", "publication date", "2001"), ("No Man's Land", "original language", "Bosnian"),
+                   ("No Man's Land", "country of origin", "Belgium")])
+    book = book_for_graph(films)
+    program = QueryProgram(
+        kind="conjunction", start="Bosnian", nodes=["Bosnian", "No Man's Land", "2001", "Shrek"],
+        steps=[ProgramStep(label="original language", forward=False, kind="film"),
+               ProgramStep(label="publication date", forward=True, kind="year"),
+               ProgramStep(label="publication date", forward=False, kind="film")],
+        constraints=[ProgramConstraint(node=1, label="country of origin", forward=True, value="Belgium"),
+                     ProgramConstraint(node=3, label="director", forward=True, value="Andrew Adamson")])
+    with pytest.raises(TemplateError, match="would read as either's"):
+        write_program_question(program, ["language", "film", "year", "film"], book=book, name_of=lambda n: n)

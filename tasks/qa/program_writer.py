@@ -166,12 +166,25 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
     rng = random.Random(content_digest("program-question", str(seed), program.model_dump_json()))
     subject = shown
     nested = open_end = False
+    inner: tuple[str, list[Rest]] | None = None  # the last pinned node's noun and clauses, once it is described
+
+    def attach_check(noun: str) -> None:
+        # "the film whose director is X and whose date is the date of the film whose language is Y and whose
+        # country is Z": the last "and whose" reads as the outer film's as well as the inner one's. Two pinned
+        # nodes are joined only where the inner clauses cannot attach to the outer noun: other kinds, and the
+        # inner clauses after the first opened by "who" or "that" of the inner noun's own kind, not "whose".
+        if inner is not None and (inner[0] == noun or any(r.text.startswith("whose") for r in inner[1][1:])):
+            raise TemplateError(f"the clauses of the pinned {inner[0]} nested in the pinned {noun}'s would read as "
+                                "either's")
+
     for i, hop in enumerate(hops[:-1], start=1):
         cons = program.constraints_on(i)
         if cons:
+            attach_check(nouns[i])
             rests = _pinned(subject, hop, nouns[i], cons, nested=nested, book=book, name_of=name_of, rng=rng)
             subject = f"the {nouns[i]} " + " and ".join(r.text for r in rests)
             open_end = rests[-1].open_end
+            inner = (nouns[i], rests)
         else:
             if open_end:
                 raise TemplateError("a description that ends in its own words would be followed by more words")
@@ -185,6 +198,7 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
         if noun == "entity":
             raise TemplateError("the answer has no type noun: 'the entity that ...' with a pin leaves every kind of "
                                 "thing that fits open")
+        attach_check(noun)
         rests = _pinned(subject, last, noun, cons, nested=nested, book=book, name_of=name_of, rng=rng)
         pronoun = "who" if noun == "person" else "that"
         if all(r.verb_first for r in rests):

@@ -727,6 +727,8 @@ def trl_config(export: ExportView, run_dir: Path, opts: TRLOptions, model: str,
     return {
         "grpo": grpo,
         "hopforge": {
+            # the run's shared directory: the launcher's records go there on every node (node k's config is elsewhere)
+            "run_dir": str(Path(run_dir).resolve()),
             "model": model, "stage": opts.stage, "dataset": opts.dataset,
             "train_file": str(files["train"]),
             "eval_file": str(files["validation"]) if rows.get("validation") else None,

@@ -103,6 +103,9 @@ def _launch_and_check(plan, budget: int = 24) -> tuple[list[dict], dict]:
     checkpoint = Path(result["checkpoint"])
     assert result["status"] == "ok" and res.checkpoint == str(checkpoint) and result["global_step"] == 3
     assert (checkpoint / "config.json").is_file() and any(checkpoint.glob("*.safetensors"))
+    # the launcher's records in the run's shared directory, as the SFT launcher writes them (one rank here)
+    assert result["run_dir"] == str(plan.run_dir)
+    assert [(r["rank"], r["node_rank"], r["status"], r["global_step"]) for r in result["ranks"]] == [(0, 0, "trained", 3)]
     return steps, result
 
 
@@ -116,13 +119,18 @@ def test_grpo_trains_single_turn(trainer_python, tiny_model_dir, rl_export, tmp_
 
 def test_grpo_trains_with_kg_tools(trainer_python, tiny_model_dir, rl_export, served_tools, tmp_path):
     trainer_python("trl")
+    # Tool replies cut at 128 characters (live and in the measured trajectories, as verl cuts them): the measured
+    # budget, and so each rollout, stays a few hundred tokens (the default 4096 gives ~1,900 and minutes a step here).
     opts = TRLOptions(model=str(tiny_model_dir), tool_server_url=served_tools, reward="eog_f1_path",
-                      reward_kwargs={"path_weight": 0.5}, **{**SMALL, "max_completion_length": None})  # fmt: skip
+                      reward_kwargs={"path_weight": 0.5}, max_tool_response_chars=128,
+                      **{**SMALL, "max_completion_length": None})  # fmt: skip
     plan = plan_trl(rl_export, tmp_path / "run", opts)
     steps, result = _launch_and_check(plan, budget=10**6)
     # the measured budget is the one TRL ran with, and it bounds every completion
-    assert result["completion_budget"]["measured"] and result["rollouts"] == {"engine": "transformers",
-                                                                              "vllm_mode": None, "vllm": None}  # fmt: skip
+    budget = result["completion_budget"]
+    assert budget["measured"] and budget["reply_cap_chars"] == 128
+    assert budget["max_completion_length"] >= 1.25 * budget["longest"]
+    assert result["rollouts"] == {"engine": "transformers", "vllm_mode": None, "vllm": None}
     assert all(m["completions/max_length"] <= result["completion_budget"]["max_completion_length"] for m in steps)
     assert result["tools"] == ["entity_matcher", "node_info"]
     # the tiny model's template is Qwen3's but not byte-identical to TRL's copy: the hermes parser is set

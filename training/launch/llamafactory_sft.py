@@ -46,7 +46,6 @@ import argparse
 import json
 import math
 import os
-import socket
 import sys
 import time
 from pathlib import Path
@@ -58,6 +57,7 @@ import _stubs  # noqa: E402,F401  (before llamafactory: it imports torchaudio at
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import yaml  # noqa: E402
+from rank_records import global_rank, read_ranks, record_rank  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 from weighted_loss import WeightedLossTrainerMixin, WeightedThinkLoss  # noqa: E402
 
@@ -66,13 +66,7 @@ RESULT_FILE = "result.json"
 PREPROCESS_FILE = "preprocess.json"
 PROBE_FILE = "probe_first_batch.pt"
 CHECK_FILE = "check.json"
-RANKS_DIR = "ranks"
 VERSIONED = ("torch", "transformers", "accelerate", "peft", "deepspeed", "llamafactory")
-
-
-def global_rank() -> int:
-    """This process's rank under torchrun (0 when run alone)."""
-    return int(os.environ.get("RANK", "0"))
 
 
 def versions() -> dict[str, str]:
@@ -342,21 +336,6 @@ def restore_cpu_index_locations() -> None:
     torch.serialization.register_package(30, lambda _obj: None, restore)
 
 
-def record_rank(run_dir: Path, fields: dict[str, Any]) -> None:
-    """``ranks/rank-<RANK>.json`` in the shared run directory: this rank's node, host and process, what it installed
-    and how far it got (``status``: started, trained, ok or error). Written whole and renamed into place, so a rank
-    on another node never reads half of it."""
-    folder = run_dir / RANKS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    record = {"rank": global_rank(), "local_rank": int(os.environ.get("LOCAL_RANK", "0")),
-              "node_rank": int(os.environ.get("GROUP_RANK", "0")), "host": socket.gethostname(),
-              "world_size": int(os.environ.get("WORLD_SIZE", "1")), "pid": os.getpid(), **fields}  # fmt: skip
-    path = folder / f"rank-{record['rank']}.json"
-    part = folder / f".rank-{record['rank']}.json.part"
-    part.write_text(json.dumps(record, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(part, path)
-
-
 class RankEndCallback(TrainerCallback):
     """At the end of training, while the process group is still up (LLaMA-Factory destroys it when ``run_exp``
     returns): every rank records that it trained, then all wait for each other, so rank 0's ``result.json`` lists
@@ -371,10 +350,6 @@ class RankEndCallback(TrainerCallback):
         record_rank(self.run_dir, {**self.installed, "status": "trained", "global_step": self.global_step})
         if dist.is_available() and dist.is_initialized():
             dist.barrier()
-
-
-def read_ranks(run_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((run_dir / RANKS_DIR).glob("rank-*.json"))]
 
 
 def check(config_path: Path, extras_path: Path) -> dict[str, Any]:

@@ -42,8 +42,11 @@ and its version (``rollouts``).
 Launcher contract: every TRL log line goes to ``<run dir>/metrics.jsonl`` as ``{"step", <numbers>}`` (with the tool
 counters ``tool/calls``, ``tool/failures``, ``tool/window_failure_rate`` when the run has tools); the final
 model is saved to ``<output_dir>/final`` and named in ``result.json`` (with the environment's package versions).
-Under ``accelerate launch`` (``training.rl.plan_trl`` plans it for GPUs) every process runs this script; only the
-main one writes metrics and results.
+Under ``accelerate launch`` (``training.rl.plan_trl`` plans it for GPUs) every process runs this script. The run
+directory is ``hopforge.run_dir`` (shared by every node; node k's config lies in its own ``nodes/node-<k>``): every
+rank records its node, host and how far it got in ``ranks/rank-<RANK>.json`` there (started, trained or error), and
+only global rank 0 writes ``metrics.jsonl``, ``prompts.json`` and ``result.json`` (with every rank's record, read
+after all ranks met at the end of training). Another rank exits 0 once it has trained: the run's result is rank 0's.
 
 ``--check`` builds the ``GRPOConfig``, the rows, the reward and the tools without loading the model, measures the
 prompts when the model's tokenizer is local, prints a JSON report (also written to ``<run dir>/check.json``) and
@@ -72,6 +75,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _stubs  # noqa: E402,F401 (torchaudio stand-in before transformers)
+from rank_records import global_rank, read_ranks, record_rank  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
@@ -96,7 +100,36 @@ class LaunchError(SystemExit):
 
 
 def is_main_process() -> bool:
-    return int(os.environ.get("RANK", "0")) == 0
+    return global_rank() == 0
+
+
+def run_dir_of(config: dict[str, Any], config_path: Path) -> Path:
+    """The run's shared directory (``hopforge.run_dir``, the same on every node), where ``metrics.jsonl``,
+    ``prompts.json``, ``result.json`` and ``ranks/`` go; node k's config lies in its own ``nodes/node-<k>``. A config
+    written without it: the config's folder."""
+    return Path(config["hopforge"].get("run_dir") or config_path.resolve().parent)
+
+
+def node_rank_of(config: dict[str, Any]) -> int:
+    return int((config["hopforge"].get("launch") or {}).get("node_rank") or 0)
+
+
+def finish(run_dir: Path, config: dict[str, Any], global_step: int, wait_for_everyone: Callable[[], None],
+           result: Callable[[], dict[str, Any]]) -> int:
+    """The end of training on every rank: it records that it trained (``ranks/rank-<RANK>.json``), all ranks wait
+    for each other, and global rank 0 writes ``result.json`` (``result()`` with the run directory and every rank's
+    record). Another rank returns 0: it trained, and the run's result is rank 0's."""
+    record_rank(run_dir, {"status": "trained", "trainer": "trl", "global_step": global_step},
+                node_rank=node_rank_of(config))  # fmt: skip
+    wait_for_everyone()
+    if not is_main_process():
+        return 0
+    write_result(run_dir, {**result(), "run_dir": str(run_dir), "ranks": read_ranks(run_dir)})
+    return 0
+
+
+def write_result(run_dir: Path, result: dict[str, Any]) -> None:
+    (Path(run_dir) / RESULT_FILE).write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
 
 
 def is_distributed() -> bool:
@@ -678,6 +711,7 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     built = build(config, tokenizer)
+    record_rank(run_dir, {"status": "started", "trainer": "trl"}, node_rank=node_rank_of(config))
     vllm_version = require_vllm(built["grpo"])
     if built["tool_server"]:
         ToolServer(built["tool_server"], 10).health()
@@ -702,20 +736,20 @@ def train(config: dict[str, Any], run_dir: Path) -> int:
     output = trainer.train()
     final = Path(built["grpo"].output_dir) / "final"
     trainer.save_model(str(final))  # every process: under DeepSpeed ZeRO-3 saving gathers the shards
-    if not trainer.accelerator.is_main_process:
-        return 0
-    tokenizer.save_pretrained(str(final))
-    result = {"status": "ok", "checkpoint": str(final), "trainer": "trl", "global_step": int(trainer.state.global_step),
-              "train_loss": float(output.training_loss), "duration_s": round(time.monotonic() - started, 1),
-              "tools": [t.__name__ for t in built["tools"]], "tool_call_parser": parser, "prompts": prompts,
-              "processes": trainer.accelerator.num_processes, "versions": versions(),
-              "completion_budget": built["completion_budget"],
-              "rollouts": {"engine": "vllm" if built["grpo"].use_vllm else "transformers",
-                           "vllm_mode": built["grpo"].vllm_mode if built["grpo"].use_vllm else None,
-                           "vllm": vllm_version},
-              "tool": built["server"].failures.snapshot() if built["server"] else None}  # fmt: skip
-    (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    return 0
+
+    def result() -> dict[str, Any]:
+        tokenizer.save_pretrained(str(final))
+        return {"status": "ok", "checkpoint": str(final), "trainer": "trl",
+                "global_step": int(trainer.state.global_step), "train_loss": float(output.training_loss), "duration_s": round(time.monotonic() - started, 1),
+                "tools": [t.__name__ for t in built["tools"]], "tool_call_parser": parser, "prompts": prompts,
+                "processes": trainer.accelerator.num_processes, "versions": versions(),
+                "completion_budget": built["completion_budget"],
+                "rollouts": {"engine": "vllm" if built["grpo"].use_vllm else "transformers",
+                             "vllm_mode": built["grpo"].vllm_mode if built["grpo"].use_vllm else None,
+                             "vllm": vllm_version},
+                "tool": built["server"].failures.snapshot() if built["server"] else None}  # fmt: skip
+
+    return finish(run_dir, config, int(trainer.state.global_step), trainer.accelerator.wait_for_everyone, result)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -733,13 +767,21 @@ def main(argv: list[str] | None = None) -> int:
             print(report)
             return 0
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        return train(config, args.config.resolve().parent)
+        return train(config, run_dir_of(config, args.config))
     except LaunchError as exc:
-        if is_main_process() and not args.check:
-            result = {"status": "error", "error": exc.message, "versions": versions(), "tool": exc.tool}
-            (args.config.resolve().parent / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        if not args.check:
+            fail(run_dir_of(config, args.config), config, exc)
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
+
+
+def fail(run_dir: Path, config: dict[str, Any], exc: LaunchError) -> None:
+    """A run that stopped with ``exc``: every rank records it (``ranks/rank-<RANK>.json``), and global rank 0 writes
+    the run's ``result.json`` in the shared run directory (never in node k's folder)."""
+    record_rank(run_dir, {"status": "error", "trainer": "trl", "error": exc.message}, node_rank=node_rank_of(config))
+    if is_main_process():
+        write_result(run_dir, {"status": "error", "error": exc.message, "versions": versions(), "tool": exc.tool,
+                               "run_dir": str(run_dir), "ranks": read_ranks(run_dir)})  # fmt: skip
 
 
 if __name__ == "__main__":

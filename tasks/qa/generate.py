@@ -422,12 +422,13 @@ async def run_job(
                                      sampling_seed=sampling_seed, first=len(result.attempts) + 1, tries=1)
     accepted = next((a for a in result.attempts if a.status == "accepted"), None)
     if accepted is not None:
-        result.qa = _qa_from(kg, seed, hop_class, accepted, run_id)
+        result.qa = _qa_from(kg, seed, hop_class, accepted, run_id, profile_book(kg, cfg))
     return result
 
 
-def _qa_from(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, a: QAAttempt, run_id: str) -> QA:
-    edges = program_edges(kg, a.program, profile_book(kg)) if a.program is not None else path_edges(kg, a.path)
+def _qa_from(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, a: QAAttempt, run_id: str,
+             book: ProfileBook) -> QA:
+    edges = program_edges(kg, a.program, book) if a.program is not None else path_edges(kg, a.path)
     return QA(
         qa_id=make_qa_id(kg.domain, kg.snapshot_id, a.question, a.answer, a.path),
         # The row's seed is the path's start (checked equal to the job's seed): splits link questions through it.

@@ -17,12 +17,16 @@ Rules (the tests pin them):
 
 The KG tools (``tasks.env.tools.ToolEnvironment``) read a view through ``ViewedGraph``: relations the view hides
 are not there, and a ``neighbor_search`` that finds nothing says so in Graph-RFT's way
-(``render_no_information``) and points the model to the ``web_search`` tool.
+(``render_no_information``) and points the model to the ``web_search`` tool. A hidden fact is hidden from every
+tool: a sentence of a description that states it (one naming both of its ends, or, in an end's own description,
+the other end: "Tenochtitlan: Capital of the Aztec empire"), a keyword that names the other end, and a visible
+relation whose own label states it ("George Beadle championed the teosinte origin of maize") are left out.
+Names match whole (``_names``: "Mexico" is not named by "Mexico City").
 
 Answerability (``check_answerable``): a variant is kept only when every hidden fact is in the text search's
 top k for a query made of the fact's head entity and relation (the head in walking order, as the agent would ask
 it), or the answer is still reachable from the question's start in the view. A fact "is in" a result when the
-passage the tool shows for that query (``passage_window``, not the title) names both of its entities and, for a
+passage the tool shows for that query (``passage_window``, not the title) names both of its entities whole and, for a
 fact extracted from the corpus, the result is a chunk it came from (``source_chunk_ids``); a fact with no
 provenance (a hand-written or imported graph searched through an added text collection) needs the names alone.
 """
@@ -37,10 +41,9 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from schemas.answers import name_key
 from schemas.errors import InputError
 from schemas.qa import QA, PathEdge
 from tasks.env.text_search import DEFAULT_TOP_K, TextHit, TextIndex, passage_window
@@ -128,9 +131,71 @@ class IKGView:
     def hides(self, d: EdgeData) -> bool:
         return edge_id(d) in self.hidden
 
+    def other_ends(self, name: str) -> set[str]:
+        """The entities a hidden fact links ``name`` to."""
+        return {other for pair in self.pairs if name in pair for other in pair if other != name}
+
+    def states(self, text: str) -> bool:
+        """Whether ``text`` names both ends of a hidden fact."""
+        return any(names_both(text, *pair) for pair in (tuple(p) for p in self.pairs) if len(pair) == 2)
+
+    def redact(self, text: str, about: str | None = None) -> str:
+        """``text`` without the sentences that state a hidden fact: one naming both ends of a hidden pair, or, in
+        the description of an end (``about``), one naming the other end ("Tenochtitlan: Capital of the Aztec
+        empire" in a view without the capital fact). Names match whole, case-insensitively."""
+        if not text or not self.pairs:
+            return text
+        others = self.other_ends(about) if about is not None else set()
+        pairs = [tuple(pair) for pair in self.pairs if len(pair) == 2]
+
+        def states(sentence: str) -> bool:
+            return any(names_both(sentence, about, o) or _names(re.sub(re.escape(about), " ", sentence,
+                                                                       flags=re.IGNORECASE), o)
+                       for o in others) or any(names_both(sentence, a, b) for a, b in pairs)
+
+        sentences = _SENTENCE.split(text.strip())
+        kept = [t for t in sentences if not states(t)]
+        return text if len(kept) == len(sentences) else " ".join(kept)
+
     def hidden_triples(self) -> list[list[str]]:
         """The hidden critical triples, as exported rows carry them (stored reading)."""
         return [list(f.triple) for f in self.facts]
+
+
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` whole: not inside a longer name ("Mexico" is not named by "Mexico City",
+    "New Mexico", "France 3" or "America/Mexico_City": a capitalised word right before or after it, a number after
+    it, or a slash, continues the name)."""
+    if not name:
+        return False
+    for m in re.finditer(rf"(?<![\w/]){re.escape(name)}(?![\w/])", text, re.IGNORECASE):
+        before = [w.lstrip("\"'([") for w in text[:m.start()].split()[-1:]]
+        after = text[m.end():].split()[:1]
+        if before and re.fullmatch(r"[A-Z][\w'-]*", before[0]) and not before[0].endswith((".", ",")) \
+                and m.start() > 0 and text[m.start() - 1] == " " and before[0] not in _OPENERS:
+            continue
+        if after and re.fullmatch(r"(?:[A-Z][\w'-]*|[0-9]+)[.,;:!?)\]\"']*", after[0]) and \
+                text[m.end():m.end() + 1] == " ":
+            continue
+        return True
+    return False
+
+
+def names_both(text: str, a: str, b: str) -> bool:
+    """Whether ``text`` names both ``a`` and ``b`` whole, the shorter not counted inside the longer ("maize" in
+    "International Maize and Wheat Improvement Center")."""
+    long, short = (a, b) if len(a) >= len(b) else (b, a)
+    if not _names(text, long):
+        return False
+    rest = re.sub(re.escape(long), " ", text, flags=re.IGNORECASE)
+    return _names(rest, short)
+
+
+#: Capitalised words that open a sentence or clause rather than continue a name before them.
+_OPENERS = frozenset("The A An In On At Of From To By With For And Or But Its His Her Their This That".split())
 
 
 def make_view_id(qa_id: str, level: float) -> str:
@@ -192,9 +257,28 @@ class ViewedGraph:
     def __repr__(self) -> str:
         return f"ViewedGraph({self._graph!r}, {self.view.view_id}, {len(self.view.hidden)} hidden)"
 
+    def entity(self, name: str) -> Any:
+        """The entity, its description without the sentences that state a hidden fact (``IKGView.redact``)."""
+        e = self._graph.entity(name)
+        shown = self.view.redact(e.description, about=e.name)
+        return e if shown == e.description else e.model_copy(update={"description": shown})
+
     def neighbors(self, name: str, *, undirected: bool = True) -> list[tuple[str, EdgeData]]:
+        """The relations of ``name`` the view shows, each description without the sentences that state a hidden
+        fact and without the keywords that name one ("sheep breed" on a relation of Leicester Longwool, in a view
+        that hides that it is a breed of sheep)."""
         hidden = self.view.hidden
-        return [(nb, d) for nb, d in self._graph.neighbors(name, undirected=undirected) if edge_id(d) not in hidden]
+        out = []
+        for nb, d in self._graph.neighbors(name, undirected=undirected):
+            if edge_id(d) in hidden or self.view.states(f"{d.source} {d.relation} {d.target}"):
+                continue  # hidden, or a relation whose own label states a hidden fact ("George Beadle championed
+                # the teosinte origin of maize", in a view that hides that maize was domesticated from teosinte)
+            shown = self.view.redact(d.description, about=name)
+            words = tuple(k for k in d.keywords if self.view.redact(k, about=name) == k)
+            if shown != d.description or words != d.keywords:
+                d = replace(d, description=shown, keywords=words)
+            out.append((nb, d))
+        return out
 
     def hidden_neighbors(self, name: str, *, undirected: bool = True) -> list[tuple[str, EdgeData]]:
         """The relations of ``name`` this view hides (for the tools to tell a question about a hidden fact from
@@ -312,14 +396,15 @@ class IKGBuild:
 
 def fact_found(fact: HiddenFact, hits: Sequence[TextHit]) -> str | None:
     """The chunk id among ``hits`` that holds ``fact`` (module docstring), else ``None``: a hit counts when the text
-    the tool shows for the fact's query (``passage_window``; the title does not count) names both of its entities,
+    the tool shows for the fact's query (``passage_window``; the title does not count) names both of its entities
+    whole (``_names``: "Mexico" inside "Mexico City" does not count),
     and, for a fact extracted from the corpus, when it is the chunk the fact came from. A fact the reply would cut
     off is not one the agent can read."""
     for h in hits:
         if fact.source_chunk_ids and h.chunk.chunk_id not in fact.source_chunk_ids:
             continue
-        shown = name_key(passage_window(fact.query(), h.chunk.text))
-        if name_key(fact.head) in shown and name_key(fact.tail) in shown:
+        shown = passage_window(fact.query(), h.chunk.text)
+        if names_both(shown, fact.head, fact.tail):
             return h.chunk.chunk_id
     return None
 

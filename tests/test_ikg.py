@@ -180,7 +180,19 @@ def test_every_kept_variant_is_answerable_by_text_or_another_path(graphs, texts,
     for v in build.variants:
         assert _independently_answerable(graph, by_id[v.qa.qa_id], v, text), v.view.view_id
     for r in build.rejects:
-        assert r.reason == "not_answerable" and "is not in the top 3 text results" in r.detail
+        assert (r.reason == "not_answerable" and "is not in the top 3 text results" in r.detail) or (
+            r.reason == "same_as_lower_level" and r.detail.startswith("hides the same facts as IKG-"))
+    # a level that would hide what a lower one hides gives no second variant: every kept variant differs
+    views = [(v.qa.qa_id, v.view.hidden) for v in build.variants]
+    assert len(views) == len(set(views))
+    same = [r for r in build.rejects if r.reason == "same_as_lower_level"]
+    assert same  # the 1-hop questions hide their one fact at every level
+    for r in same:
+        q = by_id[r.qa_id]
+        lower = float(r.detail.removeprefix("hides the same facts as IKG-").rstrip("%")) / 100
+        assert lower < r.level
+        assert make_view(graph, q.qa_id, q.path_edges, lower).hidden == make_view(graph, q.qa_id, q.path_edges,
+                                                                                    r.level).hidden
 
 
 def test_a_fact_the_text_lacks_with_no_other_path_is_rejected_with_its_reason(graphs, texts):

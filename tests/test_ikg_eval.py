@@ -284,13 +284,18 @@ def test_the_flow_scores_each_level_as_a_hand_computed_reference_says(evaluated)
     for level, name in ((None, "complete"), (0.2, "IKG-20%"), (0.6, "IKG-60%")):
         for qa in qas:
             view = make_view(graph, qa.qa_id, qa.path_edges, level) if level is not None else None
+            if level == 0.6 and view.hidden == make_view(graph, qa.qa_id, qa.path_edges, 0.2).hidden:
+                continue  # no second variant that hides what IKG-20% hides
             searched = view is not None and frozenset(qa.path[:2]) in view.pairs
             expected.setdefault(("tools", name), []).append((not (searched and qa.hop_class == "3+"), int(searched)))
             expected.setdefault(("no_tools", name), []).append((qa.hop_class == "1-2", 0))
             expected.setdefault(("gold_context", name), []).append((True, 0))
     # every variant is answerable here (the printed lines say so), so each level scores all four questions
+    n60 = len(expected[("tools", "IKG-60%")])
+    assert 0 < n60 < 4  # the fixture holds questions whose two levels differ and questions whose do not
     assert re.findall(r"IKG cs (IKG-\d+%): (\d) of 4 questions scored", "\n".join(out["ikg"])) == [
-        ("IKG-20%", "4"), ("IKG-60%", "4")]
+        ("IKG-20%", "4"), ("IKG-60%", str(n60))]
+    assert any(line.endswith("(the others: same_as_lower_level)") for line in out["ikg"])
     got = {(r["mode"], r["setting"]): (r["n"], r["hit1_any"], r["text_search_share"], r["mean_text_calls"])
            for r in out["by_setting"]}  # fmt: skip
     assert [(r["mode"], r["setting"]) for r in out["by_setting"]] == [
@@ -307,9 +312,13 @@ def test_the_flow_scores_each_level_as_a_hand_computed_reference_says(evaluated)
 
 def test_the_flow_stores_one_row_per_setting_and_offers_the_text_tool(evaluated):
     items, qas = evaluated["items"], evaluated["qas"]
-    assert len(items) == 3 * 4 * 3  # modes x questions x settings, one qa_id in several rows
+    graph = evaluated["graph"]
+    distinct = [q for q in qas if make_view(graph, q.qa_id, q.path_edges, 0.6).hidden !=
+                make_view(graph, q.qa_id, q.path_edges, 0.2).hidden]
+    assert len(items) == 3 * (4 * 2 + len(distinct))  # modes x (questions x two settings + the distinct IKG-60%)
     views = {(i["qa_id"], i["view_id"]) for i in items if i["mode"] == "tools"}
-    assert views == {(q.qa_id, v) for q in qas for v in ("", f"{q.qa_id}@ikg-20", f"{q.qa_id}@ikg-60")}
+    assert views == {(q.qa_id, v) for q in qas for v in ("", f"{q.qa_id}@ikg-20")} | {
+        (q.qa_id, f"{q.qa_id}@ikg-60") for q in distinct}
     assert {(i["kg_setting"], i["ikg_level"]) for i in items} == {("complete", None), ("incomplete", 0.2),
                                                                    ("incomplete", 0.6)}
     assert all(i["n_text_calls"] == 0 for i in items if i["mode"] != "tools")
@@ -324,7 +333,8 @@ def test_the_report_and_the_dataset_card_show_the_picture(evaluated):
     assert "![Hits@1 and text-search share by graph setting](pictures/settings.svg)" in text
     drawn = render_settings(out["by_setting"])["pictures/settings.svg"]
     assert (report.parent / "pictures" / "settings.svg").read_bytes() == drawn
-    assert "| tools | IKG-60% | 4 |" in text
+    n60 = next(r["n"] for r in out["by_setting"] if (r["mode"], r["setting"]) == ("tools", "IKG-60%"))
+    assert 0 < n60 < 4 and f"| tools | IKG-60% | {n60} |" in text
     run_id, _, rows = evaluated["latest"]
     assert run_id == out["run_id"] and rows == out["by_setting"]
     card = (evaluated["export"] / "README.md").read_text(encoding="utf-8")

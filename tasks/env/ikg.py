@@ -362,7 +362,7 @@ def reachable(graph: KnowledgeGraph | ViewedGraph, start: str, goal: str, max_ho
 
 # -- answerability ------------------------------------------------------------------------------------------------
 
-RejectReason = Literal["no_triples", "not_answerable", "no_text"]
+RejectReason = Literal["no_triples", "not_answerable", "no_text", "same_as_lower_level"]
 
 
 @dataclass(frozen=True)
@@ -464,11 +464,18 @@ def build_variants(
     kept: list[IKGVariant] = []
     rejects: list[IKGReject] = []
     for qa in questions:
+        seen: dict[frozenset[EdgeId], float] = {}
         for level in lv:
             if not qa.path_edges:
                 rejects.append(IKGReject(qa.qa_id, level, "no_triples", "the gold path has no triple to hide"))
                 continue
-            out = check_answerable(graph, qa, make_view(graph, qa.qa_id, qa.path_edges, level), text, k=k)
+            view = make_view(graph, qa.qa_id, qa.path_edges, level)
+            if view.hidden in seen:  # a one-hop question hides its one fact at every level: one variant, not two
+                rejects.append(IKGReject(qa.qa_id, level, "same_as_lower_level",
+                                         f"hides the same facts as IKG-{round(seen[view.hidden] * 100):g}%"))
+                continue
+            seen[view.hidden] = level
+            out = check_answerable(graph, qa, view, text, k=k)
             (kept if isinstance(out, IKGVariant) else rejects).append(out)  # type: ignore[arg-type]
     return IKGBuild(graph.domain, tuple(kept), tuple(rejects))
 

@@ -734,6 +734,22 @@ def test_a_machine_label_may_name_its_objects_kind_then_a_participle(label: str,
     assert p.object_noun == kind
 
 
+@pytest.mark.parametrize(("label", "statement"), [
+    ("appears_in_chapter_with", "{s} appears in a chapter with {o}"),
+    ("encodes_enzyme_for", "{s} encodes an enzyme for {o}"),
+    ("received_degree_from", "{s} received a degree from {o}"),
+    ("worked_as_teacher_at", "{s} worked as a teacher at {o}"),
+    # light-verb idioms and mass nouns stay bare, and a gerund opens no verb phrase
+    ("takes_part_in", "{s} takes part in {o}"), ("gives_birth_to", "{s} gives birth to {o}"),
+    ("provides_information_about", "{s} provides information about {o}"),
+    ("filming_location_of", "{s} is a filming location of {o}"),
+])
+def test_a_machine_label_gets_back_the_article_it_dropped(label: str, statement: str) -> None:
+    """A machine label leaves out articles ("appears_in_chapter_with"); its reading puts back the one a bare
+    singular noun between the verb (or a preposition) and a preposition needs."""
+    assert _forms(label).statement == statement
+
+
 @pytest.mark.parametrize("label", ["city served", "teamCoached", "servedCity"])
 def test_a_participle_after_a_noun_is_not_read_from_prose_or_from_a_noun(label: str) -> None:
     """Prose is not shortened, a participle whose verb form is also a noun ("coached" → "coaches") is not guessed,

@@ -764,7 +764,39 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
     return _profile(key, label, True, reading.forms, _merge(counts, reading, lex), ev)
 
 
+#: Nouns a machine label's verb phrase takes bare: light-verb idioms ("takes part in", "gives birth to") and mass
+#: nouns ("provides information about"). Closed-class English, not the meaning of any one vocabulary.
+_BARE_NOUNS = frozenset(
+    "part place birth rise care use fun sense charge control credit attention access advantage office information "
+    "water energy evidence damage support advice data research knowledge money power music food work help time "
+    "interest importance trade weight harm shelter protection permission responsibility influence".split())
+
+
+def _articled(words: list[str]) -> list[str]:
+    """A machine label's words with the article it dropped before a bare singular noun between its verb (or a
+    preposition) and a preposition: "appears_in_chapter_with" reads "appears in a chapter with", "encodes_enzyme_for"
+    "encodes an enzyme for". Not after a copula or "has" (read by their own shapes), and not before a noun taken bare
+    (``_BARE_NOUNS``)."""
+    low = [w.lower() for w in words]
+    if len(low) < 3 or low[0] in _BE or low[0] in _HAVE or low[0] in _MODALS or not any(
+            tags & {"VBD", "VBZ", "VBP"} for _, tags in _verb_readings(low[0])):
+        return words  # a finite verb first ("appears", "worked"), not a gerund ("filming_location_of")
+    for i in range(1, len(low) - 1):
+        w, prev, nxt = low[i], low[i - 1], low[i + 1]
+        if nxt not in _PREPS or w in _FUNCTION or w in _BARE_NOUNS or not _TYPE_WORD.fullmatch(w):
+            continue
+        if not (i == 1 or prev in _PREPS):
+            continue
+        lemmas = getAllLemmas(w).get("NOUN")
+        if not lemmas or lemmas[0] != w or "VERB" in getAllLemmas(w) and i == 1:
+            continue
+        return [*words[:i], _ENGINE.a(w).split()[0], *words[i:]]
+    return words
+
+
 def _reading_or_none(words: list[str], lex: Lexicon, machine: bool = False) -> tuple[_Reading | None, str]:
+    if machine:
+        words = _articled(words)
     try:
         return _read(words, lex, machine), ""
     except _Unreadable as exc:

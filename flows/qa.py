@@ -416,6 +416,11 @@ def generate_qa(
                     refused = opening_refusals(kg, [n for n, _ in eligible], book=book)
                     why = (f"none of the {len(eligible)} eligible seeds in domain {domain} can start a candidate path: "
                            f"no relation out of them can be asked: {describe_refusals(refused)}")
+                elif len(seeds) < n_seeds and len(eligible) > len(seeds):
+                    passed = [n for n, _ in eligible if n not in {s.node for s in seeds}]
+                    why = (f"sampled {len(seeds)} of the {n_seeds} seeds asked in domain {domain}: only they of the "
+                           f"{len(eligible)} eligible start a path or a program; the others, e.g.: "
+                           f"{describe_refusals(opening_refusals(kg, passed[:50], book=book), limit=2)}")
                 if why:
                     print(f"{domain}: {why}")
                     seed_notes.append(why)

@@ -352,3 +352,17 @@ def test_different_sampling_parameters_do_not_reuse_earlier_seeds(askable_cs, se
     assert generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], settings=settings)["accepted"] == 2
     more = generate_qa(domains=["cs"], n_seeds=3, modes=["candidates"], settings=settings)
     assert more["attempts"] >= 1  # the third seed is new work, not "nothing to do"
+
+
+def test_a_run_that_samples_fewer_seeds_than_asked_says_why(cs_graph, settings, fake_llm):
+    """The demo cs graph has fewer seeds where a path or a program starts than the 80 asked: the run says how many
+    it sampled and why the others were passed over."""
+    from flows.qa import generate_qa
+
+    out = generate_qa(domains=["cs"], n_seeds=80, modes=["candidates"], writer="template", use_judge=False,
+                      meaning_check="off", settings=settings)
+    notes = [n for n in out["seed_notes"] if n.startswith("sampled ")]
+    assert len(notes) == 1, out["seed_notes"]
+    sampled = int(notes[0].split()[1])
+    assert 0 < sampled < 80 and f"sampled {sampled} of the 80 seeds asked in domain cs" in notes[0]
+    assert "start a path or a program; the others, e.g.: " in notes[0] and "hop" in notes[0]

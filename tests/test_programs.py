@@ -502,3 +502,17 @@ def test_two_pinned_nodes_are_written_only_where_their_clauses_cannot_attach_to_
                      ProgramConstraint(node=3, label="director", forward=True, value="Andrew Adamson")])
     with pytest.raises(TemplateError, match="would read as either's"):
         write_program_question(program, ["language", "film", "year", "film"], book=book, name_of=lambda n: n)
+
+
+def test_bare_paths_from_or_to_a_code_are_not_offered():
+    """The bare-path fallback refuses codes as a program does: a time-zone id starts and ends no question. (On the
+    time-zone graph, before this rule, all 20 accepted questions were bare paths between IANA ids:
+    docs/programs/reports/heldout3/timezones_snake.txt.)"""
+    from flows.meaning_report import run_graph
+
+    graphs = Path(__file__).parent.parent / "docs" / "programs"
+    for path in (graphs / "graphs3" / "timezones_snake.jsonl", graphs / "graphs" / "cldr_snake.jsonl"):
+        run = run_graph(path, n_seeds=20, one_class=True)
+        assert run.jobs
+        for q in run.accepted:
+            assert "/" not in q.question and "/" not in q.answer, q.question

@@ -36,7 +36,7 @@ from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
 from tasks.meaning.names import in_running_text, name_takes_article, node_display, node_type_noun
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, write_program_question
-from tasks.qa.programs import constraint_edges, program_edges, sample_programs
+from tasks.qa.programs import constraint_edges, program_edges, relation_index, sample_programs
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
 
@@ -345,10 +345,13 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
 def _bare_paths(kg: KnowledgeGraph, seed: Seed, ctx: RenderedContext, lengths: Sequence[int], cfg: GenConfig,
                 walk_seed: int, book: ProfileBook) -> list[CandidatePath]:
     """The candidate paths (``sample_candidate_paths``, inside the rendered subgraph) of the first of ``lengths``
-    (node counts) that has any."""
+    (node counts) that has any whose start and answer are names, not codes (``RelationIndex.is_code``, as for
+    programs: a question names its start, and a time-zone id is no answer a person gives)."""
+    index = relation_index(kg)
     for n in lengths:
-        paths = sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
-                                       allowed_nodes=set(ctx.nodes), book=book)
+        paths = [p for p in sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
+                                                   allowed_nodes=set(ctx.nodes), book=book)
+                 if not (index.is_code(p.nodes[0]) or index.is_code(p.nodes[-1]))]
         if paths:
             return paths
     return []

@@ -294,7 +294,7 @@ def node_facts(kg: KnowledgeGraph, node: str, book: ProfileBook, index: Relation
 
 def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBook, index: RelationIndex,
              exclude: Iterable[str], answer: str, hops_to_answer: int, need_one: bool, rng: random.Random,
-             clause_ok: ClauseOk | None = None) -> list[Fact] | PinRefusal:
+             clause_ok: ClauseOk | None = None, avoid: Iterable[str] = ()) -> list[Fact] | PinRefusal:
     """The fewest facts of ``node`` that leave it alone in ``among`` (module docstring), at most two; with
     ``need_one`` at least one even when ``among`` is already ``{node}`` (a label that names one of many in the
     world). ``exclude``: names a pin may not use as its value (the chain's nodes). Deterministic in ``rng``."""
@@ -313,14 +313,21 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     if not facts:
         return PinRefusal("no_pin", f"no fact of {node!r} can pin it: none is phrasable, held by another node too, "
                                     "and off the chain")
+    # Among pins of the same size, one over another label than the steps next to the node reads better: "the
+    # station that Line 7 serves and that Line 9 serves" says one phrase twice.
+    shun = {relation_key(a) for a in avoid}
+
+    def rank(f: Fact) -> tuple[bool, int]:
+        return relation_key(f.label) in shun, len(f.holders)
+
     if among == {node}:
         # Any fact pins it in the graph; the most specific one (fewest holders) says most about which one is meant.
-        best = min(len(f.holders) for f in facts)
-        return [rng.choice([f for f in facts if len(f.holders) == best])]
+        best = min(rank(f) for f in facts)
+        return [rng.choice([f for f in facts if rank(f) == best])]
     singles = [f for f in facts if among & f.holders == {node}]
     if singles:
-        best = min(len(f.holders) for f in singles)
-        return [rng.choice([f for f in singles if len(f.holders) == best])]
+        best = min(rank(f) for f in singles)
+        return [rng.choice([f for f in singles if rank(f) == best])]
     narrowing = sorted((f for f in facts if len(among & f.holders) < len(among)),
                        key=lambda f: (len(among & f.holders), f.label, f.value))[:MAX_PAIR_FACTS]
     pairs = [(f, g) for f, g in combinations(narrowing, 2)
@@ -492,7 +499,8 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         if len(among) == 1 and not need_one:
             continue
         found = pin_node(kg, walk[i], among, book=book, index=index, exclude=walk, answer=answer,
-                         hops_to_answer=hops - i, need_one=need_one, rng=rng, clause_ok=clause_ok)
+                         hops_to_answer=hops - i, need_one=need_one, rng=rng, clause_ok=clause_ok,
+                         avoid=[s.label for s in steps[i - 1:i + 1]])
         if isinstance(found, PinRefusal):
             return found
         if found and (len(constraints) + len(found) > MAX_PINS):

@@ -516,3 +516,15 @@ def test_bare_paths_from_or_to_a_code_are_not_offered():
         assert run.jobs
         for q in run.accepted:
             assert "/" not in q.question and "/" not in q.answer, q.question
+
+
+def test_one_of_before_a_description_is_refused():
+    """"is one of the founder crops" names a group; "is one of the category that was domesticated in the Fertile
+    Crescent" says one of one thing, so the writer refuses it."""
+    from tasks.qa.template_writer import TemplateError, _fill
+
+    assert _fill("{the} {that} is one of the {o}", "founder crops", "{o}", "species") == \
+        "the species that is one of the founder crops"
+    with pytest.raises(TemplateError, match="one of"):
+        _fill("{the} {that} is one of the {o}", "the category that was domesticated in the Fertile Crescent", "{o}",
+              "species")

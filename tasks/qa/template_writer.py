@@ -105,7 +105,14 @@ TIME_KINDS = frozenset({"date", "year", "time", "day"})
 _TIME_QUESTION = re.compile(r"^\{wh\} (.*) (?:in|on|at)\?$")
 
 
+_ONE_OF = re.compile(r"\bone of (?:the )?\{[so]\}")
+_DESCRIPTION = re.compile(r"^the \S.* (?:that|who|whose) ")
+
+
 def _fill(template: str, known: str, slot: str, noun: str) -> str:
+    if _ONE_OF.search(template) and slot in template and _DESCRIPTION.match(known):
+        # "one of the founder crops" names a group; "one of the category that ..." says one of one thing
+        raise TemplateError(f"'one of' before a description ({known[:60]!r}) reads as one of one thing")
     wh = "Who" if noun == "person" else ("What" if noun == "entity" else f"Which {noun}")
     if noun in TIME_KINDS:
         m = _TIME_QUESTION.match(template)

@@ -528,3 +528,35 @@ def test_one_of_before_a_description_is_refused():
     with pytest.raises(TemplateError, match="one of"):
         _fill("{the} {that} is one of the {o}", "the category that was domesticated in the Fertile Crescent", "{o}",
               "species")
+
+
+def test_two_clauses_with_the_same_words_before_their_fillers_are_said_once():
+    from tasks.qa.program_writer import Rest, _coordinated
+
+    a = Rest("that is a connecting line of the station that is located in Paris 9th", False, True,
+             "the station that is located in Paris 9th")
+    b = Rest("that is a connecting line of Gare de Lyon", False, True, "Gare de Lyon")
+    (merged,) = _coordinated([a, b])
+    assert merged.text == ("that is a connecting line of both Gare de Lyon and the station that is located in "
+                           "Paris 9th")
+    other = Rest("that borders France", False, True, "France")
+    assert _coordinated([other, b]) == [other, b]  # different words: both said
+    whose = Rest("whose target airport is Yeager", False, False, "Yeager")
+    twice = Rest("whose target airport is Piedmont Triad", False, False, "Piedmont Triad")
+    assert _coordinated([whose, twice]) == [whose, twice]  # "whose X is both A and B" would make one X two
+    ends = Rest("that Germany is a member of", True, False, "Germany")
+    assert _coordinated([ends, ends]) == [ends, ends]  # a clause that ends in its own words has no filler to share
+
+
+def test_a_subject_with_many_objects_is_not_described_by_its_one():
+    """"the airline whose target airport is Yeager" says the airline has one; it has many, so the clause says "that
+    has Yeager as a target airport". A label with one object a subject keeps "whose"."""
+    from schemas.meaning import RelationProfile
+    from tasks.qa.program_writer import _one_of_many
+
+    many = RelationProfile(key="targetairport", label="targetAirport", words=True, objects_per_subject="many")
+    one = RelationProfile(key="capital", label="capital", words=True, objects_per_subject="one")
+    assert _one_of_many("whose target airport is {o}", "{o}", many) == "{that} has {o} as a target airport"
+    assert _one_of_many("whose engine type is {o}", "{o}", many) == "{that} has {o} as an engine type"
+    assert _one_of_many("whose capital is {o}", "{o}", one) == "whose capital is {o}"
+    assert _one_of_many("{that} {s} flies to", "{s}", many) == "{that} {s} flies to"

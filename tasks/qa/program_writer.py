@@ -18,6 +18,7 @@ Deterministic in (program, seed).
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -79,6 +80,14 @@ class Rest:
     text: str
     open_end: bool
     verb_first: bool
+    filler: str = ""  # the known node's words, when the clause ends in them ("France" of "that borders France")
+
+    @property
+    def lead(self) -> str:
+        """The clause before its filler ("that borders "), when it ends in it; else empty."""
+        if self.open_end or not self.filler or not self.text.endswith(self.filler):
+            return ""
+        return self.text[:-len(self.filler)]
 
     @property
     def dangling(self) -> bool:
@@ -89,7 +98,24 @@ class Rest:
 
 def _rest(template: str, known: str, slot: str, noun: str) -> Rest:
     verb_first = template.startswith("{that} ") and not template[len("{that} "):].startswith("{")
-    return Rest(_fill(template, known, slot, noun), not _slot_last(template, slot), verb_first)
+    return Rest(_fill(template, known, slot, noun), not _slot_last(template, slot), verb_first, known)
+
+
+def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
+    """Clauses that say the same words before their fillers, said once: "that is a connecting line of X and that is
+    a connecting line of the station ..." becomes "that is a connecting line of both X and the station ...", a
+    name before a description."""
+    out: list[Rest] = []
+    for r in rests:
+        prev = out[-1] if out else None
+        # "whose target airport is both A and B" says one airport is two: a "whose" clause is not shared
+        if prev is not None and prev.lead and prev.lead == r.lead and " both " not in prev.text and \
+                not prev.lead.startswith("whose "):
+            first, second = sorted((prev.filler, r.filler), key=lambda f: f.startswith("the ") and " that " in f)
+            out[-1] = Rest(f"{prev.lead}both {first} and {second}", False, prev.verb_first)
+            continue
+        out.append(r)
+    return out
 
 
 def _constraint_options(profile: RelationProfile, forward: bool) -> list[tuple[str, str]]:
@@ -99,7 +125,25 @@ def _constraint_options(profile: RelationProfile, forward: bool) -> list[tuple[s
     out = [(r, hop.slot) for r in _rests(hop, slot_last=False)]
     if profile.symmetric and profile.forms is not None:
         out += [(r, "{o}") for r in (relative(t) for t in profile.forms.subject_clause) if r is not None]
-    return out
+    return [(_one_of_many(r, slot, profile), slot) for r, slot in out]
+
+
+def _one_of_many(rest: str, slot: str, profile: RelationProfile) -> str:
+    """A "whose <noun> is {o}" clause describes the subject by its one object; where one subject has many of them
+    (the airline "whose target airport is Yeager" has many), it says ``that has {o} as a <noun>``."""
+    return _as_one_of(rest) if slot == "{o}" and profile.objects_per_subject == "many" else rest
+
+
+_WHOSE = re.compile(r"^whose (?P<noun>[\w' -]+?) (?:is|was) \{o\}$")
+
+
+def _as_one_of(rest: str) -> str:
+    """``whose <noun> is {o}`` as ``that has {o} as a <noun>``; any other predicate as it is."""
+    m = _WHOSE.match(rest)
+    if m is None:
+        return rest
+    noun = m["noun"]
+    return f"{{that}} has {{o}} as {'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun: str,
@@ -124,6 +168,7 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
     if not options:
         raise TemplateError(f"the step over {hop.profile.label!r} cannot be said as a relative clause"
                             + (" that ends in its known node" if nested else ""))
+    options = [_one_of_many(t, hop.slot, hop.profile) for t in options]
     closed = [t for t in options if _slot_last(t, hop.slot)]
     step = _rest(pick_form(closed or options, rng), known, hop.slot, noun)
     pins = _constraint_rests(cons, book, noun, name_of, rng)
@@ -181,7 +226,8 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
         cons = program.constraints_on(i)
         if cons:
             attach_check(nouns[i])
-            rests = _pinned(subject, hop, nouns[i], cons, nested=nested, book=book, name_of=name_of, rng=rng)
+            rests = _coordinated(_pinned(subject, hop, nouns[i], cons, nested=nested, book=book, name_of=name_of,
+                                         rng=rng))
             subject = f"the {nouns[i]} " + " and ".join(r.text for r in rests)
             open_end = rests[-1].open_end
             inner = (nouns[i], rests)
@@ -199,7 +245,7 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             raise TemplateError("the answer has no type noun: 'the entity that ...' with a pin leaves every kind of "
                                 "thing that fits open")
         attach_check(noun)
-        rests = _pinned(subject, last, noun, cons, nested=nested, book=book, name_of=name_of, rng=rng)
+        rests = _coordinated(_pinned(subject, last, noun, cons, nested=nested, book=book, name_of=name_of, rng=rng))
         pronoun = "who" if noun == "person" else "that"
         if all(r.verb_first for r in rests):
             wh = "Who" if noun == "person" else ("What" if noun == "entity" else f"Which {noun}")

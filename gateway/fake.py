@@ -750,9 +750,11 @@ class FakeOpenAI:
     """
 
     def __init__(self, *, default_fault: Fault | None = None, seed: int = 0, embedding_dim: int = 16,
-                 embedding_fault: Fault | None = None) -> None:
+                 embedding_fault: Fault | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         if embedding_dim <= 0:
             raise ValueError("embedding_dim must be positive")
+        # What an injected delay is counted with (seconds): a test passes its own to check the arithmetic.
+        self.clock = clock
         self.default_fault = default_fault
         # The embeddings endpoint's own fault (latency, an error status, ``times``): chat faults never apply to it,
         # so a benchmark can give the embedder a latency of its own and a test can fail the Nth embedding request.
@@ -1111,7 +1113,7 @@ class FakeOpenAI:
 
     async def _chat(self, request: Request) -> Response:
         arrived = time.time()
-        started = time.monotonic()  # the injected delay counts from here (``Fault``)
+        started = self.clock()  # the injected delay counts from here (``Fault``)
         body, problem = await self._read_json(request)
         if problem is not None:
             return self._error(request, body, arrived, 400, problem)
@@ -1137,7 +1139,7 @@ class FakeOpenAI:
                 headers=headers,
                 delay_s=plan.delay_s,
             )
-            await self._sleep(plan.delay_s - (time.monotonic() - started))
+            await self._sleep(plan.delay_s - (self.clock() - started))
             return response
 
         responder = plan.responder
@@ -1186,7 +1188,7 @@ class FakeOpenAI:
             },
         }
         entry = self._record(request, body, arrived, responder, 200, payload, plan.delay_s)
-        await self._sleep(plan.delay_s - (time.monotonic() - started))
+        await self._sleep(plan.delay_s - (self.clock() - started))
         return self._reply(entry, payload)
 
     async def _content(self, responder: Responder | None, body: dict[str, Any]) -> str:
@@ -1228,7 +1230,7 @@ class FakeOpenAI:
         if encoding not in ("float", "base64"):
             return self._error(request, body, arrived, 400, "'encoding_format' must be 'float' or 'base64'")
         model = body.get("model") or DEFAULT_MODEL_ID
-        started = time.monotonic()
+        started = self.clock()
         delay, status, retry_after = 0.0, None, None
         with self._lock:
             self._models_seen[model] = None
@@ -1242,7 +1244,7 @@ class FakeOpenAI:
             headers = {"retry-after": f"{retry_after:g}"} if retry_after is not None else None
             response = self._error(request, body, arrived, status, f"injected embeddings fault: HTTP {status}",
                                    headers=headers, delay_s=delay)
-            await self._sleep(delay - (time.monotonic() - started))
+            await self._sleep(delay - (self.clock() - started))
             return response
         data = []
         for index, text in enumerate(texts):
@@ -1260,7 +1262,7 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
         entry = self._record(request, body, arrived, None, 200, payload, delay)
-        await self._sleep(delay - (time.monotonic() - started))
+        await self._sleep(delay - (self.clock() - started))
         return self._reply(entry, payload)
 
     async def _models(self, request: Request) -> Response:

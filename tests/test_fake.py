@@ -247,20 +247,30 @@ def test_latency_is_applied(fake_llm: FakeOpenAI) -> None:
     assert [r.delay_s for r in fake_llm.requests] == [pytest.approx(0.05), pytest.approx(0.1)]
 
 
-def test_latency_counts_from_the_requests_arrival_not_from_when_its_answer_was_ready(fake_llm: FakeOpenAI) -> None:
-    # Building this answer takes 0.15 s of the fake's time; the 0.3 s latency already runs meanwhile, so the answer
-    # leaves 0.3 s after the request came in, not 0.45 s.
+def test_latency_counts_from_the_requests_arrival_not_from_when_its_answer_was_ready() -> None:
+    # Building this answer takes 0.15 s of the fake's time; the 0.3 s latency already runs meanwhile, so the fake
+    # sleeps only the 0.15 s left, and the answer leaves 0.3 s after the request came in, not 0.45 s. The fake's
+    # clock is the test's own (it advances only when the reply is built), so a loaded machine cannot move it.
+    now = [100.0]
+    slept: list[float] = []
+
     def slow_reply(body: dict[str, Any]) -> str:
-        time.sleep(0.15)
+        now[0] += 0.15
         return "ok"
 
-    fake_llm.set_fault(Fault(latency_s=0.3))
-    fake_llm.add(prompt_contains="busy", reply=slow_reply)
-    start = time.perf_counter()
-    client(fake_llm).chat.completions.create(model="m", messages=[{"role": "user", "content": "busy"}])
-    took = time.perf_counter() - start
-    assert 0.3 <= took < 0.42
-    assert fake_llm.requests[-1].delay_s == pytest.approx(0.3)
+    with FakeOpenAI(clock=lambda: now[0]) as fake:
+        real_sleep = fake._sleep
+
+        async def recording_sleep(seconds: float) -> None:
+            slept.append(seconds)
+            await real_sleep(seconds)
+
+        fake._sleep = recording_sleep  # type: ignore[method-assign]
+        fake.set_fault(Fault(latency_s=0.3))
+        fake.add(prompt_contains="busy", reply=slow_reply)
+        client(fake).chat.completions.create(model="m", messages=[{"role": "user", "content": "busy"}])
+        assert fake.requests[-1].delay_s == pytest.approx(0.3)
+    assert slept and sum(slept) == pytest.approx(0.15)  # the latency left after the answer was built
 
 
 def test_latency_range_is_seeded() -> None:
@@ -463,14 +473,16 @@ async def test_concurrent_requests_overlap() -> None:
     with FakeOpenAI(default_fault=Fault(latency_s=0.2)) as fake:
         async with aclient(fake) as c:
             await c.chat.completions.create(model="m", messages=USER)  # warm up imports and a connection
-            start = time.perf_counter()
             results = await asyncio.gather(
                 *(c.chat.completions.create(model="m", messages=[{"role": "user", "content": f"q{i}"}])
                   for i in range(32))
             )
-            elapsed = time.perf_counter() - start
+        batch = fake.requests[1:]
     assert len(results) == 32 and all(r.choices[0].message.content == "ok" for r in results)
-    assert elapsed < 1.5, f"32 concurrent 0.2 s requests took {elapsed:.2f} s"
+    # By order, not by duration: while the first of the 32 was still sleeping its 0.2 s, others had arrived (served
+    # one at a time, every request would arrive after the one before it was answered).
+    first_answered = min(r.answered for r in batch if r.answered is not None)
+    assert sum(r.time < first_answered for r in batch) > 1
 
 
 def test_request_schema_extraction() -> None:

@@ -611,6 +611,9 @@ def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
         _print_seed_notes([*r["mix_lines"], *r["meaning_check"]["lines"]])
         out.print(f"accepted {r['accepted']} questions in run {r['run_id']} ({r['llm_calls']} LLM calls, "
                   f"{r['llm_cache_hits']} cache hits)")
+        if r.get("no_graph"):  # the job could not be done for a stated reason: a script must not count it done
+            raise _UserError(f"no graph for domain(s) {', '.join(r['no_graph'])}: import one (`hopforge graph "
+                             "import`) or build one (`hopforge graph build`) first")
 
     _run(body)
 

@@ -372,6 +372,7 @@ def generate_qa(
         ended_counts: Counter = Counter()  # jobs that ended before any attempt, by (domain, hop, mode, reason)
         notes: list[str] = []
         seed_notes: list[str] = []  # domains that gave no seed, and why
+        no_graph: list[str] = []  # domains asked for that have no graph in the warehouse
         # One batch loop for the jobs of every domain: a domain is planned (graph, seed scan, sample) when the loop
         # wants its next batch, so the endpoint works on one domain's jobs while the next is planned and while
         # another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
@@ -385,6 +386,7 @@ def generate_qa(
                 snap = current_snapshot(rt.wh, domain)
                 if snap is None:
                     notes.append(f"{domain}: no graph")
+                    no_graph.append(domain)
                     continue
                 snapshot_id = snap.snapshot_id
                 planned_domains.append(domain)
@@ -508,7 +510,7 @@ def generate_qa(
                                  description=f"hops x kind and the meaning check, run {rt.run_id}")
         return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
                 "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, "seed_notes": seed_notes,
-                "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"], "meaning_check": meaning,
+                "no_graph": no_graph, "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"], "meaning_check": meaning,
                 **usage}
 
 

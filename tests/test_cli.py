@@ -77,3 +77,24 @@ def test_bad_seed_ball_bounds_are_one_clear_line(monkeypatch):
         assert result.exit_code == 2, (args, env, result.output)
         flat = " ".join(result.output.split())
         assert says in flat and "Traceback" not in result.output, (args, env, flat)
+
+
+def test_qa_generate_on_a_domain_without_a_graph_exits_non_zero_with_the_reason(prefect_harness, tmp_path):
+    """A domain the warehouse knows (its corpus was ingested) but whose graph was never built or imported: the run
+    cannot do its job, says why in one line and exits 2, so a script or a deployment does not count it done."""
+    import subprocess
+    import sys
+
+    from flows.graphs import ingest_corpus
+
+    folder = tmp_path / "corpus" / "agriculture"
+    folder.mkdir(parents=True)
+    (folder / "01_maize.md").write_text("# Maize\n\nMaize was domesticated in Mexico from teosinte.\n",
+                                        encoding="utf-8")
+    assert ingest_corpus(source=str(tmp_path / "corpus"), source_kind="folder")["documents_written"] == 1
+    done = subprocess.run([sys.executable, "-m", "flows.cli", "qa", "generate", "-d", "agriculture", "--seeds", "2"],
+                          capture_output=True, text=True, timeout=300)
+    flat = " ".join(done.stderr.split())
+    assert done.returncode == 2, (done.stdout, done.stderr[-2000:])
+    assert "no graph for domain(s) agriculture: import one (`hopforge graph import`)" in flat
+    assert "Traceback" not in done.stderr

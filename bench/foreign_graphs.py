@@ -39,6 +39,7 @@ import json
 import re
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -436,21 +437,30 @@ def build_all() -> list[Graph]:
     ]  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write the graphs into")
+def run(argv: list[str] | None, *, description: str, default_out: Path, packages: Sequence[str],
+        build: Callable[[], list[Graph]]) -> int:
+    """The command line every graph builder shares: ``--out`` and ``--json``, the package versions read, then one
+    line of counts per graph written."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=default_out, help="folder to write the graphs into")
     parser.add_argument("--json", action="store_true", help="print each graph's counts as one JSON line")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    print("packages: " + ", ".join(f"{p} {version(p)}" for p in PACKAGES))
-    for graph in build_all():
+    print("packages: " + ", ".join(f"{p} {version(p)}" for p in packages))
+    for graph in build():
         stats = graph.write(args.out)
         if args.json:
             print(json.dumps(stats, ensure_ascii=False))
         else:
             print(f"{stats['file']}: {stats['triples']} triples, {stats['entities']} entities, {stats['labels']} "
-                  f"labels, {stats['bytes']} bytes; left out {stats['left_out'] or 'nothing'}")  # fmt: skip
+                  f"labels, {stats['bytes']} bytes; per label {stats['per_label']}; left out "
+                  f"{stats['left_out'] or 'nothing'}")  # fmt: skip
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run(argv, description=__doc__.split("\n\n")[0], default_out=DEFAULT_OUT, packages=PACKAGES,
+               build=build_all)
 
 
 if __name__ == "__main__":

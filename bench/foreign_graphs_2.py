@@ -33,7 +33,6 @@ Conventions (those of bench/foreign_graphs.py, whose Graph class writes the file
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import hashlib
 import importlib.util
@@ -47,7 +46,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from foreign_graphs import Graph, version  # noqa: E402  (same writer and conventions as the first set)
+from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs2"
@@ -95,18 +94,12 @@ def films_wikidata(first_year: int = 2000, last_year: int = 2014) -> Graph:
         taken.add(title)
         film = ("film", title)
         g.add(film, "publication date", ("year", str(int(year))))
-        for name in split_list(director):
-            g.add(film, "director", ("person", name))
-        for name in split_list(writer):
-            g.add(film, "screenwriter", ("person", name))
-        for name in split_list(genre):
-            g.add(film, "genre", ("genre", name))
-        for name in split_list(country):
-            g.add(film, "country of origin", ("country", name))
-        for name in split_list(language):
-            g.add(film, "original language of film or TV show", ("language", name))
-        for name in split_list(production):
-            g.add(film, "production company", ("production company", name))
+        for field, label, kind in ((director, "director", "person"), (writer, "screenwriter", "person"),
+                                   (genre, "genre", "genre"), (country, "country of origin", "country"),
+                                   (language, "original language of film or TV show", "language"),
+                                   (production, "production company", "production company")):
+            for name in split_list(field):
+                g.add(film, label, (kind, name))
     return g
 
 
@@ -337,21 +330,8 @@ def build_all() -> list[Graph]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write the graphs into")
-    parser.add_argument("--json", action="store_true", help="print each graph's counts as one JSON line")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    print("packages: " + ", ".join(f"{p} {version(p)}" for p in PACKAGES))
-    for graph in build_all():
-        stats = graph.write(args.out)
-        if args.json:
-            print(json.dumps(stats, ensure_ascii=False))
-        else:
-            print(f"{stats['file']}: {stats['triples']} triples, {stats['entities']} entities, {stats['labels']} "
-                  f"labels, {stats['bytes']} bytes; per label {stats['per_label']}; left out "
-                  f"{stats['left_out'] or 'nothing'}")  # fmt: skip
-    return 0
+    return run(argv, description=__doc__.split("\n\n")[0], default_out=DEFAULT_OUT, packages=PACKAGES,
+               build=build_all)
 
 
 if __name__ == "__main__":

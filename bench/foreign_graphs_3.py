@@ -31,11 +31,9 @@ Conventions (those of bench/foreign_graphs.py, whose Graph class writes the file
 
 from __future__ import annotations
 
-import argparse
 import ast
 import hashlib
 import importlib.util
-import json
 import lzma
 import pickle
 import sys
@@ -44,7 +42,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from foreign_graphs import Graph, version  # noqa: E402  (same writer and conventions as the first set)
+from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs3"
@@ -272,21 +270,8 @@ def build_all() -> list[Graph]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write the graphs into")
-    parser.add_argument("--json", action="store_true", help="print each graph's counts as one JSON line")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    print("packages: " + ", ".join(f"{p} {version(p)}" for p in PACKAGES))
-    for graph in build_all():
-        stats = graph.write(args.out)
-        if args.json:
-            print(json.dumps(stats, ensure_ascii=False))
-        else:
-            print(f"{stats['file']}: {stats['triples']} triples, {stats['entities']} entities, {stats['labels']} "
-                  f"labels, {stats['bytes']} bytes; per label {stats['per_label']}; left out "
-                  f"{stats['left_out'] or 'nothing'}")  # fmt: skip
-    return 0
+    return run(argv, description=__doc__.split("\n\n")[0], default_out=DEFAULT_OUT, packages=PACKAGES,
+               build=build_all)
 
 
 if __name__ == "__main__":

@@ -6,20 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_train_rl import build_rl_export, fake_model_dir, overrides_of, small
+# the RL tests' own fixtures (an export view, a model dir), shared rather than written again
+from tests.test_train_rl import export_view, model_dir, overrides_of, small  # noqa: F401
 from training import env_versions
-from training.plan import TrainingError, load_export
+from training.plan import TrainingError
 from training.rl import VerlOptions, plan_verl, resolve_attn_implementation
-
-
-@pytest.fixture(scope="module")
-def export_view(tmp_path_factory):
-    return load_export(build_rl_export(tmp_path_factory.mktemp("exports")))
-
-
-@pytest.fixture
-def model_dir(tmp_path):
-    return fake_model_dir(tmp_path / "base-model")
 
 
 # -- verl: the attention the trained models load with ---------------------------------------------------------------

@@ -128,7 +128,7 @@ def test_nodes_derive_the_same_run_id_from_the_rendezvous_without_talking():
     assert first != second  # one node: every run its own id, as before
 
 
-def test_a_run_directory_refuses_a_node_of_another_run(tmp_path):
+def test_a_run_directory_refuses_a_node_of_another_run(tmp_path, fake_envs):
     plan = _plan(tmp_path, "ok", 0)
     identity = run_identity(plan, kind="sft", base_model="m", nnodes=2)
     claim_run_dir(plan, identity)
@@ -142,7 +142,7 @@ def test_a_run_directory_refuses_a_node_of_another_run(tmp_path):
 # -- each node's files, one run directory ------------------------------------------------------------------------------
 
 
-def test_node_k_writes_its_own_copy_of_the_plan_and_shares_the_outputs(tmp_path):
+def test_node_k_writes_its_own_copy_of_the_plan_and_shares_the_outputs(tmp_path, fake_envs):
     node0, node1 = _plan(tmp_path, "ok", 0), _plan(tmp_path, "ok", 1)
     assert node0.node_dir == node0.run_dir and node1.node_dir == node1.run_dir / "nodes" / "node-1"
     assert node1.argv[-1] == str(node1.node_dir / "llamafactory.yaml") and node0.argv[-1] == str(node0.run_dir /

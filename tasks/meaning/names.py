@@ -258,17 +258,48 @@ def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
 _ARTICLE_FILE = Path(__file__).with_name("names.yaml")
 
 
+_SECTIONS = ("heads", "of_heads", "types", "people")
+
+
 @lru_cache(maxsize=1)
-def _article_rules() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """``(heads, of_heads, types)`` of ``names.yaml``."""
+def _name_rules() -> dict[str, frozenset[str]]:
+    """The sections of ``names.yaml``, each a set of lower-case words."""
     data = yaml.safe_load(_ARTICLE_FILE.read_text(encoding="utf-8")) or {}
-    unknown = set(data) - {"heads", "of_heads", "types"}
+    unknown = set(data) - set(_SECTIONS)
     if unknown:
         raise InputError(f"{_ARTICLE_FILE.name}: unknown section(s) {', '.join(sorted(unknown))}; the sections are "
-                         "heads, of_heads and types")
-    heads, of_heads, types = (frozenset(str(w).strip().lower() for w in data.get(k) or ())
-                              for k in ("heads", "of_heads", "types"))
-    return heads, of_heads, types
+                         + ", ".join(_SECTIONS))
+    return {k: frozenset(str(w).strip().lower() for w in data.get(k) or ()) for k in _SECTIONS}
+
+
+def _article_rules() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """``(heads, of_heads, types)`` of ``names.yaml``."""
+    rules = _name_rules()
+    return rules["heads"], rules["of_heads"], rules["types"]
+
+
+@lru_cache(maxsize=4096)
+def person_kind(noun: str | None) -> bool:
+    """Whether a kind noun names people, so that a question asks for one with "Who" and describes one with "who":
+    "person"; a noun the shipped lexicon says is a person ("author", "director", "actor": its ``is``); or one whose
+    last word is a person noun of ``names.yaml`` ("baker", "player", "contestant", "character"), singular or plural
+    ("bakers", "film director", "les miserables character")."""
+    if not noun:
+        return False
+    words = noun.strip().lower().split()
+    if not words:
+        return False
+    if words == ["person"]:
+        return True
+    from tasks.meaning.lexicon import load_lexicon
+
+    lexicon = load_lexicon()
+    people = _name_rules()["people"]
+    for phrase in (" ".join(words), words[-1], _singular(words[-1])):
+        entry = lexicon.noun(phrase)
+        if (entry is not None and entry.is_ == "person") or phrase in people:
+            return True
+    return False
 
 
 def name_takes_article(name: str, type_noun: str | None = None) -> bool:
@@ -350,6 +381,7 @@ __all__ = [
     "is_identifier",
     "name_takes_article",
     "node_display",
+    "person_kind",
     "node_type_noun",
     "relation_word",
     "table_keys",

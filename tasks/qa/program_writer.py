@@ -26,7 +26,7 @@ from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.morphology import PREPOSITIONS
-from tasks.meaning.names import common_noun_name
+from tasks.meaning.names import common_noun_name, person_kind
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
@@ -96,9 +96,9 @@ class Rest:
         return self.open_end and self.text.rstrip("?").split()[-1].lower() in PREPOSITIONS
 
 
-def _rest(template: str, known: str, slot: str, noun: str) -> Rest:
+def _rest(template: str, known: str, slot: str, noun: str, person: bool = False) -> Rest:
     verb_first = template.startswith("{that} ") and not template[len("{that} "):].startswith("{")
-    return Rest(_fill(template, known, slot, noun), not _slot_last(template, slot), verb_first, known)
+    return Rest(_fill(template, known, slot, noun, person), not _slot_last(template, slot), verb_first, known)
 
 
 def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
@@ -147,7 +147,7 @@ def _as_one_of(rest: str) -> str:
 
 
 def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun: str,
-                      name_of: Callable[[str], str], rng: random.Random) -> list[Rest]:
+                      name_of: Callable[[str], str], rng: random.Random, person: bool = False) -> list[Rest]:
     """Each constraint as a filled relative predicate: one that ends in the value and puts its verb first if it
     has one."""
     out: list[Rest] = []
@@ -155,14 +155,14 @@ def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun
         options = _constraint_options(book.profile(c.label), c.forward)
         if not options:
             raise TemplateError(f"the constraint over {c.label!r} cannot be said as a relative clause")
-        rests = [_rest(t, name_of(c.value), slot, noun) for t, slot in options]
+        rests = [_rest(t, name_of(c.value), slot, noun, person) for t, slot in options]
         best = min((r.open_end, not r.verb_first) for r in rests)
         out.append(pick_form([r for r in rests if (r.open_end, not r.verb_first) == best], rng))
     return out
 
 
 def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], *, nested: bool, book: ProfileBook,
-            name_of: Callable[[str], str], rng: random.Random) -> list[Rest]:
+            name_of: Callable[[str], str], rng: random.Random, person: bool = False) -> list[Rest]:
     """The step's relative predicate and its constraints', filled."""
     options = _rests(hop, slot_last=nested)
     if not options:
@@ -170,8 +170,8 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
                             + (" that ends in its known node" if nested else ""))
     options = [_one_of_many(t, hop.slot, hop.profile) for t in options]
     closed = [t for t in options if _slot_last(t, hop.slot)]
-    step = _rest(pick_form(closed or options, rng), known, hop.slot, noun)
-    pins = _constraint_rests(cons, book, noun, name_of, rng)
+    step = _rest(pick_form(closed or options, rng), known, hop.slot, noun, person)
+    pins = _constraint_rests(cons, book, noun, name_of, rng, person)
     if nested:
         # The step's clause holds a description of its own ("whose currency is the currency of the country of
         # Vilnius"): a pin after it would read as the inner node's. The pins come first, the step's clause last.
@@ -187,6 +187,22 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
     return rests
 
 
+def person_nodes(program: QueryProgram, hops: Sequence[Hop], nouns: Sequence[str], book: ProfileBook) -> list[bool]:
+    """Whether each node of ``program`` is a person, so that it is asked for with "Who" and described with "who":
+    its kind noun names people (``person_kind``: "baker", "author"), or a relation at it says that end is a person
+    in the world (the profile's subject or object noun: whoever has a hometown or an occupation)."""
+    out = [person_kind(n) for n in nouns]
+    for i, hop in enumerate(hops):  # hop i reads from node i to node i + 1
+        p = hop.profile
+        known, found = (p.subject_noun, p.object_noun) if hop.slot == "{s}" else (p.object_noun, p.subject_noun)
+        out[i] = out[i] or known == "person"
+        out[i + 1] = out[i + 1] or found == "person"
+    for c in program.constraints:
+        p = book.profile(c.label)
+        out[c.node] = out[c.node] or (p.subject_noun if c.forward else p.object_noun) == "person"
+    return out
+
+
 def write_program_question(program: QueryProgram, types: Sequence[str | None], *, book: ProfileBook,
                            name_of: Callable[[str], str], seed: int = 0) -> str:
     """The question for ``program`` (module docstring). ``types[i]`` is the type noun of ``program.nodes[i]``;
@@ -200,6 +216,7 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
     if sum(n == "entity" for n in nouns[1:]) > 1:
         raise TemplateError("the question would call more than one node 'the entity': the graph gives no type for "
                             + ", ".join(repr(p) for p, n in zip(nodes[1:], nouns[1:]) if n == "entity"))
+    people = person_nodes(program, hops, nouns, book)
     shown = name_of(nodes[0])
     bare = shown[4:] if shown.startswith("the ") else shown
     if common_noun_name(bare):
@@ -227,14 +244,14 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
         if cons:
             attach_check(nouns[i])
             rests = _coordinated(_pinned(subject, hop, nouns[i], cons, nested=nested, book=book, name_of=name_of,
-                                         rng=rng))
+                                         rng=rng, person=people[i]))
             subject = f"the {nouns[i]} " + " and ".join(r.text for r in rests)
             open_end = rests[-1].open_end
             inner = (nouns[i], rests)
         else:
             if open_end:
                 raise TemplateError("a description that ends in its own words would be followed by more words")
-            subject, open_end = _describe(subject, hop, nouns[i], nested=nested, rng=rng)
+            subject, open_end = _describe(subject, hop, nouns[i], nested=nested, rng=rng, person=people[i])
         nested = True
     last = hops[-1]
     k = program.hops
@@ -245,16 +262,18 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             raise TemplateError("the answer has no type noun: 'the entity that ...' with a pin leaves every kind of "
                                 "thing that fits open")
         attach_check(noun)
-        rests = _coordinated(_pinned(subject, last, noun, cons, nested=nested, book=book, name_of=name_of, rng=rng))
-        pronoun = "who" if noun == "person" else "that"
+        rests = _coordinated(_pinned(subject, last, noun, cons, nested=nested, book=book, name_of=name_of, rng=rng,
+                                     person=people[-1]))
+        pronoun = "who" if people[-1] else "that"
         if all(r.verb_first for r in rests):
             wh = "Who" if noun == "person" else ("What" if noun == "entity" else f"Which {noun}")
             question = f"{wh} " + " and ".join(r.text[len(pronoun) + 1:] for r in rests) + "?"
         else:
-            opener = "Who is the person" if noun == "person" else f"What is the {noun}"
+            # a person is asked for with "Who": "Who is the baker whose hometown is Leeds ...?", not "What is ..."
+            opener = f"Who is the {noun}" if people[-1] else f"What is the {noun}"
             question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
         return _capitalise(" ".join(question.split()))
-    return ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng)
+    return ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1])
 
 
-__all__ = ["can_pin_with", "constraint_hop", "relative", "write_program_question"]
+__all__ = ["can_pin_with", "constraint_hop", "person_nodes", "relative", "write_program_question"]

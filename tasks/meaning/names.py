@@ -205,10 +205,28 @@ def type_text_noun(text: str | None) -> str | None:
     elif titled(words[0]) and all(w.islower() for w in words[1:]) and lemminflect.getAllLemmas(words[0].lower()):
         # sentence case whose first word is a common English word: "Transition metal" (but "Greek deity")
         words[0] = words[0].lower()
+    if not _head_reads_as_noun(words[-1]):
+        return None
     words[-1] = _singular(words[-1])
     noun = " ".join(words)
     key = relation_word(noun)
     return LIGHTRAG_TYPES[key] if key in LIGHTRAG_TYPES else noun
+
+
+_LETTERS_DIGITS = re.compile(r"[^\W\d_]+\d+[^\W_]*|\d+[^\W\d_]+[^\W_]*")
+
+
+def _head_reads_as_noun(word: str) -> bool:
+    """Whether the last word of a class name can head a noun phrase: not a token of letters and digits ("Cars93",
+    "minicw1": a table or column name), not a word English knows only as an adjective or a verb ("Large", "Sporty",
+    "Retired": a value of a class column, not a class). A word English does not know passes ("metabolite")."""
+    if _LETTERS_DIGITS.fullmatch(word):
+        return False
+    low = word.strip(",'’").lower()
+    if not low.isalpha():
+        return True
+    lemmas = lemminflect.getAllLemmas(low)
+    return not lemmas or "NOUN" in lemmas or "PROPN" in lemmas
 
 
 def entity_type_noun(entity_type: str | None) -> str:
@@ -227,9 +245,33 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
             return noun
     if name in kg:
         noun = type_text_noun(kg.entity(name).type)
-        if noun:
+        if noun and not _table_name(kg, name, noun):
             return noun
     return "entity"
+
+
+#: Relations of a node looked at to tell a table's rows (``_table_name``).
+_ROW_RELATIONS = 24
+
+
+def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
+    """Whether ``noun``, the type column of ``name``, is the name of the table the node is a row of rather than a
+    class a reader knows: the graph types the node's values by the columns that hold them (two or more of its
+    relations lead to a node whose type is the relation's own label: "eye_color" -> a node of type "eye_color"),
+    and the noun's last word is no English word ("starwar", "msleep"). A row type that is a word ("baker") is a
+    class all the same."""
+    head = noun.split()[-1].lower()
+    if not head.isalpha() or lemminflect.getAllLemmas(head):
+        return False
+    columns = 0
+    for other, e in kg.neighbors(name)[:_ROW_RELATIONS]:
+        if other == name or not e.relation or not (e.direction == "out" or e.source == name):
+            continue
+        if other in kg and relation_word(kg.entity(other).type or "") == relation_word(e.relation):
+            columns += 1
+            if columns >= 2:
+                return True
+    return False
 
 
 # -- what the text gates mask ---------------------------------------------------------------------------------------

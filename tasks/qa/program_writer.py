@@ -216,6 +216,10 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
     if sum(n == "entity" for n in nouns[1:]) > 1:
         raise TemplateError("the question would call more than one node 'the entity': the graph gives no type for "
                             + ", ".join(repr(p) for p, n in zip(nodes[1:], nouns[1:]) if n == "entity"))
+    described = [n for n, noun in zip(nodes[1:-1], nouns[1:-1]) if noun == "entity"]
+    if described:
+        raise TemplateError(f"the node {described[0]!r} has no kind a reader knows (the graph gives none, or a table "
+                            "name or an adjective as its type): 'the entity that ...' names no kind of thing")
     people = person_nodes(program, hops, nouns, book)
     shown = name_of(nodes[0])
     bare = shown[4:] if shown.startswith("the ") else shown

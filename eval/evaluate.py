@@ -152,11 +152,21 @@ def no_tools_messages(qa: QA) -> list[dict[str, Any]]:
 
 def gold_triples(qa: QA, gold_paths: Sequence[GoldPath] = ()) -> list[list[tuple[str, str, str]]]:
     """The gold paths as triples: every stored path the verifier did not refuse (rank order), else the question's
-    own path."""
+    own path; each followed by the facts its program pins nodes with (``pin_triples``)."""
     paths = [list(g.triples) for g in sorted(gold_paths, key=lambda g: g.rank) if g.verdict != "invalid" and g.triples]
     if not paths and qa.path_edges:
         paths = [[e.triple() for e in qa.path_edges]]
-    return paths
+    pins = pin_triples(qa)
+    return [[*p, *(t for t in pins if t not in p)] for p in paths]
+
+
+def pin_triples(qa: QA) -> list[tuple[str, str, str]]:
+    """The facts that pin nodes of the question's program (``schemas.programs``), ``(subject, label, object)``: a
+    question that states a pin is answered from the path and its pins together, so the gold facts include them."""
+    program = qa.program
+    if program is None or not program.nodes or not program.constraints:
+        return []
+    return [tuple(t) for t in program.facts()[program.hops:]]  # type: ignore[misc]
 
 
 def gold_context_messages(qa: QA, triples: Sequence[tuple[str, str, str]],
@@ -390,6 +400,7 @@ __all__ = [
     "evaluate_item",
     "first_request",
     "gold_context_messages",
+    "pin_triples",
     "gold_triples",
     "ikg_gold_context",
     "item_key",

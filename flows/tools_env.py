@@ -15,10 +15,11 @@ from typing import Any, Literal
 from gateway.embeddings import shared_embedder
 from schemas.config import EmbeddingConfig, Settings
 from schemas.errors import InputError
+from schemas.programs import QueryProgram
 from schemas.qa import QA, PathEdge
 from schemas.tools import KG_TOOLS
 from tasks.graph.kg import KnowledgeGraph
-from tasks.env.ikg import IKGError, ViewRegistry, make_view
+from tasks.env.ikg import IKGError, ViewRegistry, critical_edges, make_view
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import TextIndex
 from tasks.env.tools import ToolEnvironment
@@ -91,7 +92,8 @@ def export_views(rows: Sequence[Mapping[str, Any]], graphs: Mapping[str, Knowled
         if graph is None:
             raise IKGError(f"IKG view {row['view_id']}: no graph loaded for domain {row['domain']!r}")
         edges = [PathEdge(**e) for e in row["path_edges"]]
-        view = make_view(graph, row["qa_id"], edges, row["ikg_level"])
+        program = QueryProgram.model_validate_json(row["program"]) if row.get("program") else None
+        view = make_view(graph, row["qa_id"], critical_edges(graph, edges, program), row["ikg_level"])
         if view.view_id != row["view_id"] or view.hidden_triples() != [list(t) for t in row["hidden_triples"]]:
             raise IKGError(f"IKG view {row['view_id']}: the loaded {row['domain']} graph hides other triples than the "
                            "export says; serve the graph snapshot the export was made from")

@@ -81,30 +81,83 @@ def run_ikg_tools(
                    f"The question starts from {path[0]}, so I look it up in the graph first.")
     if not ok or not lists_entity(text, path[0]):
         return steps, thoughts, ("start_not_found", f"entity_matcher({path[0]!r}) does not list the start entity")
+    pins = _pins(qa)
     read_in_text: PathEdge | None = None
-    for edge, here, nxt in zip(qa.path_edges, path, path[1:]):
+    for k, (edge, here, nxt) in enumerate(zip(qa.path_edges, path, path[1:])):
         rel = _relation(edge)
         lead = (f"The text says that {_fact(read_in_text)}; I go on in the graph from {here}" if read_in_text
                 else f"Next I need the {rel} relation of {here}")
         read_in_text = None
+        shown: str | None = None
         if not _hidden(view, edge):
             ok, text = run("node_info", {"node_name": here, "graph_type": domain}, nxt,
                            f"{lead}, so I open {here} in the graph.")
             if not ok or not lists_entity(text, nxt):
                 return steps, thoughts, ("next_hop_missing", f"node_info({here!r}) does not list the next path node {nxt!r}")
-            continue
-        ok, text = run("neighbor_search", {"entity": here, "relation": rel, "graph_type": domain}, nxt,
-                       f"{lead}, so I ask the graph for it.")
-        if ok or not text.startswith(NO_INFORMATION):
-            return steps, thoughts, ("tool_error", f"neighbor_search({here!r}, {rel!r}) on the view did not say the "
-                                     "graph has no information")
-        ok, text = run("web_search", {"query": f"{here} {rel}", "graph_type": domain}, nxt,
-                       f"The graph has no information about the {rel} relation of {here}, so I search the text.")
-        if not ok or not passages_stating(text, here, nxt):
-            return steps, thoughts, ("next_hop_missing", f"web_search({here} {rel!r}) shows no passage naming both "
-                                     f"{here!r} and the next path node {nxt!r}")
-        read_in_text = edge
+            shown = text
+        else:
+            ok, text = run("neighbor_search", {"entity": here, "relation": rel, "graph_type": domain}, nxt,
+                           f"{lead}, so I ask the graph for it.")
+            if ok or not text.startswith(NO_INFORMATION):
+                return steps, thoughts, ("tool_error", f"neighbor_search({here!r}, {rel!r}) on the view did not say "
+                                         "the graph has no information")
+            ok, text = run("web_search", {"query": f"{here} {rel}", "graph_type": domain}, nxt,
+                           f"The graph has no information about the {rel} relation of {here}, so I search the text.")
+            if not ok or not passages_stating(text, here, nxt):
+                return steps, thoughts, ("next_hop_missing", f"web_search({here} {rel!r}) shows no passage naming "
+                                         f"both {here!r} and the next path node {nxt!r}")
+            read_in_text = edge
+        if k > 0 and pins.get(k):
+            problem = _check_pins(run, view, domain, here, pins[k], shown)
+            if problem is not None:
+                return steps, thoughts, problem
+    last = len(path) - 1
+    if pins.get(last):
+        problem = _check_pins(run, view, domain, path[last], pins[last], None)
+        if problem is not None:
+            return steps, thoughts, problem
     return steps, thoughts, None
+
+
+def _pins(qa: QA) -> dict[int, list[tuple[str, str]]]:
+    """Chain node index -> ``(label, value)`` of each pin of the question's program."""
+    out: dict[int, list[tuple[str, str]]] = {}
+    program = qa.program
+    for c in program.constraints if program is not None and program.nodes == list(qa.path) else ():
+        out.setdefault(c.node, []).append((" ".join(c.label.split()), c.value))
+    return out
+
+
+def _check_pins(run: Any, view: IKGView, domain: str, node: str, pins: list[tuple[str, str]],
+                shown: str | None) -> tuple[TrajectoryRejectReason, str] | None:
+    """Check each pin of ``node`` with the tools: a pin the view shows in ``node``'s graph reply (``shown``; opened
+    when the walk has not opened it), a hidden one in the text after the graph says it has no information, as a hop
+    is, except that the graph's reply may list the label's other neighbours (the view hides the fact, and the value
+    is known from the question). The question states every pin, so the thoughts may name its value. ``None`` or the
+    problem."""
+    for label, value in pins:
+        if frozenset((node, value)) in view.pairs:
+            ok, text = run("neighbor_search", {"entity": node, "relation": label, "graph_type": domain}, value,
+                           f"The question also ties {node} to {value} ({label}); I ask the graph to check it.")
+            # The view hides this fact, not every fact of the label: the reply may list other neighbours, never it.
+            if ok and lists_entity(text, value):
+                return ("tool_error", f"neighbor_search({node!r}, {label!r}) on the view lists {value!r}, which the "
+                        "view hides")
+            ok, text = run("web_search", {"query": f"{node} {label}", "graph_type": domain}, value,
+                           f"The graph does not show {value} among the {label} relations of {node}, so I check it in "
+                           "the text.")
+            if not ok or not passages_stating(text, node, value):
+                return ("pin_missing", f"web_search({node} {label!r}) shows no passage naming both {node!r} and "
+                        f"{value!r}, which the question pins it by")
+            continue
+        if shown is None:
+            ok, shown = run("node_info", {"node_name": node, "graph_type": domain}, value,
+                            f"The question also ties {node} to {value} ({label}); I open {node} to check it.")
+            if not ok:
+                return ("tool_error", f"node_info({node!r}) failed: {shown[:200]}")
+        if not lists_entity(shown, value):
+            return ("pin_missing", f"node_info({node!r}) does not list {value!r}, which the question pins it by")
+    return None
 
 
 def _answer_thought(qa: QA, last_from_text: bool) -> str:

@@ -45,9 +45,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from schemas.errors import InputError
+from schemas.meaning import relation_key
+from schemas.programs import QueryProgram
 from schemas.qa import QA, PathEdge
 from tasks.env.text_search import DEFAULT_TOP_K, TextHit, TextIndex, passage_window
 from tasks.graph.kg import EdgeData, KnowledgeGraph
+from tasks.meaning.profiles import edge_label
+from tasks.qa.context import edge_as_hop
 
 #: Graph-RFT's levels (IKG-20%, IKG-40%, IKG-60%).
 DEFAULT_LEVELS: tuple[float, ...] = (0.2, 0.4, 0.6)
@@ -229,8 +233,34 @@ def make_view(graph: KnowledgeGraph, qa_id: str, path_edges: Sequence[PathEdge],
     return IKGView(make_view_id(qa_id, level), qa_id, level, picked, frozenset(hidden), frozenset(pairs))
 
 
+def pin_edges(graph: KnowledgeGraph, program: QueryProgram | None) -> list[PathEdge]:
+    """The fact behind each pin of ``program`` (its constraints), walked from the pinned node to the value: the
+    relation between them with the pin's label read in the pin's direction (either way when symmetric). A pin the
+    graph does not hold (another snapshot) is left out: the view hides what the graph has."""
+    if program is None or not program.nodes:
+        return []
+    out: list[PathEdge] = []
+    for c in program.constraints:
+        node = program.nodes[c.node]
+        if node not in graph or c.value not in graph:
+            continue
+        for d in graph.relations_between(node, c.value):
+            text, subject = edge_label(d, d.source, d.target)
+            if text and relation_key(text) == relation_key(c.label) and ((subject == node) == c.forward or c.symmetric):
+                out.append(edge_as_hop(d, node, c.value))
+                break
+    return out
+
+
+def critical_edges(graph: KnowledgeGraph, path_edges: Sequence[PathEdge], program: QueryProgram | None
+                   ) -> list[PathEdge]:
+    """The facts a question rests on, the ones an IKG view may hide: its path's, then its pins' (``pin_edges``). A
+    pin is hidden like a hop: a question whose pin the graph no longer shows has to read it in the text."""
+    return [*path_edges, *pin_edges(graph, program)]
+
+
 def view_for_qa(graph: KnowledgeGraph, qa: QA, level: float) -> IKGView:
-    return make_view(graph, qa.qa_id, qa.path_edges, level)
+    return make_view(graph, qa.qa_id, critical_edges(graph, qa.path_edges, qa.program), level)
 
 
 # -- the graph as a view shows it ---------------------------------------------------------------------------------
@@ -469,7 +499,7 @@ def build_variants(
             if not qa.path_edges:
                 rejects.append(IKGReject(qa.qa_id, level, "no_triples", "the gold path has no triple to hide"))
                 continue
-            view = make_view(graph, qa.qa_id, qa.path_edges, level)
+            view = view_for_qa(graph, qa, level)
             if view.hidden in seen:  # a one-hop question hides its one fact at every level: one variant, not two
                 rejects.append(IKGReject(qa.qa_id, level, "same_as_lower_level",
                                          f"hides the same facts as IKG-{round(seen[view.hidden] * 100):g}%"))
@@ -534,7 +564,7 @@ class ViewRegistry:
         graph = self._graphs.get(qa.domain) if qa is not None else None
         if qa is None or graph is None:
             return None
-        view = make_view(graph, qa.qa_id, qa.path_edges, level)
+        view = view_for_qa(graph, qa, level)
         if view.view_id != view_id:  # "q@ikg-40.0" names the view "q@ikg-40": serve it under the id asked
             return None
         with self._lock:
@@ -618,6 +648,8 @@ __all__ = [
     "render_no_information",
     "setting_fields",
     "view_for_qa",
+    "critical_edges",
+    "pin_edges",
     "viewed_environment",
     "with_setting",
 ]

@@ -425,6 +425,16 @@ def check_program_unique(kg: KnowledgeGraph, program: QueryProgram, path: Sequen
     return _v("answer_unique", True, "the question's program, executed on the graph, reaches one node at every step.")
 
 
+def check_pins_named(index: TextIndex, program: QueryProgram) -> Verdict:
+    """Every fact the program pins a node with is stated: the question names the pin's value. A question that leaves
+    a pin out describes every node its chain alone reaches, and the program's uniqueness says nothing about it."""
+    missing = [c.value for c in program.constraints if not index.mentions(c.value)]
+    if missing:
+        return _v("pins_named", False, f"the question does not state the fact(s) that single out the node meant: "
+                  f"name {_names(list(dict.fromkeys(missing)))} as the program's pins say.")  # fmt: skip
+    return _v("pins_named", True, "the question names the value of every fact its program pins a node with.")
+
+
 def check_starts_at_seed(path: Sequence[str], seed: str) -> Verdict:
     """The path must start at the job's seed: the row records the seed, and splits link questions through it."""
     if not path or normalize_name(path[0]) != normalize_name(seed) or not normalize_name(seed):
@@ -521,7 +531,8 @@ def run_checks(
     """
     cfg = config or CheckConfig()
     path = list(path)
-    index = TextIndex(question, aliases=display_aliases(kg, [*path, answer]))
+    pins = [c.value for c in program.constraints] if program is not None else []
+    index = TextIndex(question, aliases=display_aliases(kg, [*path, answer, *pins]))
     out: list[Verdict] = [check_nodes_exist(kg, path), check_path_simple(path)]
     exist = out[0].ok
     if exist:
@@ -536,6 +547,8 @@ def run_checks(
         out.append(check_no_shortcut(kg, path, undirected=cfg.undirected, blocking=cfg.shortcut == "reject"))
         out.append(check_answer_unique(kg, path, undirected=cfg.undirected, book=book) if program is None
                    else check_program_unique(kg, program, path, book=book))
+    if program is not None and program.constraints:
+        out.append(check_pins_named(index, program))
     if seed is not None:
         out.append(check_starts_at_seed(path, seed))
     out.append(check_no_partial_leak(index, path, answer, context=_context_names(kg, path, index)))
@@ -633,6 +646,7 @@ __all__ = [
     "check_intermediates_hidden",
     "check_no_shortcut",
     "check_no_partial_leak",
+    "check_pins_named",
     "check_answer_unique",
     "relation_chain",
     "singles_out",

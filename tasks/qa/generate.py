@@ -26,7 +26,7 @@ from gateway.client import LLMGateway
 from schemas.meaning import RelationProfile
 from schemas.programs import QueryProgram
 from schemas.qa import (
-    QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
+    CHECK_CODES, QA, CandidatePath, GenMode, HopClass, QAAttempt, Seed, Verdict, Writer, make_attempt_id, make_qa_id,
 )  # fmt: skip
 from tasks.qa.candidates import explain_no_candidates, render_candidates, sample_candidate_paths
 from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, render_subgraph
@@ -36,7 +36,16 @@ from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
 from tasks.meaning.names import in_running_text, name_takes_article, node_display, node_type_noun
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, write_program_question
-from tasks.qa.programs import constraint_edges, program_edges, relation_index, sample_programs
+from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
+from tasks.qa.programs import (
+    MAX_PINS,
+    ClauseOk,
+    PinRefusal,
+    constraint_edges,
+    program_edges,
+    relation_index,
+    sample_programs,
+)
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, question_gates
 
@@ -99,12 +108,21 @@ class GenConfig(BaseModel):
 
 
 # -- structured outputs ---------------------------------------------------------------------------------------------
+class FreePin(BaseModel):
+    """A pin the model names in ``free`` mode: path node ``node`` holds a relation to ``value``, an entity off the
+    path, that the question states to single the node out (``tasks.qa.llm_programs``)."""
+
+    node: str
+    value: str
+
+
 class FreeOutput(BaseModel):
-    """``free`` mode: the model chooses the path itself."""
+    """``free`` mode: the model chooses the path itself, and the pins that single out its nodes."""
 
     path: list[str]
     question: str
     answer: str
+    pins: list[FreePin] = Field(default_factory=list)
 
 
 class PickedOutput(BaseModel):
@@ -139,6 +157,10 @@ def free_schema(nodes: Sequence[str], hop_class: HopClass, max_nodes: int, start
             "path": {"type": "array", "items": {"type": "string", "enum": names}, "minItems": lo, "maxItems": hi},
             "question": question_schema(start),
             "answer": {"type": "string", "enum": names},
+            "pins": {"type": "array", "maxItems": MAX_PINS, "items": {
+                "type": "object", "properties": {"node": {"type": "string", "enum": names},
+                                                 "value": {"type": "string", "enum": names}},
+                "required": ["node", "value"]}},
         },
         "required": ["path", "question", "answer"],
     }
@@ -165,6 +187,10 @@ RULES = """Rules for the question:
 - One clear answer: the last entity of the path.
 - Read like a natural question a curious person would ask."""
 
+PIN_RULE = """Pins: where a relation of the path leads to several entities, the one meant is singled out by a pin, a
+fact of that entity whose other end is off the path. The question must state every pin, naming the pin's entity
+("the element discovered in Sweden that ..."): without it the question has several answers."""
+
 # Short examples written for hopforge (bridge, property check, comparison), on graphs unrelated to the demo.
 FEW_SHOT_1_2 = """Examples of good short questions:
 - Bridge (2 hops). Path: Marie Curie -> University of Paris -> Sorbonne Chapel.
@@ -186,7 +212,9 @@ def _history_block(history: Sequence[QAAttempt]) -> str:
     parts = ["Your earlier attempts were rejected. Fix every problem listed:"]
     for h in history:
         parts.append(
-            f"Attempt {h.attempt}: path {' -> '.join(h.path) if h.path else '(none)'}\n"
+            f"Attempt {h.attempt}: path {' -> '.join(h.path) if h.path else '(none)'}"
+            + (" with pins " + "; ".join(f"{h.program.nodes[c.node]} - {c.value}" for c in h.program.constraints)
+               if h.program is not None and h.program.constraints else "") + "\n"
             f"  question: {h.question or '(none)'}\n  feedback:\n"
             + "\n".join("    " + line for line in _attempt_feedback(h).splitlines())
         )
@@ -210,21 +238,34 @@ def free_messages(ctx: RenderedContext, seed: str, hop_class: HopClass, max_node
         f"Knowledge graph around {seed!r} (one relation per line: A - B: keywords; description):\n{ctx.text}\n\n"
         f"Task: choose a path of {lo} to {hi} entities that starts at {seed!r}, follows relations listed above, "
         f"and never visits an entity twice. Then write one question whose answer is the last entity of the path.\n"
-        f"{RULES}\n\n{shots}\n\n{_history_block(history)}\n"
-        'Reply as JSON: {"path": [start, ..., answer], "question": "...", "answer": "<last entity of the path>"}'
+        f"{RULES}\n{PIN_RULE}\nList the pins you state as {{\"node\": <entity of the path>, \"value\": <the pin's "
+        f"entity>}} (at most {MAX_PINS}; none when every relation of the path leads to one entity).\n\n{shots}\n\n"
+        f"{_history_block(history)}\n"
+        'Reply as JSON: {"path": [start, ..., answer], "question": "...", "answer": "<last entity of the path>", '
+        '"pins": [{"node": "...", "value": "..."}]}'
     )
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": task.replace("\n\n\n", "\n\n")}]
 
 
 def candidate_messages(cands: Sequence[CandidatePath], seed: str, hop_class: HopClass, max_description_chars: int,
-                       history: Sequence[QAAttempt]) -> list[dict[str, str]]:
+                       history: Sequence[QAAttempt], kg: KnowledgeGraph | None = None,
+                       book: ProfileBook | None = None) -> list[dict[str, str]]:
+    """The candidates-mode prompt. With the graph, candidates that are programs show their pins
+    (``render_program_candidates``) and the rules say how to state them."""
     shots = FEW_SHOT_1_2 if hop_class == "1-2" else FEW_SHOT_3
     hidden = sorted({n for c in cands for n in c.nodes[1:]})
+    pinned = kg is not None and any(c.program is not None and c.program.constraints for c in cands)
+    shown = (render_program_candidates(kg, cands, book=book if book is not None else profile_book(kg),
+                                       max_description_chars=max_description_chars)
+             if kg is not None and any(c.program is not None for c in cands)
+             else render_candidates(list(cands), max_description_chars=max_description_chars))
     task = (
         f"Candidate paths starting at {seed!r}; each hop shows its relation (A - B: keywords; description):\n"
-        f"{render_candidates(list(cands), max_description_chars=max_description_chars)}\n\n"
+        f"{shown}\n\n"
         "Task: pick the candidate path that makes the most interesting question, and write one question that "
         f"starts from {seed!r} and whose answer is the last entity of that path.\n{RULES}\n"
+        + (f"{PIN_RULE}\n" if pinned else "")
+        + 
         f"The question must contain the words {seed!r}. It must not contain any of: {', '.join(hidden)}.\n\n"
         f"{shots}\n\n"
         f"{_history_block(history)}\n"
@@ -242,7 +283,8 @@ def judge_messages(question: str, path_lines: str, answer: str, start: str) -> l
         {"role": "user", "content": (
             f"Path (one hop per line):\n{path_lines}\n\nQuestion: {question}\nIntended answer: {answer}\n\n"
             f"Is the question valid? It is valid only if all of these hold:\n"
-            f"1. it names the start entity {start!r} and no other entity of the path;\n"
+            f"1. it names the start entity {start!r} and no other entity of the path (a pin's entity, off the "
+            f"path, may be named: stating the pin singles out the node it pins);\n"
             f"2. it does not reveal the answer or any intermediate entity;\n"
             f"3. answering it needs every hop of the path;\n"
             f"4. it reads naturally;\n"
@@ -252,11 +294,23 @@ def judge_messages(question: str, path_lines: str, answer: str, start: str) -> l
     ]
 
 
-def path_lines(kg: KnowledgeGraph, path: Sequence[str], max_chars: int = 200) -> str:
+def path_lines(kg: KnowledgeGraph, path: Sequence[str], max_chars: int = 200, *, program: QueryProgram | None = None,
+               book: ProfileBook | None = None) -> str:
+    """One line per hop (``A -> B: relation``); with the question's program, its hops as the program reads them and
+    one ``pin`` line per fact that singles out a node (the question must state them)."""
     lines = []
-    for e in path_edges(kg, path):
+    if program is not None:
+        book = book if book is not None else profile_book(kg)
+        edges = program_edges(kg, program, book)
+    else:
+        edges = path_edges(kg, path)
+    for e in edges:
         s, rel, o = e.triple()
         lines.append(f"{s} -> {o}: {rel}"[: max_chars + len(s) + len(o)])
+    if program is not None:
+        for c, e in zip(program.constraints, constraint_edges(kg, program, book)):
+            s, rel, o = e.triple()
+            lines.append(f"pin on {program.nodes[c.node]}: {s} -> {o}: {rel}"[: max_chars + len(s) + len(o) + 40])
     return "\n".join(lines)
 
 
@@ -264,7 +318,7 @@ def prompt_sources() -> list[str]:
     """Texts a question must not copy (``text_gates.check_not_copied``): the generator prompt's instruction lines
     and example questions."""
     example_questions = re.findall(r'Question: "([^"]+)"', FEW_SHOT_1_2 + FEW_SHOT_3)
-    lines = [ln.strip(" -") for ln in (SYSTEM + "\n" + RULES).splitlines() if ln.strip(" -")]
+    lines = [ln.strip(" -") for ln in (SYSTEM + "\n" + RULES + "\n" + PIN_RULE).splitlines() if ln.strip(" -")]
     return [*lines, *example_questions]
 
 
@@ -320,14 +374,8 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
         book = profile_book(kg, cfg)
         # Longest first: the writer tries them in that order, and a shorter one of the class only when every longer
         # one failed its checks or could not be written.
-        for n in range(drawn, lo - 1, -1):
-            found = sample_programs(kg, seed.node, n - 1, count=cfg.candidates, seed=walk_seed, book=book,
-                                    clause_ok=can_pin_with)
-            cands += [CandidatePath(id=f"P{len(cands) + i}", nodes=list(p.nodes), edges=program_edges(kg, p, book),
-                                    program=p) for i, p in enumerate(found.programs, start=1)]
-            if not found.programs and not why[0]:
-                code, detail = found.why_none()
-                why = (f"program_{code}", f"no {hop_class}-hop program from {seed.node!r} stood: {detail}")
+        cands, why = _program_candidates(kg, seed, hop_class, range(drawn, lo - 1, -1), cfg, walk_seed, book,
+                                         can_pin_with)
         # Then the bare paths the relation-chain checks vouch for (inside the rendered subgraph), as before programs:
         # a job whose programs all fail still has them to fall back on.
         paths = _bare_paths(kg, seed, ctx, range(hi, lo - 1, -1), cfg, walk_seed, book)
@@ -337,9 +385,36 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
         n_nodes = hop_nodes(hop_class, rng, cfg.max_nodes)
         lo, _ = hop_class_bounds(hop_class, cfg.max_nodes)
         walk_seed = rng.randrange(2**31)
+        book = profile_book(kg, cfg)
         # The drawn length first; a seed with no path that long still gets a shorter one of its hop class.
-        cands = _bare_paths(kg, seed, ctx, range(n_nodes, lo - 1, -1), cfg, walk_seed, profile_book(kg, cfg))
+        cands = _bare_paths(kg, seed, ctx, range(n_nodes, lo - 1, -1), cfg, walk_seed, book)
+        if mode == "candidates":
+            # Then programs from the whole neighbourhood, pins shown (``tasks.qa.llm_programs``): the model words
+            # any pin, so every phrasable fact may pin. They follow the bare paths, which need no pin.
+            progs, why = _program_candidates(kg, seed, hop_class, range(n_nodes, lo - 1, -1), cfg, walk_seed, book,
+                                             None, first=len(cands) + 1)
+            cands += progs
     return ctx, cands, why
+
+
+def _program_candidates(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, lengths: Sequence[int], cfg: GenConfig,
+                        walk_seed: int, book: ProfileBook, clause_ok: ClauseOk | None, *, first: int = 1
+                        ) -> tuple[list[CandidatePath], tuple[str, str]]:
+    """Programs of each of ``lengths`` (node counts, in that order) from the seed's whole neighbourhood
+    (``sample_programs``), as candidates numbered from ``first``; and why none stood at the first length that had
+    none (reason code, detail)."""
+    cands: list[CandidatePath] = []
+    why: tuple[str, str] = ("", "")
+    for n in lengths:
+        found = sample_programs(kg, seed.node, n - 1, count=cfg.candidates, seed=walk_seed, book=book,
+                                clause_ok=clause_ok)
+        cands += [CandidatePath(id=f"P{first + len(cands) + i}", nodes=list(p.nodes),
+                                edges=program_edges(kg, p, book), program=p)
+                  for i, p in enumerate(found.programs)]
+        if not found.programs and not why[0]:
+            code, detail = found.why_none()
+            why = (f"program_{code}", f"no {hop_class}-hop program from {seed.node!r} stood: {detail}")
+    return cands, why
 
 
 def _bare_paths(kg: KnowledgeGraph, seed: Seed, ctx: RenderedContext, lengths: Sequence[int], cfg: GenConfig,
@@ -609,7 +684,8 @@ async def _finish(gateway: LLMGateway, kg: KnowledgeGraph, base: dict[str, Any],
     if not cfg.use_judge:
         return QAAttempt(**common, status="accepted")
     judged = await gateway.structured(
-        "verifier", judge_messages(question, path_lines(kg, path), answer, path[0]), JudgeOutput,
+        "verifier", judge_messages(question, path_lines(kg, path, program=base.get("program"),
+                                                      book=profile_book(kg, cfg)), answer, path[0]), JudgeOutput,
         name="qa_judgement", params=cfg.judge_params, max_reasks=1,
     )
     if not judged.ok:
@@ -646,10 +722,12 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         path, _unknown = resolve_path(kg, res.value.path)
         answer = kg.lookup(res.value.answer) or res.value.answer
         question = res.value.question.strip()
+        program, refused = _free_program(kg, path, res.value.pins, cfg)
     else:
         by_id = {c.id: c for c in cands}
         res = await gateway.structured(
-            "generator", candidate_messages(cands, seed.node, hop_class, cfg.max_description_chars, history),
+            "generator", candidate_messages(cands, seed.node, hop_class, cfg.max_description_chars, history, kg,
+                                            profile_book(kg, cfg)),
             PickedOutput, schema=picked_schema(list(by_id), seed.node if cfg.constrain_question else None),
             name="qa_pick_path", params=cfg.generator_params,
             max_reasks=0,
@@ -660,10 +738,31 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
                              failure_kind=_failure_kind(res))
         cand = by_id[res.value.path_id]
         candidate_id, path, answer, question = cand.id, list(cand.nodes), cand.nodes[-1], res.value.question.strip()
+        program, refused = cand.program, None
 
-    verdicts = check_candidate(kg, path, question, answer, hop_class, cfg, seed.node)
-    return await _finish(gateway, kg, {**base, "candidate_id": candidate_id}, path, question, answer, verdicts,
-                         res.raw, cfg)
+    verdicts = check_candidate(kg, path, question, answer, hop_class, cfg, seed.node, program)
+    if refused is not None:
+        # The path the model chose, read as a program with its pins, does not single out its answer: said where the
+        # relation-chain uniqueness would be, with the facts that would pin the node it failed at.
+        failed = Verdict(check="answer_unique", ok=False, code=CHECK_CODES["answer_unique"],
+                         reason=f"the path with its pins is no program with one answer: {refused.detail}.")
+        verdicts = ([failed if v.check == "answer_unique" else v for v in verdicts]
+                    if any(v.check == "answer_unique" for v in verdicts) else [*verdicts, failed])
+    return await _finish(gateway, kg, {**base, "candidate_id": candidate_id, "program": program}, path, question,
+                         answer, verdicts, res.raw, cfg)
+
+
+def _free_program(kg: KnowledgeGraph, path: Sequence[str], pins: Sequence[FreePin], cfg: GenConfig
+                  ) -> tuple[QueryProgram | None, PinRefusal | None]:
+    """A free-mode answer's program (``program_for_path``), or why it has none. A path of unknown or unconnected
+    nodes has none and no refusal: the path checks say what is wrong with it."""
+    if len(path) < 2 or any(n not in kg for n in path) or any(not kg.has_edge(a, b) for a, b in zip(path, path[1:])):
+        return None, None
+    read = [Pin(kg.lookup(p.node) or p.node, kg.lookup(p.value) or p.value) for p in pins]
+    built = program_for_path(kg, path, read, book=profile_book(kg, cfg))
+    if isinstance(built, PinRefusal):
+        return None, built
+    return built, None
 
 
 def assign_hop_classes(seeds: Sequence[Seed], hop_mix: dict[str, float]) -> list[HopClass]:

@@ -31,15 +31,24 @@ class PathVerdicts(BaseModel):
 
 
 def verify_messages(qa: QA, paths: Sequence[tuple[str, GoldPath]]) -> list[dict[str, str]]:
+    """The verifier's prompt for one question's candidate paths. A question written from a program with pins
+    states facts that single out a node of its chain; they are listed so a path through another node that the
+    chain alone also reaches is judged against them."""
     blocks = []
     for pid, gp in paths:
         lines = "\n".join(f"    {s} -> {o}: {r}" for s, r, o in gp.triples)
         blocks.append(f"{pid}: {' -> '.join(gp.path)}\n{lines}")
+    program = qa.program
+    pins = ""
+    if program is not None and program.nodes and program.constraints:
+        pins = ("The question also states these facts, which single out a node of its chain (subject -> object: "
+                "relation):\n" + "\n".join(f"    {s} -> {o}: {r}" for s, r, o in program.facts()[program.hops:])
+                + "\nA path whose node there lacks its fact does not answer the question as asked.\n\n")
     return [
         {"role": "system", "content": "You check whether a chain of knowledge-graph facts answers a question."},
         {"role": "user", "content": (
             f"Question: {qa.question}\nAnswer: {qa.answer}\n\nCandidate paths from {qa.path[0]!r} to the answer "
-            f"(each hop: subject -> object: relation):\n" + "\n".join(blocks) + "\n\n"
+            f"(each hop: subject -> object: relation):\n" + "\n".join(blocks) + "\n\n" + pins +
             "For each path, decide whether following its facts in order leads from the question's start to the "
             "answer in the way the question asks (every hop supports the reasoning; a path through unrelated "
             "facts is not valid). Reply as JSON: "

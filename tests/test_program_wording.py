@@ -101,3 +101,34 @@ def test_a_table_name_is_no_kind_and_a_node_without_a_kind_is_not_described():
     with pytest.raises(TemplateError, match="'Bulbasaur' has no kind a reader knows"):
         write_program_question(chain, [node_type_noun(kg, n) for n in chain.nodes], book=book_for_graph(kg),
                                name_of=lambda n: n)
+
+
+# -- a noun of relationship is not the value ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label, clause", [
+    ("genetic association", "{the} {that} is genetically associated with {o}"),
+    ("causalAssociation", "{the} {that} is causally associated with {o}"),
+    ("relation", "{the} {that} is related to {o}"),
+    ("direct_interaction", "{the} {that} directly interacts with {o}"),
+])
+def test_a_noun_of_relationship_reads_as_its_participle(label, clause):
+    """hpo_wikidata asked for "the disease whose genetic association is PAX1" (grades-heldout2.md and
+    grades-after2.md, 15 questions): an association is not a gene. A label that names a relationship reads as its
+    participle, its adjective as an adverb."""
+    from tasks.meaning.morphology import profile_from_label
+
+    profile = profile_from_label(label)
+    assert profile.forms is not None and profile.forms.subject_clause[0] == clause
+
+
+def test_a_pinned_step_over_a_symmetric_relation_ends_in_its_value():
+    """A node reached over a symmetric relation is said "that is causally associated with KRAS", not "that KRAS is
+    causally associated with" (a clause that ends in its preposition)."""
+    kg = graph([("Cancer A", "causal_association", "KRAS"), ("Cancer A", "causal_association", "TP53"),
+                ("Cancer B", "causal_association", "KRAS")],
+               {"Cancer A": "disease", "Cancer B": "disease", "KRAS": "gene", "TP53": "gene"})
+    program = pinned("KRAS", [("causal_association", True)], ["KRAS", "Cancer A"],
+                     [(1, "causal_association", True, "TP53")])
+    q = write_program_question(program, ["gene", "disease"], book=book_for_graph(kg), name_of=lambda n: n)
+    assert q == "Which disease is causally associated with both KRAS and TP53?"

@@ -738,6 +738,10 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
                 break
             reads_text = further.reads
     words = label_words(reads_text) if reads_text else label_words(label)
+    relational = _relational_noun(words)
+    if relational is not None:
+        reads_text = " ".join(relational)
+        words = relational
     if not words:
         return _profile(key, label, False, None, counts, {
             "words": Evidence(source="morphology", detail="the label has no words"),
@@ -752,6 +756,9 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
                     "words": Evidence(source="morphology", detail=why),
                     "forms": Evidence(source="morphology", detail=f"{why}: the label cannot be put into words")})
         ev["words"] = Evidence(source="morphology", detail=f"English words: {' '.join(words)!r}")
+    elif relational is not None:
+        ev["words"] = Evidence(source="morphology", detail=f"a noun of relationship reads as its participle: "
+                                                           f"{reads_text!r}")
     else:
         ev["words"] = Evidence(source="lexicon", detail=f"label {key!r} in lexicon labels reads {reads_text!r}")
     reading, why = _reading_or_none(words, lex, machine=reads_text is None and " " not in local)
@@ -762,6 +769,40 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
     prefix = f"label {key!r} reads {reads_text!r}: " if reads_text else ""
     ev["forms"] = Evidence(source=src, detail=prefix + reading.shape)
     return _profile(key, label, True, reading.forms, _merge(counts, reading, lex), ev)
+
+
+#: Nouns that name a relationship, not either of its ends, with the participle phrase that says it: "whose genetic
+#: association is PAX1" makes a gene an association; "that is genetically associated with PAX1" does not.
+_RELATIONSHIP_NOUNS = {
+    "association": ["associated", "with"], "relation": ["related", "to"], "relationship": ["related", "to"],
+    "connection": ["connected", "to"], "correlation": ["correlated", "with"], "interaction": ["interacts", "with"],
+}
+
+
+def _adverb_of(adjective: str) -> str:
+    """The -ly adverb of an adjective ("genetic" -> "genetically", "physical" -> "physically")."""
+    if adjective.endswith("ic"):
+        return adjective + "ally"
+    if adjective.endswith("le") and len(adjective) > 3:
+        return adjective[:-1] + "y"
+    if adjective.endswith("y") and len(adjective) > 3:
+        return adjective[:-1] + "ily"
+    return adjective + "ly"
+
+
+def _relational_noun(words: list[str]) -> list[str] | None:
+    """A label that is a noun of relationship ("association", "genetic association", "physical interaction") read
+    as its participle phrase ("genetically associated with"), its adjectives as adverbs; None for any other label,
+    and for one with a noun before the head ("drug interaction": the lexicon's), where no adverb says it."""
+    low = [w.lower() for w in words]
+    if not low or low[-1] not in _RELATIONSHIP_NOUNS or len(low) > 3:
+        return None
+    mods = low[:-1]
+    for m in mods:
+        lemmas = getAllLemmas(m)
+        if not m.isalpha() or "ADJ" not in lemmas or "NOUN" in lemmas:
+            return None
+    return [*(_adverb_of(m) for m in mods), *_RELATIONSHIP_NOUNS[low[-1]]]
 
 
 #: Nouns a machine label's verb phrase takes bare: light-verb idioms ("takes part in", "gives birth to") and mass

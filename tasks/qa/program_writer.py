@@ -164,13 +164,20 @@ def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun
 def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], *, nested: bool, book: ProfileBook,
             name_of: Callable[[str], str], rng: random.Random, person: bool = False) -> list[Rest]:
     """The step's relative predicate and its constraints', filled."""
-    options = _rests(hop, slot_last=nested)
+    options = [(t, hop.slot) for t in _rests(hop, slot_last=nested)]
+    if hop.profile.symmetric and hop.profile.forms is not None:
+        # a symmetric relation reads the same from either end: "that is associated with PAX1" as well as "that
+        # PAX1 is associated with"
+        options += [(r, "{o}") for r in (relative(t) for t in hop.profile.forms.subject_clause)
+                    if r is not None and (not nested or _slot_last(r, "{o}"))]
     if not options:
         raise TemplateError(f"the step over {hop.profile.label!r} cannot be said as a relative clause"
                             + (" that ends in its known node" if nested else ""))
-    options = [_one_of_many(t, hop.slot, hop.profile) for t in options]
-    closed = [t for t in options if _slot_last(t, hop.slot)]
-    step = _rest(pick_form(closed or options, rng), known, hop.slot, noun, person)
+    options = [(_one_of_many(t, slot, hop.profile), slot) for t, slot in options]
+    closed = [o for o in options if _slot_last(*o)]
+    pool = closed or options
+    template, slot = pool[0] if len(pool) == 1 or rng.random() < 0.6 else rng.choice(pool[1:])
+    step = _rest(template, known, slot, noun, person)
     pins = _constraint_rests(cons, book, noun, name_of, rng, person)
     if nested:
         # The step's clause holds a description of its own ("whose currency is the currency of the country of

@@ -325,8 +325,8 @@ def test_responder_fault_counts_as_a_use(fake_llm: FakeOpenAI) -> None:
     assert flaky.hits == 2 and fake_llm.requests[0].responder is flaky
 
 
-def test_hang_exceeds_client_timeout_and_stop_is_prompt() -> None:
-    fake = FakeOpenAI(default_fault=Fault(hang_s=30))
+def test_hang_exceeds_client_timeout_and_stop_ends_the_hang() -> None:
+    fake = FakeOpenAI(default_fault=Fault(hang_s=3600))
     fake.start()
     try:
         c = openai.OpenAI(base_url=fake.base_url, api_key="x", max_retries=0, timeout=0.2)
@@ -334,9 +334,9 @@ def test_hang_exceeds_client_timeout_and_stop_is_prompt() -> None:
             c.chat.completions.create(model="m", messages=USER)
         assert fake.calls() == 1  # logged although the client gave up
     finally:
-        start = time.perf_counter()
-        fake.stop()
-    assert time.perf_counter() - start < 1.0  # the 30 s hang ended with the server
+        # The hour-long hang ends with the server: stop() raises when its thread is still alive after the
+        # timeout, a bound that only a hang reaches.
+        fake.stop(timeout=60)
 
 
 def test_malformed_content(fake_llm: FakeOpenAI) -> None:

@@ -659,24 +659,24 @@ DEGENERATE = {case: degenerate(case) for case in (
 def test_degenerate_100k_responses_score_fast(name, case):
     """Quadratic parsing took 7–28 s on such inputs; linear parsing takes milliseconds. Checked as growth, which
     load on a shared machine does not change: ten times the text may cost at most 25 times the time (linear: ~10,
-    quadratic: ~100), best of five each, and the tenth counted as at least 1 ms, below which a busy machine's jitter
-    decides the ratio (a quadratic parser still shows: it took seconds on the whole text); the 5 s cap only stops a
-    runaway."""
+    quadratic: ~100), best of five each, measured in turn, and the tenth counted as at least 1 ms, below which a busy machine's jitter
+    decides the ratio (a quadratic parser still shows: it took seconds on the whole text). No cap in seconds: a busy
+    machine would decide it."""
     import time
 
     text = DEGENERATE[case]
     assert len(text) >= 100_000
     reward = get_reward(name, judge=ScriptedJudge(0.5, False)) if name == "kg_hopper" else get_reward(name)
 
-    def best(t: str) -> float:
-        times = []
-        for _ in range(5):
-            start = time.perf_counter()
-            r = reward(t, TRUTH)
-            times.append(time.perf_counter() - start)
-            assert math.isfinite(r.score)
-        return min(times)
+    def took(t: str) -> float:
+        start = time.perf_counter()
+        r = reward(t, TRUTH)
+        seconds = time.perf_counter() - start
+        assert math.isfinite(r.score)
+        return seconds
 
-    small, large = best(degenerate(case, 1)), best(text)
-    assert large < 5.0, f"{name} on {case}: {large:.3f} s"
+    tenth = degenerate(case, 1)
+    # interleaved, so that a burst of load falls on both sizes alike
+    runs = [(took(tenth), took(text)) for _ in range(5)]
+    small, large = min(a for a, _ in runs), min(b for _, b in runs)
     assert large < 25 * max(small, 1e-3), f"{name} on {case}: {large:.4f} s against {small:.4f} s for a tenth"

@@ -379,11 +379,18 @@ async def test_a_busy_batcher_gathers_the_next_batch_and_an_idle_one_does_not_wa
 
     fake = _SlowMatcher(0.12)
     batcher = _MatcherBatcher(fake, max_batch=64, stats=ToolStats(), gather=0.5)  # type: ignore[arg-type]
+    gathered: list[int] = []  # how many calls each gathering wait waited for
+    gather = batcher._gather
+
+    async def counted_gather(want: int, until: float) -> None:
+        gathered.append(want)
+        await gather(want, until)
+
+    batcher._gather = counted_gather  # type: ignore[method-assign]
     batcher.start()
     try:
-        started = time.perf_counter()
         assert (await batcher.submit({"node_name": "lone"})).text == "lone"
-        assert time.perf_counter() - started < 0.12 + 0.1  # idle: no gathering wait
+        assert gathered == []  # idle: the lone call's batch started without a gathering wait
 
         async def client(i: int, delay: float) -> str:
             await asyncio.sleep(delay)
@@ -397,4 +404,5 @@ async def test_a_busy_batcher_gathers_the_next_batch_and_an_idle_one_does_not_wa
     finally:
         await batcher.stop()
     assert fake.sizes[0] == 1 and sum(fake.sizes) == 17
+    assert gathered and set(gathered) <= {7}  # busy: a batch waited for the previous one's other callers
     assert fake.sizes[-1] == 8, fake.sizes

@@ -132,3 +132,38 @@ def test_a_pinned_step_over_a_symmetric_relation_ends_in_its_value():
                      [(1, "causal_association", True, "TP53")])
     q = write_program_question(program, ["gene", "disease"], book=book_for_graph(kg), name_of=lambda n: n)
     assert q == "Which disease is causally associated with both KRAS and TP53?"
+
+
+# -- capitalised adjectives and sentence-case names ----------------------------------------------------------------
+
+
+def test_a_capitalised_adjective_is_no_value_a_clause_can_name():
+    """bakeoff_raw asked for the baker "that has Retired as an occupation" (grades-heldout3.md, 3 graded of 5): a
+    value that is one capitalised adjective or participle names a state, not a thing, and the program is refused
+    with the reason; a nationality word ("French") or a colour noun ("Red") is a value all the same."""
+    from tasks.meaning.names import adjective_name
+
+    kg = graph([("Ole Berg", "birthPlace", "Oslo"), ("Ole Berg", "employmentStatus", "Unemployed"),
+                ("Kari Dahl", "birthPlace", "Oslo"), ("Kari Dahl", "employmentStatus", "Employed")],
+               {"Ole Berg": "Person", "Kari Dahl": "Person", "Oslo": "City"})
+    program = pinned("Oslo", [("birthPlace", False)], ["Oslo", "Ole Berg"],
+                     [(1, "employmentStatus", True, "Unemployed")])
+    with pytest.raises(TemplateError, match="'Unemployed' is an adjective"):
+        write_program_question(program, ["city", "person"], book=book_for_graph(kg), name_of=lambda n: n)
+    assert [adjective_name(n) for n in ("Unemployed", "Deceased", "French", "Red", "Oslo", "Active duty")] == \
+        [True, True, False, False, False, False]
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("Abnormal pinna morphology", "abnormal pinna morphology"),  # a plain first word: a class name
+    ("Congenital sensorineural hearing impairment", "congenital sensorineural hearing impairment"),
+    ("Chronic rhinosinusitis", "chronic rhinosinusitis"),
+    ("Otitis media", "Otitis media"), ("Kawasaki disease", "Kawasaki disease"),  # an unknown first word stays
+    ("Lake Geneva", "Lake Geneva"), ("Oslo", "Oslo"),
+])
+def test_a_sentence_case_name_opened_by_a_common_word_loses_its_capital(name, shown):
+    """hpo_wikidata kept "Abnormal pinna morphology" capitalised mid-sentence (grades-after2.md, 15 questions): the
+    lower-casing needed every word to be plain English, and a medical word after the first kept the capital."""
+    from tasks.meaning.names import in_running_text
+
+    assert in_running_text(name) == shown

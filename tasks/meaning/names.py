@@ -384,7 +384,7 @@ _TITLED_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*,?")
 def in_running_text(name: str, type_noun: str | None = None) -> str:
     """How ``name`` is written inside a sentence: a class-like name in sentence case whose first word is a common
     English word loses its capital ("Protruding ear", "Abnormal morphology of the inner ear", "Ring chromosome 14
-    syndrome"); a name with a second capital ("Pitt-Hopkins syndrome", "New York"), a one-word name, a word English
+    syndrome", "Abnormal pinna morphology": the first word decides); a name with a second capital ("Pitt-Hopkins syndrome", "New York"), a one-word name, a word English
     does not know ("Zellweger syndrome", "Cutis laxa"), a person's name and a taxon's ("Streptococcus pneumoniae")
     stay as written."""
     words = name.split()
@@ -392,11 +392,26 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
         return name
     if any(ch.isupper() for w in words[1:] for ch in w):
         return name
+    first = words[0].strip(",.;:()'’").lower()
+    if first.isalpha() and first not in _MINOR and _plain_english(first):
+        # a common English word opens it: a class name whatever words follow ("Abnormal pinna morphology")
+        return name[:1].lower() + name[1:]
     for w in words:  # every word plain English: "Streptococcus pneumoniae" is a binomial, not a class name
         core = w.strip(",.;:()'’").lower()
         if core.isalpha() and core not in _MINOR and not _plain_english(core):
             return name
     return name[:1].lower() + name[1:]
+
+
+def adjective_name(name: str) -> bool:
+    """Whether a name is one capitalised word English knows only as an adjective or a verb form ("Retired",
+    "Unemployed", "Domesticated"): a state a value column holds, not a thing, so no clause can name it ("has
+    Retired as an occupation"). Nationality words ("French") are not in the word list, so they stay names."""
+    word = name.strip()
+    if not re.fullmatch(r"[A-Z][a-z]+", word):
+        return False
+    lemmas = lemminflect.getAllLemmas(word.lower())
+    return bool(lemmas) and "NOUN" not in lemmas and "PROPN" not in lemmas
 
 
 def common_noun_name(name: str) -> bool:
@@ -410,6 +425,7 @@ def common_noun_name(name: str) -> bool:
 
 __all__ = [
     "LIGHTRAG_TYPES",
+    "adjective_name",
     "common_noun_name",
     "NAME_RELATIONS",
     "TYPE_RELATIONS",

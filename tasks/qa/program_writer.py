@@ -26,7 +26,7 @@ from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.morphology import PREPOSITIONS
-from tasks.meaning.names import common_noun_name, person_kind
+from tasks.meaning.names import adjective_name, common_noun_name, person_kind
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
@@ -233,9 +233,14 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
     if common_noun_name(bare):
         raise TemplateError(f"the start's name {bare!r} is a common noun: in the world it names many things, so a "
                             "question that names it alone has no single answer")
+    if adjective_name(bare):
+        raise TemplateError(f"the start's name {bare!r} is an adjective: it names a state, not a thing")
     for c in program.constraints:
         if common_noun_name(name_of(c.value).removeprefix("the ")):
             raise TemplateError(f"the constraint's value {c.value!r} is a common noun: it names many things")
+        if adjective_name(name_of(c.value).removeprefix("the ")):
+            raise TemplateError(f"the constraint's value {c.value!r} is an adjective: it names a state, not a thing "
+                                "('has Retired as an occupation')")
     rng = random.Random(content_digest("program-question", str(seed), program.model_dump_json()))
     subject = shown
     nested = open_end = False

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
-from tasks.meaning.names import common_noun_name, entity_type_noun, person_kind
+from tasks.meaning.names import adjective_name, common_noun_name, entity_type_noun, person_kind
 from tasks.meaning.profiles import ProfileBook, default_book, hop_refusal
 
 
@@ -190,6 +190,8 @@ def write_question(
     if common_noun_name(shown):
         raise TemplateError(f"the start's name {shown!r} is a common noun: in the world it names many things, so a "
                             "question that names it alone has no single answer")
+    if adjective_name(shown):
+        raise TemplateError(f"the start's name {shown!r} is an adjective: it names a state, not a thing")
     rng = random.Random(content_digest("template-question", str(seed), *path))
     subject = f"the {shown}" if start_article else shown
     nested = open_end = False

@@ -384,9 +384,13 @@ _TITLED_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*,?")
 def in_running_text(name: str, type_noun: str | None = None) -> str:
     """How ``name`` is written inside a sentence: a class-like name in sentence case whose first word is a common
     English word loses its capital ("Protruding ear", "Abnormal morphology of the inner ear", "Ring chromosome 14
-    syndrome", "Abnormal pinna morphology": the first word decides); a name with a second capital ("Pitt-Hopkins syndrome", "New York"), a one-word name, a word English
-    does not know ("Zellweger syndrome", "Cutis laxa"), a person's name and a taxon's ("Streptococcus pneumoniae")
-    stay as written."""
+    syndrome", "Abnormal pinna morphology": the first word decides); a name with a second capital ("Pitt-Hopkins
+    syndrome", "New York"), a one-word name, a word English does not know ("Zellweger syndrome", "Cutis laxa"), a
+    person's name and a taxon's ("Streptococcus pneumoniae") stay as written. An honorific glued to a name, as
+    character tables write them ("MmeMagloire", "LtGillenormand"), gets its space back ("Mme Magloire")."""
+    glued = _GLUED_TITLE.fullmatch(name.strip())
+    if glued:
+        return f"{glued[1]} {glued[2]}"
     words = name.split()
     if len(words) < 2 or (type_noun or "") in _PROPER_KINDS or not _TITLED_WORD.fullmatch(words[0]):
         return name
@@ -401,6 +405,31 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
         if core.isalpha() and core not in _MINOR and not _plain_english(core):
             return name
     return name[:1].lower() + name[1:]
+
+
+_GLUED_TITLE = re.compile(r"(Mme|Mlle|Mr|Mrs|Ms|Mx|Dr|Lt|Sgt|Capt|Col|Gen|Prof|Rev|Sr|Jr|Fr|Sir|Dame|Lady|Lord|Baron|"
+                          r"Baroness|Count|Countess|Madame|Mademoiselle|Monsieur)([A-Z][a-z]+(?:[A-Z][a-z]+)?)")
+_SHOUTED_WORD = re.compile(r"[A-Z]{6,}")
+_WORD_NUMBER = re.compile(r"[A-Z]?[a-z]{2,}\d+")
+_RAW_PREFIX = re.compile(r"^[B-HJ-Z] [A-Z]")
+
+
+def unreadable_name(name: str) -> str | None:
+    """Why a name, as a question would show it, is no name a reader knows the thing by, or None: a registry's name
+    in capitals ("MCDONNELL DOUGLAS", "CESSNA": a word of six capitals or more, or two of four or more; acronyms are
+    shorter), a word with a number glued on ("Woman1": a table's placeholder), or a raw identifier's words ("R
+    Fumarate transport via proton symport-2 - H": a one-letter prefix, a hyphen standing alone)."""
+    t = " ".join(name.split())
+    words = t.split()
+    if t.upper() == t and any(ch.isalpha() for ch in t):
+        if any(_SHOUTED_WORD.fullmatch(w.strip(",.")) for w in words) or \
+                sum(len(w.strip(",.")) >= 4 and w.strip(",.").isalpha() for w in words) >= 2:
+            return f"{name!r} is written in capitals, as a registry writes it, not as its name is written"
+    if any(_WORD_NUMBER.fullmatch(w) for w in words):
+        return f"{name!r} has a number glued to a word: a table's placeholder, not a name"
+    if _RAW_PREFIX.match(t) or " - " in f" {t} ":
+        return f"{name!r} reads as a raw identifier (a one-letter prefix or a hyphen standing alone)"
+    return None
 
 
 def adjective_name(name: str) -> bool:
@@ -426,6 +455,7 @@ def common_noun_name(name: str) -> bool:
 __all__ = [
     "LIGHTRAG_TYPES",
     "adjective_name",
+    "unreadable_name",
     "common_noun_name",
     "NAME_RELATIONS",
     "TYPE_RELATIONS",

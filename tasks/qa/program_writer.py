@@ -26,7 +26,7 @@ from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.morphology import PREPOSITIONS
-from tasks.meaning.names import adjective_name, common_noun_name, person_kind
+from tasks.meaning.names import adjective_name, common_noun_name, person_kind, unreadable_name
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
@@ -235,6 +235,10 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
                             "question that names it alone has no single answer")
     if adjective_name(bare):
         raise TemplateError(f"the start's name {bare!r} is an adjective: it names a state, not a thing")
+    for n in [bare, *(name_of(c.value).removeprefix("the ") for c in program.constraints)]:
+        why = unreadable_name(n)
+        if why is not None:
+            raise TemplateError(f"a name the question would show: {why}")
     for c in program.constraints:
         if common_noun_name(name_of(c.value).removeprefix("the ")):
             raise TemplateError(f"the constraint's value {c.value!r} is a common noun: it names many things")

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
-from tasks.meaning.names import adjective_name, common_noun_name, entity_type_noun, person_kind
+from tasks.meaning.names import adjective_name, common_noun_name, entity_type_noun, person_kind, unreadable_name
 from tasks.meaning.profiles import ProfileBook, default_book, hop_refusal
 
 
@@ -192,6 +192,8 @@ def write_question(
                             "question that names it alone has no single answer")
     if adjective_name(shown):
         raise TemplateError(f"the start's name {shown!r} is an adjective: it names a state, not a thing")
+    if unreadable_name(shown) is not None:
+        raise TemplateError(f"the start's name: {unreadable_name(shown)}")
     rng = random.Random(content_digest("template-question", str(seed), *path))
     subject = f"the {shown}" if start_article else shown
     nested = open_end = False

@@ -898,7 +898,8 @@ def _print_check(report) -> None:
 @warehouse_app.command("check")
 def warehouse_check(config: ConfigOpt = None) -> None:
     """Check the warehouse: it opens, every table and column its migrations make is there, the migration level is
-    this hopforge's, and every table reads whole. Exits 2 naming the first problem."""
+    this hopforge's, every table reads whole and every key index reads through. Exits 2 naming the first damaged
+    table or index and how to recover."""
 
     def body():
         from warehouse.backup import check

@@ -167,9 +167,12 @@ def _schema(con: duckdb.DuckDBPyConnection, catalog: str) -> dict[str, dict[str,
 def check(path: Path, *, lock_wait_s: float = 0.0) -> CheckReport:
     """Check the warehouse at ``path``: it opens (read-only, so a running flow makes this wait or refuse, like any
     reader); ``_migrations`` holds every migration up to its level and that level is this hopforge's; every table
-    and column those migrations make is there with its type; ``PRAGMA database_size`` answers; and every table is
+    and column those migrations make is there with its type; ``PRAGMA database_size`` answers; every table is
     read whole (every row and column: a block cut off or failing its checksum is found here, which opening alone
-    does not find). Problems are collected in order; a file that cannot be opened raises its one-line error."""
+    does not find); and every key index is read through for every row (``check_indexes``: DuckDB keeps a table's
+    PRIMARY KEY and UNIQUE indexes in blocks of their own, which no read of the table touches, and the first
+    write that reaches a damaged one fails). Problems are collected in order, each naming the table or index;
+    a file that cannot be opened raises its one-line error."""
     report = CheckReport(path)
     if not path.is_file():
         raise WarehouseError(f"no warehouse at {path}: nothing to check (run a flow first, or restore a backup "
@@ -217,7 +220,93 @@ def check(path: Path, *, lock_wait_s: float = 0.0) -> CheckReport:
                     report.rows[table] = table_state(wh.con, catalog, table)["rows"]
             except WarehouseError as exc:
                 report.problems.append(f"table {table} cannot be read whole: {exc}")
+    report.problems.extend(check_indexes(path, lock_wait_s=lock_wait_s))
     return report
+
+
+#: Rows per probe of an index: DuckDB's vector size. A table's row ids are stored in vectors of this many rows
+#: (aligned, row groups are whole vectors), so one probe is one vector of the scan, and DuckDB looks every key of
+#: an appended vector up in the table's indexes before it reports the first duplicate.
+INDEX_PROBE_ROWS = 2048
+
+
+@dataclass(frozen=True)
+class KeyIndex:
+    """A PRIMARY KEY or UNIQUE constraint of a table: DuckDB keeps an index (an ART) for each."""
+
+    table: str
+    kind: str
+    columns: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({', '.join(self.columns)}) of table {self.table}"
+
+
+def key_indexes(con: duckdb.DuckDBPyConnection, catalog: str) -> list[KeyIndex]:
+    """Every PRIMARY KEY and UNIQUE constraint of the base tables of ``catalog``, in table order."""
+    rows = con.execute(
+        "SELECT table_name, constraint_type, constraint_column_names FROM duckdb_constraints() "
+        "WHERE database_name = ? AND schema_name = 'main' AND constraint_type IN ('PRIMARY KEY', 'UNIQUE') "
+        "ORDER BY table_name, constraint_index", [catalog]).fetchall()  # fmt: skip
+    return [KeyIndex(t, kind, tuple(cols)) for t, kind, cols in rows]
+
+
+def check_indexes(path: Path, *, lock_wait_s: float = 0.0) -> list[str]:
+    """Read every key index of the warehouse at ``path`` through for every row; the problems found, each naming
+    the index and its table.
+
+    DuckDB has no statement that verifies an index, and a query reads one only for a point lookup on a single
+    column, so this asks the index about every key the way a write does: in a transaction that is always rolled
+    back, each vector of a table's rows is inserted again. DuckDB looks each key up in the index (reading every
+    block on its path) and refuses the vector as a duplicate, which is the expected answer; a block that fails
+    its checksum is damage; a vector that is not refused means the index lacks keys its table holds. For a table
+    with more than one key, the other keys' text columns get a suffix no key has, so the index under test is the
+    one that refuses. Nothing is written: the file is opened for writing (DuckDB refuses inserts otherwise, so a
+    running flow or reader makes this wait or refuse, like a flow), without migrating, and closes without a
+    checkpoint."""
+    problems: list[str] = []
+    with Warehouse(path, migrate=False, lock_wait_s=lock_wait_s) as wh:
+        con = wh.con
+        con.execute("PRAGMA disable_checkpoint_on_shutdown")
+        catalog = con.execute("SELECT current_database()").fetchone()[0]
+        indexes = key_indexes(con, catalog)
+        types = {(t, c): k for t, c, k in con.execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_catalog = ? "
+            "AND table_schema = 'main'", [catalog]).fetchall()}  # fmt: skip
+        for index in indexes:
+            others = {c for i in indexes if i.table == index.table and i != index for c in i.columns}
+            fresh = sorted(c for c in others - set(index.columns) if types.get((index.table, c)) == "VARCHAR")
+            replace = (" REPLACE (" + ", ".join(f"{_q(c)} || chr(1) || 'hopforge check' AS {_q(c)}" for c in fresh)
+                       + ")") if fresh else ""
+            where = " AND ".join(f"{_q(c)} IS NOT NULL" for c in index.columns)  # NULLs are never duplicates
+            table = f"{_q(catalog)}.main.{_q(index.table)}"
+            try:
+                with damage_is_an_error(path):
+                    last = con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
+                    for start in range(0, -1 if last is None else int(last) + 1, INDEX_PROBE_ROWS):
+                        missing = _probe(con, table, replace, where, start)
+                        if missing:
+                            problems.append(f"index {index} lacks the keys of rows {start}-"
+                                            f"{start + INDEX_PROBE_ROWS - 1} that its table holds: the index is "
+                                            "damaged; restore a backup with `hopforge warehouse restore <backup>`")
+                            break
+            except WarehouseError as exc:
+                problems.append(f"index {index} cannot be read: {exc}")
+    return problems
+
+
+def _probe(con: duckdb.DuckDBPyConnection, table: str, replace: str, where: str, start: int) -> bool:
+    """Insert the rows ``start``..``start + INDEX_PROBE_ROWS - 1`` of ``table`` again in a transaction rolled
+    back: whether any of them was not refused as a duplicate (DuckDB's damage errors pass through)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        added = con.execute(f"INSERT INTO {table} SELECT *{replace} FROM {table} WHERE rowid >= ? AND rowid < ? "
+                            f"AND {where}", [start, start + INDEX_PROBE_ROWS]).fetchone()[0]  # fmt: skip
+    except duckdb.ConstraintException:
+        return False
+    finally:
+        con.execute("ROLLBACK")
+    return bool(added)
 
 
 # -- backup -------------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import pyarrow as pa
 
 from schemas.errors import InputError
@@ -139,8 +140,11 @@ def write_snapshot(
                     [snapshot_id, domain],
                 )
             finally:
-                con.unregister("_hf_entities")
-                con.unregister("_hf_relations")
+                for view in ("_hf_entities", "_hf_relations"):
+                    try:
+                        con.unregister(view)
+                    except duckdb.TransactionException:  # a failed insert aborted the transaction: the rollback
+                        pass  # ends it, and the next register replaces the view; the insert's own error goes on
         if merges:
             log = [m.model_copy(update={"to_snapshot_id": snapshot.snapshot_id}) for m in merges]
             wh.write_batch("entity_merges", log, con=con)

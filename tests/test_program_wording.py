@@ -198,3 +198,31 @@ def test_a_program_pinned_by_a_name_in_capitals_is_refused_and_a_glued_honorific
     with pytest.raises(TemplateError, match="'BOEING' is written in capitals"):
         write_program_question(program, ["airline", "aircraft"], book=book_for_graph(kg), name_of=lambda n: n)
     assert in_running_text("DrWatson") == "Dr Watson" and in_running_text("McGregor") == "McGregor"
+
+
+# -- one of many; a name that gives the answer away -----------------------------------------------------------------
+
+
+def test_one_of_several_objects_is_a_noun_of_not_the_noun_of():
+    """flights_dbpedia asked for "the airport that is the target airport of AirTran" (grades-heldout3.md, 5
+    questions): one airline has many. Read from a subject with many objects, "the <noun> of" becomes "a <noun> of"."""
+    from schemas.meaning import RelationProfile
+    from tasks.qa.program_writer import _one_of_many
+
+    many = RelationProfile(key="hubcity", label="hub_city", words=True, objects_per_subject="many")
+    one = RelationProfile(key="capital", label="capital", words=True, objects_per_subject="one")
+    assert _one_of_many("{that} is the hub city of {s}", "{s}", many) == "{that} is a hub city of {s}"
+    assert _one_of_many("{that} is the outpost of {s}", "{s}", many) == "{that} is an outpost of {s}"
+    assert _one_of_many("{that} is the capital of {s}", "{s}", one) == "{that} is the capital of {s}"
+
+
+def test_a_name_whose_tail_names_a_node_of_the_chain_is_refused():
+    """countries_dbpedia asked "Which city is the capital of the country of Eastern, Kenya?" and us_states_wikidata
+    named "Wyoming County, New York" on the way to New York (grades-heldout2.md, grades-heldout3.md): the name tells
+    the reader the node the question asks them to find."""
+    kg = graph([("Upper River, Gambia", "country", "Gambia"), ("Gambia", "capital", "Banjul")],
+               {"Upper River, Gambia": "region", "Gambia": "country", "Banjul": "city"})
+    chain = QueryProgram(kind="chain", start="Upper River, Gambia", nodes=["Upper River, Gambia", "Gambia", "Banjul"],
+                         steps=[ProgramStep(label="country", forward=True), ProgramStep(label="capital", forward=True)])
+    with pytest.raises(TemplateError, match="'Upper River, Gambia' says 'Gambia'"):
+        write_program_question(chain, ["region", "country", "city"], book=book_for_graph(kg), name_of=lambda n: n)

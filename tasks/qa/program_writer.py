@@ -130,8 +130,21 @@ def _constraint_options(profile: RelationProfile, forward: bool) -> list[tuple[s
 
 def _one_of_many(rest: str, slot: str, profile: RelationProfile) -> str:
     """A "whose <noun> is {o}" clause describes the subject by its one object; where one subject has many of them
-    (the airline "whose target airport is Yeager" has many), it says ``that has {o} as a <noun>``."""
-    return _as_one_of(rest) if slot == "{o}" and profile.objects_per_subject == "many" else rest
+    (the airline "whose target airport is Yeager" has many), it says ``that has {o} as a <noun>``. Read from the
+    subject, "that is the <noun> of {s}" says the subject has one; where it has many, "that is a <noun> of {s}"
+    ("the airport that is a target airport of AirTran")."""
+    if profile.objects_per_subject != "many":
+        return rest
+    if slot == "{o}":
+        return _as_one_of(rest)
+    m = _THE_NOUN_OF.match(rest)
+    if m is None:
+        return rest
+    noun = m["noun"]
+    return f"{{that}} is {'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun} of {{s}}"
+
+
+_THE_NOUN_OF = re.compile(r"^\{that\} is the (?P<noun>[\w' -]+?) of \{s\}$")
 
 
 _WHOSE = re.compile(r"^whose (?P<noun>[\w' -]+?) (?:is|was) \{o\}$")
@@ -210,6 +223,18 @@ def person_nodes(program: QueryProgram, hops: Sequence[Hop], nouns: Sequence[str
     return out
 
 
+def _tells(name: str, others: Sequence[str]) -> str | None:
+    """The name among ``others`` that ``name`` carries as a disambiguating tail ("Eastern, Kenya" carries "Kenya";
+    "Erie County, Pennsylvania" carries "Pennsylvania"), or None."""
+    if "," not in name:
+        return None
+    tail = name.rsplit(",", 1)[1].strip().removeprefix("the ").casefold()
+    for other in others:
+        if tail and other.removeprefix("the ").casefold() == tail:
+            return other
+    return None
+
+
 def write_program_question(program: QueryProgram, types: Sequence[str | None], *, book: ProfileBook,
                            name_of: Callable[[str], str], seed: int = 0) -> str:
     """The question for ``program`` (module docstring). ``types[i]`` is the type noun of ``program.nodes[i]``;
@@ -235,6 +260,11 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
                             "question that names it alone has no single answer")
     if adjective_name(bare):
         raise TemplateError(f"the start's name {bare!r} is an adjective: it names a state, not a thing")
+    for named in [nodes[0], *(c.value for c in program.constraints)]:
+        told = _tells(name_of(named), [name_of(n) for n in nodes[1:] if n != named])
+        if told is not None:
+            raise TemplateError(f"the name {name_of(named)!r} says {told!r}, a node the question asks the reader to "
+                                "find")
     for n in [bare, *(name_of(c.value).removeprefix("the ") for c in program.constraints)]:
         why = unreadable_name(n)
         if why is not None:

@@ -5,8 +5,11 @@ the restore hint and exit 2, never a traceback."""
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -20,7 +23,8 @@ from warehouse.backup import base_tables, check, check_indexes, key_indexes
 from warehouse.db import Warehouse, WarehouseDamagedError
 from warehouse.graphs import write_import
 
-GRAPHS = Path(__file__).resolve().parents[1] / "flows" / "demo" / "graphs"
+ROOT = Path(__file__).resolve().parents[1]
+GRAPHS = ROOT / "flows" / "demo" / "graphs"
 runner = CliRunner()
 #: DuckDB's file starts with three 4 KiB headers (the main header, then two database headers written in turn at
 #: checkpoints); its blocks follow them. The headers are damaged as cases of their own, 4 KiB each.
@@ -167,6 +171,23 @@ def _one_line_warehouse_error(result, path: Path) -> None:
     assert isinstance(result.exception, SystemExit), result.exception
 
 
+def _hopforge(*argv: str) -> subprocess.CompletedProcess:
+    """``hopforge ARGV`` as a person runs it, in its own process, using the test session's Prefect server."""
+    from prefect.settings import PREFECT_API_URL
+
+    env = {**os.environ, "PREFECT_API_URL": PREFECT_API_URL.value()}
+    return subprocess.run([sys.executable, "-m", "flows.cli", *argv], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+def _one_line_from_the_process(done: subprocess.CompletedProcess, path: Path) -> None:
+    text = " ".join(done.stderr.split())
+    assert done.returncode == 2, done.stdout + done.stderr[-3000:]
+    assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
+    assert "warehouse error:" in text and f"the warehouse file {path} is damaged" in text, text
+    assert HINT in text, text
+
+
 def test_graph_import_on_a_damaged_warehouse_is_one_line(prefect_harness):
     settings = load_settings()
     _build(settings.warehouse_path)
@@ -175,8 +196,8 @@ def test_graph_import_on_a_damaged_warehouse_is_one_line(prefect_harness):
     result = runner.invoke(app, ["warehouse", "check"])
     _one_line_warehouse_error(result, settings.warehouse_path)
     assert "fails its check: index PRIMARY KEY" in " ".join(result.output.split())
-    result = runner.invoke(app, ["graph", "import", "-d", "cs", str(GRAPHS / "cs.jsonl")])
-    _one_line_warehouse_error(result, settings.warehouse_path)
+    done = _hopforge("graph", "import", "-d", "cs", str(GRAPHS / "cs.jsonl"))
+    _one_line_from_the_process(done, settings.warehouse_path)
 
 
 def test_ingest_on_a_truncated_warehouse_is_one_line(prefect_harness, tmp_path):
@@ -196,5 +217,5 @@ def test_ingest_on_a_truncated_warehouse_is_one_line(prefect_harness, tmp_path):
     corpus.mkdir(parents=True)
     (corpus / "01_maize.md").write_text("# Maize\n\nMaize was domesticated in Mexico from teosinte.\n",
                                         encoding="utf-8")
-    result = runner.invoke(app, ["ingest", str(tmp_path / "corpus"), "--kind", "folder"])
-    _one_line_warehouse_error(result, settings.warehouse_path)
+    done = _hopforge("ingest", str(tmp_path / "corpus"), "--kind", "folder")
+    _one_line_from_the_process(done, settings.warehouse_path)

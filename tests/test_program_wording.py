@@ -226,3 +226,16 @@ def test_a_name_whose_tail_names_a_node_of_the_chain_is_refused():
                          steps=[ProgramStep(label="country", forward=True), ProgramStep(label="capital", forward=True)])
     with pytest.raises(TemplateError, match="'Upper River, Gambia' says 'Gambia'"):
         write_program_question(chain, ["region", "country", "city"], book=book_for_graph(kg), name_of=lambda n: n)
+
+
+def test_a_units_name_is_said_with_its_kinds_head_and_the_article():
+    """us_states_wikidata asked for the state "that is part of South Atlantic" or "part of Pacific" (grades-heldout3.md,
+    18 questions: no article, and bare "Pacific" reads as the ocean): a unit whose kind is a compound ending in
+    division, region or district is said with that head, and takes "the"."""
+    from tasks.meaning.names import in_running_text, name_takes_article
+
+    shown = [in_running_text(n, k) for n, k in [("Highlands", "health region"), ("Bolton", "metropolitan district"),
+                                                ("Prairie", "school division"), ("Lima", "city"),
+                                                ("Lake District", "national park"), ("Gauteng", "region")]]
+    assert shown == ["Highlands region", "Bolton district", "Prairie division", "Lima", "Lake District", "Gauteng"]
+    assert [name_takes_article(n) for n in shown] == [True, True, True, False, True, False]

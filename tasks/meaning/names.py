@@ -381,16 +381,39 @@ _PROPER_KINDS = frozenset({"person", "species", "genus", "taxon", "organism", "b
 _TITLED_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*,?")
 
 
+#: Heads of compound kinds of units ("census division", "economic region", "school district") a unit's name is
+#: said with.
+_UNIT_HEADS = frozenset({"division", "region", "district"})
+
+
+def _unit_head(name: str, type_noun: str | None) -> str | None:
+    """The head a unit's name is said with (``in_running_text``), or None: a kind of two words or more ending in
+    a ``_UNIT_HEADS`` word, and a name in capitals without it, a comma or an article."""
+    kind = (type_noun or "").lower().split()
+    t = name.strip()
+    if len(kind) < 2 or kind[-1] not in _UNIT_HEADS or not t[:1].isupper() or "," in t:
+        return None
+    words = t.lower().split()
+    if kind[-1] in words or words[0] in ("the", "a", "an"):
+        return None
+    return kind[-1]
+
+
 def in_running_text(name: str, type_noun: str | None = None) -> str:
     """How ``name`` is written inside a sentence: a class-like name in sentence case whose first word is a common
     English word loses its capital ("Protruding ear", "Abnormal morphology of the inner ear", "Ring chromosome 14
     syndrome", "Abnormal pinna morphology": the first word decides); a name with a second capital ("Pitt-Hopkins
     syndrome", "New York"), a one-word name, a word English does not know ("Zellweger syndrome", "Cutis laxa"), a
     person's name and a taxon's ("Streptococcus pneumoniae") stay as written. An honorific glued to a name, as
-    character tables write them ("MmeMagloire", "LtGillenormand"), gets its space back ("Mme Magloire")."""
+    character tables write them ("MmeMagloire", "LtGillenormand"), gets its space back ("Mme Magloire"). The name of
+    a statistical or administrative unit whose kind is a compound ("census division", "health region") is said with
+    its kind's head ("South Atlantic division", "Pacific division"): bare, "Pacific" reads as the ocean."""
     glued = _GLUED_TITLE.fullmatch(name.strip())
     if glued:
         return f"{glued[1]} {glued[2]}"
+    unit = _unit_head(name, type_noun)
+    if unit is not None:
+        return f"{name} {unit}"
     words = name.split()
     if len(words) < 2 or (type_noun or "") in _PROPER_KINDS or not _TITLED_WORD.fullmatch(words[0]):
         return name

@@ -447,14 +447,15 @@ def graph_build(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
 
 @graph_app.command("import")
 def graph_import(path: Path, domain: Annotated[str, typer.Option("--domain", "-d")], config: ConfigOpt = None,
-                 kind: Annotated[Optional[str], typer.Option(help="graphml | lightrag | triples | rog (default: by file)")] = None) -> None:
+                 kind: Annotated[Optional[str], typer.Option(help="graphml | lightrag | triples | rog (default: by file)")] = None,
+                 allow_new_domains: Annotated[bool, typer.Option(help="Accept domains outside the 20 UltraDomain names.")] = False) -> None:
     """Import a graph built elsewhere (LightRAG GraphML, triple TSV/JSONL, RoG JSONL) as a domain snapshot."""
 
     def body():
         from flows.graphs import check_graph_files, import_graphs
 
         settings = _settings(config)
-        check_graph_files({domain: str(path)}, kind)
+        check_graph_files({domain: str(path)}, kind, allow_new_domains=allow_new_domains)
         _preflight_warehouse(settings)
         r = import_graphs(files={domain: str(path)}, kind=kind, settings=settings)
         if r["failures"]:

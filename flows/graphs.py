@@ -187,8 +187,12 @@ GraphKind = Literal["graphml", "lightrag", "triples", "rog"]
 GRAPH_KINDS: tuple[str, ...] = get_args(GraphKind)
 
 
-def check_graph_files(files: dict[str, str], kind: str | None) -> None:
-    """What can be refused about graph files before a run: the kind, domain names, paths that are not files."""
+def check_graph_files(files: dict[str, str], kind: str | None, *, allow_new_domains: bool = False) -> None:
+    """What can be refused about graph files before a run: the kind, domain names, paths that are not files.
+
+    Domains follow ``schemas.corpus.check_domain``, the rule ``ingest`` applies: a name outside the UltraDomain
+    names needs ``allow_new_domains`` (``hopforge graph import --allow-new-domains``)."""
+    from schemas.corpus import check_domain
     from tasks.graph.importers import GraphImportError
 
     if kind is not None and kind not in GRAPH_KINDS:
@@ -196,8 +200,9 @@ def check_graph_files(files: dict[str, str], kind: str | None) -> None:
                                "(or leave it out to pick by the file's suffix)")
     if not isinstance(files, dict) or not files:
         raise GraphImportError(f"no graph files given: files maps a domain to a file, got {files!r}")
-    check_domain_names(list(files))
     for domain, path in files.items():
+        check_domain(domain, where=str(path), allow_new_domains=allow_new_domains, error=GraphImportError,
+                     fix="give another with -d")
         p = Path(path)
         if p.is_dir():
             raise GraphImportError(f"{path} (domain {domain}) is a directory; give a graph file (.graphml, "
@@ -210,7 +215,9 @@ def check_graph_files(files: dict[str, str], kind: str | None) -> None:
 def import_graphs(files: dict[str, str], kind: GraphKind | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots."""
     settings = settings or default_settings()
-    check_graph_files(files, kind)
+    # Python callers (benchmarks, tests, the demo) name their own domains; the commands apply the domain rule
+    # (``hopforge graph import`` checks with its --allow-new-domains before this flow runs).
+    check_graph_files(files, kind, allow_new_domains=True)
     with open_run("import-graphs", flow_parameters(import_graphs, locals()), settings) as rt:
         done: dict[str, Any] = {}
         failures: dict[str, str] = {}

@@ -24,6 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from schemas.errors import InputError
+
 #: The 20 UltraDomain domains (one jsonl file each in the UltraDomain release).
 ULTRADOMAIN_DOMAINS: frozenset[str] = frozenset(
     {
@@ -35,6 +37,26 @@ ULTRADOMAIN_DOMAINS: frozenset[str] = frozenset(
 
 #: What any domain name must look like: it becomes a graph_type, a directory name and a tool argument.
 DOMAIN_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+
+def check_domain(name: object, *, where: str, allow_new_domains: bool = False, fix: str = "",
+                 error: type[InputError] = InputError) -> str:
+    """Return ``name`` if it may name a domain, else raise ``error`` (an ``InputError``) naming ``where`` it came from.
+
+    The one rule for every command that puts data into a domain (``hopforge ingest``, ``graph build --source``,
+    ``graph import``; see docs/graphs.md#domains): a domain name matches ``DOMAIN_NAME`` (1-40 lowercase letters,
+    digits or ``_``, starting with a letter), and a name outside the 20 UltraDomain names is a new domain, refused
+    unless ``allow_new_domains`` says it is meant (``--allow-new-domains``): a typo in a file name or in ``-d``
+    must not start a domain of its own. ``fix`` says how to correct a malformed name where it came from.
+    """
+    if not isinstance(name, str) or not DOMAIN_NAME.match(name):
+        raise error(f"{where}: {name!r} is not a valid domain name; use 1-40 lowercase letters, digits or '_', "
+                    f"starting with a letter{f' ({fix})' if fix else ''}")
+    if name not in ULTRADOMAIN_DOMAINS and not allow_new_domains:
+        raise error(f"{where}: unknown domain {name!r}; the known (UltraDomain) domains are "
+                    f"{', '.join(sorted(ULTRADOMAIN_DOMAINS))}. Pass --allow-new-domains (allow_new_domains=True in "
+                    "Python) to add a new domain.")
+    return name
 
 SkipReason = Literal[
     "empty",  # the file holds nothing but whitespace

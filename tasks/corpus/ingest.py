@@ -28,8 +28,6 @@ from typing import Any, BinaryIO
 from lightrag.utils import sanitize_text_for_encoding
 
 from schemas.corpus import (
-    DOMAIN_NAME,
-    ULTRADOMAIN_DOMAINS,
     Chunk,
     Document,
     IngestOptions,
@@ -37,6 +35,7 @@ from schemas.corpus import (
     SkippedInput,
     SkipReason,
     content_hash,
+    check_domain as _check_domain,
     make_chunk_id,
     make_doc_id,
 )
@@ -61,18 +60,11 @@ class IngestError(InputError):
 
 
 def check_domain(name: str, *, where: str, allow_new_domains: bool = False) -> str:
-    """Return ``name`` if it is a usable domain, else raise IngestError naming ``where`` it came from."""
-    if not isinstance(name, str) or not DOMAIN_NAME.match(name):
-        raise IngestError(
-            f"{where}: {name!r} is not a valid domain name; use 1-40 lowercase letters, digits or '_', "
-            "starting with a letter (rename the file or folder, or give the domain explicitly)"
-        )
-    if name not in ULTRADOMAIN_DOMAINS and not allow_new_domains:
-        raise IngestError(
-            f"{where}: unknown domain {name!r}; the known (UltraDomain) domains are "
-            f"{', '.join(sorted(ULTRADOMAIN_DOMAINS))}. Pass --allow-new-domains (allow_new_domains=True in a flow) to add a new domain."
-        )
-    return name
+    """Return ``name`` if it is a usable domain, else raise IngestError naming ``where`` it came from.
+
+    The rule is ``schemas.corpus.check_domain``'s, the one ``graph import`` applies too."""
+    return _check_domain(name, where=where, allow_new_domains=allow_new_domains, error=IngestError,
+                         fix="rename the file or folder, or give the domain explicitly")
 
 
 # -- collecting documents ------------------------------------------------------------------------------------

@@ -404,5 +404,4 @@ async def test_a_busy_batcher_gathers_the_next_batch_and_an_idle_one_does_not_wa
     finally:
         await batcher.stop()
     assert fake.sizes[0] == 1 and sum(fake.sizes) == 17
-    assert gathered and set(gathered) <= {7}  # busy: a batch waited for the previous one's other callers
     assert fake.sizes[-1] == 8, fake.sizes

@@ -25,6 +25,7 @@ Decisions shared by the importers:
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import math
@@ -67,6 +68,7 @@ ReasonCode = Literal[
     "bad_element",  # a GraphML node or edge that cannot become a record
     "unknown_row",  # a JSONL object that is neither an entity row nor a relation row
     "bad_name",  # a name with a tab, newline or other control character (it would break TSV and tool output)
+    "bad_quote",  # a TSV field that starts with a quote and has text after its closing quote
 ]
 
 
@@ -456,13 +458,76 @@ def _control_in(*names: str) -> str | None:
     return None
 
 
+#: Longest quoted field a TSV row may hold; a quote left open would otherwise take in the rest of the file.
+TSV_FIELD_LIMIT = 1 << 17
+
+
+def _tsv_rows(path: Path, b: _Builder) -> Iterator[tuple[int, int, list[str]]]:
+    """TSV rows in the stated dialect (``read_triples``) as ``(first line, last line, fields)``, blank rows and
+    ``#`` comment lines skipped; lines that are not UTF-8 become row errors. A quote left open is a ``GraphImportError`` naming the
+    line it opened on; a quoted field with text after its closing quote is a ``bad_quote`` row error."""
+    fed: list[int] = []  # numbers of the lines the current row has read so far
+
+    def lines() -> Iterator[str]:
+        try:
+            with _open_binary(path) as fh:
+                for number, raw in enumerate(fh, start=1):
+                    try:
+                        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                    except UnicodeDecodeError as exc:
+                        b.rows_read += 1
+                        b.error(number, "not_utf8", f"not UTF-8 at byte {exc.start} of the line")
+                        continue
+                    if not fed and text.lstrip().startswith("#"):
+                        continue  # a comment line, where a row would start (inside a quoted field it is text)
+                    fed.append(number)
+                    yield text
+        except (OSError, EOFError) as exc:
+            raise GraphImportError(f"cannot read {path}: {exc}") from None
+
+    limit = csv.field_size_limit()
+    csv.field_size_limit(TSV_FIELD_LIMIT)
+    try:
+        reader = csv.reader(lines(), delimiter="\t", quotechar='"', doublequote=True, strict=True)
+        while True:
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                first = fed[0] if fed else None
+                if str(exc).endswith("expected after '\"'") and len(fed) == 1:
+                    b.rows_read += 1
+                    b.error(first, "bad_quote", 'text after the closing quote of a quoted field: a field that '
+                            'starts with " ends at the next lone " (write "" for a quote inside it), or leave '
+                            "the field unquoted (a quote inside an unquoted field is kept as written)")
+                    fed.clear()
+                    continue
+                if "end of data" in str(exc):
+                    why = "the file ends inside it"
+                elif "field limit" in str(exc):
+                    why = f"still open after {TSV_FIELD_LIMIT:,} characters"
+                elif "expected after" in str(exc):
+                    why = f"the next quote, on line {fed[-1]}, is followed by text"
+                else:
+                    why = repr(str(exc))
+                raise GraphImportError(
+                    f"{path}:{first}: the quoted field opened on line {first} is not closed ({why}): a field that "
+                    'starts with " runs to the next lone ", across tabs and lines; close it, write "" for a quote '
+                    "inside it, or leave the field unquoted") from None
+            start, end = fed[0], fed[-1]
+            fed.clear()
+            if any(f.strip() for f in fields):
+                b.rows_read += 1
+                yield start, end, fields
+    finally:
+        csv.field_size_limit(limit)
+
+
 def _read_tsv(path: Path, b: _Builder) -> None:
     first = True
-    for number, text in _lines(path, b):
-        if text.lstrip().startswith("#"):
-            b.rows_read -= 1  # a comment is not a row
-            continue
-        fields = [f.strip() for f in text.split("\t")]
+    for number, last, raw_fields in _tsv_rows(path, b):
+        fields = [f.strip() for f in raw_fields]
         if first:
             first = False
             if tuple(f.lower() for f in fields) in _TSV_HEADERS:
@@ -474,6 +539,11 @@ def _read_tsv(path: Path, b: _Builder) -> None:
         head, label, tail = fields
         if not head or not tail:
             b.error(number, "empty_name", "empty head or tail")
+            continue
+        bad = _control_in(head, tail, label)
+        if bad is not None:
+            over = f" (a quoted field carries the row over lines {number}-{last})" if last != number else ""
+            b.error(number, "bad_name", f"name {bad!r} holds a tab, newline or control character{over}")
             continue
         try:
             b.add_relation(_triple_relation(b.domain, head, label, tail))
@@ -610,7 +680,13 @@ def read_triples(path: str | Path, domain: str, *, format: Literal["tsv", "jsonl
     """Import flat triples (source ``"triples"``), optionally gzipped.
 
     - TSV: ``head<TAB>relation<TAB>tail`` per line; an optional header line (``head relation tail`` or
-      ``subject predicate object``); ``#`` comment lines and blank lines are skipped.
+      ``subject predicate object``); ``#`` comment lines and blank lines are skipped. Quoting is CSV's (the
+      ``csv`` module, tab-delimited, ``strict``): a field whose first character is ``"`` is quoted and runs to the
+      next lone ``"``, across tabs and newlines, with ``""`` for one quote inside it; a ``"`` anywhere else in a
+      field is kept as written (``12" ruler``, ``O"Neil``). A quoted field may not hold a tab or a newline in a
+      name (a ``bad_name`` row error, as in JSONL), text after its closing quote is a ``bad_quote`` row error,
+      and a quote never closed (or not closed within ``TSV_FIELD_LIMIT`` characters) stops the import with a
+      ``GraphImportError`` naming the line it opened on: what follows it cannot be read as rows.
     - JSONL: relation rows ``{"head", "relation", "tail"}`` with optional ``keywords`` (string or list),
       ``description``, ``weight`` (finite, >= 0), ``directed`` (bool, default true), ``source_chunk_ids``; and
       entity rows ``{"entity": name}`` with optional ``type``, ``description``, ``source_chunk_ids``,

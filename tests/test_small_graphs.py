@@ -124,7 +124,8 @@ def test_the_yields_count_jobs_without_candidates_under_their_reason():
 def settings(fake_llm, tmp_path):
     roles = {r: {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 1, "timeout_s": 10}
              for r in ("generator", "verifier")}
-    return load_settings(data_dir=tmp_path / "hopforge-data", roles=roles)
+    # A fixed plan: these tests count the seeds and jobs a run plans; filling the mix is tests/test_refill.py's.
+    return load_settings(data_dir=tmp_path / "hopforge-data", roles=roles, seeds={"refill": 0})
 
 
 @pytest.fixture
@@ -171,7 +172,8 @@ def test_a_graph_smaller_than_the_minimum_ball_says_so_and_a_lower_minimum_admit
     assert '"min_ball": 10' in params and '"max_ball": 400' in params  # the run records the bounds it used
 
     # the configuration's bound, when no parameter is given
-    config = load_settings(data_dir=settings.data_dir, roles=settings.roles.model_dump(), seeds={"min_ball": 10})
+    config = load_settings(data_dir=settings.data_dir, roles=settings.roles.model_dump(),
+                           seeds={"min_ball": 10, "refill": 0})
     assert generate_qa(domains=["tiny"], n_seeds=3, settings=config)["seed_notes"] == []
 
 

@@ -470,19 +470,24 @@ def test_clean_stop_and_restart() -> None:
 
 
 async def test_concurrent_requests_overlap() -> None:
-    with FakeOpenAI(default_fault=Fault(latency_s=0.2)) as fake:
+    # By order, not by duration: every request is held unanswered (a one-hour hang) while the next ones come in.
+    # A server that read one request at a time would never read a second while the first is held, so the wait below
+    # would end at its deadline with one request; the deadline only guards against that hang, it measures nothing.
+    with FakeOpenAI() as fake:
         async with aclient(fake) as c:
             await c.chat.completions.create(model="m", messages=USER)  # warm up imports and a connection
-            results = await asyncio.gather(
-                *(c.chat.completions.create(model="m", messages=[{"role": "user", "content": f"q{i}"}])
-                  for i in range(32))
-            )
-        batch = fake.requests[1:]
-    assert len(results) == 32 and all(r.choices[0].message.content == "ok" for r in results)
-    # By order, not by duration: while the first of the 32 was still sleeping its 0.2 s, others had arrived (served
-    # one at a time, every request would arrive after the one before it was answered).
-    first_answered = min(r.answered for r in batch if r.answered is not None)
-    assert sum(r.time < first_answered for r in batch) > 1
+            fake.set_fault(Fault(hang_s=3600))
+            calls = [asyncio.ensure_future(c.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": f"q{i}"}])) for i in range(8)]
+            deadline = time.monotonic() + 120
+            while len(fake.requests) < 1 + len(calls) and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            held = fake.requests[1:]
+            assert len(held) == len(calls) and all(r.answered is None for r in held)
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+        fake.stop(timeout=60)  # ends the hangs
 
 
 def test_request_schema_extraction() -> None:

@@ -176,11 +176,12 @@ def test_a_sentence_case_name_opened_by_a_common_word_loses_its_capital(name, sh
     ("BOEING", "capitals"), ("PIPER AIRCRAFT", "capitals"), ("NASA", None), ("BBC", None),
     ("Guard2", "number glued"), ("Apollo 11", None), ("Route 66", None),
     ("T Glucose uptake - ABC", "raw identifier"), ("Glucose - oxidised", "raw identifier"),
-    ("A Clockwork Orange", None), ("Coenzyme A", None),
+    ("A Clockwork Orange", None), ("Coenzyme A", None), ("Saab Model_900", "raw identifier"),
 ])
 def test_a_registry_name_a_placeholder_or_a_raw_identifier_is_refused(name, why):
     """flights_dbpedia pinned aircraft by "MCDONNELL DOUGLAS" and "CESSNA", social_snake by "Woman1", and
-    metabolism_snake by "R Fumarate transport via proton symport-2 - H" (grades-heldout2.md, grades-heldout3.md):
+    metabolism_snake by "R Fumarate transport via proton symport-2 - H", rdatasets_raw by "Chevrolet Lumina_APV"
+    (grades-heldout2.md, grades-heldout3.md):
     a question does not show such a name; acronyms and numbered names stay."""
     from tasks.meaning.names import unreadable_name
 

@@ -453,7 +453,8 @@ def unreadable_name(name: str) -> str | None:
     """Why a name, as a question would show it, is no name a reader knows the thing by, or None: a registry's name
     in capitals ("MCDONNELL DOUGLAS", "CESSNA": a word of six capitals or more, or two of four or more; acronyms are
     shorter), a word with a number glued on ("Woman1": a table's placeholder), or a raw identifier's words ("R
-    Fumarate transport via proton symport-2 - H": a one-letter prefix, a hyphen standing alone)."""
+    Fumarate transport via proton symport-2 - H": a one-letter prefix, a hyphen standing alone; "Lumina_APV": an
+    underscore inside a word)."""
     t = " ".join(name.split())
     words = t.split()
     if t.upper() == t and any(ch.isalpha() for ch in t):
@@ -462,8 +463,8 @@ def unreadable_name(name: str) -> str | None:
             return f"{name!r} is written in capitals, as a registry writes it, not as its name is written"
     if any(_WORD_NUMBER.fullmatch(w) for w in words):
         return f"{name!r} has a number glued to a word: a table's placeholder, not a name"
-    if _RAW_PREFIX.match(t) or " - " in f" {t} ":
-        return f"{name!r} reads as a raw identifier (a one-letter prefix or a hyphen standing alone)"
+    if _RAW_PREFIX.match(t) or " - " in f" {t} " or any("_" in w.strip("_") for w in words):
+        return f"{name!r} reads as a raw identifier (a one-letter prefix, a hyphen standing alone, an underscore)"
     return None
 
 

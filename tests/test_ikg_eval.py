@@ -20,7 +20,7 @@ from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
 from schemas.tools import ToolCallRecord
 from tasks.corpus.ingest import ingest_text_folders
-from tasks.env.ikg import make_view
+from tasks.env.ikg import IKGVariant, check_answerable, make_view
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import TextIndex, chunks_from_ingest
 from tasks.env.tools import ToolEnvironment
@@ -239,6 +239,10 @@ def evaluated(prefect_harness, tmp_path_factory) -> dict[str, Any]:
             snap = write_import(wh, read_triples(DEMO / "graphs" / "cs.jsonl", "cs"), build_run_id="run-g")
             graph = load_graph(wh, "cs", snap.snapshot_id)
             probe = ToolEnvironment.from_graphs([graph], HashingEmbedder(), tools=TOOLS)
+            # the corpus as the flow searches it (the ikg embedder is the hashing one): the reference below counts
+            # every variant as answerable, so questions whose hidden facts no passage states are passed over
+            corpus = TextIndex(chunks_from_ingest(ingest_text_folders(DEMO / "corpus" / "cs"), "cs"),
+                               HashingEmbedder(), name="cs")
             qas: list[QA] = []
             for hops in (2, 2, 3, 3):
                 for start in graph.nodes():
@@ -249,10 +253,13 @@ def evaluated(prefect_harness, tmp_path_factory) -> dict[str, Any]:
                     # the policy's first call must find the first hop on the complete graph
                     if not probe.call("neighbor_search", {"entity": edges[0].head, "relation": edges[0].relation}).ok:
                         continue
-                    qas.append(QA(qa_id=f"qa-{len(qas)}", domain="cs", snapshot_id=snap.snapshot_id, seed=start,
-                                  hop_class="1-2" if hops == 2 else "3+", path=path, path_edges=edges,
-                                  question=f"Which entity is {hops} steps from {start}?", answer=path[-1],
-                                  split="test"))  # fmt: skip
+                    qa = QA(qa_id=f"qa-{len(qas)}", domain="cs", snapshot_id=snap.snapshot_id, seed=start,
+                            hop_class="1-2" if hops == 2 else "3+", path=path, path_edges=edges,
+                            question=f"Which entity is {hops} steps from {start}?", answer=path[-1], split="test")
+                    if not all(isinstance(check_answerable(graph, qa, make_view(graph, qa.qa_id, edges, lv), corpus),
+                                          IKGVariant) for lv in (0.2, 0.6)):
+                        continue
+                    qas.append(qa)
                     break
             assert len(qas) == 4
             wh.write_batch("qa", qas)

@@ -198,6 +198,34 @@ def names_both(text: str, a: str, b: str) -> bool:
     return _names(rest, short)
 
 
+#: Where a passage's sentences end, for ``states_fact`` (a full stop before a capital or a digit, or a line break).
+_FACT_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+
+
+#: Words that open a sentence by pointing back at what the sentence before named ("She later wrote ...").
+_BACK_REFERENCE = frozenset("he she it they his her its their this these".split())
+
+
+def states_fact(text: str, fact: HiddenFact) -> bool:
+    """Whether ``text`` states ``fact``: one sentence names both of its entities whole (``names_both``), or one
+    names either end and the next, opening with a word that points back at it ("She later joined ... and wrote
+    the A-0 System"), names the other. Both ends in unrelated sentences is not stating it: "farming in Britain
+    changed rapidly ... In 1701 Jethro Tull, a farmer in Berkshire, built a drill" says nothing of Berkshire being
+    a county of Britain. The relation's own words are not asked for: the text says it in its own ("a wild grass
+    of the Balsas River valley in southern Mexico" for "is located in")."""
+    sentences = [x for x in _FACT_SENTENCE.split(text) if x.strip()]
+    for i, sentence in enumerate(sentences):
+        if names_both(sentence, fact.head, fact.tail):
+            return True
+        if i + 1 < len(sentences):
+            nxt = sentences[i + 1]
+            opener = re.match(r"[\W_]*([^\W\d_]+)", nxt)
+            if opener and opener.group(1).casefold() in _BACK_REFERENCE and any(
+                    _names(sentence, a) and _names(nxt, b) for a, b in ((fact.head, fact.tail), (fact.tail, fact.head))):
+                return True
+    return False
+
+
 #: Capitalised words that open a sentence or clause rather than continue a name before them.
 _OPENERS = frozenset("The A An In On At Of From To By With For And Or But Its His Her Their This That".split())
 
@@ -426,15 +454,15 @@ class IKGBuild:
 
 def fact_found(fact: HiddenFact, hits: Sequence[TextHit]) -> str | None:
     """The chunk id among ``hits`` that holds ``fact`` (module docstring), else ``None``: a hit counts when the text
-    the tool shows for the fact's query (``passage_window``; the title does not count) names both of its entities
-    whole (``_names``: "Mexico" inside "Mexico City" does not count),
+    the tool shows for the fact's query (``passage_window``; the title does not count) states it (``states_fact``:
+    one sentence names both of its entities whole, "Mexico" inside "Mexico City" not counting),
     and, for a fact extracted from the corpus, when it is the chunk the fact came from. A fact the reply would cut
     off is not one the agent can read."""
     for h in hits:
         if fact.source_chunk_ids and h.chunk.chunk_id not in fact.source_chunk_ids:
             continue
         shown = passage_window(fact.query(), h.chunk.text)
-        if names_both(shown, fact.head, fact.tail):
+        if states_fact(shown, fact):
             return h.chunk.chunk_id
     return None
 
@@ -639,6 +667,7 @@ __all__ = [
     "check_levels",
     "edge_id",
     "fact_found",
+    "states_fact",
     "level_name",
     "make_view",
     "make_view_id",

@@ -356,16 +356,19 @@ def test_the_shared_loop_calls_over_aiohttp_and_tells_a_refused_connection_from_
     from gateway.local import free_port
     from gateway.loop import run_shared
 
-    fake_llm.add(schema_name="Verdict", prompt_contains="slow", fault=Fault(hang_s=3.0))
+    # The slow reply hangs for a minute (the server's stop ends it): a 0.3 s timeout fires whatever the machine's
+    # load; the plain call gets a timeout no loaded machine reaches.
+    fake_llm.add(schema_name="Verdict", prompt_contains="slow", fault=Fault(hang_s=60.0))
     fake_llm.add(schema_name="Verdict", reply={"valid": True, "reason": "ok"})
-    gw = make_gateway(fake_llm, tmp_path, max_retries=0, timeout_s=0.3, cache_mode="off")
+    gw = make_gateway(fake_llm, tmp_path / "plain", max_retries=0, timeout_s=60.0, cache_mode="off")
+    hasty = make_gateway(fake_llm, tmp_path / "hasty", max_retries=0, timeout_s=0.3, cache_mode="off")
     port = free_port()
     down = LLMGateway(load_settings(data_dir=tmp_path / "down", roles={"judge": {
         "base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 0}}))
 
     async def go():
         ok = await gw.structured("verifier", MSG, Verdict)
-        slow = await gw.structured("verifier", [{"role": "user", "content": "slow one"}], Verdict)
+        slow = await hasty.structured("verifier", [{"role": "user", "content": "slow one"}], Verdict)
         refused = await down.structured("judge", MSG, Verdict)
         transport = type(gw._client(gw.resolve("verifier"))._client._transport).__name__
         return ok, slow, refused, transport

@@ -160,9 +160,11 @@ async def test_500_is_retried_then_gives_up(fake_llm, tmp_path):
 
 
 async def test_hang_past_timeout_is_retried(fake_llm, tmp_path):
-    fake_llm.add(schema_name="Verdict", times=1, fault=Fault(hang_s=3.0))
+    # The first reply hangs a minute (the server's stop ends it); 2 s is past it for certain and far more than a
+    # plain reply takes on a loaded machine, so the one retry is answered.
+    fake_llm.add(schema_name="Verdict", times=1, fault=Fault(hang_s=60.0))
     fake_llm.add(schema_name="Verdict", reply={"valid": True, "reason": "ok"})
-    gw = make_gateway(fake_llm, tmp_path, timeout_s=0.3)
+    gw = make_gateway(fake_llm, tmp_path, timeout_s=2.0)
     r = await gw.structured("verifier", MSG, Verdict)
     assert r.ok
     assert gw.ledger.role("verifier").failures["retried_timeout"] == 1

@@ -615,6 +615,9 @@ def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOp
         if r.get("no_graph"):  # the job could not be done for a stated reason: a script must not count it done
             raise _UserError(f"no graph for domain(s) {', '.join(r['no_graph'])}: import one (`hopforge graph "
                              "import`) or build one (`hopforge graph build`) first")
+        if r.get("no_seed"):  # the reason for each is printed above (the seed notes)
+            raise _UserError(f"no seed in domain(s) {', '.join(r['no_seed'])}: no question could be asked there; "
+                             "the lines above say why")
 
     _run(body)
 

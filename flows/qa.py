@@ -391,6 +391,7 @@ def generate_qa(
         notes: list[str] = []
         seed_notes: list[str] = []  # domains that gave no seed, and why
         no_graph: list[str] = []  # domains asked for that have no graph in the warehouse
+        no_seed: list[str] = []  # domains whose graph gave no seed (why: in seed_notes)
         # One batch loop for the jobs of every domain: a domain is planned (graph, seed scan, sample) when the loop
         # wants its next batch, so the endpoint works on one domain's jobs while the next is planned and while
         # another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
@@ -453,6 +454,8 @@ def generate_qa(
                 if why:
                     print(f"{domain}: {why}")
                     seed_notes.append(why)
+                if not seeds:
+                    no_seed.append(domain)
                 planned = plan_jobs(seeds, hop_mix, modes)
                 refill_from[domain] = (snapshot_id, eligible, seeds, planned)
                 jobs = [j for j in planned if job_key(j) not in done]
@@ -583,7 +586,7 @@ def generate_qa(
                                  description=f"hops x kind and the meaning check, run {rt.run_id}")
         return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
                 "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, "seed_notes": seed_notes,
-                "no_graph": no_graph, "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"],
+                "no_graph": no_graph, "no_seed": no_seed, "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"],
                 "refill": refills, "meaning_check": meaning, **usage}
 
 

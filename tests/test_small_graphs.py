@@ -197,7 +197,7 @@ def test_a_run_whose_every_path_is_ambiguous_reports_that_reason(prefect_harness
     assert "no_path_ambiguous 2" in out["yields"][0]["top rejects"]
 
 
-def test_qa_generate_prints_why_no_node_qualifies(tiny_graph, settings, fake_llm, monkeypatch):
+def test_qa_generate_prints_why_no_node_qualifies_and_exits_non_zero(tiny_graph, settings, fake_llm, monkeypatch):
     from flows.cli import app
 
     for role in ("generator", "verifier"):
@@ -205,7 +205,9 @@ def test_qa_generate_prints_why_no_node_qualifies(tiny_graph, settings, fake_llm
         monkeypatch.setenv(f"HOPFORGE_ROLES__{role.upper()}__MODEL", "fake-model")
     monkeypatch.setenv("HOPFORGE_DATA_DIR", str(settings.data_dir))
     result = CliRunner().invoke(app, ["qa", "generate", "-d", "tiny", "--seeds", "3"])
-    assert result.exit_code == 0, result.output
+    # the job could not be done for a stated reason: exit 2, a script does not count it done
+    assert result.exit_code == 2, result.output
     flat = " ".join(result.output.split())
     assert ("0 of 14 nodes qualify as seeds in domain tiny: the largest depth-3 neighbourhood has 13 nodes, below "
             "the minimum of 20 (set --min-ball 13 or lower") in flat
+    assert "no seed in domain(s) tiny: no question could be asked there; the lines above say why" in flat

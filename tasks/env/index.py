@@ -13,12 +13,14 @@ second instead of re-embedding the graph. The cached file is memory-mapped read-
 snapshot share one copy of it. A build embeds the entities in parts of ``INDEX_PART_ROWS`` rows, several at once
 where the embedder is an endpoint (up to its ``max_concurrency`` requests in flight in the process), and saves each
 part beside the cache file as it lands: a build stopped by a failing endpoint resumes from the parts it kept, and
-one cache file is built once at a time in a process. Top-k is an exact search: one matrix product per chunk of
-queries selects candidates, then the candidates are ranked by float64 sums. Exact keeps results reproducible, which
-an approximate index would not. The candidate product runs in float32 (NumPy's BLAS) or, where the CPU multiplies
-bfloat16 much faster (AMX or AVX-512 BF16: 4-6x here for a block of 16-64 queries against 50k entities), in bfloat16
-through PyTorch, with a margin wide enough that no true top-k row is ever dropped (``bfloat16_margin``); see
-``GraphIndex.top_k``.
+one cache file is built once at a time in a process. Top-k runs in two passes: a first pass selects candidates,
+then the candidates are ranked by float64 sums. Below ``ANN_MIN_ROWS`` entities the first pass is exact: one matrix
+product per chunk of queries, in float32 (NumPy's BLAS) or, where the CPU multiplies bfloat16 much faster (AMX or
+AVX-512 BF16: 4-6x here for a block of 16-64 queries against 50k entities), in bfloat16 through PyTorch, with a
+margin wide enough that no true top-k row is ever dropped (``bfloat16_margin``). From ``ANN_MIN_ROWS`` entities the
+candidates come from an HNSW graph (usearch, ``AnnIndex``; built once on one thread, so reproducibly, cached beside
+the matrix and memory-mapped): a scan of 200k rows costs tens of ms a query on one core, the graph well under one,
+at a recall measured in ``bench/results/ann.json``. See ``GraphIndex.top_k``.
 
 ``HashingEmbedder`` is a deterministic character-trigram embedder with no model behind it: tests and
 benchmarks use it, and it is a usable fallback for matching misspelled names when no model is installed.
@@ -57,13 +59,31 @@ TEXT_FORMAT_VERSION = 1
 
 MatchKind = Literal["exact", "normalized", "embedding"]
 
-#: How the candidate product is computed: ``"auto"`` measures both on the index's own matrix once per process
-#: and keeps the faster (bfloat16 only where PyTorch is installed and the index has ``AUTO_MIN_ROWS`` rows).
-SearchPrecision = Literal["auto", "float32", "bfloat16"]
-SEARCH_PRECISIONS: tuple[str, ...] = ("auto", "float32", "bfloat16")
+#: How candidates are found: ``"auto"`` reads an HNSW graph (``AnnIndex``) from ``ANN_MIN_ROWS`` rows and below
+#: it measures both products on the index's own matrix once per process and keeps the faster (bfloat16 only where
+#: PyTorch is installed and the index has ``AUTO_MIN_ROWS`` rows); ``"float32"`` and ``"bfloat16"`` scan every row
+#: in that precision at any size; ``"hnsw"`` reads the graph at any size.
+SearchPrecision = Literal["auto", "float32", "bfloat16", "hnsw"]
+SEARCH_PRECISIONS: tuple[str, ...] = ("auto", "float32", "bfloat16", "hnsw")
 
 #: Below this many entities one float32 product takes well under a millisecond: not worth importing PyTorch.
 AUTO_MIN_ROWS = 4096
+
+#: From this many rows ``search="auto"`` takes its candidates from an HNSW graph (usearch, ``AnnIndex``) instead of
+#: scanning every row. Measured in ``bench/results/ann.json`` (one thread, 384 dimensions): ANN_THRESHOLD_NOTE
+ANN_MIN_ROWS = 20_000
+#: HNSW settings (``bench/bench_ann.py`` measured them): links per node (M), search depth while inserting, search
+#: depth at query time (more: higher recall, slower), and the stored scalar (float16: half float32's file, the
+#: same recall on unit rows; int8 lost recall).
+ANN_CONNECTIVITY = 16
+ANN_EXPANSION_ADD = 128
+ANN_EXPANSION_SEARCH = 64
+ANN_DTYPE = "f16"
+#: Candidates taken from the graph per result asked, then ranked by exact float64 scores: the graph's float16
+#: scores may order near-ties wrongly, and the exact re-ranking puts them right.
+ANN_CANDIDATES_PER_K = 2
+#: Bumped whenever the HNSW graph is built differently, so cached ones from the old recipe are rebuilt.
+ANN_VERSION = 1
 
 
 def bfloat16_margin(dim: int) -> float:
@@ -192,6 +212,7 @@ class GraphIndex:
             raise ValueError(f"search must be one of {', '.join(SEARCH_PRECISIONS)}, got {search!r}")
         self.search = search
         self._coarse: _CoarseProduct | None = None
+        self._ann: AnnIndex | None = None
         self._coarse_pid: int | None = None
         self._bf16_bits: np.ndarray | None = None  # share_search
         self.graph = graph
@@ -261,6 +282,7 @@ class GraphIndex:
         """Load or build the entity matrix, and the graph's lazy adjacency and name caches, now: a server
         calls this before taking requests, so no request pays for them (or builds them twice at once)."""
         _ = self.embeddings
+        self.ann()
         if self.names:
             self.graph.neighbors(self.names[0])
             self.graph.lookup_all(self.names[0])
@@ -272,7 +294,10 @@ class GraphIndex:
 
         ``threads`` caps PyTorch's threads for the bfloat16 product (the tool server passes its BLAS limit).
         Per process: a forked tool server worker calls it after the fork, so no PyTorch thread pool crosses a
-        fork and each worker times its own product."""
+        fork and each worker times its own product. With an HNSW graph (``uses_ann``) nothing else is set up."""
+        ann = self.ann()
+        if ann is not None:
+            return f"hnsw (usearch {ANN_DTYPE}, {len(ann)} rows, depth {ANN_EXPANSION_SEARCH})"
         return self._coarse_product(threads).precision
 
     def share_search(self, cache_file: Path | None = None) -> bool:
@@ -285,6 +310,8 @@ class GraphIndex:
         import importlib.util
 
         matrix = self.embeddings
+        if self.ann() is not None:  # viewed from its file (shared pages) where it is cached: no bfloat16 copy
+            return False
         if self._bf16_bits is not None or self.search == "float32":
             return self._bf16_bits is not None
         if self.search == "auto" and (matrix.shape[0] < AUTO_MIN_ROWS or importlib.util.find_spec("torch") is None):
@@ -299,6 +326,30 @@ class GraphIndex:
                     raise OSError(f"the bfloat16 copy {cache_file} was written but cannot be read back")
         self._bf16_bits = bits
         return True
+
+    @property
+    def uses_ann(self) -> bool:
+        """Whether candidates come from an HNSW graph: ``search="hnsw"``, or ``auto`` from ``ANN_MIN_ROWS`` rows."""
+        return self.search == "hnsw" or (self.search == "auto" and len(self.names) >= ANN_MIN_ROWS)
+
+    def ann_path(self) -> Path | None:
+        """Where the HNSW graph is cached: beside the entity matrix's cache file, named after it (a rebuilt matrix
+        gets a new graph); ``None`` without a ``cache_dir``."""
+        path = self.cache_path()
+        return path.with_name(AnnIndex.file_name(path.stem)) if path is not None else None
+
+    def ann(self) -> AnnIndex | None:
+        """The HNSW graph of the entity matrix (viewed from its cache file, or built now and cached), ``None``
+        where ``uses_ann`` is false or the graph is empty."""
+        if not self.uses_ann or not self.names:
+            return None
+        if self._ann is None:
+            matrix = self.embeddings  # outside the lock: a first use builds the matrix under the same lock
+            with self._build_lock:
+                if self._ann is None:
+                    self._ann = AnnIndex.load_or_build(matrix, self.ann_path())
+                    log.debug("%s: candidates from an HNSW graph of %d rows", self, len(self._ann))
+        return self._ann
 
     def _coarse_product(self, threads: int | None = None) -> "_CoarseProduct":
         pid = os.getpid()
@@ -441,15 +492,18 @@ class GraphIndex:
         return out
 
     def top_k(self, vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Exact top-``k`` rows of ``embeddings`` for each query vector: ``(indices, scores)``, both ``(Q, k')``
+        """Top-``k`` rows of ``embeddings`` for each query vector: ``(indices, scores)``, both ``(Q, k')``
         with ``k' = min(k, len(names))``, best first, ties by row (name) order; scores are float64.
 
         ``vectors`` must be unit rows of the embedder's dimension. Two passes:
 
-        1. candidates: one matrix product per chunk of ``chunk_size`` queries, in float32 (NumPy's BLAS) or
-           bfloat16 (PyTorch; see ``search``), then every row whose approximate score is within the product's
-           margin of the k-th best approximate score: ``RESCORE_MARGIN`` for float32, ``bfloat16_margin`` for
-           bfloat16 (a bound on the rounding, so a true top-k row is never left out);
+        1. candidates: from ``ANN_MIN_ROWS`` rows (``uses_ann``), the ``ANN_CANDIDATES_PER_K * k`` rows an HNSW
+           graph finds (``AnnIndex``: approximate, a true top-k row may be missed; recall@10 against the exact
+           ranking is measured in ``bench/results/ann.json``); below it, exact: one matrix product per chunk of
+           ``chunk_size`` queries, in float32 (NumPy's BLAS) or bfloat16 (PyTorch; see ``search``), then every
+           row whose approximate score is within the product's margin of the k-th best approximate score:
+           ``RESCORE_MARGIN`` for float32, ``bfloat16_margin`` for bfloat16 (a bound on the rounding, so a true
+           top-k row is never left out);
         2. ranking: the candidates' scores recomputed in float64, one independent sum per row.
 
         The second pass is what makes results independent of batching and of the first pass's precision: BLAS
@@ -468,15 +522,20 @@ class GraphIndex:
         if q.shape[1] != matrix.shape[1]:
             raise ValueError(f"query vectors have dimension {q.shape[1]}, the index has {matrix.shape[1]}")
         q64 = q.astype(np.float64)
-        coarse = self._coarse_product() if kk < n else None
+        ann = self.ann() if kk < n else None
+        coarse = self._coarse_product() if kk < n and ann is None else None
         for start in range(0, q.shape[0], self.chunk_size):
             block = q[start : start + self.chunk_size]
-            if coarse is None:
+            if ann is not None:
+                candidates = ann.candidates(block, min(n, ANN_CANDIDATES_PER_K * kk))
+            elif coarse is None:
                 candidates = [np.arange(n)] * len(block)
             else:
                 with self._search_lock:
                     candidates = coarse.candidates(block, kk)
             for j, cand in enumerate(candidates):
+                if len(cand) < kk:  # the graph found fewer rows than asked: every row, exactly
+                    cand = np.arange(n)
                 exact = _exact_scores(matrix, cand, q64[start + j])
                 # lexsort: last key is primary -> score descending, then row index ascending.
                 order = np.lexsort((cand, -exact))[:kk]
@@ -630,6 +689,108 @@ class _Bfloat16Product(_CoarseProduct):
         return [cols_np[bounds[i] : bounds[i + 1]] for i in range(len(block))]
 
 
+class AnnIndex:
+    """An HNSW graph (usearch) over unit rows: the first pass of a search from ``ANN_MIN_ROWS`` rows, for the entity
+    index and the meaning half of text search (``tasks.env.text_search``).
+
+    Keys are row numbers. The graph is built on one thread, inserting rows in order (a multi-threaded build
+    inserts in a racy order), so the same matrix gives the same file, byte for byte, in every process; a search
+    reads only the query and the graph, so a query's candidates depend neither on the other queries of a request
+    nor on the process. The file is viewed (memory-mapped, ``Index.restore(view=True)``), not read: the processes
+    serving one snapshot share its pages, and opening it costs no copy. Candidates are approximate (a true
+    neighbour can be missed: ``bench/results/ann.json`` measures recall@10 against the exact ranking); callers
+    rank them by exact float64 scores. A cache file is replaced (a new file renamed over it), never rewritten in
+    place: a process viewing the old one keeps reading its pages. Searches of one index run one at a time (usearch's Python search shares
+    per-thread scratch space between callers), each well under a millisecond.
+    """
+
+    def __init__(self, index, rows: int, dim: int, path: Path | None = None) -> None:
+        self._index = index
+        self.rows = rows
+        self.dim = dim
+        self.path = path
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self.rows
+
+    @staticmethod
+    def file_name(stem: str) -> str:
+        """The cache file of an index built from the matrix cached as ``<stem>.npy``: its settings are in the name,
+        so other settings never reuse it."""
+        return (f"{stem}__hnsw-{ANN_DTYPE}-m{ANN_CONNECTIVITY}-a{ANN_EXPANSION_ADD}-v{ANN_VERSION}.usearch")
+
+    @classmethod
+    def build(cls, matrix: np.ndarray) -> "AnnIndex":
+        from usearch.index import Index
+
+        rows, dim = matrix.shape
+        index = Index(ndim=dim, metric="ip", dtype=ANN_DTYPE, connectivity=ANN_CONNECTIVITY,
+                      expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
+        step = 65536  # added a slice at a time: the source may be a read-only memory map, never copied whole
+        for i in range(0, rows, step):
+            part = np.ascontiguousarray(matrix[i : i + step], dtype=np.float32)
+            index.add(np.arange(i, i + len(part), dtype=np.uint64), part, threads=1)
+        return cls(index, rows, dim)
+
+    @classmethod
+    def load_or_build(cls, matrix: np.ndarray, path: Path | None) -> "AnnIndex":
+        """The graph of ``matrix`` viewed from ``path``, or built now (then saved there atomically and viewed) when
+        the file is missing, unreadable or not this matrix's size; without a path, built in memory."""
+        rows, dim = matrix.shape
+        if path is not None and path.exists():
+            found = cls.view(path, rows, dim)
+            if found is not None:
+                return found
+        built = cls.build(matrix)
+        if path is None:
+            return built
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+        os.close(fd)
+        try:
+            built._index.save(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        viewed = cls.view(path, rows, dim)
+        if viewed is None:
+            raise OSError(f"the HNSW index {path} was written but cannot be viewed back")
+        return viewed
+
+    @classmethod
+    def view(cls, path: Path, rows: int, dim: int) -> "AnnIndex | None":
+        """The index saved at ``path``, memory-mapped read-only; ``None`` (with a warning) when unreadable or not
+        an index of ``rows`` rows of ``dim`` dimensions in this module's settings."""
+        from usearch.index import Index
+
+        try:
+            index = Index.restore(str(path), view=True, expansion_search=ANN_EXPANSION_SEARCH)
+        except (OSError, RuntimeError, ValueError) as exc:
+            log.warning("ignoring unreadable HNSW index %s: %s", path, exc)
+            return None
+        if index is None or len(index) != rows or index.ndim != dim or index.dtype.name.lower() != ANN_DTYPE \
+                or index.connectivity != ANN_CONNECTIVITY:
+            log.warning("ignoring HNSW index %s: it is not an index of %d rows of %d dimensions", path, rows, dim)
+            return None
+        return cls(index, rows, dim, path)
+
+    def candidates(self, vectors: np.ndarray, count: int, expansion: int | None = None) -> list[np.ndarray]:
+        """For each unit query row, the row numbers of (about) its ``count`` most similar rows, ascending.
+        ``expansion``: the search depth (``ANN_EXPANSION_SEARCH`` unless given; at least ``count``)."""
+        q = np.ascontiguousarray(np.atleast_2d(vectors), dtype=np.float32)
+        count = max(1, min(count, self.rows))
+        depth = max(count, expansion if expansion is not None else ANN_EXPANSION_SEARCH)
+        with self._lock:
+            self._index.expansion_search = depth
+            found = self._index.search(q, count, threads=1)
+        keys = np.asarray(found.keys).reshape(len(q), -1)
+        # one query gives one ``Matches`` (keys found only), a block ``BatchMatches`` (padded, with counts)
+        counts = np.asarray(found.counts).reshape(len(q)) if hasattr(found, "counts") else [keys.shape[1]]
+        return [np.sort(keys[i, : counts[i]].astype(np.intp)) for i in range(len(q))]
+
+
 #: Rows embedded and saved together while an index is built: what a build stopped mid-way keeps for the next
 #: one (16 requests of 64 texts to an endpoint).
 INDEX_PART_ROWS = 1024
@@ -744,5 +905,5 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-__all__ = ["GraphIndex", "HashingEmbedder", "Match", "SEARCH_PRECISIONS", "TEXT_FORMAT_VERSION", "bfloat16_bits",
+__all__ = ["ANN_MIN_ROWS", "AnnIndex", "GraphIndex", "HashingEmbedder", "Match", "SEARCH_PRECISIONS", "TEXT_FORMAT_VERSION", "bfloat16_bits",
            "bfloat16_margin", "entity_text"]

@@ -25,12 +25,13 @@ process keeps built indexes in memory (``cached_text_index``).
 
 Hot path (``bench/bench_text_search.py``, 100k chunks): the meaning half streams the whole chunk matrix once per
 product (150 MB in float32 at 384 dimensions), a few ms per query, which dominated a request. From
-``IVF_MIN_ROWS`` chunks a query therefore reads inverted lists instead (``_InvertedLists``: about 2% of the
-matrix, ranked exactly among the lists read, so approximate only in the lists it skips); below it, as follows. Concurrent
-searches of one process are therefore coalesced (``_DenseBatcher``): while one product runs, new queries queue,
-and the next product takes all of them, so 32 concurrent queries stream the matrix once, not 32 times; on a
-CPU with bfloat16 units the product runs in bfloat16 where a timed probe finds it faster (``precision="auto"``).
-The lexical half ranks only the chunks that share a word with the query (``_top_positive``) instead of sorting
+``ANN_MIN_CHUNKS`` chunks a query therefore takes its candidates from an HNSW graph instead (usearch,
+``tasks.env.index.AnnIndex``: built on one thread, so the same file in every process, cached beside the matrix and
+memory-mapped; approximate, at the recall measured in ``bench/results/ann.json``) and ranks them by float64 sums.
+Below it the search is exact, and concurrent searches of one process are coalesced (``_DenseBatcher``): while one
+product runs, new queries queue, and the next product takes all of them, so 32 concurrent queries stream the matrix
+once, not 32 times; on a CPU with bfloat16 units the product runs in bfloat16 where a timed probe finds it faster
+(``precision="auto"``). The lexical half ranks only the chunks that share a word with the query (``_top_positive``) instead of sorting
 every chunk tied at score 0.
 
 Limits: a query is non-empty and at most ``MAX_QUERY_CHARS`` characters; ``k`` is at most ``MAX_TOP_K``.
@@ -60,7 +61,7 @@ from schemas.errors import InputError
 # The entity index's search pieces: its float32 and bfloat16 candidate products (same margins), its float64
 # re-scoring, its atomic array save.
 from tasks.env.index import (
-    RESCORE_MARGIN,
+    AnnIndex,
     _Bfloat16Product,
     _CoarseProduct,
     _exact_scores,
@@ -85,28 +86,24 @@ AUTO_BF16_ROWS = 20_000
 #: Smallest block of queries multiplied in bfloat16: one query streams the matrix either way, and PyTorch's
 #: per-call cost then makes bfloat16 the slower of the two.
 BF16_MIN_BLOCK = 4
-#: From this many chunks the meaning half searches inverted lists (``dense="auto"``, ``_InvertedLists``) instead
-#: of every chunk: below it, one product over the whole matrix takes a few ms per block of queries.
-IVF_MIN_ROWS = 50_000
-#: Inverted lists over n chunks: about this many times sqrt(n) (100k chunks: 1,265 lists of ~80 chunks; a query
-#: probes 20 of them by default).
-IVF_LISTS_PER_ROOT = 4
-#: Fewest chunks a list holds on average (a small collection forced to ``dense="ivf"`` gets fewer lists).
-IVF_MIN_LIST = 16
-#: k-means training rows per list, and rounds: the sample bounds the build (a few seconds at 100k chunks).
-IVF_TRAIN_PER_LIST = 40
-IVF_ITERATIONS = 10
-#: Share of the lists a query probes unless ``nprobe`` says otherwise: the recall/speed trade measured by
-#: ``bench/bench_text_search.py`` against the exact ranking.
-IVF_PROBE_SHARE = 1 / 64
-#: Rows of one matrix-vector product on the list path: OpenBLAS hands a larger product to its thread pool, and
-#: waking the pool costs more than the product (1,265 x 384 took 0.6 ms with 2 threads, 0.05 ms with one, on 2
-#: cores); concurrent searches then wait on each other's pool.
-GEMV_ROWS = 512
-#: Bumped whenever the inverted lists are built differently, so cached ones from the old recipe are rebuilt.
-IVF_VERSION = 1
+#: From this many chunks the meaning half takes its candidates from an HNSW graph (``dense="auto"``; usearch,
+#: ``tasks.env.index.AnnIndex``) instead of scoring every chunk. Measured in ``bench/results/ann.json``:
+#: TEXT_THRESHOLD_NOTE
+ANN_MIN_CHUNKS = 20_000
+#: The graph's search depth per query, in multiples of the rows a ranking contributes (``TextIndex.depth``, 50 by
+#: default): a fused top 3 depends on the whole meaning ranking, not only its first 10 rows. On 2,400 synthetic
+#: chunks (``tests/test_text_search_lists.py``'s, 50 rows a ranking) 4x found 99% of the exact meaning ranking's rows
+#: and kept 83% of fused top-3 lists identical to the exact search's, against 95% and 47% at 2x, 99.9% and 98% at 8x
+#: (the home-made inverted lists it replaced: 71% and 41% at 100k chunks, ``bench/results/text_search.json``).
+ANN_DEPTH_EXPANSION = 4
 #: Bumped whenever tokenising or the embedded text changes, so indexes cached from the old recipe are rebuilt.
 TEXT_INDEX_VERSION = 1
+
+#: The meaning half's search: ``exact`` scores every chunk, ``hnsw`` reads an HNSW graph, ``auto`` reads it from
+#: ``ANN_MIN_CHUNKS`` chunks. ``ivf`` is kept as another name of ``hnsw``: the ``[ikg] text_dense`` setting names
+#: the inverted lists the graph replaced.
+DenseSearch = Literal["auto", "exact", "hnsw", "ivf"]
+DENSE_SEARCHES: tuple[str, ...] = ("auto", "exact", "hnsw", "ivf")
 
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
@@ -269,145 +266,6 @@ class _DenseBatcher:
             nxt.done.set()
 
 
-class _InvertedLists:
-    """Spherical k-means lists over the unit chunk matrix: the meaning half's first pass at scale (module
-    docstring, hot path).
-
-    Each chunk belongs to the list of its most similar centroid, and ``rows`` holds the matrix list by list, so a
-    probed list is one contiguous slice. A query scores every centroid, probes the ``nprobe`` best
-    lists (ties by list id), scores their rows in float32, keeps those within ``RESCORE_MARGIN`` of the n-th best
-    and ranks them by float64 sums, ties by chunk order: every step reads the query and the index only, so a
-    query's rows depend neither on the other queries of a request nor on the process. Probing every list gives
-    the exact ranking; probing fewer may miss a chunk whose list was not probed (``bench/bench_text_search.py``
-    measures the recall against the exact ranking).
-    """
-
-    __slots__ = ("centroids", "order", "offsets", "rows")
-
-    def __init__(self, centroids: np.ndarray, order: np.ndarray, offsets: np.ndarray, rows: np.ndarray) -> None:
-        self.centroids = np.ascontiguousarray(centroids, dtype=np.float32)
-        self.order = order  # chunk id of each row of ``rows``
-        self.offsets = offsets  # list l holds rows offsets[l]:offsets[l + 1]
-        self.rows = rows
-
-    @property
-    def lists(self) -> int:
-        return int(self.centroids.shape[0])
-
-    @staticmethod
-    def list_count(rows: int) -> int:
-        """Lists for ``rows`` chunks: ``IVF_LISTS_PER_ROOT * sqrt(rows)``, at most one per ``IVF_MIN_LIST`` rows."""
-        return max(1, min(round(IVF_LISTS_PER_ROOT * rows**0.5), rows // IVF_MIN_LIST))
-
-    @classmethod
-    def build(cls, matrix: np.ndarray, lists: int, seed: int = 0) -> "_InvertedLists":
-        """k-means on a seeded sample of ``IVF_TRAIN_PER_LIST`` rows a list (``IVF_ITERATIONS`` rounds of
-        assigning by the largest dot product and re-centring on the normalised mean), then every row assigned."""
-        n = matrix.shape[0]
-        lists = max(1, min(lists, n))
-        rng = np.random.default_rng(seed)
-        sample = matrix[np.sort(rng.choice(n, min(n, lists * IVF_TRAIN_PER_LIST), replace=False))]
-        centroids = sample[np.sort(rng.choice(len(sample), lists, replace=False))].astype(np.float32)
-        for _ in range(IVF_ITERATIONS):
-            assigned, best = _nearest(sample, centroids)
-            sums = np.zeros(centroids.shape, dtype=np.float64)
-            by_list = np.argsort(assigned, kind="stable")
-            lists_in = assigned[by_list]
-            starts = np.flatnonzero(np.r_[True, lists_in[1:] != lists_in[:-1]])
-            sums[lists_in[starts]] = np.add.reduceat(sample[by_list].astype(np.float64), starts, axis=0)
-            norms = np.linalg.norm(sums, axis=1)
-            empty = np.flatnonzero(norms == 0)
-            keep = norms > 0
-            centroids[keep] = (sums[keep] / norms[keep, None]).astype(np.float32)
-            if len(empty):  # re-seed an empty list at the sample rows its centroid serves worst, deterministically
-                worst = np.lexsort((np.arange(len(best)), best))[: len(empty)]
-                centroids[empty] = sample[worst]
-        assigned, _ = _nearest(matrix, centroids)
-        order = np.lexsort((np.arange(n), assigned)).astype(np.int64)
-        offsets = np.searchsorted(assigned[order], np.arange(lists + 1)).astype(np.int64)
-        return cls(centroids, order, offsets, np.ascontiguousarray(matrix[order], dtype=np.float32))
-
-    @classmethod
-    def load_or_build(cls, matrix: np.ndarray, lists: int, stem: Path | None) -> "_InvertedLists":
-        """The lists of ``matrix`` from the cache files beside ``stem`` (``.npy`` per array, ``rows``
-        memory-mapped so server workers share it), built and saved when missing or not this matrix's."""
-        if stem is not None:
-            found = cls._load(stem, matrix.shape, lists)
-            if found is not None:
-                return found
-        built = cls.build(matrix, lists)
-        if stem is not None:
-            for part in ("rows", "centroids", "order", "offsets"):  # offsets last: their presence marks a whole set
-                _save_atomically(Path(f"{stem}.{part}.npy"), getattr(built, part))
-        return built
-
-    @classmethod
-    def _load(cls, stem: Path, shape: tuple[int, ...], lists: int) -> "_InvertedLists | None":
-        paths = {part: Path(f"{stem}.{part}.npy") for part in ("rows", "centroids", "order", "offsets")}
-        if not all(p.exists() for p in paths.values()):
-            return None
-        try:
-            arrays = {part: np.load(p, mmap_mode="r" if part == "rows" else None, allow_pickle=False)
-                      for part, p in paths.items()}  # fmt: skip
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring unreadable cached inverted lists %s: %s", stem, exc)
-            return None
-        rows, centroids, order, offsets = (arrays[p] for p in ("rows", "centroids", "order", "offsets"))
-        fits = (rows.shape == shape and rows.dtype == np.float32 and centroids.shape == (lists, shape[1])
-                and order.shape == (shape[0],) and offsets.shape == (lists + 1,) and int(offsets[-1]) == shape[0]
-                and bool(np.array_equal(np.sort(order), np.arange(shape[0]))))  # fmt: skip
-        if not fits:
-            log.warning("ignoring cached inverted lists %s: they do not fit a matrix of shape %s", stem, shape)
-            return None
-        return cls(centroids, order, offsets, np.asarray(rows))
-
-    def probe(self, vector: np.ndarray, nprobe: int) -> np.ndarray:
-        """The ``nprobe`` lists whose centroids are most similar to the float32 ``vector``, best first, ties by id
-        (one matrix-vector product, the same for the same query whatever else runs)."""
-        return _top(_matvec(self.centroids, vector), nprobe)
-
-    def top(self, vector: np.ndarray, n: int, nprobe: int) -> np.ndarray:
-        """Chunk ids of the ``n`` best rows of the probed lists by cosine similarity to the unit ``vector``, best
-        first, ties by chunk order, ranked by float64 sums (``_exact_scores``)."""
-        q = np.ascontiguousarray(vector, dtype=np.float32)
-        spans: list[list[int]] = []
-        for lst in np.sort(self.probe(q, nprobe)):  # adjacent lists merge into one slice
-            lo, hi = int(self.offsets[lst]), int(self.offsets[lst + 1])
-            if spans and spans[-1][1] == lo:
-                spans[-1][1] = hi
-            elif hi > lo:
-                spans.append([lo, hi])
-        if not spans:
-            return np.zeros(0, dtype=np.intp)
-        scores = np.concatenate([_matvec(self.rows[lo:hi], q) for lo, hi in spans])
-        positions = np.concatenate([np.arange(lo, hi) for lo, hi in spans])
-        if len(scores) > n:
-            floor = scores[np.argpartition(scores, len(scores) - n)[len(scores) - n :]].min()
-            keep = scores >= floor - RESCORE_MARGIN
-            positions = positions[keep]
-        exact = _exact_scores(self.rows, positions, q.astype(np.float64))
-        ids = self.order[positions]
-        return ids[np.lexsort((ids, -exact))[:n]].astype(np.intp)
-
-
-def _matvec(rows: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """``rows @ vector`` in products of at most ``GEMV_ROWS`` rows, each on the calling thread (see ``GEMV_ROWS``)."""
-    if rows.shape[0] <= GEMV_ROWS:
-        return rows @ vector
-    return np.concatenate([rows[i : i + GEMV_ROWS] @ vector for i in range(0, rows.shape[0], GEMV_ROWS)])
-
-
-def _nearest(rows: np.ndarray, centroids: np.ndarray, step: int = 8192) -> tuple[np.ndarray, np.ndarray]:
-    """For each row, the id of its most similar centroid (the first of ties) and that similarity (float32)."""
-    assigned = np.empty(rows.shape[0], dtype=np.intp)
-    best = np.empty(rows.shape[0], dtype=np.float32)
-    for i in range(0, rows.shape[0], step):
-        scores = np.asarray(rows[i : i + step], dtype=np.float32) @ centroids.T
-        assigned[i : i + step] = np.argmax(scores, axis=1)
-        best[i : i + step] = scores[np.arange(len(scores)), assigned[i : i + step]]
-    return assigned, best
-
-
 class TextIndex:
     """Hybrid BM25 + embedding search over one list of chunks (see the module docstring).
 
@@ -426,7 +284,7 @@ class TextIndex:
         candidates: int = 50,
         rrf_k: int = RRF_K,
         precision: Literal["auto", "float32", "bfloat16"] = "auto",
-        dense: Literal["auto", "exact", "ivf"] = "auto",
+        dense: DenseSearch = "auto",
         nprobe: int | None = None,
     ) -> None:
         ids = [c.chunk_id for c in chunks]
@@ -440,8 +298,8 @@ class TextIndex:
             raise ValueError(f"candidates and rrf_k must be >= 1, got {candidates} and {rrf_k}")
         if precision not in ("auto", "float32", "bfloat16"):
             raise ValueError(f"precision must be auto, float32 or bfloat16, got {precision!r}")
-        if dense not in ("auto", "exact", "ivf"):
-            raise ValueError(f"dense must be auto, exact or ivf, got {dense!r}")
+        if dense not in DENSE_SEARCHES:
+            raise ValueError(f"dense must be one of {', '.join(DENSE_SEARCHES)}, got {dense!r}")
         if nprobe is not None and (isinstance(nprobe, bool) or not isinstance(nprobe, int) or nprobe < 1):
             raise ValueError(f"nprobe must be a whole number >= 1, got {nprobe!r}")
         self.chunks: tuple[TextChunk, ...] = tuple(chunks)
@@ -460,9 +318,10 @@ class TextIndex:
         self._batcher = _DenseBatcher(self._dense_top_block)
         self.dense = dense
         self.nprobe = nprobe
-        self._lists: _InvertedLists | None = None
-        # Searches over lists run one at a time per process: each is ~1 ms of GIL-bound Python and numpy, and 16
-        # threads taking turns on the GIL stretched the slowest of them to 3x the median (bench_text_search).
+        self._ann: AnnIndex | None = None
+        # Searches through the graph run one at a time per process: each is ~1 ms of GIL-bound Python and numpy
+        # (BM25, fusion), and 16 threads taking turns on the GIL stretched the slowest of them to 3x the median
+        # (bench_text_search).
         self._searching = threading.Lock()
         self.fingerprint = self._fingerprint()
 
@@ -490,7 +349,7 @@ class TextIndex:
         """Load or build both halves now, so no request pays for them."""
         self._lexical()
         self._dense()
-        self._inverted()
+        self._graph()
         return self
 
     def _lexical(self):
@@ -569,36 +428,35 @@ class TextIndex:
         return matrix
 
     @property
-    def uses_lists(self) -> bool:
-        """Whether the meaning half probes inverted lists: ``dense="ivf"``, or ``auto`` from ``IVF_MIN_ROWS``
-        chunks; never without an embedder or where one list would hold every chunk."""
-        if self.embedder is None or self.dense == "exact":
+    def uses_ann(self) -> bool:
+        """Whether the meaning half takes its candidates from an HNSW graph: ``dense="hnsw"`` (or its older name
+        ``"ivf"``), or ``auto`` from ``ANN_MIN_CHUNKS`` chunks; never without an embedder or where the collection
+        holds no more chunks than a ranking contributes."""
+        if self.embedder is None or self.dense == "exact" or len(self) <= self.depth:
             return False
-        if self.dense == "auto" and len(self) < IVF_MIN_ROWS:
-            return False
-        return _InvertedLists.list_count(len(self)) > 1
+        return self.dense != "auto" or len(self) >= ANN_MIN_CHUNKS
 
-    def _inverted(self) -> _InvertedLists | None:
-        """The inverted lists of the chunk matrix (built once, cached beside it), ``None`` when not used."""
-        if not self.uses_lists:
+    def _graph(self) -> AnnIndex | None:
+        """The HNSW graph of the chunk matrix (built once, cached beside it), ``None`` when not used."""
+        if not self.uses_ann:
             return None
-        if self._lists is None:
+        if self._ann is None:
             matrix = self._dense()
-            assert matrix is not None  # uses_lists needs an embedder
+            assert matrix is not None  # uses_ann needs an embedder
             with self._lock:
-                if self._lists is None:
-                    lists = _InvertedLists.list_count(len(self))
+                if self._ann is None:
                     path = self._matrix_path()
-                    stem = path.with_name(f"{path.stem}__ivf{lists}-v{IVF_VERSION}") if path is not None else None
-                    self._lists = _InvertedLists.load_or_build(matrix, lists, stem)
-        return self._lists
+                    where = path.with_name(AnnIndex.file_name(path.stem)) if path is not None else None
+                    self._ann = AnnIndex.load_or_build(matrix, where)
+        return self._ann
 
     @property
-    def probes(self) -> int:
-        """Lists a query probes: ``nprobe``, or ``IVF_PROBE_SHARE`` of them (at least one), at most all."""
-        lists = _InvertedLists.list_count(len(self))
-        wanted = self.nprobe if self.nprobe is not None else max(1, round(IVF_PROBE_SHARE * lists))
-        return min(wanted, lists)
+    def expansion(self) -> int:
+        """The graph's search depth per query: ``nprobe`` when given (the setting's older name, from the inverted
+        lists the graph replaced), else ``ANN_DEPTH_EXPANSION`` times the ranking's ``depth``; at least twice the
+        ``depth`` (the rows taken from the graph)."""
+        wanted = self.nprobe if self.nprobe is not None else ANN_DEPTH_EXPANSION * self.depth
+        return max(wanted, 2 * self.depth)
 
     # -- searching ------------------------------------------------------------------------------------------------
     def lexical_scores(self, query: str) -> np.ndarray:
@@ -625,9 +483,9 @@ class TextIndex:
         process: a forked tool server worker sets up its own."""
         if self._dense() is None:
             return None
-        lists = self._inverted()
-        if lists is not None:
-            return f"inverted lists ({self.probes} of {lists.lists} probed)"
+        graph = self._graph()
+        if graph is not None:
+            return f"hnsw (usearch, {len(graph)} chunks, depth {self.expansion})"
         return "bfloat16" if self._bfloat16() is not None else "float32"
 
     def _bfloat16(self) -> _Bfloat16Product | None:
@@ -686,13 +544,28 @@ class TextIndex:
             return None
         assert self.embedder is not None
         q = _unit_rows(np.asarray(self.embedder.embed(list(queries)), dtype=np.float32).reshape(len(queries), -1))
-        lists = self._inverted()
-        if lists is not None:  # a query reads a few lists: nothing to share with concurrent callers
-            return [lists.top(vec, min(self.depth, len(self)), self.probes) for vec in q]
+        graph = self._graph()
+        if graph is not None:  # a query reads a small part of the graph: nothing to share with concurrent callers
+            return self._graph_top(graph, q)
         if len(q) == 1:
             return [self._batcher.top(q[0])]
         step = self._batcher.max_batch
         return [rows for i in range(0, len(q), step) for rows in self._dense_top_block(q[i : i + step])]
+
+    def _graph_top(self, graph: AnnIndex, q: np.ndarray) -> list[np.ndarray]:
+        """For each unit query vector, the ``depth`` best of the rows the graph finds (``2 * depth`` of them), best
+        first, ranked by float64 sums, ties by row order."""
+        matrix = self._dense()
+        assert matrix is not None
+        kk = min(self.depth, len(self))
+        out = []
+        for cand, vec in zip(graph.candidates(q, min(len(self), 2 * kk), self.expansion), q.astype(np.float64),
+                             strict=True):  # fmt: skip
+            if len(cand) < kk:  # the graph found fewer rows than asked: every row, exactly
+                cand = np.arange(len(self))
+            exact = _exact_scores(matrix, cand, vec)
+            out.append(cand[np.lexsort((cand, -exact))[:kk]])
+        return out
 
     @property
     def depth(self) -> int:
@@ -709,7 +582,7 @@ class TextIndex:
         checked = [check_query(q, k)[0] for q in queries]
         if not checked:
             return []
-        if self.uses_lists:
+        if self.uses_ann:
             with self._searching:
                 return self._search_checked(checked, k)
         return self._search_checked(checked, k)
@@ -758,7 +631,7 @@ CACHE_SIZE = 8
 
 def cached_text_index(
     chunks: Iterable[TextChunk], embedder: Embedder | None, *, name: str, cache_dir: str | Path | None = None,
-    dense: Literal["auto", "exact", "ivf"] = "auto", nprobe: int | None = None,
+    dense: DenseSearch = "auto", nprobe: int | None = None,
 ) -> TextIndex:
     """The ``TextIndex`` of ``chunks``, built once per process per content, embedder and search settings (the last
     ``CACHE_SIZE`` kept): a tool server and the answerability check over one snapshot share it."""

@@ -62,7 +62,7 @@ test-ray: $(VENV)/.installed-ray
 # loopback with the fake LLM endpoint (~1-1.5 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.
 # Then `hopforge server start|status|stop` and commands with and without it (~2 min).
 test-prefect-server: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py tests/test_hopforge_server.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -s -m prefect_server tests/test_prefect_server.py tests/test_deploy_docs.py tests/test_hopforge_server.py $(PYTEST_ARGS)
 
 # The whole reliability suite with its figures: bad input (85 kinds), secrets, read-only data dir (also in `make
 # test`), kill -9 and resume of every stage (23 kills) and 20% injected faults on every role, against the loopback

@@ -12,7 +12,6 @@ import re
 from gateway.client import LLMGateway
 from gateway.fake import FakeOpenAI
 from schemas.config import load_settings
-from schemas.graph import Entity, Relation
 from schemas.programs import QueryProgram
 from schemas.qa import Seed
 from tasks.graph.kg import KnowledgeGraph
@@ -21,27 +20,10 @@ from tasks.qa.checks import run_checks
 from tasks.qa.generate import GenConfig, candidate_messages, run_job
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
 from tasks.qa.programs import PinRefusal, relation_index
+from tests.test_programs import EUROPE, TYPES, graph
 
-# Labels the shipped lexicon reads: "capital" one per subject; "continent", "currency" one per subject and many per
+# EUROPE, the program tests' graph: "capital" one per subject; "continent", "currency" one per subject and many per
 # object in the world; "borders" symmetric, many.
-EUROPE = [
-    ("France", "capital", "Paris"), ("Germany", "capital", "Berlin"), ("Spain", "capital", "Madrid"),
-    ("France", "continent", "Europe"), ("Germany", "continent", "Europe"), ("Spain", "continent", "Europe"),
-    ("France", "currency", "Euro"), ("Germany", "currency", "Euro"), ("Spain", "currency", "Euro"),
-    ("Italy", "currency", "Euro"),
-    ("France", "borders", "Spain"), ("France", "borders", "Germany"),
-    ("Germany", "borders", "Austria"), ("Italy", "borders", "Austria"),
-]
-TYPES = {"France": "country", "Germany": "country", "Spain": "country", "Italy": "country", "Austria": "country",
-         "Paris": "city", "Berlin": "city", "Madrid": "city", "Europe": "continent", "Euro": "currency"}
-
-
-def graph(triples, types=None, domain="geo") -> KnowledgeGraph:
-    names = sorted({n for s, _, o in triples for n in (s, o)})
-    types = types or {}
-    ents = [Entity(domain=domain, name=n, type=types.get(n, "UNKNOWN")) for n in names]
-    rels = [Relation(domain=domain, source=s, target=o, relation=r, directed=True) for s, r, o in triples]
-    return KnowledgeGraph(domain, ents, rels, directed=True, snapshot_id=f"{domain}-test")
 
 
 # -- free mode: a path and the model's pins, read back as a program -------------------------------------------------

@@ -206,23 +206,28 @@ def _open_binary(path: Path) -> IO[bytes]:
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
-def _lines(path: Path, builder: _Builder) -> Iterator[tuple[int, str]]:
-    """Non-blank lines as ``(1-based line number, text)``; lines that are not UTF-8 become row errors."""
+def _decoded(path: Path, builder: _Builder) -> Iterator[tuple[int, str]]:
+    """Every line as ``(1-based line number, text with its line end)``; a line that is not UTF-8 is a row error and
+    is left out; a file that cannot be read is a ``GraphImportError``."""
     try:
         with _open_binary(path) as fh:
             for number, raw in enumerate(fh, start=1):
                 try:
-                    text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                    yield number, raw.decode("utf-8-sig" if number == 1 else "utf-8")
                 except UnicodeDecodeError as exc:
                     builder.rows_read += 1
                     builder.error(number, "not_utf8", f"not UTF-8 at byte {exc.start} of the line")
-                    continue
-                text = text.rstrip("\r\n")
-                if text.strip():
-                    builder.rows_read += 1
-                    yield number, text
     except (OSError, EOFError) as exc:
         raise GraphImportError(f"cannot read {path}: {exc}") from None
+
+
+def _lines(path: Path, builder: _Builder) -> Iterator[tuple[int, str]]:
+    """Non-blank lines as ``(1-based line number, text)``; lines that are not UTF-8 become row errors."""
+    for number, text in _decoded(path, builder):
+        text = text.rstrip("\r\n")
+        if text.strip():
+            builder.rows_read += 1
+            yield number, text
 
 
 def _first_validation_message(exc: ValidationError) -> str:
@@ -469,21 +474,11 @@ def _tsv_rows(path: Path, b: _Builder) -> Iterator[tuple[int, int, list[str]]]:
     fed: list[int] = []  # numbers of the lines the current row has read so far
 
     def lines() -> Iterator[str]:
-        try:
-            with _open_binary(path) as fh:
-                for number, raw in enumerate(fh, start=1):
-                    try:
-                        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-                    except UnicodeDecodeError as exc:
-                        b.rows_read += 1
-                        b.error(number, "not_utf8", f"not UTF-8 at byte {exc.start} of the line")
-                        continue
-                    if not fed and text.lstrip().startswith("#"):
-                        continue  # a comment line, where a row would start (inside a quoted field it is text)
-                    fed.append(number)
-                    yield text
-        except (OSError, EOFError) as exc:
-            raise GraphImportError(f"cannot read {path}: {exc}") from None
+        for number, text in _decoded(path, b):
+            if not fed and text.lstrip().startswith("#"):
+                continue  # a comment line, where a row would start (inside a quoted field it is text)
+            fed.append(number)
+            yield text
 
     limit = csv.field_size_limit()
     csv.field_size_limit(TSV_FIELD_LIMIT)

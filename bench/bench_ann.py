@@ -210,10 +210,22 @@ def m_lists(data: np.ndarray, where: Path) -> tuple[Callable, dict[str, Any]] | 
                                                   "load_s": round(load, 4), "lists": lists, "probes": probes}
 
 
-def m_usearch(data: np.ndarray, where: Path, dtype: str, efs: list[int]) -> list[tuple[str, Callable, dict[str, Any]]]:
+def rescore(data: np.ndarray, cand: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The ``K`` best of ``cand`` by float64 scores, as the project ranks the candidates an index finds."""
+    cand = cand[cand >= 0]
+    s = (data[cand].astype(np.float64) * q.astype(np.float64)).sum(axis=1)
+    return cand[np.lexsort((cand, -s))[:K]]
+
+
+def setting_name(ef: int, count: int) -> str:
+    """``ef<e>`` (``K`` results straight from the index) or ``ef<e>-c<n>`` (``n`` candidates ranked exactly)."""
+    return f"ef{ef}" if count == K else f"ef{ef}-c{count}"
+
+
+def m_usearch(data: np.ndarray, where: Path, dtype: str, efs: list[tuple[int, int]]) -> list[tuple[str, Callable, dict[str, Any]]]:
     from usearch.index import Index
 
-    idx = Index(ndim=DIM, metric="ip", dtype=dtype, connectivity=M, expansion_add=EF_ADD, expansion_search=efs[0])
+    idx = Index(ndim=DIM, metric="ip", dtype=dtype, connectivity=M, expansion_add=EF_ADD, expansion_search=efs[0][0])
     started = time.perf_counter()
     idx.add(np.arange(len(data), dtype=np.uint64), data, threads=1)
     build = time.perf_counter() - started
@@ -224,24 +236,25 @@ def m_usearch(data: np.ndarray, where: Path, dtype: str, efs: list[int]) -> list
     del idx
     before = rss()
     started = time.perf_counter()
-    viewed = Index.restore(str(path), view=True)
+    viewed = Index.restore(str(path), view=True, expansion_search=efs[0][0])  # the depth ``built_keys`` had
     load = time.perf_counter() - started
     same = bool(np.array_equal(built_keys, viewed.search(probe, K, threads=1).keys))
     viewed.search(data[::97], K, threads=1)  # touch the graph as searches do
     after = rss()
     memory = {f"loaded_{k}_mib": round(after[k] - before[k], 1) for k in before}
     out = []
-    for ef in efs:
-        def search(q: np.ndarray, ef: int = ef) -> np.ndarray:
-            viewed.expansion_search = ef
-            return viewed.search(q, K, threads=1).keys
-        out.append((f"usearch-hnsw-{dtype}-ef{ef}", search,
+    for ef, count in efs:
+        def search(q: np.ndarray, ef: int = ef, count: int = count) -> np.ndarray:
+            viewed.expansion_search = max(ef, count)
+            keys = viewed.search(q, count, threads=1).keys.astype(np.int64)
+            return keys if count == K else rescore(data, keys, q)
+        out.append((f"usearch-hnsw-{dtype}-{setting_name(ef, count)}", search,
                     {"build_s": round(build, 2), "file_mib": round(path.stat().st_size / 2**20, 1),
                      "load_s": round(load, 4), "loaded_equals_built": same, **memory}))
     return out
 
 
-def m_faiss_hnsw(data: np.ndarray, where: Path, efs: list[int]) -> list[tuple[str, Callable, dict[str, Any]]]:
+def m_faiss_hnsw(data: np.ndarray, where: Path, efs: list[tuple[int, int]]) -> list[tuple[str, Callable, dict[str, Any]]]:
     import faiss
 
     idx = faiss.IndexHNSWFlat(DIM, M, faiss.METRIC_INNER_PRODUCT)
@@ -251,8 +264,9 @@ def m_faiss_hnsw(data: np.ndarray, where: Path, efs: list[int]) -> list[tuple[st
     build = time.perf_counter() - started
     path = where / "faiss-hnsw.index"
     faiss.write_index(idx, str(path))
-    return _faiss_loaded(idx, path, build, [(f"faiss-hnsw-ef{ef}", lambda ix, ef=ef: setattr(ix.hnsw, "efSearch", ef))
-                                            for ef in efs])
+    settings = [(f"faiss-hnsw-{setting_name(ef, count)}",
+                 lambda ix, ef=ef, count=count: setattr(ix.hnsw, "efSearch", max(ef, count)), count) for ef, count in efs]
+    return _faiss_loaded(data, idx, path, build, settings)
 
 
 def m_faiss_ivf(data: np.ndarray, where: Path, shares: list[float]) -> list[tuple[str, Callable, dict[str, Any]]]:
@@ -270,11 +284,11 @@ def m_faiss_ivf(data: np.ndarray, where: Path, shares: list[float]) -> list[tupl
     path = where / "faiss-ivf.index"
     faiss.write_index(idx, str(path))
     settings = [(f"faiss-ivf-p{max(1, round(s * lists))}",
-                 lambda ix, p=max(1, round(s * lists)): setattr(ix, "nprobe", p)) for s in shares]
-    return _faiss_loaded(idx, path, build, settings, lists=lists)
+                 lambda ix, p=max(1, round(s * lists)): setattr(ix, "nprobe", p), K) for s in shares]
+    return _faiss_loaded(data, idx, path, build, settings, lists=lists)
 
 
-def _faiss_loaded(idx, path: Path, build: float, settings, **extra) -> list[tuple[str, Callable, dict[str, Any]]]:
+def _faiss_loaded(data: np.ndarray, idx, path: Path, build: float, settings, **extra) -> list[tuple[str, Callable, dict[str, Any]]]:
     import faiss
 
     before = rss()
@@ -294,9 +308,10 @@ def _faiss_loaded(idx, path: Path, build: float, settings, **extra) -> list[tupl
     after = rss()
     extra = {**extra, **{f"loaded_{k}_mib": round(after[k] - before[k], 1) for k in before}}
     out = []
-    for name, apply in settings:
-        def search(q: np.ndarray, apply=apply) -> np.ndarray:
-            return loaded.search(q[None], K)[1][0]
+    for name, apply, count in settings:
+        def search(q: np.ndarray, count: int = count) -> np.ndarray:
+            keys = loaded.search(q[None], count)[1][0]
+            return keys if count == K else rescore(data, keys, q)
         apply(loaded)
         out.append((name, _with_setting(search, apply, loaded),
                     {"build_s": round(build, 2), "file_mib": round(path.stat().st_size / 2**20, 1),
@@ -314,7 +329,8 @@ def _with_setting(search: Callable, apply: Callable, index) -> Callable:
 # -- driver ----------------------------------------------------------------------------------------------------------
 
 
-def bench_set(kind: str, rows: int, n_queries: int, seed: int, methods: set[str], efs: list[int]) -> dict[str, Any]:
+def bench_set(kind: str, rows: int, n_queries: int, seed: int, methods: set[str],
+              efs: list[tuple[int, int]]) -> dict[str, Any]:
     started = time.perf_counter()
     data, queries = {"clustered": clustered, "names": names, "chunks": chunks}[kind](rows, n_queries, seed)
     made = time.perf_counter() - started
@@ -361,10 +377,13 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["clustered", "names"], choices=["clustered", "names", "chunks"])
     ap.add_argument("--methods", nargs="+", default=["exact", "lists", "usearch", "faiss"],
                     help="exact, lists, usearch (or usearch-f32 / -f16 / -i8), faiss (or faiss-hnsw / faiss-ivf)")
-    ap.add_argument("--ef", type=int, nargs="+", default=[64, 128], help="HNSW expansion at search time")
+    ap.add_argument("--ef", nargs="+", default=["64", "128"],
+                    help="HNSW settings at search time: <expansion> (the index's top 10) or <expansion>:<candidates> "
+                         "(that many candidates ranked by exact float64 scores, as the project ranks them)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--append", action="store_true", help="add this run's sizes to those already in --json")
+    ap.add_argument("--note", default="", help="recorded with this run's sizes (e.g. which tree's code ran)")
     args = ap.parse_args()
 
     from threadpoolctl import threadpool_limits
@@ -385,8 +404,11 @@ def main() -> None:
     with threadpool_limits(1):  # the exact product on one thread too: what one tool server worker has
         for rows in args.rows:
             for kind in args.sets:
-                entry = bench_set(kind, rows, args.queries, args.seed, methods, args.ef)
+                efs = [(int(e.split(":")[0]), int(e.split(":")[1]) if ":" in e else K) for e in args.ef]
+                entry = bench_set(kind, rows, args.queries, args.seed, methods, efs)
                 entry["set"] = kind
+                if args.note:
+                    entry["note"] = args.note
                 report["sizes"].append(entry)
                 save_report(report, args.json)
     report["load_avg_after"] = load_avg()

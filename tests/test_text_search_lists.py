@@ -51,8 +51,8 @@ def test_the_graph_finds_nearly_every_chunk_of_the_exact_meaning_ranking(exact, 
         assert np.all(np.diff((m[rows] * vec).sum(axis=1)) <= 0)
     fused_same = np.mean([a == b for a, b in zip(index.search_many(queries, 3), exact.search_many(queries, 3))])
     # a fused top 3 moves with any row of the meaning ranking (RRF adds 1/(60 + rank) of both rankings), so fewer
-    # fused lists than meaning rows stay identical: 0.83 here at the default search depth, 0.41 with the lists
-    assert fused_same >= 0.75, fused_same
+    # fused lists than meaning rows stay identical: 0.99 here at the default search depth (320 for 20 rows a ranking)
+    assert fused_same >= 0.9, fused_same
 
 
 def test_a_query_ranks_the_same_alone_in_a_batch_and_under_concurrency(exact, corpus):

@@ -87,15 +87,20 @@ AUTO_BF16_ROWS = 20_000
 #: per-call cost then makes bfloat16 the slower of the two.
 BF16_MIN_BLOCK = 4
 #: From this many chunks the meaning half takes its candidates from an HNSW graph (``dense="auto"``; usearch,
-#: ``tasks.env.index.AnnIndex``) instead of scoring every chunk. Measured in ``bench/results/ann.json``:
-#: TEXT_THRESHOLD_NOTE
-ANN_MIN_CHUNKS = 20_000
+#: ``tasks.env.index.AnnIndex``) instead of scoring every chunk. Measured in ``bench/results/ann.json`` (``chunks``
+#: set: the text-search benchmark's corpus, hashed, 384 dimensions; one thread, load 1.6-2.8): for recall@10 >= 0.95
+#: the graph needs a search depth of 800 (``ANN_DEPTH_EXPANSION``), 4.6 ms a query at 50k chunks and 6.9 ms at 100k,
+#: while the exact product, coalesced over 32 concurrent queries (``_DenseBatcher``), costs 1.4 and 3.3 ms a query:
+#: exact is the cheaper up to 100k chunks. At 200k the two cost the same (depth 800: 6.2 ms, recall@10 0.93; exact
+#: in blocks: 6.5 ms) and the exact product grows with the collection while the graph barely does; a lone query
+#: costs 29 ms exact against 6 ms through the graph.
+ANN_MIN_CHUNKS = 200_000
 #: The graph's search depth per query, in multiples of the rows a ranking contributes (``TextIndex.depth``, 50 by
-#: default): a fused top 3 depends on the whole meaning ranking, not only its first 10 rows. On 2,400 synthetic
-#: chunks (``tests/test_text_search_lists.py``'s, 50 rows a ranking) 4x found 99% of the exact meaning ranking's rows
-#: and kept 83% of fused top-3 lists identical to the exact search's, against 95% and 47% at 2x, 99.9% and 98% at 8x
-#: (the home-made inverted lists it replaced: 71% and 41% at 100k chunks, ``bench/results/text_search.json``).
-ANN_DEPTH_EXPANSION = 4
+#: default, so 800): the depth where recall@10 against the exact ranking reached 0.95 on the benchmark corpus
+#: (``bench/results/ann.json``, 100k chunks: 0.88 at 200, 0.93 at 400, 0.96 at 800). A fused top 3 depends on the
+#: whole meaning ranking, not only its first 10 rows.
+ANN_DEPTH_EXPANSION = 16
+
 #: Bumped whenever tokenising or the embedded text changes, so indexes cached from the old recipe are rebuilt.
 TEXT_INDEX_VERSION = 1
 

@@ -190,6 +190,9 @@ class GraphIndex:
     - ``names[i]`` is the entity of row ``i`` of ``embeddings``; names are sorted.
     - ``match``/``match_many`` never raise for any query string; an empty graph gives no matches.
     - Results are deterministic for a given graph, embedder and query: ties in score are broken by name order.
+      From ``ANN_MIN_ROWS`` entities the candidates come from an HNSW graph (``AnnIndex``), built on one thread so
+      that the same matrix gives the same graph file in every process (the file, once cached, fixes them for
+      every machine that reads it).
     - Thread-safe: the lazy embedding build and the query-embedding cache are locked, and the matrix products
       of concurrent searches run one at a time (each one already uses every core).
     - The cache file is written atomically (temporary file, then rename), so a crash never leaves a truncated
@@ -339,7 +342,8 @@ class GraphIndex:
     def ann_path(self) -> Path | None:
         """Where the HNSW graph is cached: beside the entity matrix's cache file, named after it (a rebuilt matrix
         gets a new graph); ``None`` without a ``cache_dir``."""
-        path = self.cache_path()
+        # The texts' hash is kept once the matrix is loaded: no need to make every entity text again for it.
+        path = self.cache_path([] if self._fingerprint is not None else None)
         return path.with_name(AnnIndex.file_name(path.stem)) if path is not None else None
 
     def ann(self) -> AnnIndex | None:

@@ -45,7 +45,7 @@ from bench.results_file import save_report  # noqa: E402
 from bench.http_load import post, run_in_process  # noqa: E402
 from bench.text_corpus import Fact, synthetic_chunks  # noqa: E402
 from tasks.env.index import HashingEmbedder  # noqa: E402
-from tasks.env.text_search import IVF_PROBE_SHARE, TextChunk, TextIndex, _InvertedLists  # noqa: E402
+from tasks.env.text_search import ANN_DEPTH_EXPANSION, TextChunk, TextIndex  # noqa: E402
 
 DOMAIN = "bench"
 TARGET_P99_MS = 20.0
@@ -115,8 +115,8 @@ def bench_index(chunks: list[TextChunk], cache_dir: Path, queries: list[str]) ->
     index._dense()
     dense_s = time.perf_counter() - started
     started = time.perf_counter()
-    index._inverted()  # None below the size where the meaning half reads inverted lists
-    lists_s = time.perf_counter() - started
+    index._graph()  # None below the size where the meaning half takes its candidates from the HNSW graph
+    graph_s = time.perf_counter() - started
     rss1 = memory(os.getpid()).get("rss", 0.0)
     started = time.perf_counter()
     TextIndex(chunks, emb, name=DOMAIN, cache_dir=cache_dir).warm()
@@ -128,7 +128,7 @@ def bench_index(chunks: list[TextChunk], cache_dir: Path, queries: list[str]) ->
     half = len(queries) // 2
     return {
         "chunks": len(chunks), "dim": emb.dim, "bm25_build_s": round(bm25_s, 2), "embed_build_s": round(dense_s, 2),
-        "lists_build_s": round(lists_s, 2),
+        "graph_build_s": round(graph_s, 2),
         "cache_load_s": round(load_s, 2), "candidate_product": precision, "prepare_search_s": round(prepare_s, 2),
         "rss_growth_mib": round(rss1 - rss0, 1), **index_bytes(index),
         "search_k3": latencies(lambda q: index.search(q, 3), queries[:half]),
@@ -138,11 +138,11 @@ def bench_index(chunks: list[TextChunk], cache_dir: Path, queries: list[str]) ->
 
 
 def bench_recall(chunks: list[TextChunk], cache_dir: Path, queries: list[str], targets: list[str],
-                 shares: list[float]) -> dict[str, Any]:
-    """The inverted lists against the exact ranking, on the same queries (``facts``): the meaning half's recall of
-    the exact top ``depth`` and top 10, the share of fused top-3 lists that are identical, and the share of queries
-    whose fact chunk (``targets``, chunk ids) is in the fused top 3, for the exact index and for each probe share.
-    The exact index shares the cache (its matrix), so both rank the same vectors."""
+                 depths: list[int]) -> dict[str, Any]:
+    """The HNSW graph against the exact ranking, on the same queries (``facts``): the meaning half's recall of the
+    exact top ``depth`` and top 10, the share of fused top-3 lists that are identical, and the share of queries
+    whose fact chunk (``targets``, chunk ids) is in the fused top 3, for the exact index and for each search depth
+    of the graph. The exact index shares the cache (its matrix), so both rank the same vectors."""
     emb = HashingEmbedder(384)
     exact = TextIndex(chunks, emb, name=DOMAIN, cache_dir=cache_dir, dense="exact")
     started = time.perf_counter()
@@ -155,10 +155,9 @@ def bench_recall(chunks: list[TextChunk], cache_dir: Path, queries: list[str], t
         return round(sum(any(h.chunk.chunk_id == t for h in r) for r, t in zip(results, targets)) / len(targets), 3)
 
     out: dict[str, Any] = {"queries": len(queries), "depth": exact.depth, "exact": {"fact_at_3": fact_at_3(fused),
-                           "dense_ms_per_query_in_blocks": round(exact_s / len(queries) * 1000, 3)}, "lists": {}}  # fmt: skip
-    for share in shares:
-        index = TextIndex(chunks, emb, name=DOMAIN, cache_dir=cache_dir, dense="ivf",
-                          nprobe=max(1, round(share * _InvertedLists.list_count(len(chunks)))))  # fmt: skip
+                           "dense_ms_per_query_in_blocks": round(exact_s / len(queries) * 1000, 3)}, "graph": {}}  # fmt: skip
+    for search_depth in depths:
+        index = TextIndex(chunks, emb, name=DOMAIN, cache_dir=cache_dir, dense="hnsw", nprobe=search_depth)
         started = time.perf_counter()
         index.warm()
         warm_s = time.perf_counter() - started
@@ -167,8 +166,8 @@ def bench_recall(chunks: list[TextChunk], cache_dir: Path, queries: list[str], t
         dense_s = time.perf_counter() - started
         found = index.search_many(queries, 3)
         depth = exact.depth
-        out["lists"][f"{share:.4g}"] = {
-            "probes": index.probes, "lists": index._inverted().lists, "build_or_load_s": round(warm_s, 2),
+        out["graph"][str(search_depth)] = {
+            "search_depth": index.expansion, "build_or_load_s": round(warm_s, 2),
             "dense_ms_per_query": round(dense_s / len(queries) * 1000, 3),
             "recall_at_depth": round(sum(len(set(g[:depth]) & set(w[:depth])) for g, w in zip(got, want)) / (depth * len(queries)), 3),
             "recall_at_10": round(sum(len(set(g[:10]) & set(w[:10])) for g, w in zip(got, want)) / (10 * len(queries)), 3),
@@ -230,9 +229,9 @@ def main() -> None:
                     help="server worker processes, one server per value (one worker coalesces the most searches)")
     ap.add_argument("--graph-facts", type=int, default=2000, help="facts of the small graph the server loads")
     ap.add_argument("--skip-server", action="store_true")
-    ap.add_argument("--recall-queries", type=int, default=500, help="fact queries ranked exactly and by inverted lists")
-    ap.add_argument("--probe-shares", type=float, nargs="+", default=sorted({1 / 128, IVF_PROBE_SHARE, 1 / 16, 1 / 4}),
-                    help="shares of the inverted lists probed in the recall measurement")
+    ap.add_argument("--recall-queries", type=int, default=500, help="fact queries ranked exactly and by the graph")
+    ap.add_argument("--search-depths", type=int, nargs="+", default=sorted({200, 400, ANN_DEPTH_EXPANSION * 50, 1600}),
+                    help="the graph's search depths in the recall measurement (the default one included)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
@@ -255,7 +254,7 @@ def main() -> None:
         report["corpus"]["warehouse_write_s"] = round(time.perf_counter() - started, 2)
         idx = bench_index(stored_chunks(data_dir), data_dir / "indexes", queries[: args.queries])
         report["index"] = idx
-        print(f"index: BM25 {idx['bm25_build_s']} s + embeddings {idx['embed_build_s']} s + lists {idx['lists_build_s']} s "
+        print(f"index: BM25 {idx['bm25_build_s']} s + embeddings {idx['embed_build_s']} s + graph {idx['graph_build_s']} s "
               f"to build, {idx['cache_load_s']} s "
               f"from cache; BM25 {idx['bm25_mib']} MiB, matrix {idx['matrix_mib']} MiB (process RSS +{idx['rss_growth_mib']} "
               f"MiB); candidate product {idx['candidate_product']}")  # fmt: skip
@@ -264,11 +263,11 @@ def main() -> None:
         if args.recall_queries:
             picked = [facts[i] for i in order[: args.recall_queries]]
             rec = bench_recall(stored_chunks(data_dir), data_dir / "indexes", [f.query for f in picked],
-                               [chunks[f.chunk].chunk_id for f in picked], args.probe_shares)  # fmt: skip
+                               [chunks[f.chunk].chunk_id for f in picked], args.search_depths)  # fmt: skip
             report["recall"] = rec
             print(f"  exact: fact in fused top 3 for {rec['exact']['fact_at_3']} of {rec['queries']} queries")
-            for share, r in rec["lists"].items():
-                print(f"  inverted lists, {r['probes']} of {r['lists']} probed: dense {r['dense_ms_per_query']} ms/query, "
+            for r in rec["graph"].values():
+                print(f"  HNSW graph, search depth {r['search_depth']}: dense {r['dense_ms_per_query']} ms/query, "
                       f"recall@{rec['depth']} {r['recall_at_depth']}, recall@10 {r['recall_at_10']}, fused top 3 identical "
                       f"{r['fused_top3_identical']}, fact in fused top 3 {r['fact_at_3']}")  # fmt: skip
         if not args.skip_server:

@@ -319,10 +319,12 @@ class IKGConfig(BaseModel):
     n_rollouts: int = Field(2, ge=1, le=16, description="Teacher rollouts per IKG variant when `teacher` holds "
                             "rollouts; the first accepted one is exported.")
     text_dense: Literal["auto", "exact", "ivf"] = Field(
-        "auto", description="The text search's meaning half: `exact` scores every chunk, `ivf` probes inverted lists "
-        "(approximate: see the recall in docs/benchmarks.md), `auto` probes from 50,000 chunks.")
-    text_nprobe: int | None = Field(None, ge=1, description="Inverted lists a text search probes; none: 1/64 of "
-                                    "them. More probes: higher recall against the exact ranking, slower searches.")
+        "auto", description="The text search's meaning half: `exact` scores every chunk, `ivf` reads the usearch "
+        "HNSW graph (approximate: see the recall in docs/benchmarks.md; the name is that of the inverted lists the "
+        "graph replaced), `auto` reads it from 200,000 chunks (tasks.env.text_search.ANN_MIN_CHUNKS).")
+    text_nprobe: int | None = Field(None, ge=1, description="The graph's search depth per text search; none: 16 "
+                                    "times the rows a ranking takes (800). Deeper: higher recall against the exact "
+                                    "ranking, slower searches.")
 
     @field_validator("levels")
     @classmethod

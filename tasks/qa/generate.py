@@ -393,7 +393,7 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
             # any pin, so every phrasable fact may pin. They follow the bare paths, which need no pin.
             progs, why = _program_candidates(kg, seed, hop_class, range(n_nodes, lo - 1, -1), cfg, walk_seed, book,
                                              None, first=len(cands) + 1)
-            cands += progs
+            cands += progs[:cfg.candidates]  # the longest first; at most as many as the bare paths, for the prompt
     return ctx, cands, why
 
 

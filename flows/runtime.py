@@ -339,23 +339,32 @@ def open_run(
         )
         gateway = LLMGateway(settings, cache=cache, ledger=UsageLedger())
     rt = Runtime(run_id=run_id, flow=flow, settings=settings, wh=wh, gateway=gateway)
-    crashed = mark_crashed(wh)
-    if crashed:
-        print(f"marked {len(crashed)} run(s) left 'running' by a process that ended as crashed: {', '.join(crashed)}")
-    _LIVE_RUNS.add(run_id)
-    wh.write_batch(
-        "runs",
-        [{
-            "run_id": run_id,
-            "flow": flow,
-            "parameters": json.dumps(parameters or {}, sort_keys=True, default=str),
-            "config": json.dumps(settings.redacted(), sort_keys=True, default=str),
-            "config_hash": settings.config_hash(),
-            "code_version": code_version(),
-            "started_at": datetime.now(),
-            "status": "running",
-        }],
-    )
+    try:
+        crashed = mark_crashed(wh)
+        if crashed:
+            print(f"marked {len(crashed)} run(s) left 'running' by a process that ended as crashed: "
+                  f"{', '.join(crashed)}")
+        _LIVE_RUNS.add(run_id)
+        wh.write_batch(
+            "runs",
+            [{
+                "run_id": run_id,
+                "flow": flow,
+                "parameters": json.dumps(parameters or {}, sort_keys=True, default=str),
+                "config": json.dumps(settings.redacted(), sort_keys=True, default=str),
+                "config_hash": settings.config_hash(),
+                "code_version": code_version(),
+                "started_at": datetime.now(),
+                "status": "running",
+            }],
+        )
+    except BaseException:
+        # The run was never recorded: nothing to mark, but a warehouse this call opened is closed, so a
+        # long-lived process (a worker) can open the file again.
+        _LIVE_RUNS.discard(run_id)
+        if own_wh:
+            wh.close()
+        raise
     status, error = "completed", None
     try:
         yield rt

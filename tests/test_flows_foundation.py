@@ -82,6 +82,33 @@ def test_failed_flow_marks_run_failed(prefect_harness, tmp_path):
     assert row["status"] == "failed" and "stage crashed" in row["error"]
 
 
+def test_a_run_that_cannot_be_recorded_closes_the_warehouse_it_opened(tmp_path, monkeypatch):
+    """A failure before the run's row is written (here, marking old runs crashed) must not leave the warehouse
+    open: DuckDB refuses a second connection to a file this process holds open with another configuration, so a
+    long-lived process (a worker) could not even read it afterwards."""
+    import flows.runtime as runtime
+
+    settings = load_settings(data_dir=tmp_path)
+
+    def refuse(wh):
+        raise RuntimeError("cannot read the runs table")
+
+    held: list[Warehouse] = []  # kept alive, as a long-lived process's frames may keep it: no garbage collection
+
+    def opening(*args, **kwargs):
+        held.append(Warehouse(*args, **kwargs))
+        return held[-1]
+
+    monkeypatch.setattr(runtime, "Warehouse", opening)
+    monkeypatch.setattr(runtime, "mark_crashed", refuse)
+    with pytest.raises(RuntimeError, match="cannot read the runs table"):
+        with runtime.open_run("boom", {}, settings):
+            raise AssertionError("the body must not run")
+    assert len(held) == 1
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:  # another configuration: only if it was closed
+        assert wh.scalar("SELECT count(*) FROM runs WHERE flow = 'boom'") == 0
+
+
 class _StubEmbedder:
     name, dim = "stub", 3
 

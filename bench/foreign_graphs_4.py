@@ -22,11 +22,7 @@ The output is deterministic for the same package versions (rows sorted; every ta
 line per graph with its counts and the package versions it read. Check the files with
 `tasks.graph.importers.import_graph_file` (the project venv): each must import with 0 bad rows.
 
-Conventions (those of bench/foreign_graphs.py, whose Graph class writes the files):
-- An entity is (type, name). When one name stands for two types in the same graph, the type listed first in the
-  graph's priority keeps the plain name and the other gets " (<type>)" appended.
-- Two different things of the same type with the same name cannot both keep the name: where said, they are named
-  "Name, Parent" as DBpedia titles do; otherwise the first in the stated order is kept and the rest left out (counted).
+Conventions: those of bench/foreign_graphs.py, whose Graph class writes the files (its module docstring states them).
 """
 
 from __future__ import annotations

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from eval.evaluate import gold_context_messages, gold_triples, pin_triples
-from schemas.graph import Entity, Relation
 from schemas.programs import QueryProgram
 from schemas.qa import QA, GoldPath
 from tasks.env.ikg import ViewedGraph, critical_edges, make_view, pin_edges, view_for_qa
@@ -15,6 +14,7 @@ from tasks.meaning.profiles import book_for_graph
 from tasks.qa.gold_verify import verify_messages
 from tasks.qa.llm_programs import Pin, program_for_path
 from tasks.qa.programs import program_edges
+from tests.test_programs import graph
 
 EUROPE = [
     ("France", "capital", "Paris"), ("Germany", "capital", "Berlin"), ("Spain", "capital", "Madrid"),
@@ -27,10 +27,7 @@ TYPES = {"France": "country", "Germany": "country", "Spain": "country", "Italy":
 
 
 def _graph() -> KnowledgeGraph:
-    names = sorted({n for s, _, o in EUROPE for n in (s, o)})
-    ents = [Entity(domain="geo", name=n, type=TYPES.get(n, "UNKNOWN")) for n in names]
-    rels = [Relation(domain="geo", source=s, target=o, relation=r, directed=True) for s, r, o in EUROPE]
-    return KnowledgeGraph("geo", ents, rels, directed=True, snapshot_id="geo-test")
+    return graph(EUROPE, TYPES)
 
 
 def _pinned_qa(kg: KnowledgeGraph) -> QA:

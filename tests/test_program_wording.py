@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from schemas.graph import Entity, Relation
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
-from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.names import person_kind
 from tasks.meaning.profiles import book_for_graph
 from tasks.qa.program_writer import write_program_question
 from tasks.qa.template_writer import TemplateError
-
-
-def graph(triples, types=None, domain="test") -> KnowledgeGraph:
-    names = sorted({n for s, _, o in triples for n in (s, o)})
-    types = types or {}
-    ents = [Entity(domain=domain, name=n, type=types.get(n, "UNKNOWN")) for n in names]
-    rels = [Relation(domain=domain, source=s, target=o, relation=r, directed=True) for s, r, o in triples]
-    return KnowledgeGraph(domain, ents, rels, directed=True, snapshot_id=f"{domain}-test")
+from tests.test_programs import graph
 
 
 def pinned(start, steps, nodes, constraints) -> QueryProgram:

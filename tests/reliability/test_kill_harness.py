@@ -25,15 +25,18 @@ from tests.reliability.harness import (
     stored_keys,
 )
 
-# A child that starts `sleep 60` (tied to it with PR_SET_PDEATHSIG, or not), says so, and freezes itself as the
-# stage children do at a kill point (tests/reliability/stage_child.py).
+# A child that starts `sleep 60` (tied to it with PR_SET_PDEATHSIG, or not), says so once the sleep's command line
+# reads back, and freezes itself as the stage children do at a kill point (tests/reliability/stage_child.py).
 CHILD = textwrap.dedent("""
     import ctypes, os, signal, subprocess, sys
 
     def tie():
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
 
-    subprocess.Popen(["sleep", "60"], preexec_fn=tie if sys.argv[1] == "tied" else None)
+    sleep = subprocess.Popen(["sleep", "60"], preexec_fn=tie if sys.argv[1] == "tied" else None)
+    # Popen returns once exec has begun; the new command line is readable a moment later
+    while not open(f"/proc/{sleep.pid}/cmdline", "rb").read():
+        os.sched_yield()
     print("started", flush=True)
     os.write(int(os.environ["RELIABILITY_STOP_FD"]), b"s")
     os.kill(os.getpid(), signal.SIGSTOP)

@@ -327,6 +327,14 @@ def test_check_candidate_masks_the_graphs_names(kg: KnowledgeGraph) -> None:
 @pytest.mark.parametrize(("name", "type_noun", "the"), [
     ("Pataca", "currency", True), ("US Dollar", "currency", True), ("Nile", "river", True),
     ("Macau", "territory", False), ("Pataca", None, False),
+    # an edition of a recurring event: an ordinal or a year before a capitalised word
+    ("10th Academy Awards", None, True), ("1934 World Series", "event", True), ("91st Academy Awards", None, True),
+    ("1984", None, False), ("10th", None, False), ("42nd street", None, False), ("1234567 Main", None, False),
+    # a team named by its members in the plural
+    ("Milwaukee Braves", "baseball team", True), ("Houston Colt .45's", "baseball team", True),
+    ("Wolverhampton Wanderers", "football club", True), ("Real Madrid", "football club", False),
+    ("Braves", "baseball team", False), ("Palm Springs", "city", False), ("Leeds United", "club", False),
+    ("Kansas City Royals", None, False), ("Swiss", "team", False),
 ])
 def test_a_currency_takes_the(name: str, type_noun: str | None, the: bool) -> None:
     """Currency names are written with "the" in running text ("whose currency is the pataca")."""

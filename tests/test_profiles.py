@@ -258,3 +258,43 @@ def test_the_users_profiles_reach_the_uniqueness_check():
     book = book_for_graph(kg, user)
     assert relation_chain(kg, ["A", "B"], book=book) == [{"B", "C"}]
     assert not check_answer_unique(kg, ["A", "B"], book=book).ok
+
+
+def _typed_graph(triples, types) -> KnowledgeGraph:
+    from schemas.graph import Entity
+
+    names = sorted({n for s, _, o in triples for n in (s, o)})
+    ents = [Entity(domain="geo", name=n, type=types.get(n, "UNKNOWN")) for n in names]
+    rels = [Relation(domain="geo", source=s, target=o, relation=r, directed=True) for s, r, o in triples]
+    return KnowledgeGraph("geo", ents, rels, directed=True, snapshot_id="geo-values")
+
+
+def test_a_label_is_read_again_with_its_objects() -> None:
+    """The graph's objects settle what the label's words leave open: a label ending in its objects' kind after a
+    relational phrase reads as the phrase ("member_of_party" whose objects are political parties: "a member of"),
+    and "date" is said "year" where every object is a bare year. Neither where the objects say otherwise."""
+    from tasks.meaning.profiles import LabelValues, book_for_graph, default_book, label_values
+
+    people = [f"Person {i}" for i in range(6)]
+    triples = [(p, "member_of_party", ("Whig Party", "Labour Party")[i % 2]) for i, p in enumerate(people)]
+    triples += [(p, "date of birth", str(1900 + i)) for i, p in enumerate(people)]
+    triples += [(p, "place_of_birth", ("Leeds", "York")[i % 2]) for i, p in enumerate(people)]
+    triples += [(p, "date of death", f"{1950 + i}-01-0{i + 1}") for i, p in enumerate(people)]
+    types = {"Whig Party": "political party", "Labour Party": "political party", "Leeds": "city", "York": "city",
+             **{p: "human" for p in people}}
+    kg = _typed_graph(triples, types)
+    values = label_values(kg)
+    assert values[relation_key("member_of_party")] == LabelValues(kind="political party", years=False)
+    assert values[relation_key("date of birth")].years and not values[relation_key("date of death")].years
+    book = book_for_graph(kg)
+    member = book.profile("member_of_party")
+    assert member.forms is not None and member.forms.subject_clause == ["{the} {that} is a member of {o}"]
+    assert member.object_noun == "political party" and member.evidence["forms"].source == "graph"
+    born = book.profile("date of birth")
+    assert born.forms is not None and born.forms.object_clause == ["the year of birth of {s}"]
+    died = book.profile("date of death")  # full dates: the label keeps its word
+    assert died.forms is not None and died.forms.object_clause == ["the date of death of {s}"]
+    place = book.profile("place_of_birth")  # "birth" is no kind of its objects (cities): one compound noun
+    assert place.forms is not None and place.forms.object_clause == ["the place of birth of {s}"]
+    # without the graph, the words alone
+    assert default_book().profile("member_of_party").forms.object_clause == ["the member of party of {s}"]

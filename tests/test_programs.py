@@ -462,12 +462,13 @@ def test_a_fact_marked_undirected_reaches_both_ends():
 
 
 def test_a_date_named_by_its_relation_noun_is_asked_with_what():
-    """"Which year is the publication date of Shrek?" names the kind twice; "What is ..." asks it once."""
+    """"Which year is the publication year of Shrek?" names the kind twice; "What is ..." asks it once. (The graph
+    stores the date as a year, so the relation says "year": ``test_a_label_is_read_again_with_its_objects``.)"""
     kg = graph([("Shrek", "publication date", "2001")], {"Shrek": "film", "2001": "year"}, domain="film")
     program = QueryProgram(kind="chain", start="Shrek", nodes=["Shrek", "2001"],
                            steps=[ProgramStep(label="publication date", forward=True, kind="year")])
     q = write_program_question(program, ["film", "year"], book=book_for_graph(kg), name_of=lambda n: n)
-    assert q == "What is the publication date of Shrek?"
+    assert q == "What is the publication year of Shrek?"
 
 
 @pytest.mark.parametrize(("name", "shown"), [

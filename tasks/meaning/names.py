@@ -207,12 +207,16 @@ def type_text_noun(text: str | None) -> str | None:
         words[0] = words[0].lower()
     if not _head_reads_as_noun(words[-1]):
         return None
+    while len(words) > 1 and _ABBREVIATION.fullmatch(words[0]) and not lemminflect.getAllLemmas(words[0]):
+        words = words[1:]  # a table's prefix in lower case, no word: "rpdr_contestants" names contestants
     words[-1] = _singular(words[-1])
     noun = " ".join(words)
     key = relation_word(noun)
     return LIGHTRAG_TYPES[key] if key in LIGHTRAG_TYPES else noun
 
 
+#: A short lower-case token that may be an abbreviation ("rpdr", "mlb") when English knows no such word.
+_ABBREVIATION = re.compile(r"[a-z]{2,4}")
 _LETTERS_DIGITS = re.compile(r"[^\W\d_]+\d+[^\W_]*|\d+[^\W\d_]+[^\W_]*")
 
 
@@ -355,17 +359,28 @@ def person_kind(noun: str | None) -> bool:
     return False
 
 
+#: An ordinal ("10th", "1st") or a year ("1934") opening a name: it names one edition of a recurring thing.
+_EDITION = re.compile(r"\d{1,3}(?:st|nd|rd|th)|1\d{3}|20\d{2}")
+
+
 def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     """Whether running text writes ``name`` with "the", by the rules of ``names.yaml``: its last word heads such
     names ("United Kingdom", "Premier League"), it is "<Head> of <...>" with a common noun as head ("Battle of
-    Actium"), or its type takes "the" ("Nile", a river). A name starting with an article, or in lower case (a kind
+    Actium"), its type takes "the" ("Nile", a river), an ordinal or a year opens it before a capitalised word
+    (one edition of a recurring event: "the 10th Academy Awards", "the 1934 World Series"), or it is a team's name
+    ending in a plural ("the Milwaukee Braves": a team, club or franchise named by its members). A name starting with an article, or in lower case (a kind
     of thing: "maize", "double helix"), is left to the graph's own text."""
     words = name.split()
+    if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper():
+        return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()
     if (type_noun or "").lower() in types:
         return True
+    if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and \
+            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's", words[-1]):
+        return True  # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's"
     if len(words) >= 2 and words[-1].lower() in heads:
         return True
     if len(words) >= 3 and words[1] == "of":

@@ -134,6 +134,49 @@ def label_stats(relations: Iterable[Any]) -> dict[str, LabelStats]:
     return out
 
 
+@dataclass(frozen=True)
+class LabelValues:
+    """What one label's objects are in a graph: ``kind``, the type noun nearly all of them share (None where they
+    share none), and ``years``, whether every object is a bare year ("1934")."""
+
+    kind: str | None = None
+    years: bool = False
+
+
+#: Objects of a label looked at for ``LabelValues`` (a label's objects are a table's column: a sample tells).
+_VALUES_SAMPLE = 200
+#: Share of a label's objects that must have one type noun for it to be the objects' kind.
+_KIND_SHARE = 0.9
+_YEAR = re.compile(r"1\d{3}|20\d{2}")
+
+
+def label_values(kg: Any) -> dict[str, LabelValues]:
+    """``LabelValues`` per relation key of ``kg`` (a ``KnowledgeGraph``), from up to ``_VALUES_SAMPLE`` objects of
+    each label, in the graph's order."""
+    from tasks.meaning.names import node_type_noun
+
+    objects: dict[str, dict[str, None]] = defaultdict(dict)
+    for r in kg.relations():
+        text, s = edge_label(r, r.source, r.target)
+        if not text:
+            continue
+        seen = objects[relation_key(text)]
+        if len(seen) < _VALUES_SAMPLE:
+            seen[r.target if s == r.source else r.source] = None
+    nouns: dict[str, str] = {}
+    out: dict[str, LabelValues] = {}
+    for key, objs in objects.items():
+        kinds: dict[str, int] = defaultdict(int)
+        for o in objs:
+            if o not in nouns:
+                nouns[o] = node_type_noun(kg, o)
+            kinds[nouns[o]] += 1
+        noun, n = max(kinds.items(), key=lambda kv: (kv[1], kv[0]))
+        kind = noun if noun != "entity" and n >= _KIND_SHARE * len(objs) else None
+        out[key] = LabelValues(kind=kind, years=all(_YEAR.fullmatch(o.strip()) for o in objs))
+    return out
+
+
 def merge_stats(parts: Iterable[Mapping[str, LabelStats]]) -> dict[str, LabelStats]:
     """Statistics of several snapshots added up per label."""
     out: dict[str, LabelStats] = {}
@@ -208,6 +251,7 @@ class ProfileBook:
     user: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     profiled: Mapping[str, RelationProfile] = field(default_factory=dict)
     stats: Mapping[str, LabelStats] = field(default_factory=dict)
+    values: Mapping[str, LabelValues] = field(default_factory=dict)
     _cache: dict[str, RelationProfile] = field(default_factory=dict, repr=False)
 
     def profile(self, label: str) -> RelationProfile:
@@ -233,6 +277,9 @@ class ProfileBook:
                                         for f in given if f in _USER_FIELDS})
         if not base.words:
             return base
+        values = self.values.get(key)
+        if values is not None and not given:
+            base = _reread(base, values)
         updates: dict[str, Any] = {}
         evidence: dict[str, Evidence] = {}
         st = self.stats.get(key)
@@ -269,6 +316,47 @@ class ProfileBook:
         return sorted(self._cache)
 
 
+def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
+    """``base`` read again with what the graph's objects show, where its words alone misled:
+
+    - a label that ends in its objects' kind after a relational phrase ("member_of_party" whose objects are
+      parties, "capital of country" whose objects are countries) reads as that phrase with the kind as the object's
+      noun ("a member of {o}"), not as one compound noun ("the member of party of X");
+    - a label that says "date" where every object is a bare year ("date of birth" -> 1934) says "year": "whose
+      date of birth is the date of birth of X" would claim one day, the graph knows the year."""
+    from tasks.meaning.morphology import label_words
+
+    out = base
+    words = label_words(base.label)
+    low = [w.lower() for w in words]
+    kind = (values.kind or "").split()
+    # the kind's last words the label ends in ("party" of "political party"), then a preposition before them
+    tail = next((n for n in range(len(kind), 0, -1) if len(low) > n + 1 and low[-n:] == kind[-n:]), 0)
+    if tail and low[-tail - 1] in _RELATIONAL_ENDS and "bare noun" in (
+            base.evidence["forms"].detail if "forms" in base.evidence else ""):
+        phrase = derived_profile(" ".join(words[:-tail]))
+        if phrase.forms is not None:
+            out = _apply(out, {"forms": phrase.forms.model_dump(), "object_noun": values.kind}, {
+                "forms": Evidence(source="graph", detail=f"the label ends in its objects' kind {values.kind!r}: "
+                                                         f"read as {' '.join(words[:-tail])!r}"),
+                "object_noun": Evidence(source="graph", detail=f"its objects are of kind {values.kind!r}")})
+            for name in ("objects_per_subject", "subjects_per_object"):
+                if getattr(out, name) == "unknown" and getattr(phrase, name) != "unknown":
+                    out = _apply(out, {name: getattr(phrase, name)}, {name: phrase.evidence[name]})
+    if values.years and out.forms is not None and any(w.lower() == "date" for w in words):
+        forms = {k: ([_DATE.sub("year", t) for t in v] if isinstance(v, list) else _DATE.sub("year", v))
+                 for k, v in out.forms.model_dump().items()}
+        out = _apply(out, {"forms": forms}, {"forms": Evidence(source="graph", detail=(
+            out.evidence["forms"].detail if "forms" in out.evidence else "") + "; every object is a bare year: "
+            "'date' said as 'year'")})
+    return out
+
+
+#: Prepositions a relational phrase ends in before the kind of its object ("member of", "located in").
+_RELATIONAL_ENDS = frozenset({"of", "in", "for", "at", "to", "from", "on", "with"})
+_DATE = re.compile(r"\bdate\b")
+
+
 def hop_refusal(profile: RelationProfile, subject_known: bool) -> str | None:
     """Why a hop over ``profile`` cannot be asked, reading from its subject (``subject_known``) or its object;
     None when it can. Each reason names the label and the source that decided it."""
@@ -302,7 +390,8 @@ def book_for_graph(kg: Any, user: Mapping[str, Mapping[str, Any]] | None = None,
     cache = kg.__dict__.setdefault("_profile_books", {})
     book = cache.get(token)
     if book is None:
-        book = cache[token] = ProfileBook(user=user or {}, profiled=profiled or {}, stats=label_stats(kg.relations()))
+        book = cache[token] = ProfileBook(user=user or {}, profiled=profiled or {}, stats=label_stats(kg.relations()),
+                                          values=label_values(kg))
     return book
 
 
@@ -321,6 +410,6 @@ def default_book() -> ProfileBook:
     return _DEFAULT
 
 
-__all__ = ["MANY_MIN", "ONE_MIN", "LabelStats", "ProfileBook", "book_for_graph", "count_from_stats",
+__all__ = ["MANY_MIN", "ONE_MIN", "LabelStats", "LabelValues", "ProfileBook", "book_for_graph", "count_from_stats",
            "default_book", "derived_profile", "description_phrase", "edge_label", "hop_refusal", "keywords_key",
-           "label_stats", "merge_stats"]
+           "label_stats", "label_values", "merge_stats"]

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from lemminflect import getInflection
 
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
@@ -108,9 +111,13 @@ def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
     out: list[Rest] = []
     for r in rests:
         prev = out[-1] if out else None
+        held = _held_both(prev, r) if prev is not None else None
+        if held is not None:  # "that has A as a home stadium and that has B as a home stadium"
+            out[-1] = held
+            continue
         # "whose target airport is both A and B" says one airport is two: a "whose" clause is not shared
         if prev is not None and prev.lead and prev.lead == r.lead and " both " not in prev.text and \
-                not prev.lead.startswith("whose "):
+                (not prev.lead.startswith("whose ") or prev.lead.endswith(" include ")):
             first, second = sorted((prev.filler, r.filler), key=lambda f: f.startswith("the ") and " that " in f)
             out[-1] = Rest(f"{prev.lead}both {first} and {second}", False, prev.verb_first)
             continue
@@ -118,25 +125,49 @@ def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
     return out
 
 
-def _constraint_options(profile: RelationProfile, forward: bool) -> list[tuple[str, str]]:
+_AS_ONE = re.compile(r"^ as an? (?P<noun>[\w' -]+)$")
+
+
+def _held_both(a: Rest, b: Rest) -> Rest | None:
+    """Two "that has X as a <noun>" clauses of one relation said once: "that has both A and B as home stadiums";
+    None for any other pair."""
+    parts = []
+    for r in (a, b):
+        if not r.filler or r.text.count(r.filler) != 1:
+            return None
+        parts.append(r.text.split(r.filler))
+    (pre, post), (pre2, post2) = parts
+    m = _AS_ONE.match(post)
+    if pre != pre2 or post != post2 or not pre.endswith(" has ") or m is None:
+        return None
+    return Rest(f"{pre}both {a.filler} and {b.filler} as {_plural(m['noun'])}", False, a.verb_first)
+
+
+def _constraint_options(profile: RelationProfile, forward: bool, several: bool = False,
+                        nested: bool = False) -> list[tuple[str, str]]:
     """A constraint's relative predicates with the slot each fills: a symmetric relation reads the same from either
-    end, so both of its clause lists serve ("that borders France" as well as "that France borders")."""
+    end, so both of its clause lists serve ("that borders France" as well as "that France borders"). ``several``:
+    the question gives the pinned node more than one object of this relation (``_one_of_many``)."""
     hop = constraint_hop(profile, forward)
     out = [(r, hop.slot) for r in _rests(hop, slot_last=False)]
     if profile.symmetric and profile.forms is not None:
         out += [(r, "{o}") for r in (relative(t) for t in profile.forms.subject_clause) if r is not None]
-    return [(_one_of_many(r, slot, profile), slot) for r, slot in out]
+    return [(_one_of_many(r, slot, profile, several, nested and several), slot) for r, slot in out]
 
 
-def _one_of_many(rest: str, slot: str, profile: RelationProfile) -> str:
+def _one_of_many(rest: str, slot: str, profile: RelationProfile, several: bool = False, nested: bool = False) -> str:
     """A "whose <noun> is {o}" clause describes the subject by its one object; where one subject has many of them
     (the airline "whose target airport is Yeager" has many), it says ``that has {o} as a <noun>``. Read from the
     subject, "that is the <noun> of {s}" says the subject has one; where it has many, "that is a <noun> of {s}"
-    ("the airport that is a target airport of AirTran")."""
-    if profile.objects_per_subject != "many":
+    ("the airport that is a target airport of AirTran"). ``several``: the question itself gives the subject two
+    objects of the relation (the team "whose home stadium is X and whose home stadium is Y"), whatever the world
+    count says, so its clauses say ``that has {o} as a <noun>`` too. ``nested``: the known node is a description,
+    which must end the clause ("whose seasons include the season that ...", not "who has the season that ... as a
+    season")."""
+    if profile.objects_per_subject != "many" and not (several and slot == "{o}"):
         return rest
     if slot == "{o}":
-        return _as_one_of(rest)
+        return _including(rest) if nested else _as_one_of(rest)
     m = _THE_NOUN_OF.match(rest)
     if m is None:
         return rest
@@ -150,6 +181,21 @@ _THE_NOUN_OF = re.compile(r"^\{that\} is the (?P<noun>[\w' -]+?) of \{s\}$")
 _WHOSE = re.compile(r"^whose (?P<noun>[\w' -]+?) (?:is|was) \{o\}$")
 
 
+def _including(rest: str) -> str:
+    """``whose <noun> is {o}`` as ``whose <nouns> include {o}``; any other predicate as it is."""
+    m = _WHOSE.match(rest)
+    if m is None:
+        return rest
+    return f"whose {_plural(m['noun'])} include {{o}}"
+
+
+def _plural(noun: str) -> str:
+    """A noun phrase with its last word in the plural ("home stadium" -> "home stadiums")."""
+    *mods, head = noun.split()
+    forms = getInflection(head, "NNS")
+    return " ".join([*mods, forms[0] if forms else head + "s"])
+
+
 def _as_one_of(rest: str) -> str:
     """``whose <noun> is {o}`` as ``that has {o} as a <noun>``; any other predicate as it is."""
     m = _WHOSE.match(rest)
@@ -160,12 +206,14 @@ def _as_one_of(rest: str) -> str:
 
 
 def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun: str,
-                      name_of: Callable[[str], str], rng: random.Random, person: bool = False) -> list[Rest]:
+                      name_of: Callable[[str], str], rng: random.Random, person: bool = False,
+                      several: frozenset[str] = frozenset(), nested: bool = False) -> list[Rest]:
     """Each constraint as a filled relative predicate: one that ends in the value and puts its verb first if it
-    has one."""
+    has one. ``several``: labels the question gives the node more than one object of; ``nested``: the step's
+    clause ends in a description, so such a label's pins take the form it takes ("whose leagues include AL")."""
     out: list[Rest] = []
     for c in cons:
-        options = _constraint_options(book.profile(c.label), c.forward)
+        options = _constraint_options(book.profile(c.label), c.forward, c.forward and c.label in several, nested)
         if not options:
             raise TemplateError(f"the constraint over {c.label!r} cannot be said as a relative clause")
         rests = [_rest(t, name_of(c.value), slot, noun, person) for t, slot in options]
@@ -186,12 +234,17 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
     if not options:
         raise TemplateError(f"the step over {hop.profile.label!r} cannot be said as a relative clause"
                             + (" that ends in its known node" if nested else ""))
-    options = [(_one_of_many(t, slot, hop.profile), slot) for t, slot in options]
+    # labels of which the question gives this node, as their subject, more than one object: the step's (read
+    # into the node from its object) and the pins'
+    held = Counter([hop.profile.label] * (hop.slot == "{o}") + [c.label for c in cons if c.forward])
+    several = frozenset(label for label, n in held.items() if n > 1)
+    options = [(_one_of_many(t, slot, hop.profile, hop.profile.label in several, nested), slot)
+               for t, slot in options]
     closed = [o for o in options if _slot_last(*o)]
     pool = closed or options
     template, slot = pool[0] if len(pool) == 1 or rng.random() < 0.6 else rng.choice(pool[1:])
     step = _rest(template, known, slot, noun, person)
-    pins = _constraint_rests(cons, book, noun, name_of, rng, person)
+    pins = _constraint_rests(cons, book, noun, name_of, rng, person, several, nested)
     if nested:
         # The step's clause holds a description of its own ("whose currency is the currency of the country of
         # Vilnius"): a pin after it would read as the inner node's. The pins come first, the step's clause last.

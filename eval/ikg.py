@@ -28,15 +28,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from eval.metrics import aggregate
 from schemas.tools import TEXT_TOOLS, ToolCallRecord
 from tasks.env.ikg import IKGView, fact_found, level_name
 from tasks.env.text_search import DEFAULT_TOP_K, TextChunk, TextIndex
 
-if TYPE_CHECKING:
-    from eval.evaluate import EvalConfig
+
+class _Offers(Protocol):
+    tools: tuple[str, ...]
+
+
+C = TypeVar("C", bound=_Offers)
 
 
 def setting_label(kg_setting: str | None, ikg_level: float | None) -> str:
@@ -50,12 +54,12 @@ def setting_label(kg_setting: str | None, ikg_level: float | None) -> str:
 IKG_TOOLS: tuple[str, ...] = ("neighbor_search", "web_search")
 
 
-def ikg_config(config: EvalConfig) -> EvalConfig:
-    """``config`` with ``IKG_TOOLS`` offered after its own tools (``web_search`` left out when a text tool is
+def ikg_config(config: C) -> C:
+    """``config`` (an ``eval.evaluate.EvalConfig``, a dataclass) with ``IKG_TOOLS`` offered after its own tools (``web_search`` left out when a text tool is
     offered already); unchanged when it offers them."""
     has_text = any(t in TEXT_TOOLS for t in config.tools)
     extra = [t for t in IKG_TOOLS if t not in config.tools and not (t in TEXT_TOOLS and has_text)]
-    return dataclasses.replace(config, tools=(*config.tools, *extra)) if extra else config
+    return dataclasses.replace(config, tools=(*config.tools, *extra)) if extra else config  # type: ignore[type-var]
 
 
 def text_calls(calls: Iterable[ToolCallRecord]) -> int:

@@ -72,7 +72,7 @@ def task_runner(cfg: RunnerConfig):
             # A local Ray is started once per process and kept: the runner would shut down a Ray it started at the
             # end of each flow, and a factory run is six flows (about 10 s of start-up each here).
             if not ray.is_initialized():
-                from tasks.ops import children
+                from gateway import children
 
                 # Ray ties its raylet and GCS to the thread that starts them (the spawner thread lives as long as
                 # the process); the watchdog ends the raylet's workers and agents when the process is killed.

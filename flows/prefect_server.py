@@ -36,7 +36,7 @@ from types import ModuleType
 from typing import Any, Literal
 
 from schemas.errors import HopforgeError, InputError
-from tasks.ops import children
+from gateway import children
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 4200

@@ -56,7 +56,7 @@ from tasks.export.hub import check_publish, publish_version
 from tasks.export.pictures import artifact_markdown, card_section, picture_data, render
 from tasks.export.versions import diff, diff_markdown, summarize, version_fingerprint
 from tasks.graph.kg import KnowledgeGraph
-from tasks.qa.difficulty import (
+from eval.difficulty import (
     LABELS,
     Difficulty,
     DifficultyConfig,
@@ -164,7 +164,7 @@ def label_difficulty(
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Measure each unmeasured question's difficulty: ``k`` attempts per mode by the solver ``role``
-    (``tasks.qa.difficulty``). Resumable: questions with a row for this solver model and ``k`` are skipped, and
+    (``eval.difficulty``). Resumable: questions with a row for this solver model and ``k`` are skipped, and
     every answered attempt comes from the cache."""
     settings = settings or default_settings()
     cfg = DifficultyConfig(k=k, modes=tuple(modes), temperature=temperature, role=role, max_rounds=max_rounds,

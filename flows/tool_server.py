@@ -104,7 +104,7 @@ from tasks.env.served import cache_dir as served_cache_dir
 from tasks.env.tools import RenderLimits, ToolEnvironment
 from tasks.graph.kg import KnowledgeGraph
 from tasks.graph.store import gc_paused
-from tasks.ops.children import die_with_parent
+from gateway.children import die_with_parent
 from training.tool_auth import TOKEN_ENV, is_loopback_host
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from flows.progress import Progress
 from flows.runtime import code_version, default_settings, flow_parameters, hopforge_flow, mark_crashed, new_run_id
 from schemas.config import Settings
 from schemas.qa import Split
-from tasks.ops import children
+from gateway import children
 from training.cluster import ClusterOptions
 from training.merge import plan_merge
 from training.plan import ExportView, TrainingError, TrainPlan, hub_offline, load_export, resolve_export

@@ -248,7 +248,7 @@ def watch_descendants(interval_s: float = 0.25) -> None:
     global _watchdog
     if not LINUX or (_watchdog is not None and _watchdog.poll() is None):
         return
-    argv = [sys.executable, "-m", "tasks.ops.children", "watch", str(os.getpid()), str(interval_s)]
+    argv = [sys.executable, "-m", "gateway.children", "watch", str(os.getpid()), str(interval_s)]
     _watchdog = on_spawner_thread(subprocess.Popen, argv, stdin=subprocess.DEVNULL, start_new_session=True,
                                   cwd=str(Path(__file__).resolve().parents[2]))  # fmt: skip
 

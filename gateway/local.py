@@ -25,7 +25,7 @@ import httpx
 
 from gateway.endpoints import EndpointUnavailable, ResolvedEndpoint
 from schemas.config import ROLES, Endpoint, Settings
-from tasks.ops import children
+from gateway import children
 
 DEMO_NOTICE = (
     "hopforge: no endpoint is configured for role(s) {roles}; using the embedded demo-quality model "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
-from tasks.ops.children import Proc, alive, descendants
+from gateway.children import Proc, alive, descendants
 
 __all__ = ["Proc", "alive", "assert_none_alive", "descendants", "wait_for_descendants"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.ops import children
+from gateway import children
 from tests.process_table import assert_none_alive, descendants, wait_for_descendants
 
 pytestmark = pytest.mark.skipif(not children.supported() or not Path("/proc/self/task").exists(),
@@ -52,7 +52,7 @@ def test_a_child_spawned_from_a_finished_thread_lives_until_its_parent_is_killed
     # preexec child dies at once; children.popen's child lives on until the process dies.
     proc = _python("""
         import subprocess, threading, time
-        from tasks.ops import children
+        from gateway import children
         out = {}
         def spawn():
             out["tied"] = children.popen(["sleep", "300"])

@@ -16,7 +16,7 @@ from schemas.qa import QA, PathEdge
 from tasks.export.hub import PublishError, check_publish, check_repo_id, publish_version
 from tasks.export.pictures import PICTURES, artifact_markdown, card_section, picture_data, render
 from tasks.export.versions import diff, diff_markdown, summarize, version_fingerprint
-from tasks.qa.difficulty import (
+from eval.difficulty import (
     DifficultyConfig,
     DifficultyError,
     drop_labelled,

@@ -28,7 +28,7 @@ import yaml
 
 from flows.prefect_server import HINT, STATE_FILE
 from gateway.local import free_port
-from tasks.ops import children
+from gateway import children
 from tests import refresh_world as world
 from tests.process_table import assert_none_alive, descendants
 

@@ -23,11 +23,11 @@ from tasks.env.ikg import (
     check_answerable,
     edge_id,
     make_view,
-    render_no_information,
     setting_fields,
     with_setting,
 )
 from tasks.env.index import HashingEmbedder
+from tasks.env.tools import render_no_information
 from tasks.env.text_search import TextChunk, TextIndex, chunks_from_ingest, passage_window, render_text_hits
 from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph

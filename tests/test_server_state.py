@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from flows import prefect_server as ps
 from schemas.errors import InputError
-from tasks.ops import children
+from gateway import children
 
 
 class _Health(BaseHTTPRequestHandler):

@@ -22,7 +22,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from training.plan import REPO_ROOT, TrainingError
+from schemas.errors import TrainingError
+
+#: The repository's root: the trainer environments live under it (``.venvs/<name>``).
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 ENVS_VAR = "HOPFORGE_TRAINER_ENVS"
 

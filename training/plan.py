@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from schemas.errors import TrainingError  # re-exported: callers import it from here
+from training.envs import REPO_ROOT, require_env  # noqa: F401  (REPO_ROOT re-exported: callers read it from here)
 
 Trainer = Literal["llamafactory", "verl", "trl"]
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_DIR = REPO_ROOT / "training" / "launch"
 METRICS_FILE = "metrics.jsonl"
 RESULT_FILE = "result.json"
@@ -342,8 +342,6 @@ def measure_prompts(source: ExportView | TrainPlan | Path | str | None, tokenize
     ``env`` (the core has no chat-template renderer); ``TrainingError`` when it is missing or fails."""
     import subprocess
     import tempfile
-
-    from training.envs import require_env
 
     if max_prompt_length < 1:
         raise TrainingError(f"max_prompt_length must be >= 1, got {max_prompt_length}")

@@ -24,7 +24,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from tasks.ops import children
+from gateway import children
 from training.envs import require_env
 from training.plan import (  # noqa: F401  (OFFLINE_ENV re-exported: callers read it from here)
     NODES_DIR,

@@ -44,7 +44,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
-from tasks.ops import children
+from gateway import children
 from training.envs import env_dir, require_env
 from training.plan import PLAN_FILE, TrainingError
 

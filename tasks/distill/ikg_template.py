@@ -28,7 +28,7 @@ from tasks.env.ikg import IKGView
 #: The tools an IKG template trajectory uses and offers (the system prompt and the SFT ``tools`` column).
 IKG_TEMPLATE_TOOLS: tuple[str, ...] = ("entity_matcher", "node_info", "neighbor_search", "web_search")
 
-#: How the graph's reply on a hidden hop starts (``tasks.env.ikg.render_no_information``).
+#: How the graph's reply on a hidden hop starts (``tasks.env.tools.render_no_information``).
 NO_INFORMATION = "No information in the KG"
 
 

@@ -17,7 +17,7 @@ Rules (the tests pin them):
 
 The KG tools (``tasks.env.tools.ToolEnvironment``) read a view through ``ViewedGraph``: relations the view hides
 are not there, and a ``neighbor_search`` that finds nothing says so in Graph-RFT's way
-(``render_no_information``) and points the model to the ``web_search`` tool. A hidden fact is hidden from every
+(``tasks.env.tools.render_no_information``) and points the model to the ``web_search`` tool. A hidden fact is hidden from every
 tool: a sentence of a description that states it (one naming both of its ends, or, in an end's own description,
 the other end: "Tenochtitlan: Capital of the Aztec empire"), a keyword that names the other end, and a visible
 relation whose own label states it ("George Beadle championed the teosinte origin of maize") are left out.
@@ -49,6 +49,7 @@ from schemas.meaning import relation_key
 from schemas.programs import QueryProgram
 from schemas.qa import QA, PathEdge
 from tasks.env.text_search import DEFAULT_TOP_K, TextHit, TextIndex, passage_window
+from tasks.env.tools import ToolEnvironment
 from tasks.graph.kg import EdgeData, KnowledgeGraph
 from tasks.meaning.profiles import edge_label
 from tasks.qa.context import edge_as_hop
@@ -379,7 +380,6 @@ def viewed_environment(env: Any, view: IKGView, domain: str) -> Any:
     """``env`` (a ``tasks.env.tools.ToolEnvironment``) as one question sees it: the same tools, limits and text
     collections, with ``domain``'s graph shown through ``view``. Costs a dict and a few small objects, so a tool
     server can make one per request."""
-    from tasks.env.tools import ToolEnvironment  # tools imports this module for its replies
 
     if domain not in env.indexes:
         raise IKGError(f"IKG view {view.view_id}: no graph loaded for domain {domain!r}")
@@ -388,14 +388,6 @@ def viewed_environment(env: Any, view: IKGView, domain: str) -> Any:
                            texts=env.texts)
 
 
-def render_no_information(entity: str, relation: str, closest: Sequence[str]) -> str:
-    """neighbor_search on an incomplete graph when no visible relation of ``entity`` matches ``relation``:
-    Graph-RFT's "No information in KG, please use web tool", with the entity's closest visible relations (the
-    same text whether the fact was hidden or never there, so the reply does not give the hiding away)."""
-    text = f'No information in the KG about {entity} by "{" ".join(relation.split())}".'
-    if closest:
-        text += " Its closest relations: " + "; ".join(closest) + "."
-    return text + " If none of these fits, use the web_search tool."
 
 
 def reachable(graph: KnowledgeGraph | ViewedGraph, start: str, goal: str, max_hops: int) -> bool:
@@ -674,7 +666,6 @@ __all__ = [
     "n_hidden",
     "parse_view_id",
     "reachable",
-    "render_no_information",
     "setting_fields",
     "view_for_qa",
     "critical_edges",

@@ -46,7 +46,6 @@ from schemas.tools import (
     tool_schemas,
 )
 from tasks.graph.kg import EdgeData, KnowledgeGraph, normalize_name
-from tasks.env.ikg import render_no_information
 from tasks.env.index import GraphIndex
 from tasks.env.text_search import MAX_TOP_K, TextIndex, TextSearchError, render_text_hits
 
@@ -579,6 +578,16 @@ def _contains(a: str, b: str) -> bool:
     return len(a) >= 3 and len(b) >= 3 and (b in a or a in b)
 
 
+
+def render_no_information(entity: str, relation: str, closest: Sequence[str]) -> str:
+    """neighbor_search on an incomplete graph when no visible relation of ``entity`` matches ``relation``:
+    Graph-RFT's "No information in KG, please use web tool", with the entity's closest visible relations (the
+    same text whether the fact was hidden or never there, so the reply does not give the hiding away)."""
+    text = f'No information in the KG about {entity} by "{" ".join(relation.split())}".'
+    if closest:
+        text += " Its closest relations: " + "; ".join(closest) + "."
+    return text + " If none of these fits, use the web_search tool."
+
 __all__ = [
     "RenderLimits",
     "ToolEnvironment",
@@ -586,6 +595,7 @@ __all__ = [
     "relation_line",
     "render_entity_matches",
     "render_neighbors",
+    "render_no_information",
     "render_node_info",
     "render_relation_candidates",
     "render_triples",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tasks.ops.children import Proc, alive, descendants, process
+from gateway.children import Proc, alive, descendants, process
 
 if TYPE_CHECKING:
     from gateway.fake import RecordedRequest
@@ -156,7 +156,7 @@ def kill_table() -> list[str]:
     return lines
 
 
-# --- the process table (Linux /proc): processes from ``tasks.ops.children``; thread states here -----------------
+# --- the process table (Linux /proc): processes from ``gateway.children``; thread states here -----------------
 
 
 def _stat(path: str) -> tuple[str, int, int] | None:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pydantic import BaseModel  # noqa: E402
 
 from gateway.client import LLMGateway  # noqa: E402
-from gateway.fake import Fault, FakeOpenAI  # noqa: E402
+from testing.fake import Fault, FakeOpenAI  # noqa: E402
 from bench.results_file import save_report  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.permissive_profiles import one_each_way  # noqa: E402
 from bench.results_file import save_report  # noqa: E402
 from gateway.client import LLMGateway  # noqa: E402
-from gateway.fake import FakeOpenAI, Fault  # noqa: E402
+from testing.fake import FakeOpenAI, Fault  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tasks.graph.importers import read_triples  # noqa: E402
 from tasks.graph.kg import KnowledgeGraph  # noqa: E402

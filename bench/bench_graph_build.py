@@ -13,7 +13,7 @@ sizes, embedder and concurrency, and gets the same extraction answers after the 
   returns the same answer: no HTTP at all, so this ratio also carries the client-side cost of an OpenAI HTTP call
   (SDK request building, httpx, response parsing), which any real endpoint costs.
 
-The fake endpoint (``gateway.fake.FakeOpenAI`` with a fixed latency) runs in a child process, as a remote server
+The fake endpoint (``testing.fake.FakeOpenAI`` with a fixed latency) runs in a child process, as a remote server
 would: serving requests does not compete with the client for this process's GIL. Caches are cold on every side
 (a fresh data directory per run). Sides alternate, each run ``--repeat`` times after one warm-up; the report gives
 medians, best runs (least disturbed by other load) and both ratios hopforge/direct (target <= 1.1).
@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 from bench.results_file import save_report  # noqa: E402
 
 from gateway.client import LLMGateway  # noqa: E402
-from gateway.fake import Fault, FakeOpenAI, fake_embedding  # noqa: E402
+from testing.fake import Fault, FakeOpenAI, fake_embedding  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from schemas.corpus import Document, IngestOptions, content_hash, make_doc_id  # noqa: E402
 from tasks.graph.build import build_domain_graph  # noqa: E402

@@ -89,7 +89,7 @@ def answer_every_stage(fake: Any) -> None:
 
 def serve_fake(latency: float) -> None:
     """Child process: the fake endpoint. Each line on stdin asks for the number of chat calls so far; EOF stops."""
-    from gateway.fake import FakeOpenAI, Fault
+    from testing.fake import FakeOpenAI, Fault
 
     with FakeOpenAI(default_fault=Fault(latency_s=latency)) as fake:
         answer_every_stage(fake)

@@ -73,7 +73,7 @@ TARGET = 0.9
 # -- the fake endpoint (child process) -------------------------------------------------------------------------------
 def serve_fake(latency: float, embed_latency: float) -> None:
     """Child process: the fake endpoint. Each stdin line asks for (chat calls, embeddings calls, CPU s); EOF stops."""
-    from gateway.fake import FakeOpenAI, Fault
+    from testing.fake import FakeOpenAI, Fault
 
     with FakeOpenAI(default_fault=Fault(latency_s=latency), embedding_fault=Fault(latency_s=embed_latency)) as fake:
         answer_every_stage(fake)

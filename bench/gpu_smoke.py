@@ -5,7 +5,7 @@
 
 Steps, in order (``STEPS``):
 
-1. ``data``: the factory on generated graphs against the loopback fake (``gateway.fake``): ``--domains`` seeded
+1. ``data``: the factory on generated graphs against the loopback fake (``testing.fake``): ``--domains`` seeded
    graphs of ``--nodes`` labelled entities are imported, ``generate-qa`` writes questions with the template writer
    (``--seeds`` per domain), ``verify-paths`` and ``distill-trajectories`` (template trajectories only: the tool
    calls along each gold path) follow, and ``export`` writes the qa, sft, sft_nothink and rl configs. A few thousand
@@ -186,7 +186,7 @@ def _verdicts(body: dict[str, Any]) -> dict[str, Any]:
 def fake_endpoint() -> Iterator[str]:
     """The loopback fake for every LLM role of the data step and for embeddings throughout (the tool server and
     the evaluations rank entities with the same embedder as the trajectories did)."""
-    from gateway.fake import FakeOpenAI
+    from testing.fake import FakeOpenAI
 
     with FakeOpenAI() as fake:
         fake.add(schema_name="qa_pick_path", reply=_pick)

@@ -1,8 +1,8 @@
 """Meaning report: every question the template path accepts on a graph, printed with its path and answer for a
 person to grade.
 
-For each graph file (by default the fixtures of ``tests/fixtures/meaning_graphs``: graphs written with public
-vocabularies the project did not choose) the report does what ``hopforge graph import`` and ``hopforge qa generate``
+For each graph file it is given (``demo`` for the demo's graphs; the tests give it the fixtures of
+``tests/fixtures/meaning_graphs``, graphs written with public vocabularies the project did not choose) the report does what ``hopforge graph import`` and ``hopforge qa generate``
 do on the embedded model with the judge off, through the same public functions, so that it follows them when they
 change:
 
@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures" / "meaning_graphs"
 DEMO_GRAPHS = ROOT / "flows" / "demo" / "graphs"
 GRAPH_SUFFIXES = (".jsonl", ".tsv", ".graphml", ".json", ".txt", ".gz")
 
@@ -56,9 +55,9 @@ class NoGateway:
         raise GatewayCalled(f"the meaning report runs without an LLM, but generation used gateway.{name}")
 
 
-def fixture_graphs() -> list[Path]:
-    """The meaning fixtures, sorted by name."""
-    return sorted(p for p in FIXTURES.iterdir() if p.is_file() and p.name.endswith(GRAPH_SUFFIXES))
+def graph_files(folder: str | Path) -> list[Path]:
+    """The graph files of ``folder`` (by suffix), sorted by name."""
+    return sorted(p for p in Path(folder).iterdir() if p.is_file() and p.name.endswith(GRAPH_SUFFIXES))
 
 
 def demo_graphs() -> list[Path]:
@@ -266,13 +265,13 @@ def report_text(run: GraphRun) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def write_reports(out: str | Path, graphs: Iterable[str | Path] | None = None, **kwargs: Any) -> dict[str, GraphRun]:
-    """Run every graph (default: the meaning fixtures) and write ``<name>.txt`` per graph and ``summary.txt``
-    into ``out``; returns the runs by name."""
+def write_reports(out: str | Path, graphs: Iterable[str | Path], **kwargs: Any) -> dict[str, GraphRun]:
+    """Run every graph of ``graphs`` and write ``<name>.txt`` per graph and ``summary.txt`` into ``out``; returns the
+    runs by name."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs: dict[str, GraphRun] = {}
-    for g in (list(graphs) if graphs else fixture_graphs()):
+    for g in graphs:
         run = run_graph(g, **kwargs)
         runs[run.name] = run
         (out / f"{run.name}.txt").write_text(report_text(run), encoding="utf-8")
@@ -287,8 +286,8 @@ def write_reports(out: str | Path, graphs: Iterable[str | Path] | None = None, *
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m flows.meaning_report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("graphs", nargs="*", help="graph files (default: tests/fixtures/meaning_graphs/*); "
-                    "'demo' stands for flows/demo/graphs/*.jsonl")
+    ap.add_argument("graphs", nargs="+", help="graph files or folders of them; 'demo' stands for "
+                    "flows/demo/graphs/*.jsonl")
     ap.add_argument("--out", required=True, help="folder for the per-graph reports")
     ap.add_argument("--seeds", type=int, default=20, help="seeds per graph (default 20)")
     ap.add_argument("--min-ball", type=int, default=5, help="smallest 3-hop ball of a seed (default 5)")
@@ -298,8 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     graphs: list[Path] = []
     for g in args.graphs:
-        graphs += demo_graphs() if g == "demo" else [Path(g)]
-    runs = write_reports(args.out, graphs or None, n_seeds=args.seeds, min_ball=args.min_ball,
+        graphs += demo_graphs() if g == "demo" else graph_files(g) if Path(g).is_dir() else [Path(g)]
+    runs = write_reports(args.out, graphs, n_seeds=args.seeds, min_ball=args.min_ball,
                          sampling_seed=args.sampling_seed, one_class=args.one_class)
     print((Path(args.out) / "summary.txt").read_text(encoding="utf-8"), end="")
     return 0 if runs else 1

@@ -92,7 +92,7 @@ def prefect_harness():
 @pytest.fixture
 def fake_llm():
     """A fresh OpenAI-compatible fake server on loopback."""
-    from gateway.fake import FakeOpenAI
+    from testing.fake import FakeOpenAI
 
     with FakeOpenAI() as fake:
         yield fake

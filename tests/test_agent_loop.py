@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gateway.client import ChatResult, LLMGateway
-from gateway.fake import Fault
+from testing.fake import Fault
 from schemas.config import load_settings
 from schemas.tools import tool_schema, tool_schemas
 from tasks.env.agent_loop import AgentConfig, build_system_prompt, run_agent, run_agents

@@ -8,7 +8,7 @@ import asyncio
 from bench.bench_generation import CALL_FLOOR, add_replies, bench_config, demo_jobs, run_jobs, too_few
 from bench.bench_scale import WALK_FLOOR, measure_size, walks_too_few, write_triples
 from gateway.client import LLMGateway
-from gateway.fake import FakeOpenAI
+from testing.fake import FakeOpenAI
 from schemas.config import load_settings
 
 

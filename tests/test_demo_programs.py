@@ -29,7 +29,7 @@ def demo_run(prefect_harness, tmp_path_factory):
     from flows.export import export_datasets
     from flows.graphs import import_graphs
     from flows.qa import generate_qa
-    from gateway.fake import FakeOpenAI
+    from testing.fake import FakeOpenAI
 
     with FakeOpenAI() as fake:  # the template writer, no judge, no meaning check: nothing may call it
         role = {"base_url": fake.base_url, "model": "fake-model", "max_retries": 0, "timeout_s": 10}

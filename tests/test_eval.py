@@ -10,7 +10,7 @@ import pytest
 from eval.evaluate import EvalConfig, evaluate_item, gold_triples
 from eval.metrics import aggregate, em, f1, hit1, summarize
 from gateway.client import LLMGateway
-from gateway.fake import Fault
+from testing.fake import Fault
 from schemas.config import load_settings
 from schemas.errors import InputError
 from tests.test_trajectories import GRAPHS, THREE_HOP, TWO_HOP, gold_for, make_qa

@@ -17,7 +17,7 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-from gateway.fake import (
+from testing.fake import (
     FakeOpenAI,
     Fault,
     Responder,

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from gateway.fake import Fault
+from testing.fake import Fault
 from schemas.config import load_settings
 from tasks.ops.doctor import check_embeddings
 from warehouse.db import Warehouse

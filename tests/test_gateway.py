@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from gateway.cache import ResponseCache
 from gateway.client import LLMGateway
-from gateway.fake import Fault
+from testing.fake import Fault
 from schemas.config import load_settings
 
 
@@ -321,7 +321,7 @@ async def test_embeddings_are_decoded_in_input_order_from_base64_or_float_lists(
     import numpy as np
 
     from gateway.embeddings import EmbeddingError, OpenAIEmbedder
-    from gateway.fake import fake_embedding
+    from testing.fake import fake_embedding
     from schemas.config import EmbeddingConfig
 
     texts = [f"entity {i}" for i in range(70)]

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from gateway.client import LLMGateway
-from gateway.fake import Fault, fake_embedding
+from testing.fake import Fault, fake_embedding
 from gateway.usage import RoleUsage
 from schemas.config import load_settings
 from schemas.corpus import Document, IngestOptions, content_hash, make_chunk_id, make_doc_id
@@ -361,7 +361,7 @@ import asyncio, json, sys
 from pathlib import Path
 import numpy as np
 from gateway.client import LLMGateway
-from gateway.fake import fake_embedding
+from testing.fake import fake_embedding
 from schemas.config import load_settings
 from schemas.corpus import Document, IngestOptions
 from tasks.graph.build import build_domain_graph

@@ -98,7 +98,7 @@ def test_build_graphs_flow_builds_reports_and_isolates_failures(prefect_harness,
         (corpus / "cs" / f"{i}.md").write_text(text)
     (corpus / "history").mkdir()
     (corpus / "history" / "h.md").write_text("Ada Lovelace and the Royal Society met in London, where Charles Babbage lived.")
-    fake_llm.add(predicate=lambda b: "Royal Society met in London" in str(b["messages"]), fault=__import__("gateway.fake", fromlist=["Fault"]).Fault(status=500))
+    fake_llm.add(predicate=lambda b: "Royal Society met in London" in str(b["messages"]), fault=__import__("testing.fake", fromlist=["Fault"]).Fault(status=500))
     def extraction_with_variant(body):
         text = extraction_reply(body)
         if "Ada Lovelace met Charles Babbage" in str(body["messages"]):

@@ -220,7 +220,7 @@ def evaluated(prefect_harness, tmp_path_factory) -> dict[str, Any]:
     ingested, every mode, against a fake endpoint; then an export whose card carries the evaluation."""
     from flows.evaluate import evaluate_policy, evaluation_card, latest_setting_table
     from flows.runtime import open_run
-    from gateway.fake import FakeOpenAI
+    from testing.fake import FakeOpenAI
     from tasks.export.datasets import ExportInputs, export
     from tasks.qa.context import path_edges
     from bench.bench_ikg_demo import walk

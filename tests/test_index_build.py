@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gateway.embeddings import EmbeddingError, OpenAIEmbedder
-from gateway.fake import FakeOpenAI, Fault
+from testing.fake import FakeOpenAI, Fault
 from schemas.config import EmbeddingConfig
 from schemas.graph import Entity
 from tasks.env.index import GraphIndex, _parts_dir, _unit_rows, entity_text

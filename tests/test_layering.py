@@ -118,6 +118,14 @@ def test_no_product_module_reaches_itself():
     assert _circles(edges) == []
 
 
+def test_no_product_module_imports_the_test_doubles():
+    """The fake endpoint and its scripted readers (``testing``) are for tests and benchmarks only."""
+    modules = _modules()
+    reaching = {name: sorted(m for m in _imports(path) if m.split(".")[0] in ("testing", "tests", "bench"))
+                for name, path in modules.items()}
+    assert {k: v for k, v in reaching.items() if v} == {}
+
+
 def test_tasks_and_eval_do_not_import_training_or_flows():
     upward = {}
     for package in ("tasks", "eval", "gateway", "schemas", "warehouse"):

@@ -10,7 +10,7 @@ import random
 import re
 
 from gateway.client import LLMGateway
-from gateway.fake import FakeOpenAI
+from testing.fake import FakeOpenAI
 from schemas.config import load_settings
 from schemas.programs import QueryProgram
 from schemas.qa import Seed

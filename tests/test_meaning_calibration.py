@@ -13,7 +13,7 @@ import pytest
 
 from bench.permissive_profiles import store_one_each_way
 from gateway.client import LLMGateway
-from gateway.fake import Fault, fact_reader_reply
+from testing.fake import Fault, fact_reader_reply
 from schemas.config import load_settings
 from schemas.qa import Verdict
 from tasks.meaning.profiles import book_for_graph

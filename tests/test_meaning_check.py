@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from gateway.client import LLMGateway
-from gateway.fake import Fault, read_fact_sheet
+from testing.fake import Fault, read_fact_sheet
 from schemas.config import load_settings
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph

@@ -6,20 +6,23 @@ accepted, and the report says which label could not be read."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from flows import meaning_report as mr
 
+FIXTURES = Path(__file__).parent / "fixtures" / "meaning_graphs"
+
 FIXTURE_NAMES = {"schema_org", "wikidata", "dbpedia", "freebase", "biomedical", "opaque", "small"}
 
 
 def test_every_vocabulary_has_a_fixture():
-    assert {mr.graph_name(p) for p in mr.fixture_graphs()} == FIXTURE_NAMES
-    assert (mr.FIXTURES / "README.md").is_file()
+    assert {mr.graph_name(p) for p in mr.graph_files(FIXTURES)} == FIXTURE_NAMES
+    assert (FIXTURES / "README.md").is_file()
 
 
-@pytest.mark.parametrize("path", mr.fixture_graphs(), ids=mr.graph_name)
+@pytest.mark.parametrize("path", mr.graph_files(FIXTURES), ids=mr.graph_name)
 def test_fixture_imports_cleanly(path):
     imported, kg = mr.import_graph(path)
     name = mr.graph_name(path)
@@ -32,7 +35,7 @@ def test_fixture_imports_cleanly(path):
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("meaning")
-    return out, mr.write_reports(out)
+    return out, mr.write_reports(out, mr.graph_files(FIXTURES))
 
 
 def test_report_written_for_every_graph(reports):
@@ -52,7 +55,7 @@ def test_report_written_for_every_graph(reports):
 
 def test_report_is_deterministic(reports, tmp_path):
     out, _ = reports
-    mr.write_reports(tmp_path, [mr.FIXTURES / "small.jsonl"])
+    mr.write_reports(tmp_path, [FIXTURES / "small.jsonl"])
     assert (tmp_path / "small.txt").read_bytes() == (out / "small.txt").read_bytes()
 
 

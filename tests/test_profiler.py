@@ -100,7 +100,7 @@ TRIPLES = [
 def _profiler_calls(fake) -> list[str]:
     import re
 
-    from gateway.fake import last_user_text, request_schema
+    from testing.fake import last_user_text, request_schema
 
     out = []
     for r in fake.requests:
@@ -246,7 +246,7 @@ def test_export_with_profile_profiles_first(graph, fake_llm):
 
 
 def test_the_fake_profiler_reads_counts_from_the_statistics():
-    from gateway.fake import profiler_reply
+    from testing.fake import profiler_reply
 
     body = {"messages": build_messages("tends", [], LabelStats(subjects=4, subjects_several=2, objects=6,
                                                                objects_several=0, pairs=8, snapshots=1))}

@@ -201,7 +201,7 @@ def test_verify_paths_records_verdicts(askable_cs, settings, fake_llm):
 
 def test_jobs_lost_to_an_outage_are_retried_on_the_next_run(askable_cs, settings, fake_llm):
     from flows.qa import generate_qa
-    from gateway.fake import Fault
+    from testing.fake import Fault
 
     fake_llm.set_fault(Fault(status=500))
     down = generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], max_attempts=2, settings=settings)
@@ -215,7 +215,7 @@ def test_jobs_lost_to_an_outage_are_retried_on_the_next_run(askable_cs, settings
 
 def test_a_judge_outage_is_not_a_verdict(askable_cs, settings, fake_llm):
     from flows.qa import generate_qa
-    from gateway.fake import Fault
+    from testing.fake import Fault
 
     fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
     fake_llm.add(schema_name="qa_judgement", fault=Fault(status=500))
@@ -230,7 +230,7 @@ def test_a_judge_outage_is_not_a_verdict(askable_cs, settings, fake_llm):
 
 def test_verification_lost_to_an_outage_is_redone(askable_cs, settings, fake_llm):
     from flows.qa import generate_qa, verify_paths
-    from gateway.fake import Fault
+    from testing.fake import Fault
 
     fake_llm.add(schema_name="qa_pick_path", reply=good_pick)
     fake_llm.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})

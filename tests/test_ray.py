@@ -26,7 +26,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 ray = pytest.importorskip("ray")
 
-from gateway.fake import last_user_text  # noqa: E402
+from testing.fake import last_user_text  # noqa: E402
 from schemas.config import load_settings  # noqa: E402
 from tests.test_trajectories import good_thoughts  # noqa: E402
 from tests.test_graph_build import extraction_reply  # noqa: E402
@@ -216,7 +216,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(prefect_harness, f
     from flows.distill import distill_trajectories, load_trajectories
     from flows.qa import generate_qa, verify_paths
     from flows.graphs import import_graphs
-    from gateway.fake import Fault
+    from testing.fake import Fault
     from warehouse.db import Warehouse
 
     _script(fake_llm)

@@ -260,7 +260,7 @@ def test_a_node_killed_mid_distillation_loses_and_repeats_nothing_answered(prefe
                                                                            reference, fixed_run_ids, tmp_path):
     from flows.distill import load_trajectories
     from flows.export import export_datasets
-    from gateway.fake import Fault
+    from testing.fake import Fault
     from tests.reliability.harness import response_cache_key, stored_keys
     from warehouse.db import Warehouse
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gateway.client import LLMGateway
-from gateway.fake import last_user_text, request_schema
+from testing.fake import last_user_text, request_schema
 from schemas.config import load_settings
 from schemas.qa import QA, GoldPath, make_qa_id
 from schemas.tools import AgentRun, ToolCallRecord
@@ -433,7 +433,7 @@ def test_distill_flow_writes_resumes_and_reports(prefect_harness, fake_llm, tmp_
 
 
 async def test_endpoint_losses_are_retried_on_resume_but_bad_output_is_final(fake_llm, tmp_path, kg):
-    from gateway.fake import Fault
+    from testing.fake import Fault
 
     from flows.distill import stored_jobs
     from warehouse.db import Warehouse

@@ -26,7 +26,7 @@ from schemas.meaning import Count, Evidence, RelationProfile, relation_key
 from tasks.meaning.profiles import LabelStats, count_from_stats, edge_label
 
 ROLE = "profiler"
-#: The request (and JSON schema) name of a profiler call; ``gateway.fake.PROFILER_SCHEMA`` answers it.
+#: The request (and JSON schema) name of a profiler call; ``testing.fake.PROFILER_SCHEMA`` answers it.
 REQUEST_NAME = "relation_profile"
 #: Most example triples a request shows.
 MAX_EXAMPLES = 5

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.children import Proc, alive, descendants, process
 
 if TYPE_CHECKING:
-    from gateway.fake import RecordedRequest
+    from testing.fake import RecordedRequest
 
 
 def warehouse_digest(path: Path) -> dict[str, Any]:

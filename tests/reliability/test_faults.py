@@ -78,7 +78,7 @@ def _policy(body: dict[str, Any]) -> bool:
 
 
 def _script(fake, plan: FaultPlan | None) -> None:
-    from gateway.fake import Fault
+    from testing.fake import Fault
 
     if plan is not None:
         fake.add(predicate=plan.draw, reply="never")
@@ -132,7 +132,7 @@ def _run(base: Path, data: Path, fake) -> dict[str, Any]:
 @pytest.mark.reliability_slow
 def test_injected_faults_change_no_accepted_row(prefect_harness, tmp_path):
     from flows.graphs import import_graphs
-    from gateway.fake import FakeOpenAI
+    from testing.fake import FakeOpenAI
     from schemas.config import load_settings
     from tasks.graph.importers import read_triples
     from bench.permissive_profiles import store_one_each_way
@@ -195,7 +195,7 @@ def _build(corpus: Path, data: Path, fake) -> dict[str, Any]:
 def test_injected_faults_on_the_extractor_change_no_graph(prefect_harness, tmp_path):
     """The sixth role: LightRAG's extraction calls through the gateway, one in five failing in transport (429,
     500, a hang); the built graph is the fault-free one."""
-    from gateway.fake import Fault, FakeOpenAI
+    from testing.fake import Fault, FakeOpenAI
     from tests.test_graph_build import TEXTS, extraction_reply
 
     corpus = tmp_path / "corpus" / "cs"

@@ -15,7 +15,7 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from gateway.fake import Fault, RecordedRequest
+from testing.fake import Fault, RecordedRequest
 from tests.reliability.harness import (
     Watched,
     calls_at_kill,

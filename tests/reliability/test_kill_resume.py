@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from gateway.fake import Fault, RecordedRequest
+from testing.fake import Fault, RecordedRequest
 from tests.reliability.harness import (
     KILL_OUTCOMES,
     Kill,

@@ -9,7 +9,7 @@ Two data sets at each ``--rows`` size, 384 dimensions (``HashingEmbedder``'s def
   by the project's ``HashingEmbedder(384)``, queried by misspelt names (the last letter replaced, as
   ``bench/bench_tools.py`` asks ``entity_matcher``);
 - ``chunks`` (asked with ``--sets chunks``): the text-search corpus of ``bench/bench_text_search.py``
-  (``bench.text_corpus.synthetic_chunks``, ``"title: text"`` embedded as ``TextIndex`` embeds it), queried by its
+  (``testing.text_corpus.synthetic_chunks``, ``"title: text"`` embedded as ``TextIndex`` embeds it), queried by its
   fact queries ("<head entity> <relation>"): the data on which the inverted lists found 74% of the exact top 10.
 
 Each method is built single-threaded (a multi-threaded HNSW build inserts in a racy order: not reproducible), saved
@@ -93,7 +93,7 @@ def names(rows: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def chunks(rows: int, queries: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    from bench.text_corpus import synthetic_chunks
+    from testing.text_corpus import synthetic_chunks
     from tasks.env.index import HashingEmbedder
     from tasks.env.text_search import MAX_EMBED_CHARS
 

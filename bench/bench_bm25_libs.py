@@ -8,7 +8,7 @@ same tokens (``tasks.env.text_search.tokenize``: lower-cased words, English stop
 ranking come from the scoring (bm25s: Lucene's BM25 with k1=1.5, b=0.75; tantivy: k1=1.2, b=0.75; DuckDB:
 k1=1.2, b=0.75) and not from tokenising.
 
-Each library runs in a process of its own (so its memory is measured alone) over ``bench/text_corpus.py``'s
+Each library runs in a process of its own (so its memory is measured alone) over ``testing/text_corpus.py``'s
 chunks and reports: index build time and resident memory growth (at the end of the build, and after a garbage
 collection: bm25s's build holds every chunk's token list for a while); top-10 retrieval latency one query at a time
 and at ``--concurrency`` threads (raw BM25 retrieve, no fusion); ranking agreement with bm25s (mean overlap of
@@ -42,7 +42,7 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 
 from bench.bench_tools import memory, pct  # noqa: E402
 from bench.results_file import save_report  # noqa: E402
-from bench.text_corpus import synthetic_chunks  # noqa: E402
+from testing.text_corpus import synthetic_chunks  # noqa: E402
 from tasks.env.text_search import TextChunk, TextIndex, _top_positive, tokenize  # noqa: E402
 
 LIBS = ("bm25s", "tantivy", "duckdb_fts")

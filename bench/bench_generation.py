@@ -5,7 +5,7 @@ The floor on wall time is calls·L/C; the benchmark reports achieved/ideal (targ
 
 The demo graphs' labels ("part of", "member of", ...) name many things in the world, so the shipped lexicon would
 refuse most hops and most jobs would end before their first call. The jobs read the profiles of
-``bench.permissive_profiles`` instead (every label one thing each way) and run with the meaning check off (the fake
+``testing.permissive_profiles`` instead (every label one thing each way) and run with the meaning check off (the fake
 answers every call alike), and the run stops when fewer than ``CALL_FLOOR`` calls a job were made or fewer than
 ``ACCEPT_FLOOR`` of the jobs were accepted: the ratio would then measure refusals, not saturation.
 
@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.permissive_profiles import one_each_way  # noqa: E402
+from testing.permissive_profiles import one_each_way  # noqa: E402
 from bench.results_file import save_report  # noqa: E402
 from gateway.client import LLMGateway  # noqa: E402
 from testing.fake import FakeOpenAI, Fault  # noqa: E402

@@ -260,7 +260,7 @@ def import_domains(tmp: str, args: argparse.Namespace, fake: Any, embeddings: di
     of", "member of", ...) name many things in the world, so the shipped lexicon would refuse nearly every hop: a
     benchmark of endpoint saturation needs the jobs, not their meaning, so it stores the profiles a user's file
     would give to say every label names one thing each way."""
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from flows.graphs import import_graphs
     from schemas.config import load_settings
     from warehouse.db import Warehouse

@@ -67,7 +67,7 @@ def _world(tmp: Path, base_url: str, args: argparse.Namespace) -> Path:
     domains = sorted(import_graphs(files=files, settings=settings)["imported"])
     # As in bench_pipeline: the generated graphs' labels name many things, so the shipped lexicon would refuse
     # nearly every hop; the profiles a user's file would give let every relation be asked.
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from warehouse.db import Warehouse
     from warehouse.graphs import load_graph
 

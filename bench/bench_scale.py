@@ -13,7 +13,7 @@ written as a triples JSONL file and measured in a fresh child process, one stage
 - ``walks``: ``tasks.qa.candidates.sample_candidate_paths`` (4-node paths, 8 per seed) from ``--walk-seeds``
   eligible seeds; the cost per seed is what matters, so it is reported per 100 seeds. The generated labels name
   many things in the world, so the shipped lexicon would refuse nearly every hop: the walks read the profiles of
-  ``bench.permissive_profiles`` (every label one thing each way; built before the clock starts, ``profiles_s``),
+  ``testing.permissive_profiles`` (every label one thing each way; built before the clock starts, ``profiles_s``),
   and the run stops when they find fewer than ``WALK_FLOOR`` paths a walked seed (the walks measured nothing),
 - ``index``: ``GraphIndex.warm`` with ``HashingEmbedder(384)`` (every entity text embedded, the matrix
   written to the on-disk cache), then ``index_load``: the same index opened again from that cache.
@@ -88,7 +88,7 @@ def write_triples(path: Path, n: int, extra: float, seed: int, *, readable: bool
 
 def measure_size(path: str, walk_seeds: int, seed: int) -> dict[str, Any]:
     """Every stage on one graph file (run in a child process; see the module docstring)."""
-    from bench.permissive_profiles import permissive_book
+    from testing.permissive_profiles import permissive_book
     from tasks.env.index import GraphIndex, HashingEmbedder
     from tasks.graph.importers import read_triples
     from tasks.qa.candidates import sample_candidate_paths

@@ -1,6 +1,6 @@
 """Benchmark: the text-search tool (``web_search``) on 100k synthetic chunks, in process and over HTTP.
 
-The corpus is ``bench/text_corpus.py``'s (sentences of the demo corpus with words swapped by frequency, one
+The corpus is ``testing/text_corpus.py``'s (sentences of the demo corpus with words swapped by frequency, one
 generated fact per chunk), written to a temporary warehouse as the ``bench`` domain's chunks beside a small graph
 of the facts' entities. It measures:
 
@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:  # runnable as a plain script from any directory
 from bench.bench_tools import free_port, hopforge_command, memory, pct, server_memory, start_process, stop_process  # noqa: E402
 from bench.results_file import save_report  # noqa: E402
 from bench.http_load import post, run_in_process  # noqa: E402
-from bench.text_corpus import Fact, synthetic_chunks  # noqa: E402
+from testing.text_corpus import Fact, synthetic_chunks  # noqa: E402
 from tasks.env.index import HashingEmbedder  # noqa: E402
 from tasks.env.text_search import ANN_DEPTH_EXPANSION, TextChunk, TextIndex  # noqa: E402
 

@@ -13,7 +13,7 @@ seconds and every embeddings request (``--embed-batch`` texts) after ``--embed-l
 ``max_concurrency = --concurrency`` and the embedder ``--embed-concurrency``. The stages run through their flows:
 ``generate-qa`` (candidates mode, ``--seeds`` seeds a domain, generator + judge), ``verify-paths``,
 ``distill-trajectories`` (template, rollouts, CoT). Then every stage runs again on the same warehouse, LLM cache
-and index cache (the rerun). The relation profiles are ``bench.permissive_profiles``' (every label one thing each
+and index cache (the rerun). The relation profiles are ``testing.permissive_profiles``' (every label one thing each
 way), so walks find paths; the meaning check is off (the fake answers every call alike).
 
 **The floor** of a stage is the least wall time its endpoint calls allow:

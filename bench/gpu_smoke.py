@@ -214,7 +214,7 @@ def smoke_settings(data_dir: Path, fake_url: str, *, export_env: bool) -> Any:
 def build_data(settings: Any, opts: SmokeOptions) -> dict[str, Any]:
     """Graphs, questions, gold paths, template trajectories and an export (module docstring, step 1)."""
     from bench.bench_scale import write_triples
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from flows.distill import distill_trajectories
     from flows.export import export_datasets
     from flows.graphs import import_graphs

@@ -103,7 +103,7 @@ def store_profiles(warehouse_path) -> None:
     """The user's relation profiles, as `hopforge graph profiles import` stores them: each link verb of this
     invented world names one place each way, so every hop of the ring can be asked (the shipped lexicon would
     call "borders" many both ways, and know nothing of the others' counts)."""
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from warehouse.db import Warehouse
 
     with Warehouse(warehouse_path) as wh:

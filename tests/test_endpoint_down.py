@@ -60,7 +60,7 @@ def test_generate_qa_against_a_closed_port_fails_fast_then_resumes(prefect_harne
     from flows.graphs import import_graphs
     from flows.qa import generate_qa
     from tasks.graph.importers import read_triples
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from tests.test_qa_flow import good_pick
     from warehouse.db import Warehouse
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from schemas.config import load_settings
 from tasks.graph.importers import read_triples
-from bench.permissive_profiles import store_one_each_way
+from testing.permissive_profiles import store_one_each_way
 from tests.test_graph_build import extraction_reply
 from tests.test_qa_flow import _candidates, _prompt, _seed, good_pick
 

@@ -3,7 +3,7 @@ QA tables of migration 0007 (every record type written and read back)."""
 
 from __future__ import annotations
 
-from bench.permissive_profiles import permissive_book
+from testing.permissive_profiles import permissive_book
 
 import json
 from pathlib import Path

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.permissive_profiles import store_one_each_way
+from testing.permissive_profiles import store_one_each_way
 from gateway.client import LLMGateway
 from testing.fake import Fault, fact_reader_reply
 from schemas.config import load_settings

@@ -10,7 +10,7 @@ from tasks.graph.importers import read_triples
 from tasks.qa.candidates import sample_candidate_paths
 from tasks.qa.checks import run_checks
 from tasks.qa.template_writer import TemplateError, write_question
-from bench.permissive_profiles import permissive_book
+from testing.permissive_profiles import permissive_book
 
 GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 

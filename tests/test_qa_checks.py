@@ -15,7 +15,7 @@ from schemas.qa import REJECT_REASONS, CandidatePath, generator_output_schema, m
 from tasks.qa.candidates import edge_score, render_candidates, sample_candidate_paths
 from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph
-from bench.permissive_profiles import permissive_book
+from testing.permissive_profiles import permissive_book
 from tasks.qa.checks import (
     CheckConfig,
     TextIndex,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from schemas.config import load_settings
-from bench.permissive_profiles import store_one_each_way
+from testing.permissive_profiles import store_one_each_way
 from warehouse.db import Warehouse
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo"

@@ -12,7 +12,7 @@ from schemas.config import load_settings
 from schemas.qa import QA
 from tasks.graph.importers import read_triples
 from tasks.qa.splits import split_leaks
-from bench.permissive_profiles import store_one_each_way
+from testing.permissive_profiles import store_one_each_way
 from warehouse.db import Warehouse
 
 DEMO = Path(__file__).resolve().parent.parent / "flows" / "demo"

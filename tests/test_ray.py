@@ -86,7 +86,7 @@ def _ask_every_relation(settings, graph_file: Path) -> None:
     batches run, not about what may be asked (with the shipped lexicon few seeds of the demo cs graph can start a
     path, and few 3+ hop jobs find one)."""
     from tasks.graph.importers import read_triples
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from warehouse.db import Warehouse
 
     with Warehouse(settings.warehouse_path) as wh:

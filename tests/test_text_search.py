@@ -186,7 +186,7 @@ def reference_search(index: TextIndex, query: str, k: int) -> list[tuple[str, in
 
 @pytest.fixture(scope="module")
 def synthetic_index() -> tuple[TextIndex, list]:
-    from bench.text_corpus import synthetic_chunks
+    from testing.text_corpus import synthetic_chunks
 
     chunks, facts = synthetic_chunks(3000, seed=5)
     return TextIndex(chunks, HashingEmbedder(), name="synthetic", candidates=20).warm(), facts

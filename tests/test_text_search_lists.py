@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tasks.env.text_search as text_search
-from bench.text_corpus import synthetic_chunks
+from testing.text_corpus import synthetic_chunks
 from tasks.env.index import AnnIndex, HashingEmbedder
 from tasks.env.text_search import TextIndex
 

@@ -107,7 +107,7 @@ def _ask_every_relation(settings) -> None:
     names one thing each way. Kills and resumes are tested here, not what may be asked: with the shipped lexicon few
     seeds of the graph can start a path, and the stages would have too little work (too few export files) to kill."""
     from tasks.graph.importers import read_triples
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from warehouse.db import Warehouse
 
     with Warehouse(settings.warehouse_path) as wh:

@@ -135,7 +135,7 @@ def test_injected_faults_change_no_accepted_row(prefect_harness, tmp_path):
     from testing.fake import FakeOpenAI
     from schemas.config import load_settings
     from tasks.graph.importers import read_triples
-    from bench.permissive_profiles import store_one_each_way
+    from testing.permissive_profiles import store_one_each_way
     from warehouse.db import Warehouse
 
     base = tmp_path / "base"

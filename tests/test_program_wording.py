@@ -287,3 +287,21 @@ def test_a_tables_prefix_is_no_part_of_the_kind(text, noun):
     from tasks.meaning.names import type_text_noun
 
     assert type_text_noun(text) == noun
+
+
+def test_a_disambiguator_stays_where_another_node_reads_the_same_and_a_catalogue_article_comes_back():
+    """airports_raw asked for "Plymouth Municipal" where the graph holds "Plymouth Municipal (NH12)" and
+    "Plymouth Municipal (1B9)" (grades-heldout5.md); movies_wikidata showed "Shining, The". A trailing
+    disambiguator is dropped only where no other node reads the same without its own; a catalogue's inverted
+    article is put back."""
+    from tasks.qa.generate import _display
+
+    kg = graph([("Plymouth Municipal (NH12)", "city", "Plymouth"), ("Plymouth Municipal (1B9)", "city", "Plymouth"),
+                ("Jurassic Park (novel)", "author", "Michael Crichton"),
+                ("Shining, The (1980)", "director", "Stanley Kubrick"),
+                ("Crow, The", "director", "Alex Proyas")])
+    assert _display(kg, "Plymouth Municipal (NH12)") == "Plymouth Municipal (NH12)"
+    assert _display(kg, "Jurassic Park (novel)") == "Jurassic Park"
+    assert _display(kg, "Shining, The (1980)") == "The Shining"
+    assert _display(kg, "Crow, The") == "The Crow"
+    assert _display(kg, "Michael Crichton") == "Michael Crichton"

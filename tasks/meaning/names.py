@@ -364,12 +364,12 @@ _EDITION = re.compile(r"\d{1,3}(?:st|nd|rd|th)|1\d{3}|20\d{2}")
 
 
 def name_takes_article(name: str, type_noun: str | None = None) -> bool:
-    """Whether running text writes ``name`` with "the", by the rules of ``names.yaml``: its last word heads such
-    names ("United Kingdom", "Premier League"), it is "<Head> of <...>" with a common noun as head ("Battle of
-    Actium"), its type takes "the" ("Nile", a river), an ordinal or a year opens it before a capitalised word
-    (one edition of a recurring event: "the 10th Academy Awards", "the 1934 World Series"), or it is a team's name
-    ending in a plural ("the Milwaukee Braves": a team, club or franchise named by its members). A name starting with an article, or in lower case (a kind
-    of thing: "maize", "double helix"), is left to the graph's own text."""
+    """Whether running text writes ``name`` with "the", by the rules of ``names.yaml``: its last word heads such names
+    ("United Kingdom", "Premier League"), it is "<Head> of <...>" with a common noun as head ("Battle of Actium"), its
+    type takes "the" ("Nile", a river), an ordinal or a year opens it before a capitalised word (one edition of a
+    recurring event: "the 10th Academy Awards", "the 1934 World Series"), or it is a team's name ending in a plural
+    ("the Milwaukee Braves": a team, club or franchise named by its members). A name starting with an article, or in
+    lower case (a kind of thing: "maize", "double helix"), is left to the graph's own text."""
     words = name.split()
     if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper():
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
@@ -466,11 +466,11 @@ _RAW_PREFIX = re.compile(r"^[B-HJ-Z] [A-Z]")
 
 
 def unreadable_name(name: str) -> str | None:
-    """Why a name, as a question would show it, is no name a reader knows the thing by, or None: a registry's name
-    in capitals ("MCDONNELL DOUGLAS", "CESSNA": a word of six capitals or more, or two of four or more; acronyms are
-    shorter), a two-letter code ("AL", "NY": a league's, a state's), a word with a number glued on ("Woman1": a table's placeholder), or a raw identifier's words ("R
-    Fumarate transport via proton symport-2 - H": a one-letter prefix, a hyphen standing alone; "Lumina_APV": an
-    underscore inside a word)."""
+    """Why a name, as a question would show it, is no name a reader knows the thing by, or None: a registry's name in
+    capitals ("MCDONNELL DOUGLAS", "CESSNA": a word of six capitals or more, or two of four or more; acronyms are
+    shorter), a two-letter code ("AL", "NY": a league's, a state's), a word with a number glued on ("Woman1": a table's
+    placeholder), or a raw identifier's words ("R Fumarate transport via proton symport-2 - H": a one-letter prefix, a
+    hyphen standing alone; "Lumina_APV": an underscore inside a word)."""
     t = " ".join(name.split())
     words = t.split()
     if re.fullmatch(r"[A-Z]{2}", t):

@@ -788,7 +788,7 @@ def eval_run(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt =
 def export_cmd(config: ConfigOpt = None,
                version: Annotated[Optional[str], typer.Option(help="Version name; default: a hash of the inputs.")] = None,
                include: Annotated[Optional[list[str]], typer.Option("--include", "-i", help="qa | sft | sft_nothink | rl | messages")] = None,
-               repo_id: Annotated[Optional[str], typer.Option(help="Also upload to this Hugging Face dataset repo.")] = None,
+               repo_id: Annotated[Optional[str], typer.Option(help="Also publish to this Hugging Face dataset repo, as refresh does: one commit on main and a tag named after the version.")] = None,
                token_env: str = "HF_TOKEN",
                ikg_texts: Annotated[Optional[Path], typer.Option(help="A text collection (folder, jsonl or dataset on disk) the IKG variants' text search reads beside each domain's corpus; default: the \\[ikg] texts setting.")] = None) -> None:
     """Export the datasets (QA parquet, LLaMA-Factory ShareGPT, verl RL parquet, TRL messages) with a manifest."""
@@ -813,7 +813,8 @@ def export_cmd(config: ConfigOpt = None,
             out.print(f"{cfg:<12} " + "  ".join(f"{s}: {n}" for s, n in splits.items()))
         if r["invalid"]:
             err.print(f"{len(r['invalid'])} rows failed the format checks and were left out (see the run log)")
-        out.print(f"export {r['version']}: {r['path']}" + (f"  uploaded: {r['commit_url']}" if r["commit_url"] else ""))
+        out.print(f"export {r['version']}: {r['path']}"
+                  + (f"  published: {r['commit_url']} (tag {r['tag']})" if r["commit_url"] else ""))
 
     _run(body)
 

@@ -29,7 +29,8 @@ from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
-from tasks.export.datasets import EXPORT_CONFIGS, ExportConfig, ExportInputs, check_include, check_version, export, push_to_hub
+from tasks.export.datasets import EXPORT_CONFIGS, ExportConfig, ExportInputs, check_include, check_version, export
+from tasks.export.hub import check_publish, publish_version
 from warehouse.backup import backup_for_export
 
 #: The warehouse tables an export is made from: a backup holding the same rows in them rebuilds the same export.
@@ -54,15 +55,18 @@ def export_datasets(
     private: bool = True,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """Export every question and accepted trajectory (``include`` picks the configs); with ``repo_id``, upload
-    the export to that Hugging Face dataset repository using the token in ``token_env``.
+    """Export every question and accepted trajectory (``include`` picks the configs); with ``repo_id``, publish
+    the export to that Hugging Face dataset repository with the token in ``token_env``, as ``refresh`` publishes a
+    version (``tasks.export.hub.publish_version``: one commit on ``main`` that replaces the previous data files, and a
+    tag named after the version).
 
     Returns the version, the export path, rows per config and split, the rows left out as invalid, and the
-    upload's commit URL when one was made."""
+    commit's URL and tag when one was published."""
     settings = settings or default_settings()
     include = check_include(include)
     if version is not None:
         check_version(version)
+    check_publish(repo_id, token_env)  # before any work: a repository id or token that cannot work stops here
     writable_folder(settings.data_dir / "exports", "the exports folder")
     params = flow_parameters(export_datasets, locals())
     with open_run("export-datasets", params, settings) as rt:
@@ -91,10 +95,11 @@ def export_datasets(
         for bad in result.invalid[:10]:
             print(f"invalid {bad.config} row {bad.id}: {'; '.join(bad.problems)}")
         print(f"export {result.version}: {result.path}")
-        url = None
+        url = tag = None
         if repo_id:
-            url = push_to_hub(result.path, repo_id, token_env=token_env, private=private)
-            print(f"uploaded to {url}")
+            pub = publish_version(result.path, repo_id, token_env=token_env, private=private)
+            url, tag = pub.commit_url, pub.revision
+            print(f"published {result.version} to {repo_id} (tag {tag}): {url}")
         return {
             "run_id": rt.run_id,
             "version": result.version,
@@ -103,6 +108,7 @@ def export_datasets(
             "invalid": [r.as_dict() for r in result.invalid],
             "skipped": result.skipped,
             "commit_url": url,
+            "tag": tag,
             "warehouse_backup": backup,
             "ikg": ikg.lines,
         }

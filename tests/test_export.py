@@ -22,7 +22,6 @@ from tasks.export.datasets import (
     check_include,
     check_version,
     export,
-    push_to_hub,
     sharegpt_conversations,
     validate_messages,
     validate_sharegpt,
@@ -317,49 +316,73 @@ def test_version_follows_the_inputs(records):
 # -- hub upload ----------------------------------------------------------------------------------------------------
 
 
-class FakeHfApi:
-    instances: list[FakeHfApi] = []
+class RecordingHub:
+    """Stands in for huggingface_hub.HfApi: records every call, answers an upload with a commit."""
+
+    instances: list[RecordingHub] = []
 
     def __init__(self, token=None):
         self.token = token
         self.calls: list[tuple[str, dict[str, Any]]] = []
-        FakeHfApi.instances.append(self)
+        RecordingHub.instances.append(self)
 
     def create_repo(self, repo_id, **kw):
         self.calls.append(("create_repo", {"repo_id": repo_id, **kw}))
 
     def upload_folder(self, **kw):
         self.calls.append(("upload_folder", kw))
+        return type("CommitInfo", (), {"oid": "a" * 40,
+                                       "commit_url": f"https://huggingface.co/datasets/{kw['repo_id']}/commit/abc"})()
 
-        class Info:
-            commit_url = f"https://huggingface.co/datasets/{kw['repo_id']}/commit/abc"
-
-        return Info()
+    def create_tag(self, repo_id, **kw):
+        self.calls.append(("create_tag", {"repo_id": repo_id, **kw}))
 
 
-def test_push_to_hub_uploads_a_verified_export(warehouse, monkeypatch):
+def test_export_publishes_a_commit_and_a_tag_as_refresh_does(warehouse, monkeypatch, tmp_path):
+    """``export --repo-id`` publishes through ``refresh``'s publisher: one commit on ``main`` that replaces the
+    previous version's data files, then a tag named after the version; a missing token stops it before any work."""
     import huggingface_hub
 
-    FakeHfApi.instances.clear()
-    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHfApi)
-    root = Path(run_export(warehouse)["path"])
+    from tasks.export.hub import REPLACED, PublishError, publish_version
+
+    RecordingHub.instances.clear()
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingHub)
     monkeypatch.delenv("HF_TOKEN", raising=False)
-    with pytest.raises(ExportError, match="set the environment variable HF_TOKEN"):
-        push_to_hub(root, "me/kgqa")
+    exports = Path(warehouse.data_dir) / "exports"
+    before = sorted(exports.iterdir()) if exports.is_dir() else []
+    with pytest.raises(PublishError, match="HF_TOKEN holds no token"):
+        run_export(warehouse, version="pushed", repo_id="me/kgqa")
+    assert (sorted(exports.iterdir()) if exports.is_dir() else []) == before and RecordingHub.instances == []
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
-    url = push_to_hub(root, "me/kgqa")
-    (api,) = FakeHfApi.instances
-    assert url == "https://huggingface.co/datasets/me/kgqa/commit/abc" and api.token == "hf_secret"
-    (create, upload) = api.calls
-    assert create == ("create_repo", {"repo_id": "me/kgqa", "repo_type": "dataset", "private": True, "exist_ok": True})
-    assert upload[1]["folder_path"] == str(root) and upload[1]["repo_type"] == "dataset"
-    assert root.name in upload[1]["commit_message"]
+    out = run_export(warehouse, version="pushed", repo_id="me/kgqa")
+    assert out["commit_url"].endswith("/commit/abc") and out["tag"] == "pushed"
+    (api,) = RecordingHub.instances
+    assert api.token == "hf_secret"
+    assert [c[0] for c in api.calls] == ["create_repo", "upload_folder", "create_tag"]
+    upload, tag = api.calls[1][1], api.calls[2][1]
+    assert upload["folder_path"] == out["path"] and upload["revision"] == "main"
+    assert upload["delete_patterns"] == REPLACED  # stale files of an earlier version do not linger
+    assert tag == {"repo_id": "me/kgqa", "tag": "pushed", "revision": "a" * 40, "repo_type": "dataset",
+                   "tag_message": "hopforge dataset pushed", "exist_ok": True}
+    # the refresh flow's publisher, on the same export, makes the same calls
+    RecordingHub.instances.clear()
+    publish_version(out["path"], "me/kgqa", private=True)
+    assert RecordingHub.instances[0].calls == api.calls
+
+
+def test_a_tampered_export_is_not_published(warehouse, monkeypatch):
+    import huggingface_hub
+
+    from tasks.export.hub import PublishError, publish_version
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", RecordingHub)
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    root = Path(run_export(warehouse)["path"])
     (root / "README.md").write_text("tampered")
-    with pytest.raises(ExportError, match="sha256 differs"):
-        push_to_hub(root, "me/kgqa")
-    monkeypatch.setenv("HF_TOKEN", "hf_secret")
-    out = run_export(warehouse, version="pushed", repo_id="me/kgqa")  # the flow's upload path
-    assert out["commit_url"].endswith("/commit/abc")
+    RecordingHub.instances.clear()
+    with pytest.raises(PublishError, match="sha256 differs"):
+        publish_version(root, "me/kgqa")
+    assert RecordingHub.instances == []
 
 
 def test_a_full_disk_leaves_no_version_behind(records, tmp_path, monkeypatch):

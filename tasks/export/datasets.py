@@ -924,38 +924,6 @@ def verify_export(export_dir: str | Path) -> list[str]:
     return problems
 
 
-def push_to_hub(
-    export_dir: str | Path,
-    repo_id: str,
-    *,
-    token_env: str = "HF_TOKEN",
-    private: bool = True,
-    revision: str | None = None,
-    commit_message: str | None = None,
-) -> str:
-    """Upload an export directory to a Hugging Face dataset repository (created if missing) and return the commit
-    URL. The export is verified against its manifest first; the token is read from the environment variable
-    ``token_env`` (its value is never logged or stored)."""
-    root = Path(export_dir)
-    problems = verify_export(root)
-    if problems:
-        raise ExportError(f"refusing to upload {root}: " + "; ".join(problems[:5]))
-    token = os.environ.get(token_env)
-    if not token:
-        raise ExportError(f"no Hugging Face token: set the environment variable {token_env} (a write token)")
-    version = json.loads((root / "manifest.json").read_text(encoding="utf-8")).get("version", root.name)
-    from huggingface_hub import HfApi
-
-    api = HfApi(token=token)
-    api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
-    info = api.upload_folder(
-        folder_path=str(root), repo_id=repo_id, repo_type="dataset", revision=revision,
-        commit_message=commit_message or f"hopforge export {version}",
-        ignore_patterns=[".*"],
-    )  # fmt: skip
-    return str(getattr(info, "commit_url", info))
-
-
 __all__ = [
     "ABILITY",
     "DATA_SOURCE",
@@ -981,7 +949,6 @@ __all__ = [
     "messages_row",
     "openai_messages",
     "parquet_bytes",
-    "push_to_hub",
     "qa_row",
     "rl_ground_truth",
     "rl_row",

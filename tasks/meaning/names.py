@@ -315,7 +315,7 @@ def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
 _ARTICLE_FILE = Path(__file__).with_name("names.yaml")
 
 
-_SECTIONS = ("heads", "of_heads", "types", "people")
+_SECTIONS = ("heads", "of_heads", "types", "people", "generic")
 
 
 @lru_cache(maxsize=1)
@@ -333,6 +333,13 @@ def _article_rules() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """``(heads, of_heads, types)`` of ``names.yaml``."""
     rules = _name_rules()
     return rules["heads"], rules["of_heads"], rules["types"]
+
+
+def generic_name_words() -> frozenset[str]:
+    """Words that may appear in a name yet say nothing about which entity it is: ``names.yaml``'s ``generic``
+    section and its ``heads`` (lower case)."""
+    rules = _name_rules()
+    return rules["generic"] | rules["heads"]
 
 
 @lru_cache(maxsize=4096)
@@ -517,6 +524,7 @@ __all__ = [
     "display_name",
     "entity_type_noun",
     "gate_names",
+    "generic_name_words",
     "identifier_display",
     "identifier_local",
     "in_running_text",

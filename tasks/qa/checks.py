@@ -43,7 +43,7 @@ from schemas.programs import QueryProgram
 from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
 from schemas.meaning import relation_key
 from tasks.graph.kg import KnowledgeGraph, normalize_name
-from tasks.meaning.names import display_name, is_identifier, node_display
+from tasks.meaning.names import display_name, generic_name_words, is_identifier, node_display
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.programs import relation_index, stands
 
@@ -443,23 +443,9 @@ def check_starts_at_seed(path: Sequence[str], seed: str) -> Verdict:
     return _v("starts_at_seed", True, "the path starts at the seed entity.")
 
 
-# Words that may appear in a name yet say nothing about which entity it is: function words, question words, and
-# the generic heads and modifiers of entity names ("River", "University", "Battle of", "New", "North"). A name
-# word outside this list, written capitalised in the question, points at that name.
-COMMON_NAME_WORDS = frozenset("""
-a an the of and or for in on at to by from with without into onto over under upon about after before between
-de du des la le les el los las da di del der die das den van von y e et und
-who whom whose what which when where why how is are was were be been being do does did has have had it its this
-that these those there their his her him he she they them one ones first second third last new old great little
-north south east west northern southern eastern western upper lower central grand greater saint st san santa
-mount mt lake river sea ocean bay gulf island islands isle cape valley mountain mountains hill hills forest park
-city town village county state states province region district kingdom empire republic united national
-international royal imperial federal university college school institute academy society association
-company corporation inc ltd co group hotel house hall palace castle church cathedral abbey chapel temple
-museum library theatre theater bridge street road station airport port tower center centre club team league
-cup award prize medal order war battle treaty act law theory principle effect machine engine system
-language languages people dynasty family prince princess king queen emperor lord lady sir dr mr mrs jr sr
-""".split())
+#: Words that may appear in a name yet say nothing about which entity it is (``names.yaml``'s ``generic`` and
+#: ``heads``). A name word outside them, written capitalised in the question, points at that name.
+COMMON_NAME_WORDS = generic_name_words()
 
 
 def _distinctive_words(name: str, shield: frozenset[str]) -> list[str]:

@@ -561,3 +561,29 @@ def test_a_subject_with_many_objects_is_not_described_by_its_one():
     assert _one_of_many("whose engine type is {o}", "{o}", many) == "{that} has {o} as an engine type"
     assert _one_of_many("whose capital is {o}", "{o}", one) == "whose capital is {o}"
     assert _one_of_many("{that} {s} flies to", "{s}", many) == "{that} {s} flies to"
+
+
+def test_every_row_of_a_table_gets_one_kind_so_a_kind_filter_cannot_hide_a_second_answer():
+    """polls_raw accepted "the statename that is a state of Evolving Strategies and whose division is South
+    Atlantic" (grades-heldout6.md): three states fit, but the table-name test looked at each node's first
+    neighbours, so Florida (polled by many) kept the kind "statename" and its neighbours lost it, and execution's
+    kind filter saw Florida alone. A type is a table's name or a class for every row at once."""
+    triples = [(f"Poll {i}", "state", "Florida") for i in range(30)]  # Florida's first neighbours: incoming polls
+    triples += [("Evolving Strategies", "state", s) for s in ("Florida", "North Carolina", "Virginia")]
+    for state, votes in (("Florida", "29"), ("North Carolina", "15"), ("Virginia", "13"), ("Ohio", "18")):
+        triples += [(state, "division", "East North Central" if state == "Ohio" else "South Atlantic"),
+                    (state, "electoral_votes", votes)]
+    types = {s: "statename" for s in ("Florida", "North Carolina", "Virginia", "Ohio")}
+    types |= {"South Atlantic": "division", "East North Central": "division"}
+    types |= {v: "electoral_votes" for v in ("29", "15", "13", "18")}
+    types |= {f"Poll {i}": "pollster" for i in range(30)} | {"Evolving Strategies": "pollster"}
+    kg = graph(triples, types, domain="polls")
+    index = relation_index(kg)
+    assert {index.kind(s) for s in ("Florida", "North Carolina", "Virginia", "Ohio")} == {None}  # a table's name
+    program = QueryProgram(kind="conjunction", start="Evolving Strategies",
+                           nodes=["Evolving Strategies", "Florida", "29"],
+                           steps=[ProgramStep(label="state", forward=True, kind=index.kind("Florida")),
+                                  ProgramStep(label="electoral_votes", forward=True)],
+                           constraints=[ProgramConstraint(node=1, label="division", forward=True,
+                                                          value="South Atlantic")])
+    assert "reaches 3 nodes" in stands(program, index, book_for_graph(kg))

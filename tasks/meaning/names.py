@@ -265,21 +265,32 @@ def _column_value(kg: KnowledgeGraph, node: str) -> bool:
     return relation_word(kg.entity(node).type or "") in TYPE_RELATIONS
 
 
-#: Relations of a node looked at to tell a table's rows (``_table_name``).
-_ROW_RELATIONS = 24
+#: Rows of a type looked at to tell a table's name from a class (``_table_name``).
+_ROWS_SAMPLED = 24
 
 
 def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
     """Whether ``noun``, the type column of ``name``, is the name of the table the node is a row of rather than a
-    class a reader knows: the graph types the node's values by the columns that hold them (two or more of its
-    relations lead to a node whose type is the relation's own label: "eye_color" -> a node of type "eye_color"),
-    and the noun's last word is no English word ("starwar", "msleep"). A row type that is a word ("baker") is a
-    class all the same."""
+    class a reader knows: the noun's last word is no English word ("starwar", "msleep", "statename") and the graph
+    types the rows' values by the columns that hold them (most rows of the type have two or more relations leading
+    to a node whose type is the relation's own label: "eye_color" -> a node of type "eye_color"). Decided once per
+    type for the whole graph, so every row of a table gets the same answer whatever its neighbours. A row type that
+    is a word ("baker") is a class all the same."""
     head = noun.split()[-1].lower()
     if not head.isalpha() or lemminflect.getAllLemmas(head):
         return False
+    type_text = kg.entity(name).type or ""
+    decided = kg.__dict__.setdefault("_table_types", {})
+    if type_text not in decided:
+        rows = [n for n in kg.nodes() if (kg.entity(n).type or "") == type_text][:_ROWS_SAMPLED]
+        decided[type_text] = 2 * sum(_typed_by_columns(kg, n) for n in rows) > len(rows)
+    return decided[type_text]
+
+
+def _typed_by_columns(kg: KnowledgeGraph, name: str) -> bool:
+    """Whether two or more relations out of ``name`` lead to a node whose type is the relation's own label."""
     columns = 0
-    for other, e in kg.neighbors(name)[:_ROW_RELATIONS]:
+    for other, e in kg.neighbors(name):
         if other == name or not e.relation or not (e.direction == "out" or e.source == name):
             continue
         if other in kg and relation_word(kg.entity(other).type or "") == relation_word(e.relation):

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_GRAPHS = ROOT / "flows" / "demo" / "graphs"
 GRAPH_SUFFIXES = (".jsonl", ".tsv", ".graphml", ".json", ".txt", ".gz")
@@ -88,7 +90,7 @@ def import_graph(path: str | Path, domain: str | None = None):
     return imported, kg
 
 
-def generation_config():
+def generation_config(scopes: dict[str, str] | None = None):
     """The ``GenConfig`` ``qa generate`` builds when the template writer is chosen and the judge is off (quality
     settings at their defaults; no paraphrase, which would call the generator)."""
     from schemas.config import QualityConfig
@@ -99,7 +101,8 @@ def generation_config():
     gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
                            copy_threshold=q.copy_threshold)
     return GenConfig(use_judge=False, meaning_check="off", constrain_question=False, text_gates=gates, writer="template",
-                     template_fallback=q.template_fallback, paraphrase=False)
+                     template_fallback=q.template_fallback, paraphrase=False,
+                     scopes=QualityConfig(scopes=scopes or {}).scopes)
 
 
 @dataclass
@@ -292,13 +295,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=20, help="seeds per graph (default 20)")
     ap.add_argument("--min-ball", type=int, default=5, help="smallest 3-hop ball of a seed (default 5)")
     ap.add_argument("--sampling-seed", type=int, default=0)
+    ap.add_argument("--scope", action="append", default=[], metavar="GRAPH=PHRASE",
+                    help="what a graph covers, as [quality] scopes says it ('tate_snake=in the Tate collection'); "
+                    "repeat for more graphs")
     ap.add_argument("--one-class", action="store_true", help="one hop class a seed, half and half, as qa generate "
                     "plans jobs (default: both classes for every seed)")
     args = ap.parse_args(argv)
     graphs: list[Path] = []
     for g in args.graphs:
         graphs += demo_graphs() if g == "demo" else graph_files(g) if Path(g).is_dir() else [Path(g)]
-    runs = write_reports(args.out, graphs, n_seeds=args.seeds, min_ball=args.min_ball,
+    scopes = {}
+    for item in args.scope:
+        graph, sep, phrase = item.partition("=")
+        if not sep or not graph.strip() or not phrase.strip():
+            ap.error(f"--scope {item!r}: give GRAPH=PHRASE")
+        scopes[graph.strip()] = phrase.strip()
+    try:
+        cfg = generation_config(scopes)
+    except ValidationError as exc:
+        ap.error(f"--scope: {exc.errors()[0]['msg']}")
+    runs = write_reports(args.out, graphs, cfg=cfg, n_seeds=args.seeds, min_ball=args.min_ball,
                          sampling_seed=args.sampling_seed, one_class=args.one_class)
     print((Path(args.out) / "summary.txt").read_text(encoding="utf-8"), end="")
     return 0 if runs else 1

@@ -359,7 +359,7 @@ def generate_qa(
     warm_language_detector()  # loaded while the flow plans its first domain, not when the first answer is checked
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
                     candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
-                    paraphrase=q.paraphrase, meaning_check=meaning_check)
+                    paraphrase=q.paraphrase, meaning_check=meaning_check, scopes=q.scopes)
     split_proportions = split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1}
     params = flow_parameters(generate_qa, locals())
     with open_run("generate-qa", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:

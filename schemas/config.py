@@ -234,6 +234,23 @@ class QualityConfig(BaseModel):
     meaning_check: Literal["auto", "on", "off"] = Field(
         "auto", description="Before the judge, the verifier answers each question from the path's facts alone "
         "(tasks.qa.meaning_check); another answer rejects it. auto: on unless the verifier is the embedded model.")
+    scopes: dict[str, str] = Field(
+        default_factory=dict, description="Per domain, what its graph covers, as a phrase a question can open with "
+        "(\"in the Tate collection\", \"among Best Actor and Best Actress Oscar winners\"): a question whose one "
+        "answer rests on the graph holding every fact of its relations (a pin, or a step that names one of many) "
+        "says it, since in the wider world others would fit. Unset: such questions are written without it.")
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes(cls, v: dict[str, str]) -> dict[str, str]:
+        out = {}
+        for domain, phrase in v.items():
+            text = " ".join(str(phrase).split())
+            if not 3 <= len(text) <= 100 or text.endswith(("?", ".", ",")):
+                raise ValueError(f"scopes.{domain}: give a phrase of 3 to 100 characters a question can open with, "
+                                 f"without closing punctuation (\"in the Tate collection\"); got {phrase!r}")
+            out[str(domain)] = text
+        return out
 
     @field_validator("language")
     @classmethod

@@ -44,6 +44,8 @@ from tasks.qa.programs import (
     constraint_edges,
     program_edges,
     relation_index,
+    rests_on_whole_graph,
+    scoped,
     sample_programs,
 )
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
@@ -94,6 +96,10 @@ class GenConfig(BaseModel):
     profiled: dict[str, RelationProfile] = Field(
         default_factory=dict, description="The profiler role's accepted answers (key -> profile): what no other "
         "source knew about a label (surface forms, a count still unknown).",
+    )  # fmt: skip
+    scopes: dict[str, str] = Field(
+        default_factory=dict, description="Per domain, what its graph covers (``QualityConfig.scopes``): the "
+        "template writer opens a question whose answer rests on the graph being whole with it.",
     )  # fmt: skip
     generator_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 400})
     judge_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
@@ -525,9 +531,12 @@ def profile_book(kg: KnowledgeGraph, cfg: GenConfig | None = None) -> ProfileBoo
 
 
 def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, seed: int = 0,
-                        book: ProfileBook | None = None) -> list[tuple[CandidatePath, str | None, str]]:
+                        book: ProfileBook | None = None,
+                        scope: str | None = None) -> list[tuple[CandidatePath, str | None, str]]:
     """``(candidate, question or None, why not)`` for every candidate, the template writer's questions first and
-    shortest first (fewer nested clauses read better), the unphrasable ones last. Deterministic."""
+    shortest first (fewer nested clauses read better), the unphrasable ones last. ``scope``: what the graph covers;
+    a program whose one answer rests on the graph being whole (``rests_on_whole_graph``) opens with it.
+    Deterministic."""
     book = book if book is not None else profile_book(kg)
     out: list[tuple[CandidatePath, str | None, str]] = []
     for c in cands:
@@ -535,6 +544,8 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
             if c.program is not None:
                 q = write_program_question(c.program, [_type_noun(kg, n) for n in c.nodes], book=book,
                                            name_of=lambda n: written_name(kg, n), seed=seed)
+                if scope and rests_on_whole_graph(c.program, book):
+                    q = scoped(q, scope)
                 out.append((c, q, ""))
                 continue
             start_noun, shown = _type_noun(kg, c.nodes[0]), _display(kg, c.nodes[0])
@@ -640,7 +651,8 @@ async def _template_attempts(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed
     ``template_candidates`` order, each checked and gated like an LLM question (the writer vouches for nothing by
     itself), then judged; at most ``tries`` attempts, stopping at the first accepted one. A job whose candidates
     cannot be phrased at all gets one ``template_unphrasable`` attempt."""
-    ranked = template_candidates(kg, cands, seed=sampling_seed, book=profile_book(kg, cfg))
+    ranked = template_candidates(kg, cands, seed=sampling_seed, book=profile_book(kg, cfg),
+                                 scope=cfg.scopes.get(kg.domain))
     attempt = first
     for cand, question, why in ranked:
         if attempt >= first + tries:

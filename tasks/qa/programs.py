@@ -221,6 +221,21 @@ def count_in_world(profile: RelationProfile, forward: bool) -> str:
     return profile.count_for(forward or profile.symmetric)
 
 
+def rests_on_whole_graph(program: QueryProgram, book: ProfileBook) -> bool:
+    """Whether ``program``'s one answer holds only if the graph holds every fact of its relations: a pin singles a
+    node out among those the graph has, and a step that names one of many in the world ("a winner of", "the film
+    whose genre is") is one only among the graph's. A chain of steps that each name one thing in the world ("the
+    capital of the country of X") holds anywhere."""
+    return bool(program.constraints) or any(
+        count_in_world(book.profile(s.label), s.forward) != "one" for s in program.steps)
+
+
+def scoped(question: str, scope: str) -> str:
+    """``question`` opened with what the graph covers: "In the Tate collection, which artwork ...?"."""
+    q = question.strip()
+    return f"{scope[:1].upper()}{scope[1:]}, {q[:1].lower()}{q[1:]}"
+
+
 def phrasable(profile: RelationProfile) -> bool:
     """A label that can be a step or a constraint: words with surface forms, and not a type or name relation (the
     type is said by the noun, "Which city ...", and a name is no fact about the thing)."""
@@ -654,4 +669,4 @@ def iri_name(iri: str, domain: str) -> str:
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
            "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
-           "sample_programs", "stands", "write_rdf"]
+           "rests_on_whole_graph", "sample_programs", "scoped", "stands", "write_rdf"]

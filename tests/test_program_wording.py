@@ -305,6 +305,15 @@ def test_a_disambiguator_stays_where_another_node_reads_the_same_and_a_catalogue
     assert _display(kg, "Shining, The (1980)") == "The Shining"
     assert _display(kg, "Crow, The") == "The Crow"
     assert _display(kg, "Michael Crichton") == "Michael Crichton"
+    # a disambiguator that names the node's kind is said as part of the name; a catalogue's "Surname, Given" of a
+    # person is turned round (towny_wikidata, tate_snake: grades-heldout6.md)
+    kg2 = graph([("Renfrew (census division)", "part of", "Ontario"), ("Renfrew", "located in", "Ontario"),
+                 ("Hamilton, Richard", "nationality", "British"), ("Paris, Texas", "located in", "Texas")],
+                {"Renfrew (census division)": "census division", "Renfrew": "town", "Hamilton, Richard": "artist",
+                 "Paris, Texas": "city"})
+    assert _display(kg2, "Renfrew (census division)") == "Renfrew census division"
+    assert _display(kg2, "Hamilton, Richard") == "Richard Hamilton"
+    assert _display(kg2, "Paris, Texas") == "Paris, Texas"
 
 
 # -- what the graph covers ----------------------------------------------------------------------------------------

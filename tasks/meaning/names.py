@@ -300,6 +300,50 @@ def _typed_by_columns(kg: KnowledgeGraph, name: str) -> bool:
     return False
 
 
+def question_name(kg: KnowledgeGraph, name: str) -> str:
+    """How the question writes a node's name: an identifier's readable form, without a trailing disambiguator
+    ("Jurassic Park (novel)" -> "Jurassic Park"; the checks take either form) unless another node of the graph reads
+    the same without its own ("Plymouth Municipal (NH12)" and "Plymouth Municipal (1B9)" keep theirs), and with an
+    article a catalogue moved to the end put back ("Shining, The" -> "The Shining"); anything else as it is."""
+    shown = node_display(kg, name)
+    bare = _bare(shown)
+    if bare.strip() and bare != shown and _bare_counts(kg).get(bare.casefold(), 0) > 1:
+        tail = shown[len(bare):].strip()[1:-1].strip()
+        # a disambiguator that is the node's kind is said as one: "Renfrew (census division)" -> "Renfrew census
+        # division"; any other stays as written ("Plymouth Municipal (NH12)")
+        bare = f"{bare} {tail}" if tail.casefold() == (node_type_noun(kg, name) or "").casefold() else shown
+    bare = bare if bare.strip() else shown
+    m = _INVERTED.fullmatch(bare)
+    if m:
+        return f"{m['article']} {m['rest']}{m['tail'] or ''}"
+    m = _SURNAME_FIRST.fullmatch(bare)
+    if m and person_kind(node_type_noun(kg, name)):  # a catalogue's "Hamilton, Richard" is Richard Hamilton
+        return f"{m['given']} {m['surname']}"
+    return bare
+
+
+_INVERTED = re.compile(r"(?P<rest>.+?), (?P<article>The|A|An)(?P<tail> \([^()]*\))?")
+_SURNAME_FIRST = re.compile(r"(?P<surname>[A-Z][\w'’-]+(?: [a-z]{1,3} [A-Z][\w'’-]+)?), (?P<given>[A-Z][\w.'’-]*"
+                            r"(?: [A-Z][\w.'’-]*){0,3})")
+
+
+def _bare(shown: str) -> str:
+    return re.sub(r"\s*\([^()]*\)$", "", shown)
+
+
+def _bare_counts(kg: KnowledgeGraph) -> dict[str, int]:
+    """How many of the graph's nodes read the same without a trailing disambiguator, by case-folded name; counted on
+    first use and kept on the graph object."""
+    counts = kg.__dict__.get("_bare_name_counts")
+    if counts is None:
+        counts = {}
+        for n in kg.nodes():  # the names as stored: a name table's display forms seldom carry a disambiguator
+            key = _bare(n).casefold()
+            counts[key] = counts.get(key, 0) + 1
+        kg.__dict__["_bare_name_counts"] = counts
+    return counts
+
+
 # -- what the text gates mask ---------------------------------------------------------------------------------------
 def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
     """What the text gates blank out of a question over ``nodes`` (a path and its answer) before judging its
@@ -439,7 +483,7 @@ def _unit_head(name: str, type_noun: str | None) -> str | None:
     t = name.strip()
     if len(kind) < 2 or kind[-1] not in _UNIT_HEADS or not t[:1].isupper() or "," in t:
         return None
-    words = t.lower().split()
+    words = re.findall(r"[\w'’-]+", t.lower())  # "Renfrew (census division)" says its kind in its disambiguator
     if kind[-1] in words or words[0] in ("the", "a", "an"):
         return None
     return kind[-1]
@@ -543,6 +587,7 @@ __all__ = [
     "name_takes_article",
     "node_display",
     "person_kind",
+    "question_name",
     "node_type_noun",
     "relation_word",
     "table_keys",

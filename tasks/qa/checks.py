@@ -43,7 +43,7 @@ from schemas.programs import QueryProgram
 from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
 from schemas.meaning import relation_key
 from tasks.graph.kg import KnowledgeGraph, normalize_name
-from tasks.meaning.names import display_name, generic_name_words, is_identifier, node_display
+from tasks.meaning.names import display_name, generic_name_words, is_identifier, node_display, question_name
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.programs import relation_index, stands
 
@@ -547,14 +547,24 @@ def _forms(index: TextIndex, name: str) -> list[str]:
 
 
 def display_aliases(kg: KnowledgeGraph, names: Iterable[str]) -> dict[str, list[str]]:
-    """For each identifier among ``names`` that the graph names (``node_display``: its name relation), that
-    name: a ``TextIndex`` alias, so "Barack Obama" in a question names the node ``m.02mjmr``."""
+    """For each of ``names`` the graph holds, the other ways a question writes it, as ``TextIndex`` aliases: an
+    identifier's name from its name relation (``node_display``: "Barack Obama" names the node ``m.02mjmr``), and
+    the template writer's form (``question_name``: "Richard Hamilton" names "Hamilton, Richard", "The Shining"
+    names "Shining, The")."""
     out: dict[str, list[str]] = {}
     for n in dict.fromkeys(names):
-        if isinstance(n, str) and is_identifier(n) and n in kg:
+        if not isinstance(n, str) or n not in kg:
+            continue
+        forms = []
+        if is_identifier(n):
             shown = node_display(kg, n)
             if shown != display_name(n):
-                out[n] = [shown]
+                forms.append(shown)
+        written = question_name(kg, n)
+        if written != n and written not in forms:
+            forms.append(written)
+        if forms:
+            out[n] = forms
     return out
 
 

@@ -33,7 +33,7 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import in_running_text, name_takes_article, node_display, node_type_noun
+from tasks.meaning.names import in_running_text, name_takes_article, node_display, node_type_noun, question_name
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, write_program_question
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
@@ -586,37 +586,8 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
 
 
 def _display(kg: KnowledgeGraph, name: str) -> str:
-    """How the question writes a node's name: an identifier's readable form, without a trailing disambiguator
-    ("Jurassic Park (novel)" -> "Jurassic Park"; the checks take either form) unless another node of the graph reads
-    the same without its own ("Plymouth Municipal (NH12)" and "Plymouth Municipal (1B9)" keep theirs), and with an
-    article a catalogue moved to the end put back ("Shining, The" -> "The Shining"); anything else as it is."""
-    shown = node_display(kg, name)
-    bare = _bare(shown)
-    if bare.strip() and bare != shown and _bare_counts(kg).get(bare.casefold(), 0) > 1:
-        bare = shown
-    bare = bare if bare.strip() else shown
-    m = _INVERTED.fullmatch(bare)
-    return f"{m['article']} {m['rest']}{m['tail'] or ''}" if m else bare
-
-
-_INVERTED = re.compile(r"(?P<rest>.+?), (?P<article>The|A|An)(?P<tail> \([^()]*\))?")
-
-
-def _bare(shown: str) -> str:
-    return re.sub(r"\s*\([^()]*\)$", "", shown)
-
-
-def _bare_counts(kg: KnowledgeGraph) -> dict[str, int]:
-    """How many of the graph's nodes read the same without a trailing disambiguator, by case-folded name; counted on
-    first use and kept on the graph object."""
-    counts = kg.__dict__.get("_bare_name_counts")
-    if counts is None:
-        counts = {}
-        for n in kg.nodes():  # the names as stored: a name table's display forms seldom carry a disambiguator
-            key = _bare(n).casefold()
-            counts[key] = counts.get(key, 0) + 1
-        kg.__dict__["_bare_name_counts"] = counts
-    return counts
+    """How the question writes a node's name (``tasks.meaning.names.question_name``)."""
+    return question_name(kg, name)
 
 
 def _entity_type(kg: KnowledgeGraph, name: str) -> str | None:

@@ -44,7 +44,8 @@ Hot path (what a profile of one request showed, see ``bench/bench_tools.py``): w
 a request's CPU, the time went to HTTP parsing, FastAPI's routing and validation, and handing the call to a
 worker thread. So:
 
-- the two Omne-R1 endpoints are answered by ``_OmneFastPath``, a plain ASGI layer in front of FastAPI: it
+- the two Omne-R1 endpoints and ``/tools/<name>`` (without ``view_id``: the route trainers' tool calls take,
+  ``web_search`` included) are answered by ``_OmneFastPath``, a plain ASGI layer in front of FastAPI: it
   parses the body with orjson, checks it exactly as the FastAPI route would, and writes the reply bytes
   itself. Anything it does not recognise as a well-formed call (a bad body, another content type, an unknown
   graph) is replayed to the FastAPI route, so error replies are FastAPI's own; the reply bytes of a good call
@@ -459,8 +460,10 @@ ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Cal
 
 
 class _OmneFastPath:
-    """Plain ASGI layer answering well-formed calls of the two Omne-R1 endpoints without FastAPI's routing and
-    validation (see the module docstring); everything else goes to ``app`` unchanged, with the body replayed."""
+    """Plain ASGI layer answering well-formed calls of the two Omne-R1 endpoints and of ``/tools/<name>`` (the
+    generic route every trainer's tool calls take: ``web_search``, ``neighbor_search`` ...) without FastAPI's routing
+    and validation (see the module docstring); everything else, a malformed call included, goes to ``app``
+    unchanged, with the body replayed, so FastAPI writes the same error replies."""
 
     def __init__(
         self,
@@ -469,16 +472,23 @@ class _OmneFastPath:
         routes: dict[str, tuple[str, str]],
         max_name_len: int,
         node_info_replies: NodeInfoReplies | None,
+        tool_routes: dict[str, str] | None = None,
+        max_args: int = 0,
     ) -> None:
         self.app = app
         self.runner = runner
         self.replies = node_info_replies
         self.routes = routes  # "/cs/get_node" -> ("node_info", "cs"), offered tools and loaded graphs only
+        self.tool_routes = tool_routes or {}  # "/tools/web_search" -> "web_search", offered tools only
         self.max_name_len = max_name_len
+        self.max_args = max_args
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        route = self.routes.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
-        if route is None:
+        post = scope["type"] == "http" and scope["method"] == "POST"
+        route = self.routes.get(scope["path"]) if post else None
+        tool = self.tool_routes.get(scope["path"]) if post and route is None and not scope.get("query_string") \
+            else None
+        if route is None and tool is None:
             return await self.app(scope, receive, send)
         content_type = next((v for k, v in scope["headers"] if k == b"content-type"), None)
         if content_type != _JSON:
@@ -492,6 +502,8 @@ class _OmneFastPath:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if tool is not None:
+            return await self._tool_call(tool, body, scope, receive, send)
         node_name = None
         try:
             data = orjson.loads(body)
@@ -511,14 +523,28 @@ class _OmneFastPath:
         if payload is None:
             obs = await self.runner.run(tool, {"node_name": node_name, "graph_type": graph_type})
             payload = orjson.dumps({"rendered_content": obs.text})
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-length", str(len(payload)).encode()), (b"content-type", _JSON)],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await _send_json(send, 200, payload)
+
+    async def _tool_call(self, tool: str, body: bytes, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """``POST /tools/<tool>`` with a JSON object of arguments, as ``call_tool`` answers it; a body that
+        ``call_tool`` would refuse (not an object, too many arguments, a string over the name limit) goes to it."""
+        try:
+            arguments = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            arguments = None
+        if type(arguments) is not dict or len(arguments) > self.max_args or any(
+                isinstance(v, str) and len(v) > self.max_name_len for v in arguments.values()):
+            return await self.app(scope, _replay(body, receive), send)
+        obs = await self.runner.run(tool, arguments)
+        reply = {"rendered_content": obs.text, "ok": obs.ok, "error_kind": obs.error_kind}
+        status = _STATUS_FOR.get(obs.error_kind or "", 200)
+        await _send_json(send, status, orjson.dumps(reply if status == 200 else {"detail": obs.text, **reply}))
+
+
+async def _send_json(send: Any, status: int, payload: bytes) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-length", str(len(payload)).encode()), (b"content-type", _JSON)]})
+    await send({"type": "http.response.body", "body": payload})
 
 
 class _TokenGuard:
@@ -734,7 +760,8 @@ def create_app(
         if tool in env.tool_names
     }
     app.add_middleware(
-        _OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len, node_info_replies=node_info_replies
+        _OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len, node_info_replies=node_info_replies,
+        tool_routes={f"/tools/{name}": name for name in env.tool_names}, max_args=max_args,
     )
     if token:
         app.add_middleware(_TokenGuard, token=token)  # added last: the outermost layer, before the fast path

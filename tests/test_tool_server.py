@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 
@@ -405,3 +406,48 @@ async def test_a_busy_batcher_gathers_the_next_batch_and_an_idle_one_does_not_wa
         await batcher.stop()
     assert fake.sizes[0] == 1 and sum(fake.sizes) == 17
     assert fake.sizes[-1] == 8, fake.sizes
+
+
+async def test_the_fast_path_answers_generic_tool_calls_as_the_fastapi_route_does(env):
+    """``POST /tools/<name>`` is answered by the plain ASGI layer (FastAPI never sees a well-formed call) with the
+    bytes and status the FastAPI route writes; a body the route would refuse, and a call on a view, go to it."""
+    from flows.tool_server import ToolStats, _CallRunner, _MatcherBatcher, _OmneFastPath, _ResultCache
+
+    reached: list[bytes] = []
+
+    async def fastapi_stand_in(scope, receive, send):
+        reached.append((await receive())["body"])
+        await send({"type": "http.response.start", "status": 299, "headers": []})
+        await send({"type": "http.response.body", "body": b"route"})
+
+    async def call(layer, path, body, query=b""):
+        sent = []
+
+        async def receive():
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(message):
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": path, "query_string": query,
+                 "headers": [(b"content-type", b"application/json")]}
+        await layer(scope, receive, send)
+        return sent[0]["status"], sent[1]["body"]
+
+    stats = ToolStats()
+    runner = _CallRunner(env, _MatcherBatcher(env, 64, stats), stats, _ResultCache(0), 64)
+    layer = _OmneFastPath(fastapi_stand_in, runner, {}, 200, None, tool_routes={"/tools/node_info": "node_info"},
+                          max_args=8)
+    with TestClient(create_app(env)) as client:
+        for arguments in ({"node_name": "Alan Turing", "graph_type": "cs"}, {"node_name": "Nobody At All"},
+                          {"node_name": "Alan Turing", "graph_type": "no-such-graph"}):
+            body = json.dumps(arguments).encode()
+            status, payload = await call(layer, "/tools/node_info", body)
+            slow = client.post("/tools/node_info?view_id=", content=body, headers={"content-type": "application/json"})
+            assert (status, payload) == (slow.status_code, slow.content), arguments
+        assert reached == []
+        for bad in (b"[1, 2]", b"{", json.dumps({"node_name": "x" * 201}).encode(),
+                    json.dumps({f"a{i}": 1 for i in range(9)}).encode()):
+            assert await call(layer, "/tools/node_info", bad) == (299, b"route")
+        assert await call(layer, "/tools/node_info", b"{}", query=b"view_id=v1") == (299, b"route")
+        assert len(reached) == 5

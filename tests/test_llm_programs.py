@@ -140,7 +140,10 @@ def test_candidates_show_each_pin_as_a_fact_to_state():
     assert text.splitlines()[0] == "P1: France -> Europe -> Germany"
     assert "  pin (state it, naming Austria): Germany -borders-> Austria" in text.splitlines()
     prompt = candidate_messages([cand], "France", "1-2", 160, [], kg, book)[1]["content"]
-    assert "The question must state every pin" in prompt
+    assert "The question must state every pin" in prompt and "Scope:" not in prompt
+    # a domain with a scope: the writer is told what the graph covers and how to open a question that needs it
+    scoped = candidate_messages([cand], "France", "1-2", 160, [], kg, book, "in the 1995 atlas")[1]["content"]
+    assert "the graph covers only what is in the 1995 atlas" in scoped and "open it with 'In the 1995 atlas, '" in scoped
 
 
 def _settings(fake, tmp_path):

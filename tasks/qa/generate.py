@@ -236,15 +236,24 @@ def _attempt_feedback(a: QAAttempt) -> str:
     return text or "rejected"
 
 
+def scope_rule(scope: str | None) -> str:
+    """The rule line that tells the writer what the graph covers (``GenConfig.scopes``); empty without a scope."""
+    if not scope:
+        return ""
+    opener = f"{scope[:1].upper()}{scope[1:]}, "
+    return (f"Scope: the graph covers only what is {scope}. Where the question's one answer holds only within that "
+            f"(in the wider world others would fit), open it with {opener!r}.\n")
+
+
 def free_messages(ctx: RenderedContext, seed: str, hop_class: HopClass, max_nodes: int,
-                  history: Sequence[QAAttempt]) -> list[dict[str, str]]:
+                  history: Sequence[QAAttempt], scope: str | None = None) -> list[dict[str, str]]:
     lo, hi = hop_class_bounds(hop_class, max_nodes)
     shots = FEW_SHOT_1_2 if hop_class == "1-2" else FEW_SHOT_3
     task = (
         f"Knowledge graph around {seed!r} (one relation per line: A - B: keywords; description):\n{ctx.text}\n\n"
         f"Task: choose a path of {lo} to {hi} entities that starts at {seed!r}, follows relations listed above, "
         f"and never visits an entity twice. Then write one question whose answer is the last entity of the path.\n"
-        f"{RULES}\n{PIN_RULE}\nList the pins you state as {{\"node\": <entity of the path>, \"value\": <the pin's "
+        f"{RULES}\n{PIN_RULE}\n{scope_rule(scope)}List the pins you state as {{\"node\": <entity of the path>, \"value\": <the pin's "
         f"entity>}} (at most {MAX_PINS}; none when every relation of the path leads to one entity).\n\n{shots}\n\n"
         f"{_history_block(history)}\n"
         'Reply as JSON: {"path": [start, ..., answer], "question": "...", "answer": "<last entity of the path>", '
@@ -255,9 +264,10 @@ def free_messages(ctx: RenderedContext, seed: str, hop_class: HopClass, max_node
 
 def candidate_messages(cands: Sequence[CandidatePath], seed: str, hop_class: HopClass, max_description_chars: int,
                        history: Sequence[QAAttempt], kg: KnowledgeGraph | None = None,
-                       book: ProfileBook | None = None) -> list[dict[str, str]]:
+                       book: ProfileBook | None = None, scope: str | None = None) -> list[dict[str, str]]:
     """The candidates-mode prompt. With the graph, candidates that are programs show their pins
-    (``render_program_candidates``) and the rules say how to state them."""
+    (``render_program_candidates``) and the rules say how to state them; ``scope``: what the graph covers
+    (``scope_rule``)."""
     shots = FEW_SHOT_1_2 if hop_class == "1-2" else FEW_SHOT_3
     hidden = sorted({n for c in cands for n in c.nodes[1:]})
     pinned = kg is not None and any(c.program is not None and c.program.constraints for c in cands)
@@ -271,6 +281,7 @@ def candidate_messages(cands: Sequence[CandidatePath], seed: str, hop_class: Hop
         "Task: pick the candidate path that makes the most interesting question, and write one question that "
         f"starts from {seed!r} and whose answer is the last entity of that path.\n{RULES}\n"
         + (f"{PIN_RULE}\n" if pinned else "")
+        + scope_rule(scope)
         + 
         f"The question must contain the words {seed!r}. It must not contain any of: {', '.join(hidden)}.\n\n"
         f"{shots}\n\n"
@@ -720,7 +731,8 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
     candidate_id = None
     if mode == "free":
         res = await gateway.structured(
-            "generator", free_messages(ctx, seed.node, hop_class, cfg.max_nodes, history), FreeOutput,
+            "generator", free_messages(ctx, seed.node, hop_class, cfg.max_nodes, history, cfg.scopes.get(kg.domain)),
+            FreeOutput,
             schema=free_schema(ctx.nodes, hop_class, cfg.max_nodes, seed.node if cfg.constrain_question else None),
             name="qa_generation",
             params=cfg.generator_params, max_reasks=0,
@@ -736,7 +748,7 @@ async def _attempt(gateway: LLMGateway, kg: KnowledgeGraph, seed: Seed, hop_clas
         by_id = {c.id: c for c in cands}
         res = await gateway.structured(
             "generator", candidate_messages(cands, seed.node, hop_class, cfg.max_description_chars, history, kg,
-                                            profile_book(kg, cfg)),
+                                            profile_book(kg, cfg), cfg.scopes.get(kg.domain)),
             PickedOutput, schema=picked_schema(list(by_id), seed.node if cfg.constrain_question else None),
             name="qa_pick_path", params=cfg.generator_params,
             max_reasks=0,

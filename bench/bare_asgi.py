@@ -1,6 +1,6 @@
 """The stack's ceiling for ``bench/bench_tools.py``: a bare ASGI endpoint that answers every request with one
 constant JSON string, served exactly as the tool server is (same uvicorn loop and HTTP parser, same number of
-forked workers on one socket, ``flows.tool_server.serve_workers``). Whatever the tool server loses against it is
+forked workers on one socket, ``flows.tool_workers.serve_workers``). Whatever the tool server loses against it is
 the cost of the tool server itself.
 
     python bench/bare_asgi.py --port 8799 --workers 2
@@ -38,7 +38,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 def main() -> None:
-    from flows.tool_server import serve_workers
+    from flows.tool_workers import serve_workers
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--host", default="127.0.0.1")

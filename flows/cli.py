@@ -1215,7 +1215,7 @@ def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
     over each domain's corpus, and IKG views by ?view_id=."""
 
     def body():
-        from flows.tool_server import serve
+        from flows.tool_workers import serve
         from flows.tools_env import export_qa_rows, export_views, tool_environment, warehouse_views
         from training.tool_auth import TOKEN_ENV, is_loopback_host, tool_token
         from warehouse.db import Warehouse

@@ -166,7 +166,7 @@ def test_a_warm_cache_is_opened_without_reading_the_graph(tmp_path, monkeypatch)
     obs = env.call("node_info", {"node_name": "alan turing", "graph_type": "cs"})
     assert obs.ok and "Bletchley Park" in obs.text
     assert len(warehouse_views(wh, env)) == 0  # no questions stored: views are made on demand only
-    from flows.tool_server import _bits_file
+    from flows.tool_workers import _bits_file
 
     index = env.indexes["cs"]
     bits = _bits_file(index)  # the shared bfloat16 copy is cached beside the served graph, named after the matrix

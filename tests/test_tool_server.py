@@ -11,7 +11,8 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from flows.tool_server import create_app, serve
+from flows.tool_server import create_app
+from flows.tool_workers import serve
 from schemas.tools import tool_schemas
 from tasks.graph.importers import read_triples
 from tasks.env.index import HashingEmbedder
@@ -236,7 +237,7 @@ def _free_port() -> int:
 _SERVE_TWO_WORKERS = """
 import sys
 from pathlib import Path
-from flows.tool_server import serve
+from flows.tool_workers import serve
 from tasks.graph.importers import read_triples
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
@@ -279,7 +280,7 @@ def test_serve_with_workers_answers_from_forked_workers_and_stops_on_sigterm(env
 def test_serve_workers_refuses_a_taken_port_and_bad_worker_counts():
     import socket
 
-    from flows.tool_server import serve_workers
+    from flows.tool_workers import serve_workers
     from schemas.errors import InputError
 
     with socket.socket() as taken:
@@ -293,7 +294,7 @@ def test_serve_workers_refuses_a_taken_port_and_bad_worker_counts():
 
 
 def test_serve_workers_stops_when_workers_die_right_after_starting():
-    from flows.tool_server import serve_workers
+    from flows.tool_workers import serve_workers
 
     def broken_app():
         raise KeyError("a bug in building the app")

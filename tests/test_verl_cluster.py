@@ -166,7 +166,7 @@ def tiny_model(cluster, tmp_path_factory) -> Path:
 TOOL_SERVER = r'''
 import sys
 from pathlib import Path
-from flows.tool_server import serve
+from flows.tool_workers import serve
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
 from tasks.graph.importers import read_triples

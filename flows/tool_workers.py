@@ -1,0 +1,262 @@
+"""The tool server's processes: ``serve`` starts the app (``flows.tool_server.create_app``) with uvicorn, in this
+process or in ``serve_workers``' forked workers on one listening socket, after the graphs, indexes and node_info
+replies are loaded (so the workers share their pages); stops on SIGINT/SIGTERM. The app and its endpoints live in
+``flows.tool_server``; this module owns only starting, forking and stopping."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from flows.tool_server import ASGIApp, NodeInfoReplies, create_app
+from gateway.children import die_with_parent
+from schemas.errors import InputError
+from tasks.env.index import GraphIndex
+from tasks.env.served import ServedGraph
+from tasks.env.tools import ToolEnvironment
+from training.tool_auth import TOKEN_ENV, is_loopback_host
+
+log = logging.getLogger(__name__)
+
+
+def serve(
+    env: ToolEnvironment,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    workers: int = 1,
+    log_level: str = "info",
+    access_log: bool = False,
+    blas_threads: int | None = None,
+    prerender_entities: int = 250_000,
+    token: str | None = None,
+    **app_options: Any,
+) -> None:
+    """Serve ``env`` with uvicorn until interrupted. Loopback by default. ``token`` (``hopforge serve-tools``
+    passes ``$HOPFORGE_TOOL_TOKEN``): every request must carry it; listening beyond loopback without one is refused
+    (``InputError``), since rollout workers of other nodes then reach the server over the network. Entity
+    embeddings are loaded (or built and cached)
+    before the port opens, so the first request does not pay for them. The per-request access log is off by
+    default: RL rollouts send thousands of requests a second, and ``GET /stats`` summarises them instead.
+    ``app_options`` go to ``create_app``.
+
+    node_info replies of ``ServedGraph`` graphs (``served_graphs``, what ``hopforge serve-tools`` loads) are the
+    ones rendered into their cache, memory-mapped. For other graphs they are rendered before the port opens
+    (``NodeInfoReplies``: ~75 us per entity, about 4 s for 50k entities) when the graphs hold at most
+    ``prerender_entities`` entities in all; above that, node_info renders on demand into each worker's result
+    cache. 0 turns pre-rendering off.
+
+    ``workers > 1`` forks that many server processes after the index is loaded, all accepting on one socket
+    (``serve_workers``); one per core is the usual choice on a rollout node. ``GET /stats`` then describes the
+    worker that answers it.
+
+    ``blas_threads`` caps the BLAS thread pool of this process (needs ``threadpoolctl``; ignored with a warning
+    without it). On a small machine where the HTTP stack and the load share the cores, one BLAS thread leaves
+    a core to the event loop: on 2 busy cores it raised entity_matcher requests/s 1.3-2.3x in
+    ``bench/bench_tools.py``. With several workers it defaults to 1: each worker's matrix products would
+    otherwise start a thread per core, and N workers would run N times as many threads as there are cores.
+    """
+    import uvicorn
+
+    if workers < 1:
+        raise InputError(f"workers must be >= 1, got {workers}")
+    if not token and not is_loopback_host(host):
+        raise InputError(f"serving the tools on {host} (beyond loopback) needs a shared token: set {TOKEN_ENV} in "
+                         "the server's environment and the same value where the clients run")  # fmt: skip
+    if token:
+        app_options = {**app_options, "token": token}
+    if blas_threads is None and workers > 1:
+        blas_threads = 1
+    if blas_threads is not None:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:
+            log.warning("blas_threads=%d ignored: threadpoolctl is not installed", blas_threads)
+        else:
+            threadpool_limits(limits=blas_threads, user_api="blas")
+    env.warm()
+    # Before the fork: the workers share the bfloat16 copy of each matrix, and PyTorch's modules (imported, no
+    # operation run: no thread pool crosses the fork), instead of each worker importing its own copy.
+    if any([index.share_search(_bits_file(index)) for index in env.indexes.values()]):
+        with contextlib.suppress(ImportError):
+            import torch  # noqa: F401
+    entities = sum(len(index) for index in env.indexes.values())
+    served = NodeInfoReplies.from_served(env) if "node_info_replies" not in app_options else None
+    if served is not None:  # memory-mapped from the snapshot's served cache: nothing to render
+        app_options = {**app_options, "node_info_replies": served}
+    elif "node_info" in env.tool_names and 0 < entities <= prerender_entities and "node_info_replies" not in app_options:
+        started = time.perf_counter()
+        replies = NodeInfoReplies.render(env)
+        log.info("rendered node_info for %d entities (%.1f MB) in %.1f s", len(replies), replies.nbytes / 1e6,
+                 time.perf_counter() - started)  # fmt: skip
+        app_options = {**app_options, "node_info_replies": replies}
+    log.info("serving %s on http://%s:%d", ", ".join(env.domains), host, port)
+
+    def worker_app() -> ASGIApp:
+        # In the serving process itself (after the fork with several workers): each worker sets up its own
+        # search (PyTorch's threads, the bfloat16 copy of the matrix) before it takes requests.
+        precisions = env.prepare_search(threads=blas_threads)
+        log.info("entity search: %s", ", ".join(f"{d} {p}" for d, p in precisions.items()) or "no graphs")
+        return create_app(env, **app_options)
+
+    if workers == 1:
+        uvicorn.run(worker_app(), host=host, port=port, log_level=log_level, access_log=access_log, **_fast_stack())
+        return
+    serve_workers(worker_app, host, port, workers, log_level=log_level, access_log=access_log)
+
+
+def _bits_file(index: GraphIndex) -> Path | None:
+    """Where the bfloat16 copy of a served graph's matrix is cached: in the graph's served cache directory, named
+    after the matrix's own cache file (so a rebuilt matrix gets a new copy); ``None`` outside a served cache."""
+    graph = index.graph
+    folder = getattr(graph, "path", None) if isinstance(graph, ServedGraph) else None
+    # The file the loaded matrix is mapped from (its memory map's own record): asking ``cache_path`` would
+    # re-make every entity text to hash them.
+    matrix = getattr(index.embeddings.base, "filename", None) if folder is not None else None
+    return folder / f"bf16-{Path(matrix).stem}.npy" if folder is not None and matrix else None
+
+
+def _fast_stack() -> dict[str, str]:
+    """uvicorn's event loop and HTTP parser: uvloop and httptools (C) when installed, which took a bare
+    endpoint from 0.39 to 0.08 ms of CPU per request here; otherwise uvicorn's pure-Python defaults."""
+    out: dict[str, str] = {}
+    try:
+        import uvloop  # noqa: F401
+
+        out["loop"] = "uvloop"
+    except ImportError:
+        log.warning("uvloop is not installed: serving on the slower asyncio loop")
+    try:
+        import httptools  # noqa: F401
+
+        out["http"] = "httptools"
+    except ImportError:
+        log.warning("httptools is not installed: parsing HTTP in pure Python")
+    return out
+
+
+def serve_workers(
+    make_app: Callable[[], ASGIApp],
+    host: str,
+    port: int,
+    workers: int,
+    *,
+    log_level: str = "info",
+    access_log: bool = False,
+    backlog: int = 2048,
+) -> None:
+    """Serve the app built by ``make_app`` from ``workers`` forked processes listening on one port,
+    until SIGINT or SIGTERM; a worker that dies is replaced, unless it died within a second of its start
+    (a broken app would only crash again), which stops the server with ``RuntimeError``.
+
+    Everything loaded before the call (the graphs, the memory-mapped entity matrix) is shared with the workers
+    instead of copied: ``gc.freeze`` keeps the collector from writing into those objects' headers, which would
+    copy their pages into each worker one by one. POSIX only (``os.fork``).
+    """
+    import uvicorn
+
+    if workers < 1:
+        raise InputError(f"workers must be >= 1, got {workers}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # With SO_REUSEPORT (Linux) every worker listens on a socket of its own and the kernel spreads new
+    # connections evenly over them; on one shared socket whichever worker wakes first accepts, and at 256
+    # connections one busy worker held most of them while the other idled. The supervisor's socket is bound,
+    # never listening: it holds the port and reports a taken port at once, but is never handed connections.
+    reuse_port = hasattr(socket, "SO_REUSEPORT")
+
+    def bound_socket() -> socket.socket:
+        s = socket.socket(family, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.bind((host, port))
+        return s
+
+    try:
+        # A plain bind first: a port other sockets listen on with SO_REUSEPORT (another server's workers) would
+        # otherwise be shared with them silently.
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+        sock = bound_socket()
+    except OSError as exc:
+        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    if not reuse_port:
+        sock.listen(backlog)
+        sock.set_inheritable(True)
+    gc.collect()
+    gc.freeze()
+    children: dict[int, float] = {}
+    stopping = False
+
+    supervisor = os.getpid()
+
+    def start_worker() -> None:
+        pid = os.fork()
+        if pid:
+            children[pid] = time.monotonic()
+            return
+        code = 1
+        try:
+            die_with_parent(signal.SIGKILL, supervisor)  # a supervisor killed with SIGKILL leaves no worker behind
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            own = sock
+            if reuse_port:
+                sock.close()
+                own = bound_socket()
+                own.listen(backlog)
+            config = uvicorn.Config(make_app(), log_level=log_level, access_log=access_log, **_fast_stack())
+            uvicorn.Server(config).run(sockets=[own])
+            code = 0
+        except BaseException:
+            log.exception("tool server worker %d failed", os.getpid())
+            raise
+        finally:
+            os._exit(code)  # never return into the parent's code (its loop, its exit handlers)
+
+    def stop(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    failure: str | None = None
+    try:
+        for _ in range(workers):
+            start_worker()
+        log.info("%d workers: %s", workers, ", ".join(map(str, children)))
+        while children:  # after a stop, this only reaps the workers as they finish
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:
+                break
+            started = children.pop(pid, None)
+            if started is None or stopping:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            if time.monotonic() - started < 1.0:
+                failure = f"tool server worker {pid} exited with status {code} right after starting"
+                stop(signal.SIGTERM, None)
+                continue
+            log.warning("tool server worker %d exited with status %d; starting another", pid, code)
+            start_worker()
+        if failure is not None:
+            raise RuntimeError(failure)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+        gc.unfreeze()
+
+
+__all__ = ["serve", "serve_workers"]

@@ -34,7 +34,9 @@ from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
-from tasks.qa.generate import ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job
+from tasks.qa.generate import (
+    ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job, scope_problem,
+)
 from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
 from tasks.qa.refill import missing_jobs, refill_seeds
 from tasks.qa.mix import (counts_by_domain, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shapes_sql,
@@ -356,6 +358,10 @@ def generate_qa(
     requested_meaning_check = meaning_check  # the calibration may switch it off for the run
     gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
                            copy_threshold=q.copy_threshold)
+    for domain, phrase in q.scopes.items():  # a scope every question would be refused for stops the run here
+        why = scope_problem(phrase)
+        if why is not None:
+            raise InputError(f"[quality] scopes.{domain}: {why}")
     warm_language_detector()  # loaded while the flow plans its first domain, not when the first answer is checked
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
                     candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,

@@ -348,6 +348,14 @@ def test_a_question_whose_answer_rests_on_the_whole_graph_says_what_the_graph_co
     assert scoped_["P2"] == "Among the countries of 1995, " + plain["P2"][0].lower() + plain["P2"][1:]
     with pytest.raises(ValueError, match="scopes.geo: give a phrase"):
         QualityConfig(scopes={"geo": "in the table."})
+    # a scope the question gates would refuse every question for ("brackets or symbols": the underscore of a
+    # package name, countries_wikidata in grades-heldout7.md) is refused when the run is set up
+    from tasks.qa.generate import GenConfig, scope_problem
+
+    assert "brackets or symbols" in scope_problem("in country_converter's country table")
+    assert scope_problem("in the country table of the country converter package") is None
+    with pytest.raises(ValueError, match="scopes.geo: .in country_converter's table. holds brackets or symbols"):
+        GenConfig(scopes={"geo": "in country_converter's table"})
 
 
 def test_the_meaning_report_takes_scopes_per_graph(tmp_path, capsys):

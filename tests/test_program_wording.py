@@ -168,7 +168,8 @@ def test_a_sentence_case_name_opened_by_a_common_word_loses_its_capital(name, sh
     ("Guard2", "number glued"), ("Apollo 11", None), ("Route 66", None),
     ("T Glucose uptake - ABC", "raw identifier"), ("Glucose - oxidised", "raw identifier"),
     ("A Clockwork Orange", None), ("Coenzyme A", None), ("Saab Model_900", "raw identifier"),
-    ("AL", "two-letter code"), ("NY", "two-letter code"), ("USA", None), ("Al", None),
+    ("AL", "two-letter code"), ("NY", "two-letter code"), ("R", "one- or two-letter code"), ("USA", None),
+    ("Al", None),
 ])
 def test_a_registry_name_a_placeholder_or_a_raw_identifier_is_refused(name, why):
     """flights_dbpedia pinned aircraft by "MCDONNELL DOUGLAS" and "CESSNA", social_snake by "Woman1", and

@@ -530,13 +530,13 @@ _RAW_PREFIX = re.compile(r"^[B-HJ-Z] [A-Z]")
 def unreadable_name(name: str) -> str | None:
     """Why a name, as a question would show it, is no name a reader knows the thing by, or None: a registry's name in
     capitals ("MCDONNELL DOUGLAS", "CESSNA": a word of six capitals or more, or two of four or more; acronyms are
-    shorter), a two-letter code ("AL", "NY": a league's, a state's), a word with a number glued on ("Woman1": a table's
-    placeholder), or a raw identifier's words ("R Fumarate transport via proton symport-2 - H": a one-letter prefix, a
-    hyphen standing alone; "Lumina_APV": an underscore inside a word)."""
+    shorter), a one- or two-letter code ("R", "AL", "NY": a party's, a league's, a state's), a word with a number glued
+    on ("Woman1": a table's placeholder), or a raw identifier's words ("R Fumarate transport via proton symport-2 - H":
+    a one-letter prefix, a hyphen standing alone; "Lumina_APV": an underscore inside a word)."""
     t = " ".join(name.split())
     words = t.split()
-    if re.fullmatch(r"[A-Z]{2}", t):
-        return f"{name!r} is a two-letter code (a league's, a state's, a country's), not the name it stands for"
+    if re.fullmatch(r"[A-Z]{1,2}", t):
+        return f"{name!r} is a one- or two-letter code (a party's, a league's, a state's), not the name it stands for"
     if t.upper() == t and any(ch.isalpha() for ch in t):
         if any(_SHOUTED_WORD.fullmatch(w.strip(",.")) for w in words) or \
                 sum(len(w.strip(",.")) >= 4 and w.strip(",.").isalpha() for w in words) >= 2:

@@ -179,7 +179,8 @@ def type_text_noun(text: str | None) -> str | None:
     mid). Identifiers become words (``vocabulary=True``: "clinical_drug", "BodySystem", "people.person"), the
     last word singular, and the words lower case unless they read as a proper noun: a single capitalised word
     and Title Case are lowered ("Person", "Clinical Drugs"), and so is a sentence-case first word that is a common
-    English word ("Transition metal"); "Greek deity" keeps its capital."""
+    English word ("Transition metal"); "Greek deity" keeps its capital, and so does a modifier English knows only as
+    a proper word ("OlympicEvent" -> "Olympic event")."""
     if text is None:
         return None
     t = " ".join(text.split())
@@ -188,6 +189,8 @@ def type_text_noun(text: str | None) -> str | None:
     key = relation_word(t)
     if key in LIGHTRAG_TYPES:
         return LIGHTRAG_TYPES[key]
+    if re.fullmatch(r"(?:[A-Z][a-z]+){2,}", t):  # PascalCase ("OlympicEvent"): its words in Title Case
+        t = " ".join(re.findall(r"[A-Z][a-z]+", t))
     t = " ".join(display_name(t, vocabulary=True).split())
     if is_identifier(t, vocabulary=True) or not _NOUN_TEXT.fullmatch(t) or not re.search(r"[^\W\d_]{2}", t):
         return None
@@ -201,7 +204,10 @@ def type_text_noun(text: str | None) -> str | None:
         return core[:1].isupper() and (core[1:].islower() or not core[1:])
 
     if len(words) == 1 or all(titled(w) for w in cased):
-        words = [w.lower() if titled(w) else w for w in words]
+        # Title Case lowered, but a modifier English knows only as a proper word keeps its capital ("Olympic event",
+        # "American football team"): lemminflect lists no lower-case "olympic"
+        words = [w if i < len(words) - 1 and titled(w) and w.isalpha() and not lemminflect.getAllLemmas(w.lower())
+                 else (w.lower() if titled(w) else w) for i, w in enumerate(words)]
     elif titled(words[0]) and all(w.islower() for w in words[1:]) and lemminflect.getAllLemmas(words[0].lower()):
         # sentence case whose first word is a common English word: "Transition metal" (but "Greek deity")
         words[0] = words[0].lower()

@@ -18,8 +18,10 @@ from gateway.children import Proc, alive, descendants
 __all__ = ["Proc", "alive", "assert_none_alive", "descendants", "wait_for_descendants"]
 
 
-def assert_none_alive(procs: Sequence[Proc], within_s: float = 5.0) -> None:
-    """Fail unless every process in ``procs`` has ended within ``within_s`` seconds, naming those that have not."""
+def assert_none_alive(procs: Sequence[Proc], within_s: float = 30.0) -> None:
+    """Fail unless every process in ``procs`` has ended within ``within_s`` seconds, naming those that have not. The
+    bound is generous on purpose: a process told to end on a loaded machine (Ray's agents under a busy test run)
+    can take seconds to go, and what the tests require is that it goes; the wait ends as soon as all have ended."""
     deadline = time.monotonic() + within_s
     left = alive(procs)
     while left and time.monotonic() < deadline:

@@ -124,7 +124,7 @@ def test_server_start_status_a_command_against_it_refusals_and_stop(tmp_path, fa
         server = [children.process_table()[pid], *descendants(pid)]
         stopped = hopforge(env, "server", "stop")
         assert stopped.returncode == 0 and f"stopped the Prefect server at http://127.0.0.1:{port}" in stopped.stdout
-        assert_none_alive(server, within_s=10)
+        assert_none_alive(server)
         assert not state_file.exists()
         down = hopforge(env, "server", "status")
         assert down.returncode == 1 and "no hopforge Prefect server is running" in down.stdout

@@ -28,6 +28,7 @@ from tasks.export.datasets import (
     verify_export,
 )
 from tasks.graph.importers import read_triples
+from testing.hub import RecordingHub
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
 from tasks.distill.trajectories import COT_SYSTEM, cot_student_messages, run_template_tools, template_messages
@@ -316,28 +317,6 @@ def test_version_follows_the_inputs(records):
 # -- hub upload ----------------------------------------------------------------------------------------------------
 
 
-class RecordingHub:
-    """Stands in for huggingface_hub.HfApi: records every call, answers an upload with a commit."""
-
-    instances: list[RecordingHub] = []
-
-    def __init__(self, token=None):
-        self.token = token
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        RecordingHub.instances.append(self)
-
-    def create_repo(self, repo_id, **kw):
-        self.calls.append(("create_repo", {"repo_id": repo_id, **kw}))
-
-    def upload_folder(self, **kw):
-        self.calls.append(("upload_folder", kw))
-        return type("CommitInfo", (), {"oid": "a" * 40,
-                                       "commit_url": f"https://huggingface.co/datasets/{kw['repo_id']}/commit/abc"})()
-
-    def create_tag(self, repo_id, **kw):
-        self.calls.append(("create_tag", {"repo_id": repo_id, **kw}))
-
-
 def test_export_publishes_a_commit_and_a_tag_as_refresh_does(warehouse, monkeypatch, tmp_path):
     """``export --repo-id`` publishes through ``refresh``'s publisher: one commit on ``main`` that replaces the
     previous version's data files, then a tag named after the version; a missing token stops it before any work."""
@@ -345,7 +324,7 @@ def test_export_publishes_a_commit_and_a_tag_as_refresh_does(warehouse, monkeypa
 
     from tasks.export.hub import REPLACED, PublishError, publish_version
 
-    RecordingHub.instances.clear()
+    RecordingHub.reset()
     monkeypatch.setattr(huggingface_hub, "HfApi", RecordingHub)
     monkeypatch.delenv("HF_TOKEN", raising=False)
     exports = Path(warehouse.data_dir) / "exports"
@@ -355,19 +334,20 @@ def test_export_publishes_a_commit_and_a_tag_as_refresh_does(warehouse, monkeypa
     assert (sorted(exports.iterdir()) if exports.is_dir() else []) == before and RecordingHub.instances == []
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     out = run_export(warehouse, version="pushed", repo_id="me/kgqa")
-    assert out["commit_url"].endswith("/commit/abc") and out["tag"] == "pushed"
+    assert out["commit_url"] == "https://hub.test/commit/1" and out["tag"] == "pushed"
     (api,) = RecordingHub.instances
     assert api.token == "hf_secret"
-    assert [c[0] for c in api.calls] == ["create_repo", "upload_folder", "create_tag"]
-    upload, tag = api.calls[1][1], api.calls[2][1]
+    calls = list(RecordingHub.calls)
+    assert [c[0] for c in calls] == ["create_repo", "upload_folder", "create_tag"]
+    upload, tag = calls[1][1], calls[2][1]
     assert upload["folder_path"] == out["path"] and upload["revision"] == "main"
     assert upload["delete_patterns"] == REPLACED  # stale files of an earlier version do not linger
-    assert tag == {"repo_id": "me/kgqa", "tag": "pushed", "revision": "a" * 40, "repo_type": "dataset",
+    assert tag == {"repo_id": "me/kgqa", "tag": "pushed", "revision": f"{1:040x}", "repo_type": "dataset",
                    "tag_message": "hopforge dataset pushed", "exist_ok": True}
     # the refresh flow's publisher, on the same export, makes the same calls
-    RecordingHub.instances.clear()
+    RecordingHub.reset()
     publish_version(out["path"], "me/kgqa", private=True)
-    assert RecordingHub.instances[0].calls == api.calls
+    assert RecordingHub.calls == calls
 
 
 def test_a_tampered_export_is_not_published(warehouse, monkeypatch):
@@ -379,7 +359,7 @@ def test_a_tampered_export_is_not_published(warehouse, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_secret")
     root = Path(run_export(warehouse)["path"])
     (root / "README.md").write_text("tampered")
-    RecordingHub.instances.clear()
+    RecordingHub.reset()
     with pytest.raises(PublishError, match="sha256 differs"):
         publish_version(root, "me/kgqa")
     assert RecordingHub.instances == []

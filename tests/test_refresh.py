@@ -14,41 +14,18 @@ import pytest
 
 from schemas.config import load_settings
 from tasks.export.datasets import verify_export
+from testing.hub import RecordingHub
 from tests import refresh_world as world
 from warehouse.db import Warehouse
 
 SMALL = {"n_seeds": 6, "min_ball": 5, "n_rollouts": 1, "solver_k": 2, "max_rounds": 3, "max_tokens_per_round": 200}
 
 
-class RecordingHub:
-    """Stands in for huggingface_hub.HfApi: records calls; ``fail_upload`` makes the upload raise."""
-
-    calls: list[tuple[str, dict[str, Any]]] = []
-    fail_upload = False
-
-    def __init__(self, token: str | None = None):
-        self.token = token
-
-    def create_repo(self, repo_id: str, **kw: Any) -> None:
-        self.calls.append(("create_repo", {"repo_id": repo_id, **kw}))
-
-    def upload_folder(self, **kw: Any):
-        if RecordingHub.fail_upload:
-            raise ConnectionError("the Hub did not answer")
-        self.calls.append(("upload_folder", kw))
-        n = sum(1 for c in self.calls if c[0] == "upload_folder")
-        return type("CommitInfo", (), {"oid": f"{n:040x}", "commit_url": f"https://hub.test/commit/{n}"})()
-
-    def create_tag(self, repo_id: str, **kw: Any) -> None:
-        self.calls.append(("create_tag", {"repo_id": repo_id, **kw}))
-
-
 @pytest.fixture
 def setup(prefect_harness, fake_llm, tmp_path, monkeypatch):
     import huggingface_hub
 
-    RecordingHub.calls = []
-    RecordingHub.fail_upload = False
+    RecordingHub.reset()
     monkeypatch.setattr(huggingface_hub, "HfApi", RecordingHub)
     answers = world.install(fake_llm)
     settings = load_settings(data_dir=tmp_path / "data", roles=world.roles(fake_llm.base_url),

@@ -288,9 +288,22 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
     type_text = kg.entity(name).type or ""
     decided = kg.__dict__.setdefault("_table_types", {})
     if type_text not in decided:
-        rows = [n for n in kg.nodes() if (kg.entity(n).type or "") == type_text][:_ROWS_SAMPLED]
+        rows = _rows_by_type(kg).get(type_text, [])
         decided[type_text] = 2 * sum(_typed_by_columns(kg, n) for n in rows) > len(rows)
     return decided[type_text]
+
+
+def _rows_by_type(kg: KnowledgeGraph) -> dict[str, list[str]]:
+    """The first ``_ROWS_SAMPLED`` nodes (by name) of each type column, in one pass over the graph, kept on it."""
+    hit = kg.__dict__.get("_rows_by_type")
+    if hit is None:
+        hit = {}
+        for n in kg.nodes():
+            rows = hit.setdefault(kg.entity(n).type or "", [])
+            if len(rows) < _ROWS_SAMPLED:
+                rows.append(n)
+        kg.__dict__["_rows_by_type"] = hit
+    return hit
 
 
 def _typed_by_columns(kg: KnowledgeGraph, name: str) -> bool:

@@ -33,9 +33,9 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import in_running_text, name_takes_article, node_display, node_type_noun, question_name
+from tasks.meaning.names import in_running_text, name_takes_article, node_type_noun, question_name
 from tasks.meaning.profiles import ProfileBook, book_for_graph
-from tasks.qa.program_writer import can_pin_with, write_program_question
+from tasks.qa.program_writer import can_pin_with, scoped, write_program_question
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
 from tasks.qa.programs import (
     MAX_PINS,
@@ -45,7 +45,6 @@ from tasks.qa.programs import (
     program_edges,
     relation_index,
     rests_on_whole_graph,
-    scoped,
     sample_programs,
 )
 from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
@@ -578,7 +577,7 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
                     q = scoped(q, scope)
                 out.append((c, q, ""))
                 continue
-            start_noun, shown = _type_noun(kg, c.nodes[0]), _display(kg, c.nodes[0])
+            start_noun, shown = _type_noun(kg, c.nodes[0]), question_name(kg, c.nodes[0])
             q = write_question(c.nodes, c.edges, [_type_noun(kg, n) for n in c.nodes], seed=seed, book=book,
                                names=[shown],
                                start_article=(takes_article(c.nodes[0], _texts_around(kg, c.nodes[0]))
@@ -594,7 +593,7 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
 
 def written_name(kg: KnowledgeGraph, name: str) -> str:
     """How a question writes a node's name: its display form, with "the" where the name takes it."""
-    shown = in_running_text(_display(kg, name), _type_noun(kg, name))
+    shown = in_running_text(question_name(kg, name), _type_noun(kg, name))
     if takes_article(name, _texts_around(kg, name)) or name_takes_article(shown, _type_noun(kg, name)):
         return f"the {shown}"
     return shown
@@ -613,11 +612,6 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
     """The node's type noun, read from the graph (an `isa` / `instance of` edge, the importer's type column,
     LightRAG's entity type)."""
     return node_type_noun(kg, name)
-
-
-def _display(kg: KnowledgeGraph, name: str) -> str:
-    """How the question writes a node's name (``tasks.meaning.names.question_name``)."""
-    return question_name(kg, name)
 
 
 def _entity_type(kg: KnowledgeGraph, name: str) -> str | None:

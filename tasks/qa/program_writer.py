@@ -288,6 +288,12 @@ def _tells(name: str, others: Sequence[str]) -> str | None:
     return None
 
 
+def scoped(question: str, scope: str) -> str:
+    """``question`` opened with what the graph covers: "In the Tate collection, which artwork ...?"."""
+    q = question.strip()
+    return f"{scope[:1].upper()}{scope[1:]}, {q[:1].lower()}{q[1:]}"
+
+
 def write_program_question(program: QueryProgram, types: Sequence[str | None], *, book: ProfileBook,
                            name_of: Callable[[str], str], seed: int = 0) -> str:
     """The question for ``program`` (module docstring). ``types[i]`` is the type noun of ``program.nodes[i]``;
@@ -379,4 +385,4 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
     return ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1])
 
 
-__all__ = ["can_pin_with", "constraint_hop", "person_nodes", "relative", "write_program_question"]
+__all__ = ["can_pin_with", "constraint_hop", "person_nodes", "relative", "scoped", "write_program_question"]

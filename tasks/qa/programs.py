@@ -230,12 +230,6 @@ def rests_on_whole_graph(program: QueryProgram, book: ProfileBook) -> bool:
         count_in_world(book.profile(s.label), s.forward) != "one" for s in program.steps)
 
 
-def scoped(question: str, scope: str) -> str:
-    """``question`` opened with what the graph covers: "In the Tate collection, which artwork ...?"."""
-    q = question.strip()
-    return f"{scope[:1].upper()}{scope[1:]}, {q[:1].lower()}{q[1:]}"
-
-
 def phrasable(profile: RelationProfile) -> bool:
     """A label that can be a step or a constraint: words with surface forms, and not a type or name relation (the
     type is said by the noun, "Which city ...", and a name is no fact about the thing)."""
@@ -669,4 +663,4 @@ def iri_name(iri: str, domain: str) -> str:
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
            "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
-           "rests_on_whole_graph", "sample_programs", "scoped", "stands", "write_rdf"]
+           "rests_on_whole_graph", "sample_programs", "stands", "write_rdf"]

@@ -442,6 +442,8 @@ def person_kind(noun: str | None) -> bool:
 
 #: An ordinal ("10th", "1st") or a year ("1934") opening a name: it names one edition of a recurring thing.
 _EDITION = re.compile(r"\d{1,3}(?:st|nd|rd|th)|1\d{3}|20\d{2}")
+_POSSESSIVE = re.compile(r"(?:men|women|boys|girls|children|people|ladies|gentlemen)['’]s|(?:boys|girls|ladies)['’]",
+                         re.IGNORECASE)
 
 
 def name_takes_article(name: str, type_noun: str | None = None) -> bool:
@@ -454,6 +456,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     words = name.split()
     if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper():
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
+    if len(words) >= 2 and _POSSESSIVE.fullmatch(words[0]):
+        return True  # an event or a category named for whom it is for: "the men's 100 metres", "the women's singles"
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()
@@ -562,8 +566,40 @@ def unreadable_name(name: str) -> str | None:
             return f"{name!r} is written in capitals, as a registry writes it, not as its name is written"
     if any(_WORD_NUMBER.fullmatch(w) for w in words):
         return f"{name!r} has a number glued to a word: a table's placeholder, not a name"
+    if _PLACEHOLDER.fullmatch(t):
+        return f"{name!r} is a table's placeholder for a missing or unnamed value, not a name"
+    short = _abbreviation(words)
+    if short is not None:
+        return f"{name!r} is cut short ({short!r}): a table's abbreviation, not the name as it is written"
     if _RAW_PREFIX.match(t) or " - " in f" {t} " or any("_" in w.strip("_") for w in words):
         return f"{name!r} reads as a raw identifier (a one-letter prefix, a hyphen standing alone, an underscore)"
+    return None
+
+
+#: What tables write where a value is missing or has no name.
+_PLACEHOLDER = re.compile(r"not (?:applicable|available|reported|specified|known|stated|given)|n/?a|unknown|"
+                          r"unspecified|undisclosed|none|other|others|misc\.?|miscellaneous|various|missing|anonymous|"
+                          r"tbd|tba|null|nan", re.IGNORECASE)
+#: Abbreviations that are how the word is written in names ("St. Louis", "Dr. No", "Acme Co.").
+_USUAL_SHORT = frozenset({"mr", "mrs", "ms", "dr", "st", "mt", "ft", "jr", "sr", "co", "inc", "ltd", "bros", "corp",
+                          "no", "vs", "prof", "gen", "col", "capt", "lt", "sgt", "rev", "hon", "sen", "rep", "gov",
+                          "pres", "ave", "blvd", "rd", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+                          "oct", "nov", "dec", "vol", "op", "pt", "jos", "wm", "chas", "geo", "thos", "jas", "fr"})
+
+
+def _abbreviation(words: list[str]) -> str | None:
+    """The first word of a name a table cut short, or None: a capitalised word of two to five letters with a full
+    stop that names write in full ("Org.", "Ec.", "Fed. Sts."), a capital with a full stop before a word in lower
+    case (an initial comes before a name: "J. of Political Economy"), or a capitalised word of three letters or more
+    with no vowel ("Mgmt", "Assn"). "St. Louis", "Dr. No", "J. R. R. Tolkien" and acronyms ("MIT") pass."""
+    for i, w in enumerate(words):
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if re.fullmatch(r"[A-Z][a-z]{1,4}\.,?", w) and w.rstrip(".,").lower() not in _USUAL_SHORT:
+            return w
+        if re.fullmatch(r"[A-Z]\.", w) and nxt[:1].islower():
+            return w
+        if re.fullmatch(r"[B-DF-HJ-NP-TV-XZ][b-df-hj-np-tv-xz]{2,},?", w) and w.rstrip(",").lower() not in _USUAL_SHORT:
+            return w
     return None
 
 

@@ -137,10 +137,12 @@ def label_stats(relations: Iterable[Any]) -> dict[str, LabelStats]:
 @dataclass(frozen=True)
 class LabelValues:
     """What one label's objects are in a graph: ``kind``, the type noun nearly all of them share (None where they
-    share none), and ``years``, whether every object is a bare year ("1934")."""
+    share none), ``years``, whether every object is a bare year ("1934"), and ``quantities``, whether every object
+    is a number and not all are years (a count, a price, a measurement: "13" deaths, "2.5" million)."""
 
     kind: str | None = None
     years: bool = False
+    quantities: bool = False
 
 
 #: Objects of a label looked at for ``LabelValues`` (a label's objects are a table's column: a sample tells).
@@ -148,6 +150,7 @@ _VALUES_SAMPLE = 200
 #: Share of a label's objects that must have one type noun for it to be the objects' kind.
 _KIND_SHARE = 0.9
 _YEAR = re.compile(r"1\d{3}|20\d{2}")
+_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 def label_values(kg: Any) -> dict[str, LabelValues]:
@@ -173,7 +176,9 @@ def label_values(kg: Any) -> dict[str, LabelValues]:
             kinds[nouns[o]] += 1
         noun, n = max(kinds.items(), key=lambda kv: (kv[1], kv[0]))
         kind = noun if noun != "entity" and n >= _KIND_SHARE * len(objs) else None
-        out[key] = LabelValues(kind=kind, years=all(_YEAR.fullmatch(o.strip()) for o in objs))
+        years = all(_YEAR.fullmatch(o.strip()) for o in objs)
+        out[key] = LabelValues(kind=kind, years=years,
+                               quantities=not years and all(_NUMBER.fullmatch(o.strip()) for o in objs))
     return out
 
 

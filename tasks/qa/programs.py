@@ -226,8 +226,23 @@ def rests_on_whole_graph(program: QueryProgram, book: ProfileBook) -> bool:
     node out among those the graph has, and a step that names one of many in the world ("a winner of", "the film
     whose genre is") is one only among the graph's. A chain of steps that each name one thing in the world ("the
     capital of the country of X") holds anywhere."""
-    return bool(program.constraints) or any(
-        count_in_world(book.profile(s.label), s.forward) != "one" for s in program.steps)
+    return bool(program.constraints) or any(_rests_on_graph(book, s.label, s.forward) for s in program.steps)
+
+
+def _rests_on_graph(book: ProfileBook, label: str, forward: bool) -> bool:
+    """Whether one step names one thing only among the graph's facts: its count in the world is not one; it is
+    read backwards and only the graph's statistics say one (the label's words speak of the forward reading: each
+    bronze medallist of a table of 100 m finals won one of its events, not one event in the world); or it leads to
+    a quantity (a count of deaths, a price), which is the source's figure, not the world's one."""
+    profile = book.profile(label)
+    if count_in_world(profile, forward) != "one":
+        return True
+    if not forward and not profile.symmetric:
+        ev = profile.evidence.get("subjects_per_object")
+        if ev is None or ev.source in ("graph", "none"):
+            return True
+    values = book.values.get(relation_key(label))
+    return forward and values is not None and values.quantities
 
 
 def phrasable(profile: RelationProfile) -> bool:

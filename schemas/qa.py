@@ -54,6 +54,7 @@ RejectReason = Literal[
     "shortcut",  # checks: the answer is closer to the start than the path's hop count
     "ambiguous_answer",  # checks: the path's relation chain from the start also leads to other nodes
     "pin_not_stated",  # checks: the question does not name the value of a fact its program pins a node with
+    "scope_not_stated",  # checks: the program's one answer holds only within what the graph covers; the question omits it
     "path_not_from_seed",  # checks: the path does not start at the job's seed node
     "leaks_partial_name",  # checks: the question has a distinctive word of the answer's or an intermediate's name
     "has_markup",  # text gates: markup, code, JSON, regex, placeholders, URLs or symbols in the question
@@ -88,6 +89,7 @@ CheckName = Literal[
     "no_shortcut",
     "answer_unique",
     "pins_named",
+    "scope_stated",
     "starts_at_seed",
     "no_partial_leak",
     # text gates (tasks.qa.text_gates), run with the code checks, before the judge
@@ -115,6 +117,7 @@ CHECK_CODES: dict[str, RejectReason] = {
     "no_shortcut": "shortcut",
     "answer_unique": "ambiguous_answer",
     "pins_named": "pin_not_stated",
+    "scope_stated": "scope_not_stated",
     "starts_at_seed": "path_not_from_seed",
     "no_partial_leak": "leaks_partial_name",
     "no_markup": "has_markup",

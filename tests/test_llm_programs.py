@@ -196,6 +196,32 @@ def test_a_candidates_job_takes_a_pinned_program_and_refuses_a_question_that_lea
     assert any(f"pin on {result.qa.program.nodes[pin.node]}:" in p for p in seen_judge)
 
 
+def test_a_question_whose_answer_holds_only_within_the_graph_must_state_the_scope(tmp_path):
+    """With ``[quality] scopes``, an LLM question over a pinned program (one answer only among the graph's countries)
+    that leaves the scope out is refused as ``scope_not_stated`` with the opener to use; the retry that opens with
+    it is accepted. The template writer opens such questions with it itself."""
+    kg = graph(EUROPE, TYPES)
+    scope = "among the European countries of 1995"
+
+    def pick(body):
+        pid, nodes, pins = _pinned_candidate(body)
+        q = f"Which country shares the continent of {nodes[0]} and borders {pins[0]}?"
+        if "earlier attempts were rejected" not in _prompt(body):
+            return {"path_id": pid, "question": q}
+        assert "Among the European countries of 1995, " in _prompt(body)  # the feedback says how to open it
+        return {"path_id": pid, "question": f"Among the European countries of 1995, {q[0].lower()}{q[1:]}"}
+
+    with FakeOpenAI() as fake:
+        fake.add(schema_name="qa_pick_path", reply=pick)
+        fake.add(schema_name="qa_judgement", reply={"valid": True, "reason": "ok"})
+        gw = LLMGateway(_settings(fake, tmp_path))
+        cfg = GenConfig(meaning_check="off", candidates=4, scopes={"geo": scope})
+        result = asyncio.run(run_job(gw, kg, _seed("France"), "1-2", "candidates", run_id="r", cfg=cfg))
+    first, second = result.attempts[0], result.attempts[1]
+    assert first.reject_reason == "scope_not_stated" and first.program is not None and first.program.constraints
+    assert second.status == "accepted" and result.qa is not None and result.qa.question.startswith("Among the")
+
+
 # -- free mode: the model names its pins -----------------------------------------------------------------------------
 
 

@@ -254,6 +254,29 @@ def scope_problem(phrase: str) -> str | None:
     return None
 
 
+def check_scope_stated(question: str, scope: str) -> Verdict:
+    """A question whose program's one answer holds only within what the graph covers (``rests_on_whole_graph``)
+    says so: every content word of the domain's scope is in the question ("Among the 94 named hurricanes that struck
+    the US mainland from 1950 to 2012, ..."). Without it "the number of deaths of Hurricane Ivan" reads as the
+    world's figure and "the event whose bronze medalist is X" as any event."""
+    said = set(_scope_words(question))
+    missing = [w for w in dict.fromkeys(_scope_words(scope)) if w not in said]
+    if missing:
+        return Verdict(check="scope_stated", ok=False, code=CHECK_CODES["scope_stated"],
+                       reason=f"the question's one answer holds only within what the graph covers, and it does not say "
+                              f"so (no {', '.join(repr(w) for w in missing[:4])}): open it with "
+                              f"\"{scope[:1].upper()}{scope[1:]}, \".")
+    return Verdict(check="scope_stated", ok=True, code=CHECK_CODES["scope_stated"],
+                   reason="the question says what the graph covers, where its one answer holds only within it.")
+
+
+def _scope_words(text: str) -> list[str]:
+    from tasks.meaning.names import generic_name_words
+
+    skip = generic_name_words()
+    return [w for w in re.findall(r"[\w']+", text.casefold()) if len(w) >= 3 and w not in skip]
+
+
 def scope_rule(scope: str | None) -> str:
     """The rule line that tells the writer what the graph covers (``GenConfig.scopes``); empty without a scope."""
     if not scope:
@@ -364,6 +387,9 @@ def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answ
     verdict is the reject reason, so a question that is not a question is reported as such, not as a leak."""
     verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed,
                           book=profile_book(kg, cfg), program=program)
+    scope = cfg.scopes.get(kg.domain)
+    if scope and program is not None and rests_on_whole_graph(program, profile_book(kg, cfg)):
+        verdicts.append(check_scope_stated(question, scope))
     if cfg.text_gates is None:
         return verdicts
     try:

@@ -18,7 +18,9 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
+from flows.batches import (
+    BatchResult, batch_runner, chunks, endpoint_concurrency, planned_ahead, run_batches, typical_size,
+)
 from flows.checks import check_domains_in, check_generate_params, check_paths_params, seed_ball_bounds
 from flows.profiles import profile_unknown_labels
 from flows.progress import Progress
@@ -519,7 +521,7 @@ def generate_qa(
             bars[domain].advance(len(batch))
             rt.flush_usage()
 
-        for (domain, _, batch), done_batch in batches_of(plan()):
+        for (domain, _, batch), done_batch in batches_of(planned_ahead(plan())):
             dedup_until(domain)
             land(domain, batch, done_batch)
 

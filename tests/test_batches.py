@@ -77,3 +77,58 @@ def test_a_slow_batch_does_not_hold_back_the_next_ones_and_results_stay_in_order
     out, begun = go()
     assert out == [0, 10, 20, 30, 40, 50]
     assert {0, 1, 2, 3} <= set(begun)  # three batches ran past the slow one while it was still running
+
+
+def test_the_next_item_of_a_plan_is_made_while_the_flow_works_on_the_one_before():
+    """``planned_ahead``: the flow holds item 1 and waits until the planning thread has started item 2 (the next
+    domain's seed scan), which without planning ahead would deadlock; the order of items is kept."""
+    import threading
+
+    from flows.batches import planned_ahead
+
+    second_started = threading.Event()
+
+    def plan():
+        yield "domain-a"
+        second_started.set()
+        yield "domain-b"
+
+    items = planned_ahead(plan())
+    assert next(items) == "domain-a"
+    assert second_started.wait(60), "the planning thread did not start the next item while the flow held the first"
+    assert list(items) == ["domain-b"]
+
+
+def test_an_error_in_the_plan_is_raised_at_its_item_and_closing_early_stops_the_thread():
+    import threading
+
+    import pytest
+
+    from flows.batches import planned_ahead
+    from schemas.errors import InputError
+
+    def failing():
+        yield 1
+        raise InputError("domain b has no graph")
+
+    got = []
+    with pytest.raises(InputError, match="domain b has no graph"):
+        for item in planned_ahead(failing()):
+            got.append(item)
+    assert got == [1]
+
+    made = []
+
+    def endless():
+        n = 0
+        while True:
+            made.append(n)
+            yield n
+            n += 1
+
+    items = planned_ahead(endless(), depth=2)
+    assert [next(items), next(items)] == [0, 1]
+    items.close()  # the flow stops early: the planning thread ends instead of running on
+    assert not any(t.name == "plan-ahead" and t.is_alive() for t in threading.enumerate())
+    with pytest.raises(ValueError, match="depth must be >= 1"):
+        next(planned_ahead(iter([]), depth=0))

@@ -35,7 +35,8 @@ from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory, TrajectoryKind
 from tasks.env.index import GraphIndex
 from tasks.graph.kg import KnowledgeGraph
-from tasks.distill.trajectories import DistillConfig, DistillContext, DistillJob, distill_one, jobs_for
+from tasks.distill.common import DistillConfig, DistillContext, DistillJob
+from tasks.distill.trajectories import distill_one, jobs_for
 from warehouse.db import Warehouse
 from warehouse.graphs import load_graph
 

@@ -68,7 +68,7 @@ TrajectoryRejectReason = Literal[
 ]
 TRAJECTORY_REJECT_REASONS: tuple[str, ...] = get_args(TrajectoryRejectReason)
 
-#: Where the path behind a template or CoT trajectory came from (see ``tasks.distill.trajectories.choose_gold_paths``).
+#: Where the path behind a template or CoT trajectory came from (see ``tasks.distill.common.choose_gold_paths``).
 GoldSource = Literal["generator_confirmed", "verified_alternative", "question_path"]
 
 

@@ -31,7 +31,8 @@ from tasks.graph.importers import read_triples
 from testing.hub import RecordingHub
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
-from tasks.distill.trajectories import COT_SYSTEM, cot_student_messages, run_template_tools, template_messages
+from tasks.distill.cot import COT_SYSTEM, cot_student_messages
+from tasks.distill.template import run_template_tools, template_messages
 
 GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 QUESTIONS = [

@@ -185,7 +185,7 @@ def test_sft_rows_of_ikg_variants_show_the_switch(exported):
 
 def test_the_template_trajectory_switches_to_the_text_or_says_why_not():
     from tasks.distill.ikg_template import IKG_TEMPLATE_TOOLS, ikg_template_trajectory, shows_the_switch
-    from tasks.distill.trajectories import ToolStep, thought_problems
+    from tasks.distill.template import ToolStep, thought_problems
     from tasks.env.ikg import make_view, viewed_environment
     from tasks.env.text_search import TextChunk, chunks_from_ingest
     from tasks.env.tools import ToolEnvironment

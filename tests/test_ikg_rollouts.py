@@ -20,7 +20,7 @@ from tasks.distill.ikg_rollouts import (
     ikg_trajectories,
 )
 from tasks.distill.ikg_template import IKG_TEMPLATE_TOOLS, ikg_trajectory_id, shows_the_switch
-from tasks.distill.trajectories import DistillConfig
+from tasks.distill.common import DistillConfig
 from tasks.env.ikg import IKGVariant, make_view, viewed_environment
 from tasks.env.tools import ToolEnvironment
 from tests.test_agent_loop import make_gateway

@@ -16,7 +16,7 @@ from flows.tools_env import export_views, tool_environment, warehouse_views
 from schemas.config import load_settings
 from schemas.qa import QA
 from tasks.corpus.ingest import ingest_text_folders
-from tasks.distill.trajectories import lists_entity
+from tasks.distill.template import lists_entity
 from tasks.env.ikg import IKGError, ViewRegistry, make_view, parse_view_id
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import TextIndex, chunks_from_ingest

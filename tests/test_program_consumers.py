@@ -109,7 +109,7 @@ TEXTS = ["Spain is a country on the continent of Europe.", "Germany is a country
 
 def test_the_ikg_template_walk_checks_a_hidden_pin_in_the_text_and_a_shown_one_in_the_graph():
     from tasks.distill.ikg_template import ikg_template_trajectory
-    from tasks.distill.trajectories import ToolStep, thought_problems
+    from tasks.distill.template import ToolStep, thought_problems
     from tasks.env.ikg import viewed_environment
 
     kg = _graph()

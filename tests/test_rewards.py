@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from schemas.qa import QA, GoldPath, PathEdge, make_qa_id
-from tasks.distill import trajectories
+from tasks.distill import common, cot
 from tasks.export.datasets import rl_ground_truth, rl_row
 from training import rewards
 from training.rewards import (
@@ -212,8 +212,8 @@ def test_path_weight_validated(bad):
 
 
 def test_trajectories_use_the_reward_rules():
-    for name in ("normalize_answer", "answer_set_matches", "triple_mentioned", "path_coverage"):
-        assert getattr(trajectories, name) is getattr(rewards, name)
+    for module, name in ((common, "normalize_answer"), (common, "path_coverage"), (cot, "answer_set_matches")):
+        assert getattr(module, name) is getattr(rewards, name)
 
 
 # -- registry and ranges ---------------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from schemas.qa import PathEdge
-from tasks.distill.trajectories import ToolStep, thought_gate_problem, thought_problems
+from tasks.distill.common import thought_gate_problem
+from tasks.distill.template import ToolStep, thought_problems
 from tasks.graph.importers import read_triples
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.candidates import sample_candidate_paths

@@ -43,7 +43,7 @@ def build_rl_export(exports_dir: Path, *, version: str = "rl-test", questions=RL
     """An export of ``questions`` over the demo computing graph, with one template tool-use trajectory each."""
     from schemas.qa import QA, GoldPath, make_qa_id
     from schemas.trajectories import Trajectory, make_trajectory_id
-    from tasks.distill.trajectories import run_template_tools, template_messages
+    from tasks.distill.template import run_template_tools, template_messages
     from tasks.env.index import HashingEmbedder
     from tasks.env.tools import ToolEnvironment
     from tasks.export.datasets import ExportInputs, export

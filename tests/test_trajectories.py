@@ -18,28 +18,20 @@ from tasks.qa.context import path_edges
 from tasks.graph.importers import read_triples
 from tasks.env.index import HashingEmbedder
 from tasks.env.tools import ToolEnvironment
-from tasks.distill.trajectories import (
+from schemas.answers import answer_set_matches, path_coverage, triple_mentioned
+from schemas.answers import lenient_key as normalize_answer
+from tasks.distill.common import (
     DistillConfig,
     DistillContext,
     DistillJob,
     GoldChoice,
     answer_matches,
-    answer_set_matches,
     choose_gold_paths,
-    cot_subgraph,
-    distill_cot,
-    distill_rollout,
-    distill_template,
-    excerpt,
-    jobs_for,
-    lists_entity,
-    normalize_answer,
-    path_coverage,
-    rollout_messages,
-    run_template_tools,
-    thought_problems,
-    triple_mentioned,
 )
+from tasks.distill.cot import cot_subgraph, distill_cot
+from tasks.distill.rollout import distill_rollout, rollout_messages
+from tasks.distill.template import distill_template, excerpt, lists_entity, run_template_tools, thought_problems
+from tasks.distill.trajectories import jobs_for
 
 GRAPHS = Path(__file__).resolve().parent.parent / "flows" / "demo" / "graphs"
 
@@ -292,7 +284,7 @@ def test_rollout_messages_and_judging_of_malformed_calls():
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant"]
     assert messages[3] == {"role": "tool", "tool_call_id": "call_0", "name": "node_info", "content": "Bad arguments"}
     assert reasoning == [None, "done"]
-    from tasks.distill.trajectories import judge_rollout
+    from tasks.distill.rollout import judge_rollout
 
     assert judge_rollout(run, "B")[0] == "malformed_call"
     assert judge_rollout(run.model_copy(update={"nudges": 1}), "b")[0] == "nudged"
@@ -484,7 +476,7 @@ def _pinned_programs(kg):
 
 
 def test_a_conjunctions_template_trajectory_checks_every_pin_with_the_tools(kg, env):
-    from tasks.distill.trajectories import pin_facts, program_pins
+    from tasks.distill.template import pin_facts, program_pins
     from tasks.meaning.names import node_type_noun
     from tasks.meaning.profiles import book_for_graph
     from tasks.qa.program_writer import write_program_question

@@ -1,6 +1,6 @@
 """Teacher rollouts and long chain of thought on IKG views (Graph-RFT's incomplete-graph setting).
 
-The complete-graph kinds (``tasks.distill.trajectories``) run here against one question's view
+The complete-graph kinds (``tasks.distill.rollout``, ``tasks.distill.cot``) run here against one question's view
 (``tasks.env.ikg.viewed_environment``) with the text tool offered next to the KG tools, so the data shows the
 switch Graph-RFT trains: a KG tool says it has no information, the agent searches the text, reads the fact, and
 goes on in the graph.
@@ -46,20 +46,10 @@ from schemas.qa import QA, PathEdge
 from schemas.tools import TEXT_TOOLS, AgentRun
 from schemas.trajectories import Trajectory, TrajectoryRejectReason, make_trajectory_id
 from tasks.distill.ikg_template import IKG_TEMPLATE_TOOLS, ikg_template_trajectory, passages_stating
-from tasks.distill.trajectories import (
-    DistillConfig,
-    GoldChoice,
-    LoopSafeTools,
-    best_path_coverage,
-    cot_format_problem,
-    cot_subgraph,
-    judge_cot,
-    judge_rollout,
-    lists_entity,
-    rollout_gate_problem,
-    rollout_messages,
-    rollout_seed,
-)
+from tasks.distill.common import DistillConfig, GoldChoice, LoopSafeTools, best_path_coverage
+from tasks.distill.cot import cot_format_problem, cot_subgraph, judge_cot
+from tasks.distill.rollout import judge_rollout, rollout_gate_problem, rollout_messages, rollout_seed
+from tasks.distill.template import lists_entity
 from tasks.env.agent_loop import AgentConfig, ToolRunner, run_agent
 from tasks.env.ikg import HiddenFact, IKGVariant, IKGView, ViewedGraph, level_name, viewed_environment
 from tasks.env.tool_calls import extract_answer, parse_answer_list

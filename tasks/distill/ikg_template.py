@@ -1,6 +1,6 @@
 """Template trajectories of IKG questions (Graph-RFT's incomplete-graph setting, ``tasks.env.ikg``).
 
-The complete-graph template (``tasks.distill.trajectories``, Omne-R1) walks a gold path with ``entity_matcher``
+The complete-graph template (``tasks.distill.template``, Omne-R1) walks a gold path with ``entity_matcher``
 and ``node_info``. On an IKG view one or more hops of that path are hidden, so the walk shows the switch
 Graph-RFT trains: at a hidden hop the agent asks the graph for the relation (``neighbor_search``), the graph
 answers that it has no information, the agent searches the text (``web_search``), reads the fact in a passage,
@@ -21,7 +21,7 @@ from typing import Any
 from schemas.answers import name_key
 from schemas.qa import QA, PathEdge
 from schemas.trajectories import Trajectory, TrajectoryRejectReason, make_trajectory_id
-from tasks.distill.trajectories import ToolStep, lists_entity, template_messages, thought_problems
+from tasks.distill.template import ToolStep, lists_entity, template_messages, thought_problems
 from tasks.env.agent_loop import AgentConfig, ToolRunner, build_system_prompt
 from tasks.env.ikg import IKGView
 

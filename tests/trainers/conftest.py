@@ -96,7 +96,8 @@ def build_fixture_records():
     tools."""
     from schemas.qa import QA, GoldPath, make_qa_id
     from schemas.trajectories import Trajectory, make_trajectory_id
-    from tasks.distill.trajectories import cot_student_messages, run_template_tools, template_messages
+    from tasks.distill.cot import cot_student_messages
+    from tasks.distill.template import run_template_tools, template_messages
     from tasks.env.index import HashingEmbedder
     from tasks.env.tools import ToolEnvironment
     from tasks.graph.importers import read_triples

@@ -257,9 +257,14 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
             return noun
     if name in kg:
         noun = type_text_noun(kg.entity(name).type)
-        if noun and not _table_name(kg, name, noun):
+        if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
             return noun
     return "entity"
+
+
+#: Type columns that name a field of a row, not a kind of thing: a table whose rows are typed by their key column
+#: ("name", "id", "title") says nothing of what the rows are ("which name has SP3r2 as a socket").
+_NOT_KINDS = NAME_RELATIONS | frozenset({"id", "identifier", "key", "title", "code", "value", "item", "row", "record"})
 
 
 def _column_value(kg: KnowledgeGraph, node: str) -> bool:
@@ -330,7 +335,8 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
         tail = shown[len(bare):].strip()[1:-1].strip()
         # a disambiguator that is the node's kind is said as one: "Renfrew (census division)" -> "Renfrew census
         # division"; any other stays as written ("Plymouth Municipal (NH12)")
-        bare = f"{bare} {tail}" if tail.casefold() == (node_type_noun(kg, name) or "").casefold() else shown
+        kind = (node_type_noun(kg, name) or "").casefold()
+        bare = f"{bare} {tail}" if tail.casefold() == kind and len(kind.split()) >= 2 else shown
     bare = bare if bare.strip() else shown
     m = _INVERTED.fullmatch(bare)
     if m:
@@ -458,6 +464,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
     if len(words) >= 2 and _POSSESSIVE.fullmatch(words[0]):
         return True  # an event or a category named for whom it is for: "the men's 100 metres", "the women's singles"
+    if len(words) >= 3 and words[1] == "of" and words[0].isalpha() and words[0].islower() and \
+            "NOUN" in lemminflect.getAllLemmas(words[0]):
+        return True  # a thing named by its kind and what it is of: "the earthquake of 28 June 1992"
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()
@@ -560,6 +569,8 @@ def unreadable_name(name: str) -> str | None:
     words = t.split()
     if re.fullmatch(r"[A-Z]{1,2}", t):
         return f"{name!r} is a one- or two-letter code (a party's, a league's, a state's), not the name it stands for"
+    if re.fullmatch(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?", t) and not re.fullmatch(r"1\d{3}|20\d{2}", t):
+        return f"{name!r} is a bare number, not a name: the graph gives no unit or meaning for it"
     if t.upper() == t and any(ch.isalpha() for ch in t):
         if any(_SHOUTED_WORD.fullmatch(w.strip(",.")) for w in words) or \
                 sum(len(w.strip(",.")) >= 4 and w.strip(",.").isalpha() for w in words) >= 2:
@@ -617,7 +628,7 @@ def adjective_name(name: str) -> bool:
 def common_noun_name(name: str) -> bool:
     """Whether a name is one capitalised common English noun ("Congress", "Parliament", "Money"): a graph may call
     one thing that, but a reader of the question cannot tell which of the many it means."""
-    word = name.strip()
+    word = _bare(name.strip())  # "North (Pakistan)": a table's relative area, the country only its disambiguator
     if not re.fullmatch(r"[A-Z][a-z]+", word):
         return False
     return "NOUN" in lemminflect.getAllLemmas(word.lower())

@@ -348,6 +348,18 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
             for name in ("objects_per_subject", "subjects_per_object"):
                 if getattr(out, name) == "unknown" and getattr(phrase, name) != "unknown":
                     out = _apply(out, {name: getattr(phrase, name)}, {name: phrase.evidence[name]})
+    elif (len(low) == len(kind) + 1 and kind and low[1:] == kind and low[0].isalpha() and low[0] not in _EVENT_NOUNS
+          and "bare noun" in (base.evidence["forms"].detail if "forms" in base.evidence else "")):
+        # "<noun> <kind>" ("locationCountry" whose objects are countries, "capitalCity"): the noun is the relation,
+        # the kind the object's noun: "the location of X", not "the location country of X" ("whose location
+        # countries include the country that is a location country of both X and Y")
+        phrase = derived_profile(words[0])
+        if phrase.forms is not None and "bare noun" in (
+                phrase.evidence["forms"].detail if "forms" in phrase.evidence else ""):
+            out = _apply(out, {"forms": phrase.forms.model_dump(), "object_noun": values.kind}, {
+                "forms": Evidence(source="graph", detail=f"the label is a noun and its objects' kind {values.kind!r}: "
+                                                         f"read as {words[0]!r}"),
+                "object_noun": Evidence(source="graph", detail=f"its objects are of kind {values.kind!r}")})
     if values.years and out.forms is not None and any(w.lower() == "date" for w in words):
         forms = {k: ([_DATE.sub("year", t) for t in v] if isinstance(v, list) else _DATE.sub("year", v))
                  for k, v in out.forms.model_dump().items()}
@@ -359,6 +371,9 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
 
 #: Prepositions a relational phrase ends in before the kind of its object ("member of", "located in").
 _RELATIONAL_ENDS = frozenset({"of", "in", "for", "at", "to", "from", "on", "with"})
+#: Nouns of events: "<event> <kind>" ("birth country") names the kind of the event's place, not the event.
+_EVENT_NOUNS = frozenset({"birth", "death", "burial", "marriage", "founding", "foundation", "release", "publication",
+                          "debut", "retirement", "election", "baptism", "coronation", "wedding"})
 _DATE = re.compile(r"\bdate\b")
 
 

@@ -198,7 +198,7 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
 
 # -- pins ------------------------------------------------------------------------------------------------------------
 
-_CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*)$")
+_CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*|\d{1,2}[A-Z]{1,2})$")
 
 
 _BRACKETED_CODE = re.compile(r"[\[(][^\])]*\b[A-Z]{2,3}-[A-Z0-9]{1,4}\b[^\])]*[\])]")
@@ -214,6 +214,24 @@ def code_like(name: str) -> bool:
     brackets ("Flintshire [Sir y Fflint GB-FFL]"), or what ``is_identifier`` says is one."""
     t = display_name(name).strip()
     return bool(_CODE.match(t) or _BRACKETED_CODE.search(t) or _PATH.search(t)) or is_identifier(t)
+
+
+_QUANTITY = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+_YEAR = re.compile(r"1\d{3}|20\d{2}")
+
+
+def bare_quantity(name: str) -> bool:
+    """Whether a node's name is a bare number other than a year ("12345", "3.5", "1,200", "10 (cores)"): a table's
+    measurement without its unit or date (a population, an area, a price), or a number standing for a name (a
+    socket "3647"). A label whose objects are numbers (``LabelValues.quantities``) says so of "1500" deaths too."""
+    t = re.sub(r"\s*\([^()]*\)$", "", name.strip())
+    return bool(_QUANTITY.fullmatch(t)) and not _YEAR.fullmatch(t)
+
+
+def quantity_label(book: ProfileBook, label: str) -> bool:
+    """Whether ``label``'s objects in the graph are numbers, not all years (a count of deaths, a population)."""
+    values = book.values.get(relation_key(label))
+    return values is not None and values.quantities
 
 
 def count_in_world(profile: RelationProfile, forward: bool) -> str:
@@ -287,6 +305,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "not_unique",  # the program, executed, does not reach exactly one node at every step
     "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
+    "quantity",  # a node of the chain is a bare number (no unit, no date): no question can say what it measures
     "unwritable",  # the writer could not put the program into words
 )
 
@@ -327,7 +346,8 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     banned = set(exclude) | {node, answer}
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
-        if f.value in banned or len(f.holders) < 2 or index.is_code(f.value):
+        if f.value in banned or len(f.holders) < 2 or index.is_code(f.value) or bare_quantity(f.value) or \
+                quantity_label(book, f.label):
             continue
         if hops_to_answer > 0:
             d = kg.shortest_path_length(f.value, answer, cutoff=hops_to_answer)
@@ -509,6 +529,13 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if index.is_code(walk[0]):
         return PinRefusal("code_start", f"the start {walk[0]!r} is an identifier or a code, not a name a reader "
                                         "knows it by")
+    bare = next((n for n in walk if bare_quantity(n)), None)
+    if bare is None:
+        bare = next((walk[i] if s.forward else walk[i - 1] for i, s in enumerate(steps, start=1)
+                     if quantity_label(book, s.label)), None)
+    if bare is not None:
+        return PinRefusal("quantity", f"{bare!r} is a bare quantity: the graph gives no unit or date for it (an area "
+                                      "in what, a population when), so a question cannot say what it measures")
     steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
              for i, s in enumerate(steps, start=1)]
     hops = len(steps)
@@ -678,4 +705,4 @@ def iri_name(iri: str, domain: str) -> str:
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
            "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
-           "rests_on_whole_graph", "sample_programs", "stands", "write_rdf"]
+           "rests_on_whole_graph", "sample_programs", "bare_quantity", "quantity_label", "stands", "write_rdf"]

@@ -325,55 +325,6 @@ def run_batches(task: Any, batches: Sequence[B], parameters: Callable[[B], dict[
     return runner.run(task, batches, parameters, errors, one_per_process, in_flight)
 
 
-def planned_ahead(work: Iterator[B], depth: int = 1) -> Iterator[B]:
-    """``work``'s items in order, each made on a planning thread up to ``depth`` items before the flow asks for it.
-
-    A flow's plan (load the next domain's graph, scan its seeds, sample them) runs while the endpoint works on the
-    batches already in flight, instead of on the flow's thread while the endpoint's slots wait. An error in ``work``
-    is raised here, at the item where it happened; closing this iterator early stops the planning thread after the
-    item it is making. ``work`` must be safe to run on another thread (the warehouse serialises its connection)."""
-    import queue
-
-    if depth < 1:
-        raise ValueError(f"depth must be >= 1, got {depth}")
-    items: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-    done = object()
-
-    def fill() -> None:
-        try:
-            for item in work:
-                while not stop.is_set():
-                    try:
-                        items.put((item, None), timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            items.put((done, None))
-        except BaseException as exc:  # handed to the flow's thread, which raises it as it stands
-            items.put((done, exc))
-
-    thread = threading.Thread(target=fill, name="plan-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item, exc = items.get()
-            if item is done:
-                if exc is not None:
-                    raise exc
-                return
-            yield item
-    finally:
-        stop.set()
-        while thread.is_alive():  # let a blocked put see the stop
-            try:
-                items.get_nowait()
-            except queue.Empty:
-                thread.join(0.1)
-
-
 def endpoint_concurrency(spec: GatewaySpec, *roles: str) -> int:
     """The largest ``max_concurrency`` among the endpoints of ``roles`` in ``spec`` (1 if none resolved)."""
     return max((spec.endpoints[r].max_concurrency for r in roles if r in spec.endpoints), default=1)

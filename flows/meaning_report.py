@@ -188,7 +188,8 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
         return run
     book = book_for_graph(kg)
 
-    rule = SeedRule(kg, book, programs=True)  # what qa generate keeps and prefers with the template writer
+    # what qa generate keeps and prefers with the template writer
+    rule = SeedRule(kg, book, programs=True, scoped=bool(cfg.scopes.get(kg.domain)))
     run.passed_over = sorted(n for n, _ in eligible if not rule.keep(n))
     for node in run.passed_over:
         run.refuse("seed_passed_over", f"{node}: no relation out of it can be asked and no program starts there: "

@@ -18,9 +18,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import (
-    BatchResult, batch_runner, chunks, endpoint_concurrency, planned_ahead, run_batches, typical_size,
-)
+from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
 from flows.checks import check_domains_in, check_generate_params, check_paths_params, seed_ball_bounds
 from flows.profiles import profile_unknown_labels
 from flows.progress import Progress
@@ -439,7 +437,7 @@ def generate_qa(
                 book = profile_book(kg, cfg)
                 # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on
                 # them could be asked; with the template writer, unless a program pins such a hop.
-                rule = SeedRule(kg, book, programs=writer == "template")
+                rule = SeedRule(kg, book, programs=writer == "template", scoped=bool(cfg.scopes.get(domain)))
                 seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
                                      run_id=rt.run_id, keep=rule.keep, prefer=rule.prefer if rule.programs else None,
                                      window=PREFER_WINDOW)  # fmt: skip
@@ -521,7 +519,7 @@ def generate_qa(
             bars[domain].advance(len(batch))
             rt.flush_usage()
 
-        for (domain, _, batch), done_batch in batches_of(planned_ahead(plan())):
+        for (domain, _, batch), done_batch in batches_of(plan()):
             dedup_until(domain)
             land(domain, batch, done_batch)
 
@@ -534,7 +532,8 @@ def generate_qa(
                 if not missing or settings.seeds.refill <= 0:
                     continue
                 kg = load_graph(rt.wh, domain, snapshot_id)
-                rule = SeedRule(kg, profile_book(kg, cfg), programs=writer == "template")
+                rule = SeedRule(kg, profile_book(kg, cfg), programs=writer == "template",
+                                scoped=bool(cfg.scopes.get(domain)))
                 extra = refill_seeds(eligible, rule, missing, n_seeds=n_seeds, n_modes=len(modes),
                                      factor=settings.seeds.refill, sampling_seed=settings.seed, domain=domain,
                                      snapshot_id=snapshot_id, run_id=rt.run_id, used=[s.node for s in seeds])

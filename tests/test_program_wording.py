@@ -518,3 +518,36 @@ def test_a_noun_before_its_objects_kind_is_the_relation():
     location = book.profile("locationCountry")
     assert location.forms.object_clause == ["{the} {that} is a location of {s}"] and location.object_noun == "country"
     assert "birth of" not in " ".join(book.profile("birthCountry").forms.object_clause)
+
+
+def test_with_a_scope_a_step_the_graph_shows_one_node_for_needs_no_pin():
+    """sweden_wikidata (grades-heldout8.md): "which city is the capital of the county whose country is Sweden and
+    that Ludvika is located in?" — "located in" names one of many in the world, so without a scope the sampler pins
+    the county, and the only fact it has is one every county holds. A domain with a scope says the question holds
+    within the data, so the step the graph shows one county for stands unpinned and the question opens with the
+    scope; without a scope the pin stays."""
+    from tasks.qa.generate import template_candidates
+    from tasks.qa.context import path_edges
+    from tasks.qa.programs import sample_programs
+    from schemas.qa import CandidatePath
+
+    counties = [f"County {chr(65 + i)}{chr(97 + i)}" for i in range(6)]
+    triples = [(f"Town {chr(65 + i)}{chr(97 + i)}", "located in the administrative territorial entity",
+                counties[i % 6]) for i in range(24)]
+    triples += [(c, "country", "Sweden") for c in counties]
+    triples += [(c, "capital", f"Seat {chr(65 + i)}{chr(97 + i)}") for i, c in enumerate(counties)]
+    types = {**{f"Town {chr(65 + i)}{chr(97 + i)}": "municipality" for i in range(24)},
+             **{c: "county" for c in counties}, "Sweden": "country",
+             **{f"Seat {chr(65 + i)}{chr(97 + i)}": "city" for i in range(6)}}
+    kg = graph(triples, types)
+    book = book_for_graph(kg)
+    assert book.profile("located in the administrative territorial entity").count_for(True) != "one"
+    plain = sample_programs(kg, "Town Aa", 2, count=8, book=book, max_walks=200)
+    scoped = sample_programs(kg, "Town Aa", 2, count=8, book=book, max_walks=200, scoped=True)
+    to_capital = [p for p in scoped.programs if [s.label for s in p.steps][-1] == "capital"]
+    assert to_capital and all(not p.constraints for p in to_capital)
+    assert all(p.constraints for p in plain.programs if [s.label for s in p.steps][-1] == "capital")
+    cands = [CandidatePath(id="P1", nodes=to_capital[0].nodes, edges=path_edges(kg, to_capital[0].nodes),
+                           program=to_capital[0])]
+    (_, q, _), = template_candidates(kg, cands, book=book, scope="among the counties of Sweden")
+    assert q.startswith("Among the counties of Sweden, ") and "Sweden and" not in q and "whose country" not in q

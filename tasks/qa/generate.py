@@ -468,7 +468,7 @@ def _program_candidates(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, len
     why: tuple[str, str] = ("", "")
     for n in lengths:
         found = sample_programs(kg, seed.node, n - 1, count=cfg.candidates, seed=walk_seed, book=book,
-                                clause_ok=clause_ok)
+                                clause_ok=clause_ok, scoped=bool(cfg.scopes.get(kg.domain)))
         cands += [CandidatePath(id=f"P{first + len(cands) + i}", nodes=list(p.nodes),
                                 edges=program_edges(kg, p, book), program=p)
                   for i, p in enumerate(found.programs)]

@@ -507,20 +507,26 @@ def program_lines(program: QueryProgram) -> list[str]:
 
 
 def program_depth(kg: KnowledgeGraph, start: str, *, book: ProfileBook, clause_ok: ClauseOk | None = None,
-                  max_steps: int = 3, writable: Callable[[QueryProgram], bool] | None = None) -> int:
+                  max_steps: int = 3, writable: Callable[[QueryProgram], bool] | None = None,
+                  scoped: bool = False) -> int:
     """The most steps (up to ``max_steps``) of a program that stands from ``start`` (and, with ``writable``, that
     it accepts), found by a few walks of each length, longest first; 0 when none does."""
     for hops in range(max_steps, 0, -1):
-        found = sample_programs(kg, start, hops, count=2, book=book, max_walks=10, clause_ok=clause_ok).programs
+        found = sample_programs(kg, start, hops, count=2, book=book, max_walks=10, clause_ok=clause_ok,
+                                scoped=scoped).programs
         if any(writable is None or writable(p) for p in found):
             return hops
     return 0
 
 
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
-                  index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None
+                  index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False
                   ) -> QueryProgram | PinRefusal:
-    """The program of one walk: each step pinned where it needs it (``pin_node``), then executed."""
+    """The program of one walk: each step pinned where it needs it (``pin_node``), then executed. ``scoped``: the
+    question will open with what the graph covers (``[quality] scopes``), so a step the graph shows one node for
+    needs no pin even where its label names one of many in the world: "Among Sweden's counties and municipalities,
+    which city is the capital of the county that Ludvika is located in?" holds as worded, and a pin such as "whose
+    country is Sweden" (every county's) would only pad it."""
     constraints: list[ProgramConstraint] = []
     answer = walk[-1]
     if index.is_code(answer):
@@ -546,7 +552,7 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
             among = {x for x in among if index.kind(x) == step.kind}
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
-        need_one = count_in_world(profile, step.forward) != "one"
+        need_one = count_in_world(profile, step.forward) != "one" and not scoped
         if len(among) == 1 and not need_one:
             continue
         found = pin_node(kg, walk[i], among, book=book, index=index, exclude=walk, answer=answer,
@@ -572,9 +578,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
 
 def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8, seed: int = 0,
                     book: ProfileBook | None = None, max_walks: int | None = None,
-                    clause_ok: ClauseOk | None = None) -> ProgramSample:
+                    clause_ok: ClauseOk | None = None, scoped: bool = False) -> ProgramSample:
     """Up to ``count`` distinct programs of ``hops`` steps from ``start`` (module docstring); every refused walk
-    counted by reason. Deterministic in (graph, start, hops, seed)."""
+    counted by reason. Deterministic in (graph, start, hops, seed). ``scoped``: as ``build_program``."""
     if hops < 1:
         raise ValueError(f"a program needs at least one step, got hops={hops}")
     kg.entity(start)
@@ -615,7 +621,7 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
         seen.add(key)
         for s in steps:
             used[relation_key(s.label)] += 1
-        built = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=clause_ok)
+        built = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=clause_ok, scoped=scoped)
         if isinstance(built, PinRefusal):
             out.refuse(built.code, built.detail)
             continue

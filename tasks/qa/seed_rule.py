@@ -34,8 +34,8 @@ PREFER_WINDOW = 3
 class SeedRule:
     """``keep(node)`` and ``prefer(node)`` for ``sample_seeds`` over one graph (module docstring)."""
 
-    def __init__(self, kg: KnowledgeGraph, book: ProfileBook, *, programs: bool) -> None:
-        self.kg, self.book, self.programs = kg, book, programs
+    def __init__(self, kg: KnowledgeGraph, book: ProfileBook, *, programs: bool, scoped: bool = False) -> None:
+        self.kg, self.book, self.programs, self.scoped = kg, book, programs, scoped
         self._depth: dict[str, int] = {}
 
     def depth(self, node: str) -> int:
@@ -45,7 +45,7 @@ class SeedRule:
             return 0
         if node not in self._depth:
             self._depth[node] = program_depth(self.kg, node, book=self.book, clause_ok=can_pin_with,
-                                              writable=self._writable)
+                                              writable=self._writable, scoped=self.scoped)
         return self._depth[node]
 
     def _writable(self, program: QueryProgram) -> bool:

@@ -215,15 +215,22 @@ def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng
         if not options:
             raise TemplateError(f"the question over {last.profile.label!r} would continue after a clause that ends "
                                 f"in its own verb ({subject!r}): a garden path")
-    elif nested:  # a description in the middle of a question reads worse than at its end
-        options = sorted(options, key=lambda t: not _slot_last(t, last.slot))
+    elif nested:
+        # a description in the middle of a question ("What has the place whose countries include both Iran and the
+        # country of Ladik as a location?") is centre-embedded: only a form that ends in it
+        options = [t for t in options if _slot_last(t, last.slot)]
+        if not options:
+            raise TemplateError(f"the question over {last.profile.label!r} would hold the description {subject!r} "
+                                "in its middle: a centre-embedded clause")
     if not options:
         raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
     question = _capitalise(_fill(pick_form(options, rng), subject, last.slot, noun, person))
     # "Which species is einkorn a species of?" says its noun twice: "What is einkorn a species of?"
     opener = f"Which {noun} "
-    if question.startswith(opener) and re.search(rf"\b{re.escape(noun)}\b", question[len(opener):]):
-        question = "What " + question[len(opener):]
+    rest = question[len(opener):]
+    if question.startswith(opener) and re.match(r"(?:is|was|are|were) ", rest) and \
+            re.search(rf"\b{re.escape(noun)}\b", rest):
+        question = "What " + rest
     return question
 
 

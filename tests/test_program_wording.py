@@ -570,3 +570,43 @@ def test_a_description_is_never_held_in_the_middle_of_the_question():
             rng=random.Random(0))
     q = ask("the earthquake of 10 July 1949", hop, "earthquake", nested=False, open_end=False, rng=random.Random(0))
     assert q.startswith("Which earthquake "), q
+
+
+@pytest.mark.parametrize("description, name, kind", [
+    ("Small river in northern Italy whose crossing by Caesar in 49 BC started a civil war.", "Rubicon", "river"),
+    ("Country of north-east Africa, ruled by the Ptolemies.", "Egypt", "country"),
+    ("The Roman state before the rise of the emperors.", "Roman Republic", "state"),
+    ("Julius Caesar was a Roman general and statesman.", "Julius Caesar", "general"),
+    ("North American country where maize was domesticated.", "Mexico", "country"),
+    ("North, Central and South America, across which maize spread.", "Americas", None),
+    ("Chemical element essential for plant growth.", "nitrogen", None),
+    ("Short, stiff-stemmed wheat that carries heavy grain.", "semi-dwarf wheat", None),
+    ("Eight plants domesticated first in the Fertile Crescent.", "founder crops", "plant"),
+    ("Rice terraces carved by the Ifugao into the mountains of Luzon.", "Banaue", "terrace"),
+    ("Research centre in Mexico, known as CIMMYT.", "CIMMYT", "centre"),
+    ("", "X", None),
+])
+def test_a_descriptions_opening_noun_is_its_kind(description, name, kind):
+    """The demo's LightRAG graphs (make demo, read by a user): "the organization" for the Roman Empire and "the place"
+    for the United States, LightRAG's coarse types; the node's own description says "state", "country"."""
+    from tasks.meaning.names import description_kind
+
+    assert description_kind(description, name) == kind
+
+
+def test_a_coarse_lightrag_type_gives_way_to_a_kind_several_descriptions_share():
+    from tasks.meaning.names import node_type_noun
+    from tasks.graph.kg import KnowledgeGraph
+    from schemas.graph import Entity, Relation
+
+    ents = [Entity(domain="d", name="Mexico", type="location", description="North American country where maize grew."),
+            Entity(domain="d", name="China", type="location", description="East Asian country where rice grew."),
+            Entity(domain="d", name="Fertile Crescent", type="location", description="Arc of land from the Levant."),
+            Entity(domain="d", name="Alan Turing", type="person", description="English mathematician.")]
+    rels = [Relation(domain="d", source="Mexico", target="China", relation="trades with", description="x"),
+            Relation(domain="d", source="Alan Turing", target="Fertile Crescent", relation="visited",
+                     description="x")]
+    kg = KnowledgeGraph.from_records("d", ents, rels)
+    assert node_type_noun(kg, "Mexico") == "country" and node_type_noun(kg, "China") == "country"
+    assert node_type_noun(kg, "Fertile Crescent") == "place"  # "arc": no other node is one
+    assert node_type_noun(kg, "Alan Turing") == "person"  # a person stays a person ("Who ...")

@@ -33,6 +33,7 @@ nothing is known.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -257,9 +258,81 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
             return noun
     if name in kg:
         noun = type_text_noun(kg.entity(name).type)
+        if noun in _COARSE_KINDS:
+            noun = _description_kinds(kg).get(name, noun)
         if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
             return noun
     return "entity"
+
+
+#: LightRAG's coarse entity types a node's own description may say more exactly: "Country of north-east Africa"
+#: is a country, "Governing council of ancient Rome" a council, not "the place" or "the organization".
+_COARSE_KINDS = frozenset({"place", "organization", "event"})
+#: Words a description's opening noun phrase stops at.
+_PHRASE_ENDS = frozenset(
+    "of in on at who whom which that whose where when from for with by and or to near between during after before "
+    "into under over as than founded built made used known based located named born".split())
+#: Nodes that must share a description's kind for it to be a kind (a class holds several things).
+_KIND_MIN_NODES = 2
+
+
+def description_kind(description: str, name: str = "") -> str | None:
+    """The kind a description's opening noun phrase names, or None: its head noun, singular and lower case
+    ("Small river in northern Italy ..." -> "river", "Julius Caesar was a Roman general ..." -> "general",
+    "The Roman state before ..." -> "state"). None where the phrase ends in a proper name or the head is a word
+    English also uses as an adverb ("first", "north") or an adjective that is not the head ("Short, ...",
+    "Chemical element essential for ...")."""
+    d = " ".join((description or "").split())
+    if name:
+        d = re.sub(rf"^{re.escape(name)}\s+(?:is|was|are|were)\s+", "", d)
+    words = re.findall(r"[^\W\d_][\w'’-]*|[,.;:()]", d)
+    if words and words[0].lower() in ("a", "an", "the"):
+        words = words[1:]
+    span: list[str] = []
+    end = ""
+    for w in words[:8]:
+        if w in ",.;:()" or w.lower() in _PHRASE_ENDS or (span and _verb_only(w)):
+            end = w  # a punctuation mark, a preposition or pronoun, or a participle after the noun ("plants grown")
+            break
+        span.append(w)
+    if not span or len(span) > 5:
+        return None
+    head = span[-1]
+    if not head.isalpha() or (head[:1].isupper() and len(span) > 1):
+        return None
+    low = head.lower()
+    lemmas = lemminflect.getAllLemmas(low)
+    if not lemmas:  # a word the tables lack ("empire"): the head of a description's opening phrase is its noun
+        return low if len(low) >= 4 and not low.endswith("ly") else None
+    if "NOUN" not in lemmas or "ADV" in lemmas:
+        return None
+    if "ADJ" in lemmas and (len(span) < 2 and end in ",.;:()" or
+                            len(span) >= 2 and "NOUN" in lemminflect.getAllLemmas(span[-2].lower())):
+        return None  # "Short, stiff-stemmed wheat", "Chemical element essential for ...": an adjective, not the head
+    return lemmas["NOUN"][0]
+
+
+def _verb_only(word: str) -> bool:
+    """A word English knows as a verb form and not as a noun ("domesticated", "carved")."""
+    lemmas = lemminflect.getAllLemmas(word.lower()) if word.isalpha() else {}
+    return "VERB" in lemmas and "NOUN" not in lemmas
+
+
+def _description_kinds(kg: KnowledgeGraph) -> dict[str, str]:
+    """Per node of a coarse LightRAG type, the kind its description names, where at least ``_KIND_MIN_NODES``
+    nodes of the graph share it; counted on first use and kept on the graph object."""
+    kinds = kg.__dict__.get("_description_kinds")
+    if kinds is None:
+        found: dict[str, str] = {}
+        for n in kg.nodes():
+            e = kg.entity(n)
+            if e.description and type_text_noun(e.type) in _COARSE_KINDS:
+                k = description_kind(e.description, n)
+                if k:
+                    found[n] = k
+        shared = Counter(found.values())
+        kinds = kg.__dict__["_description_kinds"] = {n: k for n, k in found.items() if shared[k] >= _KIND_MIN_NODES}
+    return kinds
 
 
 #: Type columns that name a field of a row, not a kind of thing: a table whose rows are typed by their key column

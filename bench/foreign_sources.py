@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import lzma
 import pickle
+import re
 import warnings
 from pathlib import Path
 
@@ -36,3 +37,23 @@ def present(value: object) -> bool:
     except TypeError:  # pd.NA
         return False
     return str(value).strip() != ""
+
+
+_NUMDB_LINE = re.compile(r"^(?P<indent> *)(?P<ranges>[^\s]+)\s*(?P<props>.*)$")
+_NUMDB_PROP = re.compile(r'(?P<prop>[0-9a-zA-Z-_]+)="(?P<value>[^"]*)"')
+
+
+def numdb(path: Path) -> list[tuple[int, str, dict[str, str]]]:
+    """The records of a python-stdnum data file (the format stdnum/numdb.py reads: one record a line, its depth the
+    number of leading spaces, then a prefix or prefix range, then key="value" properties), in the file's order, read
+    without importing stdnum. Comment lines (#) and blank lines are skipped."""
+    records: list[tuple[int, str, dict[str, str]]] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _NUMDB_LINE.match(line)
+        if match is None:
+            raise SystemExit(f"{path.name}: cannot read {line!r}")
+        props = {m.group("prop"): m.group("value") for m in _NUMDB_PROP.finditer(match.group("props"))}
+        records.append((len(match.group("indent")), match.group("ranges"), props))
+    return records

@@ -59,11 +59,11 @@ def test_pins_that_are_no_fact_on_the_path_or_a_shortcut_are_refused_with_their_
     assert isinstance(no_fact, PinRefusal) and "share no relation" in no_fact.detail
     at_start = program_for_path(kg, path, [Pin("France", "Spain")], book=book)
     assert isinstance(at_start, PinRefusal) and "no node after the start" in at_start.detail
-    # A -> B -> C -> D by "capital"; B also reaches D through X in two hops: a pin "B currency X" would reach the
-    # answer more directly than the chain.
-    short = graph([("A", "capital", "B"), ("B", "capital", "C"), ("C", "capital", "D"), ("B", "currency", "X"),
-                   ("E", "currency", "X"), ("X", "capital", "D")])
-    refused = program_for_path(short, ["A", "B", "C", "D"], [Pin("B", "X")], book=book_for_graph(short))
+    # Ava -> Bly -> Cobb -> Dax by "capital"; Bly also reaches Dax through Xan in two hops: a pin "Bly currency Xan"
+    # would reach the answer more directly than the chain. (Names, not letters: a one-letter name is a code.)
+    short = graph([("Ava", "capital", "Bly"), ("Bly", "capital", "Cobb"), ("Cobb", "capital", "Dax"),
+                   ("Bly", "currency", "Xan"), ("Eve", "currency", "Xan"), ("Xan", "capital", "Dax")])
+    refused = program_for_path(short, ["Ava", "Bly", "Cobb", "Dax"], [Pin("Bly", "Xan")], book=book_for_graph(short))
     assert isinstance(refused, PinRefusal) and "shortcut" in refused.detail
 
 

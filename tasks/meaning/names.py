@@ -227,6 +227,10 @@ _ABBREVIATION = re.compile(r"[a-z]{2,4}")
 _LETTERS_DIGITS = re.compile(r"[^\W\d_]+\d+[^\W_]*|\d+[^\W\d_]+[^\W_]*")
 
 
+_FUNCTION_WORDS = frozenset("of in on at to for from by with into onto over under about after before between through "
+                            "during against among as the a an and or".split())
+
+
 def _head_reads_as_noun(word: str) -> bool:
     """Whether the last word of a class name can head a noun phrase: not a token of letters and digits ("Cars93",
     "minicw1": a table or column name), not a word English knows only as an adjective or a verb ("Large", "Sporty",
@@ -236,6 +240,8 @@ def _head_reads_as_noun(word: str) -> bool:
     low = word.strip(",'’").lower()
     if not low.isalpha():
         return True
+    if low in _FUNCTION_WORDS:  # "Appointed on the advice of": a column's phrase, not a class
+        return False
     lemmas = lemminflect.getAllLemmas(low)
     return not lemmas or "NOUN" in lemmas or "PROPN" in lemmas
 
@@ -650,6 +656,10 @@ def unreadable_name(name: str) -> str | None:
             return f"{name!r} is written in capitals, as a registry writes it, not as its name is written"
     if any(_WORD_NUMBER.fullmatch(w) for w in words):
         return f"{name!r} has a number glued to a word: a table's placeholder, not a name"
+    if "\ufffd" in t or "ï¿½" in t or re.search(r"Ã[\u0080-\u00bf]", t):
+        return f"{name!r} holds characters garbled in its encoding, not the name as it is written"
+    if re.search(r"(?<![\w.])(?:[a-z]\.){2,}", t):
+        return f"{name!r} holds an abbreviation ('n.e.c.'), not words a reader is given"
     if _PLACEHOLDER.fullmatch(t):
         return f"{name!r} is a table's placeholder for a missing or unnamed value, not a name"
     short = _abbreviation(words)

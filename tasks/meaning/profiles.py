@@ -336,7 +336,9 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
     low = [w.lower() for w in words]
     kind = (values.kind or "").split()
     # the kind's last words the label ends in ("party" of "political party"), then a preposition before them
-    tail = next((n for n in range(len(kind), 0, -1) if len(low) > n + 1 and low[-n:] == kind[-n:]), 0)
+    # (never only the complement of the kind's own of-phrase: "state of use" is no "state of" whose object is a use)
+    tail = next((n for n in range(len(kind), 0, -1) if len(low) > n + 1 and low[-n:] == kind[-n:]
+                 and not (len(kind) > n and kind[-n - 1] in _RELATIONAL_ENDS)), 0)
     if tail and low[-tail - 1] in _RELATIONAL_ENDS and "bare noun" in (
             base.evidence["forms"].detail if "forms" in base.evidence else ""):
         phrase = derived_profile(" ".join(words[:-tail]))

@@ -641,3 +641,13 @@ def test_a_label_that_is_its_objects_own_kind_keeps_its_noun_reading():
     kg = graph(triples, {s: "state of use" for s in ["Operational", "Not operational", "Reserved"]})
     forms = book_for_graph(kg).profile("state of use").forms
     assert forms.object_clause == ["the state of use of {s}"] and "is a state of" not in " ".join(forms.subject_clause)
+
+
+def test_a_plural_heading_takes_a_plural_verb():
+    """nace_snake (grades-heldout9.md): "which group is motion picture projection activities part of?"."""
+    from tasks.qa.template_writer import _fill
+
+    assert _fill("{wh} is {s} part of?", "motion picture projection activities", "{s}", "group") == \
+        "Which group are motion picture projection activities part of?"
+    assert _fill("{wh} is {s} part of?", "maize", "{s}", "group") == "Which group is maize part of?"
+    assert _fill("{wh} is {s} part of?", "Three Sisters", "{s}", "system") == "Which system is Three Sisters part of?"

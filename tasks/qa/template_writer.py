@@ -31,6 +31,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import lemminflect
+
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
@@ -123,6 +125,10 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
             template, wh = "{wh} " + m.group(1) + "?", "When"
         elif template.startswith(("{wh} is ", "{wh} was ")):  # "What is the publication date of X?"
             wh = "What"
+    if _plural_heading(known):  # "Which group are motion picture projection activities part of?"
+        for one, many in (("is", "are"), ("was", "were"), ("has", "have"), ("does", "do")):
+            template = re.sub(rf"\b{one} {re.escape(slot)}", f"{many} {slot}", template)
+            template = re.sub(rf"{re.escape(slot)} {one}\b", f"{slot} {many}", template)
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
             .replace("{that}", "who" if person else "that").replace("{wh}", wh))
     text = " ".join(text.split())
@@ -135,6 +141,18 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
     if person:  # "Who has Joe Biden as its successor?" -> "as their successor"
         text = text.replace(" as its ", " as their ")
     return text
+
+
+def _plural_heading(name: str) -> bool:
+    """Whether a name is a plural common-noun heading in lower case ("motion picture projection activities", "root
+    crops"): the verb beside it agrees in the plural. A capitalised name is one thing ("United States", "Three
+    Sisters"), and so is a description ("the ... that ...")."""
+    words = name.split()
+    if not words or not name.islower() or words[0] in ("the", "a", "an") or len(words) > 8:
+        return False
+    last = words[-1]
+    lemmas = lemminflect.getAllLemmas(last).get("NOUN", ())
+    return bool(lemmas) and last not in lemmas and last.endswith("s")
 
 
 def pick_form(options: Sequence[str], rng: random.Random) -> str:

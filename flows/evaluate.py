@@ -57,7 +57,7 @@ from schemas.qa import QA, SPLITS, GoldPath, Split
 from tasks.env.ikg import IKGView, build_variants, check_levels, level_name
 from tasks.env.text_search import TextChunk, TextIndex, cached_text_index
 from tasks.env.tools import ToolEnvironment
-from tasks.export.datasets import evaluation_section, settings_markdown
+from tasks.export.card import evaluation_section, settings_markdown
 from tasks.export.pictures import artifact_markdown, render_settings
 from tasks.graph.kg import KnowledgeGraph
 from warehouse.graphs import SnapshotNotFoundError, load_graph
@@ -253,7 +253,7 @@ def _markdown_artifact(key: str, markdown: str, description: str) -> None:
 
 def latest_setting_table(rt: Runtime) -> tuple[str, str | None, list[dict[str, Any]]] | None:
     """``(run_id, model, setting_table rows)`` of the latest evaluate-policy run that scored IKG items, for a dataset
-    card (``tasks.export.datasets.evaluation_section``); ``None`` when no run did."""
+    card (``tasks.export.card.evaluation_section``); ``None`` when no run did."""
     found = rt.wh.query("SELECT i.run_id, max(r.started_at) AS started FROM eval_items i JOIN runs r USING (run_id) "
                         "WHERE i.kg_setting = 'incomplete' GROUP BY i.run_id "
                         "ORDER BY started DESC LIMIT 1")  # fmt: skip
@@ -268,7 +268,7 @@ def latest_setting_table(rt: Runtime) -> tuple[str, str | None, list[dict[str, A
 
 def evaluation_card(rt: Runtime) -> tuple[dict[str, bytes], str]:
     """What a dataset card shows of the latest evaluation by graph setting (``latest_setting_table``): the picture
-    files (``pictures/settings.svg``) and the card section (``tasks.export.datasets.evaluation_section``), to pass
+    files (``pictures/settings.svg``) and the card section (``tasks.export.card.evaluation_section``), to pass
     to ``tasks.export.datasets.export`` as ``extra_files`` and ``card_extra``; nothing when no run scored IKG
     items."""
     found = latest_setting_table(rt)

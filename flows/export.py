@@ -29,8 +29,9 @@ from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
-from tasks.export.datasets import EXPORT_CONFIGS, ExportConfig, ExportInputs, check_include, check_version, export
+from tasks.export.datasets import ExportInputs, check_include, check_version, export
 from tasks.export.hub import check_publish, publish_version
+from tasks.export.rows import EXPORT_CONFIGS, ExportConfig
 from warehouse.backup import backup_for_export
 
 #: The warehouse tables an export is made from: a backup holding the same rows in them rebuilds the same export.

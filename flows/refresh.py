@@ -51,9 +51,10 @@ from schemas.config import Role, Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GoldPath
 from schemas.tools import TOOL_SPECS
-from tasks.export.datasets import EXPORT_CONFIGS, ExportConfig, ExportInputs, build_export, check_include, write_export
+from tasks.export.datasets import ExportInputs, build_export, check_include, write_export
 from tasks.export.hub import check_publish, publish_version
 from tasks.export.pictures import artifact_markdown, card_section, picture_data, render
+from tasks.export.rows import EXPORT_CONFIGS, ExportConfig
 from tasks.export.versions import diff, diff_markdown, summarize, version_fingerprint
 from tasks.graph.kg import KnowledgeGraph
 from eval.difficulty import (

@@ -152,7 +152,7 @@ async def test_a_checkpoint_is_evaluated_in_the_context_it_was_trained_in(fake_l
     """for_checkpoint: the tools go through the chat template (the contract, in the request), the system prompt is
     the export's, and on think rows each earlier turn goes back with its <think> block."""
     from schemas.tools import OMNE_TOOLS, tool_schemas
-    from tasks.export.datasets import tool_system_prompt
+    from tasks.export.rows import tool_system_prompt
 
     qa = make_qa(kg, *TWO_HOP, split="test")
     call = '<tool_call>\n{"name": "node_info", "arguments": {"node_name": "Alan Turing", "graph_type": "cs"}}\n</tool_call>'

@@ -15,18 +15,15 @@ from schemas.trajectories import Trajectory, make_trajectory_id
 from schemas.tools import tool_schemas
 from tasks.qa.context import path_edges
 from tasks.export.datasets import (
-    EXPORT_CONFIGS,
     ExportError,
     ExportInputs,
     build_export,
     check_include,
     check_version,
     export,
-    sharegpt_conversations,
-    validate_messages,
-    validate_sharegpt,
     verify_export,
 )
+from tasks.export.rows import EXPORT_CONFIGS, sharegpt_conversations, validate_messages, validate_sharegpt
 from tasks.graph.importers import read_triples
 from testing.hub import RecordingHub
 from tasks.env.index import HashingEmbedder

@@ -18,7 +18,7 @@ from flows.runtime import HopforgeFlow
 from schemas.errors import InputError
 from schemas.qa import SPLITS
 from schemas.trajectories import TRAJECTORY_KINDS
-from tasks.export.datasets import EXPORT_CONFIGS
+from tasks.export.rows import EXPORT_CONFIGS
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted(p.stem for p in (ROOT / "flows").glob("*.py") if p.stem not in ("__init__", "cli", "__main__"))

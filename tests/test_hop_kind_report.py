@@ -13,7 +13,8 @@ from flows.cli import app
 from schemas.config import load_settings
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import QA, PathEdge, QAAttempt
-from tasks.export.datasets import dataset_card, qa_row
+from tasks.export.card import dataset_card
+from tasks.export.rows import qa_row
 from tasks.qa import mix
 from warehouse.db import Warehouse
 

@@ -19,7 +19,7 @@ from tasks.env.ikg import IKGView, make_view, viewed_environment, with_setting
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import MAX_QUERY_CHARS, TextIndex, chunks_from_ingest
 from tasks.env.tools import ToolEnvironment
-from tasks.export.datasets import rl_row
+from tasks.export.rows import rl_row
 from tasks.graph.importers import read_triples
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.context import path_edges

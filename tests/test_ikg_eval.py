@@ -24,7 +24,7 @@ from tasks.env.ikg import IKGVariant, check_answerable, make_view
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import TextIndex, chunks_from_ingest
 from tasks.env.tools import ToolEnvironment
-from tasks.export.datasets import evaluation_section
+from tasks.export.card import evaluation_section
 from tasks.export.pictures import render_settings
 from tasks.graph.importers import read_triples
 from tests.test_agent_loop import make_gateway

@@ -23,7 +23,7 @@ from tasks.env.text_search import TextIndex, chunks_from_ingest
 from tasks.env.tools import ToolEnvironment
 from tasks.graph.importers import read_triples
 from tasks.qa.context import path_edges
-from tasks.export.datasets import qa_row
+from tasks.export.rows import qa_row
 from training.rewards import GroundTruth, get_reward
 from warehouse.corpus import write_ingest
 from warehouse.db import Warehouse

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from schemas.qa import QA, GoldPath, PathEdge, make_qa_id
 from tasks.distill import common, cot
-from tasks.export.datasets import rl_ground_truth, rl_row
+from tasks.export.rows import rl_ground_truth, rl_row
 from training import rewards
 from training.rewards import (
     REWARDS,

@@ -66,7 +66,7 @@ KGSetting = Literal["complete", "incomplete"]
 
 
 class GroundTruth(BaseModel):
-    """``reward_model.ground_truth`` of an RL row, as ``tasks.export.datasets.rl_ground_truth`` writes it:
+    """``reward_model.ground_truth`` of an RL row, as ``tasks.export.rows.rl_ground_truth`` writes it:
     ``{"answers": [str], "gold_paths": [[[s, r, o], ...], ...], "graph_type": str}``, plus what some rewards
     need: ``question`` (the KG-Hopper judges) and ``kg_setting`` (Graph-RFT's complete / incomplete graph)."""
 

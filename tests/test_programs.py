@@ -320,13 +320,22 @@ def test_a_date_is_asked_with_when():
 
 def test_a_participle_label_is_asked_as_what_the_subject_does():
     """"cityServed" (DBpedia): the city served by an airport, not a refusal for want of a reading."""
-    kg = graph([("Miramar Airport", "cityServed", "Miramar")], {"Miramar Airport": "airport", "Miramar": "city"},
+    kg = graph([("Hartsfield Airport", "cityServed", "Atlanta")], {"Hartsfield Airport": "airport", "Atlanta": "city"},
                domain="air")
     book = book_for_graph(kg)
-    program = QueryProgram(kind="chain", start="Miramar Airport", nodes=["Miramar Airport", "Miramar"],
+    program = QueryProgram(kind="chain", start="Hartsfield Airport", nodes=["Hartsfield Airport", "Atlanta"],
                            steps=[ProgramStep(label="cityServed", forward=True, kind="city")])
     q = write_program_question(program, ["airport", "city"], book=book, name_of=lambda n: n)
-    assert q in ("Which city does Miramar Airport serve?", "Which city is served by Miramar Airport?")
+    assert q in ("Which city does Hartsfield Airport serve?", "Which city is served by Hartsfield Airport?")
+    # an airport named after its city gives the answer away (tenth held-out set: "Arlington (Texas)")
+    from tasks.qa.template_writer import TemplateError
+
+    named = graph([("Miramar Airport", "cityServed", "Miramar")], {"Miramar Airport": "airport", "Miramar": "city"},
+                  domain="air")
+    with pytest.raises(TemplateError, match="says 'Miramar'"):
+        write_program_question(program.model_copy(update={"start": "Miramar Airport",
+                                                          "nodes": ["Miramar Airport", "Miramar"]}),
+                               ["airport", "city"], book=book_for_graph(named), name_of=lambda n: n)
 
 
 @pytest.mark.parametrize(("name", "code"), [

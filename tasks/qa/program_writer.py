@@ -277,13 +277,14 @@ def person_nodes(program: QueryProgram, hops: Sequence[Hop], nouns: Sequence[str
 
 
 def _tells(name: str, others: Sequence[str]) -> str | None:
-    """The name among ``others`` that ``name`` carries as a disambiguating tail ("Eastern, Kenya" carries "Kenya";
-    "Erie County, Pennsylvania" carries "Pennsylvania"), or None."""
-    if "," not in name:
-        return None
-    tail = name.rsplit(",", 1)[1].strip().removeprefix("the ").casefold()
+    """The name among ``others`` that ``name`` carries, or None: as a disambiguating tail ("Eastern, Kenya" carries
+    "Kenya"; "Arlington (Texas)" carries "Texas"), as a part ("Schalke 04 v Hamburger SV" carries "Schalke 04"), or
+    whole (a coordinate system named as its datum). A name that carries the node the question asks for gives it
+    away."""
+    shown = " ".join(name.removeprefix("the ").casefold().split())
     for other in others:
-        if tail and other.removeprefix("the ").casefold() == tail:
+        o = " ".join(re.sub(r"\s*\([^()]*\)$", "", other.removeprefix("the ")).casefold().split())
+        if len(o) >= 2 and re.search(rf"(?<![\w'’-]){re.escape(o)}(?![\w'’-])", shown):
             return other
     return None
 

@@ -651,3 +651,13 @@ def test_a_plural_heading_takes_a_plural_verb():
         "Which group are motion picture projection activities part of?"
     assert _fill("{wh} is {s} part of?", "maize", "{s}", "group") == "Which group is maize part of?"
     assert _fill("{wh} is {s} part of?", "Three Sisters", "{s}", "system") == "Which system is Three Sisters part of?"
+
+
+@pytest.mark.parametrize("text, noun", [
+    ("geographic_crs", "geographic CRS"), ("dvd", "DVD"), ("taxa", "taxa"), ("cars", "car"), ("city", "city"),
+])
+def test_an_acronym_a_type_column_wrote_in_lower_case_is_written_in_capitals(text, noun):
+    """datums_snake (grades-heldout10.md): "which geographic crs uses ...?"."""
+    from tasks.meaning.names import type_text_noun
+
+    assert type_text_noun(text) == noun

@@ -216,7 +216,11 @@ def type_text_noun(text: str | None) -> str | None:
         return None
     while len(words) > 1 and _ABBREVIATION.fullmatch(words[0]) and not lemminflect.getAllLemmas(words[0]):
         words = words[1:]  # a table's prefix in lower case, no word: "rpdr_contestants" names contestants
-    words[-1] = _singular(words[-1])
+    if _ABBREVIATION.fullmatch(words[-1]) and not lemminflect.getAllLemmas(words[-1]) and (
+            len(words[-1]) <= 3 or not re.search(r"[aeiouy]", words[-1])):
+        words[-1] = words[-1].upper()  # an acronym a type column wrote in lower case: "geographic_crs" -> "geographic CRS"
+    else:
+        words[-1] = _singular(words[-1])
     noun = " ".join(words)
     key = relation_word(noun)
     return LIGHTRAG_TYPES[key] if key in LIGHTRAG_TYPES else noun

@@ -316,7 +316,7 @@ def sft_plan(export: Any, opts: SmokeOptions, model: str, kind: str, lengths: di
 
 
 def verl_plan(export: Any, opts: SmokeOptions, model: str, tool_url: str | None, lengths: dict[str, int]) -> Any:
-    from training.rl import VerlOptions, plan_verl
+    from training.rl_verl import VerlOptions, plan_verl
 
     verl = VerlOptions(model=model, stage="sft", algorithm="grpo", rollout_n=opts.rollout_n,
                        train_batch_size=opts.rl_batch, ppo_mini_batch_size=opts.rl_batch, micro_batch_size_per_gpu=4,

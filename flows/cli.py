@@ -1089,7 +1089,8 @@ def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base 
 
     def body():
         from flows.train import preflight, train_rl
-        from training.rl import TRLOptions, VerlOptions
+        from training.rl_trl import TRLOptions
+        from training.rl_verl import VerlOptions
 
         if trainer not in ("verl", "trl"):
             raise _UserError(f"--trainer must be verl or trl, got {trainer!r}")

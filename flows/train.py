@@ -1,9 +1,9 @@
 """Training flows: an export version in, a checkpoint (and its record) out.
 
 - ``train-sft``: LLaMA-Factory SFT (``training.sft``) with the weighted think-token loss.
-- ``train-rl``: verl GRPO/PPO with vLLM rollouts and the KG tool agent loop (``training.rl.plan_verl``), or TRL
-  GRPO as the light path (``plan_trl``). The flow starts ``hopforge serve-tools`` on loopback for the rollouts'
-  tool calls and stops it when training ends.
+- ``train-rl``: verl GRPO/PPO with vLLM rollouts and the KG tool agent loop (``training.rl_verl.plan_verl``), or
+  TRL GRPO as the light path (``training.rl_trl.plan_trl``). The flow starts ``hopforge serve-tools`` on loopback for
+  the rollouts' tool calls and stops it when training ends.
 - ``train-and-eval``: SFT, then optionally RL from the SFT checkpoint (Omne-R1 stage 3), then ``vllm serve`` of the
   final checkpoint and ``evaluate-policy`` with the ``policy`` role pointed at it.
 
@@ -42,7 +42,9 @@ from gateway import children
 from training.cluster import ClusterOptions
 from training.merge import plan_merge
 from training.plan import ExportView, TrainingError, TrainPlan, hub_offline, load_export, resolve_export
-from training.rl import TRLOptions, VerlOptions, _check_shared_dir, check_plan, plan_trl, plan_verl
+from training.rl_common import _check_shared_dir, check_plan
+from training.rl_trl import TRLOptions, plan_trl
+from training.rl_verl import VerlOptions, plan_verl
 from training.runs import (
     LaunchResult,
     check_model_loads,

@@ -10,7 +10,7 @@ import pytest
 from tests.test_train_rl import export_view, model_dir, overrides_of, small  # noqa: F401
 from training import env_versions
 from training.plan import TrainingError
-from training.rl import VerlOptions, plan_verl, resolve_attn_implementation
+from training.rl_verl import VerlOptions, plan_verl, resolve_attn_implementation
 
 
 # -- verl: the attention the trained models load with ---------------------------------------------------------------
@@ -171,7 +171,7 @@ def test_trl_reply_cap_cuts_like_verl_and_shortens_the_measured_budget(export_vi
 def test_trl_plan_leaves_the_budget_to_the_launcher_and_passes_the_trajectories(export_view, model_dir, tmp_path):
     import yaml
 
-    from training.rl import TRLOptions, plan_trl
+    from training.rl_trl import TRLOptions, plan_trl
 
     plan = plan_trl(export_view, tmp_path / "run", TRLOptions(model=str(model_dir), tool_server_url="http://127.0.0.1:8765"))
     cfg = yaml.safe_load(plan.files["trl_grpo.yaml"])
@@ -193,7 +193,7 @@ def _device(kind: str, source: str, versions: dict):
 def test_trl_rolls_out_with_vllm_colocate_on_gpus_by_default(export_view, model_dir, tmp_path):
     import yaml
 
-    from training.rl import TRLOptions, plan_trl
+    from training.rl_trl import TRLOptions, plan_trl
 
     opts = TRLOptions(model=str(model_dir), tool_server_url="http://127.0.0.1:8765")
     gpu = plan_trl(export_view, tmp_path / "gpu", opts, device=_device("cuda", "probe of the trl environment",
@@ -209,7 +209,7 @@ def test_trl_rolls_out_with_vllm_colocate_on_gpus_by_default(export_view, model_
 
 
 def test_trl_without_vllm_on_a_gpu_node_is_refused_in_one_line(export_view, model_dir, tmp_path):
-    from training.rl import TRLOptions, plan_trl
+    from training.rl_trl import TRLOptions, plan_trl
 
     no_vllm = _device("cuda", "probe of the trl environment (torch CUDA 12.8)", {"trl": "1.16.0"})
     with pytest.raises(TrainingError, match=r"^use_vllm=colocate needs vLLM in the trl environment, which has none: "

@@ -16,7 +16,8 @@ from tests.test_rl_gpu_paths import _device, _trl_launcher
 from tests.test_train_rl import build_rl_export, fake_model_dir
 from training.cluster import ClusterOptions
 from training.plan import load_export
-from training.rl import TRL_CONFIG_FILE, TRLOptions, plan_trl
+from training.rl_common import TRL_CONFIG_FILE
+from training.rl_trl import TRLOptions, plan_trl
 from training.runs import RESULT_FILE, rank_records
 
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from training.merge import plan_merge
 from training.plan import TrainingError, load_export
-from training.rl import VerlOptions, plan_verl
+from training.rl_verl import VerlOptions, plan_verl
 from training.serve import (
     VLLM_LORA_RANKS,
     ChatFormat,

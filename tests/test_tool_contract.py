@@ -77,7 +77,7 @@ def eval_request(question: str, kind: str) -> dict[str, Any]:
 
 
 def test_sft_verl_trl_and_evaluation_show_the_same_tool_block(export_view, tmp_path):
-    from training.rl import VerlOptions, plan_verl
+    from training.rl_verl import VerlOptions, plan_verl
 
     rows = pq.read_table(export_view.data_files("sft")["train"]).to_pylist()
     sft = next(r for r in rows if r["kind"] == "template")

@@ -297,7 +297,7 @@ def test_sft_dry_run_flow_writes_a_recorded_config(tmp_path, export_dir, prefect
 
 def test_rl_dry_run_flow_writes_verl_overrides_and_tool_config(tmp_path, export_dir, prefect_harness):
     from flows.train import train_rl
-    from training.rl import VerlOptions
+    from training.rl_verl import VerlOptions
 
     model = _model_dir(tmp_path / "model")
     r = train_rl(trainer="verl", verl=VerlOptions(model=str(model), stage="base", tool_server_url="http://127.0.0.1:8765",

@@ -1,5 +1,6 @@
-"""RL hand-off (``training.rl``): the verl overrides and tool config, the TRL GRPO config, both Omne-R1 schedules,
-reward kwargs passed through, and bad input refused with a clear ``TrainingError`` before anything is written.
+"""RL hand-off (``training.rl_verl``, ``training.rl_trl``, ``training.rl_common``): the verl overrides and tool
+config, the TRL GRPO config, both Omne-R1 schedules, reward kwargs passed through, and bad input refused with a
+clear ``TrainingError`` before anything is written.
 
 Fast and core-only: no trainer is imported here (the trainers' own checks of these files are in
 ``tests/trainers/test_smoke_verl.py`` and ``test_smoke_trl.py``).
@@ -20,7 +21,9 @@ import pytest
 import yaml
 
 from training.plan import REPO_ROOT, TrainingError, load_export
-from training.rl import TRLOptions, VerlOptions, options_from, plan_trl, plan_verl, verl_tool_schema
+from training.rl_common import options_from
+from training.rl_trl import TRLOptions, plan_trl
+from training.rl_verl import VerlOptions, plan_verl, verl_tool_schema
 
 GRAPHS = REPO_ROOT / "flows" / "demo" / "graphs"
 
@@ -416,7 +419,8 @@ def test_batch_larger_than_export(export_view, model_dir, tmp_path):
 def test_core_imports_no_trainer():
     import subprocess
 
-    code = ("import sys, training.rl; bad = [m for m in sys.modules if m.split('.')[0] in "
+    code = ("import sys, training.rl_common, training.rl_trl, training.rl_verl; "
+            "bad = [m for m in sys.modules if m.split('.')[0] in "
             "('torch', 'verl', 'trl', 'vllm', 'transformers')]; print(bad)")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
     assert done.stdout.strip() == "[]"

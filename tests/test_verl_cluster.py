@@ -36,7 +36,8 @@ import pytest
 from flows.train import _stop as _stop_server
 
 from training.plan import REPO_ROOT, load_export
-from training.rl import VerlOptions, check_plan, plan_verl
+from training.rl_common import check_plan
+from training.rl_verl import VerlOptions, plan_verl
 
 pytestmark = pytest.mark.ray
 

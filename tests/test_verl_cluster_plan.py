@@ -1,4 +1,4 @@
-"""verl on a Ray cluster, as planned in the core (``training.rl``): joining a cluster by address, nodes and GPUs
+"""verl on a Ray cluster, as planned in the core (``training.rl_verl``): joining a cluster by address, nodes and GPUs
 from the plan, code shipped as runtime_env py_modules, checkpoints in a shared directory, and the bad input refused
 in one line naming the setting before anything launches (a Ray address that does not answer, a loopback tool URL
 with several nodes, a tool server beyond loopback without its token).
@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from tests.test_train_rl import build_rl_export, fake_model_dir, overrides_of
 from training.plan import REPO_ROOT, TrainingError, load_export
-from training.rl import VerlOptions, options_from, plan_verl
+from training.rl_common import options_from
+from training.rl_verl import VerlOptions, plan_verl
 
 runner = CliRunner()
 

@@ -1,6 +1,6 @@
 """verl ``custom_reward_function`` entry point for hopforge RL rows.
 
-Use with ``reward.custom_reward_function.path=pkg://training.verl_reward`` (what ``training.rl.plan_verl``
+Use with ``reward.custom_reward_function.path=pkg://training.verl_reward`` (what ``training.rl_verl.plan_verl``
 writes: verl imports it by module name, from the copy of hopforge's packages Ray ships to each node) or a file path
 to this file, and ``.name=compute_score`` (or ``.name=compute_score_batch`` with verl's ``batch`` reward manager,
 which lets judge rewards ask one batch of verdicts at once). verl loads it in its reward workers, so it imports only

@@ -1,4 +1,4 @@
-"""TRL smoke (``make train-smoke``): GRPO from ``training.rl.plan_trl`` trains for real on the CPU.
+"""TRL smoke (``make train-smoke``): GRPO from ``training.rl_trl.plan_trl`` trains for real on the CPU.
 
 On the tiny local model and a fixture export, in the TRL environment: TRL's ``GRPOConfig`` accepts the written
 config; the launcher's reward gives ``compute_score``'s value for decoded token ids (a right answer above a wrong
@@ -17,7 +17,8 @@ import pytest
 
 from tests.trainers.conftest import run_python
 from training.plan import REPO_ROOT, TrainingError, read_metrics
-from training.rl import TRLOptions, check_plan, plan_trl
+from training.rl_common import check_plan
+from training.rl_trl import TRLOptions, plan_trl
 
 pytestmark = pytest.mark.train_smoke
 

@@ -1,4 +1,4 @@
-"""verl smoke (``make train-smoke``): verl's own code accepts and runs what ``training.rl.plan_verl`` writes.
+"""verl smoke (``make train-smoke``): verl's own code accepts and runs what ``training.rl_verl.plan_verl`` writes.
 
 On the tiny local model and a fixture export, in the verl environment, no GPU:
 
@@ -23,7 +23,8 @@ import yaml
 
 from tests.trainers.conftest import run_python
 from training.plan import REPO_ROOT, TrainingError
-from training.rl import VerlOptions, check_plan, plan_verl
+from training.rl_common import check_plan
+from training.rl_verl import VerlOptions, plan_verl
 
 pytestmark = pytest.mark.train_smoke
 

@@ -161,7 +161,7 @@ def eval_request(row: dict[str, Any], kind: str) -> dict[str, Any]:
 
 def test_every_path_renders_the_same_tool_block_and_evaluation_the_prompt_training_saw(
         trainer_python, tiny_model_dir, tiny_export_dir, tmp_path):  # fmt: skip
-    from training.rl import VerlOptions, plan_verl
+    from training.rl_verl import VerlOptions, plan_verl
 
     export = load_export(tiny_export_dir)
     think = next(r for r in pq.read_table(export.data_files("sft")["train"]).to_pylist() if r["kind"] == "template")

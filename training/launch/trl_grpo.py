@@ -2,7 +2,7 @@
 
     python training/launch/trl_grpo.py --config RUN_DIR/trl_grpo.yaml [--check]
 
-The YAML is ``training.rl.trl_config``'s: ``grpo`` holds ``GRPOConfig`` arguments, ``hopforge`` the model, the data
+The YAML is ``training.rl_trl.trl_config``'s: ``grpo`` holds ``GRPOConfig`` arguments, ``hopforge`` the model, the data
 file, the reward and its kwargs, and the tool server. Rows:
 
 - ``rl``: the prompt (system + question) and the row's ground truth, exactly what verl trains on;
@@ -42,7 +42,7 @@ and its version (``rollouts``).
 Launcher contract: every TRL log line goes to ``<run dir>/metrics.jsonl`` as ``{"step", <numbers>}`` (with the tool
 counters ``tool/calls``, ``tool/failures``, ``tool/window_failure_rate`` when the run has tools); the final
 model is saved to ``<output_dir>/final`` and named in ``result.json`` (with the environment's package versions).
-Under ``accelerate launch`` (``training.rl.plan_trl`` plans it for GPUs) every process runs this script. The run
+Under ``accelerate launch`` (``training.rl_trl.plan_trl`` plans it for GPUs) every process runs this script. The run
 directory is ``hopforge.run_dir`` (shared by every node; node k's config lies in its own ``nodes/node-<k>``): every
 rank records its node, host and how far it got in ``ranks/rank-<RANK>.json`` there (started, trained or error), and
 only global rank 0 writes ``metrics.jsonl``, ``prompts.json`` and ``result.json`` (with every rank's record, read

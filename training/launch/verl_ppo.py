@@ -3,7 +3,7 @@
     python training/launch/verl_ppo.py [--overlong refuse|filter] [--max-tool-failure-rate R]
         [--tool-failure-window N] [--shared-dir DIR] --run-dir RUN_DIR [--check | --preflight] <hydra overrides>
 
-The overrides are ``training.rl.plan_verl``'s, the same as ``python -m verl.trainer.main_ppo <overrides>``; this
+The overrides are ``training.rl_verl.plan_verl``'s, the same as ``python -m verl.trainer.main_ppo <overrides>``; this
 script does what verl's ``main`` does (Hydra composition, ``validate_config``, ``run_ppo``) and adds:
 
 - **prompts measured first**: every rl prompt (train and validation) is rendered the way verl's agent loop renders

@@ -1,7 +1,7 @@
 """verl tools that call hopforge's KG tool server (``hopforge serve-tools``) over HTTP.
 
 verl (0.9.1, ``tools/tool_registry.py``) builds one ``HopforgeKGTool`` per entry of the run's tool config
-(``training.rl.verl_tool_config``): ``config`` holds ``server_url`` and ``timeout_s``, ``tool_schema`` the tool's
+(``training.rl_verl.verl_tool_config``): ``config`` holds ``server_url`` and ``timeout_s``, ``tool_schema`` the tool's
 OpenAI schema (its name picks the server endpoint ``POST /tools/{name}``). Per rollout, verl's tool agent loop
 calls ``create(create_kwargs=<row's extra_info.tools_kwargs[name].create_kwargs>)``, then
 ``execute(instance_id, arguments)``, then ``release(instance_id)``.

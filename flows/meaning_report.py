@@ -134,6 +134,7 @@ class GraphRun:
     accepted: list[Accepted] = field(default_factory=list)
     refusals: Counter = field(default_factory=Counter)  # reason code -> count
     examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    scope_named: list[str] = field(default_factory=list)  # the graph's nodes the scope phrase names
 
     def refuse(self, reason: str, example: str, keep: int = 4) -> None:
         self.refusals[reason] += 1
@@ -166,7 +167,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     from tasks.qa.candidates import describe_refusals, opening_refusals
     from tasks.qa.context import path_edges
     from tasks.meaning.profiles import book_for_graph
-    from tasks.qa.generate import assign_hop_classes, run_job
+    from tasks.qa.generate import assign_hop_classes, run_job, scope_names
     from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
     from tasks.qa.seeds import eligible_seeds, sample_seeds
     from tasks.qa.programs import program_lines
@@ -190,6 +191,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
 
     # what qa generate keeps and prefers with the template writer
     rule = SeedRule(kg, book, programs=True, scoped=bool(cfg.scopes.get(kg.domain)))
+    run.scope_named = scope_names(kg, cfg.scopes[kg.domain]) if cfg.scopes.get(kg.domain) else []
     run.passed_over = sorted(n for n, _ in eligible if not rule.keep(n))
     for node in run.passed_over:
         run.refuse("seed_passed_over", f"{node}: no relation out of it can be asked and no program starts there: "
@@ -252,6 +254,10 @@ def report_text(run: GraphRun) -> str:
              f"sampled: {len(run.seeds)}; refill seeds: {len(run.refill)}; jobs (seed x hop class): {run.jobs}",
              f"accepted: {len(run.accepted)}; refusals: {sum(run.refusals.values())}", "",
              "## Accepted questions", ""]
+    if run.scope_named:
+        lines[-3:-3] = [f"the scope names {len(run.scope_named)} node(s) of the graph ("
+                        + ", ".join(repr(n) for n in run.scope_named[:5]) + "): a question asking for one of them "
+                        "is refused as a leak"]
     if not run.accepted:
         lines += ["(none)", ""]
     for i, a in enumerate(run.accepted, start=1):

@@ -35,7 +35,7 @@ from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import (
-    ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job, scope_problem,
+    ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job, scope_names, scope_problem,
 )
 from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
 from tasks.qa.refill import missing_jobs, refill_seeds
@@ -445,6 +445,14 @@ def generate_qa(
                     seeds = arrange(seeds, hop_mix, rule.depth)
                 rt.wh.write_batch("seeds", seeds, replace=True)
                 print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
+                named = scope_names(kg, cfg.scopes[domain]) if cfg.scopes.get(domain) else []
+                if named:  # every question that opens with the scope names them: none may ask for one
+                    seed_notes.append(f"the scope of domain {domain} names {len(named)} of its nodes ("
+                                      + ", ".join(repr(n) for n in named[:5])
+                                      + "): a question that opens with it and asks for one of them is refused as "
+                                        "a leak; a scope that says what the data covers without naming its "
+                                        "answers keeps them askable")
+                    print(f"{domain}: {seed_notes[-1]}")
                 why = None
                 if not eligible:
                     why = no_seed_reason(kg, domain=domain, min_ball=min_ball, max_ball=max_ball)

@@ -661,3 +661,18 @@ def test_an_acronym_a_type_column_wrote_in_lower_case_is_written_in_capitals(tex
     from tasks.meaning.names import type_text_noun
 
     assert type_text_noun(text) == noun
+
+
+def test_the_nodes_a_scope_names_are_found_so_the_run_can_say_why_they_are_never_asked():
+    """postcodes_wikidata (grades-heldout10.md): the scope "among the postal codes and places of the Austrian states
+    Tirol, Salzburg and Vorarlberg" names every answer a question about a place can have, so all 80 jobs were
+    refused as leaks with no word of why. The run now names the nodes the scope names."""
+    from tasks.qa.generate import scope_names
+
+    kg = graph([("Innsbruck", "located in the administrative territorial entity", "Tirol"),
+                ("Salzburg (place)", "located in the administrative territorial entity", "Salzburg"),
+                ("Bregenz", "located in the administrative territorial entity", "Vorarlberg"),
+                ("Wien", "located in the administrative territorial entity", "Vienna State")])
+    scope = "among the postal codes and places of the Austrian states Tirol, Salzburg and Vorarlberg"
+    assert scope_names(kg, scope) == ["Tirol", "Salzburg", "Vorarlberg"]
+    assert scope_names(kg, "among the Austrian postal codes") == []

@@ -254,6 +254,26 @@ def scope_problem(phrase: str) -> str | None:
     return None
 
 
+def scope_names(kg: KnowledgeGraph, scope: str, *, longest: int = 6) -> list[str]:
+    """The graph's nodes a scope phrase names ("among the places of the Austrian states Tirol, Salzburg and
+    Vorarlberg" names three states): a question that opens with the scope names them too, so one whose answer or
+    middle node is one of them is refused as a leak. Word runs of the phrase (up to ``longest`` words, longest
+    first, capitalised first word) looked up as names; in the phrase's order."""
+    words = re.findall(r"[\w'’.-]+", scope)
+    found: list[str] = []
+    i = 0
+    while i < len(words):
+        for n in range(min(longest, len(words) - i), 0, -1):
+            run = " ".join(words[i:i + n])
+            node = kg.lookup(run) if words[i][:1].isupper() else None
+            if node is not None and node not in found:
+                found.append(node)
+                i += n - 1
+                break
+        i += 1
+    return found
+
+
 def check_scope_stated(question: str, scope: str) -> Verdict:
     """A question whose program's one answer holds only within what the graph covers (``rests_on_whole_graph``)
     says so: every content word of the domain's scope is in the question ("Among the 94 named hurricanes that struck

@@ -447,7 +447,8 @@ def test_a_bare_quantity_is_neither_a_step_nor_a_pin():
     ..." (a 2019 figure, undated) and "the earthquake whose number of deaths is 1500" (a count as a name; "1500" has
     the shape of a year, the label's values say it is a count). Neither a step nor a pin may go through a number that
     is not a year; a year stays askable."""
-    from tasks.qa.programs import bare_quantity, sample_programs
+    from tasks.meaning.names import bare_number
+    from tasks.qa.programs import sample_programs
 
     counties = [f"County {chr(65 + i)}{chr(97 + i)}" for i in range(24)]
     triples = [(c, "population", str(1500 + 37 * i)) for i, c in enumerate(counties)]
@@ -459,7 +460,7 @@ def test_a_bare_quantity_is_neither_a_step_nor_a_pin():
                                                                 for i in range(24)}})
     book = book_for_graph(kg)
     assert book.values["population"].quantities and not book.values["inception"].quantities
-    assert bare_quantity("275,845") and bare_quantity("10 (cores)") and not bare_quantity("1934")
+    assert bare_number("275,845") and bare_number("10 (cores)") and not bare_number("1934")
     sample = sample_programs(kg, counties[3], 1, count=10, book=book, max_walks=200)
     labels = {s.label for p in sample.programs for s in p.steps}
     assert "population" not in labels and "inception" in labels

@@ -45,6 +45,7 @@ import yaml
 from schemas.answers import identifier_display, identifier_local, is_identifier
 from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE
+from tasks.meaning.morphology import PREPOSITIONS
 
 if TYPE_CHECKING:
     from tasks.graph.kg import KnowledgeGraph
@@ -231,8 +232,7 @@ _ABBREVIATION = re.compile(r"[a-z]{2,4}")
 _LETTERS_DIGITS = re.compile(r"[^\W\d_]+\d+[^\W_]*|\d+[^\W\d_]+[^\W_]*")
 
 
-_FUNCTION_WORDS = frozenset("of in on at to for from by with into onto over under about after before between through "
-                            "during against among as the a an and or".split())
+_FUNCTION_WORDS = PREPOSITIONS | frozenset({"the", "a", "an", "and", "or"})
 
 
 def _head_reads_as_noun(word: str) -> bool:
@@ -279,9 +279,7 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
 #: is a country, "Governing council of ancient Rome" a council, not "the place" or "the organization".
 _COARSE_KINDS = frozenset({"place", "organization", "event"})
 #: Words a description's opening noun phrase stops at.
-_PHRASE_ENDS = frozenset(
-    "of in on at who whom which that whose where when from for with by and or to near between during after before "
-    "into under over as than founded built made used known based located named born".split())
+_PHRASE_ENDS = _FUNCTION_WORDS | frozenset("who whom which that whose where when".split())
 #: Nodes that must share a description's kind for it to be a kind (a class holds several things).
 _KIND_MIN_NODES = 2
 
@@ -413,7 +411,7 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     the same without its own ("Plymouth Municipal (NH12)" and "Plymouth Municipal (1B9)" keep theirs), and with an
     article a catalogue moved to the end put back ("Shining, The" -> "The Shining"); anything else as it is."""
     shown = node_display(kg, name)
-    bare = _bare(shown)
+    bare = strip_disambiguator(shown)
     if bare.strip() and bare != shown and _bare_counts(kg).get(bare.casefold(), 0) > 1:
         tail = shown[len(bare):].strip()[1:-1].strip()
         # a disambiguator that is the node's kind is said as one: "Renfrew (census division)" -> "Renfrew census
@@ -435,8 +433,22 @@ _SURNAME_FIRST = re.compile(r"(?P<surname>[A-Z][\w'’-]+(?: [a-z]{1,3} [A-Z][\w
                             r"(?: [A-Z][\w.'’-]*){0,3})")
 
 
-def _bare(shown: str) -> str:
+def strip_disambiguator(shown: str) -> str:
+    """``shown`` without a trailing bracketed disambiguator ("Hurricane Bob (1985)" -> "Hurricane Bob")."""
     return re.sub(r"\s*\([^()]*\)$", "", shown)
+
+
+#: A bare year ("1934") and a bare number ("12345", "3.5", "1,200").
+YEAR = re.compile(r"1\d{3}|20\d{2}")
+NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def bare_number(name: str) -> bool:
+    """Whether a name is a bare number other than a year ("12345", "3.5", "1,200", "10 (cores)"): a table's
+    measurement without its unit or date (a population, an area, a price), or a number standing for a name (a
+    socket "3647")."""
+    t = strip_disambiguator(name.strip())
+    return bool(NUMBER.fullmatch(t)) and not YEAR.fullmatch(t)
 
 
 def _bare_counts(kg: KnowledgeGraph) -> dict[str, int]:
@@ -446,7 +458,7 @@ def _bare_counts(kg: KnowledgeGraph) -> dict[str, int]:
     if counts is None:
         counts = {}
         for n in kg.nodes():  # the names as stored: a name table's display forms seldom carry a disambiguator
-            key = _bare(n).casefold()
+            key = strip_disambiguator(n).casefold()
             counts[key] = counts.get(key, 0) + 1
         kg.__dict__["_bare_name_counts"] = counts
     return counts
@@ -652,7 +664,7 @@ def unreadable_name(name: str) -> str | None:
     words = t.split()
     if re.fullmatch(r"[A-Z]{1,2}", t):
         return f"{name!r} is a one- or two-letter code (a party's, a league's, a state's), not the name it stands for"
-    if re.fullmatch(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?", t) and not re.fullmatch(r"1\d{3}|20\d{2}", t):
+    if bare_number(t):
         return f"{name!r} is a bare number, not a name: the graph gives no unit or meaning for it"
     if t.upper() == t and any(ch.isalpha() for ch in t):
         if any(_SHOUTED_WORD.fullmatch(w.strip(",.")) for w in words) or \
@@ -715,7 +727,7 @@ def adjective_name(name: str) -> bool:
 def common_noun_name(name: str) -> bool:
     """Whether a name is one capitalised common English noun ("Congress", "Parliament", "Money"): a graph may call
     one thing that, but a reader of the question cannot tell which of the many it means."""
-    word = _bare(name.strip())  # "North (Pakistan)": a table's relative area, the country only its disambiguator
+    word = strip_disambiguator(name.strip())  # "North (Pakistan)": a table's relative area, the country only its disambiguator
     if not re.fullmatch(r"[A-Z][a-z]+", word):
         return False
     return "NOUN" in lemminflect.getAllLemmas(word.lower())
@@ -723,7 +735,11 @@ def common_noun_name(name: str) -> bool:
 
 __all__ = [
     "LIGHTRAG_TYPES",
+    "YEAR",
+    "NUMBER",
     "adjective_name",
+    "bare_number",
+    "strip_disambiguator",
     "unreadable_name",
     "common_noun_name",
     "NAME_RELATIONS",

@@ -149,14 +149,12 @@ class LabelValues:
 _VALUES_SAMPLE = 200
 #: Share of a label's objects that must have one type noun for it to be the objects' kind.
 _KIND_SHARE = 0.9
-_YEAR = re.compile(r"1\d{3}|20\d{2}")
-_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
 def label_values(kg: Any) -> dict[str, LabelValues]:
     """``LabelValues`` per relation key of ``kg`` (a ``KnowledgeGraph``), from up to ``_VALUES_SAMPLE`` objects of
     each label, in the graph's order."""
-    from tasks.meaning.names import node_type_noun
+    from tasks.meaning.names import NUMBER, YEAR, node_type_noun
 
     objects: dict[str, dict[str, None]] = defaultdict(dict)
     for r in kg.relations():
@@ -176,9 +174,9 @@ def label_values(kg: Any) -> dict[str, LabelValues]:
             kinds[nouns[o]] += 1
         noun, n = max(kinds.items(), key=lambda kv: (kv[1], kv[0]))
         kind = noun if noun != "entity" and n >= _KIND_SHARE * len(objs) else None
-        years = all(_YEAR.fullmatch(o.strip()) for o in objs)
+        years = all(YEAR.fullmatch(o.strip()) for o in objs)
         out[key] = LabelValues(kind=kind, years=years,
-                               quantities=not years and all(_NUMBER.fullmatch(o.strip()) for o in objs))
+                               quantities=not years and all(NUMBER.fullmatch(o.strip()) for o in objs))
     return out
 
 
@@ -343,10 +341,8 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
             base.evidence["forms"].detail if "forms" in base.evidence else ""):
         phrase = derived_profile(" ".join(words[:-tail]))
         if phrase.forms is not None:
-            out = _apply(out, {"forms": phrase.forms.model_dump(), "object_noun": values.kind}, {
-                "forms": Evidence(source="graph", detail=f"the label ends in its objects' kind {values.kind!r}: "
-                                                         f"read as {' '.join(words[:-tail])!r}"),
-                "object_noun": Evidence(source="graph", detail=f"its objects are of kind {values.kind!r}")})
+            out = _read_as(out, phrase, values.kind, f"the label ends in its objects' kind {values.kind!r}: read as "
+                                                     f"{' '.join(words[:-tail])!r}")
             for name in ("objects_per_subject", "subjects_per_object"):
                 if getattr(out, name) == "unknown" and getattr(phrase, name) != "unknown":
                     out = _apply(out, {name: getattr(phrase, name)}, {name: phrase.evidence[name]})
@@ -358,10 +354,8 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         phrase = derived_profile(words[0])
         if phrase.forms is not None and "bare noun" in (
                 phrase.evidence["forms"].detail if "forms" in phrase.evidence else ""):
-            out = _apply(out, {"forms": phrase.forms.model_dump(), "object_noun": values.kind}, {
-                "forms": Evidence(source="graph", detail=f"the label is a noun and its objects' kind {values.kind!r}: "
-                                                         f"read as {words[0]!r}"),
-                "object_noun": Evidence(source="graph", detail=f"its objects are of kind {values.kind!r}")})
+            out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}: "
+                                                     f"read as {words[0]!r}")
     if values.years and out.forms is not None and any(w.lower() == "date" for w in words):
         forms = {k: ([_DATE.sub("year", t) for t in v] if isinstance(v, list) else _DATE.sub("year", v))
                  for k, v in out.forms.model_dump().items()}
@@ -369,6 +363,13 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
             out.evidence["forms"].detail if "forms" in out.evidence else "") + "; every object is a bare year: "
             "'date' said as 'year'")})
     return out
+
+
+def _read_as(base: RelationProfile, phrase: RelationProfile, kind: str | None, why: str) -> RelationProfile:
+    """``base`` with ``phrase``'s surface forms and ``kind`` as its object's noun, both from the graph's objects."""
+    return _apply(base, {"forms": phrase.forms.model_dump(), "object_noun": kind}, {
+        "forms": Evidence(source="graph", detail=why),
+        "object_noun": Evidence(source="graph", detail=f"its objects are of kind {kind!r}")})
 
 
 #: Prepositions a relational phrase ends in before the kind of its object ("member of", "located in").

@@ -29,7 +29,7 @@ from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.morphology import PREPOSITIONS
-from tasks.meaning.names import adjective_name, common_noun_name, person_kind, unreadable_name
+from tasks.meaning.names import adjective_name, common_noun_name, person_kind, strip_disambiguator, unreadable_name
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
@@ -283,7 +283,7 @@ def _tells(name: str, others: Sequence[str]) -> str | None:
     away."""
     shown = " ".join(name.removeprefix("the ").casefold().split())
     for other in others:
-        o = " ".join(re.sub(r"\s*\([^()]*\)$", "", other.removeprefix("the ")).casefold().split())
+        o = " ".join(strip_disambiguator(other.removeprefix("the ")).casefold().split())
         if len(o) >= 2 and re.search(rf"(?<![\w'’-]){re.escape(o)}(?![\w'’-])", shown):
             return other
     return None

@@ -45,7 +45,8 @@ from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
-from tasks.meaning.names import NAME_RELATIONS, TYPE_RELATIONS, display_name, is_identifier, node_type_noun, relation_word
+from tasks.meaning.names import (NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
+                                 node_type_noun, relation_word)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -217,18 +218,6 @@ def code_like(name: str) -> bool:
     return bool(_CODE.match(t) or _BRACKETED_CODE.search(t) or _PATH.search(t)) or is_identifier(t)
 
 
-_QUANTITY = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
-_YEAR = re.compile(r"1\d{3}|20\d{2}")
-
-
-def bare_quantity(name: str) -> bool:
-    """Whether a node's name is a bare number other than a year ("12345", "3.5", "1,200", "10 (cores)"): a table's
-    measurement without its unit or date (a population, an area, a price), or a number standing for a name (a
-    socket "3647"). A label whose objects are numbers (``LabelValues.quantities``) says so of "1500" deaths too."""
-    t = re.sub(r"\s*\([^()]*\)$", "", name.strip())
-    return bool(_QUANTITY.fullmatch(t)) and not _YEAR.fullmatch(t)
-
-
 def quantity_label(book: ProfileBook, label: str) -> bool:
     """Whether ``label``'s objects in the graph are numbers, not all years (a count of deaths, a population)."""
     values = book.values.get(relation_key(label))
@@ -260,8 +249,7 @@ def _rests_on_graph(book: ProfileBook, label: str, forward: bool) -> bool:
         ev = profile.evidence.get("subjects_per_object")
         if ev is None or ev.source in ("graph", "none"):
             return True
-    values = book.values.get(relation_key(label))
-    return forward and values is not None and values.quantities
+    return forward and quantity_label(book, label)
 
 
 def phrasable(profile: RelationProfile) -> bool:
@@ -347,7 +335,7 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     banned = set(exclude) | {node, answer}
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
-        if f.value in banned or len(f.holders) < 2 or index.is_code(f.value) or bare_quantity(f.value) or \
+        if f.value in banned or len(f.holders) < 2 or index.is_code(f.value) or bare_number(f.value) or \
                 quantity_label(book, f.label):
             continue
         if hops_to_answer > 0:
@@ -536,7 +524,7 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if index.is_code(walk[0]):
         return PinRefusal("code_start", f"the start {walk[0]!r} is an identifier or a code, not a name a reader "
                                         "knows it by")
-    bare = next((n for n in walk if bare_quantity(n)), None)
+    bare = next((n for n in walk if bare_number(n)), None)
     if bare is None:
         bare = next((walk[i] if s.forward else walk[i - 1] for i, s in enumerate(steps, start=1)
                      if quantity_label(book, s.label)), None)
@@ -712,4 +700,4 @@ def iri_name(iri: str, domain: str) -> str:
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
            "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
-           "rests_on_whole_graph", "sample_programs", "bare_quantity", "quantity_label", "stands", "write_rdf"]
+           "rests_on_whole_graph", "sample_programs", "quantity_label", "stands", "write_rdf"]

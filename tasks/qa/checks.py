@@ -43,7 +43,8 @@ from schemas.programs import QueryProgram
 from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
 from schemas.meaning import relation_key
 from tasks.graph.kg import KnowledgeGraph, normalize_name
-from tasks.meaning.names import display_name, generic_name_words, is_identifier, node_display, question_name
+from tasks.meaning.names import (display_name, generic_name_words, is_identifier, name_carries, name_made_of,
+                                 node_display, question_name)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.programs import relation_index, stands
 
@@ -318,19 +319,37 @@ def check_start_named(index: TextIndex, path: Sequence[str]) -> Verdict:
     return _v("start_named", True, "the question names the start node.")
 
 
-def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str) -> Verdict:
+def _carried(index: TextIndex, start: str, name: str) -> bool:
+    """Whether the start's name, as the question may write it, says ``name`` (``name_carries``: "Arlington (Texas)"
+    says "Texas", "Borussia Dortmund v Hertha BSC Berlin" says "Borussia Dortmund"): a mention inside the start's
+    name that still gives the node away."""
+    return start != name and any(name_carries(s, n) for s in _forms(index, start) for n in _forms(index, name))
+
+
+def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str, *, shown: Sequence[str] = ()) -> Verdict:
+    """The question names neither the answer nor (inside the start's name) says it, and the answer's name is not
+    made of names the question shows (``shown``: the program's pin values; the start counts always)."""
     allowed = path[:1]
     names = list(dict.fromkeys([answer, *path[-1:]] if len(path) > 1 else [answer]))
     leaked = [n for n in names if n.strip() and index.mentions(n, allowed=allowed)]
     if leaked:
         return _v("answer_hidden", False, f"the question reveals the answer {leaked[0]!r}; it must not be "
                   "named.")  # fmt: skip
+    if path and any(_carried(index, path[0], n) for n in names):
+        return _v("answer_hidden", False, f"the start's name {path[0]!r} says the answer {answer!r}: the question "
+                  "gives it away; start from a node whose name does not carry the answer.")  # fmt: skip
+    parts = [f for n in dict.fromkeys([*path[:1], *shown]) if n != answer and index.mentions(n)
+             for f in _forms(index, n)]
+    if parts and any(name_made_of(f, parts) for f in _forms(index, answer)):
+        return _v("answer_hidden", False, f"the answer {answer!r} is named by the names the question shows; it is "
+                  "read off the question.")  # fmt: skip
     return _v("answer_hidden", True, "the question does not name the answer.")
 
 
 def check_intermediates_hidden(index: TextIndex, path: Sequence[str]) -> Verdict:
     allowed = path[:1]
-    leaked = [n for n in dict.fromkeys(path[1:-1]) if index.mentions(n, allowed=allowed)]
+    leaked = [n for n in dict.fromkeys(path[1:-1]) if index.mentions(n, allowed=allowed)
+              or (path and _carried(index, path[0], n))]
     if leaked:
         return _v("intermediates_hidden", False, f"the question reveals the intermediate node(s) {_names(leaked)};"
                   " describe them through their relations instead of naming them.")  # fmt: skip
@@ -526,7 +545,7 @@ def run_checks(
     out.append(check_answer_is_last(path, answer))
     out.append(check_hop_count(path, hop_class, max_nodes=cfg.max_nodes))
     out.append(check_start_named(index, path))
-    out.append(check_answer_hidden(index, path, answer))
+    out.append(check_answer_hidden(index, path, answer, shown=pins))
     out.append(check_intermediates_hidden(index, path))
     structural = exist and out[1].ok and out[2].ok and len(path) >= 2
     if cfg.shortcut != "off" and structural:

@@ -33,7 +33,7 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import in_running_text, name_takes_article, node_type_noun, question_name
+from tasks.meaning.names import in_running_text, name_takes_article, node_type_noun, question_name, versus_name
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, scoped, write_program_question
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
@@ -624,9 +624,10 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
                 out.append((c, q, ""))
                 continue
             start_noun, shown = _type_noun(kg, c.nodes[0]), question_name(kg, c.nodes[0])
+            versus = versus_name(shown) and start_noun != "entity"
             q = write_question(c.nodes, c.edges, [_type_noun(kg, n) for n in c.nodes], seed=seed, book=book,
-                               names=[shown],
-                               start_article=(takes_article(c.nodes[0], _texts_around(kg, c.nodes[0]))
+                               names=[f"{start_noun} {shown}" if versus else shown],
+                               start_article=(versus or takes_article(c.nodes[0], _texts_around(kg, c.nodes[0]))
                                               or name_takes_article(shown, start_noun)))
             out.append((c, q, ""))
         except TemplateError as exc:
@@ -639,8 +640,11 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
 
 def written_name(kg: KnowledgeGraph, name: str) -> str:
     """How a question writes a node's name: its display form, with "the" where the name takes it."""
-    shown = in_running_text(question_name(kg, name), _type_noun(kg, name))
-    if takes_article(name, _texts_around(kg, name)) or name_takes_article(shown, _type_noun(kg, name)):
+    kind = _type_noun(kg, name)
+    shown = in_running_text(question_name(kg, name), kind)
+    if versus_name(shown) and kind != "entity":
+        return f"the {kind} {shown}"  # "the football match Schalke 04 v Hamburger SV", not "Schalke 04 ..."
+    if takes_article(name, _texts_around(kg, name)) or name_takes_article(shown, kind):
         return f"the {shown}"
     return shown
 

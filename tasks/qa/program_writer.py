@@ -29,7 +29,7 @@ from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.morphology import PREPOSITIONS
-from tasks.meaning.names import adjective_name, common_noun_name, person_kind, strip_disambiguator, unreadable_name
+from tasks.meaning.names import adjective_name, common_noun_name, name_carries, person_kind, unreadable_name
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
@@ -99,9 +99,11 @@ class Rest:
         return self.open_end and self.text.rstrip("?").split()[-1].lower() in PREPOSITIONS
 
 
-def _rest(template: str, known: str, slot: str, noun: str, person: bool = False) -> Rest:
+def _rest(template: str, known: str, slot: str, noun: str, person: bool = False, *, named: bool = True) -> Rest:
+    """A filled relative predicate; ``named``: ``known`` is a name, not a description (``_fill``)."""
     verb_first = template.startswith("{that} ") and not template[len("{that} "):].startswith("{")
-    return Rest(_fill(template, known, slot, noun, person), not _slot_last(template, slot), verb_first, known)
+    return Rest(_fill(template, known, slot, noun, person, named=named), not _slot_last(template, slot), verb_first,
+                known)
 
 
 def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
@@ -243,7 +245,7 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
     closed = [o for o in options if _slot_last(*o)]
     pool = closed or options
     template, slot = pool[0] if len(pool) == 1 or rng.random() < 0.6 else rng.choice(pool[1:])
-    step = _rest(template, known, slot, noun, person)
+    step = _rest(template, known, slot, noun, person, named=not nested)
     pins = _constraint_rests(cons, book, noun, name_of, rng, person, several, nested)
     if nested:
         # The step's clause holds a description of its own ("whose currency is the currency of the country of
@@ -277,16 +279,9 @@ def person_nodes(program: QueryProgram, hops: Sequence[Hop], nouns: Sequence[str
 
 
 def _tells(name: str, others: Sequence[str]) -> str | None:
-    """The name among ``others`` that ``name`` carries, or None: as a disambiguating tail ("Eastern, Kenya" carries
-    "Kenya"; "Arlington (Texas)" carries "Texas"), as a part ("Schalke 04 v Hamburger SV" carries "Schalke 04"), or
-    whole (a coordinate system named as its datum). A name that carries the node the question asks for gives it
-    away."""
-    shown = " ".join(name.removeprefix("the ").casefold().split())
-    for other in others:
-        o = " ".join(strip_disambiguator(other.removeprefix("the ")).casefold().split())
-        if len(o) >= 2 and re.search(rf"(?<![\w'’-]){re.escape(o)}(?![\w'’-])", shown):
-            return other
-    return None
+    """The name among ``others`` that ``name`` carries (``name_carries``), or None: a name that carries the node the
+    question asks for gives it away."""
+    return next((other for other in others if name_carries(name, other)), None)
 
 
 def scoped(question: str, scope: str) -> str:

@@ -36,7 +36,8 @@ import lemminflect
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
-from tasks.meaning.names import adjective_name, common_noun_name, entity_type_noun, person_kind, unreadable_name
+from tasks.meaning.names import (adjective_name, common_noun_name, entity_type_noun, of_name_noun, person_kind,
+                                 unreadable_name)
 from tasks.meaning.profiles import ProfileBook, default_book, hop_refusal
 
 
@@ -111,9 +112,23 @@ _ONE_OF = re.compile(r"\bone of (?:the )?\{[so]\}")
 _DESCRIPTION = re.compile(r"^the \S.* (?:that|who|whose) ")
 
 
-def _fill(template: str, known: str, slot: str, noun: str, person: bool | None = None) -> str:
+def _possessive(template: str, slot: str) -> str:
+    """``template`` with "the <noun> of {slot}" as "{slot}'s <noun>" where "the <noun> of <Name>" would name the thing
+    itself (``of_name_noun``: "the state of Rockford" reads as a state named Rockford); else as it is."""
+    m = re.search(rf"\bthe (?P<noun>[a-z][a-z' -]*?) of {re.escape(slot)}", template)
+    if m is None or not of_name_noun(m["noun"]):
+        return template
+    return f"{template[:m.start()]}{slot}'s {m['noun']}{template[m.end():]}"
+
+
+def _fill(template: str, known: str, slot: str, noun: str, person: bool | None = None, *,
+          named: bool = False) -> str:
     """``template`` with ``known`` in ``slot``, "{the}" as "the <noun>", "{that}" as "who" for a node that is a
-    person (``person``; by default, whether ``noun`` names people: ``person_kind``) and "that" otherwise."""
+    person (``person``; by default, whether ``noun`` names people: ``person_kind``) and "that" otherwise.
+    ``named``: ``known`` is a name, not a description, so "the state of {s}" is said "{s}'s state"
+    (``_possessive``)."""
+    if named:
+        template = _possessive(template, slot)
     if _ONE_OF.search(template) and slot in template and _DESCRIPTION.match(known):
         # "one of the founder crops" names a group; "one of the category that ..." says one of one thing
         raise TemplateError(f"'one of' before a description ({known[:60]!r}) reads as one of one thing")
@@ -137,6 +152,9 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
     # A relation noun that is the node's own type says it once: "the country of X", not "the country that is the
     # country of X" (a question's opener is handled in ``write_question``).
     n = re.escape(noun)
+    if named and of_name_noun(noun):  # "the state that is a state of Rockford" -> "Rockford's state"
+        text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:(?:the|a|an) {n} of {re.escape(known)}|"
+                      rf"{re.escape(known)}['’]s {n})(?![\w'’])", lambda _: f"{known}'s {noun}", text)
     text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:the|a|an) {n} of ", f"the {noun} of ", text)
     if person:  # "Who has Joe Biden as its successor?" -> "as their successor"
         text = text.replace(" as its ", " as their ")
@@ -185,7 +203,7 @@ def _describe(subject: str, hop: Hop, noun: str, *, nested: bool, rng: random.Ra
                             "centre-embedded clause" if nested else
                             f"the profile of {hop.profile.label!r} has no clause form for this direction")
     pick = options[0] if rng is None else pick_form(options, rng)
-    return _fill(pick, subject, slot, noun, person), not _slot_last(pick, slot)
+    return _fill(pick, subject, slot, noun, person, named=not nested), not _slot_last(pick, slot)
 
 
 def write_question(
@@ -242,7 +260,7 @@ def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng
                                 "in its middle: a centre-embedded clause")
     if not options:
         raise TemplateError(f"the profile of {last.profile.label!r} has no question form for this direction")
-    question = _capitalise(_fill(pick_form(options, rng), subject, last.slot, noun, person))
+    question = _capitalise(_fill(pick_form(options, rng), subject, last.slot, noun, person, named=not nested))
     # "Which species is einkorn a species of?" says its noun twice: "What is einkorn a species of?"
     opener = f"Which {noun} "
     rest = question[len(opener):]

@@ -464,7 +464,15 @@ def test_a_bare_quantity_is_neither_a_step_nor_a_pin():
     sample = sample_programs(kg, counties[3], 1, count=10, book=book, max_walks=200)
     labels = {s.label for p in sample.programs for s in p.steps}
     assert "population" not in labels and "inception" in labels
-    assert sample.refusals["quantity"] > 0
+    assert sample.refusals["quantity"] == 0  # no walk steps onto a bare quantity; a program through one is refused:
+    import random as _random
+
+    from schemas.programs import ProgramStep as _Step
+    from tasks.qa.programs import build_program, relation_index
+
+    through = build_program(kg, [counties[3], str(1500 + 37 * 3)], [_Step(label="population", forward=True)],
+                            book=book, index=relation_index(kg), rng=_random.Random(0))
+    assert getattr(through, "code", None) == "quantity"
     two = sample_programs(kg, "Town Dd", 2, count=10, book=book, max_walks=200)
     assert all(c.label != "population" for p in two.programs for c in p.constraints)
 

@@ -437,13 +437,14 @@ def _layers(kg: KnowledgeGraph, start: str, hops: int) -> dict[str, int]:
 
 def _steps_from(kg: KnowledgeGraph, u: str, level: int, dist: dict[str, int], book: ProfileBook
                 ) -> list[tuple[str, str, bool]]:
-    """``(next node, label, forward)`` for every phrasable relation from ``u`` to a node of the next layer."""
+    """``(next node, label, forward)`` for every phrasable relation from ``u`` to a node of the next layer, none to a
+    bare quantity (``build_program`` refuses every walk through one: a walk that would end so is not taken)."""
     out: list[tuple[str, str, bool]] = []
     for v, d in kg.neighbors(u):
         if dist.get(v) != level + 1:
             continue
         text, subject = edge_label(d, d.source, d.target)
-        if not text or not phrasable(book.profile(text)):
+        if not text or not phrasable(book.profile(text)) or bare_number(v) or quantity_label(book, text):
             continue
         out.append((v, text, subject == u))
     return out

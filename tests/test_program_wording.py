@@ -789,3 +789,16 @@ def test_a_name_of_two_sides_is_said_with_its_kind_and_a_start_that_says_a_node_
              for s in ("Mexico City", "Guadalajara")}
     assert paths["Guadalajara"] == [["Guadalajara", "Mexico"], ["Guadalajara", "Mexico", "North America"]]
     assert paths["Mexico City"] == []  # "Which country is Mexico City in?" gives Mexico away
+
+
+def test_a_label_that_is_its_objects_own_kind_reads_as_a_noun_where_its_word_is_also_a_verb():
+    """bundesliga_dbpedia (grades-heldout10.md): `round` reads as a noun or a verb, so no game could be reached
+    through its round and no three-step program stood. Its objects are rounds: it names them. Here `heat`, whose
+    objects are heats."""
+    swims = [(f"Swimmer {chr(65 + i)}{chr(97 + i)}", "heat", f"Heat {1 + i % 3}") for i in range(12)]
+    kg = graph(swims, {f"Heat {k}": "heat" for k in (1, 2, 3)})
+    forms = book_for_graph(kg).profile("heat").forms
+    assert forms is not None and forms.object_clause == ["the heat of {s}"]
+    # with objects of another kind the word stays unread: "heat" of a reaction is no heat of a race
+    kg2 = graph([(f"Reaction {chr(65 + i)}{chr(97 + i)}", "heat", f"Value {i}") for i in range(12)])
+    assert book_for_graph(kg2).profile("heat").forms is None

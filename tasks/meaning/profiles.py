@@ -356,6 +356,14 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
                 phrase.evidence["forms"].detail if "forms" in phrase.evidence else ""):
             out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}: "
                                                      f"read as {words[0]!r}")
+    elif (base.forms is None and kind and low == kind and "a noun or as a verb" in (
+            base.evidence["forms"].detail if "forms" in base.evidence else "")):
+        # "round" whose objects are rounds, "stage" whose objects are stages: a label that is its objects' own kind
+        # names them, a noun ("the round of X"), not a verb ("X rounds Y")
+        phrase = derived_profile("has " + " ".join(words))
+        if phrase.forms is not None:
+            out = _read_as(out, phrase, values.kind, f"the label is its objects' kind {values.kind!r}: read as a "
+                                                     "noun")
     if values.years and out.forms is not None and any(w.lower() == "date" for w in words):
         forms = {k: ([_DATE.sub("year", t) for t in v] if isinstance(v, list) else _DATE.sub("year", v))
                  for k, v in out.forms.model_dump().items()}

@@ -802,3 +802,15 @@ def test_a_label_that_is_its_objects_own_kind_reads_as_a_noun_where_its_word_is_
     # with objects of another kind the word stays unread: "heat" of a reaction is no heat of a race
     kg2 = graph([(f"Reaction {chr(65 + i)}{chr(97 + i)}", "heat", f"Value {i}") for i in range(12)])
     assert book_for_graph(kg2).profile("heat").forms is None
+
+
+@pytest.mark.parametrize("known, text", [
+    ("Frutillar Airport", "the country of Frutillar Airport"), ("Kent County", "the country of Kent County"),
+    ("Santa Fe (administrative region)", "the country of Santa Fe (administrative region)"),
+    ("Rockford", "Rockford's country"), ("Lagos", "Lagos's country"),
+])
+def test_a_name_that_says_its_kind_keeps_of_after_a_place_noun(known, text):
+    """A name that says what it is cannot be read as the country's own name: only a bare name takes the possessive."""
+    from tasks.qa.template_writer import _fill
+
+    assert _fill("the country of {s}", known, "{s}", "country", named=True) == text

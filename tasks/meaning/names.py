@@ -523,6 +523,19 @@ def of_name_noun(noun: str) -> bool:
     return noun.strip().lower() in _name_rules()["of_names"]
 
 
+def name_says_kind(name: str) -> bool:
+    """Whether a name says what kind of thing it names: its last word, or that of its bracketed disambiguator, is an
+    English noun ("Frutillar Airport", "Kent County", "Santa Fe (administrative region)"). Such a name after "the
+    <noun> of" cannot be read as the noun's own name ("the country of Frutillar Airport"), a bare one can ("the state
+    of Rockford")."""
+    m = re.search(r"\(([^()]*)\)\s*$", name)
+    words = re.findall(r"[A-Za-z]+", m.group(1) if m else name)
+    if not words:
+        return False
+    last = words[-1].lower()
+    return last in _name_rules()["of_names"] or ("NOUN" in lemminflect.getAllLemmas(last) and _plain_english(last))
+
+
 def _words_key(name: str) -> str:
     return " ".join(strip_disambiguator(name.removeprefix("the ")).casefold().split())
 

@@ -36,8 +36,8 @@ import lemminflect
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
-from tasks.meaning.names import (adjective_name, common_noun_name, entity_type_noun, of_name_noun, person_kind,
-                                 unreadable_name)
+from tasks.meaning.names import (adjective_name, common_noun_name, entity_type_noun, name_says_kind, of_name_noun,
+                                 person_kind, unreadable_name)
 from tasks.meaning.profiles import ProfileBook, default_book, hop_refusal
 
 
@@ -127,6 +127,7 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
     person (``person``; by default, whether ``noun`` names people: ``person_kind``) and "that" otherwise.
     ``named``: ``known`` is a name, not a description, so "the state of {s}" is said "{s}'s state"
     (``_possessive``)."""
+    named = named and not name_says_kind(known)  # "the country of Frutillar Airport" reads as it should
     if named:
         template = _possessive(template, slot)
     if _ONE_OF.search(template) and slot in template and _DESCRIPTION.match(known):

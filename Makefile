@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 PYTEST_ARGS ?=
 
-.PHONY: test-ray bench-ray bench-server bench-demo server-start server-stop demo test test-prefect-server test-reliability bench clean trainer-env train-smoke gpu-smoke
+.PHONY: export-digest test-ray bench-ray bench-server bench-demo server-start server-stop demo test test-prefect-server test-reliability bench clean trainer-env train-smoke gpu-smoke
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -42,6 +42,12 @@ server-stop: $(VENV)/.installed-test
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m "not train_smoke and not prefect_server and not ray and not reliability_slow" $(PYTEST_ARGS)
+
+# Rewrite tests/fixtures/export_digest.json, the content digests of the test fixtures' exports that
+# tests/test_export_digest.py compares with (tasks.export.digest), after an intended change of what an export holds;
+# commit it with the change.
+export-digest: $(VENV)/.installed-test
+	EXPORT_DIGEST_UPDATE=1 $(BIN)/python -m pytest -q tests/test_export_digest.py tests/test_demo_programs.py -k 'digest or committed_content' $(PYTEST_ARGS)
 
 # Core + the Ray extra (prefect-ray, ray).
 $(VENV)/.installed-ray: pyproject.toml | $(VENV)/.installed-test

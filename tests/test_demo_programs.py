@@ -95,3 +95,13 @@ def test_the_demo_summary_prints_every_accepted_question_with_its_program(demo_r
         program = QueryProgram.model_validate_json(r["program"])
         assert f"program: {program.kind}, {program.hops} step(s): {program.start} " in unwrapped
     assert sum(line.strip().startswith("program: ") for line in text.splitlines()) == out["accepted"]
+
+
+def test_the_demo_export_has_the_committed_content(demo_run):
+    """The demo's export, content by content (``tasks.export.digest``), is the one committed in
+    tests/fixtures/export_digest.json: a change to what the demo exports shows here by file. Regenerate after an
+    intended change with ``make export-digest``."""
+    from tests.test_export_digest import check_reference
+
+    _, _, exported = demo_run
+    check_reference(exported["path"], "demo")

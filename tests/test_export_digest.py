@@ -8,9 +8,8 @@ When a change of an export is intended, regenerate the reference and commit it w
 
     make export-digest        # = EXPORT_DIGEST_UPDATE=1 .venv/bin/python -m pytest -q tests/test_export_digest.py
 
-The demo's export (``tests/test_demo_programs.py``, fixture ``demo_run``) is not covered here: making it takes
-~20 s of flows on top of the Prefect harness. ``check_reference(path, "demo")`` on that fixture's export would
-cover it at no cost.
+The demo's export is checked in ``tests/test_demo_programs.py`` (entry ``demo``, on the ``demo_run`` fixture that
+module builds anyway); ``make export-digest`` writes that entry too.
 """
 
 from __future__ import annotations
@@ -23,14 +22,18 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import tests.test_export as export_tests
+import tests.test_ikg_export as ikg_tests
 from tasks.export.digest import compare, export_digest, main, read_reference, write_reference
-from tests.test_export import records, run_export, settings, warehouse  # noqa: F401  (fixtures reused)
-from tests.test_ikg_export import exported  # noqa: F401  (fixture reused)
+
+# The export tests' fixtures, reused as they are (assigned, so pytest finds them in this module too).
+records, settings, warehouse = export_tests.records, export_tests.settings, export_tests.warehouse
+exported = ikg_tests.exported
 
 REFERENCE = Path(__file__).resolve().parent / "fixtures" / "export_digest.json"
 #: Set to 1 to write the reference instead of comparing with it (``make export-digest``).
 UPDATE_ENV = "EXPORT_DIGEST_UPDATE"
-REGENERATE = f"make export-digest (or {UPDATE_ENV}=1 .venv/bin/python -m pytest -q tests/test_export_digest.py)"
+REGENERATE = "make export-digest"
 ABOUT = (f"Content digests of the test fixtures' exports (tasks.export.digest, tests/test_export_digest.py). "
          f"Regenerate after an intended change of the export: {REGENERATE}")
 
@@ -49,11 +52,11 @@ def check_reference(export_dir: str | Path, name: str) -> None:
         + f"\nIf the change is intended, regenerate the reference and commit it: {REGENERATE}")
 
 
-def test_the_plain_fixture_export_matches_the_reference(warehouse):  # noqa: F811
-    check_reference(run_export(warehouse)["path"], "plain")
+def test_the_plain_fixture_export_matches_the_reference(warehouse):
+    check_reference(export_tests.run_export(warehouse)["path"], "plain")
 
 
-def test_the_ikg_fixture_export_matches_the_reference(exported):  # noqa: F811
+def test_the_ikg_fixture_export_matches_the_reference(exported):
     check_reference(exported["path"], "ikg")
 
 

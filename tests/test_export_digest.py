@@ -6,7 +6,7 @@ Contents, not bytes, are compared (``tasks.export.digest``): Parquet bytes depen
 
 When a change of an export is intended, regenerate the reference and commit it with the change:
 
-    make export-digest        # = EXPORT_DIGEST_UPDATE=1 .venv/bin/python -m pytest -q tests/test_export_digest.py
+    make export-digest        # these tests and the demo's with EXPORT_DIGEST_UPDATE=1: they write the entries
 
 The demo's export is checked in ``tests/test_demo_programs.py`` (entry ``demo``, on the ``demo_run`` fixture that
 module builds anyway); ``make export-digest`` writes that entry too.

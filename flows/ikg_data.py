@@ -27,14 +27,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gateway.client import LLMGateway
 from gateway.embeddings import Embedder, shared_embedder
+from gateway.loop import run_shared
 from schemas.config import Settings
 from schemas.corpus import IngestOptions, IngestResult
 from schemas.errors import InputError
 from schemas.qa import QA, SPLITS
 from tasks.distill.ikg_rollouts import ikg_trajectories
 from tasks.distill.ikg_template import IKG_TEMPLATE_TOOLS
-from tasks.env.ikg import IKGBuild, build_variants, level_name
+from tasks.env.ikg import HiddenFact, IKGBuild, build_variants, level_name
+from tasks.env.ikg_reader import ReaderVerdicts, read_passages, recording_reader
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import TextChunk, TextIndex, TextSearchError, cached_text_index, chunks_from_ingest
 from tasks.env.tools import ToolEnvironment
@@ -196,6 +199,27 @@ def summary_lines(build: IKGBuild, levels: Sequence[float], trajectories: Sequen
     return lines
 
 
+def reader_on(settings: Settings) -> bool:
+    """Whether the IKG reader check runs (``[ikg] reader_check``; ``auto``: unless the verifier is the embedded
+    model)."""
+    setting = settings.ikg.reader_check
+    return setting == "on" or (setting == "auto" and not settings.endpoint("verifier").is_local)
+
+
+def read_with_verifier(settings: Settings, pairs: Sequence[tuple[str, HiddenFact]]) -> ReaderVerdicts:
+    """The verifier's verdicts on ``pairs`` (``tasks.env.ikg_reader.read_passages``), on a gateway opened and
+    closed here."""
+    gateway = LLMGateway(settings)
+
+    async def go() -> ReaderVerdicts:
+        try:
+            return await read_passages(gateway, pairs)
+        finally:
+            await gateway.aclose()
+
+    return run_shared(go())
+
+
 def ikg_export_data(wh: Warehouse, qas: Sequence[QA], settings: Settings, *, run_id: str | None = None) -> IKGData:
     """The IKG variants of ``qas`` (those with a split) at ``settings.ikg.levels`` (module docstring); nothing when
     no level is configured."""
@@ -220,8 +244,18 @@ def ikg_export_data(wh: Warehouse, qas: Sequence[QA], settings: Settings, *, run
         text = text_index_of(domain, corpus, collection, embedder, settings)
         if text is not None and collection is not None:  # without one, the domain's corpus is the only text
             out.lines.append(text_line(domain, len(corpus), collection))
-        build = build_variants(graph, sorted(questions, key=lambda q: q.qa_id), text, levels=levels,
-                               k=settings.ikg.top_k)  # fmt: skip
+        ordered = sorted(questions, key=lambda q: q.qa_id)
+        reads = None
+        if text is not None and reader_on(settings):
+            # A first pass collects the passages the names rule keeps; the verifier reads them; the second pass
+            # keeps a variant only where it said each passage states its fact.
+            kept_by_names: list[tuple[str, HiddenFact]] = []
+            build_variants(graph, ordered, text, levels=levels, k=settings.ikg.top_k,
+                           reads=recording_reader(kept_by_names))
+            verdicts = read_with_verifier(settings, kept_by_names)
+            out.lines.append(verdicts.line(domain))
+            reads = verdicts.reads
+        build = build_variants(graph, ordered, text, levels=levels, k=settings.ikg.top_k, reads=reads)
         if build.notice is not None:
             out.lines.append(f"IKG {build.notice}")
             continue

@@ -335,6 +335,10 @@ class IKGConfig(BaseModel):
         "writes (`[quality] thought_writer`): the template trajectory only.")
     n_rollouts: int = Field(2, ge=1, le=16, description="Teacher rollouts per IKG variant when `teacher` holds "
                             "rollouts; the first accepted one is exported.")
+    reader_check: Literal["auto", "on", "off"] = Field(
+        "auto", description="Ask the verifier whether each passage a variant is kept 'by text' for states its hidden "
+        "fact (`tasks.env.ikg_reader`), on top of the names rule: on, off, or auto (on unless the verifier is the "
+        "embedded local model, too weak to read passages reliably).")
     text_dense: Literal["auto", "exact", "ivf"] = Field(
         "auto", description="The text search's meaning half: `exact` scores every chunk, `ivf` reads the usearch "
         "HNSW graph (approximate: see the recall in docs/benchmarks.md; the name is that of the inverted lists the "

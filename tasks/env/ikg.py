@@ -29,6 +29,8 @@ it), or the answer is still reachable from the question's start in the view. A f
 passage the tool shows for that query (``passage_window``, not the title) names both of its entities whole and, for a
 fact extracted from the corpus, the result is a chunk it came from (``source_chunk_ids``); a fact with no
 provenance (a hand-written or imported graph searched through an added text collection) needs the names alone.
+Where a reader is given (``reads``: ``tasks.env.ikg_reader``, the verifier asked whether the passage shown states
+the fact), a passage the names rule keeps must also be one the reader says states it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import random
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -444,17 +446,21 @@ class IKGBuild:
     notice: str | None = None
 
 
-def fact_found(fact: HiddenFact, hits: Sequence[TextHit]) -> str | None:
+#: Whether a passage, as the text tool shows it, states a hidden fact (a reader's verdict; ``tasks.env.ikg_reader``).
+PassageReader = Callable[[str, HiddenFact], bool]
+
+
+def fact_found(fact: HiddenFact, hits: Sequence[TextHit], reads: PassageReader | None = None) -> str | None:
     """The chunk id among ``hits`` that holds ``fact`` (module docstring), else ``None``: a hit counts when the text
     the tool shows for the fact's query (``passage_window``; the title does not count) states it (``states_fact``:
     one sentence names both of its entities whole, "Mexico" inside "Mexico City" not counting),
     and, for a fact extracted from the corpus, when it is the chunk the fact came from. A fact the reply would cut
-    off is not one the agent can read."""
+    off is not one the agent can read. With ``reads``, the reader must say the passage states it too."""
     for h in hits:
         if fact.source_chunk_ids and h.chunk.chunk_id not in fact.source_chunk_ids:
             continue
         shown = passage_window(fact.query(), h.chunk.text)
-        if states_fact(shown, fact):
+        if states_fact(shown, fact) and (reads is None or reads(shown, fact)):
             return h.chunk.chunk_id
     return None
 
@@ -467,6 +473,7 @@ def check_answerable(
     *,
     k: int = DEFAULT_TOP_K,
     max_hops: int | None = None,
+    reads: PassageReader | None = None,
 ) -> IKGVariant | IKGReject:
     """The variant when ``view`` leaves ``qa`` answerable, else the reject naming the first fact the text search
     missed. ``max_hops`` bounds the other path (default: the question's hops + 1)."""
@@ -475,7 +482,7 @@ def check_answerable(
     if text is not None:
         results = text.search_many([f.query() for f in view.facts], k)
         for f, hits in zip(view.facts, results):
-            found = fact_found(f, hits)
+            found = fact_found(f, hits, reads)
             if found is None:
                 missing = missing or f
             else:
@@ -500,6 +507,7 @@ def build_variants(
     *,
     levels: Sequence[float] = DEFAULT_LEVELS,
     k: int = DEFAULT_TOP_K,
+    reads: PassageReader | None = None,
 ) -> IKGBuild:
     """IKG variants of ``questions`` at every level, only answerable ones kept (``check_answerable``).
 
@@ -525,7 +533,7 @@ def build_variants(
                                          f"hides the same facts as IKG-{round(seen[view.hidden] * 100):g}%"))
                 continue
             seen[view.hidden] = level
-            out = check_answerable(graph, qa, view, text, k=k)
+            out = check_answerable(graph, qa, view, text, k=k, reads=reads)
             (kept if isinstance(out, IKGVariant) else rejects).append(out)  # type: ignore[arg-type]
     return IKGBuild(graph.domain, tuple(kept), tuple(rejects))
 
@@ -653,6 +661,7 @@ __all__ = [
     "ViewRegistry",
     "ViewedGraph",
     "ViewedIndex",
+    "PassageReader",
     "build_variants",
     "check_answerable",
     "check_level",

@@ -789,3 +789,28 @@ def test_the_head_of_an_of_phrase_is_the_word_before_of(label: str, object_claus
     head is the word before "of", so that word takes the singular and the rest stays as written."""
     p = profile_from_label(label)
     assert p.forms is not None and object_clause in p.forms.object_clause
+
+
+@pytest.mark.parametrize("label, clause", [
+    ("sold_under", "{the} {that} {s} was sold under"),  # vehicles_snake (grades-heldout8.md)
+    ("appointed on the advice of", "{the} {that} {s} was appointed on the advice of"),  # senators_raw (set 9)
+    ("caughtIn", "{the} {that} {s} was caught in"),  # portal_snake's caught_in_plot (set 11)
+    ("deprecated in", "{the} {that} {s} was deprecated in"),
+    ("emigrated to", "{the} {that} {s} emigrated to"),  # a verb without an object stays active
+    ("retired_from", "{the} {that} {s} retired from"),
+    ("died in", "{the} {that} {s} died in"),
+])
+def test_a_past_form_of_a_verb_that_takes_an_object_before_a_preposition_is_its_passive(label, clause):
+    """"X sold under Y" needs "sell" to go without an object; its usual sense takes one, so the label is the passive
+    participle ("X was sold under Y"). A verb that goes without one ("emigrate", "retire") keeps its active past."""
+    assert profile_from_label(label).forms.object_clause == [clause]
+
+
+@pytest.mark.parametrize("lemma, kind", [
+    ("sell", "tr"), ("catch", "tr"), ("appoint", "tr"), ("publish", "tr"),
+    ("emigrate", "intr"), ("arrive", "intr"), ("die", "intr"), ("retire", "intr"),
+])
+def test_wordnet_frames_say_which_verbs_take_an_object(lemma, kind):
+    from tasks.meaning.morphology import verb_frames
+
+    assert verb_frames()[lemma][0] == kind

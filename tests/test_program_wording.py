@@ -814,3 +814,44 @@ def test_a_name_that_says_its_kind_keeps_of_after_a_place_noun(known, text):
     from tasks.qa.template_writer import _fill
 
     assert _fill("the country of {s}", known, "{s}", "country", named=True) == text
+
+
+def test_a_label_that_is_its_objects_class_says_the_one_a_thing_has():
+    """starwars_dbpedia and portal_snake (grades-heldout11.md): "what is a species of the fictional character ...":
+    the lexicon's noun "species" is the taxonomy's ("a genus has many species"); a label whose objects are species,
+    one for each of many subjects, says the class a thing is in. Here with breeds and dogs in snake_case."""
+    dogs = [(f"Dog {chr(65 + i)}{chr(97 + i)}x", "species", "Canis familiaris") for i in range(22)]
+    kg = graph(dogs, {"Canis familiaris": "species"})
+    forms = book_for_graph(kg).profile("species").forms
+    assert forms.object_clause == ["the species of {s}"] and forms.subject_clause == ["{the} whose species is {o}"]
+    # a genus with several species keeps the taxonomy's reading
+    taxa = [(f"Genus {chr(65 + i)}", "species", f"Species {chr(65 + i)}{j}") for i in range(12) for j in range(3)]
+    kg2 = graph(taxa, {f"Species {chr(65 + i)}{j}": "species" for i in range(12) for j in range(3)})
+    assert "a species of" in " ".join(book_for_graph(kg2).profile("species").forms.object_clause)
+
+
+def test_record_numbers_and_lower_case_codes_are_no_names():
+    """portal_snake, metabolism_dbpedia, mammals_raw (grades-heldout11.md): "capture 21778" (a record number named
+    by its kind), genes as locus tags ("b3959") and status codes ("vu", "lc") as answers."""
+    from tasks.qa.programs import code_like, relation_index
+
+    assert code_like("b3959") and code_like("s0001") and code_like("vu") and not code_like("Route 66")
+    kg = graph([(f"sample {20000 + i}", "collected at", f"Site {chr(65 + i % 3)}") for i in range(9)]
+               + [("Apollo 11", "launched from", "Kennedy Space Center")],
+               {**{f"sample {20000 + i}": "sample" for i in range(9)}, "Apollo 11": "mission"})
+    index = relation_index(kg)
+    assert index.is_code("sample 20003") and not index.is_code("Apollo 11") and not index.is_code("Site A")
+
+
+def test_substance_names_are_lower_case_in_running_text_and_institutions_take_the():
+    """metabolism_dbpedia, ontologies_wikidata (grades-heldout11.md): "has Fumarate as a product", "depends on Human
+    Phenotype Ontology". Here with other substances and institutions."""
+    from tasks.meaning.names import in_running_text, name_takes_article
+
+    assert in_running_text("Pyruvate", "metabolite") == "pyruvate"
+    assert in_running_text("D-Glucose 6-phosphate", "compound") == "D-glucose 6-phosphate"
+    assert in_running_text("NADPH", "metabolite") == "NADPH" and in_running_text("Acetyl-CoA", "metabolite") == \
+        "acetyl-CoA"
+    assert in_running_text("Pyruvate", "city") == "Pyruvate"  # only a substance's kind
+    assert name_takes_article("Plant Ontology") and name_takes_article("Natural History Museum")
+    assert not name_takes_article("Stanford University") and not name_takes_article("Microsoft")

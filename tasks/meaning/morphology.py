@@ -457,6 +457,26 @@ def _noun_head(words: list[str]) -> bool:
     return not any("VBN" in tags for _, tags in _verb_readings(head))
 
 
+def bare_noun_forms(one: str, article: str) -> SurfaceForms:
+    """The forms of a bare noun label whose object is the ``one`` of its subject, with ``article`` ("the": a thing
+    has one, "the author of X", "whose author is Y"; "a"/"an"/"none": it may have several)."""
+    np = _with_article(article, one)
+    as_np = f"its {one}" if article == "the" else _ENGINE.a(one)
+    if article == "the":
+        object_clause = [f"the {one} of {{s}}"]
+        subject_clause = [f"{{the}} whose {one} is {{o}}"]
+    else:
+        object_clause = [f"{{the}} {{that}} is {np} of {{s}}"]
+        subject_clause = [f"{{the}} {{that}} has {{o}} as {as_np}"]
+    return SurfaceForms(
+        statement=f"{{o}} is {np} of {{s}}",
+        ask_object=[f"{{wh}} is {np} of {{s}}?"],
+        object_clause=object_clause,
+        ask_subject=[f"{{wh}} has {{o}} as {as_np}?"],
+        subject_clause=subject_clause,
+    )
+
+
 def _bare_noun(noun: str, lexicon: Lexicon, has: bool) -> _Reading:
     """A bare noun or "has <noun>": the object is the noun of the subject ("Hamlet author Shakespeare")."""
     one = _singular(noun)
@@ -470,21 +490,7 @@ def _bare_noun(noun: str, lexicon: Lexicon, has: bool) -> _Reading:
         article = "a"
     else:
         article = "the"
-    np = _with_article(article, one)
-    as_np = f"its {one}" if article == "the" else _ENGINE.a(one)
-    if article == "the":
-        object_clause = [f"the {one} of {{s}}"]
-        subject_clause = [f"{{the}} whose {one} is {{o}}"]
-    else:
-        object_clause = [f"{{the}} {{that}} is {np} of {{s}}"]
-        subject_clause = [f"{{the}} {{that}} has {{o}} as {as_np}"]
-    forms = SurfaceForms(
-        statement=f"{{o}} is {np} of {{s}}",
-        ask_object=[f"{{wh}} is {np} of {{s}}?"],
-        object_clause=object_clause,
-        ask_subject=[f"{{wh}} has {{o}} as {as_np}?"],
-        subject_clause=subject_clause,
-    )
+    forms = bare_noun_forms(one, article)
     what = "'has <noun>'" if has else "bare noun"
     return _Reading(forms, f"{what} {one!r} (the object is the {one} of the subject)", "noun",
                     [one], swap=True, extra={"article": article, "single": str(_singles(modifiers))})

@@ -490,7 +490,7 @@ def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
 _ARTICLE_FILE = Path(__file__).with_name("names.yaml")
 
 
-_SECTIONS = ("heads", "of_heads", "types", "people", "of_names", "generic")
+_SECTIONS = ("heads", "of_heads", "types", "people", "of_names", "substance_kinds", "generic")
 
 
 @lru_cache(maxsize=1)
@@ -689,6 +689,8 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     glued = _GLUED_TITLE.fullmatch(name.strip())
     if glued:
         return f"{glued[1]} {glued[2]}"
+    if (type_noun or "").lower() in _name_rules()["substance_kinds"]:
+        return _SUBSTANCE_WORD.sub(lambda m: m[0].lower(), name)
     unit = _unit_head(name, type_noun)
     if unit is not None:
         return f"{name} {unit}"
@@ -708,6 +710,9 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     return name[:1].lower() + name[1:]
 
 
+#: A capitalised word of a substance's name (a capital, then two or more lower-case letters, the whole word): lower
+#: case in running text; "ATP", "CoA", "L" (of "L-alanine") and "C10H12N5O10P2" keep theirs.
+_SUBSTANCE_WORD = re.compile(r"(?<![\w])[A-Z][a-z]{2,}(?![\w])")
 _GLUED_TITLE = re.compile(r"(Mme|Mlle|Mr|Mrs|Ms|Mx|Dr|Lt|Sgt|Capt|Col|Gen|Prof|Rev|Sr|Jr|Fr|Sir|Dame|Lady|Lord|Baron|"
                           r"Baroness|Count|Countess|Madame|Mademoiselle|Monsieur)([A-Z][a-z]+(?:[A-Z][a-z]+)?)")
 _SHOUTED_WORD = re.compile(r"[A-Z]{6,}")

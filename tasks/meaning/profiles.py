@@ -302,6 +302,8 @@ class ProfileBook:
                 evidence.setdefault(name, Evidence(source="graph", detail="symmetric relation"))
         if updates:
             base = _apply(base, updates, evidence)
+        if st is not None and values is not None and not given:
+            base = _classifying(base, values, st)
         llm = self.profiled.get(key)
         if llm is not None:
             base = _fill_from_profiler(base, llm, symmetric_is_users="symmetric" in self.user.get(key, {}))
@@ -371,6 +373,24 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
             out.evidence["forms"].detail if "forms" in out.evidence else "") + "; every object is a bare year: "
             "'date' said as 'year'")})
     return out
+
+
+def _classifying(base: RelationProfile, values: LabelValues, st: LabelStats) -> RelationProfile:
+    """A bare noun label that is its objects' own kind ("species" whose objects are species, "genus" whose objects
+    are genera) says which class a thing is in. Where at least ``ONE_MIN`` subjects each have exactly one in the
+    graph, that is the sense meant, and a thing has one: "the species of Luke Skywalker", not the lexicon's other
+    sense of the noun ("a genus has many species": "a species of Luke Skywalker")."""
+    from tasks.meaning.morphology import bare_noun_forms, label_words
+
+    detail = base.evidence["forms"].detail if "forms" in base.evidence else ""
+    noun = " ".join(w.lower() for w in label_words(base.label))
+    if not (detail.startswith("bare noun") and base.objects_per_subject == "many" and values.kind == noun
+            and st.subjects >= ONE_MIN and st.subjects_several == 0):
+        return base
+    return _apply(base, {"objects_per_subject": "one", "forms": bare_noun_forms(noun, "the").model_dump()}, {
+        "objects_per_subject": Evidence(source="graph", detail=f"the label is its objects' kind {noun!r} and all "
+                                        f"{st.subjects} subjects have exactly one in the graph: a thing is in one"),
+        "forms": Evidence(source="graph", detail=f"{detail}; a thing has one {noun}: 'the {noun} of'")})
 
 
 def _read_as(base: RelationProfile, phrase: RelationProfile, kind: str | None, why: str) -> RelationProfile:

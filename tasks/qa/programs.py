@@ -88,6 +88,9 @@ class RelationIndex:
         shown = display_name(name).strip()
         if is_identifier(shown) or _BRACKETED_CODE.search(shown):
             return True
+        record = _RECORD.match(shown)
+        if record is not None and (self.kind(name) or "").split()[-1:] == [record[1].lower()]:
+            return True  # "capture 21778", a capture: a table's record number, not a name
         if not code_like(name):
             return False
         kind = self.kind(name)
@@ -199,8 +202,10 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
 
 # -- pins ------------------------------------------------------------------------------------------------------------
 
-_CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*|\d{1,2}[A-Z]{1,2}|"
-                   r"[A-Z]{1,2}|[A-Z]{2,4} \d+(?: [A-Z]{2,4} \d+)+)$")
+#: A name that is its kind and a number of four digits or more ("capture 21778", "record 10234"): a record number.
+_RECORD = re.compile(r"^([A-Za-z]+) #?\d{4,}$")
+_CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*|"
+                   r"[a-z]{1,3}\d{3,}[a-z\d]*|[a-z]{2}|\d{1,2}[A-Z]{1,2}|[A-Z]{1,2}|[A-Z]{2,4} \d+(?: [A-Z]{2,4} \d+)+)$")
 
 
 _BRACKETED_CODE = re.compile(r"[\[(][^\])]*\b[A-Z]{2,3}-[A-Z0-9]{1,4}\b[^\])]*[\])]")

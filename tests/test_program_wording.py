@@ -855,3 +855,32 @@ def test_substance_names_are_lower_case_in_running_text_and_institutions_take_th
     assert in_running_text("Pyruvate", "city") == "Pyruvate"  # only a substance's kind
     assert name_takes_article("Plant Ontology") and name_takes_article("Natural History Museum")
     assert not name_takes_article("Stanford University") and not name_takes_article("Microsoft")
+
+
+def test_a_value_other_cells_list_as_an_item_neither_pins_nor_starts():
+    """starwars_dbpedia (grades-heldout11.md): "whose skin color is green" also fits the characters whose cell is
+    "fair, green, yellow". Here with flag colours."""
+    import random as _random
+
+    from tasks.qa.programs import pin_node, relation_index
+
+    flags = [("Flag A", "main colour", "red"), ("Flag B", "main colour", "red, white"), ("Flag C", "main colour", "blue"),
+             ("Flag D", "main colour", "blue"), ("Flag A", "country", "Aland"), ("Flag C", "country", "Aland"),
+             ("Flag D", "country", "Borduria"), ("Flag E", "country", "Borduria"), ("Flag E", "main colour", "green")]
+    kg = graph(flags, {"Aland": "country", "Borduria": "country"})
+    index, book = relation_index(kg), book_for_graph(kg)
+    assert index.listed_in("main colour", "red") and index.listed_in("main colour", "white")
+    assert not index.listed_in("main colour", "blue")
+    # Flag A among Aland's flags: "whose colour is red" would fit Flag B too; only a value no list holds may pin
+    found = pin_node(kg, "Flag A", {"Flag A", "Flag C"}, book=book, index=index, exclude=["Aland"], answer="Flag A",
+                     hops_to_answer=0, need_one=False, rng=_random.Random(0))
+    assert getattr(found, "code", None) == "no_pin"
+    found = pin_node(kg, "Flag C", {"Flag A", "Flag C"}, book=book, index=index, exclude=["Aland"], answer="Flag C",
+                     hops_to_answer=0, need_one=False, rng=_random.Random(0))
+    assert [(f.label, f.value) for f in found] == [("main colour", "blue")]
+    from schemas.programs import ProgramStep as _Step
+    from tasks.qa.programs import build_program
+
+    start = build_program(kg, ["red", "Flag A"], [_Step(label="main colour", forward=False)], book=book, index=index,
+                          rng=_random.Random(0), scoped=True)
+    assert getattr(start, "code", None) == "not_unique" and "item" in start.detail

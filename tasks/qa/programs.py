@@ -132,12 +132,31 @@ class RelationIndex:
         ``(value, label, x)``."""
         return self.reach(value, label, not forward, symmetric)
 
+    def listed_in(self, label: str, value: str) -> bool:
+        """Whether another object of ``label`` is a list that holds ``value`` as an item ("fair, green, yellow"
+        holds "green"): a question that says "whose skin colour is green" then fits those nodes too."""
+        key = relation_key(label)
+        table = self.__dict__.setdefault("_list_items", {})
+        items = table.get(key)
+        if items is None:
+            items = set()
+            for obj in self.into.get(key, {}):
+                parts = [p.strip().casefold() for p in _LIST_SPLIT.split(obj)]
+                if len(parts) > 1:
+                    items.update(p for p in parts if p)
+            table[key] = items
+        return value.strip().casefold() in items
+
     def triples(self) -> Iterator[tuple[str, str, str]]:
         """``(subject, key, object)`` for every indexed fact, sorted."""
         for key in sorted(self.out):
             for s in sorted(self.out[key]):
                 for o in sorted(self.out[key][s]):
                     yield s, key, o
+
+
+#: How a table's cell lists several values ("fair, green, yellow", "red and blue").
+_LIST_SPLIT = re.compile(r",\s*|\s+and\s+|\s*/\s*|\s*;\s*")
 
 
 def relation_index(kg: KnowledgeGraph) -> RelationIndex:
@@ -341,7 +360,7 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
         if f.value in banned or len(f.holders) < 2 or index.is_code(f.value) or bare_number(f.value) or \
-                quantity_label(book, f.label):
+                quantity_label(book, f.label) or index.listed_in(f.label, f.value):
             continue
         if hops_to_answer > 0:
             d = kg.shortest_path_length(f.value, answer, cutoff=hops_to_answer)
@@ -537,6 +556,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if bare is not None:
         return PinRefusal("quantity", f"{bare!r} is a bare quantity: the graph gives no unit or date for it (an area "
                                       "in what, a population when), so a question cannot say what it measures")
+    if steps and not steps[0].forward and index.listed_in(steps[0].label, walk[0]):
+        return PinRefusal("not_unique", f"{walk[0]!r} is also an item of other {steps[0].label!r} values (a list "
+                                        "such as 'fair, green, yellow'): 'whose ... is' it fits those nodes too")
     steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
              for i, s in enumerate(steps, start=1)]
     hops = len(steps)

@@ -379,7 +379,7 @@ def _classifying(base: RelationProfile, values: LabelValues, st: LabelStats) -> 
     """A bare noun label that is its objects' own kind ("species" whose objects are species, "genus" whose objects
     are genera) says which class a thing is in. Where at least ``ONE_MIN`` subjects each have exactly one in the
     graph, that is the sense meant, and a thing has one: "the species of Luke Skywalker", not the lexicon's other
-    sense of the noun ("a genus has many species": "a species of Luke Skywalker")."""
+    sense of the noun ("a genus has many species": "a species of Luke Skywalker"); and a class holds many things."""
     from tasks.meaning.morphology import bare_noun_forms, label_words
 
     detail = base.evidence["forms"].detail if "forms" in base.evidence else ""
@@ -387,9 +387,12 @@ def _classifying(base: RelationProfile, values: LabelValues, st: LabelStats) -> 
     if not (detail.startswith("bare noun") and base.objects_per_subject == "many" and values.kind == noun
             and st.subjects >= ONE_MIN and st.subjects_several == 0):
         return base
-    return _apply(base, {"objects_per_subject": "one", "forms": bare_noun_forms(noun, "the").model_dump()}, {
+    return _apply(base, {"objects_per_subject": "one", "subjects_per_object": "many",
+                         "forms": bare_noun_forms(noun, "the").model_dump()}, {
         "objects_per_subject": Evidence(source="graph", detail=f"the label is its objects' kind {noun!r} and all "
                                         f"{st.subjects} subjects have exactly one in the graph: a thing is in one"),
+        "subjects_per_object": Evidence(source="graph", detail=f"the label is its objects' kind {noun!r}: a class "
+                                        "holds many things"),
         "forms": Evidence(source="graph", detail=f"{detail}; a thing has one {noun}: 'the {noun} of'")})
 
 

@@ -143,7 +143,10 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
             wh = "What"
     if _plural_heading(known):  # "Which group are motion picture projection activities part of?"
         for one, many in (("is", "are"), ("was", "were"), ("has", "have"), ("does", "do")):
-            template = re.sub(rf"\b{one} {re.escape(slot)}", f"{many} {slot}", template)
+            # the verb agrees with the slot where the slot is its subject: before it, or after it in a question's
+            # inversion ("{wh} is {s} part of?"); not "{that} has {o} as a product", where the slot is the object
+            if one != "has":
+                template = re.sub(rf"^(\{{wh\}}) {one} {re.escape(slot)}", rf"\1 {many} {slot}", template)
             template = re.sub(rf"{re.escape(slot)} {one}\b", f"{slot} {many}", template)
     text = (template.replace(slot, known).replace("{the}", f"the {noun}")
             .replace("{that}", "who" if person else "that").replace("{wh}", wh))

@@ -889,3 +889,25 @@ def test_a_value_other_cells_list_as_an_item_neither_pins_nor_starts():
     start = build_program(kg, ["red", "Flag A"], [_Step(label="main colour", forward=False)], book=book, index=index,
                           rng=_random.Random(0), scoped=True)
     assert getattr(start, "code", None) == "not_unique" and "item" in start.detail
+
+
+def test_a_value_named_with_the_kind_its_clause_says_and_a_listing_cell_as_a_pin():
+    """starwars_dbpedia (grades-heldout11.md): "whose skin color is grey skin color" (the converter's kind tag said
+    again) and "whose skin color is white, blue and whose sex is ..." (a listing cell breaks the coordination)."""
+    import random as _random
+
+    from tasks.qa.programs import pin_node, relation_index
+    from tasks.qa.template_writer import _fill
+
+    assert _fill("{the} whose coat colour is {o}", "bay coat colour", "{o}", "horse") == \
+        "the horse whose coat colour is bay"
+    assert _fill("{the} whose league is {o}", "American League", "{o}", "team") == \
+        "the team whose league is American League"
+    horses = [("Horse A", "coat colour", "bay, white"), ("Horse B", "coat colour", "bay, white"),
+              ("Horse C", "coat colour", "grey"), ("Horse A", "stable", "North Yard"),
+              ("Horse C", "stable", "North Yard"), ("Horse D", "stable", "South Yard"),
+              ("Horse E", "stable", "South Yard")]
+    kg = graph(horses)
+    found = pin_node(kg, "Horse A", {"Horse A", "Horse C"}, book=book_for_graph(kg), index=relation_index(kg),
+                     exclude=["North Yard"], answer="Horse A", hops_to_answer=0, need_one=False, rng=_random.Random(0))
+    assert getattr(found, "code", None) == "no_pin"  # "bay, white" is held by two, but it is a list

@@ -155,6 +155,8 @@ class RelationIndex:
                     yield s, key, o
 
 
+#: A cell that lists values ("white, blue"): as a pin's value its comma would break the clauses joined around it.
+_CELL_LIST = re.compile(r"[,;]\s")
 #: How a table's cell lists several values ("fair, green, yellow", "red and blue").
 _LIST_SPLIT = re.compile(r",\s*|\s+and\s+|\s*/\s*|\s*;\s*")
 
@@ -360,7 +362,7 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
         if f.value in banned or len(f.holders) < 2 or index.is_code(f.value) or bare_number(f.value) or \
-                quantity_label(book, f.label) or index.listed_in(f.label, f.value):
+                quantity_label(book, f.label) or index.listed_in(f.label, f.value) or _CELL_LIST.search(f.value):
             continue
         if hops_to_answer > 0:
             d = kg.shortest_path_length(f.value, answer, cutoff=hops_to_answer)

@@ -160,6 +160,8 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
         text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:(?:the|a|an) {n} of {re.escape(known)}|"
                       rf"{re.escape(known)}['’]s {n})(?![\w'’])", lambda _: f"{known}'s {noun}", text)
     text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:the|a|an) {n} of ", f"the {noun} of ", text)
+    # a value named with its kind that the clause has just said: "whose skin color is grey skin color" -> "is grey"
+    text = re.sub(r"\bwhose ([a-z][a-z ]*?) (is|was) (\S.*?) \1\b", r"whose \1 \2 \3", text)
     if person:  # "Who has Joe Biden as its successor?" -> "as their successor"
         text = text.replace(" as its ", " as their ")
     return text

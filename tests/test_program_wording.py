@@ -810,7 +810,7 @@ def test_a_label_that_is_its_objects_own_kind_reads_as_a_noun_where_its_word_is_
 @pytest.mark.parametrize("known, text", [
     ("Frutillar Airport", "the country of Frutillar Airport"), ("Kent County", "the country of Kent County"),
     ("Santa Fe (administrative region)", "the country of Santa Fe (administrative region)"),
-    ("Rockford", "Rockford's country"), ("Lagos", "Lagos's country"),
+    ("Rockford", "Rockford's country"), ("Lagos", "Lagos's country"), ("Coral Springs", "Coral Springs's country"),
 ])
 def test_a_name_that_says_its_kind_keeps_of_after_a_place_noun(known, text):
     """A name that says what it is cannot be read as the country's own name: only a bare name takes the possessive."""

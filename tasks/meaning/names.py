@@ -525,7 +525,8 @@ def of_name_noun(noun: str) -> bool:
 
 def name_says_kind(name: str) -> bool:
     """Whether a name says what kind of thing it names: its last word, or that of its bracketed disambiguator, is an
-    English noun ("Frutillar Airport", "Kent County", "Santa Fe (administrative region)"). Such a name after "the
+    English noun in the singular ("Frutillar Airport", "Kent County", "Santa Fe (administrative region)"; not
+    "Pembroke Pines"). Such a name after "the
     <noun> of" cannot be read as the noun's own name ("the country of Frutillar Airport"), a bare one can ("the state
     of Rockford")."""
     m = re.search(r"\(([^()]*)\)\s*$", name)
@@ -533,7 +534,9 @@ def name_says_kind(name: str) -> bool:
     if not words:
         return False
     last = words[-1].lower()
-    return last in _name_rules()["of_names"] or ("NOUN" in lemminflect.getAllLemmas(last) and _plain_english(last))
+    nouns = lemminflect.getAllLemmas(last).get("NOUN", ())
+    # a kind is said in the singular ("Airport", "County"); a plural closes a name ("Pembroke Pines", "Niagara Falls")
+    return last in _name_rules()["of_names"] or (last in nouns and _plain_english(last))
 
 
 def _words_key(name: str) -> str:

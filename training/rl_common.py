@@ -60,6 +60,13 @@ class _Options(BaseModel):
     reward: str | None = Field(default=None, description="A name in training.rewards.REWARDS; default by stage.")
     reward_kwargs: dict[str, ScalarKwarg] = Field(default_factory=dict)
     max_tool_rounds: int = Field(default=7, ge=0, le=64, description="Tool calls per rollout (Omne-R1: 7).")
+    tool_timeout_s: float = Field(default=30.0, gt=0)
+    max_tool_failure_rate: float = Field(default=0.05, gt=0, le=1, description="The run stops when more than this "
+                                         "share of the last tool_failure_window tool calls failed (server down, "
+                                         "timing out, 5xx, token refused); TRL counts each process's own "
+                                         "calls.")  # fmt: skip
+    tool_failure_window: int = Field(default=200, ge=10, le=100_000, description="Tool calls the failure rate is "
+                                                                                "taken over.")  # fmt: skip
 
     @field_validator("reward")
     @classmethod

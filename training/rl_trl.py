@@ -50,12 +50,6 @@ class TRLOptions(_Options):
 
     dataset: Literal["rl", "messages"] = "rl"
     tool_server_url: str | None = None
-    tool_timeout_s: float = Field(default=30.0, gt=0)
-    max_tool_failure_rate: float = Field(default=0.05, gt=0, le=1, description="The run stops when more than this "
-                                         "share of the last tool_failure_window tool calls of a process failed "
-                                         "(server down, timing out, 5xx, token refused).")  # fmt: skip
-    tool_failure_window: int = Field(default=200, ge=10, le=100_000, description="Tool calls the failure rate is "
-                                                                                "taken over.")  # fmt: skip
     num_generations: int = Field(default=4, ge=2, description="Completions per prompt (the GRPO group).")
     per_device_train_batch_size: int = Field(default=4, ge=1)
     gradient_accumulation_steps: int = Field(default=1, ge=1)

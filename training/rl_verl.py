@@ -79,12 +79,6 @@ class VerlOptions(_Options):
     max_response_length: int = Field(default=8192, ge=16, description="All assistant turns and tool replies of one rollout.")
     max_tool_response_chars: int = Field(default=4096, ge=64, description="Longer tool replies are cut (middle).")
     tool_server_url: str = Field(default="http://127.0.0.1:8765", description="A running `hopforge serve-tools`.")
-    tool_timeout_s: float = Field(default=30.0, gt=0)
-    max_tool_failure_rate: float = Field(default=0.05, gt=0, le=1, description="The run stops when more than this "
-                                         "share of the last tool_failure_window tool calls failed (server down, "
-                                         "timing out, 5xx, token refused).")  # fmt: skip
-    tool_failure_window: int = Field(default=200, ge=10, le=100_000, description="Tool calls the failure rate is "
-                                                                                "taken over.")  # fmt: skip
     n_gpus_per_node: int = Field(default=8, ge=1)
     nnodes: int = Field(default=1, ge=1)
     ray_address: str | None = Field(default=None, description="host:port of a running Ray cluster's head (its GCS) "

@@ -127,6 +127,11 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
     person (``person``; by default, whether ``noun`` names people: ``person_kind``) and "that" otherwise.
     ``named``: ``known`` is a name, not a description, so "the state of {s}" is said "{s}'s state"
     (``_possessive``)."""
+    if named:
+        # a value named with the kind its clause has just said: "whose skin color is grey skin color" -> "is grey"
+        said = re.search(rf"\bwhose ([a-z][a-z ]*) (?:is|was) {re.escape(slot)}$", template)
+        if said is not None and known.endswith(f" {said[1]}") and len(known) > len(said[1]) + 1:
+            known = known[: -len(said[1]) - 1]
     named = named and not name_says_kind(known)  # "the country of Frutillar Airport" reads as it should
     if named:
         template = _possessive(template, slot)
@@ -160,8 +165,6 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
         text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:(?:the|a|an) {n} of {re.escape(known)}|"
                       rf"{re.escape(known)}['’]s {n})(?![\w'’])", lambda _: f"{known}'s {noun}", text)
     text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:the|a|an) {n} of ", f"the {noun} of ", text)
-    # a value named with its kind that the clause has just said: "whose skin color is grey skin color" -> "is grey"
-    text = re.sub(r"\bwhose ([a-z][a-z ]*?) (is|was) (\S.*?) \1\b", r"whose \1 \2 \3", text)
     if person:  # "Who has Joe Biden as its successor?" -> "as their successor"
         text = text.replace(" as its ", " as their ")
     return text

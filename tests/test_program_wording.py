@@ -918,3 +918,23 @@ def test_a_value_named_with_the_kind_its_clause_says_and_a_listing_cell_as_a_pin
     found = pin_node(kg, "Horse A", {"Horse A", "Horse C"}, book=book_for_graph(kg), index=relation_index(kg),
                      exclude=["North Yard"], answer="Horse A", hops_to_answer=0, need_one=False, rng=_random.Random(0))
     assert getattr(found, "code", None) == "no_pin"  # "bay, white" is held by two, but it is a list
+
+
+def test_a_kind_that_names_no_people_is_never_who_whatever_relation_it_has():
+    """weaknesses_dbpedia (grades-heldout12.md): weaknesses that are a "child of" another were asked with "who". The
+    lexicon's "child" is a person; a weakness is not (WordNet: no sense of "weakness" names people). Here with
+    firms whose label is "child of"."""
+    from tasks.meaning.names import may_name_people
+    from tasks.qa.program_writer import person_nodes
+    from tasks.qa.template_writer import Hop
+
+    assert not may_name_people("weakness") and not may_name_people("firm") and may_name_people("entrant")
+    assert may_name_people(None) and may_name_people("tate_text")
+    kg = graph([("Acme Ltd", "child of", "Acme Group"), ("Bolt Ltd", "child of", "Acme Group")])
+    book = book_for_graph(kg)
+    program = QueryProgram(kind="chain", start="Acme Group", nodes=["Acme Group", "Acme Ltd"],
+                           steps=[ProgramStep(label="child of", forward=False)])
+    hops = [Hop(book.profile("child of"), False)]
+    assert book.profile("child of").subject_noun == "person"
+    assert person_nodes(program, hops, ["firm", "firm"], book) == [False, False]
+    assert person_nodes(program, hops, ["entity", "entity"], book)[1]  # a node with no kind: the relation says

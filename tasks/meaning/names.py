@@ -581,6 +581,31 @@ def versus_name(name: str) -> bool:
     return _VERSUS.search(name) is not None
 
 
+_PERSON_NOUNS_FILE = Path(__file__).with_name("person_nouns.txt")
+
+
+@lru_cache(maxsize=1)
+def _person_nouns() -> frozenset[str]:
+    return frozenset(x.strip() for x in _PERSON_NOUNS_FILE.read_text(encoding="utf-8").splitlines()
+                     if x.strip() and not x.startswith("#"))
+
+
+@lru_cache(maxsize=4096)
+def may_name_people(noun: str | None) -> bool:
+    """Whether a kind noun can name people, so that a relation saying its node is a person may make it "who": no
+    kind, a word English does not know as a noun ("entity", a table's name), or a noun with a sense that names
+    people (``person_nouns.txt``, WordNet's noun.person: "entrant", "character"). "weakness" or "city" never does,
+    whatever relation a table gives it ("child of": a weakness is no child)."""
+    words = (noun or "").strip().lower().split()
+    if not words or words == ["entity"]:
+        return True
+    head = words[-1]
+    one = _singular(head)
+    if head in _person_nouns() or one in _person_nouns():
+        return True
+    return "NOUN" not in lemminflect.getAllLemmas(head)
+
+
 @lru_cache(maxsize=4096)
 def person_kind(noun: str | None) -> bool:
     """Whether a kind noun names people, so that a question asks for one with "Who" and describes one with "who":

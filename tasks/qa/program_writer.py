@@ -29,7 +29,8 @@ from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.morphology import PREPOSITIONS
-from tasks.meaning.names import adjective_name, common_noun_name, name_carries, person_kind, unreadable_name
+from tasks.meaning.names import (adjective_name, common_noun_name, may_name_people, name_carries, person_kind,
+                                 unreadable_name)
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
@@ -265,16 +266,18 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
 def person_nodes(program: QueryProgram, hops: Sequence[Hop], nouns: Sequence[str], book: ProfileBook) -> list[bool]:
     """Whether each node of ``program`` is a person, so that it is asked for with "Who" and described with "who":
     its kind noun names people (``person_kind``: "baker", "author"), or a relation at it says that end is a person
-    in the world (the profile's subject or object noun: whoever has a hometown or an occupation)."""
+    in the world (the profile's subject or object noun: whoever has a hometown or an occupation) and its kind can
+    name people (``may_name_people``: not a weakness that is a "child of" another)."""
     out = [person_kind(n) for n in nouns]
+    may = [may_name_people(n) for n in nouns]
     for i, hop in enumerate(hops):  # hop i reads from node i to node i + 1
         p = hop.profile
         known, found = (p.subject_noun, p.object_noun) if hop.slot == "{s}" else (p.object_noun, p.subject_noun)
-        out[i] = out[i] or known == "person"
-        out[i + 1] = out[i + 1] or found == "person"
+        out[i] = out[i] or (known == "person" and may[i])
+        out[i + 1] = out[i + 1] or (found == "person" and may[i + 1])
     for c in program.constraints:
         p = book.profile(c.label)
-        out[c.node] = out[c.node] or (p.subject_noun if c.forward else p.object_noun) == "person"
+        out[c.node] = out[c.node] or ((p.subject_noun if c.forward else p.object_noun) == "person" and may[c.node])
     return out
 
 

@@ -938,3 +938,18 @@ def test_a_kind_that_names_no_people_is_never_who_whatever_relation_it_has():
     assert book.profile("child of").subject_noun == "person"
     assert person_nodes(program, hops, ["firm", "firm"], book) == [False, False]
     assert person_nodes(program, hops, ["entity", "entity"], book)[1]  # a node with no kind: the relation says
+
+
+def test_a_multi_valued_type_relation_is_an_attribute_not_the_kind():
+    """pokemon_dbpedia (grades-heldout12.md): "which water ...", "the psychic whose ...": a Pokémon's "type" values
+    (water, poison) are an attribute; the node's declared type names it. A single "instance of" per node still gives
+    the finer class ("township", towny_wikidata). Here with cards and their suits."""
+    from tasks.meaning.names import node_type_noun
+
+    cards = [(f"Card {chr(65 + i)}{chr(97 + i)}", "type", s) for i, s in enumerate(["heart", "spade"] * 5)]
+    cards += [(f"Card {chr(65 + i)}{chr(97 + i)}", "type", "trump") for i in range(3)]  # 3 of 10 have two
+    kg = graph(cards, {**{f"Card {chr(65 + i)}{chr(97 + i)}": "playing card" for i in range(10)}})
+    assert node_type_noun(kg, "Card Aa") == "playing card"
+    towns = graph([(f"Town {chr(65 + i)}{chr(97 + i)}", "instance of", "township") for i in range(10)],
+                  {f"Town {chr(65 + i)}{chr(97 + i)}": "municipality" for i in range(10)})
+    assert node_type_noun(towns, "Town Aa") == "township"

@@ -260,7 +260,11 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
     (``TYPE_RELATIONS``; the object's display form or its own name relation, singular, lower case unless a
     proper noun), else the node's type column (an importer's type, LightRAG's entity type:
     ``type_text_noun``); "entity" only when nothing is known."""
-    for other in _out_edges(kg, name, TYPE_RELATIONS):
+    declared = type_text_noun(kg.entity(name).type) if name in kg else None
+    typed = _out_edges(kg, name, TYPE_RELATIONS)
+    if typed and declared and declared not in _COARSE_KINDS and _type_edges_are_attributes(kg):
+        typed = []  # a Pokémon's "type" (water, fire): an attribute, not the class its declared type names
+    for other in typed:
         if _column_value(kg, other):
             continue
         noun = type_text_noun(node_display(kg, other, vocabulary=True))
@@ -273,6 +277,25 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
         if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
             return noun
     return "entity"
+
+
+#: Share of a graph's typed nodes with two or more type edges past which those edges are an attribute, not class
+#: membership ("instance of township" names the class; a Pokémon's "type" water and poison are two values).
+TYPE_ATTRIBUTE_SHARE = 0.1
+
+
+def _type_edges_are_attributes(kg: KnowledgeGraph) -> bool:
+    """Whether the graph's type-labelled relations are a multi-valued attribute (``TYPE_ATTRIBUTE_SHARE``): then a
+    node that declares its own type is called by that, not by its "type" values."""
+    hit = kg.__dict__.get("_type_edges_are_attributes")
+    if hit is None:
+        counts = Counter()
+        for r in kg.relations():
+            if r.relation and relation_word(r.relation) in TYPE_RELATIONS:
+                counts[r.source] += 1
+        hit = bool(counts) and sum(n >= 2 for n in counts.values()) >= TYPE_ATTRIBUTE_SHARE * len(counts)
+        kg.__dict__["_type_edges_are_attributes"] = hit
+    return hit
 
 
 #: LightRAG's coarse entity types a node's own description may say more exactly: "Country of north-east Africa"

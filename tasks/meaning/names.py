@@ -659,13 +659,30 @@ _POSSESSIVE = re.compile(r"(?:men|women|boys|girls|children|people|ladies|gentle
                          re.IGNORECASE)
 
 
+def _head_word(words: list[str]) -> str:
+    """The head of a noun phrase: the last word before an "of" phrase ("germ theory of disease" -> "theory")."""
+    before = words[:words.index("of")] if "of" in words[1:] else words
+    return before[-1] if before else ""
+
+
+@lru_cache(maxsize=4096)
+def _count_noun(word: str) -> bool:
+    """Whether ``word`` is a singular noun English only counts ("hedgehog", "hour"; not "maize", "rice" or "water",
+    which lemminflect's corpus also uses as their own plural, nor a word it does not know as a noun)."""
+    if not word.isalpha():
+        return False
+    plurals = lemminflect.getAllInflections(word, upos="NOUN").get("NNS")
+    return bool(plurals) and word not in plurals and word in lemminflect.getAllLemmas(word).get("NOUN", ())
+
+
 def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     """Whether running text writes ``name`` with "the", by the rules of ``names.yaml``: its last word heads such names
     ("United Kingdom", "Premier League"), it is "<Head> of <...>" with a common noun as head ("Battle of Actium"), its
     type takes "the" ("Nile", a river), an ordinal or a year opens it before a capitalised word (one edition of a
     recurring event: "the 10th Academy Awards", "the 1934 World Series"), or it is a team's name ending in a plural
     ("the Milwaukee Braves": a team, club or franchise named by its members). A name starting with an article, or in
-    lower case (a kind of thing: "maize", "double helix"), is left to the graph's own text."""
+    lower case (a kind of thing) takes "the" when its head is a noun English only counts ("the desert hedgehog",
+    "the hour", "the double helix"; "maize" and "glutamate" stay bare)."""
     words = name.split()
     if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper():
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
@@ -674,6 +691,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if len(words) >= 3 and words[1] == "of" and words[0].isalpha() and words[0].islower() and \
             "NOUN" in lemminflect.getAllLemmas(words[0]):
         return True  # a thing named by its kind and what it is of: "the earthquake of 28 June 1992"
+    if words and words[0] not in ("the", "a", "an") and name.islower() and all(w.isalpha() for w in words) and \
+            _count_noun(_head_word(words)):
+        return True  # a kind of thing named by a count noun: "the desert hedgehog", "the hour", "the double helix"
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()

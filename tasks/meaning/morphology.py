@@ -649,7 +649,7 @@ _VERB_FRAMES_FILE = Path(__file__).with_name("verb_frames.tsv")
 
 @functools.lru_cache(maxsize=1)
 def verb_frames() -> dict[str, tuple[str, bool]]:
-    """``lemma -> (frames, stative)`` of ``verb_frames.tsv`` (WordNet 3.0, ``bench/wordnet_verbs.py``): whether the
+    """``lemma -> (frames, stative)`` of ``verb_frames.tsv`` (WordNet 3.0, ``bench/wordnet_tables.py``): whether the
     verb's most frequent sense takes an object (``tr``), never does (``intr``) or both, and whether it is a state."""
     out: dict[str, tuple[str, bool]] = {}
     for line in _VERB_FRAMES_FILE.read_text(encoding="utf-8").splitlines():

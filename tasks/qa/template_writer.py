@@ -112,13 +112,11 @@ _ONE_OF = re.compile(r"\bone of (?:the )?\{[so]\}")
 _DESCRIPTION = re.compile(r"^the \S.* (?:that|who|whose) ")
 
 
-def _possessive(template: str, slot: str) -> str:
-    """``template`` with "the <noun> of {slot}" as "{slot}'s <noun>" where "the <noun> of <Name>" would name the thing
-    itself (``of_name_noun``: "the state of Rockford" reads as a state named Rockford); else as it is."""
-    m = re.search(rf"\bthe (?P<noun>[a-z][a-z' -]*?) of {re.escape(slot)}", template)
-    if m is None or not of_name_noun(m["noun"]):
-        return template
-    return f"{template[:m.start()]}{slot}'s {m['noun']}{template[m.end():]}"
+def _possessive(text: str, known: str) -> str:
+    """``text`` with "the <noun> of <known>" as "<known>'s <noun>" where "the <noun> of <Name>" would name the thing
+    itself (``of_name_noun``: "the state of Rockford" reads as a state named Rockford)."""
+    return re.sub(rf"\bthe ((?:(?!\bof\b)[a-z' -])+?) of {re.escape(known)}(?![\w'’])",
+                  lambda m: f"{known}'s {m[1]}" if of_name_noun(m[1]) else m[0], text)
 
 
 def _fill(template: str, known: str, slot: str, noun: str, person: bool | None = None, *,
@@ -133,8 +131,6 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
         if said is not None and known.endswith(f" {said[1]}") and len(known) > len(said[1]) + 1:
             known = known[: -len(said[1]) - 1]
     named = named and not name_says_kind(known)  # "the country of Frutillar Airport" reads as it should
-    if named:
-        template = _possessive(template, slot)
     if _ONE_OF.search(template) and slot in template and _DESCRIPTION.match(known):
         # "one of the founder crops" names a group; "one of the category that ..." says one of one thing
         raise TemplateError(f"'one of' before a description ({known[:60]!r}) reads as one of one thing")
@@ -161,10 +157,9 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
     # A relation noun that is the node's own type says it once: "the country of X", not "the country that is the
     # country of X" (a question's opener is handled in ``write_question``).
     n = re.escape(noun)
-    if named and of_name_noun(noun):  # "the state that is a state of Rockford" -> "Rockford's state"
-        text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:(?:the|a|an) {n} of {re.escape(known)}|"
-                      rf"{re.escape(known)}['’]s {n})(?![\w'’])", lambda _: f"{known}'s {noun}", text)
     text = re.sub(rf"\bthe {n} (?:that|who) (?:is|was) (?:the|a|an) {n} of ", f"the {noun} of ", text)
+    if named:  # "the state of Rockford" (from any form, the collapse above included) -> "Rockford's state"
+        text = _possessive(text, known)
     if person:  # "Who has Joe Biden as its successor?" -> "as their successor"
         text = text.replace(" as its ", " as their ")
     return text

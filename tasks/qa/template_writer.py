@@ -38,6 +38,7 @@ from schemas.meaning import RelationProfile
 from schemas.qa import PathEdge
 from tasks.meaning.names import (adjective_name, common_noun_name, entity_type_noun, name_says_kind, of_name_noun,
                                  person_kind, unreadable_name)
+from tasks.meaning.morphology import PREPOSITIONS
 from tasks.meaning.profiles import ProfileBook, default_book, hop_refusal
 
 
@@ -172,6 +173,14 @@ def _plural_heading(name: str) -> bool:
     words = name.split()
     if not words or not name.islower() or words[0] in ("the", "a", "an") or len(words) > 8:
         return False
+    for i, w in enumerate(words):  # the head ends before a preposition or a comma: "hypertrophy of tonsils with ..."
+        if i and (w in PREPOSITIONS or w in ("due", "following")):
+            words = words[:i]
+            break
+        if w.endswith(","):
+            words = words[:i + 1]
+            words[-1] = w.rstrip(",")
+            break
     last = words[-1]
     lemmas = lemminflect.getAllLemmas(last).get("NOUN", ())
     return bool(lemmas) and last not in lemmas and last.endswith("s")

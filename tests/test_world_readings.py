@@ -163,3 +163,24 @@ def test_a_question_over_machines_says_the_before_their_designations():
 
     question = write_program_question(program, kinds, book=book_for_graph(kg), name_of=name_of)
     assert "the A321-272N" in question, question
+
+
+@pytest.mark.parametrize("kind, noun", [
+    ("systems of units", "system of units"), ("system of units", "system of units"), ("units of time", "unit of time"),
+    ("census divisions", "census division"),
+])
+def test_a_kind_of_noun_of_nouns_is_singular_at_its_head(kind, noun):
+    """"which system of unit uses ..." came from singularising the last word of "system of units"."""
+    from tasks.meaning.names import type_text_noun
+
+    assert type_text_noun(kind) == noun
+
+
+@pytest.mark.parametrize("name, kind, article", [
+    ("Russian keyboard layout", "keyboard layout", True), ("French language", "language", True),
+    ("Kent County", "county", False), ("Frutillar Airport", "airport", False),
+])
+def test_a_name_that_ends_in_its_kinds_common_noun_takes_the(name, kind, article):
+    """"the country of both Russian keyboard layout and ...": a name made of a modifier and its kind in lower case
+    is a description and takes "the"; a capitalised kind word is part of a proper name."""
+    assert name_takes_article(name, kind) is article

@@ -220,6 +220,9 @@ def type_text_noun(text: str | None) -> str | None:
     if _ABBREVIATION.fullmatch(words[-1]) and not lemminflect.getAllLemmas(words[-1]) and (
             len(words[-1]) <= 3 or not re.search(r"[aeiouy]", words[-1])):
         words[-1] = words[-1].upper()  # an acronym a type column wrote in lower case: "geographic_crs" -> "geographic CRS"
+    elif "of" in words[1:-1]:
+        i = words.index("of", 1)  # "<noun> of <nouns>": the head is before "of" ("system of units", "unit of time")
+        words[i - 1] = _singular(words[i - 1])
     else:
         words[-1] = _singular(words[-1])
     noun = " ".join(words)
@@ -747,6 +750,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
             and device_kind(type_noun):
         return True  # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"
+    kind = (type_noun or "").strip()
+    if len(words) >= 2 and kind and kind.islower() and name.endswith(" " + kind) and words[0][:1].isupper():
+        return True  # a description ending in its kind's own common noun: "the Russian keyboard layout"
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()

@@ -15,6 +15,12 @@ Prefect server start included), each timed, with the commit, the machine and its
 stopped at the end.
 
     python bench/bench_demo.py --fresh-clone --json bench/results/demo_fresh_clone.json
+
+``--empty-pip-cache`` (with ``--fresh-clone``) gives pip a new, empty cache directory, as on a machine that never
+installed anything: every wheel is downloaded and llama.cpp is built from source. The machine's load is sampled
+every 15 s while it runs (mean and max in the record).
+
+    python bench/bench_demo.py --fresh-clone --empty-pip-cache --json bench/results/demo_empty_cache.json
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,12 +72,16 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def run_fresh_clone(where: Path) -> dict:
-    """Clone HEAD into ``where``, set it up and run ``make demo`` there, as a new user would."""
+def run_fresh_clone(where: Path, pip_cache: Path | None = None) -> dict:
+    """Clone HEAD into ``where``, set it up and run ``make demo`` there, as a new user would; with ``pip_cache``,
+    pip's cache is that (new, empty) directory."""
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(where)], check=True)
     # the clone's own settings only: nothing of this shell's hopforge or Prefect configuration
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HOPFORGE_", "PREFECT_", "VIRTUAL_ENV"))}
+    if pip_cache is not None:
+        pip_cache.mkdir(parents=True, exist_ok=False)
+        env["PIP_CACHE_DIR"] = str(pip_cache)
     try:
         setup_wall, setup_cpu = _timed(["make", ".venv/.installed-local"], where, env)
         demo_wall, demo_cpu = _timed(["make", "demo"], where, env)
@@ -85,22 +96,41 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="Write the result here (e.g. bench/results/demo.json).")
     ap.add_argument("--fresh-clone", action="store_true", help="Time set-up and `make demo` in a fresh clone of HEAD.")
+    ap.add_argument("--empty-pip-cache", action="store_true", help="With --fresh-clone: pip starts from an empty cache.")
     args = ap.parse_args()
+    if args.empty_pip_cache and not args.fresh_clone:
+        ap.error("--empty-pip-cache needs --fresh-clone")
     load_before = os.getloadavg()[0]
+    samples: list[float] = []
+    stop = threading.Event()
+
+    def sample_load() -> None:
+        while not stop.wait(15.0):
+            samples.append(os.getloadavg()[0])
+
+    sampler = threading.Thread(target=sample_load, daemon=True)
+    sampler.start()
     with tempfile.TemporaryDirectory(prefix="hopforge-demo-") as tmp:
-        if args.fresh_clone:
+        if args.fresh_clone and args.empty_pip_cache:
+            result = run_fresh_clone(Path(tmp) / "clone", pip_cache=Path(tmp) / "pip-cache")
+            command = "git clone, make .venv/.installed-local (pip's cache empty: every wheel downloaded, llama.cpp " \
+                      "built), make demo"
+        elif args.fresh_clone:
             result = run_fresh_clone(Path(tmp) / "clone")
             command = "git clone, make .venv/.installed-local (pip's cache warm), make demo"
         else:
             result = run_demo(Path(tmp) / "data")
             command = "hopforge demo (fresh data dir; llama.cpp already built)"
+    stop.set()
     result = {
         "command": command,
         "when": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **result,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     # other work on the machine stretches the wall times (the CPU seconds less so)
-                    "load_1min_before": round(load_before, 2), "load_1min_after": round(os.getloadavg()[0], 2)},
+                    "load_1min_before": round(load_before, 2), "load_1min_after": round(os.getloadavg()[0], 2),
+                    "load_1min_during_mean": round(sum(samples) / len(samples), 2) if samples else None,
+                    "load_1min_during_max": round(max(samples), 2) if samples else None},
     }
     text = json.dumps(result, indent=2, sort_keys=True).replace(str(ROOT), "<repo>")  # no machine paths in the record
     text = re.sub(re.escape(tempfile.gettempdir()) + r"/hopforge-demo-\w+/clone", "<clone>", text)

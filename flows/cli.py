@@ -179,10 +179,13 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
          free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1,
          deep_questions: Annotated[int, typer.Option(help="Questions that also get teacher rollouts and long CoT "
                                                           "(0 skips them).")] = 3,
+         eval_items: Annotated[int, typer.Option(help="Test questions the evaluation scores, first by id (0: the "
+                                                      "whole test split).")] = 4,
          min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None) -> None:
     """The main job: doctor, smoke, then every factory stage on the demo corpus, sized for minutes on 2 cores
     (flows.factory.DEMO_PLAN): LightRAG on one document a domain, gold paths and a template trajectory for every
-    question, rollouts and long CoT on a few, at least 10 questions in the evaluated test split."""
+    question, rollouts and long CoT on a few, at least 10 questions in the test split, of which the evaluation
+    scores a few (``--eval-items``) to show it runs: the embedded policy's scores say nothing more on all of them."""
 
     def body():
         import time
@@ -198,6 +201,8 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
             raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
         if deep_questions < 0:
             raise _UserError(f"--deep-questions must be >= 0, got {deep_questions}")
+        if eval_items < 0:
+            raise _UserError(f"--eval-items must be >= 0 (0: the whole test split), got {eval_items}")
         if settings.endpoint("extractor").is_local:
             # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.
             settings.roles.extractor.sampling.max_tokens = min(settings.roles.extractor.sampling.max_tokens, 256)
@@ -218,7 +223,8 @@ def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
                         build_docs=DEMO_PLAN.build_docs, split_proportions=DEMO_PLAN.split_proportions,
                         n_rollouts=DEMO_PLAN.n_rollouts if local_teacher else 2, deep_questions=deep_questions,
                         distill_limits=limits, batch_size=DEMO_PLAN.batch_size, min_ball=min_ball,
-                        max_ball=max_ball, eval_ikg_levels=list(DEMO_PLAN.eval_ikg_levels), settings=settings)
+                        max_ball=max_ball, eval_ikg_levels=list(DEMO_PLAN.eval_ikg_levels),
+                        eval_limit=eval_items or None, settings=settings)
         f["timings"] = {"doctor": round(t1 - t0, 1), "smoke": round(t2 - t1, 1), **f["timings"],
                         "total": round(time.monotonic() - started, 1)}
         f["record"] = str(_write_demo_record(settings.data_dir / "demo-summary.json", f))
@@ -363,11 +369,14 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
         out.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     if f.get("eval"):
         for m, st in f["eval"]["by_mode"].items():
-            out.print(f"eval {m:<9} (policy {f['eval']['model']}, test split): n={st['n']} EM={st['em']:.2f} "
+            scope = (f"first {f['eval']['limit']} of {f['splits'].get('test', 0)} test questions"
+                     if f["eval"].get("limit") else "test split")
+            out.print(f"eval {m:<9} (policy {f['eval']['model']}, {scope}): n={st['n']} EM={st['em']:.2f} "
                       f"F1={st['f1']:.2f} Hit@1={st['hit1']:.2f}", soft_wrap=True)
         if settings.endpoint("policy").is_local:
             out.print("  (the policy is the embedded 135M demo model: these scores show the evaluation ran end to "
-                      "end, not what a trained policy reaches; `hopforge train` then `hopforge eval run` scores one)",
+                      "end, not what a trained policy reaches; `hopforge train` then `hopforge eval run` scores one; "
+                      "`hopforge demo --eval-items 0` scores the whole test split)",
                       soft_wrap=True)
     out.print("time:   " + "  ".join(f"{k} {_minutes(v)}" for k, v in f["timings"].items()), highlight=False,
               soft_wrap=True)

@@ -66,6 +66,9 @@ class DemoPlan:
     #: The IKG levels the demo's evaluation scores: one, as a tool-mode item of the embedded policy costs seconds
     #: (its rounds run to their token budget), and the test split's questions at both levels would add minutes.
     eval_ikg_levels: tuple[float, ...] = (0.4,)
+    #: Test questions the demo evaluates (first by id): enough to show the evaluation runs end to end in both modes;
+    #: the embedded 135M policy scores nothing a larger sample would tell (``hopforge demo --eval-items 0``: all).
+    eval_items: int = 4
 
     def with_ikg(self, settings: Settings) -> Settings:
         """``settings`` with the demo's IKG levels, when the configuration asks for none (the global default
@@ -192,6 +195,7 @@ def factory(
     batch_size: int | None = None,
     export_version: str | None = None,
     eval_ikg_levels: list[float] | None = None,
+    eval_limit: int | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Run every stage once. ``corpus``/``reference_graphs`` default to the demo corpus and its reference graphs.
@@ -206,7 +210,8 @@ def factory(
     ``batch_size`` (default: each endpoint's ``max_concurrency``) is the questions per batch task of gold paths,
     distillation and evaluation: an endpoint that answers one call at a time would otherwise cost a task per question.
     ``min_ball`` / ``max_ball`` bound the seeds' depth-3 neighbourhoods (default: ``settings.seeds``).
-    ``eval_ikg_levels`` are the IKG levels the evaluation scores too (default: ``[ikg] levels``; ``[]``: none).
+    ``eval_ikg_levels`` are the IKG levels the evaluation scores too (default: ``[ikg] levels``; ``[]``: none);
+    ``eval_limit`` evaluates at most that many test questions (first by id; default: all).
     The summary's ``timings`` holds each stage's wall time in seconds.
     """
     settings = settings or default_settings()
@@ -269,8 +274,9 @@ def factory(
         limits = {k: v for k, v in (distill_limits or {}).items() if k in ("max_rounds", "max_tokens_per_round")}
         with timed(timings, "evaluation"):
             ev = evaluate_policy(split="test", modes=("tools", "no_tools"), domains=doms, batch_size=batch_size,
-                                 ikg_levels=eval_ikg_levels, settings=settings, **limits)
-        summary["eval"] = {"run_id": ev["run_id"], "model": ev["model"], "by_mode": ev["by_mode"]}
+                                 limit=eval_limit, ikg_levels=eval_ikg_levels, settings=settings, **limits)
+        summary["eval"] = {"run_id": ev["run_id"], "model": ev["model"], "by_mode": ev["by_mode"],
+                           "limit": eval_limit}
     else:
         summary["eval"] = None
         print("evaluation skipped: no question landed in the test split")

@@ -279,10 +279,11 @@ def test_the_demo_exports_ikg_20_and_40_percent_variants(monkeypatch, tmp_path):
     from flows.factory import DEMO_DIR, DEMO_PLAN
 
     assert DEMO_PLAN.ikg_levels == (0.2, 0.4) and set(DEMO_PLAN.eval_ikg_levels) <= set(DEMO_PLAN.ikg_levels)
-    seen = []
+    seen, limits = [], []
 
     def factory(**kw):
         seen.append((list(kw["settings"].ikg.levels), kw["settings"].ikg.texts, kw["eval_ikg_levels"]))
+        limits.append(kw["eval_limit"])
         raise InputError("stop here")  # the demo ends with this one line: nothing else runs
 
     monkeypatch.setattr(flows.doctor, "doctor", lambda settings: {"ok": True, "run_id": "d"})
@@ -292,6 +293,13 @@ def test_the_demo_exports_ikg_20_and_40_percent_variants(monkeypatch, tmp_path):
     result = CliRunner().invoke(app, ["demo"])
     assert result.exit_code == 2 and "stop here" in result.output, result.output
     assert seen == [([0.2, 0.4], str(DEMO_DIR / "corpus"), [0.4])]
+    # the evaluation scores a few test questions unless asked for all (--eval-items 0)
+    assert limits == [DEMO_PLAN.eval_items] and 0 < DEMO_PLAN.eval_items < DEMO_PLAN.min_test_questions
+    for flag, want in (("0", None), ("7", 7)):
+        result = CliRunner().invoke(app, ["demo", "--eval-items", flag])
+        assert result.exit_code == 2 and limits[-1] == want, result.output
+    result = CliRunner().invoke(app, ["demo", "--eval-items", "-1"])
+    assert result.exit_code != 0 and "--eval-items must be >= 0" in result.output and len(limits) == 3
     assert load_settings(data_dir=tmp_path).ikg.levels == [] and load_settings(data_dir=tmp_path).ikg.texts is None
     own = DEMO_PLAN.with_ikg(load_settings(data_dir=tmp_path, ikg={"levels": [0.6], "texts": str(tmp_path)}))
     assert own.ikg.levels == [0.6] and own.ikg.texts == str(tmp_path)

@@ -184,3 +184,98 @@ def test_a_name_that_ends_in_its_kinds_common_noun_takes_the(name, kind, article
     """"the country of both Russian keyboard layout and ...": a name made of a modifier and its kind in lower case
     is a description and takes "the"; a capitalised kind word is part of a proper name."""
     assert name_takes_article(name, kind) is article
+
+
+# -- the fourteenth set's classes ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name, code", [
+    ("HH AA0 R M AA1 N IH0 K S", True), ("T UW1", True), ("pygments.lexers.algebra", True), ("ESO270-017", True),
+    ("St. Louis", False), ("New York", False), ("AC DC", False), ("A321-272N", False), ("NGC 4194", False),
+])
+def test_transcriptions_module_paths_and_catalogue_keys_are_codes(name, code):
+    """ARPAbet pronunciations ("HH AA0 R M AA1 ..."), a module's dotted path and a catalogue's key failed und in
+    every question that showed them."""
+    from tasks.qa.programs import code_like
+
+    assert code_like(name) is code
+
+
+def test_a_kind_of_three_letter_abbreviations_shows_none_of_them():
+    """IAU constellation abbreviations ("Aql", "CVn", "And"): a kind whose names are mostly three-letter tokens is
+    an abbreviation table ("whose constellation is And" reads as a conjunction)."""
+    names = ["Aql", "CVn", "And", "UMa", "Com"]
+    kg = graph([(f"object {i}", "constellation", c) for i, c in enumerate(names)],
+               {**{c: "constellation" for c in names}, **{f"object {i}": "galaxy" for i in range(5)}})
+    index = relation_index(kg)
+    assert all(index.is_code(c) for c in names)
+    assert not index.is_code("object 1")
+    countries = ["France", "Peru", "Chad", "USA"]
+    kg2 = graph([(f"city {i}", "country", c) for i, c in enumerate(countries)], {c: "country" for c in countries})
+    assert not relation_index(kg2).is_code("USA") and not relation_index(kg2).is_code("Peru")
+
+
+def test_a_type_word_the_graph_writes_only_capitalised_keeps_its_capital():
+    """"python_module" was said "which python module"; the graph names "Python" alone and never writes the word in
+    lower case. A first word's capital ("Reflection nebula") is no evidence."""
+    kg = graph([("Python", "module", "lexers.python"), ("Python 3", "module", "lexers.python"),
+                ("Reflection nebula", "part of", "nebula"), ("NGC 1", "type", "Reflection nebula")],
+               {"lexers.python": "python_module", "Python": "lexer", "Python 3": "lexer",
+                "Reflection nebula": "reflection nebula", "NGC 1": "object", "nebula": "class"})
+    assert node_type_noun(kg, "lexers.python") == "Python module"
+    assert node_type_noun(kg, "Reflection nebula") == "reflection nebula"
+
+
+def test_a_word_is_mentioned_in_quotes_with_its_kind():
+    """"the phoneme class of the last phoneme of wege": a word is the thing asked about, so the question mentions it
+    ('the word "wege"'); a lower-case surname read bare was a grammar failure."""
+    from tasks.qa.generate import written_name
+
+    kg = graph([("wege", "lastPhoneme", "IY"), ("tattoo", "lastPhoneme", "UW")],
+               {"wege": "word", "tattoo": "word", "IY": "phoneme", "UW": "phoneme"})
+    assert written_name(kg, "wege") == 'the word "wege"'
+
+
+def test_a_one_letter_name_carried_by_an_equation_gives_it_away():
+    """"the element of the species that is a product of OH + C2H2 <=> H + CH2CO": the equation shows "H"."""
+    from tasks.meaning.names import name_carries
+
+    assert name_carries("OH + C2H2 <=> H + CH2CO", "H (chemical element)")
+    assert name_carries("Vitamin A", "A")
+    assert not name_carries("Tale of a City", "A")  # the article "a" is no capital A
+    assert not name_carries("J. R. Smith", "J")
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Which court was founded in 16 September 2012?", "Which court was founded on 16 September 2012?"),
+    ("Which court is located in Utah and was founded in the date that X was founded in?",
+     "Which court is located in Utah and was founded on the date that X was founded on?"),
+    ("Which city was founded in 1901?", "Which city was founded in 1901?"),
+    ("Which court was founded in March 1901?", "Which court was founded in March 1901?"),
+])
+def test_a_day_takes_on(text, want):
+    """"founded in 2012-09-16" and "founded in the date that ... was founded in" failed grammar in 27 questions."""
+    from tasks.qa.template_writer import on_dates
+
+    assert on_dates(text) == want
+
+
+@pytest.mark.parametrize("name, shown", [("2012-09-16", "16 September 2012"), ("1994-02", "February 1994"),
+                                         ("2012-13-01", "2012-13-01"), ("1994", "1994")])
+def test_an_iso_date_is_written_in_words(name, shown):
+    from tasks.qa.template_writer import date_in_words
+
+    assert date_in_words(name) == shown
+
+
+@pytest.mark.parametrize("name, article", [
+    ("District Court of Guam", True), ("United States Bankruptcy Court, W.D. Missouri", True),
+    ("Paris, Texas", False), ("Kent County", False),
+])
+def test_a_name_headed_by_an_institution_before_of_or_a_comma_takes_the(name, article):
+    assert name_takes_article(name, "court" if "Court" in name else "city") is article
+
+
+def test_a_capital_the_inside_a_name_is_lower_case_in_running_text():
+    assert in_running_text("Judicial Council of The Sixth Circuit", "court") == "Judicial Council of the Sixth Circuit"
+    assert in_running_text("The Hague", "city") == "The Hague"

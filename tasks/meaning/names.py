@@ -278,8 +278,40 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
         if noun in _COARSE_KINDS:
             noun = _description_kinds(kg).get(name, noun)
         if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
-            return noun
+            return _cased_as_the_graph_writes(kg, noun)
     return "entity"
+
+
+def _cased_as_the_graph_writes(kg: KnowledgeGraph, noun: str) -> str:
+    """``noun`` with a word a snake_case or lower-case type column lowered given back its capital where the graph's
+    names write it only so ("python_module" -> "Python module": "Python", "Python 3", "Python Traceback" and never
+    "python" as a word of a name)."""
+    words = noun.split()
+    if not any(w.islower() and w.isalpha() for w in words):
+        return noun
+    cased = _name_word_cases(kg)
+    return " ".join(w.capitalize() if w.islower() and w.isalpha() and cased.get(w) == "upper" else w for w in words)
+
+
+def _name_word_cases(kg: KnowledgeGraph) -> dict[str, str]:
+    """Per lower-cased word of the graph's names: "upper" where a node is named by the capitalised word alone
+    ("Python") and no name writes it in lower case (a proper word; a capital inside a name is the name's own:
+    "Reflection nebula", "Democratic Party"); "lower" where some name writes it in lower case. Kept on the graph."""
+    hit = kg.__dict__.get("_name_word_cases")
+    if hit is None:
+        upper: Counter[str] = Counter()
+        lower: set[str] = set()
+        for n in kg.nodes():
+            if "/" in n or "." in n.strip(".") and " " not in n:  # identifiers ("application/x-python") say nothing
+                continue
+            if re.fullmatch(r"[A-Z][a-z]+", n):
+                upper[n.lower()] += 1
+                continue
+            lower.update(w for w in re.findall(r"(?<![\w.-])[^\W\d_]+(?![\w.-])", n) if w.islower())
+        hit = {w: "lower" for w in lower}
+        hit.update({w: "upper" for w in upper if w not in lower})
+        kg.__dict__["_name_word_cases"] = hit
+    return hit
 
 
 #: Share of a graph's typed nodes with two or more type edges past which those edges are an attribute, not class
@@ -593,6 +625,9 @@ def name_carries(name: str, other: str) -> bool:
     (a coordinate system named as its datum). A question that shows ``name`` gives ``other`` away."""
     shown = " ".join(name.removeprefix("the ").casefold().split())
     o = _words_key(other)
+    if len(o) == 1:  # one capital ("H", an element): a token of its own, in its case ("OH + C2H2 <=> H + CH2CO")
+        letter = strip_disambiguator(other.removeprefix("the ")).strip()
+        return letter.isupper() and re.search(rf"(?<![\w'’.-]){re.escape(letter)}(?![\w'’.-])", name) is not None
     return len(o) >= 2 and re.search(rf"(?<![\w'’-]){re.escape(o)}(?![\w'’-])", shown) is not None
 
 
@@ -637,6 +672,17 @@ def _word_list(name: str) -> frozenset[str]:
 
 def _person_nouns() -> frozenset[str]:
     return _word_list(_PERSON_NOUNS_FILE.name)
+
+
+#: Kinds whose nodes are pieces of language: a question mentions them ('the word "wege"'), it does not use them.
+_MENTION_KINDS = frozenset({"word", "term", "lemma", "headword", "phrase", "idiom", "surname", "given name",
+                            "first name"})
+
+
+def mention_kind(noun: str | None) -> bool:
+    """Whether a kind's nodes are words or phrases themselves (``_MENTION_KINDS``; "English word" by its head)."""
+    words = (noun or "").strip().lower().split()
+    return bool(words) and (words[-1] in _MENTION_KINDS or " ".join(words[-2:]) in _MENTION_KINDS)
 
 
 #: Heads of a kind that is a version of what the word before them names ("aircraft variant", "engine model").
@@ -763,6 +809,13 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         return True  # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's"
     if len(words) >= 2 and words[-1].lower() in heads:
         return True
+    cut = next((i for i, w in enumerate(words) if i >= 1 and (w == "of" or words[i - 1].endswith(","))), None)
+    if cut is not None and cut >= 2:
+        before = words[cut - 1].rstrip(",")
+        if before[:1].isupper() and before.lower() in heads:
+            # the head before "of" or a comma: "the District Court of Guam", "the United States Bankruptcy Court,
+            # W.D. Missouri", "the Judicial Council of the Sixth Circuit"
+            return True
     if len(words) >= 3 and words[1] == "of":
         head = words[0].lower()
         if head in of_heads:
@@ -819,6 +872,7 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     glued = _GLUED_TITLE.fullmatch(name.strip())
     if glued:
         return f"{glued[1]} {glued[2]}"
+    name = re.sub(r"\b(of|for|in|at|on) The(?= [A-Z])", r"\1 the", name)  # "Council of The Sixth Circuit"
     if (type_noun or "").lower() in _name_rules()["substance_kinds"]:
         return _SUBSTANCE_WORD.sub(lambda m: m[0].lower(), name)
     unit = _unit_head(name, type_noun)

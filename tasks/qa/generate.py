@@ -33,7 +33,8 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import in_running_text, name_takes_article, node_type_noun, question_name, versus_name
+from tasks.meaning.names import (in_running_text, mention_kind, name_takes_article, node_type_noun, question_name,
+                                 versus_name)
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, scoped, write_program_question
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
@@ -44,10 +45,9 @@ from tasks.qa.programs import (
     constraint_edges,
     program_edges,
     relation_index,
-    rests_on_whole_graph,
     sample_programs,
 )
-from tasks.qa.template_writer import TemplateError, fact_sentence, takes_article, write_question
+from tasks.qa.template_writer import TemplateError, date_in_words, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, markup_kind, question_gates
 
 
@@ -275,19 +275,19 @@ def scope_names(kg: KnowledgeGraph, scope: str, *, longest: int = 6) -> list[str
 
 
 def check_scope_stated(question: str, scope: str) -> Verdict:
-    """A question whose program's one answer holds only within what the graph covers (``rests_on_whole_graph``)
-    says so: every content word of the domain's scope is in the question ("Among the 94 named hurricanes that struck
-    the US mainland from 1950 to 2012, ..."). Without it "the number of deaths of Hurricane Ivan" reads as the
-    world's figure and "the event whose bronze medalist is X" as any event."""
+    """A question of a domain with a scope says it: every content word of the scope is in the question ("Among the
+    94 named hurricanes that struck the US mainland from 1950 to 2012, ..."). Without it "the number of deaths of
+    Hurricane Ivan" reads as the world's figure, "the event whose bronze medalist is X" as any event, and "the module
+    of TeX" in the world's sense of "module"."""
     said = set(_scope_words(question))
     missing = [w for w in dict.fromkeys(_scope_words(scope)) if w not in said]
     if missing:
         return Verdict(check="scope_stated", ok=False, code=CHECK_CODES["scope_stated"],
-                       reason=f"the question's one answer holds only within what the graph covers, and it does not say "
-                              f"so (no {', '.join(repr(w) for w in missing[:4])}): open it with "
+                       reason=f"the question does not say what the graph covers, where its one answer holds "
+                              f"(no {', '.join(repr(w) for w in missing[:4])}): open it with "
                               f"\"{scope[:1].upper()}{scope[1:]}, \".")
     return Verdict(check="scope_stated", ok=True, code=CHECK_CODES["scope_stated"],
-                   reason="the question says what the graph covers, where its one answer holds only within it.")
+                   reason="the question says what the graph covers, where its one answer holds.")
 
 
 def _scope_words(text: str) -> list[str]:
@@ -302,8 +302,8 @@ def scope_rule(scope: str | None) -> str:
     if not scope:
         return ""
     opener = f"{scope[:1].upper()}{scope[1:]}, "
-    return (f"Scope: the graph covers only what is {scope}. Where the question's one answer holds only within that "
-            f"(in the wider world others would fit), open it with {opener!r}.\n")
+    return (f"Scope: the graph covers only what is {scope}. The question's one answer holds within that, so open "
+            f"it with {opener!r}.\n")
 
 
 def free_messages(ctx: RenderedContext, seed: str, hop_class: HopClass, max_nodes: int,
@@ -408,7 +408,7 @@ def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answ
     verdicts = run_checks(kg, path, question, answer, hop_class, config=cfg.checks, seed=seed,
                           book=profile_book(kg, cfg), program=program)
     scope = cfg.scopes.get(kg.domain)
-    if scope and program is not None and rests_on_whole_graph(program, profile_book(kg, cfg)):
+    if scope:  # with a scope every question says it (template_candidates)
         verdicts.append(check_scope_stated(question, scope))
     if cfg.text_gates is None:
         return verdicts
@@ -610,7 +610,9 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
                         scope: str | None = None) -> list[tuple[CandidatePath, str | None, str]]:
     """``(candidate, question or None, why not)`` for every candidate, the template writer's questions first and
     shortest first (fewer nested clauses read better), the unphrasable ones last. ``scope``: what the graph covers;
-    a program whose one answer rests on the graph being whole (``rests_on_whole_graph``) opens with it.
+    every question opens with it: one whose answer rests on the graph being whole (``rests_on_whole_graph``) needs
+    it, and one that does not still speaks the data's words ("the module of TeX", "the default engine of the
+    A321"), which a reader takes in their world sense without it (graded world failures, grades-heldout14.md).
     Deterministic."""
     book = book if book is not None else profile_book(kg)
     out: list[tuple[CandidatePath, str | None, str]] = []
@@ -619,7 +621,7 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
             if c.program is not None:
                 q = write_program_question(c.program, [_type_noun(kg, n) for n in c.nodes], book=book,
                                            name_of=lambda n: written_name(kg, n), seed=seed)
-                if scope and rests_on_whole_graph(c.program, book):
+                if scope:
                     q = scoped(q, scope)
                 out.append((c, q, ""))
                 continue
@@ -641,9 +643,11 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
 def written_name(kg: KnowledgeGraph, name: str) -> str:
     """How a question writes a node's name: its display form, with "the" where the name takes it."""
     kind = _type_noun(kg, name)
-    shown = in_running_text(question_name(kg, name), kind)
+    shown = date_in_words(in_running_text(question_name(kg, name), kind))
     if versus_name(shown) and kind != "entity":
         return f"the {kind} {shown}"  # "the football match Schalke 04 v Hamburger SV", not "Schalke 04 ..."
+    if mention_kind(kind):
+        return f'the {kind} "{shown}"'  # a word mentioned, not used: 'the pronunciation of the word "wege"'
     if takes_article(name, _texts_around(kg, name)) or name_takes_article(shown, kind):
         return f"the {shown}"
     return shown

@@ -33,7 +33,7 @@ from tasks.meaning.names import (adjective_name, common_noun_name, may_name_peop
                                  unreadable_name)
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
-    Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, pick_form,
+    Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, on_dates, pick_form,
 )
 
 _THAT = "{the} {that} "
@@ -380,7 +380,7 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             # a person is asked for with "Who": "Who is the baker whose hometown is Leeds ...?", not "What is ..."
             opener = f"Who is the {noun}" if people[-1] else f"What is the {noun}"
             question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
-        return _capitalise(" ".join(question.split()))
+        return on_dates(_capitalise(" ".join(question.split())))
     return ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1])
 
 

@@ -88,8 +88,11 @@ class RelationIndex:
         shown = display_name(name).strip()
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
-        if _KEY.fullmatch(name) and self._id_kinds().get(self.kind(name) or "", False):
-            return True  # "haswell" among "zen2", "cortex_a72", "x86_64": the graph keys this kind by identifiers
+        if (_KEY.fullmatch(name) or _THREE_LETTERS.fullmatch(name)) and \
+                self._id_kinds().get(self.kind(name) or "", False):
+            # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
+            # kind by identifiers or by three-letter abbreviations
+            return True
         record = _RECORD.match(shown)
         if record is not None and (self.kind(name) or "").split()[-1:] == [record[1].lower()]:
             return True  # "capture 21778", a capture: a table's record number, not a name
@@ -123,13 +126,19 @@ class RelationIndex:
             return {}
         hit = self.__dict__.get("_id_kind_table")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
             for node in self.kg.nodes():
                 kind = self.kind(node)
                 if kind is not None:
+                    short = bool(_THREE_LETTERS.fullmatch(node))
                     counts[kind][0] += 1
                     counts[kind][1] += bool(_KEY.fullmatch(node) and re.search(r"[\d_]", node))
-            hit = {k: n >= 3 and 2 * keys >= n for k, (n, keys) in counts.items()}
+                    counts[kind][2] += short
+                    counts[kind][3] += short and any(ch.isupper() for ch in node[1:])
+            # three-letter names are an abbreviation table where some write a capital inside ("CVn", "UMa", "USD"),
+            # not a kind of people called "Ada" and "Bob"
+            hit = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and caps >= 2))
+                   for k, (n, keys, short, caps) in counts.items()}
             self.__dict__["_id_kind_table"] = hit
         return hit
 
@@ -277,6 +286,10 @@ def transitive_label(label: str) -> bool:
     return re.sub(r"[\W_]+", "", relation_word(label).lower()) in _TRANSITIVE
 
 
+#: A three-letter token ("Aql", "CVn", "USD", "JFK"): where most nodes of a kind are one, an abbreviation table.
+_THREE_LETTERS = re.compile(r"[A-Za-z]{3}")
+
+
 #: One token of lower-case letters, digits and ``._-`` (a table's key: "zen2", "armv8.3a", "cortex_a72", "haswell").
 _KEY = re.compile(r"[a-z][a-z\d._-]*")
 
@@ -309,7 +322,22 @@ def code_like(name: str) -> bool:
     ISO-style code ("ES-MD"), an underscored token, a letter-digit code, a name that carries an ISO-style code in
     brackets ("Flintshire [Sir y Fflint GB-FFL]"), or what ``is_identifier`` says is one."""
     t = display_name(name).strip()
+    if _CODE_SEQUENCE.fullmatch(t) and (re.search(r"\d", t) or len(t.split()) >= 4):
+        return True  # a transcription or a code string: "HH AA0 R M AA1 N IH0 K S"
+    if _CATALOGUE_KEY.fullmatch(t):
+        return True  # a catalogue's key: "ESO270-017"
+    if _DOTTED_PATH.fullmatch(name.strip()):
+        return True  # a module's or a package's dotted path: "pygments.lexers.algebra"
     return bool(_CODE.match(t) or _BRACKETED_CODE.search(t) or _PATH.search(t)) or is_identifier(t)
+
+
+#: Short capital codes in a row, each with at most one digit (ARPAbet: "HH AA0 R M AA1", "T UW1"): a code string
+#: where one has a digit or there are four or more.
+_CODE_SEQUENCE = re.compile(r"[A-Z]{1,3}\d?(?: [A-Z]{1,3}\d?)+")
+#: Capitals run into a number, a hyphen and a number ("ESO270-017", "PGC012-34"): a catalogue's key.
+_CATALOGUE_KEY = re.compile(r"[A-Z]{2,4}\d{2,}-\d{2,3}")
+#: Lower-case words joined by dots ("pygments.lexers.algebra", "org.apache.commons"): a code's path, not a name.
+_DOTTED_PATH = re.compile(r"[a-z_][a-z\d_]*(?:\.[a-z_][a-z\d_]*){2,}")
 
 
 def quantity_label(book: ProfileBook, label: str) -> bool:

@@ -280,7 +280,30 @@ def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng
     if question.startswith(opener) and re.match(r"(?:is|was|are|were) ", rest) and \
             re.search(rf"\b{re.escape(noun)}\b", rest):
         question = "What " + rest
-    return question
+    return on_dates(question)
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
+_DAY_DATE = re.compile(r"\bin (?=\d{1,2} (?:" + "|".join(_MONTHS) + r") \d{3,4}\b)")
+_THE_DATE = re.compile(r"\bin the (date|day) (that|when) (.+?) in(?=[?,]| and\b| whose\b|$)")
+
+
+def on_dates(question: str) -> str:
+    """A day takes "on", not "in": "founded in 16 September 2012" -> "founded on 16 September 2012", and "founded in
+    the date that X was founded in" -> "founded on the date that X was founded on" (a year or a month keeps "in")."""
+    question = _DAY_DATE.sub("on ", question)
+    return _THE_DATE.sub(lambda m: f"on the {m[1]} {m[2]} {m[3]} on", question)
+
+
+def date_in_words(name: str) -> str:
+    """An ISO date as English writes it in running text ("2012-09-16" -> "16 September 2012", "1994-02" ->
+    "February 1994"); anything else as it is."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})(?:-(\d{2}))?", name.strip())
+    if m is None or not 1 <= int(m[2]) <= 12 or (m[3] is not None and not 1 <= int(m[3]) <= 31):
+        return name
+    month = _MONTHS[int(m[2]) - 1]
+    return f"{int(m[3])} {month} {m[1]}" if m[3] else f"{month} {m[1]}"
 
 
 def node_nouns(hops: Sequence[Hop], types: Sequence[str | None]) -> list[str]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,16 +110,19 @@ def person_nouns(tar: tarfile.TarFile) -> list[str]:
                 parts = line.split(" ", 2)
                 if lexnames.get(int(parts[1])) == "noun.person":
                     person_synsets.add(parts[0])
-    out: list[str] = []
+    return sorted(lemma for lemma, offsets in _one_word_nouns(tar) if any(o in person_synsets for o in offsets))
+
+
+def _one_word_nouns(tar: tarfile.TarFile) -> Iterator[tuple[str, list[str]]]:
+    """``(lemma, synset offsets, most frequent sense first)`` of every one-word noun of index.noun."""
     for line in _member(tar, "index.noun"):
         if not line or line.startswith(" "):
             continue
         parts = line.split()
         lemma, synset_cnt, p_cnt = parts[0], int(parts[2]), int(parts[3])
         offsets = parts[6 + p_cnt:6 + p_cnt + synset_cnt]
-        if "_" not in lemma and lemma.isalpha() and any(o in person_synsets for o in offsets):
-            out.append(lemma)
-    return sorted(out)
+        if offsets and "_" not in lemma and lemma.isalpha():
+            yield lemma, offsets
 
 
 DEVICE_OUT = ROOT / "tasks" / "meaning" / "device_nouns.txt"
@@ -146,16 +150,7 @@ def _pointers(parts: list[str]) -> list[tuple[str, str]]:
 
 def _first_senses(tar: tarfile.TarFile) -> dict[str, str]:
     """Every one-word noun lemma and the offset of its first (most frequent) sense."""
-    out: dict[str, str] = {}
-    for line in _member(tar, "index.noun"):
-        if not line or line.startswith(" "):
-            continue
-        parts = line.split()
-        lemma, synset_cnt, p_cnt = parts[0], int(parts[2]), int(parts[3])
-        offsets = parts[6 + p_cnt:6 + p_cnt + synset_cnt]
-        if offsets and "_" not in lemma and lemma.isalpha():
-            out[lemma] = offsets[0]
-    return out
+    return {lemma: offsets[0] for lemma, offsets in _one_word_nouns(tar)}
 
 
 def device_and_state_nouns(tar: tarfile.TarFile) -> tuple[list[str], list[str]]:

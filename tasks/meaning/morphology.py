@@ -114,7 +114,21 @@ def _english(word: str, lexicon: Lexicon) -> bool:
     if "-" in w:
         parts = w.split("-")
         return all(p in _PREFIXES or _english(p, lexicon) for p in parts)
-    return _known(w) or _oov_verb(w) is not None or bool(_split_prefix(w)[0])
+    return _known(w) or _oov_verb(w) is not None or bool(_split_prefix(w)[0]) or derived_word(w)
+
+
+#: Prefixes English builds new words with ("subgenre", "microarchitecture", "nanosatellite").
+DERIVING_PREFIXES = ("micro", "macro", "mini", "multi", "nano", "mega", "giga", "super", "sub", "semi", "hyper",
+                     "inter", "intra", "infra", "ultra", "proto", "pseudo", "neo", "non", "pre", "post", "anti",
+                     "counter", "over", "under", "co", "re", "un", "bio", "geo", "hydro", "electro", "photo", "tele",
+                     "auto", "mono", "poly", "tri", "bi", "self")
+
+
+def derived_word(word: str) -> bool:
+    """Whether lower-case ``word`` is a prefix English derives words with (``DERIVING_PREFIXES``) before a word
+    lemminflect knows, of four letters or more: "subgenre", "microarchitecture"; not "statename" or "msleep"."""
+    return any(word.startswith(p) and len(word) - len(p) >= 4 and _known(word[len(p):].lstrip("-"))
+               for p in DERIVING_PREFIXES)
 
 
 def _oov_verb(word: str) -> str | None:
@@ -184,8 +198,13 @@ def _inflect(lemma: str, tag: str) -> str:
 
 
 def _is_noun(word: str) -> bool:
-    lem = getAllLemmas(word.lower())
-    return "NOUN" in lem or "PROPN" in lem
+    """A noun lemminflect knows, or one English derives from a noun with a prefix ("subgenre", "microarchitecture")."""
+    w = word.lower()
+    lem = getAllLemmas(w)
+    if "NOUN" in lem or "PROPN" in lem:
+        return True
+    return not lem and any(w.startswith(p) and len(w) - len(p) >= 4 and "NOUN" in getAllLemmas(w[len(p):])
+                           for p in DERIVING_PREFIXES)
 
 
 def _singular(noun: str) -> str:
@@ -517,7 +536,8 @@ def _noun_phrase(words: list[str]) -> bool:
     """Whether ``words`` read as a noun phrase ("author", "birth place", "place of birth", "parent organization")."""
     if not words or words[-1].lower() in _FUNCTION or not _is_noun(words[-1]):
         return False
-    return all(w.lower() in {"of"} or (w.lower() not in _FUNCTION and bool(getAllLemmas(w.lower())))
+    return all(w.lower() in {"of"} or (w.lower() not in _FUNCTION and (bool(getAllLemmas(w.lower()))
+                                                                     or derived_word(w.lower())))
                for w in words)
 
 
@@ -635,8 +655,9 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
     if adverbs:
         raise _Unreadable(f"no verb after {' '.join(adverbs)!r}")
     lem = getAllLemmas(wlow)
-    if "ADJ" in lem and rlow and rlow[-1] in _PREPS and ("NOUN" not in lem or rlow[-1] != "of"):
-        return _copula("is", False, words, low)  # "adjacent to", "rich in", "native to"
+    if "ADJ" in lem and rlow and rlow[-1] in _PREPS and ("NOUN" not in lem or rlow[-1] != "of") and not (
+            rlow[-1] == "of" and len(low) >= 3 and _noun_phrase(words[1:-1])):
+        return _copula("is", False, words, low)  # "adjacent to", "rich in", "native to"; not "electoral district of"
     if rlow and rlow[-1] in _PREPS and all(w not in _FUNCTION for w in low[:-1]) and _is_noun(low[-2]):
         return _noun_of("is", False, None, " ".join(low[:-1]), rlow[-1], lexicon, [])
     if _noun_phrase(words):
@@ -1091,4 +1112,4 @@ def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, coun
 #: The prepositions and particles a label's words may hold (closed-class English, not meaning).
 PREPOSITIONS: frozenset[str] = _PREPS
 
-__all__ = ["PREPOSITIONS", "label_words", "profile_from_label"]
+__all__ = ["DERIVING_PREFIXES", "PREPOSITIONS", "derived_word", "label_words", "profile_from_label"]

@@ -45,7 +45,7 @@ import yaml
 from schemas.answers import identifier_display, identifier_local, is_identifier
 from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE
-from tasks.meaning.morphology import PREPOSITIONS
+from tasks.meaning.morphology import PREPOSITIONS, derived_word
 
 if TYPE_CHECKING:
     from tasks.graph.kg import KnowledgeGraph
@@ -437,22 +437,10 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
     return decided[type_text]
 
 
-#: Prefixes English builds new words with ("microarchitecture", "subfamily", "nanosatellite"): a word that is one of
-#: them before an English word of four letters or more is an English word, not a table's run-together name
-#: ("statename", "msleep").
-_DERIVING_PREFIXES = ("micro", "macro", "mini", "multi", "nano", "mega", "giga", "super", "sub", "semi", "hyper",
-                      "inter", "intra", "infra", "ultra", "proto", "pseudo", "neo", "non", "pre", "post", "anti",
-                      "counter", "over", "under", "co", "re", "un", "bio", "geo", "hydro", "electro", "photo", "tele",
-                      "auto", "mono", "poly", "tri", "bi")
-
-
 def english_word(word: str) -> bool:
     """Whether lower-case ``word`` is English: a lemma or inflection lemminflect knows, or one built from such a word
-    with a prefix English derives words with (``_DERIVING_PREFIXES``: "microarchitecture", "subfamily")."""
-    if lemminflect.getAllLemmas(word):
-        return True
-    return any(word.startswith(p) and len(word) - len(p) >= 4 and lemminflect.getAllLemmas(word[len(p):].lstrip("-"))
-               for p in _DERIVING_PREFIXES)
+    with a prefix English derives words with (``derived_word``: "microarchitecture", "subfamily")."""
+    return bool(lemminflect.getAllLemmas(word)) or derived_word(word)
 
 
 def _rows_by_type(kg: KnowledgeGraph) -> dict[str, list[str]]:
@@ -479,6 +467,19 @@ def _typed_by_columns(kg: KnowledgeGraph, name: str) -> bool:
             if columns >= 2:
                 return True
     return False
+
+
+def column_value(kg: KnowledgeGraph, name: str) -> bool:
+    """Whether ``name`` is a value of a column: the graph types it by the label of a relation that leads to it ("atom",
+    of type MolecularGeometry, the object of ``molecularGeometry``). Such a value is said bare ("whose molecular
+    geometry is atom"), not as a thing ("the atom")."""
+    if name not in kg:
+        return False
+    kind = relation_word(kg.entity(name).type or "")
+    if not kind:
+        return False
+    return any(e.relation and relation_word(e.relation) == kind and other != name
+               for other, e in kg.neighbors(name) if e.direction != "out" and e.target == name)
 
 
 def question_name(kg: KnowledgeGraph, name: str) -> str:

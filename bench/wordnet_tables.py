@@ -1,6 +1,7 @@
 """Build tasks/meaning/verb_frames.tsv (how each English verb's most frequent sense takes its object),
 tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people), device_nouns.txt (whose first
-sense is a device or a vehicle) and state_nouns.txt (whose first sense is a state: a disease) from WordNet 3.0.
+sense is a device or a vehicle), state_nouns.txt (whose first sense is a state: a disease) and abstract_nouns.txt (whose
+first sense is a category of ideas, acts or qualities: a genre, a sport) from WordNet 3.0.
 
 A relation label such as "sold under", "caught_in" or "appointed on the advice of" is a past tense or a past participle
 followed by a preposition. Read as an active past ("X sold under Y") it needs the verb to go without an object; a verb
@@ -127,6 +128,7 @@ def _one_word_nouns(tar: tarfile.TarFile) -> Iterator[tuple[str, list[str]]]:
 
 DEVICE_OUT = ROOT / "tasks" / "meaning" / "device_nouns.txt"
 STATE_OUT = ROOT / "tasks" / "meaning" / "state_nouns.txt"
+ABSTRACT_OUT = ROOT / "tasks" / "meaning" / "abstract_nouns.txt"
 
 
 def _noun_synsets(tar: tarfile.TarFile) -> dict[str, list[str]]:
@@ -153,11 +155,11 @@ def _first_senses(tar: tarfile.TarFile) -> dict[str, str]:
     return {lemma: offsets[0] for lemma, offsets in _one_word_nouns(tar)}
 
 
-def device_and_state_nouns(tar: tarfile.TarFile) -> tuple[list[str], list[str]]:
+def device_and_state_nouns(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]:
     """One-word nouns whose first sense is a device, a vehicle or another instrumentality (a hyponym of WordNet's
     instrumentality.n.03: "aircraft", "engine", "locomotive", "microprocessor"; not structures such as "bridge" or
-    "building"), and those whose first sense is in WordNet's ``noun.state`` file ("disease", "condition",
-    "disorder")."""
+    "building"), those whose first sense is in WordNet's ``noun.state`` file ("disease", "condition",
+    "disorder"), and those whose first sense names a category of ideas, acts or qualities (``ABSTRACT_FILES``)."""
     synsets = _noun_synsets(tar)
     lexnames = {int(x.split()[0]): x.split()[1] for x in _member(tar, "lexnames") if x.strip()}
     first = _first_senses(tar)
@@ -171,7 +173,14 @@ def device_and_state_nouns(tar: tarfile.TarFile) -> tuple[list[str], list[str]]:
                 todo.append(off)
     devices = sorted(lemma for lemma, off in first.items() if off in below)
     states = sorted(lemma for lemma, off in first.items() if lexnames[int(synsets[off][1])] == "noun.state")
-    return devices, states
+    abstract = sorted(lemma for lemma, off in first.items() if lexnames[int(synsets[off][1])] in ABSTRACT_FILES)
+    return devices, states, abstract
+
+
+#: WordNet's files of nouns for categories of ideas, acts and qualities ("genre", "sport", "style", "discipline"):
+#: the things of such a kind are named bare ("new wave", "hip hop"), not as one of many ("the desert hedgehog").
+ABSTRACT_FILES = frozenset({"noun.cognition", "noun.communication", "noun.act", "noun.attribute", "noun.feeling",
+                            "noun.process", "noun.phenomenon", "noun.relation", "noun.motive"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,11 +202,14 @@ def main(argv: list[str] | None = None) -> int:
         *nouns]) + "\n", encoding="utf-8")
     print(f"{len(nouns)} person nouns written to {NOUNS_OUT}", file=sys.stderr)
     with tarfile.open(args.archive) as tar:
-        devices, states = device_and_state_nouns(tar)
+        devices, states, abstract = device_and_state_nouns(tar)
     for path, words, what in ((DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
                                "a vehicle, a machine: a hyponym of instrumentality.n.03)"),
                               (STATE_OUT, states, "one-word nouns whose first sense is in WordNet 3.0's noun.state file "
-                               "(a disease, a condition)")):
+                               "(a disease, a condition)"),
+                              (ABSTRACT_OUT, abstract, "one-word nouns whose first sense names a category of ideas, acts "
+                               "or qualities (WordNet 3.0's noun.cognition, communication, act, attribute, feeling, "
+                               "process, phenomenon, relation and motive files: a genre, a sport, a style)")):
         path.write_text("\n".join([
             f"# {what}",
             "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",

@@ -207,6 +207,9 @@ def _is_noun(word: str) -> bool:
                            for p in DERIVING_PREFIXES)
 
 
+is_noun = _is_noun
+
+
 def _singular(noun: str) -> str:
     """The singular of a noun phrase's head: its last word ("castrated males" -> "castrated male"), or the word
     before "of" in "<head> of <...>" ("places of birth" -> "place of birth"; "number of deaths" stays)."""
@@ -1112,4 +1115,4 @@ def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, coun
 #: The prepositions and particles a label's words may hold (closed-class English, not meaning).
 PREPOSITIONS: frozenset[str] = _PREPS
 
-__all__ = ["DERIVING_PREFIXES", "PREPOSITIONS", "derived_word", "label_words", "profile_from_label"]
+__all__ = ["DERIVING_PREFIXES", "PREPOSITIONS", "derived_word", "is_noun", "label_words", "profile_from_label"]

@@ -278,6 +278,10 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
         if noun in _COARSE_KINDS:
             noun = _description_kinds(kg).get(name, noun)
         if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
+            words = noun.split()
+            if len(words) >= 2 and words[-1] == "name" and not column_value(kg, name):
+                # a row keyed by its name column ("volcano_name"): the row is the volcano, not its name
+                noun = " ".join(words[:-1])
             return _cased_as_the_graph_writes(kg, noun)
     return "entity"
 
@@ -704,6 +708,19 @@ def device_kind(noun: str | None) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def abstract_kind(noun: str | None) -> bool:
+    """Whether a kind noun names categories of ideas, acts or qualities (``abstract_nouns.txt``, WordNet 3.0: "music
+    genre", "sport", "style"), whose members are named bare."""
+    words = (noun or "").strip().lower().split()
+    if not words or " ".join(words) in _LIGHTRAG_KINDS:
+        return False  # LightRAG's coarse types ("concept", "method") say nothing of how the things are named
+    return words[-1] in _word_list("abstract_nouns.txt") or _singular(words[-1]) in _word_list("abstract_nouns.txt")
+
+
+_LIGHTRAG_KINDS = frozenset(v for v in LIGHTRAG_TYPES.values() if v)
+
+
+@lru_cache(maxsize=4096)
 def state_kind(noun: str | None) -> bool:
     """Whether a kind noun names states such as diseases (``state_nouns.txt``, WordNet 3.0's noun.state: "disease",
     "condition", "disorder"; "disease or condition" by its first word): their names are common nouns ("asthma")."""
@@ -753,6 +770,9 @@ def person_kind(noun: str | None) -> bool:
 
 #: An ordinal ("10th", "1st") or a year ("1934") opening a name: it names one edition of a recurring thing.
 _EDITION = re.compile(r"\d{1,3}(?:st|nd|rd|th)|1\d{3}|20\d{2}")
+#: Era markers after a year ("1926 CE"): a date, not an edition of something.
+_ERAS = frozenset({"CE", "BCE", "AD", "BC", "A.D.", "B.C."})
+_ORDINAL_WORDS = frozenset("First Second Third Fourth Fifth Sixth Seventh Eighth Ninth Tenth".split())
 _POSSESSIVE = re.compile(r"(?:men|women|boys|girls|children|people|ladies|gentlemen)['’]s|(?:boys|girls|ladies)['’]",
                          re.IGNORECASE)
 
@@ -784,16 +804,21 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     words = name.split()
     if state_kind(type_noun):
         return False  # a disease's or a condition's class name is a common noun: "has deviated nasal septum as a ..."
-    if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper():
+    if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper() and words[1] not in _ERAS:
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
+    if len(words) >= 2 and words[0] in _ORDINAL_WORDS and words[1][:1].isupper() and \
+            "NOUN" in lemminflect.getAllLemmas(words[1].lower()):
+        return True  # a role named by its place in a row: "the Third Guard", "the First Citizen"
     if len(words) >= 2 and _POSSESSIVE.fullmatch(words[0]):
         return True  # an event or a category named for whom it is for: "the men's 100 metres", "the women's singles"
     if len(words) >= 3 and words[1] == "of" and words[0].isalpha() and words[0].islower() and \
             "NOUN" in lemminflect.getAllLemmas(words[0]):
         return True  # a thing named by its kind and what it is of: "the earthquake of 28 June 1992"
     if words and words[0] not in ("the", "a", "an") and name.islower() and all(w.isalpha() for w in words) and \
-            _count_noun(_head_word(words)):
-        return True  # a kind of thing named by a count noun: "the desert hedgehog", "the hour", "the double helix"
+            _count_noun(_head_word(words)) and not abstract_kind(type_noun):
+        # a kind of thing named by a count noun: "the desert hedgehog", "the hour", "the double helix"; a genre or a
+        # sport is named bare ("new wave", "hip hop")
+        return True
     if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
             and device_kind(type_noun):
         return True  # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"
@@ -952,6 +977,12 @@ def unreadable_name(name: str) -> str | None:
         return f"{name!r} holds an abbreviation ('n.e.c.'), not words a reader is given"
     if _PLACEHOLDER.fullmatch(t):
         return f"{name!r} is a table's placeholder for a missing or unnamed value, not a name"
+    if words[0] in _QUANTIFIERS and len(words) >= 2:
+        return f"{name!r} opens with a quantifier: in a sentence it reads as 'all lords', not as a name"
+    if re.search(r"\w\((?:s|es)\)", t):
+        return f"{name!r} is written in a table's plural notation ('cone(s)'), not as a name"
+    if re.search(r"\.\s+[A-Z][a-z]{2,}(?:\s+[\w'’-]+)+\.$", t):
+        return f"{name!r} is a sentence or two (a heading's prose), not a name"
     short = _abbreviation(words)
     if short is not None:
         return f"{name!r} is cut short ({short!r}): a table's abbreviation, not the name as it is written"
@@ -960,6 +991,8 @@ def unreadable_name(name: str) -> str | None:
     return None
 
 
+#: Words that open a group's heading, not a name ("All Conspirators", "Both Tribunes").
+_QUANTIFIERS = frozenset({"All", "Both", "Some", "Several", "Many", "Each", "Every"})
 #: What tables write where a value is missing or has no name.
 _PLACEHOLDER = re.compile(r"not (?:applicable|available|reported|specified|known|stated|given)|n/?a|unknown|"
                           r"unspecified|undisclosed|none|other|others|misc\.?|miscellaneous|various|missing|anonymous|"

@@ -41,12 +41,15 @@ from itertools import combinations
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from lemminflect import getAllLemmas
+
 from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
+from tasks.meaning.morphology import is_noun, label_words
 from tasks.meaning.names import (NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
-                                 node_type_noun, relation_word)
+                                 node_type_noun, relation_word, unreadable_name)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -282,8 +285,13 @@ _TRANSITIVE = frozenset({"subclassof", "subtypeof", "subsetof", "partof", "ispar
 
 
 def transitive_label(label: str) -> bool:
-    """Whether a relation label names a transitive relation in the world (``_TRANSITIVE``)."""
-    return re.sub(r"[\W_]+", "", relation_word(label).lower()) in _TRANSITIVE
+    """Whether a relation label names a transitive relation in the world (``_TRANSITIVE``), or a hierarchy by a noun
+    made with "sub" ("music subgenre", "subregion", "subcategory": a subgenre of a subgenre of rock is one of rock)."""
+    if re.sub(r"[\W_]+", "", relation_word(label).lower()) in _TRANSITIVE:
+        return True
+    # a noun English derives with "sub" that the word list lacks ("subgenre", "subregion"; not "substance")
+    return any(w.startswith("sub") and len(w) >= 7 and not getAllLemmas(w) and is_noun(w[3:])
+               for w in (x.lower() for x in label_words(label)))
 
 
 #: A three-letter token ("Aql", "CVn", "USD", "JFK"): where most nodes of a kind are one, an abbreviation table.
@@ -647,6 +655,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if index.is_code(walk[0]):
         return PinRefusal("code_start", f"the start {walk[0]!r} is an identifier or a code, not a name a reader "
                                         "knows it by")
+    unread = unreadable_name(display_name(answer))
+    if unread is not None:
+        return PinRefusal("code_answer", f"the answer: {unread}")
     bare = next((n for n in walk if bare_number(n)), None)
     if bare is None:
         bare = next((walk[i] if s.forward else walk[i - 1] for i, s in enumerate(steps, start=1)

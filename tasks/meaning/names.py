@@ -835,12 +835,13 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         return True  # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's"
     if len(words) >= 2 and words[-1].lower() in heads:
         return True
-    cut = next((i for i, w in enumerate(words) if i >= 1 and (w == "of" or words[i - 1].endswith(","))), None)
-    if cut is not None and cut >= 2:
+    cut = next((i for i, w in enumerate(words)
+                if i >= 1 and (w in ("of", "for", "in", "at", "on") or words[i - 1].endswith(","))), None)
+    if cut is not None and cut >= 1:
         before = words[cut - 1].rstrip(",")
         if before[:1].isupper() and before.lower() in heads:
-            # the head before "of" or a comma: "the District Court of Guam", "the United States Bankruptcy Court,
-            # W.D. Missouri", "the Judicial Council of the Sixth Circuit"
+            # the head before "of", another preposition or a comma: "the District Court of Guam", "the Institute for
+            # Advanced Study", "the Nobel Prize in Physics 1921", "the United States Bankruptcy Court, W.D. Missouri"
             return True
     if len(words) >= 3 and words[1] == "of":
         head = words[0].lower()
@@ -899,6 +900,10 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     if glued:
         return f"{glued[1]} {glued[2]}"
     name = re.sub(r"\b(of|for|in|at|on) The(?= [A-Z])", r"\1 the", name)  # "Council of The Sixth Circuit"
+    if name.startswith("The ") and _headed_by_a_head(name[4:]):
+        # "received the Nobel Prize in Physics 1921": the article of a name English heads with "the"; "The Hague",
+        # "The Times" and a work's title ("The Lord of the Rings") keep their capital
+        return "the " + name[4:]
     if (type_noun or "").lower() in _name_rules()["substance_kinds"]:
         return _SUBSTANCE_WORD.sub(lambda m: m[0].lower(), name)
     unit = _unit_head(name, type_noun)
@@ -953,6 +958,32 @@ _WORD_NUMBER = re.compile(r"[A-Z]?[a-z]{2,}\d+")
 _RAW_PREFIX = re.compile(r"^[B-HJ-Z] [A-Z]")
 
 
+def heading_not_name(name: str) -> str | None:
+    """Why a table's heading is no name, as a start, a pin or an answer, or None: a group's heading opened by a
+    quantifier ("All Conspirators" reads as "all conspirators"), a table's plural notation ("Pyroclastic cone(s)"),
+    or prose ("The same. Another room.")."""
+    t = " ".join(name.split())
+    words = t.split()
+    if words and words[0] in _QUANTIFIERS and len(words) >= 2:
+        return f"{name!r} opens with a quantifier: in a sentence it reads as 'all lords', not as a name"
+    if re.search(r"\w\((?:s|es)\)", t):
+        return f"{name!r} is written in a table's plural notation ('cone(s)'), not as a name"
+    if re.search(r"\.\s+[A-Z][a-z]{2,}(?:\s+[\w'’-]+)+\.$", t):
+        return f"{name!r} is a sentence or two (a heading's prose), not a name"
+    return None
+
+
+def _headed_by_a_head(name: str) -> bool:
+    """Whether ``name``'s head (its last word, or the word before its first preposition or comma) is one of
+    ``names.yaml``'s heads of names said with "the" ("Prize", "Institute", "Court")."""
+    words = name.split()
+    heads = _article_rules()[0]
+    cut = next((i for i, w in enumerate(words)
+                if i >= 1 and (w in ("of", "for", "in", "at", "on") or words[i - 1].endswith(","))), len(words))
+    head = words[cut - 1].rstrip(",") if cut >= 1 else ""
+    return head[:1].isupper() and head.lower() in heads
+
+
 def unreadable_name(name: str) -> str | None:
     """Why a name, as a question would show it, is no name a reader knows the thing by, or None: a registry's name in
     capitals ("MCDONNELL DOUGLAS", "CESSNA": a word of six capitals or more, or two of four or more; acronyms are
@@ -967,7 +998,9 @@ def unreadable_name(name: str) -> str | None:
         return f"{name!r} is a bare number, not a name: the graph gives no unit or meaning for it"
     if t.upper() == t and any(ch.isalpha() for ch in t):
         if any(_SHOUTED_WORD.fullmatch(w.strip(",.")) for w in words) or \
-                sum(len(w.strip(",.")) >= 4 and w.strip(",.").isalpha() for w in words) >= 2:
+                sum(len(w.strip(",.")) >= 4 and w.strip(",.").isalpha() for w in words) >= 2 or \
+                (len(words) == 1 and len(t) >= 4 and t.isalpha() and _plain_english(t.lower())):
+            # "MCDONNELL DOUGLAS", "ONION": a word English writes in lower case, shouted (an acronym is no word)
             return f"{name!r} is written in capitals, as a registry writes it, not as its name is written"
     if any(_WORD_NUMBER.fullmatch(w) for w in words):
         return f"{name!r} has a number glued to a word: a table's placeholder, not a name"
@@ -977,12 +1010,9 @@ def unreadable_name(name: str) -> str | None:
         return f"{name!r} holds an abbreviation ('n.e.c.'), not words a reader is given"
     if _PLACEHOLDER.fullmatch(t):
         return f"{name!r} is a table's placeholder for a missing or unnamed value, not a name"
-    if words[0] in _QUANTIFIERS and len(words) >= 2:
-        return f"{name!r} opens with a quantifier: in a sentence it reads as 'all lords', not as a name"
-    if re.search(r"\w\((?:s|es)\)", t):
-        return f"{name!r} is written in a table's plural notation ('cone(s)'), not as a name"
-    if re.search(r"\.\s+[A-Z][a-z]{2,}(?:\s+[\w'’-]+)+\.$", t):
-        return f"{name!r} is a sentence or two (a heading's prose), not a name"
+    heading = heading_not_name(t)
+    if heading is not None:
+        return heading
     short = _abbreviation(words)
     if short is not None:
         return f"{name!r} is cut short ({short!r}): a table's abbreviation, not the name as it is written"

@@ -49,7 +49,7 @@ from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import is_noun, label_words
 from tasks.meaning.names import (NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
-                                 node_type_noun, relation_word, unreadable_name)
+                                 heading_not_name, node_type_noun, relation_word, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -91,8 +91,7 @@ class RelationIndex:
         shown = display_name(name).strip()
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
-        if (_KEY.fullmatch(name) or _THREE_LETTERS.fullmatch(name)) and \
-                self._id_kinds().get(self.kind(name) or "", False):
+        if (_KEY.fullmatch(name) or _short_code(name)) and self._id_kinds().get(self.kind(name) or "", False):
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
             return True
@@ -123,7 +122,8 @@ class RelationIndex:
 
     def _id_kinds(self) -> dict[str, bool]:
         """Per type noun: whether the graph keys its nodes by identifiers, not names: of three nodes or more, at least
-        half are one lower-case token with a digit or an underscore ("zen2", "cortex_a72", "x86_64"); its other
+        half are one lower-case token with a digit, an underscore or a hyphen ("zen2", "cortex_a72", "x86_64",
+        "food-vegetable"); its other
         lower-case tokens ("haswell", "excavator") are keys of the same table, not names written in lower case."""
         if self.kg is None:
             return {}
@@ -133,14 +133,17 @@ class RelationIndex:
             for node in self.kg.nodes():
                 kind = self.kind(node)
                 if kind is not None:
-                    short = bool(_THREE_LETTERS.fullmatch(node))
+                    short = _short_code(node)
                     counts[kind][0] += 1
-                    counts[kind][1] += bool(_KEY.fullmatch(node) and re.search(r"[\d_]", node))
+                    counts[kind][1] += bool(_KEY.fullmatch(node) and re.search(r"[\d_-]", node))
                     counts[kind][2] += short
-                    counts[kind][3] += short and any(ch.isupper() for ch in node[1:])
-            # three-letter names are an abbreviation table where some write a capital inside ("CVn", "UMa", "USD"),
-            # not a kind of people called "Ada" and "Bob"
-            hit = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and caps >= 2))
+                    bare = strip_disambiguator(node).strip()
+                    counts[kind][3] += short and (any(ch.isdigit() for ch in bare) or
+                                                  (bare[1:] != bare[1:].upper() and bare[1:] != bare[1:].lower()))
+            # short names are an abbreviation table where some mix cases or carry a digit ("CVn", "UMa", "CL6"), or
+            # where nearly all are short codes ("BUF", "SLB": a database's team codes); not a kind of people called
+            # "Ada" and "Bob", nor organizations among which some go by acronyms ("IBM", "UCLA")
+            hit = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and caps >= 2) or (n >= 5 and 10 * short >= 9 * n))
                    for k, (n, keys, short, caps) in counts.items()}
             self.__dict__["_id_kind_table"] = hit
         return hit
@@ -294,8 +297,14 @@ def transitive_label(label: str) -> bool:
                for w in (x.lower() for x in label_words(label)))
 
 
-#: A three-letter token ("Aql", "CVn", "USD", "JFK"): where most nodes of a kind are one, an abbreviation table.
-_THREE_LETTERS = re.compile(r"[A-Za-z]{3}")
+#: A three-letter token ("Aql", "CVn", "USD", "JFK") or a short code in capitals and digits ("CL6", "SL5"): where
+#: most nodes of a kind are one, an abbreviation table.
+_THREE_LETTERS = re.compile(r"[A-Za-z]{3}|[A-Z][A-Z\d]{1,3}")
+
+
+def _short_code(node: str) -> bool:
+    """Whether ``node``, without a disambiguator the writer added ("TEX (franchise)"), is a short code token."""
+    return bool(_THREE_LETTERS.fullmatch(strip_disambiguator(node).strip()))
 
 
 #: One token of lower-case letters, digits and ``._-`` (a table's key: "zen2", "armv8.3a", "cortex_a72", "haswell").
@@ -655,7 +664,7 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if index.is_code(walk[0]):
         return PinRefusal("code_start", f"the start {walk[0]!r} is an identifier or a code, not a name a reader "
                                         "knows it by")
-    unread = unreadable_name(display_name(answer))
+    unread = heading_not_name(display_name(answer))
     if unread is not None:
         return PinRefusal("code_answer", f"the answer: {unread}")
     bare = next((n for n in walk if bare_number(n)), None)
@@ -678,7 +687,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
             among = {x for x in among if index.kind(x) == step.kind}
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
-        need_one = count_in_world(profile, step.forward) != "one" and not scoped
+        # With a scope, a middle step the graph shows one node for stands as the data's (the scope says so); the
+        # answer's own step never does: "what is a field of work of X" asks for one of several in the world
+        need_one = count_in_world(profile, step.forward) != "one" and (not scoped or i == hops)
         if len(among) == 1 and not need_one:
             continue
         found = pin_node(kg, walk[i], among, book=book, index=index, exclude=walk, answer=answer,

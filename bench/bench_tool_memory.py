@@ -18,7 +18,7 @@ Memory per entity, beyond the embedding matrix: the whole server's PSS (what the
 pages counted once) minus the matrix's PSS, over the entities; ``marginal`` takes off the same server's memory on a
 ``--baseline`` graph (the interpreter, FastAPI, PyTorch: paid once, whatever the graph), ``raw`` does not.
 The requirement is at most 4 KB per entity (marginal), a warm start under 5 s at 50k entities, and entity_matcher
-p99 under 20 ms at C=32 on 50k entities. The result file says which were met, by how much, and the machine's
+p99 under 20 ms at C=32 on 50k entities; at 1M entities (issue 37) a cold start under 60 s and a warm one under 5 s. The result file says which were met, by how much, and the machine's
 load (other people's work shares its cores).
 
     python bench/bench_tool_memory.py --json bench/results/tool_memory.json
@@ -60,6 +60,11 @@ MAX_BYTES_PER_ENTITY = 4096
 MAX_WARM_START_S = 5.0
 MAX_MATCHER_P99_MS = 20.0
 TARGET_SIZE = 50_000
+#: The start targets of issue 37 at 1M entities, on the 2-core machine: a new snapshot (nothing cached) and a
+#: cached one.
+START_TARGET_SIZE = 1_000_000
+MAX_COLD_START_1M_S = 60.0
+MAX_WARM_START_1M_S = 5.0
 DIM = 384  # HashingEmbedder's default, all-MiniLM-L6-v2's dimension
 
 
@@ -275,6 +280,12 @@ def verdicts(sizes: dict[str, Any]) -> dict[str, Any]:
             out["entity_matcher_p99_50k"] = {"target_ms": MAX_MATCHER_P99_MS, "measured_ms": m["p99_ms"],
                                              "met": m["p99_ms"] < MAX_MATCHER_P99_MS,
                                              "over_by_ms": round(max(0.0, m["p99_ms"] - MAX_MATCHER_P99_MS), 2)}
+    big = sizes.get(str(START_TARGET_SIZE))
+    if big is not None:
+        for state, target in (("cold", MAX_COLD_START_1M_S), ("warm", MAX_WARM_START_1M_S)):
+            s = big[state]["start_s"]
+            out[f"{state}_start_1m"] = {"target_s": target, "measured_s": s, "met": s < target,
+                                        "over_by_s": round(max(0.0, s - target), 2)}  # fmt: skip
     return out
 
 

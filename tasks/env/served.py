@@ -15,7 +15,10 @@ node_info replies held as much again. The tools only read the graph, so the serv
 The arrays are written once per snapshot, embedder and format to a directory of ``.npy`` files under the
 data dir's index folder (``cache_dir(...)``) and memory-mapped read-only: a restarted server opens them in a
 fraction of a second, the forked workers share the operating system's one copy of the pages, and a reply is
-bytes sliced out of the mapping. ``EdgeData`` and ``Entity`` objects are made on demand, only for the
+bytes sliced out of the mapping. Its ``meta.json`` records the snapshot it was built from (id and content hash,
+checked against the warehouse's snapshot table on load: a cache of other content is rebuilt) and the hash of the
+entity texts the entity matrix embeds (``text_fingerprint``), so a warm start finds the matrix's cache file
+without making a million entity texts only to hash them. ``EdgeData`` and ``Entity`` objects are made on demand, only for the
 entities a call touches (a bounded memo keeps the busiest ones), and carry the same values as the
 ``KnowledgeGraph`` the arrays were built from: every tool text is byte-identical
 (``tests/test_served_graph.py``).
@@ -29,8 +32,10 @@ offered: the factory's flows use ``KnowledgeGraph``.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -49,7 +54,13 @@ from tasks.graph.kg import EdgeData, KnowledgeGraph, normalize_name
 from tasks.graph.store import gc_paused
 
 #: Bumped whenever the layout of the files or what they hold changes: caches of another format are rebuilt.
-SERVED_FORMAT_VERSION = 1
+#: 2: ``meta.json`` holds the snapshot's content hash and the entity texts' hash.
+SERVED_FORMAT_VERSION = 2
+
+#: The ``max_text_chars`` of the entity texts whose hash a cache records (``GraphIndex``'s default).
+FINGERPRINT_TEXT_CHARS = 1000
+
+log = logging.getLogger(__name__)
 
 #: Relation views the neighbour memo keeps worked out, over every entity it holds (least recently used out).
 NEIGHBOR_MEMO_RELATIONS = 50_000
@@ -125,11 +136,15 @@ def _blob(parts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(parts), dtype=np.uint8).copy(), offsets
 
 
-def build_arrays(graph: KnowledgeGraph, limits: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build_arrays(graph: KnowledgeGraph, limits: Any,
+                 content_hash: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and metadata of ``graph``'s served form, node_info replies rendered with ``limits``.
 
     Reads ``graph.neighbors`` of every entity once (that is the order the arrays keep) and renders each reply
-    with ``render_node_info``, the text ``ToolEnvironment.call`` returns for it."""
+    with ``render_node_info``, the text ``ToolEnvironment.call`` returns for it. ``content_hash`` (the
+    snapshot's, from the warehouse) is recorded in the metadata, with the hash of the entity texts an index
+    embeds (``tasks.env.index.text_fingerprint``)."""
+    from tasks.env.index import entity_text, text_fingerprint
     from tasks.env.tools import render_node_info
 
     names = graph.nodes()
@@ -140,6 +155,7 @@ def build_arrays(graph: KnowledgeGraph, limits: Any) -> tuple[dict[str, np.ndarr
     rel_cols: dict[str, list[Any]] = {k: [] for k in ("source", "target", "label", "kw", "description", "weight",
                                                      "directed", "chunks")}  # fmt: skip
     ent_type, ent_desc, ent_chunks, ent_files, degree = [], [], [], [], []
+    texts: list[str] = []
     nbr_node: list[int] = []
     nbr_rel: list[int] = []
     nbr_dir: list[int] = []
@@ -150,6 +166,7 @@ def build_arrays(graph: KnowledgeGraph, limits: Any) -> tuple[dict[str, np.ndarr
             e = graph.entity(name)
             ent_type.append(strings(e.type))
             ent_desc.append(strings(e.description))
+            texts.append(entity_text(e.name, e.description, FINGERPRINT_TEXT_CHARS))
             ent_chunks.append(strings.many(e.source_chunk_ids))
             ent_files.append(strings.many(e.file_paths))
             degree.append(graph.degree(name))
@@ -205,20 +222,33 @@ def build_arrays(graph: KnowledgeGraph, limits: Any) -> tuple[dict[str, np.ndarr
     meta = {
         "format": SERVED_FORMAT_VERSION, "domain": graph.domain, "directed": graph.directed,
         "snapshot_id": graph.snapshot_id, "entities": len(names), "relations": graph.n_edges,
-        "limits": limits_key(limits),
+        "limits": limits_key(limits), "content_hash": content_hash,
+        "text_fingerprints": {_fingerprint_key(FINGERPRINT_TEXT_CHARS): text_fingerprint(texts)},
     }  # fmt: skip
     return arrays, meta
 
 
-def write_arrays(path: Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+def _fingerprint_key(max_chars: int) -> str:
+    from tasks.env.index import TEXT_FORMAT_VERSION
+
+    return f"v{TEXT_FORMAT_VERSION}-{max_chars}"
+
+
+def write_arrays(path: Path, arrays: dict[str, np.ndarray], meta: dict[str, Any], *, replace: bool = False) -> None:
     """Write the served arrays to directory ``path`` atomically: a temporary sibling, then one rename (a
-    crash leaves no half-written cache; a concurrent writer's complete copy wins)."""
+    crash leaves no half-written cache; a concurrent writer's complete copy wins). ``replace``: an unusable
+    cache already at ``path`` (damaged, or stale) is moved aside and deleted first; a process still mapping its
+    files keeps reading them."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name + ".tmp"))
     try:
         for name in _ARRAYS:
             np.save(tmp / f"{name}.npy", arrays[name], allow_pickle=False)
         (tmp / "meta.json").write_text(json.dumps(meta, sort_keys=True))
+        if replace and path.exists():
+            old = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name + ".old"))
+            os.replace(path, old / "cache")
+            shutil.rmtree(old, ignore_errors=True)
         try:
             os.rename(tmp, path)
         except OSError:  # another process wrote it first: theirs is the same
@@ -232,16 +262,33 @@ def write_arrays(path: Path, arrays: dict[str, np.ndarray], meta: dict[str, Any]
 
 def read_arrays(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]] | None:
     """The arrays of a cache directory, memory-mapped read-only, or ``None`` when it is missing, of another
-    format, or incomplete."""
+    format, incomplete, or with arrays whose lengths disagree with its metadata (a damaged cache)."""
     meta_file = path / "meta.json"
     try:
         meta = json.loads(meta_file.read_text())
         if meta.get("format") != SERVED_FORMAT_VERSION:
             return None
         arrays = {name: _load(path / f"{name}.npy") for name in _ARRAYS}
-    except (OSError, ValueError):
+        n = int(meta["entities"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    rows = {"entity_type": n, "entity_description": n, "degree": n, "nbr_ptr": n + 1, "reply_offsets": n + 1,
+            "entity_chunk_ptr": n + 1, "entity_file_ptr": n + 1}  # fmt: skip
+    if any(arrays[name].shape != (size,) for name, size in rows.items()) or len(arrays["string_offsets"]) < n + 1:
+        log.warning("ignoring the served graph cache %s: its arrays do not hold %d entities", path, n)
         return None
     return arrays, meta
+
+
+def stale_reason(meta: dict[str, Any], snapshot: Any) -> str | None:
+    """Why a cache's metadata does not describe ``snapshot`` (a ``GraphSnapshot`` row: its id, content hash
+    and entity count), or ``None`` when it does."""
+    for field, mine, theirs in (("snapshot id", meta.get("snapshot_id"), snapshot.snapshot_id),
+                                ("content hash", meta.get("content_hash"), snapshot.content_hash),
+                                ("entity count", meta.get("entities"), snapshot.n_nodes)):  # fmt: skip
+        if mine != theirs:
+            return f"its {field} is {mine!r}, the snapshot's {theirs!r}"
+    return None
 
 
 def _load(file: Path) -> np.ndarray:
@@ -266,11 +313,13 @@ class ServedGraph:
         self._a = arrays
         self._blob = arrays["strings"]
         self._off = arrays["string_offsets"]
-        n = int(meta["entities"])
-        self._names: tuple[str, ...] = tuple(self._string(i) for i in range(n))
-        self._row: dict[str, int] = {name: i for i, name in enumerate(self._names)}
-        keys = arrays["norm_keys"]
-        self._norm: dict[str, int] = {self._string(int(sid)): k for k, sid in enumerate(keys)}
+        self._meta = meta
+        # String id i is entity i, and the names are sorted (``KnowledgeGraph.nodes``): a name's row is found by
+        # bisection (a microsecond), and the normalised keys (sorted too) by bisection over the blob's bytes
+        # (UTF-8 orders as code points do). No dictionary of a million names is made at start (0.7 s at 1M
+        # entities) nor held (its pages would be each worker's own as soon as lookups touch their refcounts).
+        self._names: tuple[str, ...] = tuple(self._decode_names(int(meta["entities"])))
+        self._view = memoryview(self._blob)
         self._memo: OrderedDict[int, tuple[tuple[str, EdgeData], ...]] = OrderedDict()
         self._memo_size = 0
         self._memo_lock = threading.Lock()
@@ -283,29 +332,97 @@ class ServedGraph:
         return cls(*build_arrays(graph, limits))
 
     @classmethod
-    def load(cls, path: Path) -> ServedGraph | None:
-        """The served graph cached in ``path``, memory-mapped, or ``None`` when there is no usable cache."""
+    def load(cls, path: Path, snapshot: Any = None) -> ServedGraph | None:
+        """The served graph cached in ``path``, memory-mapped, or ``None`` when there is no usable cache. With
+        ``snapshot`` (the warehouse's ``GraphSnapshot`` row) a cache built from other content (``stale_reason``)
+        is not usable either."""
         found = read_arrays(path)
         if found is None:
             return None
+        if snapshot is not None:
+            reason = stale_reason(found[1], snapshot)
+            if reason is not None:
+                log.warning("rebuilding the served graph cache %s: %s", path, reason)
+                return None
         graph = cls(*found)
         graph.path = path
         return graph
 
     @classmethod
-    def cached(cls, path: Path, graph: KnowledgeGraph, limits: Any) -> ServedGraph:
-        """The served graph cached in ``path``, written from ``graph`` first when missing."""
-        found = cls.load(path)
+    def cached(cls, path: Path, graph: KnowledgeGraph, limits: Any, snapshot: Any = None) -> ServedGraph:
+        """The served graph cached in ``path``, written from ``graph`` first when missing or unusable (a damaged,
+        other-format or, with ``snapshot``, stale cache is replaced)."""
+        found = cls.load(path, snapshot)
         if found is None:
-            write_arrays(path, *build_arrays(graph, limits))
-            found = cls.load(path)
+            content_hash = snapshot.content_hash if snapshot is not None else None
+            write_arrays(path, *build_arrays(graph, limits, content_hash), replace=path.exists())
+            found = cls.load(path, snapshot)
             if found is None:
                 raise OSError(f"the served graph cache {path} was written but cannot be read back")
         return found
 
+    def text_fingerprint(self, max_chars: int) -> str | None:
+        """The hash of the entity texts (``tasks.env.index.text_fingerprint`` of ``entity_texts(max_chars)``)
+        recorded in the cache, or ``None`` when it holds none for ``max_chars``."""
+        found = self._meta.get("text_fingerprints") or {}
+        return found.get(_fingerprint_key(max_chars))
+
+    def entity_texts(self, max_chars: int) -> list[str]:
+        """Every entity's ``tasks.env.index.entity_text``, in name order, made from the arrays directly (no
+        ``Entity`` objects: the cold build of a million-entity index made them only to read two fields)."""
+        from tasks.env.index import entity_text
+
+        descriptions = self._decode(self._a["entity_description"])
+        return [entity_text(name, desc, max_chars) for name, desc in zip(self._names, descriptions)]
+
     # -- strings -------------------------------------------------------------------------------------------------------
     def _string(self, sid: int) -> str:
         return self._blob[self._off[sid] : self._off[sid + 1]].tobytes().decode("utf-8")
+
+    def _decode_names(self, n: int) -> list[str]:
+        """Strings ``0 .. n-1`` (the entity names, laid out one after another): decoded at once and sliced where
+        they are ASCII (byte offsets are then character offsets), else one at a time."""
+        off = self._off[: n + 1].tolist()
+        if n == 0:
+            return []
+        raw = self._blob[off[0] : off[-1]].tobytes()
+        if not raw.isascii():
+            return self._decode(np.arange(n))
+        text, base = raw.decode("ascii"), off[0]
+        return [text[a - base : b - base] for a, b in zip(off, off[1:])]
+
+    def _find(self, name: object) -> int | None:
+        """The row of the entity called exactly ``name``, else ``None``."""
+        if type(name) is not str:
+            return None
+        i = bisect.bisect_left(self._names, name)
+        return i if i < len(self._names) and self._names[i] == name else None
+
+    def _norm_key_index(self, key: str) -> int | None:
+        """The position of normalised key ``key`` in ``norm_keys`` (sorted), else ``None``."""
+        target = key.encode("utf-8")
+        keys, off, view = self._a["norm_keys"], self._off, self._view
+        lo, hi = 0, len(keys)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            sid = int(keys[mid])
+            if view[off[sid] : off[sid + 1]].tobytes() < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(keys):
+            sid = int(keys[lo])
+            if view[off[sid] : off[sid + 1]].tobytes() == target:
+                return lo
+        return None
+
+    def _decode(self, ids: np.ndarray) -> list[str]:
+        """The strings of many string ids at once: their offsets gathered in one NumPy step, each string then a
+        slice of the blob (a million ``_string`` calls cost a second more)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        starts, ends = self._off[ids].tolist(), self._off[ids + 1].tolist()
+        blob = memoryview(self._blob) if len(self._blob) else memoryview(b"")
+        return [str(blob[a:b], "utf-8") for a, b in zip(starts, ends)]
 
     def _strings(self, ptr: np.ndarray, flat: np.ndarray, i: int) -> tuple[str, ...]:
         return tuple(self._string(int(s)) for s in flat[ptr[i] : ptr[i + 1]])
@@ -323,7 +440,7 @@ class ServedGraph:
         return len(self._names)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._row
+        return self._find(name) is not None
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
@@ -340,10 +457,10 @@ class ServedGraph:
 
     def row(self, name: str) -> int | None:
         """The entity id of exactly ``name``, else ``None``."""
-        return self._row.get(name)
+        return self._find(name)
 
     def _require(self, name: str) -> int:
-        i = self._row.get(name)
+        i = self._find(name)
         if i is None:
             hint = self.lookup(name)
             extra = f"; did you mean {hint!r}?" if hint else ""
@@ -417,13 +534,13 @@ class ServedGraph:
         return [d for nb, d in self.neighbors(a, undirected=undirected) if nb == b]
 
     def has_edge(self, a: str, b: str, *, undirected: bool = True) -> bool:
-        if a not in self._row or b not in self._row:
+        if self._find(a) is None or self._find(b) is None:
             return False
         return bool(self.relations_between(a, b, undirected=undirected))
 
     def edge(self, a: str, b: str, *, undirected: bool = True) -> EdgeData | None:
         """The strongest relation joining ``a`` and ``b`` (``KnowledgeGraph.edge``), or ``None``."""
-        if a not in self._row or b not in self._row:
+        if self._find(a) is None or self._find(b) is None:
             return None
         rels = self.relations_between(a, b, undirected=undirected)
         if not rels:
@@ -436,7 +553,7 @@ class ServedGraph:
 
     # -- names -------------------------------------------------------------------------------------------------------
     def _norm_rows(self, name: str) -> np.ndarray:
-        k = self._norm.get(normalize_name(name))
+        k = self._norm_key_index(normalize_name(name))
         if k is None:
             return self._a["norm_ids"][:0]
         ptr = self._a["norm_ptr"]
@@ -444,7 +561,7 @@ class ServedGraph:
 
     def lookup(self, name: str) -> str | None:
         """``KnowledgeGraph.lookup``: ``name`` itself, else the best entity with its normalised key, else None."""
-        if name in self._row:
+        if self._find(name) is not None:
             return name
         rows = self._norm_rows(name)
         return self._names[int(rows[0])] if len(rows) else None
@@ -456,7 +573,7 @@ class ServedGraph:
     # -- node_info replies -------------------------------------------------------------------------------------------
     def node_info_reply(self, name: str) -> bytes | None:
         """The pre-rendered node_info reply body of exactly ``name`` (an entity), else ``None``."""
-        i = self._row.get(name)
+        i = self._find(name)
         if i is None:
             return None
         off = self._a["reply_offsets"]
@@ -464,4 +581,4 @@ class ServedGraph:
 
 
 __all__ = ["NEIGHBOR_MEMO_RELATIONS", "SERVED_FORMAT_VERSION", "ServedGraph", "build_arrays", "cache_dir",
-           "limits_key", "read_arrays", "write_arrays"]
+           "limits_key", "read_arrays", "stale_reason", "write_arrays"]

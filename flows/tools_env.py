@@ -54,13 +54,15 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
     if emb is None:
         emb = HashingEmbedder() if embedder == "hashing" else shared_embedder(settings.embeddings)
     found: dict[str, TextIndex] = {}
-    if texts:
-        # The same text the IKG checks searched: the domain's corpus chunks, then ``[ikg] texts`` when set.
+    chunks = {g.domain: domain_chunks(wh, g.domain) for g in graphs} if texts else {}
+    if texts and (settings.ikg.texts is not None or any(chunks.values())):
+        # The same text the IKG checks searched: the domain's corpus chunks, then ``[ikg] texts`` when set. Imported
+        # only when there is text to search: the IKG module's imports cost seconds of a tool server's start.
         from flows.ikg_data import load_collection, text_index_of
 
         collection = load_collection(settings)
         for g in graphs:
-            index = text_index_of(g.domain, domain_chunks(wh, g.domain), collection, emb, settings)
+            index = text_index_of(g.domain, chunks[g.domain], collection, emb, settings)
             if index is not None:
                 found[g.domain] = index
     tools = KG_TOOLS + (("web_search",) if found else ())

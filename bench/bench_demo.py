@@ -96,7 +96,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="Write the result here (e.g. bench/results/demo.json).")
     ap.add_argument("--fresh-clone", action="store_true", help="Time set-up and `make demo` in a fresh clone of HEAD.")
-    ap.add_argument("--empty-pip-cache", action="store_true", help="With --fresh-clone: pip starts from an empty cache.")
+    ap.add_argument("--empty-pip-cache", action="store_true",
+                    help="With --fresh-clone: pip starts from an empty cache.")
     args = ap.parse_args()
     if args.empty_pip_cache and not args.fresh_clone:
         ap.error("--empty-pip-cache needs --fresh-clone")

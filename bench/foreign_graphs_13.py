@@ -47,17 +47,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import package_dir, present, text  # noqa: E402
+from foreign_sources import apart, package_dir, present, text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs13"
 
 PACKAGES = ("archspec", "simple-icd-10-cm", "openap", "pytickersymbols", "basis-set-exchange", "netaddr", "pyyaml")
-
-
-def apart(names: dict[str, set[str]], name: str, value: str) -> str:
-    """`name` as it is when the data gives it for one thing only, else "name (value)" with the telling value."""
-    return name if len(names[name]) == 1 else f"{name} ({value})"
 
 
 # -- 1. CPU microarchitectures, Wikidata English labels (archspec's microarchitectures.json) ----------------------------

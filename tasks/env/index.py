@@ -971,5 +971,5 @@ def _unit_rows(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-__all__ = ["ANN_MIN_ROWS", "AnnIndex", "GraphIndex", "HashingEmbedder", "Match", "SEARCH_PRECISIONS", "TEXT_FORMAT_VERSION", "bfloat16_bits",
-           "bfloat16_margin", "entity_text", "text_fingerprint"]
+__all__ = ["ANN_MIN_ROWS", "AnnIndex", "GraphIndex", "HashingEmbedder", "Match", "SEARCH_PRECISIONS",
+           "TEXT_FORMAT_VERSION", "bfloat16_bits", "bfloat16_margin", "entity_text", "text_fingerprint"]

@@ -124,11 +124,22 @@ DERIVING_PREFIXES = ("micro", "macro", "mini", "multi", "nano", "mega", "giga", 
                      "auto", "mono", "poly", "tri", "bi", "self")
 
 
+def _derived_cores(word: str) -> list[str]:
+    """What follows each prefix ``word`` opens with (``DERIVING_PREFIXES``), where four letters or more follow."""
+    return [word[len(p):].lstrip("-") for p in DERIVING_PREFIXES if word.startswith(p) and len(word) - len(p) >= 4]
+
+
 def derived_word(word: str) -> bool:
     """Whether lower-case ``word`` is a prefix English derives words with (``DERIVING_PREFIXES``) before a word
     lemminflect knows, of four letters or more: "subgenre", "microarchitecture"; not "statename" or "msleep"."""
-    return any(word.startswith(p) and len(word) - len(p) >= 4 and _known(word[len(p):].lstrip("-"))
-               for p in DERIVING_PREFIXES)
+    return any(_known(core) for core in _derived_cores(word))
+
+
+def derived_noun(word: str) -> bool:
+    """Whether ``word`` is a noun the word list lacks that English derives from one with a prefix ("subgenre",
+    "subregion"; not "substance", a word of its own)."""
+    w = word.lower()
+    return not getAllLemmas(w) and any("NOUN" in getAllLemmas(core) for core in _derived_cores(w))
 
 
 def _oov_verb(word: str) -> str | None:
@@ -199,15 +210,8 @@ def _inflect(lemma: str, tag: str) -> str:
 
 def _is_noun(word: str) -> bool:
     """A noun lemminflect knows, or one English derives from a noun with a prefix ("subgenre", "microarchitecture")."""
-    w = word.lower()
-    lem = getAllLemmas(w)
-    if "NOUN" in lem or "PROPN" in lem:
-        return True
-    return not lem and any(w.startswith(p) and len(w) - len(p) >= 4 and "NOUN" in getAllLemmas(w[len(p):])
-                           for p in DERIVING_PREFIXES)
-
-
-is_noun = _is_noun
+    lem = getAllLemmas(word.lower())
+    return "NOUN" in lem or "PROPN" in lem or derived_noun(word)
 
 
 def _singular(noun: str) -> str:
@@ -1115,4 +1119,4 @@ def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, coun
 #: The prepositions and particles a label's words may hold (closed-class English, not meaning).
 PREPOSITIONS: frozenset[str] = _PREPS
 
-__all__ = ["DERIVING_PREFIXES", "PREPOSITIONS", "derived_word", "is_noun", "label_words", "profile_from_label"]
+__all__ = ["DERIVING_PREFIXES", "PREPOSITIONS", "derived_noun", "derived_word", "label_words", "profile_from_label"]

@@ -162,6 +162,8 @@ LIGHTRAG_TYPES: dict[str, str | None] = {
 }  # fmt: skip
 # Words a Title Case type name keeps in lower case anyway ("Element, Ion, or Isotope").
 _MINOR = frozenset("a an and as at by for from in of on or the to with".split())
+#: Words a name keeps in lower case between its capitalised ones ("Battle_of_Hastings", "Ludwig_van_Beethoven").
+NAME_PARTICLES = _MINOR | frozenset("de del der des di du la le van von y".split())
 _NOUN_TEXT = re.compile(r"[^\W\d_][\w'’ ,/&\-]*")
 
 
@@ -690,6 +692,21 @@ def mention_kind(noun: str | None) -> bool:
     return bool(words) and (words[-1] in _MENTION_KINDS or " ".join(words[-2:]) in _MENTION_KINDS)
 
 
+#: Heads of kinds whose column values are names of other things ("common name", "nickname"): a question mentions them.
+_NAME_HEADS = frozenset({"name", "nickname", "alias", "synonym"})
+
+
+def name_kind(noun: str | None) -> bool:
+    """Whether a kind's head says its nodes are names of other things ("common name", "alias")."""
+    words = (noun or "").strip().lower().split()
+    return bool(words) and words[-1] in _NAME_HEADS
+
+
+def _head_listed(words: list[str], table: str) -> bool:
+    """Whether the last of ``words`` (lower case), or its singular, is in one of the WordNet tables."""
+    return bool(words) and (words[-1] in _word_list(table) or _singular(words[-1]) in _word_list(table))
+
+
 #: Heads of a kind that is a version of what the word before them names ("aircraft variant", "engine model").
 _VERSION_HEADS = frozenset({"variant", "model", "version", "edition"})
 
@@ -700,11 +717,9 @@ def device_kind(noun: str | None) -> bool:
     an instrumentality: "aircraft", "engine", "locomotive"), or a version of one ("aircraft variant"). English
     gives such a thing's name the article: "the A321-272N", "the Trent 892", "the Saturn V"."""
     words = (noun or "").strip().lower().split()
-    if not words:
-        return False
-    if words[-1] in _VERSION_HEADS and len(words) >= 2:
+    if len(words) >= 2 and words[-1] in _VERSION_HEADS:
         words = words[:-1]
-    return words[-1] in _word_list("device_nouns.txt") or _singular(words[-1]) in _word_list("device_nouns.txt")
+    return _head_listed(words, "device_nouns.txt")
 
 
 @lru_cache(maxsize=4096)
@@ -712,9 +727,9 @@ def abstract_kind(noun: str | None) -> bool:
     """Whether a kind noun names categories of ideas, acts or qualities (``abstract_nouns.txt``, WordNet 3.0: "music
     genre", "sport", "style"), whose members are named bare."""
     words = (noun or "").strip().lower().split()
-    if not words or " ".join(words) in _LIGHTRAG_KINDS:
+    if " ".join(words) in _LIGHTRAG_KINDS:
         return False  # LightRAG's coarse types ("concept", "method") say nothing of how the things are named
-    return words[-1] in _word_list("abstract_nouns.txt") or _singular(words[-1]) in _word_list("abstract_nouns.txt")
+    return _head_listed(words, "abstract_nouns.txt")
 
 
 _LIGHTRAG_KINDS = frozenset(v for v in LIGHTRAG_TYPES.values() if v)
@@ -835,14 +850,11 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         return True  # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's"
     if len(words) >= 2 and words[-1].lower() in heads:
         return True
-    cut = next((i for i, w in enumerate(words)
-                if i >= 1 and (w in ("of", "for", "in", "at", "on") or words[i - 1].endswith(","))), None)
-    if cut is not None and cut >= 1:
-        before = words[cut - 1].rstrip(",")
-        if before[:1].isupper() and before.lower() in heads:
-            # the head before "of", another preposition or a comma: "the District Court of Guam", "the Institute for
-            # Advanced Study", "the Nobel Prize in Physics 1921", "the United States Bankruptcy Court, W.D. Missouri"
-            return True
+    before = _head_before_its_complement(words)
+    if before is not None and before[:1].isupper() and before.lower() in heads:
+        # the head before "of", another preposition or a comma: "the District Court of Guam", "the Institute for
+        # Advanced Study", "the Nobel Prize in Physics 1921", "the United States Bankruptcy Court, W.D. Missouri"
+        return True
     if len(words) >= 3 and words[1] == "of":
         head = words[0].lower()
         if head in of_heads:
@@ -973,15 +985,20 @@ def heading_not_name(name: str) -> str | None:
     return None
 
 
-def _headed_by_a_head(name: str) -> bool:
-    """Whether ``name``'s head (its last word, or the word before its first preposition or comma) is one of
-    ``names.yaml``'s heads of names said with "the" ("Prize", "Institute", "Court")."""
-    words = name.split()
-    heads = _article_rules()[0]
+def _head_before_its_complement(words: list[str]) -> str | None:
+    """The word of a name before its first "of", "for", "in", "at" or "on", or before its first comma ("Court" of
+    "District Court of Guam", "Prize" of "Nobel Prize in Physics 1921"); None when the name has neither."""
     cut = next((i for i, w in enumerate(words)
-                if i >= 1 and (w in ("of", "for", "in", "at", "on") or words[i - 1].endswith(","))), len(words))
-    head = words[cut - 1].rstrip(",") if cut >= 1 else ""
-    return head[:1].isupper() and head.lower() in heads
+                if i >= 1 and (w in ("of", "for", "in", "at", "on") or words[i - 1].endswith(","))), None)
+    return None if cut is None else words[cut - 1].rstrip(",")
+
+
+def _headed_by_a_head(name: str) -> bool:
+    """Whether ``name``'s head (the word before its complement, else its last word) is one of ``names.yaml``'s
+    heads of names said with "the" ("Prize", "Institute", "Court")."""
+    words = name.split()
+    head = _head_before_its_complement(words) or (words[-1] if words else "")
+    return head[:1].isupper() and head.lower() in _article_rules()[0]
 
 
 def unreadable_name(name: str) -> str | None:

@@ -33,8 +33,8 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import (column_value, in_running_text, mention_kind, name_takes_article, node_type_noun, question_name,
-                                 versus_name)
+from tasks.meaning.names import (column_value, in_running_text, mention_kind, name_kind, name_takes_article,
+                                 node_type_noun, question_name, versus_name)
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, scoped, write_program_question
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
@@ -648,16 +648,12 @@ def written_name(kg: KnowledgeGraph, name: str) -> str:
         return f"the {kind} {shown}"  # "the football match Schalke 04 v Hamburger SV", not "Schalke 04 ..."
     if mention_kind(kind):
         return f'the {kind} "{shown}"'  # a word mentioned, not used: 'the pronunciation of the word "wege"'
-    if kind.split()[-1:] and kind.split()[-1] in _NAME_HEADS and column_value(kg, name):
+    if name_kind(kind) and column_value(kg, name):
         return f'"{shown}"'  # a name as a column's value is mentioned: 'what has "black bittern" as its common name'
     if takes_article(name, _texts_around(kg, name)) or (name_takes_article(shown, kind) and not (
             shown.islower() and column_value(kg, name))):  # a column's value is said bare: "whose ... is atom"
         return f"the {shown}"
     return shown
-
-
-#: Heads of kinds whose column values are names of other things ("common name", "nickname"): a question mentions them.
-_NAME_HEADS = frozenset({"name", "nickname", "alias", "synonym"})
 
 
 def _texts_around(kg: KnowledgeGraph, name: str) -> list[str]:

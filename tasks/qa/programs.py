@@ -41,14 +41,12 @@ from itertools import combinations
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from lemminflect import getAllLemmas
-
 from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
-from tasks.meaning.morphology import is_noun, label_words
-from tasks.meaning.names import (NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
+from tasks.meaning.morphology import derived_noun, label_words
+from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
                                  heading_not_name, node_type_noun, relation_word, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
@@ -106,46 +104,42 @@ class RelationIndex:
     def _code_kinds(self) -> dict[str, bool]:
         """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
         nothing against the shape)."""
-        if self.kg is None:
-            return {}
-        hit = self.__dict__.get("_code_kind_table")
-        if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-            for node in self.kg.nodes():
-                kind = self.kind(node)
-                if kind is not None:
-                    counts[kind][0] += 1
-                    counts[kind][1] += code_like(node)
-            hit = {k: n < 3 or 2 * codes >= n for k, (n, codes) in counts.items()}
-            self.__dict__["_code_kind_table"] = hit
-        return hit
+        return self._kind_tables()[0]
 
     def _id_kinds(self) -> dict[str, bool]:
         """Per type noun: whether the graph keys its nodes by identifiers, not names: of three nodes or more, at least
         half are one lower-case token with a digit, an underscore or a hyphen ("zen2", "cortex_a72", "x86_64",
-        "food-vegetable"); its other
-        lower-case tokens ("haswell", "excavator") are keys of the same table, not names written in lower case."""
+        "food-vegetable"); its other lower-case tokens ("haswell", "excavator") are keys of the same table, not names
+        written in lower case. Or the kind is an abbreviation table: at least half its names are short codes and some
+        mix cases or carry a digit ("CVn", "UMa", "CL6"), or nearly all are short codes ("BUF", "SLB": a database's
+        team codes); not a kind of people called "Ada" and "Bob", nor organizations some of which go by acronyms
+        ("IBM", "UCLA")."""
+        return self._kind_tables()[1]
+
+    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool]]:
+        """``_code_kinds`` and ``_id_kinds``, counted in one pass over the graph's nodes and kept."""
         if self.kg is None:
-            return {}
-        hit = self.__dict__.get("_id_kind_table")
+            return {}, {}
+        hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
             for node in self.kg.nodes():
                 kind = self.kind(node)
-                if kind is not None:
-                    short = _short_code(node)
-                    counts[kind][0] += 1
-                    counts[kind][1] += bool(_KEY.fullmatch(node) and re.search(r"[\d_-]", node))
-                    counts[kind][2] += short
-                    bare = strip_disambiguator(node).strip()
-                    counts[kind][3] += short and (any(ch.isdigit() for ch in bare) or
-                                                  (bare[1:] != bare[1:].upper() and bare[1:] != bare[1:].lower()))
-            # short names are an abbreviation table where some mix cases or carry a digit ("CVn", "UMa", "CL6"), or
-            # where nearly all are short codes ("BUF", "SLB": a database's team codes); not a kind of people called
-            # "Ada" and "Bob", nor organizations among which some go by acronyms ("IBM", "UCLA")
-            hit = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and caps >= 2) or (n >= 5 and 10 * short >= 9 * n))
-                   for k, (n, keys, short, caps) in counts.items()}
-            self.__dict__["_id_kind_table"] = hit
+                if kind is None:
+                    continue
+                bare = strip_disambiguator(node).strip()
+                short = _short_code(node)
+                c = counts[kind]
+                c[0] += 1
+                c[1] += code_like(node)
+                c[2] += bool(_KEY.fullmatch(node) and re.search(r"[\d_-]", node))
+                c[3] += short
+                c[4] += short and (any(ch.isdigit() for ch in bare) or
+                                   (bare[1:] != bare[1:].upper() and bare[1:] != bare[1:].lower()))
+            codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, _, _, _) in counts.items()}
+            ids = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n))
+                   for k, (n, _, keys, short, mixed) in counts.items()}
+            hit = self.__dict__["_kind_tables_hit"] = (codes, ids)
         return hit
 
     def add(self, subject: str, label: str, obj: str) -> None:
@@ -293,18 +287,17 @@ def transitive_label(label: str) -> bool:
     if re.sub(r"[\W_]+", "", relation_word(label).lower()) in _TRANSITIVE:
         return True
     # a noun English derives with "sub" that the word list lacks ("subgenre", "subregion"; not "substance")
-    return any(w.startswith("sub") and len(w) >= 7 and not getAllLemmas(w) and is_noun(w[3:])
-               for w in (x.lower() for x in label_words(label)))
+    return any(w.startswith("sub") and derived_noun(w) for w in (x.lower() for x in label_words(label)))
 
 
 #: A three-letter token ("Aql", "CVn", "USD", "JFK") or a short code in capitals and digits ("CL6", "SL5"): where
 #: most nodes of a kind are one, an abbreviation table.
-_THREE_LETTERS = re.compile(r"[A-Za-z]{3}|[A-Z][A-Z\d]{1,3}")
+_SHORT_CODE = re.compile(r"[A-Za-z]{3}|[A-Z][A-Z\d]{1,3}")
 
 
 def _short_code(node: str) -> bool:
     """Whether ``node``, without a disambiguator the writer added ("TEX (franchise)"), is a short code token."""
-    return bool(_THREE_LETTERS.fullmatch(strip_disambiguator(node).strip()))
+    return bool(_SHORT_CODE.fullmatch(strip_disambiguator(node).strip()))
 
 
 #: One token of lower-case letters, digits and ``._-`` (a table's key: "zen2", "armv8.3a", "cortex_a72", "haswell").
@@ -319,12 +312,9 @@ def snake_identifier(name: str) -> bool:
     if "_" not in t or any(ch.isspace() for ch in t):
         return False
     core = re.sub(r"\([^)]*\)", "", t)
-    return any(tok and not tok[:1].isupper() and not tok.isdigit() and tok.lower() not in _MINOR_WORDS
+    return any(tok and not tok[:1].isupper() and not tok.isdigit() and tok.lower() not in NAME_PARTICLES
                for tok in core.split("_"))
 
-
-#: Words a name keeps in lower case between its capitalised ones ("Battle_of_Hastings").
-_MINOR_WORDS = frozenset("a an and as at by de del der des di du for from in la le of on or the to van von with y".split())
 
 
 _BRACKETED_CODE = re.compile(r"[\[(][^\])]*\b[A-Z]{2,3}-[A-Z0-9]{1,4}\b[^\])]*[\])]")

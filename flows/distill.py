@@ -19,11 +19,11 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
+from flows.batches import BatchResult, chunks
 from flows.checks import at_least, check_domain_names, check_domains_in
-from flows.progress import Progress
 from flows.qa import load_qa
-from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
+from flows.steps import Step, Unit, run_step
 from flows.tools_env import snapshot_tool_env
 from gateway.embeddings import shared_embedder
 from gateway.loop import run_shared
@@ -227,72 +227,98 @@ def distill_trajectories(
         seed=settings.seed, max_rounds=max_rounds, max_tokens_per_round=max_tokens_per_round,
         cot_max_tokens=cot_max_tokens, thought_writer=thought_writer, language=q.language,  # type: ignore[arg-type]
     )  # fmt: skip
-    params = flow_parameters(distill_trajectories, locals())
-    with open_run("distill-trajectories", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
-        spec = runner.spec(cfg.role)
-        check_domains_in(rt.wh, domains)
-        domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
-        if not domains:
+    step = DistillStep(domains, kinds, n_rollouts, split, qa_ids, batch_size, cfg, settings)
+    return run_step(step, flow_parameters(distill_trajectories, locals()), settings)
+
+
+class DistillStep(Step[DistillJob, Trajectory]):
+    """Teacher trajectories for the stored questions: jobs ``(qa_id, kind, sample)`` without a final verdict, in
+    batches of one graph snapshot, each made by ``distill_batch`` (``tasks.distill.trajectories``)."""
+
+    flow, progress, doing = "distill-trajectories", "distill", "distilling {domain} trajectories"
+    reads = ("qa", "gold_paths", "trajectories", "graph_snapshots")
+    writes = {"trajectories": Trajectory}
+    task = distill_batch
+
+    def __init__(self, domains: list[str] | None, kinds: Sequence[str], n_rollouts: int, split: str | None,
+                 qa_ids: list[str] | None, batch_size: int | None, cfg: DistillConfig, settings: Settings) -> None:
+        self.domains, self.kinds, self.n_rollouts, self.cfg = domains, tuple(kinds), n_rollouts, cfg
+        self.batch_size = batch_size
+        self.roles = (cfg.role,)
+        self.index_dir = str((settings.data_dir / "indexes").resolve())
+        self.settings = settings
+        self.where, self.args = "domain IN (SELECT unnest(?::VARCHAR[]))", [list(domains or [])]
+        self.split, self.qa_ids = split, qa_ids
+        self.counts: dict[tuple[str, str], int] = {}
+        self.totals: dict[str, int] = {}
+        self.done: set[tuple[str, str, int]] = set()
+        self.model: str | None = None
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
+        check_domains_in(rt.wh, self.domains)
+        self.domains = self.domains or [r["domain"] for r in rt.wh.query(
+            "SELECT DISTINCT domain FROM qa ORDER BY domain")]  # fmt: skip
+        if not self.domains:
             raise InputError("no questions in the warehouse: run `generate-qa` (and `verify-paths`) first")
-        model = spec.endpoints[cfg.role].model if cfg.role in spec.endpoints else None
-        done = stored_jobs(rt.wh, kinds)
-        made: list[Trajectory] = []
-        index_dir = str((settings.data_dir / "indexes").resolve())
-        batch_size = batch_size or endpoint_concurrency(spec, cfg.role)
-        where, args = "domain IN (SELECT unnest(?::VARCHAR[]))", [list(domains)]
-        if split is not None:
-            where, args = where + " AND split = ?", [*args, split]
-        if qa_ids is not None:
-            where, args = where + " AND qa_id IN (SELECT unnest(?::VARCHAR[]))", [*args, list(qa_ids)]
-        # The questions of each (domain, snapshot), in one query: the window, the indexes to build ahead and the
-        # domains to plan come from it; each domain's questions and gold paths are read when the batch loop reaches
-        # the domain, so the first batch does not wait for every domain's to be read.
-        counts = {(r["domain"], r["snap"]): int(r["n"]) for r in rt.wh.query(
-            f"SELECT domain, coalesce(snapshot_id, '') AS snap, count(*) AS n FROM qa WHERE {where} GROUP BY ALL",
-            args)}  # fmt: skip
-        per_question = sum(n_rollouts if k == "rollouts" else 1 for k in kinds)
-        sizes = [range(len(b)) for n in counts.values() for b in chunks(range(n * per_question), batch_size)]
-        totals: dict[str, int] = {}
+        self.model = spec.endpoints[self.cfg.role].model if self.cfg.role in spec.endpoints else None
+        self.done = stored_jobs(rt.wh, self.kinds)
+        self.args = [list(self.domains)]
+        if self.split is not None:
+            self.where, self.args = self.where + " AND split = ?", [*self.args, self.split]
+        if self.qa_ids is not None:
+            self.where, self.args = self.where + " AND qa_id IN (SELECT unnest(?::VARCHAR[]))", [*self.args,
+                                                                                                   list(self.qa_ids)]
+        self.counts = {(r["domain"], r["snap"]): int(r["n"]) for r in rt.wh.query(
+            f"SELECT domain, coalesce(snapshot_id, '') AS snap, count(*) AS n FROM qa WHERE {self.where} GROUP BY ALL",
+            self.args)}  # fmt: skip
 
-        def work() -> Iterator[tuple[str, str, list[DistillJob], dict[str, list[GoldPath]]]]:
-            # The batches of every domain go through one batch loop (the teacher works on the next domain while one
-            # domain's last trajectories finish); they are written in (domain, snapshot) order.
-            for domain in domains:
-                if not any(d == domain for d, _ in counts):
-                    continue
-                qas = load_qa(rt, f"domain = ? AND {where}", [domain, *args])
-                jobs = jobs_for(qas, kinds, n_rollouts, done)
-                if not jobs:
-                    continue
-                already = len(done & _keys(qas, kinds, n_rollouts))
-                print(f"{domain}: {len(qas)} questions, {len(jobs)} trajectories to make ({already} already stored)")
-                gold = load_gold_paths(rt.wh, sorted({j.qa.qa_id for j in jobs}))
-                by_snapshot: dict[str, list[DistillJob]] = {}
-                for j in jobs:
-                    by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
-                totals[domain] = len(jobs)
-                for snap, snap_jobs in sorted(by_snapshot.items()):
-                    for b in chunks(snap_jobs, batch_size):
-                        yield domain, snap, list(b), {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in b}
+    def sizes(self) -> list[int]:
+        per_question = sum(self.n_rollouts if k == "rollouts" else 1 for k in self.kinds)
+        return [len(b) for n in self.counts.values() for b in chunks(range(n * per_question), self.batch_size or 1)]
 
-        bars: dict[str, Progress] = {}
-        ahead = IndexesAhead(rt.wh, _needing_tools(rt.wh, where, args, kinds, n_rollouts, domains), settings,
-                             index_dir)
-        batches = run_batches(distill_batch, work(), runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "jobs": w[2], "gold": w[3],
-            "cfg": cfg, "run_id": rt.run_id, "model": model, "index_dir": index_dir},
-            in_flight=runner.in_flight(typical_size(sizes, batch_size),
-                                      endpoint_concurrency(spec, cfg.role)))  # fmt: skip
-        with ahead:
-            made += _write_batches(rt, batches, bars, totals)
+    def total(self, domain: str) -> int:
+        return self.totals[domain]
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[DistillJob]]:
+        for domain in self.domains or []:
+            if not any(d == domain for d, _ in self.counts):
+                continue
+            qas = load_qa(rt, f"domain = ? AND {self.where}", [domain, *self.args])
+            jobs = jobs_for(qas, self.kinds, self.n_rollouts, self.done)
+            if not jobs:
+                continue
+            already = len(self.done & _keys(qas, self.kinds, self.n_rollouts))
+            print(f"{domain}: {len(qas)} questions, {len(jobs)} trajectories to make ({already} already stored)")
+            gold = load_gold_paths(rt.wh, sorted({j.qa.qa_id for j in jobs}))
+            by_snapshot: dict[str, list[DistillJob]] = {}
+            for j in jobs:
+                by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
+            self.totals[domain] = len(jobs)
+            for snap, snap_jobs in sorted(by_snapshot.items()):
+                for b in chunks(snap_jobs, self.batch_size or 1):
+                    yield Unit(domain, snap, list(b), {"gold": {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in b}})
+
+    def alongside(self, rt: Runtime) -> IndexesAhead:
+        return IndexesAhead(rt.wh, _needing_tools(rt.wh, self.where, self.args, self.kinds, self.n_rollouts,
+                                                  self.domains or []), self.settings, self.index_dir)
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[DistillJob]) -> dict[str, Any]:
+        return {"spec": spec, "kg": load_graph(rt.wh, unit.domain, unit.snapshot or None), "jobs": unit.items,
+                "gold": unit.extra["gold"], "cfg": self.cfg, "run_id": rt.run_id, "model": self.model,
+                "index_dir": self.index_dir}
+
+    def write(self, rt: Runtime, unit: Unit[DistillJob], records: list[Trajectory], con: Any) -> list[Trajectory]:
+        rt.wh.write("trajectories", records, replace=True, con=con)
+        return records
+
+    def summary(self, rt: Runtime, written: list[Trajectory]) -> dict[str, Any]:
         stored = {(r["kind"], r["status"]): int(r["n"]) for r in rt.wh.query(
             "SELECT kind, status, count(*) AS n FROM trajectories GROUP BY kind, status")}  # fmt: skip
-        table = yield_table(made, stored)
+        table = yield_table(written, stored)
         _artifact(table, f"trajectories, run {rt.run_id}")
         for line in table:
             print(" | ".join(f"{k}: {v}" for k, v in line.items()))
-        return {"run_id": rt.run_id, "made": len(made), "accepted": sum(t.accepted for t in made), "by_kind": table,
-                **rt.gateway.ledger.totals()}
+        return {"made": len(written), "accepted": sum(t.accepted for t in written), "by_kind": table}
 
 
 def _needing_tools(wh: Warehouse, where: str, args: list[Any], kinds: Sequence[str], n_rollouts: int,
@@ -313,24 +339,9 @@ def _needing_tools(wh: Warehouse, where: str, args: list[Any], kinds: Sequence[s
     return sorted(((r["domain"], r["snap"]) for r in rows), key=lambda k: (order.get(k[0], len(order)), k))
 
 
-def _write_batches(rt: Any, batches: Any, bars: dict[str, Progress], totals: dict[str, int]) -> list[Trajectory]:
-    """Write each finished batch in its own transaction, in batch order; the trajectories written."""
-    made: list[Trajectory] = []
-    for (domain, _, batch, _), done_batch in batches:
-        if domain not in bars:
-            bars[domain] = Progress(f"distill-{domain}", totals[domain], f"distilling {domain} trajectories")
-        trajectories: list[Trajectory] = done_batch.records
-        with rt.wh.transaction() as con:  # a batch lands whole or not at all
-            rt.wh.write("trajectories", trajectories, replace=True, con=con)
-        made += trajectories
-        bars[domain].advance(len(batch))
-        rt.flush_usage()
-    return made
-
-
 def _keys(qas: Sequence[QA], kinds: Sequence[str], n_rollouts: int) -> set[tuple[str, str, int]]:
     return {(q.qa_id, k, s) for q in qas for k in kinds for s in range(n_rollouts if k == "rollouts" else 1)}
 
 
-__all__ = ["check_distill_params", "distill_batch", "distill_trajectories", "load_gold_paths", "load_trajectories",
+__all__ = ["DistillStep", "check_distill_params", "distill_batch", "distill_trajectories", "load_gold_paths", "load_trajectories",
            "stored_jobs", "yield_table"]

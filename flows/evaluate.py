@@ -28,7 +28,7 @@ summarise the complete-graph items as before.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -42,14 +42,14 @@ from eval.ikg import ikg_config, setting_table
 from eval.metrics import aggregate, summarize
 from flows.ikg_data import domain_text_index, ikg_embedder
 from flows.distill import load_gold_paths
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
+from flows.batches import BatchResult, chunks
 from flows.checks import check_domain_names, check_domains_in
-from flows.progress import Progress
 from flows.tools_env import snapshot_tool_env
 from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from flows.qa import load_qa
-from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
+from flows.steps import Step, Unit, run_step
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
@@ -379,43 +379,76 @@ def evaluate_policy(
     levels = check_levels(wanted_levels) if wanted_levels else ()
     common = {"max_rounds": max_rounds, "max_tokens_per_round": max_tokens_per_round, "use_judge": use_judge}
     cfg = EvalConfig.for_checkpoint(trained_as, **common) if trained_as is not None else EvalConfig(**common)
-    params = flow_parameters(evaluate_policy, locals())
-    with open_run("evaluate-policy", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
-        spec = runner.spec(cfg.role, *(["judge"] if use_judge else []))
-        check_domains_in(rt.wh, domains)
+    step = EvaluateStep(split, modes, domains, limit, use_judge, batch_size, cfg, levels, reuse, serving, settings)
+    return run_step(step, flow_parameters(evaluate_policy, locals()), settings)
+
+
+class EvaluateStep(Step[Job, EvalItem]):
+    """The policy's answers to the stored questions, in each mode and IKG view, scored (``eval.evaluate``): jobs
+    ``(question, mode, view)`` in batches of one graph snapshot; items an earlier run finished under the same key are
+    taken over instead of asked again (``reuse``)."""
+
+    flow, progress, doing = "evaluate-policy", "evaluate-policy", "evaluating the policy"
+    reads = ("qa", "gold_paths", "eval_items", "graph_snapshots", "text_chunks")
+    writes = {"eval_items": EvalItem, "eval_runs": dict}
+    task = evaluate_batch
+
+    def __init__(self, split: str | None, modes: Sequence[str], domains: list[str] | None, limit: int | None,
+                 use_judge: bool, batch_size: int | None, cfg: EvalConfig, levels: Sequence[float], reuse: bool,
+                 serving: dict[str, Any] | None, settings: Settings) -> None:
+        self.split, self.modes, self.domains, self.limit, self.use_judge = split, tuple(modes), domains, limit, use_judge
+        self.batch_size, self.cfg, self.levels, self.reuse, self.serving = batch_size, cfg, levels, reuse, serving
+        self.settings = settings
+        self.roles = (cfg.role, *(["judge"] if use_judge else []))
+        self.index_dir = str((settings.data_dir / "indexes").resolve())
+        self.plans: dict[tuple[str, str], SettingPlan] = {}
+        self.cfgs: dict[tuple[str, str], EvalConfig] = {}
+        self.jobs: dict[tuple[str, str], list[Job]] = {}
+        self.keys: dict[tuple[str, str, str], str] = {}
+        self.found: dict[str, EvalItem] = {}
+        self.gold: dict[str, list[GoldPath]] = {}
+        self.prompts: Any = None
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
+        check_domains_in(rt.wh, self.domains)
         where, args = "TRUE", []
-        if split is not None:
-            where, args = where + " AND split = ?", [*args, split]
-        if domains:
-            where, args = where + " AND domain IN (SELECT unnest(?::VARCHAR[]))", [*args, list(domains)]
-        qas = load_qa(rt, where, args)[:limit] if limit else load_qa(rt, where, args)
+        if self.split is not None:
+            where, args = where + " AND split = ?", [*args, self.split]
+        if self.domains:
+            where, args = where + " AND domain IN (SELECT unnest(?::VARCHAR[]))", [*args, list(self.domains)]
+        qas = load_qa(rt, where, args)[:self.limit] if self.limit else load_qa(rt, where, args)
         if not qas:
-            raise InputError(f"no questions for split={split!r}, domains={domains}: run `generate-qa` first")
-        gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
+            raise InputError(f"no questions for split={self.split!r}, domains={self.domains}: run `generate-qa` first")
+        self.gold = gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
         groups: dict[tuple[str, str], list[QA]] = {}
         for q in qas:
             groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
-        plans = {g: plan_settings(rt, g[0], g[1] or None, group, levels) for g, group in sorted(groups.items())}
+        self.plans = plans = {g: plan_settings(rt, g[0], g[1] or None, group, self.levels)
+                              for g, group in sorted(groups.items())}
         for plan in plans.values():
             for line in plan.lines:
                 print(line)
         # In an IKG evaluation a domain with a corpus offers the IKG tools in every setting (``eval.ikg``).
-        cfgs = {g: ikg_config(cfg) if plan.chunks is not None else cfg for g, plan in plans.items()}
-        jobs: dict[tuple[str, str], list[Job]] = {
+        self.cfgs = cfgs = {g: ikg_config(self.cfg) if plan.chunks is not None else self.cfg
+                            for g, plan in plans.items()}
+        modes = self.modes
+        self.jobs = jobs = {
             g: [(q, m, None) for m in modes for q in groups[g]] + [(q, m, v) for m in modes for q, v in plans[g].views]
             for g in plans}  # fmt: skip
         n_jobs = sum(len(j) for j in jobs.values())
         # A served checkpoint: every first request fits its context, or nothing is asked (IKG views add no tokens
         # to the tool loop's first turn; their gold-context passages are not measured).
-        prompts = check_served_prompts(serving, [(q, m, cfgs[g]) for g in jobs for q, m, v in jobs[g] if v is None],
-                                       gold)  # fmt: skip
+        self.prompts = check_served_prompts(self.serving, [(q, m, cfgs[g]) for g in jobs for q, m, v in jobs[g]
+                                                           if v is None], gold)  # fmt: skip
         print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}"
-              + (f", {n_jobs // len(modes) - len(qas)} IKG variants too" if levels else ""))  # fmt: skip
-        identity = reuse_identity(settings, [cfg.role, *([cfg.judge_role] if use_judge else [])], "tools" in modes)
+              + (f", {n_jobs // len(modes) - len(qas)} IKG variants too" if self.levels else ""))  # fmt: skip
+        identity = reuse_identity(self.settings, [self.cfg.role, *([self.cfg.judge_role] if self.use_judge else [])],
+                                  "tools" in modes)
+        served = (self.serving or {}).get("checkpoint_fingerprint")
         if served:
             identity["served_checkpoint"] = served
-        if levels:
-            identity["ikg"] = settings.ikg.model_dump(mode="json", include={"embedder", "top_k"})
+        if self.levels:
+            identity["ikg"] = self.settings.ikg.model_dump(mode="json", include={"embedder", "top_k"})
 
         def key_of(g: tuple[str, str], job: Job) -> str:
             q, m, view = job
@@ -423,40 +456,47 @@ def evaluate_policy(
             return item_key(q, m, cfgs[g], gold.get(q.qa_id, []), identity, view,
                             plans[g].text_fingerprint if uses_text else None)
 
-        def job_id(job: Job) -> tuple[str, str, str]:
-            return job[0].qa_id, job[1], job[2].view_id if job[2] is not None else ""
+        self.keys = {_job_id(j): key_of(g, j) for g in jobs for j in jobs[g]}
+        reusable = self.reuse and can_reuse(self.settings)
+        self.found = finished_items(rt, sorted(set(self.keys.values()))) if reusable else {}
 
-        keys = {job_id(j): key_of(g, j) for g in jobs for j in jobs[g]}
-        found = finished_items(rt, sorted(set(keys.values()))) if reuse and can_reuse(settings) else {}
-        made: list[EvalItem] = []
-        bar = Progress("evaluate-policy", n_jobs, "evaluating the policy")
-        if found:
-            copied = [found[keys[job_id(j)]].model_copy(update={"run_id": rt.run_id})
-                      for g in jobs for j in jobs[g] if keys[job_id(j)] in found]  # fmt: skip
-            with rt.wh.transaction() as con:
-                rt.wh.write("eval_items", copied, replace=True, con=con)
-            made += copied
-            bar.advance(len(copied))
-            print(f"{len(copied)} of {len(keys)} items finished earlier with the same questions, settings, endpoints "
-                  "and code: copied (reuse=False measures them again)")  # fmt: skip
-        index_dir = str((settings.data_dir / "indexes").resolve())
-        concurrency = endpoint_concurrency(spec, cfg.role, *(["judge"] if use_judge else []))
-        batch_size = batch_size or concurrency
-        work = [(g, b) for g in sorted(jobs)
-                for b in chunks([j for j in jobs[g] if keys[job_id(j)] not in found], batch_size)]
-        batches = run_batches(evaluate_batch, work, runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": load_graph(rt.wh, w[0][0], w[0][1] or None) if "tools" in modes else None,
-            "jobs": list(w[1]), "gold": {q.qa_id: gold.get(q.qa_id, []) for q, _, _ in w[1]}, "cfg": cfgs[w[0]],
-            "run_id": rt.run_id, "index_dir": index_dir, "texts": plans[w[0]].chunks},
-            in_flight=runner.in_flight(typical_size([w[1] for w in work], batch_size), concurrency))  # fmt: skip
-        for (_, batch), done in batches:
-            items: list[EvalItem] = [i.model_copy(update={"item_key": keys[(i.qa_id, i.mode, i.view_id)]})
-                                     for i in done.records]  # fmt: skip
-            with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                rt.wh.write("eval_items", items, replace=True, con=con)
-            made += items
-            bar.advance(len(batch))
-            rt.flush_usage()
+    def _todo(self, g: tuple[str, str]) -> list[Job]:
+        return [j for j in self.jobs[g] if self.keys[_job_id(j)] not in self.found]
+
+    def sizes(self) -> list[int]:
+        return [len(b) for g in sorted(self.jobs) for b in chunks(self._todo(g), self.batch_size or 1)]
+
+    def bar(self, unit: Unit[Job]) -> tuple[str, int, str]:
+        return self.progress, sum(len(j) for j in self.jobs.values()), self.doing
+
+    def reused(self, rt: Runtime) -> tuple[Unit[Job], list[EvalItem]] | None:
+        taken = [j for g in self.jobs for j in self.jobs[g] if self.keys[_job_id(j)] in self.found]
+        if not taken:
+            return None
+        copied = [self.found[self.keys[_job_id(j)]].model_copy(update={"run_id": rt.run_id}) for j in taken]
+        print(f"{len(copied)} of {len(self.keys)} items finished earlier with the same questions, settings, endpoints "
+              "and code: copied (reuse=False measures them again)")  # fmt: skip
+        return Unit("", "", taken), copied
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[Job]]:
+        for g in sorted(self.jobs):
+            for b in chunks(self._todo(g), self.batch_size or 1):
+                yield Unit(g[0], g[1], list(b))
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[Job]) -> dict[str, Any]:
+        g = (unit.domain, unit.snapshot)
+        kg = load_graph(rt.wh, unit.domain, unit.snapshot or None) if "tools" in self.modes else None
+        return {"spec": spec, "kg": kg, "jobs": unit.items,
+                "gold": {q.qa_id: self.gold.get(q.qa_id, []) for q, _, _ in unit.items}, "cfg": self.cfgs[g],
+                "run_id": rt.run_id, "index_dir": self.index_dir, "texts": self.plans[g].chunks}
+
+    def write(self, rt: Runtime, unit: Unit[Job], records: list[EvalItem], con: Any) -> list[EvalItem]:
+        items = [i.model_copy(update={"item_key": self.keys[(i.qa_id, i.mode, i.view_id)]}) for i in records]
+        rt.wh.write("eval_items", items, replace=True, con=con)
+        return items
+
+    def summary(self, rt: Runtime, made: list[EvalItem]) -> dict[str, Any]:
+        cfg, modes = self.cfg, self.modes
         model = _model(rt, cfg.role)
         complete = [i for i in made if i.kg_setting == "complete"]
         by_mode: dict[str, dict[str, Any]] = {}
@@ -464,7 +504,7 @@ def evaluate_policy(
         for mode in modes:
             s = summarize(i for i in complete if i.mode == mode)
             by_mode[mode] = s
-            runs.append({"run_id": rt.run_id, "mode": mode, "role": cfg.role, "model": model, "split": split,
+            runs.append({"run_id": rt.run_id, "mode": mode, "role": cfg.role, "model": model, "split": self.split,
                          "n_items": s["n"], "n_errors": s["errors"], "em": s["em"], "f1": s["f1"], "hit1": s["hit1"],
                          "judge_acc": s["judge_acc"], "mean_rounds": s["mean_rounds"],
                          "mean_repeats": s["mean_repeats"], "created_at": datetime.now()})  # fmt: skip
@@ -478,19 +518,21 @@ def evaluate_policy(
         report = None
         if any(i.kg_setting == "incomplete" for i in made):
             pictures = render_settings(by_setting, "tools" if "tools" in modes else modes[0])
-            report = write_report(settings.data_dir, rt.run_id, model, by_setting, pictures)
+            report = write_report(self.settings.data_dir, rt.run_id, model, by_setting, pictures)
             _settings_artifact(by_setting, pictures, model, rt.run_id)
             for r in by_setting:
                 print(f"{r['mode']} {r['setting']}: n={r['n']} hits@1={r['hit1_any']} em={r['em']} f1={r['f1']} "
                       f"text search used={r['text_search_share']} per question={r['mean_text_calls']}")  # fmt: skip
             print(f"report: {report}")
-        if serving:
-            print(f"served by vLLM {serving.get('vllm_version') or '?'}: {serving.get('checkpoint')}")
-        return {"run_id": rt.run_id, "model": model, "by_mode": by_mode, "table": table, "serving": serving,
-                "prompts": prompts,
+        if self.serving:
+            print(f"served by vLLM {self.serving.get('vllm_version') or '?'}: {self.serving.get('checkpoint')}")
+        return {"model": model, "by_mode": by_mode, "table": table, "serving": self.serving, "prompts": self.prompts,
                 "by_setting": by_setting, "report": str(report) if report is not None else None,
-                "ikg": [line for plan in plans.values() for line in plan.lines],
-                **rt.gateway.ledger.totals()}
+                "ikg": [line for plan in self.plans.values() for line in plan.lines]}
+
+
+def _job_id(job: Job) -> tuple[str, str, str]:
+    return job[0].qa_id, job[1], job[2].view_id if job[2] is not None else ""
 
 
 def _settings_artifact(rows: list[dict[str, Any]], pictures: dict[str, bytes], model: str | None, run_id: str) -> None:

@@ -26,9 +26,10 @@ from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
+from flows.steps import Step, Unit, run_step
 from schemas.config import Settings
 from schemas.errors import InputError
-from schemas.qa import CHECK_CODES, QA, GenMode, QAAttempt, QAReject, Seed
+from schemas.qa import CHECK_CODES, QA, GenMode, GoldPath, QAAttempt, QAReject, Seed
 from tasks.qa.candidates import describe_refusals, opening_refusals
 from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
 from tasks.qa.dedup import dedup_questions
@@ -624,6 +625,85 @@ def verify_batch(spec: GatewaySpec, kg: KnowledgeGraph, qas: list[QA], run_id: s
     return BatchResult(run_shared(go()), gateway.ledger.snapshot())
 
 
+class GoldPathsStep(Step[QA, GoldResult]):
+    """Gold paths for the accepted questions that have none yet (or lost a call to the endpoint last time): search
+    start->answer paths, bounded, and have the verifier judge them (``tasks.qa.gold_verify``)."""
+
+    flow, progress, doing = "verify-paths", "gold", "verifying {domain} gold paths"
+    roles = ("verifier",)
+    reads = ("qa", "gold_path_summary", "graph_snapshots")
+    writes = {"gold_paths": GoldPath, "gold_path_summary": dict}
+    task = verify_batch
+    #: Questions whose verification lost a call to the endpoint are verified again.
+    TODO = "qa_id NOT IN (SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0)"
+
+    def __init__(self, domains: list[str] | None, max_paths: int, time_budget_s: float, paths_per_call: int,
+                 batch_size: int | None) -> None:
+        self.domains, self.batch_size = domains, batch_size
+        self.search = {"max_paths": max_paths, "time_budget_s": time_budget_s, "paths_per_call": paths_per_call}
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
+        check_domains_in(rt.wh, self.domains)
+        self.domains = self.domains or [r["domain"] for r in rt.wh.query(
+            "SELECT DISTINCT domain FROM qa ORDER BY domain")]  # fmt: skip
+        if self.batch_size is None or self.batch_size < 1:
+            raise InputError(f"batch_size must be >= 1, got {self.batch_size}")
+        # How many questions each (domain, snapshot) has to verify, in one query: the window and the progress bars
+        # are sized from it, and each domain's questions are read when the batch loop reaches the domain.
+        self.counts = {(r["domain"], r["snap"]): int(r["n"]) for r in rt.wh.query(
+            f"SELECT domain, coalesce(snapshot_id, '') AS snap, count(*) AS n FROM qa WHERE {self.TODO} "
+            "AND domain IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL", [list(self.domains)])}  # fmt: skip
+
+    def sizes(self) -> list[int]:
+        return [len(b) for n in self.counts.values() for b in chunks(range(n), self.batch_size or 1)]
+
+    def total(self, domain: str) -> int:
+        return sum(n for (d, _), n in self.counts.items() if d == domain)
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[QA]]:
+        # The batches of every domain go through one batch loop (the endpoint works on the next domain while one
+        # domain's last questions finish); a batch holds questions of one snapshot, in a stable order.
+        for domain in self.domains or []:
+            if not any(d == domain for d, _ in self.counts):
+                continue
+            by_snap: dict[str, list[QA]] = {}
+            for q in load_qa(rt, f"domain = ? AND {self.TODO}", [domain]):
+                by_snap.setdefault(q.snapshot_id or "", []).append(q)
+            for snap, group in sorted(by_snap.items()):
+                for b in chunks(group, self.batch_size or 1):
+                    yield Unit(domain, snap, list(b))
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[QA]) -> dict[str, Any]:
+        return {"spec": spec, "kg": load_graph(rt.wh, unit.domain, unit.snapshot or None), "qas": unit.items,
+                "run_id": rt.run_id, **self.search}
+
+    def write(self, rt: Runtime, unit: Unit[QA], records: list[GoldResult], con: Any) -> list[dict[str, Any]]:
+        rows = [{"qa_id": r.qa_id, "run_id": rt.run_id, "domain": unit.domain, "n_candidates": len(r.paths),
+                 "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,
+                 "search_stopped": r.search.stopped, "shortest_hops": r.search.shortest_hops,
+                 "question_hops": r.search.question_hops, "llm_failures": r.llm_failures} for r in records]
+        rt.wh.write_batch("gold_paths", [p for r in records for p in r.paths], replace=True, con=con)
+        rt.wh.write_batch("gold_path_summary", rows, replace=True, con=con)
+        return rows
+
+    def summary(self, rt: Runtime, written: list[dict[str, Any]]) -> dict[str, Any]:
+        n = len(written)
+        stats = {
+            "questions": n,
+            "mean_candidates": round(sum(s["n_candidates"] for s in written) / n, 2) if n else 0,
+            "mean_verified": round(sum(s["n_valid"] for s in written) / n, 2) if n else 0,
+            "with_verified_alternative": sum(s["n_valid"] >= 2 for s in written),
+            "generator_confirmed": sum(bool(s["generator_confirmed"]) for s in written),
+            "search_cut": sum(s["search_stopped"] is not None for s in written),
+        }
+        if written:
+            create_table_artifact(key="gold-paths", table=written[:500],
+                                  description=f"gold paths, run {rt.run_id}: {stats}")
+        print(f"gold paths: {stats}")
+        return stats
+
+
 @hopforge_flow(name="verify-paths", log_prints=True)
 def verify_paths(
     domains: list[str] | None = None,
@@ -638,75 +718,5 @@ def verify_paths(
     settings = settings or default_settings()
     check_paths_params(max_paths=max_paths, time_budget_s=time_budget_s, paths_per_call=paths_per_call,
                        batch_size=batch_size, domains=domains)
-    params = flow_parameters(verify_paths, locals())
-    with open_run("verify-paths", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
-        spec = runner.spec("verifier")
-        check_domains_in(rt.wh, domains)
-        domains = domains or [r["domain"] for r in rt.wh.query("SELECT DISTINCT domain FROM qa ORDER BY domain")]
-        batch_size = batch_size or endpoint_concurrency(spec, "verifier")
-        if batch_size < 1:
-            raise InputError(f"batch_size must be >= 1, got {batch_size}")
-        summary: list[dict[str, Any]] = []
-        # Questions whose verification lost a call to the endpoint are verified again.
-        todo = "qa_id NOT IN (SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0)"
-        # How many questions each (domain, snapshot) has to verify, in one query: the window and the progress bars
-        # are sized from it, and each domain's questions are read when the batch loop reaches the domain, not all
-        # before the first call.
-        counts = {(r["domain"], r["snap"]): int(r["n"]) for r in rt.wh.query(
-            f"SELECT domain, coalesce(snapshot_id, '') AS snap, count(*) AS n FROM qa WHERE {todo} "
-            "AND domain IN (SELECT unnest(?::VARCHAR[])) GROUP BY ALL", [list(domains)])}  # fmt: skip
-        sizes = [len(b) for n in counts.values() for b in chunks(range(n), batch_size)]
-
-        def work() -> Iterator[tuple[str, str, list[QA]]]:
-            # The batches of every domain go through one batch loop (the endpoint works on the next domain while
-            # one domain's last questions finish); they are written in (domain, snapshot) order.
-            for domain in domains:
-                if not any(d == domain for d, _ in counts):
-                    continue
-                qas = load_qa(rt, f"domain = ? AND {todo}", [domain])
-                # A batch holds questions of one snapshot (its graph travels with it); snapshots in a stable order.
-                by_snap: dict[str, list[QA]] = {}
-                for q in qas:
-                    by_snap.setdefault(q.snapshot_id or "", []).append(q)
-                for snap, group in sorted(by_snap.items()):
-                    for b in chunks(group, batch_size):
-                        yield domain, snap, list(b)
-
-        bars: dict[str, Progress] = {}
-        batches = run_batches(verify_batch, work(), runner=runner, parameters=lambda w: {
-            "spec": spec, "kg": load_graph(rt.wh, w[0], w[1] or None), "qas": w[2],
-            "run_id": rt.run_id, "max_paths": max_paths, "time_budget_s": time_budget_s,
-            "paths_per_call": paths_per_call},
-            in_flight=runner.in_flight(typical_size([range(n) for n in sizes], batch_size),
-                                      endpoint_concurrency(spec, "verifier")))  # fmt: skip
-        for (domain, _, batch), done_batch in batches:
-            if domain not in bars:
-                total = sum(n for (d, _), n in counts.items() if d == domain)
-                bars[domain] = Progress(f"gold-{domain}", total, f"verifying {domain} gold paths")
-            results: list[GoldResult] = done_batch.records
-            rows = [
-                {"qa_id": r.qa_id, "run_id": rt.run_id, "domain": domain, "n_candidates": len(r.paths),
-                 "n_valid": r.verified, "generator_confirmed": r.generator_confirmed,
-                 "search_stopped": r.search.stopped, "shortest_hops": r.search.shortest_hops,
-                 "question_hops": r.search.question_hops, "llm_failures": r.llm_failures}
-                for r in results
-            ]
-            with rt.wh.transaction() as con:
-                rt.wh.write_batch("gold_paths", [p for r in results for p in r.paths], replace=True, con=con)
-                rt.wh.write_batch("gold_path_summary", rows, replace=True, con=con)
-            summary += rows
-            bars[domain].advance(len(batch))
-            rt.flush_usage()
-        n = len(summary)
-        stats = {
-            "questions": n,
-            "mean_candidates": round(sum(s["n_candidates"] for s in summary) / n, 2) if n else 0,
-            "mean_verified": round(sum(s["n_valid"] for s in summary) / n, 2) if n else 0,
-            "with_verified_alternative": sum(s["n_valid"] >= 2 for s in summary),
-            "generator_confirmed": sum(bool(s["generator_confirmed"]) for s in summary),
-            "search_cut": sum(s["search_stopped"] is not None for s in summary),
-        }
-        if summary:
-            create_table_artifact(key="gold-paths", table=summary[:500], description=f"gold paths, run {rt.run_id}: {stats}")
-        print(f"gold paths: {stats}")
-        return {"run_id": rt.run_id, **stats, **rt.gateway.ledger.totals()}
+    step = GoldPathsStep(domains, max_paths, time_budget_s, paths_per_call, batch_size)
+    return run_step(step, flow_parameters(verify_paths, locals()), settings)

@@ -1,0 +1,141 @@
+"""One contract for a pipeline step, and one runner that does everything around it.
+
+A step (``Step``) declares what it is and what it does, and nothing else:
+
+- ``flow``: the run's name (the ``runs`` row, the Prefect flow); ``progress`` and ``doing``: the key prefix and the
+  words of its progress bars;
+- ``roles``: the LLM roles its batches call (the runner resolves them to a picklable gateway and passes it in);
+- ``reads`` and ``writes``: the warehouse tables it reads its work from and writes its records to (``writes`` maps
+  each table to the record type stored there; ``tests/test_steps.py`` checks every declared step writes only them);
+- ``task``: the pure batch function (a Prefect task) that turns one ``Unit`` of work into a ``BatchResult``;
+- ``plan``: the units of work, read from the warehouse when the runner asks for the next one (resumable: work with a
+  final verdict is not planned again), with ``sizes`` for the in-flight window and ``bar`` for each progress bar
+  (one a domain by default); ``reused``: work an earlier run finished that this one takes over, landed first;
+- ``write``: how one unit's records land (the runner opens the transaction: a unit lands whole or not at all);
+- ``summary``: the run's result from everything written.
+
+The runner (``run_step``) owns the rest, the same way for every step: opening the run (row, config, ledger), the
+task runner (threads or Ray) and the in-flight window sized from the endpoints' concurrency, batches handed back in
+plan order, one transaction per unit, a progress bar per domain, the LLM usage flushed after every unit, and the
+ledger's totals in the result. A flow is then its parameter checks and ``run_step(TheStep(...), ...)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+from flows.batches import BatchResult, batch_runner, endpoint_concurrency, run_batches, typical_size
+from flows.progress import Progress
+from flows.runtime import Runtime, open_run
+from gateway.spec import GatewaySpec
+from schemas.config import Settings
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+@dataclass
+class Unit(Generic[J]):
+    """One batch of a step's work: items of one domain and graph snapshot (the graph travels with the batch), and
+    what else the batch task needs that belongs to these items only (``extra``)."""
+
+    domain: str
+    snapshot: str
+    items: list[J]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Step(Generic[J, R]):
+    """A pipeline step's contract; see the module docstring. Subclasses set the class attributes and implement
+    ``plan``, ``parameters``, ``write`` and ``summary``; the runner calls them in that order."""
+
+    flow: ClassVar[str]
+    progress: ClassVar[str]
+    #: What a progress bar says, with ``{domain}`` ("verifying {domain} gold paths").
+    doing: ClassVar[str]
+    roles: ClassVar[tuple[str, ...]]
+    reads: ClassVar[tuple[str, ...]]
+    writes: ClassVar[dict[str, type]]
+    task: ClassVar[Any]
+
+    #: Items per batch; ``None``: the concurrency of the roles' endpoints (set by the runner before ``prepare``).
+    batch_size: int | None = None
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
+        """Checks and lookups that need the open run (the warehouse, the endpoints), before any work is planned."""
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[J]]:
+        raise NotImplementedError
+
+    def sizes(self) -> Sequence[int]:
+        """The expected sizes of the batches (for the in-flight window); known once ``prepare`` has run."""
+        return []
+
+    def total(self, domain: str) -> int:
+        """Items of ``domain`` this run works on (its progress bar's total), once its first unit was planned."""
+        raise NotImplementedError
+
+    def bar(self, unit: Unit[J]) -> tuple[str, int, str]:
+        """The progress bar ``unit`` advances: its key, total and words (default: one bar per domain)."""
+        return f"{self.progress}-{unit.domain}", self.total(unit.domain), self.doing.format(domain=unit.domain)
+
+    def reused(self, rt: Runtime) -> tuple[Unit[J], list[R]] | None:
+        """Work an earlier run finished that this one takes over instead of doing again: a unit and its records,
+        which land first, through ``write``, like any other unit (``None``: nothing to take over)."""
+        return None
+
+    def alongside(self, rt: Runtime) -> AbstractContextManager[Any]:
+        """Work that runs beside the batches for the length of the loop (building indexes ahead, say)."""
+        return nullcontext()
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[J]) -> dict[str, Any]:
+        """The batch task's keyword arguments for ``unit`` (picklable: records, a graph, a config, ``spec``)."""
+        raise NotImplementedError
+
+    def write(self, rt: Runtime, unit: Unit[J], records: list[R], con: Any) -> list[Any]:
+        """Write one unit's records inside the runner's transaction ``con``; return what ``summary`` reads."""
+        raise NotImplementedError
+
+    def summary(self, rt: Runtime, written: list[Any]) -> dict[str, Any]:
+        """The run's result (the ledger's totals and the run id are added by the runner)."""
+        raise NotImplementedError
+
+
+def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    """Run ``step`` as one run of the warehouse: see the module docstring. ``parameters`` is the run row's record of
+    the call (``flow_parameters``)."""
+    with open_run(step.flow, parameters, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
+        spec = runner.spec(*step.roles)
+        if step.batch_size is None:
+            step.batch_size = endpoint_concurrency(spec, *step.roles)
+        step.prepare(rt, spec)
+        window = runner.in_flight(typical_size([range(n) for n in step.sizes()], step.batch_size),
+                                  endpoint_concurrency(spec, *step.roles))
+        bars: dict[str, Progress] = {}
+        written: list[Any] = []
+
+        def land(unit: Unit[Any], records: list[Any]) -> None:
+            key, total, words = step.bar(unit)
+            if key not in bars:
+                bars[key] = Progress(key, total, words)
+            with rt.wh.transaction() as con:  # a unit lands whole or not at all
+                written.extend(step.write(rt, unit, records, con))
+            bars[key].advance(len(unit.items))
+
+        taken = step.reused(rt)
+        if taken is not None:
+            land(*taken)
+        batches = run_batches(step.task, step.plan(rt), runner=runner,
+                              parameters=lambda unit: step.parameters(rt, spec, unit), in_flight=window)
+        with step.alongside(rt):
+            for unit, done in batches:
+                result: BatchResult[Any] = done
+                land(unit, result.records)
+                rt.flush_usage()
+        return {"run_id": rt.run_id, **step.summary(rt, written), **rt.gateway.ledger.totals()}
+
+
+__all__ = ["Step", "Unit", "run_step"]

@@ -1,0 +1,148 @@
+"""The step contract (``flows.steps``): the runner writes each unit whole or not at all, in plan order, whatever order
+the batches finish in; and every declared step writes only the tables it declares."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import threading
+from typing import Any
+
+import pytest
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from flows.batches import BatchResult
+from flows.runtime import hopforge_flow
+from flows.steps import Step, Unit, run_step
+from schemas.config import load_settings
+from warehouse.db import Warehouse
+
+_release = threading.Event()
+
+
+@task(name="toy-batch", cache_policy=NO_CACHE)
+def toy_batch(items: list[str], hold: bool) -> BatchResult[str]:
+    """Upper-cases its items; the first unit waits until a later one has finished (so they finish out of order)."""
+    if hold:
+        _release.wait(timeout=30)
+    else:
+        _release.set()
+    return BatchResult([i.upper() for i in items])
+
+
+class ToyStep(Step[str, str]):
+    flow, progress, doing = "toy-step", "toy", "toying with {domain}"
+    roles = ("generator",)
+    reads = ()
+    writes = {"qa_job_notes": dict}
+    task = toy_batch
+
+    def __init__(self, fail_on: str | None = None) -> None:
+        self.batch_size = 2
+        self.fail_on = fail_on
+        self.landed: list[list[str]] = []
+
+    def plan(self, rt: Any):
+        for domain, items in (("a", ["x1", "x2", "x3"]), ("b", ["y1"])):
+            for i in range(0, len(items), 2):
+                yield Unit(domain, "snap", items[i:i + 2])
+
+    def sizes(self) -> list[int]:
+        return [2, 1, 1]
+
+    def total(self, domain: str) -> int:
+        return {"a": 3, "b": 1}[domain]
+
+    def parameters(self, rt: Any, spec: Any, unit: Unit[str]) -> dict[str, Any]:
+        return {"items": unit.items, "hold": unit.items[0] == "x1"}
+
+    def write(self, rt: Any, unit: Unit[str], records: list[str], con: Any) -> list[str]:
+        rows = [{"domain": unit.domain, "snapshot_id": unit.snapshot, "seed": r, "hop_class": "1-2", "mode": "m",
+                 "note": None, "run_id": rt.run_id} for r in records]
+        rt.wh.write_batch("qa_job_notes", rows, con=con)
+        if self.fail_on in records:
+            raise RuntimeError(f"write of {self.fail_on} failed")
+        self.landed.append(records)
+        return records
+
+    def summary(self, rt: Any, written: list[str]) -> dict[str, Any]:
+        return {"written": written}
+
+
+@hopforge_flow(name="toy-step")
+def toy_flow(step: Any, settings: Any) -> dict[str, Any]:
+    return run_step(step, {}, settings)
+
+
+@pytest.fixture
+def settings(fake_llm, tmp_path):
+    role = {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 1, "timeout_s": 10}
+    return load_settings(data_dir=tmp_path, roles={"generator": role},
+                         runner={"kind": "threads", "max_workers": 3, "in_flight": 3})
+
+
+def _notes(settings) -> list[str]:
+    with Warehouse(settings.warehouse_path) as wh:
+        return [r["seed"] for r in wh.query("SELECT seed FROM qa_job_notes ORDER BY seed")]
+
+
+def test_units_land_in_plan_order_though_they_finish_out_of_order(prefect_harness, settings):
+    _release.clear()
+    step = ToyStep()
+    out = toy_flow(step, settings)
+    # the first unit finished last (it waited for another), and still landed first
+    assert step.landed == [["X1", "X2"], ["X3"], ["Y1"]]
+    assert out["written"] == ["X1", "X2", "X3", "Y1"]
+    assert out["run_id"]
+    assert _notes(settings) == ["X1", "X2", "X3", "Y1"]
+
+
+def test_a_unit_whose_write_fails_lands_nothing_and_stops_the_run(prefect_harness, settings):
+    _release.clear()
+    step = ToyStep(fail_on="X3")
+    with pytest.raises(RuntimeError, match="write of X3 failed"):
+        toy_flow(step, settings)
+    assert _notes(settings) == ["X1", "X2"]  # the first unit landed; the second's rows were rolled back
+
+
+def _declared_steps() -> list[type[Step]]:
+    import flows.distill
+    import flows.evaluate
+    import flows.qa  # noqa: F401  (the modules that declare steps)
+
+    return [cls for cls in Step.__subclasses__() if cls.__module__.startswith("flows.")]
+
+
+def _tables_written(cls: type[Step]) -> set[str]:
+    """The tables the step's methods name in ``write``/``write_batch`` calls (read from the class's source)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    out = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("write", "write_batch") and node.args
+                and isinstance(node.args[0], ast.Constant)):
+            out.add(node.args[0].value)
+    return out
+
+
+def test_every_declared_step_writes_the_tables_it_declares_and_no_other():
+    steps = _declared_steps()
+    assert {s.flow for s in steps} >= {"verify-paths", "distill-trajectories", "evaluate-policy"}
+    for cls in steps:
+        assert _tables_written(cls) == set(cls.writes), cls.__name__
+        assert cls.task is not None, cls.__name__
+        # a bar a domain (the default) says which domain it counts
+        assert cls.bar is not Step.bar or cls.doing.count("{domain}") == 1, cls.__name__
+
+
+def test_a_flow_built_on_a_step_is_short():
+    """The flow functions that hand their work to a step are their checks and one ``run_step`` call."""
+    import flows.distill
+    import flows.evaluate
+    import flows.qa
+
+    for fn in (flows.qa.verify_paths, flows.distill.distill_trajectories, flows.evaluate.evaluate_policy):
+        lines = inspect.getsource(fn.fn).splitlines()
+        assert "run_step(" in lines[-1] and len(lines) <= 60, fn.name

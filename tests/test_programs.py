@@ -17,7 +17,7 @@ from tasks.meaning.profiles import book_for_graph
 from tasks.qa.checks import check_program_unique
 from tasks.qa.program_writer import can_pin_with, write_program_question
 from tasks.qa.programs import (
-    build_program, execute, iri_name, pin_node, program_sparql, rdf_lines, relation_index, sample_programs, stands,
+    PinRefusal, build_program, execute, iri_name, pin_node, program_sparql, rdf_lines, relation_index, sample_programs, stands,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "meaning_graphs"
@@ -96,7 +96,8 @@ def test_execution_agrees_with_sparql_on_random_programs():
 def _reference_min_pin(kg, node, among, walk, answer, hops_to_answer, need_one):
     """The fewest facts (at most two) of ``node`` that leave it alone in ``among``, by trying every subset of its
     facts under the pin rules read directly off the triples: value off the chain, held by two nodes or more, no
-    nearer the answer than the node. None when no subset does."""
+    nearer the answer than the node, and every rival given another value of a pin's relation. None when no subset
+    does."""
     triples = [(r.source, r.relation, r.target) for r in kg.relations()]
     book = book_for_graph(kg)
     facts = set()
@@ -128,12 +129,16 @@ def _reference_min_pin(kg, node, among, walk, answer, hops_to_answer, need_one):
         ok.append(f)
     if among == {node}:
         return (1 if ok else None) if need_one else 0
+    def states(x, f):
+        """Whether the triples give ``x`` any value of ``f``'s relation in ``f``'s role."""
+        r, fwd, _, sym = f
+        return any(r2 == r and (((fwd or sym) and s == x) or ((not fwd or sym) and o == x)) for s, r2, o in triples)
+
     for k in (1, 2):
         for combo in combinations(ok, k):
-            left = set(among)
-            for f in combo:
-                left &= holders(f)
-            if left == {node}:
+            # a rival is set apart by a fact it does not hold while it holds another value of the same relation
+            # (one with no value of it at all may hold the fact in the world)
+            if all(any(r not in holders(f) and states(r, f) for f in combo) for r in among - {node}):
                 return k
     return None
 
@@ -164,6 +169,44 @@ def test_pin_search_finds_the_fewest_pins_the_reference_finds():
                     assert left == {o}
                 compared += 1
     assert compared >= 500
+
+
+def test_a_fact_does_not_set_apart_a_rival_the_graph_gives_no_value_of_it():
+    """Open world: "the Fulham player whose position is goalkeeper" is not unique when another Fulham player's
+    position is missing from the data; it is when every other one has another position."""
+    triples = [("Leno", "team", "Fulham"), ("Benda", "team", "Fulham"), ("Robinson", "team", "Fulham"),
+               ("Leno", "position", "Goalkeeper"), ("Robinson", "position", "Defender"),
+               ("Pickford", "position", "Goalkeeper"), ("Tarkowski", "position", "Defender"),
+               ("Pickford", "team", "Everton"), ("Tarkowski", "team", "Everton")]
+    for complete in (False, True):
+        kg = graph(triples + ([("Benda", "position", "Midfielder"), ("Other", "position", "Midfielder")]
+                              if complete else []))
+        book, index = book_for_graph(kg), relation_index(kg)
+        among = index.reach("Fulham", "team", False)
+        assert among == {"Leno", "Benda", "Robinson"}
+        got = pin_node(kg, "Leno", among, book=book, index=index, exclude=["Fulham", "Leno"], answer="Leno",
+                       hops_to_answer=0, need_one=False, rng=random.Random(0))
+        if complete:
+            assert [(f.label, f.value) for f in got] == [("position", "Goalkeeper")]
+        else:
+            assert not isinstance(got, list) and got.code == "no_pin"
+
+
+def test_an_answer_nearly_every_node_of_the_kind_has_is_predictable():
+    """"What is the category of the feast on 9 June?" -> martyr, when the calendar files every feast as a martyr's:
+    the answer is guessed without the question; with categories that differ it is asked."""
+    days = ["9 June", "10 June", "11 June", "12 June", "13 June", "14 June"]
+    feasts = ["Columba", "Ephrem", "Barnabas", "Alban", "Richard", "Basil"]
+    for same in (True, False):
+        cats = ["martyr"] * 6 if same else ["martyr", "bishop", "abbot", "doctor", "martyr", "bishop"]
+        triples = [(f, "feast day", d) for f, d in zip(feasts, days)] + [(f, "category", c) for f, c in zip(feasts, cats)]
+        types = {**{f: "saint" for f in feasts}, **{d: "date" for d in days},
+                 **{c: "saint category" for c in cats}}
+        got = _program(graph(triples, types), ["Columba", "martyr"], [("category", True)])
+        if same:
+            assert isinstance(got, PinRefusal) and got.code == "predictable", got
+        else:  # asked or refused for another reason (a category is one of many in the world: it needs a pin)
+            assert not isinstance(got, PinRefusal) or got.code != "predictable", got
 
 
 # -- inverse steps, world counts and refusals ------------------------------------------------------------------------

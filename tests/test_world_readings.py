@@ -360,6 +360,12 @@ def test_a_row_keyed_by_its_name_column_is_the_thing_not_its_name():
                 "ঢাকা": "native label"})
     assert node_type_noun(kg, "Popocatepetl") == "volcano"
     assert node_type_noun(kg, "ঢাকা") == "native label"
+    # typed "Bengali name" but held by another label: a name others lead to, not a Bengali ("which bengali is the
+    # native label of the district ...", 20 questions of the sixteenth set)
+    kg = graph([("Popocatepetl", "country", "Mexico"), ("Dhaka", "native label", "ঢাকা")],
+               {"Popocatepetl": "volcano_name", "Mexico": "country", "Dhaka": "district", "ঢাকা": "Bengali name"})
+    assert node_type_noun(kg, "ঢাকা") == "Bengali name"
+    assert node_type_noun(kg, "Popocatepetl") == "volcano"
 
 
 @pytest.mark.parametrize("name, kind, article", [

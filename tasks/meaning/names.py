@@ -281,11 +281,18 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
             noun = _description_kinds(kg).get(name, noun)
         if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
             words = noun.split()
-            if len(words) >= 2 and words[-1] == "name" and not column_value(kg, name):
-                # a row keyed by its name column ("volcano_name"): the row is the volcano, not its name
+            if len(words) >= 2 and words[-1] == "name" and not column_value(kg, name) and _states_facts(kg, name):
+                # a row keyed by its name column ("volcano_name"): the row is the volcano, not its name; a name
+                # that only other nodes lead to is a name ("Bengali name", a district's native label)
                 noun = " ".join(words[:-1])
             return _cased_as_the_graph_writes(kg, noun)
     return "entity"
+
+
+def _states_facts(kg: KnowledgeGraph, name: str) -> bool:
+    """Whether relations are stored from node ``name`` (it is a row's subject, not only a value others lead to)."""
+    return any(other != name and e.relation and (e.direction == "out" or (e.direction == "undirected" and e.source == name))
+               for other, e in kg.neighbors(name))
 
 
 def _cased_as_the_graph_writes(kg: KnowledgeGraph, noun: str) -> str:

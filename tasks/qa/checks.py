@@ -44,7 +44,7 @@ from schemas.qa import CHECK_CODES, CheckName, HopClass, RejectReason, Verdict
 from schemas.meaning import relation_key
 from tasks.graph.kg import KnowledgeGraph, normalize_name
 from tasks.meaning.names import (display_name, generic_name_words, is_identifier, name_carries, name_made_of,
-                                 node_display, question_name)
+                                 node_display, question_name, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.programs import relation_index, stands
 
@@ -326,6 +326,43 @@ def _carried(index: TextIndex, start: str, name: str) -> bool:
     return start != name and any(name_carries(s, n) for s in _forms(index, start) for n in _forms(index, name))
 
 
+def _content_words(name: str) -> list[str]:
+    """The folded words of a name without its disambiguating tail and without joining words."""
+    return [w for w in tokens(strip_disambiguator(name) or name) if w not in _STOPWORDS]
+
+
+def _near(a: str, b: str) -> bool:
+    """The same word, or one spelling off another of five letters or more ("defense", "defence")."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 5 or abs(len(a) - len(b)) > 1 or a[0] != b[0]:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b)) == 1
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def words_give_away(shown: str, answer: str) -> bool:
+    """Whether a name the question shows gives ``answer`` away by its words: every word of the answer is a word of
+    the shown name ("Nimzowitsch Defense, 2.Nc3" -> "Nimzowitsch Defence"; "S.Ct" -> "S. Ct."; "hardcore punk" ->
+    "punk"), or the answer is the shown name and a common noun ("bento" -> "BENTO BOX", "Mexico" -> "Mexico City"). Spelling variants of
+    one letter count as the same word; disambiguating tails and joining words are not read."""
+    s, a = _content_words(shown), _content_words(answer)
+    if not s or not a:
+        return False
+    if all(any(_near(w, x) for x in s) for w in a):
+        return True
+    if len(a) <= len(s) or not all(any(_near(w, x) for x in a) for w in s):
+        return False
+    # the answer's other words add only a common noun ("Mexico City", "BENTO BOX"), not a name of their own
+    # ("Celtic v Rangers": the match whose home team is Celtic still needs the other side)
+    shouted = answer.isupper()
+    written = {t.casefold(): t for t in raw_tokens(strip_disambiguator(answer) or answer)}
+    rest = [w for w in a if not any(_near(w, x) for x in s)]
+    return all(w in COMMON_NAME_WORDS or shouted or written.get(w, w).islower() for w in rest)
+
+
 def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str, *, shown: Sequence[str] = ()) -> Verdict:
     """The question names neither the answer nor (inside the start's name) says it, and the answer's name is not
     made of names the question shows (``shown``: the program's pin values; the start counts always)."""
@@ -343,6 +380,10 @@ def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str, *, s
     if parts and any(name_made_of(f, parts) for f in _forms(index, answer)):
         return _v("answer_hidden", False, f"the answer {answer!r} is named by the names the question shows; it is "
                   "read off the question.")  # fmt: skip
+    giver = next((p for p in parts for f in _forms(index, answer) if words_give_away(p, f)), None)
+    if giver is not None:
+        return _v("answer_hidden", False, f"the name {giver!r} the question shows says the answer {answer!r} in "
+                  "its words; it is read off the question.")  # fmt: skip
     return _v("answer_hidden", True, "the question does not name the answer.")
 
 

@@ -176,6 +176,23 @@ class RelationIndex:
         ``(value, label, x)``."""
         return self.reach(value, label, not forward, symmetric)
 
+    def share(self, label: str, forward: bool, kind: str | None, value: str) -> tuple[int, int]:
+        """Of the nodes of ``kind`` that the graph gives a value of ``label`` (as subject when ``forward``), how many
+        have ``value`` among theirs, and how many there are."""
+        key = (relation_key(label), forward, kind, value)
+        table = self.__dict__.setdefault("_shares", {})
+        if key not in table:
+            values = (self.out if forward else self.into).get(key[0], {})
+            holders = [x for x in values if self.kind(x) == kind]
+            table[key] = (sum(value in values[x] for x in holders), len(holders))
+        return table[key]
+
+    def has(self, node: str, label: str, forward: bool, symmetric: bool = False) -> bool:
+        """Whether the graph states any fact of ``label`` for ``node`` in that role (subject when ``forward``)."""
+        key = relation_key(label)
+        return ((forward or symmetric) and node in self.out.get(key, {})) or \
+            ((not forward or symmetric) and node in self.into.get(key, {}))
+
     def listed_in(self, label: str, value: str) -> bool:
         """Whether another object of ``label`` is a list that holds ``value`` as an item ("fair, green, yellow"
         holds "green"): a question that says "whose skin colour is green" then fits those nodes too."""
@@ -198,6 +215,12 @@ class RelationIndex:
                 for o in sorted(self.out[key][s]):
                     yield s, key, o
 
+
+#: An answer that this share of the nodes of the last step's kind have (of at least ``PREDICTABLE_MIN`` such nodes) is
+#: guessed without reading the question: the phoneme class of a stressed vowel, the department every school abroad
+#: is filed under, the one category a calendar gives every feast.
+PREDICTABLE_SHARE = 0.8
+PREDICTABLE_MIN = 5
 
 #: A cell that lists values ("white, blue"): as a pin's value its comma would break the clauses joined around it.
 _CELL_LIST = re.compile(r"[,;]\s")
@@ -424,6 +447,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
     "quantity",  # a node of the chain is a bare number (no unit, no date): no question can say what it measures
+    "predictable",  # the answer is what nearly every node of that kind has over the last step: no question there
     "unwritable",  # the writer could not put the program into words
 )
 
@@ -486,22 +510,32 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
         # Any fact pins it in the graph; the most specific one (fewest holders) says most about which one is meant.
         best = min(rank(f) for f in facts)
         return [rng.choice([f for f in facts if rank(f) == best])]
-    singles = [f for f in facts if among & f.holders == {node}]
+    # A fact sets a rival apart only where the graph gives the rival another value of the same relation: a rival
+    # with no value of it at all may hold the fact in the world ("the Fulham player whose position is goalkeeper"
+    # is not unique because the other goalkeepers' positions are missing; "the district court of Oklahoma whose
+    # level is ..." is not unique because the other three districts have no level in the data).
+    rivals = among - {node}
+
+    def apart(f: Fact) -> set[str]:
+        return {r for r in rivals - f.holders if index.has(r, f.label, f.forward, f.symmetric)}
+
+    singles = [f for f in facts if apart(f) == rivals]
     if singles:
         best = min(rank(f) for f in singles)
         return [rng.choice([f for f in singles if rank(f) == best])]
-    narrowing = sorted((f for f in facts if len(among & f.holders) < len(among)),
-                       key=lambda f: (len(among & f.holders), f.label, f.value))[:MAX_PAIR_FACTS]
+    narrowing = sorted((f for f in facts if apart(f)),
+                       key=lambda f: (len(rivals - apart(f)), f.label, f.value))[:MAX_PAIR_FACTS]
     pairs = [(f, g) for f, g in combinations(narrowing, 2)
              if relation_key(f.label) != relation_key(g.label) or f.value != g.value
-             if among & f.holders & g.holders == {node}]
+             if apart(f) | apart(g) == rivals]
     if pairs:
         best = min(len(f.holders) + len(g.holders) for f, g in pairs)
         return list(rng.choice([p for p in pairs if len(p[0].holders) + len(p[1].holders) == best]))
     others = sorted(among - {node})
     shown = ", ".join(repr(o) for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
     return PinRefusal("no_pin", f"{node!r} is one of {len(among)} nodes the step reaches (also {shown}) and no one "
-                                "or two of its facts leave it alone")
+                                "or two of its facts leave it alone (a fact sets apart only a node the graph gives "
+                                "another value of it)")
 
 
 def _edge_for(kg: KnowledgeGraph, a: str, b: str, label: str, forward: bool, book: ProfileBook) -> PathEdge:
@@ -664,6 +698,13 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if bare is not None:
         return PinRefusal("quantity", f"{bare!r} is a bare quantity: the graph gives no unit or date for it (an area "
                                       "in what, a population when), so a question cannot say what it measures")
+    if steps and not book.profile(steps[-1].label).symmetric:
+        last = steps[-1]
+        having, of = index.share(last.label, last.forward, index.kind(walk[-2]), answer)
+        if of >= PREDICTABLE_MIN and having >= PREDICTABLE_SHARE * of:
+            kind = index.kind(walk[-2]) or "node"
+            return PinRefusal("predictable", f"{answer!r} is the {last.label!r} of {having} of the {of} {kind} nodes "
+                                             "that have one: the answer is guessed without the question")
     if steps and not steps[0].forward and index.listed_in(steps[0].label, walk[0]):
         return PinRefusal("not_unique", f"{walk[0]!r} is also an item of other {steps[0].label!r} values (a list "
                                         "such as 'fair, green, yellow'): 'whose ... is' it fits those nodes too")
@@ -835,7 +876,8 @@ def iri_name(iri: str, domain: str) -> str:
     return unquote(iri[len(prefix):])
 
 
-__all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PROGRAM_REFUSALS", "PinRefusal",
+__all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PREDICTABLE_MIN", "PREDICTABLE_SHARE",
+           "PROGRAM_REFUSALS", "PinRefusal",
            "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
            "rests_on_whole_graph", "sample_programs", "quantity_label", "stands", "write_rdf"]

@@ -28,7 +28,7 @@ from tasks.qa.template_writer import TemplateError
 from tasks.qa.programs import program_depth
 
 #: How far past the first n kept seeds (in rank order) the preference for deep seeds looks: n × this many.
-PREFER_WINDOW = 3
+PREFER_WINDOW = 5
 
 
 class SeedRule:

@@ -378,14 +378,18 @@ def test_an_era_year_takes_no_article_and_a_numbered_role_takes_the(name, kind, 
 
 
 @pytest.mark.parametrize("name", ["All Conspirators", "Both Tribunes", "Pyroclastic cone(s)", "Stratovolcano(es)",
-                                  "The same. Another room."])
+                                  "The same. Another room.", "Gloucester's castle.", "A street.",
+                                  '"cow2"', "“clock1030”"])
 def test_group_headings_plural_notation_and_prose_are_no_names(name):
+    """Also a stage direction's sentence ("has Gloucester's castle. as a location") and a code the question would
+    quote as a word ("what has "clock1030" as its short name")."""
     from tasks.meaning.names import unreadable_name
 
     assert unreadable_name(name) is not None
 
 
-@pytest.mark.parametrize("name", ["J. R. R. Tolkien", "St. Louis", "Washington D.C.", "Allen Ginsberg", "Otherside"])
+@pytest.mark.parametrize("name", ["J. R. R. Tolkien", "St. Louis", "Washington D.C.", "Allen Ginsberg", "Otherside",
+                                  "Warner Bros.", '"bento"'])
 def test_initials_and_abbreviations_stay_names(name):
     from tasks.meaning.names import unreadable_name
 

@@ -987,7 +987,9 @@ def heading_not_name(name: str) -> str | None:
         return f"{name!r} opens with a quantifier: in a sentence it reads as 'all lords', not as a name"
     if re.search(r"\w\((?:s|es)\)", t):
         return f"{name!r} is written in a table's plural notation ('cone(s)'), not as a name"
-    if re.search(r"\.\s+[A-Z][a-z]{2,}(?:\s+[\w'’-]+)+\.$", t):
+    if re.search(r"\.\s+[A-Z][a-z]{2,}(?:\s+[\w'’-]+)+\.$", t) or re.search(r"\s[a-z]{3,}\.$", t):
+        # "The same. Another room."; "Gloucester's castle.", "A street.": a stage direction's sentence, whose full
+        # stop would end the question's sentence (an abbreviation's stop follows a capital: "Warner Bros.")
         return f"{name!r} is a sentence or two (a heading's prose), not a name"
     return None
 
@@ -1013,8 +1015,11 @@ def unreadable_name(name: str) -> str | None:
     capitals ("MCDONNELL DOUGLAS", "CESSNA": a word of six capitals or more, or two of four or more; acronyms are
     shorter), a one- or two-letter code ("R", "AL", "NY": a party's, a league's, a state's), a word with a number glued
     on ("Woman1": a table's placeholder), or a raw identifier's words ("R Fumarate transport via proton symport-2 - H":
-    a one-letter prefix, a hyphen standing alone; "Lumina_APV": an underscore inside a word)."""
+    a one-letter prefix, a hyphen standing alone; "Lumina_APV": an underscore inside a word). A name the question
+    quotes (a word mentioned as a word: '"cow2"') is judged without its quotes."""
     t = " ".join(name.split())
+    if len(t) >= 2 and t[0] in "\"“‘" and t[-1] in "\"”’":
+        t = t[1:-1].strip()
     words = t.split()
     if re.fullmatch(r"[A-Z]{1,2}", t):
         return f"{name!r} is a one- or two-letter code (a party's, a league's, a state's), not the name it stands for"

@@ -48,6 +48,11 @@ _ALLOWED = {"s", "o", "the", "that", "wh"}
 _TYPE_NOUN = re.compile(r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}")
 
 
+def is_type_noun(text: str) -> bool:
+    """Whether ``text`` is a type noun as ``check_type_noun`` takes it (one to three lower-case words)."""
+    return _TYPE_NOUN.fullmatch(" ".join(text.split())) is not None
+
+
 def check_type_noun(v: object) -> str | None:
     """What one end of a relation is in the world ("person", "place", "body of water"): one to three lower-case
     words, white space made single; ``ValueError`` otherwise. None stays None (not known)."""

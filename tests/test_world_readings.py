@@ -445,3 +445,30 @@ def test_with_a_scope_the_answers_own_step_over_one_of_many_is_still_pinned():
     found = build_program(kg, ["Marie Curie", "physics"], [ProgramStep(label="field of work", forward=True)],
                           book=book, index=relation_index(kg), rng=random.Random(0), scoped=True)
     assert not isinstance(found, QueryProgram) or found.constraints
+
+
+# -- the eighteenth set's run ----------------------------------------------------------------------------------------
+
+
+def test_a_pascal_case_kind_keeps_its_minor_words_lower_case():
+    """"AreaOfEffect" (a spell list's type) read "area Of effect" and stopped the profile of its label with a
+    validation error; a minor word of a type is lower case like the rest."""
+    from tasks.meaning.names import type_text_noun
+
+    assert type_text_noun("AreaOfEffect") == "area of effect"
+    assert type_text_noun("BodyOfWater") == "body of water"
+    assert type_text_noun("OlympicEvent") == "Olympic event"
+
+
+@pytest.mark.parametrize("kind", ["AreaOfEffect", "GreekDeity"])
+def test_a_label_ending_in_its_objects_kind_is_profiled_whatever_the_kind_is_written(kind):
+    """A label read as a phrase and its objects' kind ("areaOfEffect" -> area of effect) records the kind as the
+    object's noun only where it is a type noun (lower case): "Greek deity" is not recorded, and nothing stops."""
+    from tasks.meaning.profiles import book_for_graph
+
+    label = {"AreaOfEffect": "areaOfEffect", "GreekDeity": "childOfGreekDeity"}[kind]
+    objects = ["cone", "cube", "sphere"] if kind == "AreaOfEffect" else ["Zeus", "Hera", "Apollo"]
+    triples = [(f"spell {i}", label, o) for i, o in enumerate(objects * 2)]
+    kg = graph(triples, {**{o: kind for o in objects}, **{f"spell {i}": "Spell" for i in range(6)}})
+    profile = book_for_graph(kg).profile(label)
+    assert profile.object_noun is None or profile.object_noun == profile.object_noun.lower()

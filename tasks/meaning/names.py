@@ -211,7 +211,7 @@ def type_text_noun(text: str | None) -> str | None:
         # Title Case lowered, but a modifier English knows only as a proper word keeps its capital ("Olympic event",
         # "American football team"): lemminflect lists no lower-case "olympic"
         words = [w if i < len(words) - 1 and titled(w) and w.isalpha() and not lemminflect.getAllLemmas(w.lower())
-                 else (w.lower() if titled(w) else w) for i, w in enumerate(words)]
+                 and w.casefold() not in _MINOR else (w.lower() if titled(w) else w) for i, w in enumerate(words)]
     elif titled(words[0]) and all(w.islower() for w in words[1:]) and lemminflect.getAllLemmas(words[0].lower()):
         # sentence case whose first word is a common English word: "Transition metal" (but "Greek deity")
         words[0] = words[0].lower()

@@ -29,7 +29,7 @@ from dataclasses import astuple, dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
-from schemas.meaning import Count, Evidence, RelationProfile, relation_key
+from schemas.meaning import Count, Evidence, RelationProfile, is_type_noun, relation_key
 
 #: Subjects (objects) with several objects (subjects) that prove "many" in that direction.
 MANY_MIN = 2
@@ -397,7 +397,9 @@ def _classifying(base: RelationProfile, values: LabelValues, st: LabelStats) -> 
 
 
 def _read_as(base: RelationProfile, phrase: RelationProfile, kind: str | None, why: str) -> RelationProfile:
-    """``base`` with ``phrase``'s surface forms and ``kind`` as its object's noun, both from the graph's objects."""
+    """``base`` with ``phrase``'s surface forms and ``kind`` as its object's noun, both from the graph's objects (a
+    kind with a capital, "Olympic event", is not recorded as the object's noun: a type noun is lower case)."""
+    kind = kind if kind is not None and is_type_noun(kind) else None
     return _apply(base, {"forms": phrase.forms.model_dump(), "object_noun": kind}, {
         "forms": Evidence(source="graph", detail=why),
         "object_noun": Evidence(source="graph", detail=f"its objects are of kind {kind!r}")})

@@ -12,20 +12,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, chunks, endpoint_concurrency, run_batches, typical_size
+from flows.batches import BatchResult, chunks
 from flows.checks import check_domains_in, check_generate_params, check_paths_params, seed_ball_bounds
 from flows.profiles import profile_unknown_labels
-from flows.progress import Progress
 from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
-from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
 from flows.steps import Step, Unit, run_step
 from schemas.config import Settings
 from schemas.errors import InputError
@@ -294,6 +294,57 @@ def summary_markdown(mix: dict[str, Any], meaning: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+@dataclass
+class Generation:
+    """``generate-qa``'s parameters with every default resolved (what the run row records), and the jobs'
+    configuration (``resolve_generation``)."""
+
+    min_ball: int
+    max_ball: int
+    hop_mix: dict[str, float]
+    modes: list[GenMode]
+    writer: Literal["llm", "template"]
+    meaning_check: Literal["on", "off"]
+    split_proportions: dict[str, float]
+    cfg: GenConfig
+
+
+def resolve_generation(settings: Settings, *, domains: list[str] | None, n_seeds: int,
+                       hop_mix: dict[str, float] | None, modes: list[GenMode] | None, max_attempts: int,
+                       use_judge: bool, min_ball: int | None, max_ball: int | None, batch_size: int,
+                       dedup_threshold: float, split_proportions: dict[str, float] | None,
+                       constrain_question: bool | None, candidates: int, writer: str | None,
+                       meaning_check: str | None) -> Generation:
+    """Every ``generate-qa`` parameter checked and its default resolved from ``settings`` (``InputError`` before
+    anything is sampled or written); a scope every question would be refused for stops the run here."""
+    min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)
+    check_generate_params(n_seeds=n_seeds, modes=modes, max_attempts=max_attempts, hop_mix=hop_mix,
+                          split_proportions=split_proportions, domains=domains, candidates=candidates,
+                          batch_size=batch_size, min_ball=min_ball, max_ball=max_ball, dedup_threshold=dedup_threshold)
+    q = settings.quality
+    if writer is None:
+        writer = q.writer_for(q.question_writer, settings.endpoint("generator").is_local)
+    if writer not in ("llm", "template"):
+        raise InputError(f"unknown question writer {writer!r}; choose llm or template")
+    meaning_check = meaning_check or q.meaning_check
+    if meaning_check not in ("auto", "on", "off"):
+        raise InputError(f"unknown meaning_check {meaning_check!r}; choose auto, on or off")
+    if meaning_check == "auto":  # resolved here, so the run records what it did
+        meaning_check = "off" if settings.endpoint("verifier").is_local else "on"
+    for domain, phrase in q.scopes.items():
+        why = scope_problem(phrase)
+        if why is not None:
+            raise InputError(f"[quality] scopes.{domain}: {why}")
+    gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
+                           copy_threshold=q.copy_threshold)
+    cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
+                    candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
+                    paraphrase=q.paraphrase, meaning_check=meaning_check, scopes=q.scopes)
+    return Generation(min_ball, max_ball, hop_mix or {"1-2": 0.5, "3+": 0.5}, modes or ["candidates"], writer,
+                      meaning_check, split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1},
+                      cfg)  # type: ignore[arg-type]
+
+
 @hopforge_flow(name="generate-qa", log_prints=True)
 def generate_qa(
     domains: list[str] | None = None,
@@ -314,296 +365,298 @@ def generate_qa(
     meaning_check: Literal["auto", "on", "off"] | None = None,
     settings: Settings | None = None,
 ) -> dict[str, Any]:
-    """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel.
+    """Sample seeds per domain and generate verified multi-hop questions in each mode; report the funnel
+    (``GenerateStep``).
 
     ``writer`` (``llm`` | ``template``; default ``settings.quality.question_writer``, whose ``auto`` picks the
     template writer for the embedded demo-quality generator) says who writes the questions; the text gates
     (``settings.quality``) check every question, whoever wrote it. ``constrain_question`` (default off) adds a
-    schema pattern that makes an LLM question name its start entity and end in "?". It used to be on for the
-    embedded model; the regex-like questions of those runs ("{Ides of March[^<>]*{2}.*") suggest that the grammar
-    built from the pattern steers the 135M model into regex text, so it is off unless asked for (the text gates
-    reject such text either way).
-
-    ``meaning_check`` (``auto`` | ``on`` | ``off``; default ``settings.quality.meaning_check``): before the judge,
-    the verifier answers each question from its path's facts and distractors alone (``tasks.qa.meaning_check``),
-    and a question it answers otherwise is rejected (``not_answerable_from_facts``). ``auto`` is resolved here: on
-    unless the verifier role is the embedded model. When on, the verifier first answers control fact sheets with
-    known answers (``tasks.qa.meaning_check.calibrate``); below 3 of 4 right the check is off for this run, said in
-    one line (log and ``meaning_check`` in the result, with the first questions it rejected and the reader's answer).
-
-    The result's ``hop_kind`` counts the run's questions by hops (1, 2, 3+) and kind, and ``mix`` says per domain
-    what mix it reached against ``hop_mix`` and why each hop class fell short (``tasks.qa.mix``).
-
-    Seeds are nodes whose depth-3 ball holds ``min_ball`` to ``max_ball`` nodes (default: ``settings.seeds``,
-    20 to 400); the run records the bounds it used. A domain with no eligible seed says which bound left every
-    node out and what would admit one (``tasks.qa.seeds.no_seed_reason``), in the log and in ``seed_notes``.
+    schema pattern that makes an LLM question name its start entity and end in "?" (the grammar built from it steers
+    the 135M model into regex-like text, so it is off unless asked for). ``meaning_check`` (``auto`` | ``on`` |
+    ``off``; default ``settings.quality.meaning_check``; ``auto``: on unless the verifier is the embedded model):
+    the verifier answers each question from its path's facts and distractors alone (``tasks.qa.meaning_check``)
+    after control fact sheets with known answers (below 3 of 4 right the check is off for the run, said in one
+    line). The result's ``hop_kind`` counts the run's questions by hops (1, 2, 3+) and kind, and ``mix`` says per
+    domain what mix it reached against ``hop_mix`` and why each hop class fell short (``tasks.qa.mix``). Seeds are
+    nodes whose depth-3 ball holds ``min_ball`` to ``max_ball`` nodes (default: ``settings.seeds``, 20 to 400); a
+    domain with no eligible seed says which bound left every node out (``seed_notes``).
     """
     settings = settings or default_settings()
-    min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)
-    check_generate_params(n_seeds=n_seeds, modes=modes, max_attempts=max_attempts, hop_mix=hop_mix,
-                          split_proportions=split_proportions, domains=domains, candidates=candidates,
-                          batch_size=batch_size, min_ball=min_ball, max_ball=max_ball, dedup_threshold=dedup_threshold)
-    hop_mix = hop_mix or {"1-2": 0.5, "3+": 0.5}
-    modes = modes or ["candidates"]
-    q = settings.quality
-    generator_local = settings.endpoint("generator").is_local
-    if writer is None:
-        writer = q.writer_for(q.question_writer, generator_local)
-    if writer not in ("llm", "template"):
-        raise InputError(f"unknown question writer {writer!r}; choose llm or template")
-    meaning_check = meaning_check or q.meaning_check
-    if meaning_check not in ("auto", "on", "off"):
-        raise InputError(f"unknown meaning_check {meaning_check!r}; choose auto, on or off")
-    if meaning_check == "auto":  # resolved here, so the run records what it did
-        meaning_check = "off" if settings.endpoint("verifier").is_local else "on"
-    requested_meaning_check = meaning_check  # the calibration may switch it off for the run
-    gates = TextGateConfig(language=q.language, min_words=q.min_words, max_words=q.max_words,
-                           copy_threshold=q.copy_threshold)
-    for domain, phrase in q.scopes.items():  # a scope every question would be refused for stops the run here
-        why = scope_problem(phrase)
-        if why is not None:
-            raise InputError(f"[quality] scopes.{domain}: {why}")
+    g = resolve_generation(settings, domains=domains, n_seeds=n_seeds, hop_mix=hop_mix, modes=modes,
+                           max_attempts=max_attempts, use_judge=use_judge, min_ball=min_ball, max_ball=max_ball,
+                           batch_size=batch_size, dedup_threshold=dedup_threshold,
+                           split_proportions=split_proportions, constrain_question=constrain_question,
+                           candidates=candidates, writer=writer, meaning_check=meaning_check)
+    min_ball, max_ball, hop_mix, modes, writer, meaning_check, split_proportions = (  # recorded as resolved
+        g.min_ball, g.max_ball, g.hop_mix, g.modes, g.writer, g.meaning_check, g.split_proportions)
     warm_language_detector()  # loaded while the flow plans its first domain, not when the first answer is checked
-    cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
-                    candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
-                    paraphrase=q.paraphrase, meaning_check=meaning_check, scopes=q.scopes)
-    split_proportions = split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1}
-    params = flow_parameters(generate_qa, locals())
-    with open_run("generate-qa", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
-        spec = runner.spec("generator", *(["verifier"] if use_judge or meaning_check == "on" else []))
-        check_domains_in(rt.wh, domains)
-        domains = domains or [s.domain for s in current_snapshots(rt.wh)]
-        if not domains:
+    step = GenerateStep(g, domains=domains, n_seeds=n_seeds, batch_size=batch_size, dedup_threshold=dedup_threshold,
+                        paraphrase_threshold=paraphrase_threshold, settings=settings)
+    return run_step(step, flow_parameters(generate_qa, locals()), settings)
+
+
+#: A unit of generation work: a domain's graph and a batch of its jobs (seed, hop class, mode).
+Job = tuple[Seed, str, str]
+
+
+class GenerateStep(Step[Job, JobResult]):
+    """Questions for sampled seeds, every domain through one batch loop: a domain is planned (graph, seed scan,
+    sample) when the loop wants its next batch, so the endpoint works on one domain's jobs while the next is planned
+    and while another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
+    warehouse (finished jobs by key, the seeds sampled before) without loading its graph. Results are written, and
+    domains deduplicated, in domain order whatever order the batches finish in. A second round (``tasks.qa.refill``)
+    runs further seeds for the hop classes whose jobs gave fewer questions than jobs. Deduplication
+    (``_dedup_domain``) and the splits (``_assign_splits``) rewrite ``qa`` and ``qa_rejects`` too."""
+
+    flow, progress, doing = "generate-qa", "qa", "generating {domain} questions"
+    reads = ("graph_snapshots", "qa", "qa_attempts", "qa_job_notes", "seeds", "relation_profiles")
+    writes = {"seeds": Seed, "qa_attempts": QAAttempt, "qa": QA, "qa_rejects": QAReject, "qa_job_notes": dict,
+              "qa_yields": dict}
+    task = generate_batch
+
+    def __init__(self, g: Generation, *, domains: list[str] | None, n_seeds: int, batch_size: int,
+                 dedup_threshold: float, paraphrase_threshold: float | None, settings: Settings) -> None:
+        self.g, self.cfg, self.domains, self.n_seeds = g, g.cfg, domains, n_seeds
+        self.batch_size, self.settings = batch_size, settings
+        self.dedup = (dedup_threshold, paraphrase_threshold)
+        self.roles = ("generator", *(["verifier"] if g.cfg.use_judge or g.meaning_check == "on" else []))
+        self.calibration: Calibration | None = None
+        self.all_attempts: list[QAAttempt] = []
+        self.started_jobs: list[tuple[str, str, str]] = []
+        self.dedup_counts: Counter = Counter()
+        self.ended_counts: Counter = Counter()  # jobs that ended before any attempt, by (domain, hop, mode, reason)
+        self.notes: list[str] = []
+        self.seed_notes: list[str] = []  # domains that gave no seed, and why
+        self.no_graph: list[str] = []  # domains asked for that have no graph in the warehouse
+        self.no_seed: list[str] = []  # domains whose graph gave no seed (why: in seed_notes)
+        self.planned_domains: list[str] = []  # in plan order; a domain's batches all come before the next domain's
+        self.totals: dict[str, int] = {}
+        # Per domain planned in this run (not settled): what the refill round needs (``tasks.qa.refill``).
+        self.refill_from: dict[str, tuple[str, list[tuple[str, int]], list[Seed], list[Job]]] = {}
+        self.refills: dict[str, dict[str, Any]] = {}
+        self.refilled_domains: list[str] = []
+        self.deduped = self.deduped_before = 0
+        self.round = 0
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
+        check_domains_in(rt.wh, self.domains)
+        self.domains = self.domains or [s.domain for s in current_snapshots(rt.wh)]
+        if not self.domains:
             raise InputError("no graphs in the warehouse: build or import graphs first (`hopforge graph build|import`)")
-        calibration = None
-        if meaning_check == "on":
+        cfg = self.cfg
+        if self.g.meaning_check == "on":
             # Control fact sheets with known answers first: a verifier that cannot read them would reject good
             # questions as not_answerable_from_facts, so below the bar the check is off for this run, said in one line.
-            calibration = run_shared(calibrate(rt.gateway, max_facts=cfg.meaning_max_facts, params=cfg.meaning_params))
-            print(calibration.line)
-            if not calibration.passed:
-                meaning_check = "off"
+            self.calibration = run_shared(calibrate(rt.gateway, max_facts=cfg.meaning_max_facts,
+                                                    params=cfg.meaning_params))
+            print(self.calibration.line)
+            if not self.calibration.passed:
                 cfg = cfg.model_copy(update={"meaning_check": "off"})
-        # The user's relation profiles (`hopforge graph profiles import`) travel with the jobs' configuration.
+        # The user's relation profiles (`hopforge graph profiles import`) travel with the jobs' configuration; the
+        # profiler role is asked, once per label, about what the user, the lexicon and the graph statistics leave
+        # unknown, and its accepted answers travel too.
         cfg = cfg.model_copy(update={"profiles": read_user_profiles(rt.wh)})
-        # The profiler role (when it has an endpoint other than the embedded model) is asked, once per label,
-        # about what the user, the lexicon and the graph statistics leave unknown; its accepted answers travel too.
-        profile_unknown_labels(rt, domains, cfg.profiles)
-        cfg = cfg.model_copy(update={"profiled": read_profiled(rt.wh)})
-        domains = list(dict.fromkeys(domains))  # a domain named twice is planned once
-        all_attempts: list[QAAttempt] = []
-        started_jobs: list[tuple[str, str, str]] = []
-        dedup_counts: Counter = Counter()
-        ended_counts: Counter = Counter()  # jobs that ended before any attempt, by (domain, hop, mode, reason)
-        notes: list[str] = []
-        seed_notes: list[str] = []  # domains that gave no seed, and why
-        no_graph: list[str] = []  # domains asked for that have no graph in the warehouse
-        no_seed: list[str] = []  # domains whose graph gave no seed (why: in seed_notes)
-        # One batch loop for the jobs of every domain: a domain is planned (graph, seed scan, sample) when the loop
-        # wants its next batch, so the endpoint works on one domain's jobs while the next is planned and while
-        # another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
-        # warehouse (finished jobs by key, the seeds sampled before) without loading its graph. Results are
-        # written, and domains deduplicated, in domain order whatever order the batches finish in.
-        planned_domains: list[str] = []  # in plan order; a domain's batches all come before the next domain's
-        totals: dict[str, int] = {}
-        # Per domain planned in this run (not settled): what the refill round needs (``tasks.qa.refill``).
-        refill_from: dict[str, tuple[str, list[tuple[str, int]], list[Seed], list[tuple[Seed, str, str]]]] = {}
-        refills: dict[str, dict[str, Any]] = {}
+        profile_unknown_labels(rt, self.domains, cfg.profiles)
+        self.cfg = cfg.model_copy(update={"profiled": read_profiled(rt.wh)})
+        self.domains = list(dict.fromkeys(self.domains))  # a domain named twice is planned once
 
-        def plan() -> Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]:
-            for domain in domains:
-                snap = current_snapshot(rt.wh, domain)
-                if snap is None:
-                    notes.append(f"{domain}: no graph")
-                    no_graph.append(domain)
-                    continue
-                snapshot_id = snap.snapshot_id
-                planned_domains.append(domain)
-                done = finished_jobs(rt, domain, snapshot_id, max_attempts)
-                earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, min_ball, max_ball)
-                # The planned seeds rank below n_seeds, the refill seeds from n_seeds up (``tasks.qa.refill``); a
-                # domain is settled when every planned job and every refill seed's jobs have a final verdict.
-                main = [s for s in earlier or [] if s.sample_rank < n_seeds]
-                refilled = [s for s in earlier or [] if s.sample_rank >= n_seeds]
-                done_seeds = {(seed, mode) for seed, _, mode in done}
-                if earlier is not None and all(job_key(j) in done for j in plan_jobs(main, hop_mix, modes)) and all(
-                        (s.node, m) in done_seeds for s in refilled for m in modes):
-                    rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
-                                      replace=True)  # fmt: skip
-                    print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
-                          "every job already has a final verdict")
-                    continue
-                kg = load_graph(rt.wh, domain, snapshot_id)
-                eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
-                book = profile_book(kg, cfg)
-                # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on
-                # them could be asked; with the template writer, unless a program pins such a hop.
-                rule = SeedRule(kg, book, programs=writer == "template", scoped=bool(cfg.scopes.get(domain)))
-                seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
-                                     run_id=rt.run_id, keep=rule.keep, prefer=rule.prefer if rule.programs else None,
-                                     window=PREFER_WINDOW)  # fmt: skip
-                if rule.programs:
-                    seeds = arrange(seeds, hop_mix, rule.depth)
-                rt.wh.write_batch("seeds", seeds, replace=True)
-                print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
-                named = scope_names(kg, cfg.scopes[domain]) if cfg.scopes.get(domain) else []
-                if named:  # every question that opens with the scope names them: none may ask for one
-                    seed_notes.append(f"the scope of domain {domain} names {len(named)} of its nodes ("
-                                      + ", ".join(repr(n) for n in named[:5])
-                                      + "): a question that opens with it and asks for one of them is refused as "
-                                        "a leak; a scope that says what the data covers without naming its "
-                                        "answers keeps them askable")
-                    print(f"{domain}: {seed_notes[-1]}")
-                why = None
-                if not eligible:
-                    why = no_seed_reason(kg, domain=domain, min_ball=min_ball, max_ball=max_ball)
-                elif not seeds:
-                    refused = opening_refusals(kg, [n for n, _ in eligible], book=book)
-                    why = (f"none of the {len(eligible)} eligible seeds in domain {domain} can start a candidate path: "
-                           f"no relation out of them can be asked: {describe_refusals(refused)}")
-                elif len(seeds) < n_seeds and len(eligible) > len(seeds):
-                    passed = [n for n, _ in eligible if n not in {s.node for s in seeds}]
-                    why = (f"sampled {len(seeds)} of the {n_seeds} seeds asked in domain {domain}: only they of the "
-                           f"{len(eligible)} eligible start a path or a program; the others, e.g.: "
-                           f"{describe_refusals(opening_refusals(kg, passed[:50], book=book), limit=2)}")
-                if why:
-                    print(f"{domain}: {why}")
-                    seed_notes.append(why)
-                if not seeds:
-                    no_seed.append(domain)
-                planned = plan_jobs(seeds, hop_mix, modes)
-                refill_from[domain] = (snapshot_id, eligible, seeds, planned)
-                jobs = [j for j in planned if job_key(j) not in done]
-                if len(jobs) < len(planned):
-                    print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
-                totals[domain] = len(jobs)
-                for b in chunks(jobs, batch_size):
-                    yield domain, kg, b
-
-        deduped = 0
-
-        def dedup_until(domain: str | None) -> None:
-            """Deduplicate, in plan order, every planned domain before ``domain`` (all of them for None)."""
-            nonlocal deduped, dedup_counts
-            stop = planned_domains.index(domain) if domain is not None else len(planned_domains)
-            for d in planned_domains[deduped:stop]:
-                dedup_counts += _dedup_domain(rt, d, dedup_threshold, paraphrase_threshold)
-            deduped = max(deduped, stop)
-
-        bars: dict[str, Progress] = {}
-
+    def sizes(self) -> list[int]:
         # batches never span two domains: a domain's jobs are cut alone (75 into 64 and 11, 38 on average)
-        window = runner.in_flight(typical_size(chunks(range(n_seeds * len(modes)), batch_size), batch_size),
-                                  endpoint_concurrency(spec, "generator", "verifier"))
+        return [len(b) for b in chunks(range(self.n_seeds * len(self.g.modes)), self.batch_size)]
 
-        def batches_of(work: Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]):
-            return run_batches(generate_batch, work, runner=runner, parameters=lambda w: {
-                "spec": spec, "kg": w[1], "jobs": list(w[2]), "cfg": cfg, "run_id": rt.run_id,
-                "sampling_seed": settings.seed}, in_flight=window)  # fmt: skip
+    def total(self, domain: str) -> int:
+        return self.totals[domain]
 
-        def land(domain: str, batch: Sequence[tuple[Seed, str, str]], done_batch: Any) -> None:
-            """Write one finished batch (whole or not at all) and count it."""
-            nonlocal all_attempts, started_jobs, notes
-            if domain not in bars:
-                bars[domain] = Progress(f"qa-{domain}", totals[domain], f"generating {domain} questions")
-            results = done_batch.records
-            attempts = [a for r in results for a in r.attempts]
-            qas, collided = _collisions(rt, [r.qa for r in results if r.qa is not None])
-            ended = [{"domain": domain, "snapshot_id": r.seed.snapshot_id, "seed": r.seed.node,
-                      "hop_class": r.hop_class, "mode": r.mode, "note": r.note, "run_id": rt.run_id}
-                     for r in results if not r.attempts and r.note and r.seed.snapshot_id]  # fmt: skip
-            with rt.wh.transaction() as con:  # a batch lands whole or not at all
-                rt.wh.write_batch("qa_attempts", attempts, con=con)
-                rt.wh.write_batch("qa", qas, replace=True, con=con)
-                rt.wh.write_batch("qa_rejects", collided, con=con)
-                rt.wh.write_batch("qa_job_notes", ended, replace=True, con=con)
-            job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in results if r.qa is not None}
-            for c in collided:
-                dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1
-            all_attempts += attempts
-            started_jobs += [(domain, h, m) for _, h, m in batch]
-            notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in results if r.note]
-            ended_counts.update((domain, r.hop_class, r.mode, r.note_reason)
-                                for r in results if not r.attempts and r.note_reason)  # fmt: skip
-            bars[domain].advance(len(batch))
-            rt.flush_usage()
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[Job]) -> dict[str, Any]:
+        return {"spec": spec, "kg": unit.extra["kg"], "jobs": list(unit.items), "cfg": self.cfg,
+                "run_id": rt.run_id, "sampling_seed": self.settings.seed}
 
-        for (domain, _, batch), done_batch in batches_of(plan()):
-            dedup_until(domain)
-            land(domain, batch, done_batch)
+    def _rule(self, kg: KnowledgeGraph, domain: str) -> SeedRule:
+        return SeedRule(kg, profile_book(kg, self.cfg), programs=self.g.writer == "template",
+                        scoped=bool(self.cfg.scopes.get(domain)))
 
-        def refill_plan() -> Iterator[tuple[str, KnowledgeGraph, Sequence[tuple[Seed, str, str]]]]:
-            """The refill round (``tasks.qa.refill``): for each domain planned in this run, in plan order, the jobs
-            on further seeds for the hop classes whose planned jobs gave fewer questions than jobs."""
-            for domain, (snapshot_id, eligible, seeds, planned) in refill_from.items():
-                done = finished_jobs(rt, domain, snapshot_id, max_attempts)
-                missing = missing_jobs([job_key(j) for j in planned], unanswered_jobs(rt, domain, snapshot_id))
-                if not missing or settings.seeds.refill <= 0:
-                    continue
-                kg = load_graph(rt.wh, domain, snapshot_id)
-                rule = SeedRule(kg, profile_book(kg, cfg), programs=writer == "template",
-                                scoped=bool(cfg.scopes.get(domain)))
-                extra = refill_seeds(eligible, rule, missing, n_seeds=n_seeds, n_modes=len(modes),
-                                     factor=settings.seeds.refill, sampling_seed=settings.seed, domain=domain,
-                                     snapshot_id=snapshot_id, run_id=rt.run_id, used=[s.node for s in seeds])
-                by_class = Counter(h for _, h in extra)
-                refills[domain] = {"missing": dict(sorted(missing.items())), "seeds": dict(sorted(by_class.items()))}
-                said = ", ".join(f"{h} {n} missing, {by_class.get(h, 0)} more seeds" for h, n in sorted(missing.items()))
-                print(f"{domain}: filling the mix: {said}")
-                if not extra:
-                    continue
-                rt.wh.write_batch("seeds", [s for s, _ in extra], replace=True)
-                jobs = [(s, h, m) for s, h in extra for m in modes if (s.node, h, m) not in done]
-                totals[domain] = totals.get(domain, 0) + len(jobs)
-                if domain in bars:
-                    bars[domain].total = totals[domain]
-                for b in chunks(jobs, batch_size):
-                    yield domain, kg, b
+    def plan(self, rt: Runtime) -> Iterator[Unit[Job]]:
+        settings, n_seeds, hop_mix, modes = self.settings, self.n_seeds, self.g.hop_mix, self.g.modes
+        for domain in self.domains or []:
+            snap = current_snapshot(rt.wh, domain)
+            if snap is None:
+                self.notes.append(f"{domain}: no graph")
+                self.no_graph.append(domain)
+                continue
+            snapshot_id = snap.snapshot_id
+            self.planned_domains.append(domain)
+            done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
+            earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, self.g.min_ball, self.g.max_ball)
+            # The planned seeds rank below n_seeds, the refill seeds from n_seeds up (``tasks.qa.refill``); a domain
+            # is settled when every planned job and every refill seed's jobs have a final verdict.
+            main = [s for s in earlier or [] if s.sample_rank < n_seeds]
+            refilled = [s for s in earlier or [] if s.sample_rank >= n_seeds]
+            done_seeds = {(seed, mode) for seed, _, mode in done}
+            if earlier is not None and all(job_key(j) in done for j in plan_jobs(main, hop_mix, modes)) and all(
+                    (s.node, m) in done_seeds for s in refilled for m in modes):
+                rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
+                                  replace=True)  # fmt: skip
+                print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
+                      "every job already has a final verdict")
+                continue
+            kg = load_graph(rt.wh, domain, snapshot_id)
+            eligible = eligible_seeds(kg, min_ball=self.g.min_ball, max_ball=self.g.max_ball)
+            rule = self._rule(kg, domain)
+            # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on them
+            # could be asked; with the template writer, unless a program pins such a hop.
+            seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
+                                 run_id=rt.run_id, keep=rule.keep, prefer=rule.prefer if rule.programs else None,
+                                 window=PREFER_WINDOW)  # fmt: skip
+            if rule.programs:
+                seeds = arrange(seeds, hop_mix, rule.depth)
+            rt.wh.write_batch("seeds", seeds, replace=True)
+            print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
+            self._note_seeds(kg, domain, eligible, seeds, rule)
+            planned = plan_jobs(seeds, hop_mix, modes)
+            self.refill_from[domain] = (snapshot_id, eligible, seeds, planned)
+            jobs = [j for j in planned if job_key(j) not in done]
+            if len(jobs) < len(planned):
+                print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
+            self.totals[domain] = len(jobs)
+            for b in chunks(jobs, self.batch_size):
+                yield Unit(domain, snapshot_id, list(b), {"kg": kg})
 
-        deduped_before = deduped
-        refilled_domains: list[str] = []
-        for (domain, _, batch), done_batch in batches_of(refill_plan()):
-            refilled_domains.append(domain)
-            land(domain, batch, done_batch)
-        dedup_until(None)
-        for d in dict.fromkeys(refilled_domains):  # deduplicated before its refill jobs landed: again, with them
-            if planned_domains.index(d) < deduped_before:
-                dedup_counts += _dedup_domain(rt, d, dedup_threshold, paraphrase_threshold)
-        splits, conflict_counts = _assign_splits(rt, settings.seed, split_proportions)
-        dedup_counts += conflict_counts
-        kept = Counter()
+    def _note_seeds(self, kg: KnowledgeGraph, domain: str, eligible: list[tuple[str, int]], seeds: list[Seed],
+                    rule: SeedRule) -> None:
+        """Say why a domain gave fewer seeds than asked, or none, and what its scope names."""
+        named = scope_names(kg, self.cfg.scopes[domain]) if self.cfg.scopes.get(domain) else []
+        if named:  # every question that opens with the scope names them: none may ask for one
+            self.seed_notes.append(f"the scope of domain {domain} names {len(named)} of its nodes ("
+                                   + ", ".join(repr(n) for n in named[:5])
+                                   + "): a question that opens with it and asks for one of them is refused as a "
+                                     "leak; a scope that says what the data covers without naming its answers keeps "
+                                     "them askable")
+            print(f"{domain}: {self.seed_notes[-1]}")
+        why = None
+        if not eligible:
+            why = no_seed_reason(kg, domain=domain, min_ball=self.g.min_ball, max_ball=self.g.max_ball)
+        elif not seeds:
+            refused = opening_refusals(kg, [n for n, _ in eligible], book=rule.book)
+            why = (f"none of the {len(eligible)} eligible seeds in domain {domain} can start a candidate path: "
+                   f"no relation out of them can be asked: {describe_refusals(refused)}")
+        elif len(seeds) < self.n_seeds and len(eligible) > len(seeds):
+            passed = [n for n, _ in eligible if n not in {s.node for s in seeds}]
+            why = (f"sampled {len(seeds)} of the {self.n_seeds} seeds asked in domain {domain}: only they of the "
+                   f"{len(eligible)} eligible start a path or a program; the others, e.g.: "
+                   f"{describe_refusals(opening_refusals(kg, passed[:50], book=rule.book), limit=2)}")
+        if why:
+            print(f"{domain}: {why}")
+            self.seed_notes.append(why)
+        if not seeds:
+            self.no_seed.append(domain)
+
+    def next_round(self, rt: Runtime) -> Iterator[Unit[Job]] | None:
+        if self.round > 0:
+            return None
+        self.round = 1
+        self.deduped_before = self.deduped
+        return self._refill_plan(rt)
+
+    def _refill_plan(self, rt: Runtime) -> Iterator[Unit[Job]]:
+        """The refill round (``tasks.qa.refill``): for each domain planned in this run, in plan order, the jobs on
+        further seeds for the hop classes whose planned jobs gave fewer questions than jobs."""
+        settings, modes = self.settings, self.g.modes
+        for domain, (snapshot_id, eligible, seeds, planned) in self.refill_from.items():
+            done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
+            missing = missing_jobs([job_key(j) for j in planned], unanswered_jobs(rt, domain, snapshot_id))
+            if not missing or settings.seeds.refill <= 0:
+                continue
+            kg = load_graph(rt.wh, domain, snapshot_id)
+            extra = refill_seeds(eligible, self._rule(kg, domain), missing, n_seeds=self.n_seeds,
+                                 n_modes=len(modes), factor=settings.seeds.refill, sampling_seed=settings.seed,
+                                 domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id,
+                                 used=[s.node for s in seeds])  # fmt: skip
+            by_class = Counter(h for _, h in extra)
+            self.refills[domain] = {"missing": dict(sorted(missing.items())), "seeds": dict(sorted(by_class.items()))}
+            said = ", ".join(f"{h} {n} missing, {by_class.get(h, 0)} more seeds" for h, n in sorted(missing.items()))
+            print(f"{domain}: filling the mix: {said}")
+            if not extra:
+                continue
+            rt.wh.write_batch("seeds", [s for s, _ in extra], replace=True)
+            jobs = [(s, h, m) for s, h in extra for m in modes if (s.node, h, m) not in done]
+            self.totals[domain] = self.totals.get(domain, 0) + len(jobs)
+            for b in chunks(jobs, self.batch_size):
+                yield Unit(domain, snapshot_id, list(b), {"kg": kg})
+
+    def _dedup_until(self, rt: Runtime, domain: str | None) -> None:
+        """Deduplicate, in plan order, every planned domain before ``domain`` (all of them for None)."""
+        stop = self.planned_domains.index(domain) if domain is not None else len(self.planned_domains)
+        for d in self.planned_domains[self.deduped:stop]:
+            self.dedup_counts += _dedup_domain(rt, d, *self.dedup)
+        self.deduped = max(self.deduped, stop)
+
+    def before(self, rt: Runtime, unit: Unit[Job]) -> None:
+        if self.round == 0:
+            self._dedup_until(rt, unit.domain)
+        else:
+            self.refilled_domains.append(unit.domain)
+
+    def write(self, rt: Runtime, unit: Unit[Job], records: list[JobResult], con: Any) -> list[JobResult]:
+        domain = unit.domain
+        attempts = [a for r in records for a in r.attempts]
+        qas, collided = _collisions(rt, [r.qa for r in records if r.qa is not None])
+        ended = [{"domain": domain, "snapshot_id": r.seed.snapshot_id, "seed": r.seed.node,
+                  "hop_class": r.hop_class, "mode": r.mode, "note": r.note, "run_id": rt.run_id}
+                 for r in records if not r.attempts and r.note and r.seed.snapshot_id]  # fmt: skip
+        rt.wh.write_batch("qa_attempts", attempts, con=con)
+        rt.wh.write_batch("qa", qas, replace=True, con=con)
+        rt.wh.write_batch("qa_rejects", collided, con=con)
+        rt.wh.write_batch("qa_job_notes", ended, replace=True, con=con)
+        job_of = {r.qa.attempt_id: (r.hop_class, r.mode) for r in records if r.qa is not None}
+        for c in collided:
+            self.dedup_counts[(c.domain, *job_of[c.attempt_id], c.reason)] += 1
+        self.all_attempts += attempts
+        self.started_jobs += [(domain, h, m) for _, h, m in unit.items]
+        self.notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in records if r.note]
+        self.ended_counts.update((domain, r.hop_class, r.mode, r.note_reason)
+                                 for r in records if not r.attempts and r.note_reason)  # fmt: skip
+        return records
+
+    def summary(self, rt: Runtime, written: list[JobResult]) -> dict[str, Any]:
+        self._dedup_until(rt, None)
+        for d in dict.fromkeys(self.refilled_domains):  # deduplicated before its refill jobs landed: again, with them
+            if self.planned_domains.index(d) < self.deduped_before:
+                self.dedup_counts += _dedup_domain(rt, d, *self.dedup)
+        splits, conflict_counts = _assign_splits(rt, self.settings.seed, self.g.split_proportions)
+        self.dedup_counts += conflict_counts
+        kept: Counter = Counter()
         for row in rt.wh.query(
             "SELECT q.domain, q.hop_class, a.mode FROM qa q JOIN qa_attempts a USING (attempt_id) WHERE q.run_id = ?",
             [rt.run_id],
         ):
             kept[(row["domain"], row["hop_class"], row["mode"])] += 1
-        yields = funnel(rt.run_id, started_jobs, all_attempts, kept, dedup_counts, ended_counts)
+        counts = (self.started_jobs, self.all_attempts, kept, self.dedup_counts, self.ended_counts)
+        yields = funnel(rt.run_id, *counts)
         rt.wh.write_batch("qa_yields", yields)
-        usage = rt.gateway.ledger.totals()
-        table = yield_table(yields, usage)
+        table = yield_table(yields, rt.gateway.ledger.totals())
         if table:
             create_table_artifact(key="qa-yields", table=table, description=f"QA funnel, run {rt.run_id}")
         for line in table:
             print(" | ".join(f"{k}: {v}" for k, v in line.items()))
-        for n in notes[:10]:
+        for n in self.notes[:10]:
             print("note:", n)
-        for n in seed_notes:
+        for n in self.seed_notes:
             print("seeds:", n)
         by_writer = dict(sorted(Counter(r["writer"] for r in rt.wh.query(
             "SELECT writer FROM qa WHERE run_id = ?", [rt.run_id])).items()))  # fmt: skip
         print(f"accepted questions by writer: {by_writer}")
-        mix = run_mix(rt, hop_mix, started_jobs, all_attempts, kept, dedup_counts, ended_counts)
-        meaning = meaning_summary(requested_meaning_check, calibration, all_attempts)
+        mix = run_mix(rt, self.g.hop_mix, *counts)
+        meaning = meaning_summary(self.g.meaning_check, self.calibration, self.all_attempts)
         for line in mix["lines"]:
             print(line)
         for line in meaning["lines"]:
             print(line)
         create_markdown_artifact(key="qa-mix", markdown=summary_markdown(mix, meaning),
                                  description=f"hops x kind and the meaning check, run {rt.run_id}")
-        return {"run_id": rt.run_id, "accepted": sum(kept.values()), "yields": table, "splits": splits,
-                "attempts": len(all_attempts), "writer": writer, "by_writer": by_writer, "seed_notes": seed_notes,
-                "no_graph": no_graph, "no_seed": no_seed, "hop_kind": mix["hop_kind"], "mix": mix["domains"], "mix_lines": mix["lines"],
-                "refill": refills, "meaning_check": meaning, **usage}
+        return {"accepted": sum(kept.values()), "yields": table, "splits": splits, "attempts": len(self.all_attempts),
+                "writer": self.g.writer, "by_writer": by_writer, "seed_notes": self.seed_notes,
+                "no_graph": self.no_graph, "no_seed": self.no_seed, "hop_kind": mix["hop_kind"], "mix": mix["domains"],
+                "mix_lines": mix["lines"], "refill": self.refills, "meaning_check": meaning}
 
 
 @task(name="verify-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)

@@ -11,6 +11,8 @@ A step (``Step``) declares what it is and what it does, and nothing else:
 - ``plan``: the units of work, read from the warehouse when the runner asks for the next one (resumable: work with a
   final verdict is not planned again), with ``sizes`` for the in-flight window and ``bar`` for each progress bar
   (one a domain by default); ``reused``: work an earlier run finished that this one takes over, landed first;
+  ``next_round``: more units, planned once the round before has landed; ``before``: the flow's own work before a
+  unit lands (outside its transaction);
 - ``write``: how one unit's records land (the runner opens the transaction: a unit lands whole or not at all);
 - ``summary``: the run's result from everything written.
 
@@ -87,6 +89,13 @@ class Step(Generic[J, R]):
         which land first, through ``write``, like any other unit (``None``: nothing to take over)."""
         return None
 
+    def next_round(self, rt: Runtime) -> Iterator[Unit[J]] | None:
+        """The units of another round, planned once every unit of the round before has landed (``None``: done)."""
+        return None
+
+    def before(self, rt: Runtime, unit: Unit[J]) -> None:
+        """Work of the flow's own, outside the unit's transaction, before ``unit`` lands."""
+
     def alongside(self, rt: Runtime) -> AbstractContextManager[Any]:
         """Work that runs beside the batches for the length of the loop (building indexes ahead, say)."""
         return nullcontext()
@@ -118,9 +127,11 @@ def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Setting
         written: list[Any] = []
 
         def land(unit: Unit[Any], records: list[Any]) -> None:
+            step.before(rt, unit)
             key, total, words = step.bar(unit)
             if key not in bars:
                 bars[key] = Progress(key, total, words)
+            bars[key].total = total  # a later round may add to a domain's work
             with rt.wh.transaction() as con:  # a unit lands whole or not at all
                 written.extend(step.write(rt, unit, records, con))
             bars[key].advance(len(unit.items))
@@ -128,13 +139,16 @@ def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Setting
         taken = step.reused(rt)
         if taken is not None:
             land(*taken)
-        batches = run_batches(step.task, step.plan(rt), runner=runner,
-                              parameters=lambda unit: step.parameters(rt, spec, unit), in_flight=window)
+        units: Iterator[Unit[Any]] | None = step.plan(rt)
         with step.alongside(rt):
-            for unit, done in batches:
-                result: BatchResult[Any] = done
-                land(unit, result.records)
-                rt.flush_usage()
+            while units is not None:
+                for unit, done in run_batches(step.task, units, runner=runner,
+                                              parameters=lambda unit: step.parameters(rt, spec, unit),
+                                              in_flight=window):
+                    result: BatchResult[Any] = done
+                    land(unit, result.records)
+                    rt.flush_usage()
+                units = step.next_round(rt)
         return {"run_id": rt.run_id, **step.summary(rt, written), **rt.gateway.ledger.totals()}
 
 

@@ -88,6 +88,33 @@ def _notes(settings) -> list[str]:
         return [r["seed"] for r in wh.query("SELECT seed FROM qa_job_notes ORDER BY seed")]
 
 
+def test_a_second_round_is_planned_after_the_first_has_landed(prefect_harness, settings):
+    """``next_round``: planned once every unit of the round before has landed (the refill round of generate-qa reads
+    what the first round wrote)."""
+
+    class TwoRounds(ToyStep):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen_at_second: list[list[str]] | None = None
+            self.rounds = 0
+
+        def next_round(self, rt):
+            self.rounds += 1
+            if self.rounds > 1:
+                return None
+            self.seen_at_second = list(self.landed)
+            return iter([Unit("b", "snap", ["z1"])])
+
+        def total(self, domain: str) -> int:
+            return {"a": 3, "b": 2}[domain]
+
+    _release.clear()
+    step = TwoRounds()
+    out = toy_flow(step, settings)
+    assert step.seen_at_second == [["X1", "X2"], ["X3"], ["Y1"]]
+    assert out["written"] == ["X1", "X2", "X3", "Y1", "Z1"]
+
+
 def test_units_land_in_plan_order_though_they_finish_out_of_order(prefect_harness, settings):
     _release.clear()
     step = ToyStep()
@@ -129,7 +156,7 @@ def _tables_written(cls: type[Step]) -> set[str]:
 
 def test_every_declared_step_writes_the_tables_it_declares_and_no_other():
     steps = _declared_steps()
-    assert {s.flow for s in steps} >= {"verify-paths", "distill-trajectories", "evaluate-policy"}
+    assert {s.flow for s in steps} >= {"generate-qa", "verify-paths", "distill-trajectories", "evaluate-policy"}
     for cls in steps:
         assert _tables_written(cls) == set(cls.writes), cls.__name__
         assert cls.task is not None, cls.__name__
@@ -143,6 +170,7 @@ def test_a_flow_built_on_a_step_is_short():
     import flows.evaluate
     import flows.qa
 
-    for fn in (flows.qa.verify_paths, flows.distill.distill_trajectories, flows.evaluate.evaluate_policy):
+    for fn in (flows.qa.generate_qa, flows.qa.verify_paths, flows.distill.distill_trajectories,
+               flows.evaluate.evaluate_policy):
         lines = inspect.getsource(fn.fn).splitlines()
         assert "run_step(" in lines[-1] and len(lines) <= 60, fn.name

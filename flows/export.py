@@ -47,6 +47,18 @@ def _artifact(rows: list[dict[str, Any]], description: str) -> None:
         create_table_artifact(key="dataset-export", table=rows, description=description)
 
 
+def _say_export(result: Any, backup: dict[str, Any]) -> None:
+    """An export's backup, rows per config and split (also as a table artifact), first invalid rows and path."""
+    print(f"warehouse backup: {backup['id']}" if backup["id"] else f"warehouse backup: none ({backup['reason']})")
+    table = [{"config": c, "split": s, "rows": n} for c, splits in result.rows.items() for s, n in splits.items()]
+    _artifact(table, f"export {result.version} at {result.path}")
+    for line in table:
+        print(f"{line['config']}/{line['split']}: {line['rows']} rows")
+    for bad in result.invalid[:10]:
+        print(f"invalid {bad.config} row {bad.id}: {'; '.join(bad.problems)}")
+    print(f"export {result.version}: {result.path}")
+
+
 @hopforge_flow(name="export-datasets", log_prints=True)
 def export_datasets(
     version: str | None = None,
@@ -77,25 +89,14 @@ def export_datasets(
         ikg = ikg_export_data(rt.wh, qas, settings, run_id=rt.run_id)  # nothing unless [ikg] levels is set
         for line in ikg.lines:
             print(line)
-        inputs = ExportInputs(
-            qas=qas,
-            gold_paths=load_gold_paths(rt.wh),
-            trajectories=load_trajectories(rt.wh, "status = 'accepted'"),
-            ikg=ikg.items,
-        )
+        inputs = ExportInputs(qas=qas, gold_paths=load_gold_paths(rt.wh),
+                              trajectories=load_trajectories(rt.wh, "status = 'accepted'"), ikg=ikg.items)
         backup = backup_for_export(rt.wh, settings.data_dir, EXPORT_TABLES)
         # The latest evaluation by graph setting (complete, IKG-x%), when one scored IKG items: a picture and a section.
         pictures, card = evaluation_card(rt)
         result = export(inputs, settings.data_dir / "exports", version=version, include=include,
                         warehouse_backup=backup, extra_files=pictures, card_extra=card)
-        print(f"warehouse backup: {backup['id']}" if backup["id"] else f"warehouse backup: none ({backup['reason']})")
-        table = [{"config": c, "split": s, "rows": n} for c, splits in result.rows.items() for s, n in splits.items()]
-        _artifact(table, f"export {result.version} at {result.path}")
-        for line in table:
-            print(f"{line['config']}/{line['split']}: {line['rows']} rows")
-        for bad in result.invalid[:10]:
-            print(f"invalid {bad.config} row {bad.id}: {'; '.join(bad.problems)}")
-        print(f"export {result.version}: {result.path}")
+        _say_export(result, backup)
         url = tag = None
         if repo_id:
             pub = publish_version(result.path, repo_id, token_env=token_env, private=private)

@@ -216,17 +216,35 @@ def factory(
     """
     settings = settings or default_settings()
     min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)
-    corpus = corpus or str(DEMO_DIR / "corpus")
-    reference_dir = Path(reference_graphs) if reference_graphs else DEMO_DIR / "graphs"
-    modes = modes or ["candidates", "free"]
     if deep_questions is not None and deep_questions < 0:
         raise InputError(f"deep_questions must be >= 0 (questions that get rollouts and long CoT), "
                          f"got {deep_questions}")
-    build_source = (sample_corpus(corpus, build_docs, settings.data_dir / "build-sample")
-                    if build_docs is not None else corpus)
     timings: dict[str, float] = {}
     summary: dict[str, Any] = {"timings": timings}
+    doms = _graphs(summary, corpus, reference_graphs, domains, gleaning, build_docs, settings)
+    _questions(summary, doms, modes or ["candidates", "free"], n_seeds=n_seeds, free_seeds=free_seeds,
+               max_attempts=max_attempts, hop_mix=hop_mix, min_ball=min_ball, max_ball=max_ball,
+               split_proportions=split_proportions, settings=settings)
+    with timed(timings, "gold paths"):
+        gold = verify_paths(domains=doms, batch_size=batch_size, settings=settings)
+    summary["gold_paths"] = {k: v for k, v in gold.items() if not k.startswith(("llm_", "prompt", "completion"))}
+    summary["trajectories"], summary["deep_trajectories"] = _distill(
+        doms, n_rollouts, deep_questions, {**(distill_limits or {}), "batch_size": batch_size}, settings, timings)
+    _export(summary, export_version, settings)
+    _evaluation(summary, doms, batch_size, eval_limit, eval_ikg_levels, distill_limits, settings)
+    summary["warehouse"] = str(settings.warehouse_path)
+    return summary
 
+
+def _graphs(summary: dict[str, Any], corpus: str | None, reference_graphs: str | None, domains: list[str] | None,
+            gleaning: int | None, build_docs: int | None, settings: Settings) -> list[str]:
+    """Build the domains' graphs from ``corpus`` (default: the demo corpus), import the reference graph of each
+    domain whose built graph is too thin to ask questions of (``choose_graphs``), and return the domains."""
+    timings = summary["timings"]
+    corpus = corpus or str(DEMO_DIR / "corpus")
+    reference_dir = Path(reference_graphs) if reference_graphs else DEMO_DIR / "graphs"
+    build_source = (sample_corpus(corpus, build_docs, settings.data_dir / "build-sample")
+                    if build_docs is not None else corpus)
     with timed(timings, "graph build"):
         built = build_graphs(domains=domains, source=build_source, gleaning=gleaning, settings=settings)
     summary["build"] = {"run_id": built["run_id"], "built": built["built"], "failures": built["failures"]}
@@ -245,24 +263,26 @@ def factory(
     # The reports of the graphs later stages use: the built one, or the reference graph that replaced it.
     summary["graph_reports"] = [r for r in built["reports"] if r["domain"] not in use_ref] + (
         imported["reports"] if use_ref else [])
+    return doms
 
+
+def _questions(summary: dict[str, Any], doms: list[str], modes: list[GenMode], *, n_seeds: int,
+               free_seeds: int | None, settings: Settings, **generate: Any) -> None:
+    """One ``generate-qa`` run per mode (``free`` on ``free_seeds`` when given)."""
     qa_runs = []
-    with timed(timings, "questions"):
+    with timed(summary["timings"], "questions"):
         for mode in modes:
             seeds = n_seeds if mode == "candidates" or free_seeds is None else free_seeds
             if seeds <= 0:
                 continue
-            qa_runs.append(generate_qa(domains=doms, n_seeds=seeds, modes=[mode], max_attempts=max_attempts,
-                                       hop_mix=hop_mix, min_ball=min_ball, max_ball=max_ball,
-                                       split_proportions=split_proportions, settings=settings))
+            qa_runs.append(generate_qa(domains=doms, n_seeds=seeds, modes=[mode], settings=settings, **generate))
     summary["qa"] = [{"run_id": r["run_id"], "accepted": r["accepted"], "attempts": r["attempts"], "yields": r["yields"],
                       "seed_notes": r.get("seed_notes", [])} for r in qa_runs]
-    with timed(timings, "gold paths"):
-        gold = verify_paths(domains=doms, batch_size=batch_size, settings=settings)
-    summary["gold_paths"] = {k: v for k, v in gold.items() if not k.startswith(("llm_", "prompt", "completion"))}
-    summary["trajectories"], summary["deep_trajectories"] = _distill(
-        doms, n_rollouts, deep_questions, {**(distill_limits or {}), "batch_size": batch_size}, settings, timings)
-    with timed(timings, "export"):
+
+
+def _export(summary: dict[str, Any], export_version: str | None, settings: Settings) -> None:
+    """The export, and how many questions each split holds."""
+    with timed(summary["timings"], "export"):
         exported = export_datasets(version=export_version, settings=settings)
     summary["export"] = {"run_id": exported["run_id"], "version": exported["version"], "path": exported["path"],
                          "rows": exported["rows"], "invalid": len(exported["invalid"]),
@@ -270,18 +290,21 @@ def factory(
     with Warehouse(settings.warehouse_path, lock_wait_s=settings.lock_wait_s) as wh:
         summary["splits"] = {r["split"]: int(r["n"]) for r in wh.query(
             "SELECT split, count(*) AS n FROM qa WHERE split IS NOT NULL GROUP BY split ORDER BY split")}
-    if summary["splits"].get("test"):
-        limits = {k: v for k, v in (distill_limits or {}).items() if k in ("max_rounds", "max_tokens_per_round")}
-        with timed(timings, "evaluation"):
-            ev = evaluate_policy(split="test", modes=("tools", "no_tools"), domains=doms, batch_size=batch_size,
-                                 limit=eval_limit, ikg_levels=eval_ikg_levels, settings=settings, **limits)
-        summary["eval"] = {"run_id": ev["run_id"], "model": ev["model"], "by_mode": ev["by_mode"],
-                           "limit": eval_limit}
-    else:
+
+
+def _evaluation(summary: dict[str, Any], doms: list[str], batch_size: int | None, eval_limit: int | None,
+                eval_ikg_levels: list[float] | None, distill_limits: dict[str, int] | None,
+                settings: Settings) -> None:
+    """The policy on the test split in both modes; skipped, said, when no question landed there."""
+    if not summary["splits"].get("test"):
         summary["eval"] = None
         print("evaluation skipped: no question landed in the test split")
-    summary["warehouse"] = str(settings.warehouse_path)
-    return summary
+        return
+    limits = {k: v for k, v in (distill_limits or {}).items() if k in ("max_rounds", "max_tokens_per_round")}
+    with timed(summary["timings"], "evaluation"):
+        ev = evaluate_policy(split="test", modes=("tools", "no_tools"), domains=doms, batch_size=batch_size,
+                             limit=eval_limit, ikg_levels=eval_ikg_levels, settings=settings, **limits)
+    summary["eval"] = {"run_id": ev["run_id"], "model": ev["model"], "by_mode": ev["by_mode"], "limit": eval_limit}
 
 
 def _distill(domains: list[str], n_rollouts: int, deep_questions: int | None, limits: dict[str, Any],

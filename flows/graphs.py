@@ -305,51 +305,12 @@ def build_graphs(
         check_domain_names(domains)
     params = flow_parameters(build_graphs, locals())
     with open_run("build-graphs", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
-        ingest_summary = None
-        if source:
-            result = ingest_source(source, source_kind, options)
-            nothing_ingested(source, result)
-            ingest_summary = write_ingest(rt.wh, result, rt.run_id)
-            print(f"ingested {source}: {ingest_summary.documents_written} new documents, "
-                  f"{ingest_summary.chunks_written} chunks, {ingest_summary.already_present} already present, "
-                  f"{len(result.skipped)} skipped inputs")
-            for s in result.skipped[:20]:
-                print(f"  skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
+        ingest_summary = _ingest_first(rt, source, source_kind, options) if source else None
         domains = domains or known_domains(rt)
         if not domains:
             raise IngestError("no documents to build from: give a source (a corpus folder, jsonl files or a dataset id)")
-        built: dict[str, Any] = {}
-        failures: dict[str, str] = {}
-        overall = Progress("build-graphs", len(domains), "building graphs")
-        work: list[tuple[str, list[Document]]] = []
-        for domain in domains:
-            docs = documents_of(rt, domain)
-            if docs:
-                work.append((domain, docs))
-            else:
-                failures[domain] = "no documents ingested for this domain"
-                overall.advance()
-        spec = runner.spec("extractor")
-        graphs_dir = (settings.data_dir / "graphs").resolve()
-        # A domain whose build fails is recorded and the others go on (errors="return").
-        batches = run_batches(build_domain_task, work, runner=runner, errors="return", one_per_process=True,
-                              parameters=lambda w: {
-            "spec": spec, "domain": w[0], "documents": w[1], "options": options,
-            "working_dir": str(graphs_dir / w[0] / "lightrag"), "max_parallel_insert": max_parallel_insert,
-            "llm_max_async": llm_max_async, "gleaning": gleaning})  # fmt: skip
-        for (domain, _), done in batches:
-            if isinstance(done, BaseException):
-                failures[domain] = f"{type(done).__name__}: {done}"
-                print(f"{domain}: build FAILED: {failures[domain]}")
-            else:
-                res = done.records[0]
-                snap = _write_build(rt, res, _extractor_usage(done.usage))
-                built[domain] = {"snapshot_id": snap, "documents": res.docs_total, "processed": res.docs_processed,
-                                 "failed": res.docs_failed, "entities": len(res.entities), "relations": len(res.relations)}
-                print(f"{domain}: {res.docs_processed}/{res.docs_total} documents, {len(res.entities)} entities, "
-                      f"{len(res.relations)} relations" + (f", {res.docs_failed} failed documents" if res.docs_failed else ""))
-            rt.flush_usage()
-            overall.advance(description=f"built {domain}")
+        built, failures = _build_domains(rt, runner, domains, settings, options=options, gleaning=gleaning,
+                                         max_parallel_insert=max_parallel_insert, llm_max_async=llm_max_async)
         # Report what this run built (a domain whose build extracted nothing has no snapshot to report).
         made = {d: b["snapshot_id"] for d, b in built.items() if b["snapshot_id"]}
         reports = report_domains(rt, sorted(made), made)
@@ -361,6 +322,57 @@ def build_graphs(
             "failures": failures,
             "reports": [r.model_dump(mode="json") for r in reports],
         }
+
+
+def _ingest_first(rt: Runtime, source: str, source_kind: SourceKind, options: Any) -> Any:
+    """Ingest ``source`` before the builds (documents already ingested are not duplicated); its summary."""
+    result = ingest_source(source, source_kind, options)
+    nothing_ingested(source, result)
+    summary = write_ingest(rt.wh, result, rt.run_id)
+    print(f"ingested {source}: {summary.documents_written} new documents, {summary.chunks_written} chunks, "
+          f"{summary.already_present} already present, {len(result.skipped)} skipped inputs")
+    for s in result.skipped[:20]:
+        print(f"  skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
+    return summary
+
+
+def _build_domains(rt: Runtime, runner: Any, domains: list[str], settings: Settings, *, options: Any,
+                   gleaning: int | None, max_parallel_insert: int, llm_max_async: int
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
+    """One LightRAG build per domain (one at a time in a process: LightRAG's storage locks), each written as a
+    snapshot as it finishes; a domain whose build fails is recorded and the others go on. ``(built, failures)``."""
+    built: dict[str, Any] = {}
+    failures: dict[str, str] = {}
+    overall = Progress("build-graphs", len(domains), "building graphs")
+    work: list[tuple[str, list[Document]]] = []
+    for domain in domains:
+        docs = documents_of(rt, domain)
+        if docs:
+            work.append((domain, docs))
+        else:
+            failures[domain] = "no documents ingested for this domain"
+            overall.advance()
+    spec = runner.spec("extractor")
+    graphs_dir = (settings.data_dir / "graphs").resolve()
+    batches = run_batches(build_domain_task, work, runner=runner, errors="return", one_per_process=True,
+                          parameters=lambda w: {
+        "spec": spec, "domain": w[0], "documents": w[1], "options": options,
+        "working_dir": str(graphs_dir / w[0] / "lightrag"), "max_parallel_insert": max_parallel_insert,
+        "llm_max_async": llm_max_async, "gleaning": gleaning})  # fmt: skip
+    for (domain, _), done in batches:
+        if isinstance(done, BaseException):
+            failures[domain] = f"{type(done).__name__}: {done}"
+            print(f"{domain}: build FAILED: {failures[domain]}")
+        else:
+            res = done.records[0]
+            snap = _write_build(rt, res, _extractor_usage(done.usage))
+            built[domain] = {"snapshot_id": snap, "documents": res.docs_total, "processed": res.docs_processed,
+                             "failed": res.docs_failed, "entities": len(res.entities), "relations": len(res.relations)}
+            print(f"{domain}: {res.docs_processed}/{res.docs_total} documents, {len(res.entities)} entities, "
+                  f"{len(res.relations)} relations" + (f", {res.docs_failed} failed documents" if res.docs_failed else ""))
+        rt.flush_usage()
+        overall.advance(description=f"built {domain}")
+    return built, failures
 
 
 def _extractor_usage(usages) -> dict[str, int]:

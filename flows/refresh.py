@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -39,10 +39,10 @@ from prefect.cache_policies import NO_CACHE
 from flows.checks import seed_ball_bounds
 from flows.distill import distill_trajectories, load_gold_paths, load_trajectories
 from flows.graphs import build_graphs, ingest_corpus
-from flows.batches import BatchResult, batch_runner, chunks, run_batches
-from flows.progress import Progress
+from flows.batches import BatchResult, chunks
 from flows.qa import generate_qa, load_qa, verify_paths
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
+from flows.steps import Step, Unit, run_step
 from flows.evaluate import evaluation_card
 from flows.ikg_data import ikg_export_data
 from flows.tools_env import snapshot_tool_env
@@ -172,56 +172,84 @@ def label_difficulty(
                            max_tokens_per_round=max_tokens_per_round, seed=settings.seed).check()  # fmt: skip
     if batch_size < 1:
         raise DifficultyError(f"batch_size must be >= 1, got {batch_size}")
-    params = flow_parameters(label_difficulty, locals())
-    with open_run("label-difficulty", params, settings) as rt:
+    step = DifficultyStep(cfg, domains, batch_size, settings)
+    return run_step(step, flow_parameters(label_difficulty, locals()), settings)
+
+
+class DifficultyStep(Step[QA, "Difficulty | None"]):
+    """``k`` solver attempts per mode for each question without a difficulty row for this solver model and ``k``
+    (``eval.difficulty``), in batches of one graph snapshot; a question that lost an attempt to the endpoint gets no
+    row, and the next run measures it again."""
+
+    flow, progress, doing = "label-difficulty", "label-difficulty", "measuring question difficulty"
+    reads = ("qa", "gold_paths", "qa_difficulty", "graph_snapshots")
+    writes = {"qa_difficulty": Difficulty}
+    task = difficulty_batch
+
+    def __init__(self, cfg: DifficultyConfig, domains: list[str] | None, batch_size: int, settings: Settings) -> None:
+        self.cfg, self.domains, self.batch_size = cfg, domains, batch_size
+        self.roles = (cfg.role,)
+        self.index_dir = str((settings.data_dir / "indexes").resolve())
+        self.todo: list[QA] = []
+        self.model: str | None = None
+        self.gold: dict[str, list[GoldPath]] = {}
+        self.graphs: dict[tuple[str, str], KnowledgeGraph] = {}
+        self.failed = 0
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
         where, args = "TRUE", []
-        if domains:
-            where, args = "domain IN (SELECT unnest(?::VARCHAR[]))", [list(domains)]
+        if self.domains:
+            where, args = "domain IN (SELECT unnest(?::VARCHAR[]))", [list(self.domains)]
         qas = load_qa(rt, where, args)
         if not qas:
-            return {"run_id": rt.run_id, "measured": 0, "failed": 0, "solver_model": None, **rt.gateway.ledger.totals()}
-        model = solver_model(rt, role)
-        done = set(load_difficulty(rt, model, k))
-        todo = [q for q in qas if q.qa_id not in done]
-        print(f"difficulty: {len(qas)} questions, {len(todo)} to measure with {model} (k={k}, {', '.join(modes)})")
-        measured, failed = 0, 0
+            return
+        self.model = solver_model(rt, self.cfg.role)
+        done = set(load_difficulty(rt, self.model, self.cfg.k))
+        self.todo = [q for q in qas if q.qa_id not in done]
+        print(f"difficulty: {len(qas)} questions, {len(self.todo)} to measure with {self.model} (k={self.cfg.k}, "
+              f"{', '.join(self.cfg.modes)})")
+        self.gold = load_gold_paths(rt.wh, [q.qa_id for q in self.todo])
+
+    def _groups(self) -> list[tuple[tuple[str, str], list[QA]]]:
         groups: dict[tuple[str, str], list[QA]] = {}
-        for q in todo:
+        for q in self.todo:
             groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
-        bar = Progress("label-difficulty", len(todo), "measuring question difficulty")
-        index_dir = str((settings.data_dir / "indexes").resolve())
-        gold = load_gold_paths(rt.wh, [q.qa_id for q in todo])
-        work = [(key, b) for key, group in sorted(groups.items()) for b in chunks(group, batch_size)]
-        with batch_runner(settings.runner, rt.gateway) as runner:
-            spec = runner.spec(role)
-            graphs: dict[tuple[str, str], KnowledgeGraph] = {}
+        return sorted(groups.items())
 
-            def graph(key: tuple[str, str]) -> KnowledgeGraph | None:
-                if "tools" not in cfg.modes:
-                    return None
-                if key not in graphs:  # one load per snapshot, not per batch
-                    graphs[key] = load_graph(rt.wh, key[0], key[1] or None)
-                return graphs[key]
+    def sizes(self) -> list[int]:
+        return [len(b) for _, group in self._groups() for b in chunks(group, self.batch_size or 1)]
 
-            batches = run_batches(difficulty_batch, work, runner=runner, parameters=lambda w: {
-                "spec": spec, "kg": graph(w[0]), "qas": list(w[1]),
-                "gold": {q.qa_id: gold.get(q.qa_id, []) for q in w[1]}, "cfg": cfg, "solver_model": model,
-                "run_id": rt.run_id, "index_dir": index_dir})  # fmt: skip
-            for (_, batch), result in batches:
-                rows: list[Difficulty | None] = result.records
-                kept = [r for r in rows if r is not None]
-                rt.wh.write_batch("qa_difficulty", kept, replace=True)
-                measured += len(kept)
-                failed += len(rows) - len(kept)
-                bar.advance(len(batch))
-                rt.flush_usage()
-        if failed:
-            print(f"difficulty: {failed} question(s) lost an attempt to the endpoint; the next run measures them again")
-        return {"run_id": rt.run_id, "measured": measured, "failed": failed, "solver_model": model,
-                **rt.gateway.ledger.totals()}
+    def bar(self, unit: Unit[QA]) -> tuple[str, int, str]:
+        return self.progress, len(self.todo), self.doing
 
+    def plan(self, rt: Runtime) -> Iterator[Unit[QA]]:
+        for (domain, snap), group in self._groups():
+            for b in chunks(group, self.batch_size or 1):
+                yield Unit(domain, snap, list(b))
 
-# -- what changed ----------------------------------------------------------------------------------------------------
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[QA]) -> dict[str, Any]:
+        kg = None
+        if "tools" in self.cfg.modes:
+            key = (unit.domain, unit.snapshot)
+            if key not in self.graphs:  # one load per snapshot, not per batch
+                self.graphs[key] = load_graph(rt.wh, unit.domain, unit.snapshot or None)
+            kg = self.graphs[key]
+        return {"spec": spec, "kg": kg, "qas": unit.items, "gold": {q.qa_id: self.gold.get(q.qa_id, [])
+                                                                    for q in unit.items},
+                "cfg": self.cfg, "solver_model": self.model, "run_id": rt.run_id, "index_dir": self.index_dir}
+
+    def write(self, rt: Runtime, unit: Unit[QA], records: list[Difficulty | None], con: Any) -> list[Difficulty]:
+        kept = [r for r in records if r is not None]
+        rt.wh.write_batch("qa_difficulty", kept, replace=True, con=con)
+        self.failed += len(records) - len(kept)
+        return kept
+
+    def summary(self, rt: Runtime, written: list[Difficulty]) -> dict[str, Any]:
+        if self.failed:
+            print(f"difficulty: {self.failed} question(s) lost an attempt to the endpoint; the next run measures them "
+                  "again")
+        return {"measured": len(written), "failed": self.failed, "solver_model": self.model}
+
 
 def _domains(rt: Runtime, sql: str, params: list[Any] | None = None) -> list[str]:
     return [r["domain"] for r in rt.wh.query(sql, params or [])]
@@ -330,72 +358,92 @@ def refresh(
         rt.wh.execute("UPDATE runs SET parameters = ? WHERE run_id = ?",
                       [json.dumps(params, sort_keys=True, default=str), rt.run_id])  # fmt: skip
         stage_runs: list[str] = []
-
-        # 2. ingest: documents are content-addressed, so only new or changed ones land
-        ingest_runs = []
-        for source, kind in resolved:
-            out = ingest_corpus(source=source, source_kind=kind, allow_new_domains=allow_new_domains,  # type: ignore[arg-type]
-                                settings=settings)  # fmt: skip
-            ingest_runs.append(out["run_id"])
-            print(f"ingest {source}: {out['documents_written']} new documents, {out['already_present']} already present")
-        stage_runs += ingest_runs
-        changed = _domains(rt, "SELECT DISTINCT domain FROM documents WHERE ingested_run_id IN "
-                               "(SELECT unnest(?::VARCHAR[])) ORDER BY domain", [ingest_runs])  # fmt: skip
-        if domains:
-            changed = [d for d in changed if d in domains]
-        print(f"changed domains: {', '.join(changed) or 'none'}")
-
-        # 3. graphs of the changed domains (LightRAG skips documents it already extracted)
-        if changed:
-            built = build_graphs(domains=changed, allow_new_domains=allow_new_domains, settings=settings)
-            stage_runs.append(built["run_id"])
-            if built["failures"]:
-                raise RefreshError("graph build failed for " + "; ".join(f"{d}: {e}" for d, e in built["failures"].items())
-                                   + ". Nothing was exported or published.")  # fmt: skip
-
-        # 4. questions from the changed graphs, plus the quota elsewhere
-        with_graph = _domains(rt, "SELECT domain FROM current_graph_snapshots ORDER BY domain")
-        if domains:
-            with_graph = [d for d in with_graph if d in domains]
-        qa_plan = [(sorted(set(changed) & set(with_graph)), n_seeds),
-                   (sorted(set(with_graph) - set(changed)), seed_quota)]  # fmt: skip
-        qa_runs = []
-        for doms, seeds in qa_plan:
-            if doms and seeds > 0:
-                out = generate_qa(domains=doms, n_seeds=seeds, modes=list(modes), max_attempts=max_attempts,
-                                  min_ball=min_ball, max_ball=max_ball, settings=settings)  # fmt: skip
-                qa_runs.append(out["run_id"])
-        stage_runs += qa_runs
-
-        # 5. gold paths and trajectories for questions that have none (also finishes an interrupted refresh)
-        unverified = _domains(rt, "SELECT DISTINCT domain FROM qa WHERE qa_id NOT IN "
-                                  "(SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0) ORDER BY domain")  # fmt: skip
-        if unverified:
-            stage_runs.append(verify_paths(domains=unverified, settings=settings)["run_id"])
-        undistilled = _domains(rt, "SELECT DISTINCT domain FROM qa WHERE qa_id NOT IN "
-                                   "(SELECT qa_id FROM trajectories) ORDER BY domain")  # fmt: skip
-        if undistilled and n_rollouts >= 0:
-            out = distill_trajectories(domains=undistilled, n_rollouts=n_rollouts, max_rounds=max_rounds,
-                                       max_tokens_per_round=max_tokens_per_round, settings=settings)  # fmt: skip
-            stage_runs.append(out["run_id"])
-
-        # 6. difficulty of unmeasured questions
-        labels: dict[str, Difficulty] = {}
-        if solver is not None and rt.wh.scalar("SELECT count(*) FROM qa"):
-            model = solver_model(rt, solver.role)
-            unmeasured = rt.wh.scalar("SELECT count(*) FROM qa WHERE qa_id NOT IN (SELECT qa_id FROM qa_difficulty "
-                                      "WHERE solver_model = ? AND k = ?)", [model, solver.k])  # fmt: skip
-            if unmeasured:
-                out = label_difficulty(k=solver.k, modes=solver.modes, temperature=solver.temperature,  # type: ignore[arg-type]
-                                       role=solver.role, max_rounds=max_rounds,
-                                       max_tokens_per_round=max_tokens_per_round, settings=settings)  # fmt: skip
-                stage_runs.append(out["run_id"])
-            labels = load_difficulty(rt, model, solver.k)
-
+        changed = _ingest(rt, resolved, stage_runs, allow_new_domains=allow_new_domains, domains=domains,
+                          settings=settings)
+        _graphs(changed, stage_runs, allow_new_domains, settings)
+        _questions(rt, changed, stage_runs, domains=domains, n_seeds=n_seeds, seed_quota=seed_quota,
+                   modes=list(modes), max_attempts=max_attempts, min_ball=min_ball, max_ball=max_ball,
+                   settings=settings)
+        _paths_and_trajectories(rt, stage_runs, n_rollouts, max_rounds, max_tokens_per_round, settings)
+        labels = _difficulty(rt, solver, stage_runs, settings) if solver is not None else {}
         # 7. export a version when anything changed, 8. publish it
         result = export_version(rt, labels, drop_labels, include, stage_runs, repo_id=repo_id, token_env=token_env,
                                 private=private)  # fmt: skip
         return {"run_id": rt.run_id, "changed_domains": changed, "stage_runs": stage_runs, **result}
+
+
+def _ingest(rt: Runtime, resolved: list[tuple[str, str]], stage_runs: list[str], *, allow_new_domains: bool,
+            domains: list[str] | None, settings: Settings) -> list[str]:
+    """2. ingest: documents are content-addressed, so only new or changed ones land. The domains that changed."""
+    ingest_runs = []
+    for source, kind in resolved:
+        out = ingest_corpus(source=source, source_kind=kind, allow_new_domains=allow_new_domains,  # type: ignore[arg-type]
+                            settings=settings)  # fmt: skip
+        ingest_runs.append(out["run_id"])
+        print(f"ingest {source}: {out['documents_written']} new documents, {out['already_present']} already present")
+    stage_runs += ingest_runs
+    changed = _domains(rt, "SELECT DISTINCT domain FROM documents WHERE ingested_run_id IN "
+                           "(SELECT unnest(?::VARCHAR[])) ORDER BY domain", [ingest_runs])  # fmt: skip
+    if domains:
+        changed = [d for d in changed if d in domains]
+    print(f"changed domains: {', '.join(changed) or 'none'}")
+    return changed
+
+
+def _graphs(changed: list[str], stage_runs: list[str], allow_new_domains: bool, settings: Settings) -> None:
+    """3. graphs of the changed domains (LightRAG skips documents it already extracted); a failed build stops the
+    refresh before anything is exported."""
+    if not changed:
+        return
+    built = build_graphs(domains=changed, allow_new_domains=allow_new_domains, settings=settings)
+    stage_runs.append(built["run_id"])
+    if built["failures"]:
+        raise RefreshError("graph build failed for " + "; ".join(f"{d}: {e}" for d, e in built["failures"].items())
+                           + ". Nothing was exported or published.")  # fmt: skip
+
+
+def _questions(rt: Runtime, changed: list[str], stage_runs: list[str], *, domains: list[str] | None, n_seeds: int,
+               seed_quota: int, settings: Settings, **generate: Any) -> None:
+    """4. questions from the changed graphs (``n_seeds``), plus ``seed_quota`` seeds from every other graph."""
+    with_graph = _domains(rt, "SELECT domain FROM current_graph_snapshots ORDER BY domain")
+    if domains:
+        with_graph = [d for d in with_graph if d in domains]
+    qa_plan = [(sorted(set(changed) & set(with_graph)), n_seeds),
+               (sorted(set(with_graph) - set(changed)), seed_quota)]  # fmt: skip
+    for doms, seeds in qa_plan:
+        if doms and seeds > 0:
+            stage_runs.append(generate_qa(domains=doms, n_seeds=seeds, settings=settings, **generate)["run_id"])
+
+
+def _paths_and_trajectories(rt: Runtime, stage_runs: list[str], n_rollouts: int, max_rounds: int,
+                            max_tokens_per_round: int, settings: Settings) -> None:
+    """5. gold paths and trajectories for questions that have none (also finishes an interrupted refresh)."""
+    unverified = _domains(rt, "SELECT DISTINCT domain FROM qa WHERE qa_id NOT IN "
+                              "(SELECT qa_id FROM gold_path_summary WHERE llm_failures = 0) ORDER BY domain")  # fmt: skip
+    if unverified:
+        stage_runs.append(verify_paths(domains=unverified, settings=settings)["run_id"])
+    undistilled = _domains(rt, "SELECT DISTINCT domain FROM qa WHERE qa_id NOT IN "
+                               "(SELECT qa_id FROM trajectories) ORDER BY domain")  # fmt: skip
+    if undistilled and n_rollouts >= 0:
+        out = distill_trajectories(domains=undistilled, n_rollouts=n_rollouts, max_rounds=max_rounds,
+                                   max_tokens_per_round=max_tokens_per_round, settings=settings)  # fmt: skip
+        stage_runs.append(out["run_id"])
+
+
+def _difficulty(rt: Runtime, solver: DifficultyConfig, stage_runs: list[str], settings: Settings
+                ) -> dict[str, Difficulty]:
+    """6. difficulty of the questions the solver has not measured; the labels of every question."""
+    if not rt.wh.scalar("SELECT count(*) FROM qa"):
+        return {}
+    model = solver_model(rt, solver.role)
+    unmeasured = rt.wh.scalar("SELECT count(*) FROM qa WHERE qa_id NOT IN (SELECT qa_id FROM qa_difficulty "
+                              "WHERE solver_model = ? AND k = ?)", [model, solver.k])  # fmt: skip
+    if unmeasured:
+        out = label_difficulty(k=solver.k, modes=solver.modes, temperature=solver.temperature,  # type: ignore[arg-type]
+                               role=solver.role, max_rounds=solver.max_rounds,
+                               max_tokens_per_round=solver.max_tokens_per_round, settings=settings)  # fmt: skip
+        stage_runs.append(out["run_id"])
+    return load_difficulty(rt, model, solver.k)
 
 
 def _previous_sources(rt: Runtime) -> list[str] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from pathlib import Path
 import threading
 from typing import Any
 
@@ -137,7 +138,8 @@ def test_a_unit_whose_write_fails_lands_nothing_and_stops_the_run(prefect_harnes
 def _declared_steps() -> list[type[Step]]:
     import flows.distill
     import flows.evaluate
-    import flows.qa  # noqa: F401  (the modules that declare steps)
+    import flows.qa
+    import flows.refresh  # noqa: F401  (the modules that declare steps)
 
     return [cls for cls in Step.__subclasses__() if cls.__module__.startswith("flows.")]
 
@@ -156,7 +158,8 @@ def _tables_written(cls: type[Step]) -> set[str]:
 
 def test_every_declared_step_writes_the_tables_it_declares_and_no_other():
     steps = _declared_steps()
-    assert {s.flow for s in steps} >= {"generate-qa", "verify-paths", "distill-trajectories", "evaluate-policy"}
+    assert {s.flow for s in steps} >= {"generate-qa", "verify-paths", "distill-trajectories", "evaluate-policy",
+                                       "label-difficulty"}
     for cls in steps:
         assert _tables_written(cls) == set(cls.writes), cls.__name__
         assert cls.task is not None, cls.__name__
@@ -164,13 +167,30 @@ def test_every_declared_step_writes_the_tables_it_declares_and_no_other():
         assert cls.bar is not Step.bar or cls.doing.count("{domain}") == 1, cls.__name__
 
 
-def test_a_flow_built_on_a_step_is_short():
-    """The flow functions that hand their work to a step are their checks and one ``run_step`` call."""
+def _flows() -> dict[str, int]:
+    """Every ``@hopforge_flow`` function of ``flows/`` and its length in lines (signature and docstring included)."""
+    root = Path(__file__).resolve().parents[1] / "flows"
+    out = {}
+    for path in sorted(root.glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef) and any(
+                    isinstance(d, ast.Call) and getattr(d.func, "id", "") == "hopforge_flow"
+                    for d in node.decorator_list):
+                out[f"{path.stem}.{node.name}"] = node.end_lineno - node.lineno + 1
+    return out
+
+
+def test_every_flow_is_a_short_declaration():
+    """A flow is its parameters, their checks and the steps it runs (``run_step``) or the flows it runs in order:
+    none past 60 lines; the batch flows run on the step contract."""
     import flows.distill
     import flows.evaluate
     import flows.qa
+    import flows.refresh
 
+    lengths = _flows()
+    assert len(lengths) >= 15 and {"qa.generate_qa", "factory.factory", "refresh.refresh"} <= set(lengths)
+    assert {name: n for name, n in lengths.items() if n > 60} == {}
     for fn in (flows.qa.generate_qa, flows.qa.verify_paths, flows.distill.distill_trajectories,
-               flows.evaluate.evaluate_policy):
-        lines = inspect.getsource(fn.fn).splitlines()
-        assert "run_step(" in lines[-1] and len(lines) <= 60, fn.name
+               flows.evaluate.evaluate_policy, flows.refresh.label_difficulty):
+        assert "run_step(" in inspect.getsource(fn.fn).splitlines()[-1], fn.name

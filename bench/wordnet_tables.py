@@ -1,7 +1,7 @@
 """Build tasks/meaning/verb_frames.tsv (how each English verb's most frequent sense takes its object),
 tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people), device_nouns.txt (whose first
-sense is a device or a vehicle), state_nouns.txt (whose first sense is a state: a disease) and abstract_nouns.txt (whose
-first sense is a category of ideas, acts or qualities: a genre, a sport) from WordNet 3.0.
+sense is a device or a vehicle), state_nouns.txt (whose first sense is a physical condition or a symptom: a disease)
+and abstract_nouns.txt (whose first sense is a category of ideas, acts or qualities: a genre, a sport) from WordNet 3.0.
 
 A relation label such as "sold under", "caught_in" or "appointed on the advice of" is a past tense or a past participle
 followed by a preposition. Read as an active past ("X sold under Y") it needs the verb to go without an object; a verb
@@ -155,11 +155,23 @@ def _first_senses(tar: tarfile.TarFile) -> dict[str, str]:
     return {lemma: offsets[0] for lemma, offsets in _one_word_nouns(tar)}
 
 
+def _below(synsets: dict[str, list[str]], roots: list[str]) -> set[str]:
+    """``roots`` and every synset below them (hyponyms and instances, transitively)."""
+    found, todo = set(roots), list(roots)
+    while todo:
+        for sym, off in _pointers(synsets[todo.pop()]):
+            if sym in ("~", "~i") and off not in found:
+                found.add(off)
+                todo.append(off)
+    return found
+
+
 def noun_classes(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]:
     """One-word nouns whose first sense is a device, a vehicle or another instrumentality (a hyponym of WordNet's
     instrumentality.n.03: "aircraft", "engine", "locomotive", "microprocessor"; not structures such as "bridge" or
-    "building"), those whose first sense is in WordNet's ``noun.state`` file ("disease", "condition",
-    "disorder"), and those whose first sense names a category of ideas, acts or qualities (``ABSTRACT_FILES``)."""
+    "building"), those whose first sense is a physical condition or a symptom (below WordNet's
+    physical_condition.n.01 or symptom.n.01: "disease", "disorder", "fever"; not other states such as a "spell", a
+    "trance" or "poverty"), and those whose first sense names a category of ideas, acts or qualities (``ABSTRACT_FILES``)."""
     synsets = _noun_synsets(tar)
     lexnames = {int(x.split()[0]): x.split()[1] for x in _member(tar, "lexnames") if x.strip()}
     first = _first_senses(tar)
@@ -173,7 +185,10 @@ def noun_classes(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]
                 below.add(off)
                 todo.append(off)
     devices = sorted(lemma for lemma, off in first.items() if off in below)
-    states = sorted(lemma for lemma, off in first.items() if lexnames[int(synsets[off][1])] == "noun.state")
+    conditions = _below(synsets, [off for off, parts in synsets.items()
+                                  if lexnames[int(parts[1])] == "noun.state"
+                                  and {"physical_condition", "symptom"} & set(parts[4:4 + 2 * int(parts[3], 16):2])])
+    states = sorted(lemma for lemma, off in first.items() if off in conditions)
     abstract = sorted(lemma for lemma, off in first.items() if lexnames[int(synsets[off][1])] in ABSTRACT_FILES)
     return devices, states, abstract
 
@@ -206,8 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         devices, states, abstract = noun_classes(tar)
     for path, words, what in ((DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
                                "a vehicle, a machine: a hyponym of instrumentality.n.03)"),
-                              (STATE_OUT, states, "one-word nouns whose first sense is in WordNet 3.0's noun.state file "
-                               "(a disease, a condition)"),
+                              (STATE_OUT, states, "one-word nouns whose first sense is a physical condition or a symptom "
+                               "(below WordNet 3.0's physical_condition.n.01 or symptom.n.01: a disease, a disorder)"),
                               (ABSTRACT_OUT, abstract, "one-word nouns whose first sense names a category of ideas, acts "
                                "or qualities (WordNet 3.0's noun.cognition, communication, act, attribute, feeling, "
                                "process, phenomenon, relation and motive files: a genre, a sport, a style)")):

@@ -129,6 +129,11 @@ def _derived_cores(word: str) -> list[str]:
     return [word[len(p):].lstrip("-") for p in DERIVING_PREFIXES if word.startswith(p) and len(word) - len(p) >= 4]
 
 
+def derived_cores(word: str) -> list[str]:
+    """The words lower-case ``word`` may be derived from with an English prefix ("superepoch" -> "epoch")."""
+    return _derived_cores(word)
+
+
 def derived_word(word: str) -> bool:
     """Whether lower-case ``word`` is a prefix English derives words with (``DERIVING_PREFIXES``) before a word
     lemminflect knows, of four letters or more: "subgenre", "microarchitecture"; not "statename" or "msleep"."""

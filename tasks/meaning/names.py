@@ -45,7 +45,7 @@ import yaml
 from schemas.answers import identifier_display, identifier_local, is_identifier
 from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE
-from tasks.meaning.morphology import PREPOSITIONS, derived_word
+from tasks.meaning.morphology import PREPOSITIONS, derived_cores, derived_word
 
 if TYPE_CHECKING:
     from tasks.graph.kg import KnowledgeGraph
@@ -507,8 +507,17 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
         # a disambiguator that is the node's kind is said as one: "Renfrew (census division)" -> "Renfrew census
         # division"; any other stays as written ("Plymouth Municipal (NH12)")
         kind = (node_type_noun(kg, name) or "").casefold()
-        bare = f"{bare} {tail}" if tail.casefold() == kind and len(kind.split()) >= 2 else shown
+        # a column's value is said after its column ("whose duration is 24 hours"): the label names the kind, and
+        # the writer's tag would say it twice ("24 hours (duration)")
+        if not (tail.casefold() == kind and column_value(kg, name)):
+            bare = f"{bare} {tail}" if tail.casefold() == kind and len(kind.split()) >= 2 else shown
     bare = bare if bare.strip() else shown
+    first = bare.split()[0].lower()
+    if _SENTENCE_CASE.fullmatch(bare) and column_value(kg, name) and \
+            (lemminflect.getAllLemmas(first) or first in PREPOSITIONS) and _name_word_cases(kg).get(first) != "upper":
+        # a column's value a table writes in sentence case is a phrase, said in lower case mid-sentence ("whose
+        # duration is until dispelled", "up to 24 hours"); a one-word value may be a name ("Nice") and stays
+        bare = bare[0].lower() + bare[1:]
     m = _INVERTED.fullmatch(bare)
     if m:
         return f"{m['article']} {m['rest']}{m['tail'] or ''}"
@@ -517,6 +526,9 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
         return f"{m['given']} {m['surname']}"
     return bare
 
+
+#: A phrase in sentence case: a capitalised first word and lower-case words or numbers after it ("Until dispelled").
+_SENTENCE_CASE = re.compile(r"[A-Z][a-z]+(?: (?:[a-z][a-z'’-]*|\d[\d.,]*))+")
 
 _INVERTED = re.compile(r"(?P<rest>.+?), (?P<article>The|A|An)(?P<tail> \([^()]*\))?")
 _SURNAME_FIRST = re.compile(r"(?P<surname>[A-Z][\w'’-]+(?: [a-z]{1,3} [A-Z][\w'’-]+)?), (?P<given>[A-Z][\w.'’-]*"
@@ -850,8 +862,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()
-    if (type_noun or "").lower() in types:
-        return True
+    kind = (type_noun or "").lower()
+    if kind in types or (" " not in kind and any(core in types for core in derived_cores(kind))):
+        return True  # "the Nile" (a river); "the Neogene" (a period), "the Phanerozoic" (an eon; a supereon too)
     if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and \
             re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's", words[-1]):
         return True  # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's"
@@ -940,7 +953,7 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     if len(words) == 1:
         # one word of a kind of states ("Hemothorax", a disease): a common noun; an eponym ("Crohn") keeps its capital
         return name[:1].lower() + name[1:] if common and state_kind(type_noun) else name
-    if common and words[1][:1].islower() and words[1].strip(",.;:()'’").lower() not in _MINOR:
+    if common and words[1][:1].islower() and words[1].strip(",.;:()'’").lower() not in _MINOR | PREPOSITIONS:
         # sentence case ("Pneumonia due to Methicillin susceptible Staphylococcus aureus"): the first capital is the
         # sentence's, whatever proper words follow; "Bank of America" (a minor word next) stays
         return name[:1].lower() + name[1:]

@@ -313,9 +313,9 @@ def transitive_label(label: str) -> bool:
     return any(w.startswith("sub") and derived_noun(w) for w in (x.lower() for x in label_words(label)))
 
 
-#: A three-letter token ("Aql", "CVn", "USD", "JFK") or a short code in capitals and digits ("CL6", "SL5"): where
-#: most nodes of a kind are one, an abbreviation table.
-_SHORT_CODE = re.compile(r"[A-Za-z]{3}|[A-Z][A-Z\d]{1,3}")
+#: A three-letter token ("Aql", "CVn", "USD", "JFK") or a short code in capitals and digits ("CL6", "SL5", a UN/LOCODE
+#: "NOOSL"): where most nodes of a kind are one, an abbreviation table.
+_SHORT_CODE = re.compile(r"[A-Za-z]{3}|[A-Z][A-Z\d]{1,4}")
 
 
 def _short_code(node: str) -> bool:

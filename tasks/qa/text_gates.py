@@ -15,7 +15,8 @@ check               reject code            rejects
                                            list, or a question cut off after an article or conjunction
 ``question_length`` ``bad_length``         fewer or more words than configured
 ``no_repetition``   ``repetitive``         a word said three times running, a word 3-gram said three times, a
-                                           5-gram said twice, or too few distinct words for the length
+                                           5-gram said twice, too few distinct words for the length, or a passive
+                                           nested in itself ("followed by the age followed by")
 ``language``        ``wrong_language``     another language than the configured one (``LanguageGate``)
 ``not_copied``      ``copies_source``      most of one prompt instruction or example, or of a relation description
                                            of the path, copied into the question
@@ -269,8 +270,15 @@ def repetition_problem(text: str, *, min_distinct: float = 0.3) -> str | None:
     return None
 
 
+#: One passive participle reduced twice in a row: "followed by the age followed by X", a clause unwound twice.
+_NESTED_PASSIVE = re.compile(r"\b(\w+(?:ed|en)) by the (?:\w+ ){1,3}?\1 by\b", re.IGNORECASE)
+
+
 def check_no_repetition(text: str) -> Verdict:
     problem = repetition_problem(text)
+    nested = _NESTED_PASSIVE.search(text)
+    if problem is None and nested is not None:
+        problem = f"the passive {nested[1]!r} nested in itself: {nested[0]!r}"
     if problem is not None:
         return _v("no_repetition", False, f"the question repeats itself ({problem}); say it once.")
     return _v("no_repetition", True, "no repetition.")

@@ -129,6 +129,7 @@ def _one_word_nouns(tar: tarfile.TarFile) -> Iterator[tuple[str, list[str]]]:
 DEVICE_OUT = ROOT / "tasks" / "meaning" / "device_nouns.txt"
 STATE_OUT = ROOT / "tasks" / "meaning" / "state_nouns.txt"
 ABSTRACT_OUT = ROOT / "tasks" / "meaning" / "abstract_nouns.txt"
+UNLISTED_OUT = ROOT / "tasks" / "meaning" / "unlisted_nouns.txt"
 
 
 def _noun_synsets(tar: tarfile.TarFile) -> dict[str, list[str]]:
@@ -164,6 +165,17 @@ def _below(synsets: dict[str, list[str]], roots: list[str]) -> set[str]:
                 found.add(off)
                 todo.append(off)
     return found
+
+
+def unlisted_nouns(tar: tarfile.TarFile) -> list[str]:
+    """One-word common nouns of WordNet (a sense with a hypernym, not only instances of one) that lemminflect's word
+    list lacks ("gemstone", "landform", "townland"): with it, what ``tasks.meaning.names.english_word`` knows."""
+    import lemminflect
+
+    synsets = _noun_synsets(tar)
+    return sorted(lemma for lemma, offsets in _one_word_nouns(tar)
+                  if not lemminflect.getAllLemmas(lemma)
+                  and any(sym == "@" for off in offsets for sym, _ in _pointers(synsets[off])))
 
 
 def noun_classes(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]:
@@ -225,7 +237,10 @@ def main(argv: list[str] | None = None) -> int:
                                "(below WordNet 3.0's physical_condition.n.01 or symptom.n.01: a disease, a disorder)"),
                               (ABSTRACT_OUT, abstract, "one-word nouns whose first sense names a category of ideas, acts "
                                "or qualities (WordNet 3.0's noun.cognition, communication, act, attribute, feeling, "
-                               "process, phenomenon, relation and motive files: a genre, a sport, a style)")):
+                               "process, phenomenon, relation and motive files: a genre, a sport, a style)"),
+                              (UNLISTED_OUT, unlisted_nouns(tarfile.open(args.archive)),
+                               "one-word common nouns of WordNet 3.0 that lemminflect's word list lacks (a gemstone, a "
+                               "landform)")):
         path.write_text("\n".join([
             f"# {what}",
             "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",

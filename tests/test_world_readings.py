@@ -533,3 +533,18 @@ def test_a_passive_nested_in_itself_is_refused():
     assert not check_no_repetition("What is followed by the age followed by the age also known as the Late "
                                    "Pleistocene?").ok
     assert check_no_repetition("Which age follows the age that follows the Induan?").ok
+
+
+def test_a_row_type_wordnet_knows_is_a_kind_not_a_table_name():
+    """Gems typed "Gemstone" were 'the entity' (lemminflect lacks "gemstone", so the type read as a table's name);
+    a table's own name ("starwar", "statename") still says nothing."""
+    from tasks.meaning.names import english_word
+
+    assert english_word("gemstone")
+    assert not english_word("starwar") and not english_word("statename") and not english_word("msleep")
+    values = ["Colour Red", "Colour Blue", "Colour Green"]
+    triples = [(g, "colour", c) for g, c in zip(["Ruby", "Sapphire", "Emerald"], values)]
+    triples += [(g, "lustre", "Vitreous") for g in ["Ruby", "Sapphire", "Emerald"]]
+    kg = graph(triples, {"Ruby": "Gemstone", "Sapphire": "Gemstone", "Emerald": "Gemstone",
+                         **{c: "Colour" for c in values}, "Vitreous": "Lustre"})
+    assert node_type_noun(kg, "Ruby") == "gemstone"

@@ -451,9 +451,10 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
 
 
 def english_word(word: str) -> bool:
-    """Whether lower-case ``word`` is English: a lemma or inflection lemminflect knows, or one built from such a word
-    with a prefix English derives words with (``derived_word``: "microarchitecture", "subfamily")."""
-    return bool(lemminflect.getAllLemmas(word)) or derived_word(word)
+    """Whether lower-case ``word`` is English: a lemma or inflection lemminflect knows, a common noun of WordNet its
+    list lacks (``unlisted_nouns.txt``: "gemstone"), or one built from such a word with a prefix English derives
+    words with (``derived_word``: "microarchitecture", "subfamily")."""
+    return bool(lemminflect.getAllLemmas(word)) or word in _word_list("unlisted_nouns.txt") or derived_word(word)
 
 
 def _rows_by_type(kg: KnowledgeGraph) -> dict[str, list[str]]:
@@ -689,7 +690,7 @@ def versus_name(name: str) -> bool:
 _PERSON_NOUNS_FILE = Path(__file__).with_name("person_nouns.txt")
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _word_list(name: str) -> frozenset[str]:
     """The words of one of the WordNet tables beside this module (``bench/wordnet_tables.py`` builds them)."""
     return frozenset(x.strip() for x in Path(__file__).with_name(name).read_text(encoding="utf-8").splitlines()

@@ -548,3 +548,45 @@ def test_a_row_type_wordnet_knows_is_a_kind_not_a_table_name():
     kg = graph(triples, {"Ruby": "Gemstone", "Sapphire": "Gemstone", "Emerald": "Gemstone",
                          **{c: "Colour" for c in values}, "Vitreous": "Lustre"})
     assert node_type_noun(kg, "Ruby") == "gemstone"
+
+
+@pytest.mark.parametrize("name, bare", [("7.0-7.5", True), ("2.0 – 3.0", True), ("1914-1918", False),
+                                         ("1880", False), ("3.5", True)])
+def test_a_range_of_bare_numbers_is_a_bare_quantity(name, bare):
+    """"what is the hardness of Reconstructed Turquoise?" -> "4.0-5.5": a range measures no more than a number
+    does without its unit; a span of years is a date."""
+    from tasks.meaning.names import bare_number
+
+    assert bare_number(name) is bare
+
+
+def test_a_note_of_clauses_is_no_name():
+    """"the gemstone whose colour is white to cream-white; yellowing with age from collagen degradation; may be
+    bleached": a table's note, as a start, a pin or an answer."""
+    from tasks.meaning.names import heading_not_name
+
+    assert heading_not_name("White to cream-white; yellowing with age from collagen degradation; may be bleached")
+    assert heading_not_name("Myanmar (Kachin State, Tawmaw area; only commercial source)")
+    assert heading_not_name("Kachin State, Myanmar") is None
+
+
+def test_with_a_scope_a_step_from_a_columns_value_still_needs_a_pin():
+    """"Among the gems of the database, what is the continent of the gemstone whose colour is light green?": a
+    colour describes its gems without naming one, so the step from it is pinned or refused even with a scope; a
+    step from a node the graph names as a thing of its own kind stands as the data's."""
+    gems = ["Jade", "Peridot", "Beryl", "Topaz", "Spinel", "Zircon"]
+    colours = ["light green", "olive green", "pale blue", "golden yellow", "deep red", "brown"]
+    cats = ["Asia", "Asia", "South America", "Africa", "Asia", "Europe"]
+    triples = [(g, "colour", c) for g, c in zip(gems, colours)] + [(g, "continent", k) for g, k in zip(gems, cats)]
+    for typed_by_column in (True, False):
+        types = {**{g: "Gemstone" for g in gems}, **{k: "continent" for k in cats},
+                 **{c: ("Colour" if typed_by_column else "shade") for c in colours}}
+        kg = graph(triples, types)
+        book, index = book_for_graph(kg), relation_index(kg)
+        got = build_program(kg, ["light green", "Jade", "Asia"],
+                            [ProgramStep(label="colour", forward=False), ProgramStep(label="continent", forward=True)],
+                            book=book, index=index, rng=random.Random(0), scoped=True)
+        if typed_by_column:
+            assert not isinstance(got, QueryProgram) or got.constraints, got
+        else:
+            assert isinstance(got, QueryProgram) and not got.constraints, got

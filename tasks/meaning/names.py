@@ -551,7 +551,13 @@ def bare_number(name: str) -> bool:
     measurement without its unit or date (a population, an area, a price), or a number standing for a name (a
     socket "3647")."""
     t = strip_disambiguator(name.strip())
+    if _NUMBER_RANGE.fullmatch(t):
+        return True  # a range of them ("7.0-7.5", a hardness) measures no more than one does
     return bool(NUMBER.fullmatch(t)) and not YEAR.fullmatch(t)
+
+
+#: Two bare numbers joined as a range ("7.0-7.5", "2.0 – 3.0"); years joined so ("1914-1918") are dates.
+_NUMBER_RANGE = re.compile(r"\d+(?:[.,]\d+)?\s*[-–]\s*\d+(?:[.,]\d+)?(?<!\d{4}[-–]\d{4})")
 
 
 def _bare_counts(kg: KnowledgeGraph) -> dict[str, int]:
@@ -994,13 +1000,16 @@ _RAW_PREFIX = re.compile(r"^[B-HJ-Z] [A-Z]")
 def heading_not_name(name: str) -> str | None:
     """Why a table's heading is no name, as a start, a pin or an answer, or None: a group's heading opened by a
     quantifier ("All Conspirators" reads as "all conspirators"), a table's plural notation ("Pyroclastic cone(s)"),
-    or prose ("The same. Another room.")."""
+    a note of clauses joined by semicolons ("White to cream-white; yellowing with age"), or prose ("The same.
+    Another room.")."""
     t = " ".join(name.split())
     words = t.split()
     if words and words[0] in _QUANTIFIERS and len(words) >= 2:
         return f"{name!r} opens with a quantifier: in a sentence it reads as 'all lords', not as a name"
     if re.search(r"\w\((?:s|es)\)", t):
         return f"{name!r} is written in a table's plural notation ('cone(s)'), not as a name"
+    if ";" in t:
+        return f"{name!r} is a table's note (clauses joined by a semicolon), not a name"
     if re.search(r"\.\s+[A-Z][a-z]{2,}(?:\s+[\w'’-]+)+\.$", t) or re.search(r"\s[a-z]{3,}\.$", t):
         # "The same. Another room."; "Gloucester's castle.", "A street.": a stage direction's sentence, whose full
         # stop would end the question's sentence (an abbreviation's stop follows a capital: "Warner Bros.")

@@ -47,7 +47,7 @@ from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
-                                 heading_not_name, node_type_noun, relation_word, strip_disambiguator)
+                                 column_value, heading_not_name, node_type_noun, relation_word, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -719,8 +719,12 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
         # With a scope, a middle step the graph shows one node for stands as the data's (the scope says so); the
-        # answer's own step never does: "what is a field of work of X" asks for one of several in the world
-        need_one = count_in_world(profile, step.forward) != "one" and (not scoped or i == hops)
+        # answer's own step never does: "what is a field of work of X" asks for one of several in the world; nor does
+        # a step from a column's value, which describes its rows without naming one ("the gemstone whose colour is
+        # light green", "whose locality is Nepal": other gems of the data are light green or found in Nepal, in
+        # words the table spelt otherwise)
+        need_one = count_in_world(profile, step.forward) != "one" and (
+            not scoped or i == hops or (kg is not None and column_value(kg, walk[i - 1])))
         if len(among) == 1 and not need_one:
             continue
         found = pin_node(kg, walk[i], among, book=book, index=index, exclude=walk, answer=answer,

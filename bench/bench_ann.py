@@ -12,17 +12,21 @@ Two data sets at each ``--rows`` size, 384 dimensions (``HashingEmbedder``'s def
   (``testing.text_corpus.synthetic_chunks``, ``"title: text"`` embedded as ``TextIndex`` embeds it), queried by its
   fact queries ("<head entity> <relation>"): the data on which the inverted lists found 74% of the exact top 10.
 
-Each method is built single-threaded (a multi-threaded HNSW build inserts in a racy order: not reproducible), saved
-to a file, loaded back the way a server would (usearch ``view()``, faiss ``IO_FLAG_MMAP``), and searched one query
-at a time on one thread, as a tool call searches. Per method: recall@10 against the exact ranking (float64 scores
-of every row), p50 / p99 per query in process, build time, file size, load time, and whether the loaded index
-answers exactly as the built one, and the resident memory the loaded index adds to the process: ``anon`` (private
-to each process) and ``file`` (pages of the mapped file, shared by every process that maps it). Methods:
+Each method is built single-threaded unless ``--build-threads`` asks for more (a multi-threaded HNSW build inserts in
+a racy order: two builds of the same rows give different files; ``--rebuild`` builds each usearch setting twice and
+records whether the files and the answers agree), saved to a file, loaded back the way a server would (usearch
+``view()``, faiss ``IO_FLAG_MMAP``), and searched one query at a time on one thread, as a tool call searches. Per
+method: recall@10 against the exact ranking (float64 scores of every row), p50 / p99 per query in process, build time,
+file size, load time, and whether the loaded index answers exactly as the built one, and the resident memory the
+loaded index adds to the process: ``anon`` (private to each process) and ``file`` (pages of the mapped file, shared by
+every process that maps it). Methods:
 
 - ``exact``: one float32 product over every row, then argpartition (what ``GraphIndex.top_k`` scanned);
 - ``lists``: the home-made spherical k-means inverted lists of ``tasks/env/text_search.py`` at their default
   probes (only while that code exists: it was replaced after this benchmark, see docs/benchmarks.md);
-- ``usearch-hnsw-<dtype>-ef<e>``: usearch HNSW (M=16, expansion_add=128) in float32, float16 and int8 storage;
+- ``usearch-hnsw-<dtype>-ef<e>``: usearch HNSW (M=16, expansion_add=128, one thread) in float32, float16,
+  bfloat16 and int8 storage; ``usearch-hnsw-<dtype>-a<A>-t<T>-ef<e>`` where ``--ef-add`` / ``--build-threads``
+  ask for other insertion depths ``A`` or ``T`` threads (usearch ``Index.add(..., threads=T)``);
 - ``faiss-hnsw-ef<e>``: faiss ``IndexHNSWFlat`` (M=16, efConstruction=128), inner product;
 - ``faiss-ivf-p<n>``: faiss ``IndexIVFFlat`` with 4·sqrt(rows) lists (the home-made lists' count), ``n`` probed.
 
@@ -222,18 +226,39 @@ def setting_name(ef: int, count: int) -> str:
     return f"ef{ef}" if count == K else f"ef{ef}-c{count}"
 
 
-def m_usearch(data: np.ndarray, where: Path, dtype: str, efs: list[tuple[int, int]]) -> list[tuple[str, Callable, dict[str, Any]]]:
+def m_usearch(data: np.ndarray, where: Path, dtype: str, efs: list[tuple[int, int]], ef_add: int = EF_ADD,
+              threads: int = 1, rebuild: bool = False,
+              queries: np.ndarray | None = None) -> list[tuple[str, Callable, dict[str, Any]]]:
     from usearch.index import Index
 
-    idx = Index(ndim=DIM, metric="ip", dtype=dtype, connectivity=M, expansion_add=EF_ADD, expansion_search=efs[0][0])
-    started = time.perf_counter()
-    idx.add(np.arange(len(data), dtype=np.uint64), data, threads=1)
-    build = time.perf_counter() - started
-    path = where / f"usearch-{dtype}.usearch"
-    idx.save(str(path))
+    def build_once(path: Path) -> float:
+        idx = Index(ndim=DIM, metric="ip", dtype=dtype, connectivity=M, expansion_add=ef_add,
+                    expansion_search=efs[0][0])
+        started = time.perf_counter()
+        idx.add(np.arange(len(data), dtype=np.uint64), data, threads=threads)
+        took = time.perf_counter() - started
+        idx.save(str(path))
+        return took
+
+    variant = "" if (ef_add, threads) == (EF_ADD, 1) else f"-a{ef_add}-t{threads}"
+    path = where / f"usearch-{dtype}{variant}.usearch"
+    build = build_once(path)
     probe = data[:50]
+    idx = Index.restore(str(path))
     built_keys = idx.search(probe, K, threads=1).keys
     del idx
+    again: dict[str, Any] = {}
+    if rebuild:  # the same rows built again: the same file? the same answers?
+        other = where / f"usearch-{dtype}{variant}-again.usearch"
+        again["rebuild_s"] = round(build_once(other), 2)
+        again["rebuild_same_file"] = path.read_bytes() == other.read_bytes()
+        if queries is not None:
+            a = Index.restore(str(path), view=True, expansion_search=efs[0][0])
+            b = Index.restore(str(other), view=True, expansion_search=efs[0][0])
+            same = [np.array_equal(a.search(q, K, threads=1).keys, b.search(q, K, threads=1).keys) for q in queries]
+            again["rebuild_same_top10_share"] = round(float(np.mean(same)), 4)
+            del a, b
+        other.unlink()
     before = rss()
     started = time.perf_counter()
     viewed = Index.restore(str(path), view=True, expansion_search=efs[0][0])  # the depth ``built_keys`` had
@@ -248,9 +273,10 @@ def m_usearch(data: np.ndarray, where: Path, dtype: str, efs: list[tuple[int, in
             viewed.expansion_search = max(ef, count)
             keys = viewed.search(q, count, threads=1).keys.astype(np.int64)
             return keys if count == K else rescore(data, keys, q)
-        out.append((f"usearch-hnsw-{dtype}-{setting_name(ef, count)}", search,
-                    {"build_s": round(build, 2), "file_mib": round(path.stat().st_size / 2**20, 1),
-                     "load_s": round(load, 4), "loaded_equals_built": same, **memory}))
+        out.append((f"usearch-hnsw-{dtype}{variant}-{setting_name(ef, count)}", search,
+                    {"build_s": round(build, 2), "expansion_add": ef_add, "build_threads": threads,
+                     "file_mib": round(path.stat().st_size / 2**20, 1),
+                     "load_s": round(load, 4), "loaded_equals_built": same, **memory, **again}))
     return out
 
 
@@ -330,7 +356,8 @@ def _with_setting(search: Callable, apply: Callable, index) -> Callable:
 
 
 def bench_set(kind: str, rows: int, n_queries: int, seed: int, methods: set[str],
-              efs: list[tuple[int, int]]) -> dict[str, Any]:
+              efs: list[tuple[int, int]], ef_adds: list[int] = [EF_ADD], build_threads: list[int] = [1],
+              rebuild: bool = False) -> dict[str, Any]:
     started = time.perf_counter()
     data, queries = {"clustered": clustered, "names": names, "chunks": chunks}[kind](rows, n_queries, seed)
     made = time.perf_counter() - started
@@ -362,8 +389,11 @@ def bench_set(kind: str, rows: int, n_queries: int, seed: int, methods: set[str]
 
         add("exact", lambda: m_exact(data, where))
         add("lists", lambda: m_lists(data, where))
-        for dtype in ("f32", "f16", "i8"):
-            add(f"usearch-{dtype}", lambda dtype=dtype: m_usearch(data, where, dtype, efs))
+        for dtype in ("f32", "f16", "bf16", "i8"):
+            for ef_add in ef_adds:
+                for threads in build_threads:
+                    add(f"usearch-{dtype}", lambda dtype=dtype, a=ef_add, t=threads: m_usearch(
+                        data, where, dtype, efs, a, t, rebuild, queries))
         add("faiss-hnsw", lambda: m_faiss_hnsw(data, where, efs))
         add("faiss-ivf", lambda: m_faiss_ivf(data, where, [1 / 64, 1 / 16]))
     report["load_avg_after"] = load_avg()
@@ -376,10 +406,16 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--sets", nargs="+", default=["clustered", "names"], choices=["clustered", "names", "chunks"])
     ap.add_argument("--methods", nargs="+", default=["exact", "lists", "usearch", "faiss"],
-                    help="exact, lists, usearch (or usearch-f32 / -f16 / -i8), faiss (or faiss-hnsw / faiss-ivf)")
+                    help="exact, lists, usearch (or usearch-f32 / -f16 / -bf16 / -i8), faiss (or faiss-hnsw / faiss-ivf)")
     ap.add_argument("--ef", nargs="+", default=["64", "128"],
                     help="HNSW settings at search time: <expansion> (the index's top 10) or <expansion>:<candidates> "
                          "(that many candidates ranked by exact float64 scores, as the project ranks them)")
+    ap.add_argument("--ef-add", type=int, nargs="+", default=[EF_ADD],
+                    help="usearch: search depths while inserting (expansion_add), each built in turn")
+    ap.add_argument("--build-threads", type=int, nargs="+", default=[1],
+                    help="usearch: threads of Index.add (more than one: not reproducible)")
+    ap.add_argument("--rebuild", action="store_true",
+                    help="usearch: build each setting twice; record whether the files and top 10s are the same")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--append", action="store_true", help="add this run's sizes to those already in --json")
@@ -397,7 +433,7 @@ def main() -> None:
     else:
         faiss.omp_set_num_threads(1)  # one query on one thread, as a tool call runs; and a reproducible build
     report: dict[str, Any] = {"cpus": os.cpu_count(), "load_avg_before": load_avg(), "k": K, "hnsw_m": M,
-                              "hnsw_ef_add": EF_ADD, "single_thread": True, "sizes": []}
+                              "hnsw_ef_add": EF_ADD, "single_thread": args.build_threads == [1], "sizes": []}
     if args.append and args.json is not None and args.json.exists():
         report = json.loads(args.json.read_text())
         report.setdefault("runs", []).append({"args": sys.argv[1:], "load_avg_before": load_avg()})
@@ -405,7 +441,8 @@ def main() -> None:
         for rows in args.rows:
             for kind in args.sets:
                 efs = [(int(e.split(":")[0]), int(e.split(":")[1]) if ":" in e else K) for e in args.ef]
-                entry = bench_set(kind, rows, args.queries, args.seed, methods, efs)
+                entry = bench_set(kind, rows, args.queries, args.seed, methods, efs, args.ef_add,
+                                  args.build_threads, args.rebuild)
                 entry["set"] = kind
                 if args.note:
                     entry["note"] = args.note

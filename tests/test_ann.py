@@ -1,8 +1,10 @@
 """The entity index's approximate first pass: an HNSW graph (usearch, ``AnnIndex``) from ``ANN_MIN_ROWS`` rows.
 
 Checked against a brute-force float64 ranking on a generated set of a few thousand rows forced through the graph
-(the threshold lowered): recall@10, reproducible builds (the same file bytes in another process), and identical
-results from an index saved to a file and viewed again.
+(the threshold lowered): recall@10 of a build on every core, identical results from an index saved to a file and
+viewed again (in this process and in another, as the workers of a server view it), and reproducible builds (the
+same file bytes in another process) where the build is kept on one thread. A build on several threads is not
+reproducible, so nothing here compares two of them byte for byte.
 """
 
 from __future__ import annotations
@@ -111,22 +113,52 @@ def test_a_saved_graph_is_viewed_again_with_identical_results(low_threshold, tmp
     assert np.array_equal(one_by_one, want[0])  # a query's candidates do not depend on the others of its batch
 
 
-def test_the_same_rows_build_the_same_file_in_another_process(tmp_path):
+def test_on_one_thread_the_same_rows_build_the_same_file_in_another_process(tmp_path, monkeypatch):
+    monkeypatch.setattr(index_module, "ANN_BUILD_THREADS", 1)
     rows = _clustered(5, n=2000, dim=32)
     np.save(tmp_path / "rows.npy", rows)
     here = AnnIndex.load_or_build(rows, tmp_path / "here.usearch")
-    code = ("import sys, numpy as np; from pathlib import Path; from tasks.env.index import AnnIndex; "
-            "AnnIndex.load_or_build(np.load(sys.argv[1]), Path(sys.argv[2]))")
+    code = ("import sys, numpy as np; from pathlib import Path; import tasks.env.index as m; "
+            "m.ANN_BUILD_THREADS = 1; m.AnnIndex.load_or_build(np.load(sys.argv[1]), Path(sys.argv[2]))")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "rows.npy"), str(tmp_path / "there.usearch")],
                    check=True, cwd=ROOT)  # fmt: skip
     assert (tmp_path / "here.usearch").read_bytes() == (tmp_path / "there.usearch").read_bytes()
     assert len(here) == 2000
 
 
+def test_a_graph_built_on_every_core_answers_the_same_in_every_process_that_views_it(tmp_path):
+    """What holds of a multi-threaded build: the cached file is the graph, so another process viewing it (a
+    server's other worker, a restart) finds the same candidates, and it is viewed, not built again."""
+    assert index_module.ann_build_threads() >= 1
+    rows = _clustered(5, n=3000, dim=32)
+    queries = _unit(np.random.default_rng(10).standard_normal((50, 32)))
+    path = tmp_path / "graph.usearch"
+    built = AnnIndex.load_or_build(rows, path)
+    stamp = path.stat().st_mtime_ns
+    np.save(tmp_path / "rows.npy", rows)
+    np.save(tmp_path / "queries.npy", queries)
+    code = ("import sys, numpy as np; from pathlib import Path; from tasks.env.index import AnnIndex; "
+            "g = AnnIndex.load_or_build(np.load(sys.argv[1]), Path(sys.argv[2])); "
+            "print(' '.join(','.join(map(str, c)) for c in g.candidates(np.load(sys.argv[3]), 20)))")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "rows.npy"), str(path),
+                          str(tmp_path / "queries.npy")], check=True, cwd=ROOT, capture_output=True, text=True)
+    there = [list(map(int, c.split(","))) for c in out.stdout.split()]
+    assert there == [c.tolist() for c in built.candidates(queries, 20)]
+    assert path.stat().st_mtime_ns == stamp  # viewed in the other process, not rebuilt
+
+
 def test_a_graph_file_that_does_not_fit_is_rebuilt_with_a_warning(low_threshold, tmp_path, caplog):
+    """The graph is rebuilt, so on several threads not necessarily the same graph as the first build (see
+    ``AnnIndex``): each build's answers are checked against the exact ranking, not against each other."""
     rows = _clustered(6, n=2500, dim=32)
-    queries = _unit(np.random.default_rng(7).standard_normal((10, 32)))
+    queries = _unit(np.random.default_rng(7).standard_normal((100, 32)))
+    exact = _brute(rows, queries, 5)
+
+    def recall(found: np.ndarray) -> float:
+        return float(np.mean([len(set(g) & set(w)) / 5 for g, w in zip(found.tolist(), exact.tolist())]))
+
     want = _index(rows, cache_dir=tmp_path).top_k(queries, 5)
+    assert recall(want[0]) >= 0.95
     path = _index(rows, cache_dir=tmp_path).ann_path()
     AnnIndex.load_or_build(rows[:1500], path.with_name("other.usearch"))
     # another matrix's graph under this name, replaced as the cache writes (never rewritten in place: a process
@@ -135,13 +167,17 @@ def test_a_graph_file_that_does_not_fit_is_rebuilt_with_a_warning(low_threshold,
     with caplog.at_level(logging.WARNING, logger="tasks.env.index"):
         got = _index(rows, cache_dir=tmp_path).top_k(queries, 5)
     assert "is not an index of 2500 rows" in caplog.text
-    assert np.array_equal(got[0], want[0])
+    assert recall(got[0]) >= 0.95
     assert AnnIndex.view(path, 2500, 32) is not None  # saved again, whole
+    again = _index(rows, cache_dir=tmp_path).top_k(queries, 5)
+    assert np.array_equal(again[0], got[0])  # the rebuilt file is the one read from now on
     (tmp_path / "junk").write_bytes(b"not an index")
     os.replace(tmp_path / "junk", path)
     with caplog.at_level(logging.WARNING, logger="tasks.env.index"):
         got = _index(rows, cache_dir=tmp_path).top_k(queries, 5)
-    assert np.array_equal(got[0], want[0])
+    assert "ignoring unreadable HNSW index" in caplog.text
+    assert recall(got[0]) >= 0.95
+    assert AnnIndex.view(path, 2500, 32) is not None
 
 
 def test_exact_below_the_threshold_and_when_a_precision_is_asked(low_threshold):

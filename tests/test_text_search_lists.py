@@ -81,12 +81,13 @@ def test_the_graph_is_cached_beside_the_matrix_and_viewed_again(corpus, tmp_path
     assert again.search_many(queries, 5) == first.search_many(queries, 5)
 
 
-def test_a_cached_graph_that_does_not_fit_is_rebuilt_with_a_warning(corpus, tmp_path, caplog):
+def test_a_cached_graph_that_does_not_fit_is_rebuilt_with_a_warning(exact, corpus, tmp_path, caplog):
+    """The graph is rebuilt on several threads, so not necessarily the same graph as the first (``AnnIndex``):
+    the rebuilt one's meaning ranking is checked against the exact one, then read back from its file."""
     chunks, facts = corpus
     emb = HashingEmbedder()
     first = TextIndex(chunks, emb, name="c", cache_dir=tmp_path, dense="hnsw").warm()
-    queries = [f.query for f in facts[::300]]
-    want = first.search_many(queries, 5)
+    queries = [f.query for f in facts[::30]]
     path = next(tmp_path.glob("*.usearch"))
     AnnIndex.load_or_build(first._dense()[:500], tmp_path / "small.usearch")
     # another matrix's graph put in its place (replaced, as the cache writes: ``first`` still maps the old file)
@@ -94,8 +95,12 @@ def test_a_cached_graph_that_does_not_fit_is_rebuilt_with_a_warning(corpus, tmp_
     with caplog.at_level(logging.WARNING, logger="tasks.env.index"):
         again = TextIndex(chunks, emb, name="c", cache_dir=tmp_path, dense="hnsw").warm()
     assert "is not an index of 2400 rows" in caplog.text
-    assert again.search_many(queries, 5) == want
+    got, want = again.dense_top(queries), exact.dense_top(queries)
+    recall_10 = np.mean([len(set(g[:10].tolist()) & set(w[:10].tolist())) / 10 for g, w in zip(got, want)])
+    assert recall_10 >= 0.95, recall_10
     assert AnnIndex.view(path, 2400, emb.dim) is not None  # saved again, whole
+    viewed = TextIndex(chunks, emb, name="c", cache_dir=tmp_path, dense="hnsw").warm()
+    assert viewed.search_many(queries, 5) == again.search_many(queries, 5)  # the rebuilt file, read from now on
 
 
 def test_auto_uses_the_graph_from_the_size_threshold_only(corpus, monkeypatch):

@@ -18,9 +18,10 @@ then the candidates are ranked by float64 sums. Below ``ANN_MIN_ROWS`` entities 
 product per chunk of queries, in float32 (NumPy's BLAS) or, where the CPU multiplies bfloat16 much faster (AMX or
 AVX-512 BF16: 4-6x here for a block of 16-64 queries against 50k entities), in bfloat16 through PyTorch, with a
 margin wide enough that no true top-k row is ever dropped (``bfloat16_margin``). From ``ANN_MIN_ROWS`` entities the
-candidates come from an HNSW graph (usearch, ``AnnIndex``; built once on one thread, so reproducibly, cached beside
-the matrix and memory-mapped): a scan of 200k rows costs tens of ms a query on one core, the graph well under one,
-at a recall measured in ``bench/results/ann.json``. See ``GraphIndex.top_k``.
+candidates come from an HNSW graph (usearch, ``AnnIndex``; built once on every core, so not reproducibly: two builds
+of one matrix may answer differently near ties; cached beside the matrix and memory-mapped, so every worker of a
+server reads the same file and gives the same answers): a scan of 200k rows costs tens of ms a query on one core,
+the graph well under one, at a recall measured in ``bench/results/ann.json``. See ``GraphIndex.top_k``.
 
 ``HashingEmbedder`` is a deterministic character-trigram embedder with no model behind it: tests and
 benchmarks use it, and it is a usable fallback for matching misspelled names when no model is installed.
@@ -77,17 +78,36 @@ AUTO_MIN_ROWS = 4096
 #: entity matcher searches one request at a time, so the per-query cost is the one 32 queued requests add up.
 ANN_MIN_ROWS = 5_000
 #: HNSW settings (``bench/bench_ann.py`` measured them): links per node (M), search depth while inserting, search
-#: depth at query time (more: higher recall, slower), and the stored scalar (float16: half float32's file, the
-#: same recall on unit rows; int8 lost recall).
+#: depth at query time (more: higher recall, slower), and the stored scalar. bfloat16: half float32's file, and on
+#: this machine (AVX-512 BF16, usearch's ``genoa`` kernels) the fastest build: 1M hashed entity texts on two
+#: threads in 203 s against float16's 488 s (665 s on one thread), int8's 266 s, at the same recall@10 of the
+#: 20 re-ranked candidates (0.998-0.9998 on ``names``, 0.967-0.976 against float16's 0.980 on ``clustered`` at
+#: 200k, 0.922 / 0.917 on ``chunks`` at depth 800). A shallower insertion (expansion_add 64 / 40) builds 1.5-3x
+#: faster but loses recall on harder data: 0.92 / 0.78 on ``clustered``, 0.85 / 0.80 on ``chunks`` (text search
+#: shares these settings), so it stays 128. Without bfloat16 instructions usearch falls back to slower kernels:
+#: measure again on such a CPU (docs/benchmarks.md, "Build settings for the cold start").
 ANN_CONNECTIVITY = 16
 ANN_EXPANSION_ADD = 128
 ANN_EXPANSION_SEARCH = 64
-ANN_DTYPE = "f16"
-#: Candidates taken from the graph per result asked, then ranked by exact float64 scores: the graph's float16
+ANN_DTYPE = "bf16"
+#: Candidates taken from the graph per result asked, then ranked by exact float64 scores: the graph's bfloat16
 #: scores may order near-ties wrongly, and the exact re-ranking puts them right.
 ANN_CANDIDATES_PER_K = 2
+#: Threads inserting rows into a new HNSW graph (0: every core this process may use). More than one is not
+#: reproducible (see ``AnnIndex``); two threads built 1M rows 1.4x faster than one here (load 2-3, float16).
+ANN_BUILD_THREADS = 0
 #: Bumped whenever the HNSW graph is built differently, so cached ones from the old recipe are rebuilt.
-ANN_VERSION = 1
+ANN_VERSION = 2
+
+
+def ann_build_threads() -> int:
+    """The threads of an HNSW build: ``ANN_BUILD_THREADS``, or every core this process may run on."""
+    if ANN_BUILD_THREADS > 0:
+        return ANN_BUILD_THREADS
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def bfloat16_margin(dim: int) -> float:
@@ -221,9 +241,9 @@ class GraphIndex:
     - ``names[i]`` is the entity of row ``i`` of ``embeddings``; names are sorted.
     - ``match``/``match_many`` never raise for any query string; an empty graph gives no matches.
     - Results are deterministic for a given graph, embedder and query: ties in score are broken by name order.
-      From ``ANN_MIN_ROWS`` entities the candidates come from an HNSW graph (``AnnIndex``), built on one thread so
-      that the same matrix gives the same graph file in every process (the file, once cached, fixes them for
-      every machine that reads it).
+      From ``ANN_MIN_ROWS`` entities the candidates come from an HNSW graph (``AnnIndex``), built on several
+      threads: two builds of the same matrix give different files, whose answers may differ near ties; the file,
+      once cached, fixes them for every process and machine that reads it.
     - Thread-safe: the lazy embedding build and the query-embedding cache are locked, and the matrix products
       of concurrent searches run one at a time (each one already uses every core).
     - The cache file is written atomically (temporary file, then rename), so a crash never leaves a truncated
@@ -749,15 +769,20 @@ class AnnIndex:
     """An HNSW graph (usearch) over unit rows: the first pass of a search from ``ANN_MIN_ROWS`` rows, for the entity
     index and the meaning half of text search (``tasks.env.text_search``).
 
-    Keys are row numbers. The graph is built on one thread, inserting rows in order (a multi-threaded build
-    inserts in a racy order), so the same matrix gives the same file, byte for byte, in every process; a search
-    reads only the query and the graph, so a query's candidates depend neither on the other queries of a request
-    nor on the process. The file is viewed (memory-mapped, ``Index.restore(view=True)``), not read: the processes
-    serving one snapshot share its pages, and opening it costs no copy. Candidates are approximate (a true
-    neighbour can be missed: ``bench/results/ann.json`` measures recall@10 against the exact ranking); callers
-    rank them by exact float64 scores. A cache file is replaced (a new file renamed over it), never rewritten in
-    place: a process viewing the old one keeps reading its pages. Searches of one index run one at a time (usearch's Python search shares
-    per-thread scratch space between callers), each well under a millisecond.
+    Keys are row numbers. The graph is built on ``ANN_BUILD_THREADS`` threads (every core the process may use), which
+    insert rows in a racy order: two builds of the same matrix give different files (on one thread they would be
+    identical, byte for byte, at 1.4x the build time on two cores), with the same measured recall but answers that may
+    differ near ties (two builds of 200k rows: the graph's own top 10 differed for 0.8% / 5.2% of ``names`` /
+    ``clustered`` queries, ``bench/results/ann.json``). A graph is therefore built once per snapshot and cached: every
+    worker of a server views the same file, so one server answers a query the same way wherever it lands, and a
+    restart reuses the file rather than rebuilding it. A search reads only the query and the graph, so a query's
+    candidates depend neither on the other queries of a request nor on the process. The file is viewed (memory-mapped,
+    ``Index.restore(view=True)``), not read: the processes serving one snapshot share its pages, and opening it costs
+    no copy. Candidates are approximate (a true neighbour can be missed: ``bench/results/ann.json`` measures recall@10
+    against the exact ranking); callers rank them by exact float64 scores. A cache file is replaced (a new file
+    renamed over it), never rewritten in place: a process viewing the old one keeps reading its pages. Searches of one
+    index run one at a time (usearch's Python search shares per-thread scratch space between callers), each well under
+    a millisecond.
     """
 
     def __init__(self, index, rows: int, dim: int, path: Path | None = None) -> None:
@@ -786,7 +811,7 @@ class AnnIndex:
         step = 65536  # added a slice at a time: the source may be a read-only memory map, never copied whole
         for i in range(0, rows, step):
             part = np.ascontiguousarray(matrix[i : i + step], dtype=np.float32)
-            index.add(np.arange(i, i + len(part), dtype=np.uint64), part, threads=1)
+            index.add(np.arange(i, i + len(part), dtype=np.uint64), part, threads=ann_build_threads())
         return cls(index, rows, dim)
 
     @classmethod

@@ -813,9 +813,10 @@ def _build_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: An
     on the way (the files ``ToolEnvironment.from_graphs`` then opens over the served graph: the same snapshot
     id and entity texts name them).
 
-    The HNSW graph is built on one thread (so reproducibly, ``AnnIndex``) while this thread writes the served
-    arrays: usearch releases the GIL, so on a million entities the two biggest costs of a cold start share the
-    cores instead of running one after the other. The entity matrix is embedded first (the graph needs it)."""
+    The HNSW graph is built (``AnnIndex``, on every core: two builds may differ near ties, and the cached file is
+    what every worker reads) while this thread writes the served arrays: usearch releases the GIL, so on a million
+    entities the two biggest costs of a cold start share the cores instead of running one after the other. The
+    entity matrix is embedded first (the graph needs it)."""
     from concurrent.futures import ThreadPoolExecutor
 
     started = time.perf_counter()

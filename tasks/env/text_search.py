@@ -26,8 +26,9 @@ process keeps built indexes in memory (``cached_text_index``).
 Hot path (``bench/bench_text_search.py``, 100k chunks): the meaning half streams the whole chunk matrix once per
 product (150 MB in float32 at 384 dimensions), a few ms per query, which dominated a request. From
 ``ANN_MIN_CHUNKS`` chunks a query therefore takes its candidates from an HNSW graph instead (usearch,
-``tasks.env.index.AnnIndex``: built on one thread, so the same file in every process, cached beside the matrix and
-memory-mapped; approximate, at the recall measured in ``bench/results/ann.json``) and ranks them by float64 sums.
+``tasks.env.index.AnnIndex``: built on every core, so two builds may differ near ties, but cached beside the matrix
+and memory-mapped, so every process reads the same file; approximate, at the recall measured in
+``bench/results/ann.json``) and ranks them by float64 sums.
 Below it the search is exact, and concurrent searches of one process are coalesced (``_DenseBatcher``): while one
 product runs, new queries queue, and the next product takes all of them, so 32 concurrent queries stream the matrix
 once, not 32 times; on a CPU with bfloat16 units the product runs in bfloat16 where a timed probe finds it faster

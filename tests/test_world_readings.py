@@ -590,3 +590,14 @@ def test_with_a_scope_a_step_from_a_columns_value_still_needs_a_pin():
             assert not isinstance(got, QueryProgram) or got.constraints, got
         else:
             assert isinstance(got, QueryProgram) and not got.constraints, got
+
+
+@pytest.mark.parametrize("label, clause", [("yearFirstProduced", "{the} {that} was first produced in {o}"),
+                                          ("placeLastSeen", "{the} {that} was last seen in {o}"),
+                                          ("yearBuilt", "{the} {that} was built in {o}")])
+def test_a_time_noun_an_adverb_and_a_participle_read_as_when_it_happened(label, clause):
+    """"the gemstone that produces 1880" (the label yearFirstProduced): a time or place noun, an adverb of sequence
+    and a participle say when or where the subject underwent the verb."""
+    from tasks.meaning.profiles import derived_profile
+
+    assert derived_profile(label).forms.subject_clause[0] == clause

@@ -939,6 +939,8 @@ _TIME_NOUNS = frozenset("year date day time century decade season month era peri
 #: Nouns that name a where: "<place noun> <participle>" ("placeBuried", "location_filmed") says where the subject
 #: underwent the verb.
 _WHERE_NOUNS = frozenset("place location site venue".split())
+#: Adverbs of sequence a machine label puts between that noun and its participle ("yearFirstProduced").
+_SEQUENCE_ADVERBS = frozenset("first last originally initially officially formally".split())
 
 
 def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Reading, str] | None:
@@ -951,6 +953,10 @@ def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tupl
         return None
     low = [w.lower() for w in words]
     part, nouns = low[-1], low[:-1]
+    # an adverb of sequence between a time or place noun and the participle: "yearFirstProduced" (when the subject
+    # was first produced), "placeLastSeen"
+    adverb = nouns.pop() if len(nouns) >= 2 and nouns[-1] in _SEQUENCE_ADVERBS and \
+        nouns[-2] in _TIME_NOUNS | _WHERE_NOUNS else None
     lemma = _participle_lemma(part)
     if lemma is None or any(w in _FUNCTION or not _TYPE_WORD.fullmatch(w) for w in nouns) or \
             not _is_noun(nouns[-1]) or "VERB" in getAllLemmas(nouns[-1]) and len(nouns) == 1 and \
@@ -960,10 +966,12 @@ def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tupl
     try:
         head = noun.split()[-1]
         if head in _TIME_NOUNS or head in _WHERE_NOUNS:
-            reading = _read(["was", part, "in"], lex, machine)
+            reading = _read(["was", *([adverb] if adverb else []), part, "in"], lex, machine)
             reading.shape += f": {noun!r} is {'when' if head in _TIME_NOUNS else 'where'} the subject was {part}"
             if head in _TIME_NOUNS:
                 reading.extra["object_kind"] = "date"
+        elif adverb is not None:
+            return None
         else:
             reading = _read([_inflect(lemma, "VBZ")], lex, machine)
             reading.shape += f", from {noun!r} {part!r}: the object is the {noun} {part} by the subject"

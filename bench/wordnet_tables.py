@@ -190,12 +190,7 @@ def noun_classes(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]
     root = next(off for off, parts in synsets.items()
                 if "instrumentality" in parts[4:4 + 2 * int(parts[3], 16):2]
                 and lexnames[int(parts[1])] == "noun.artifact")
-    below, todo = {root}, [root]
-    while todo:
-        for sym, off in _pointers(synsets[todo.pop()]):
-            if sym in ("~", "~i") and off not in below:
-                below.add(off)
-                todo.append(off)
+    below = _below(synsets, [root])
     devices = sorted(lemma for lemma, off in first.items() if off in below)
     conditions = _below(synsets, [off for off, parts in synsets.items()
                                   if lexnames[int(parts[1])] == "noun.state"
@@ -231,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(nouns)} person nouns written to {NOUNS_OUT}", file=sys.stderr)
     with tarfile.open(args.archive) as tar:
         devices, states, abstract = noun_classes(tar)
+        unlisted = unlisted_nouns(tar)
     for path, words, what in ((DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
                                "a vehicle, a machine: a hyponym of instrumentality.n.03)"),
                               (STATE_OUT, states, "one-word nouns whose first sense is a physical condition or a symptom "
@@ -238,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                               (ABSTRACT_OUT, abstract, "one-word nouns whose first sense names a category of ideas, acts "
                                "or qualities (WordNet 3.0's noun.cognition, communication, act, attribute, feeling, "
                                "process, phenomenon, relation and motive files: a genre, a sport, a style)"),
-                              (UNLISTED_OUT, unlisted_nouns(tarfile.open(args.archive)),
+                              (UNLISTED_OUT, unlisted,
                                "one-word common nouns of WordNet 3.0 that lemminflect's word list lacks (a gemstone, a "
                                "landform)")):
         path.write_text("\n".join([

@@ -23,7 +23,7 @@ from flows.batches import BatchResult, chunks
 from flows.checks import at_least, check_domain_names, check_domains_in
 from flows.qa import load_qa
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
-from flows.steps import Step, Unit, run_step
+from flows.steps import Step, Unit, by_snapshot, run_step
 from flows.tools_env import snapshot_tool_env
 from gateway.embeddings import shared_embedder
 from gateway.loop import run_shared
@@ -290,11 +290,8 @@ class DistillStep(Step[DistillJob, Trajectory]):
             already = len(self.done & _keys(qas, self.kinds, self.n_rollouts))
             print(f"{domain}: {len(qas)} questions, {len(jobs)} trajectories to make ({already} already stored)")
             gold = load_gold_paths(rt.wh, sorted({j.qa.qa_id for j in jobs}))
-            by_snapshot: dict[str, list[DistillJob]] = {}
-            for j in jobs:
-                by_snapshot.setdefault(j.qa.snapshot_id or "", []).append(j)
             self.totals[domain] = len(jobs)
-            for snap, snap_jobs in sorted(by_snapshot.items()):
+            for snap, snap_jobs in by_snapshot(jobs, lambda j: j.qa.snapshot_id or ""):
                 for b in chunks(snap_jobs, self.batch_size or 1):
                     yield Unit(domain, snap, list(b), {"gold": {j.qa.qa_id: gold.get(j.qa.qa_id, []) for j in b}})
 

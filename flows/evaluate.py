@@ -49,7 +49,7 @@ from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from flows.qa import load_qa
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
-from flows.steps import Step, Unit, run_step
+from flows.steps import Step, Unit, by_snapshot, run_step
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
@@ -420,11 +420,9 @@ class EvaluateStep(Step[Job, EvalItem]):
         if not qas:
             raise InputError(f"no questions for split={self.split!r}, domains={self.domains}: run `generate-qa` first")
         self.gold = gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
-        groups: dict[tuple[str, str], list[QA]] = {}
-        for q in qas:
-            groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
+        groups = dict(by_snapshot(qas, lambda q: (q.domain, q.snapshot_id or "")))
         self.plans = plans = {g: plan_settings(rt, g[0], g[1] or None, group, self.levels)
-                              for g, group in sorted(groups.items())}
+                              for g, group in groups.items()}
         for plan in plans.values():
             for line in plan.lines:
                 print(line)

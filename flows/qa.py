@@ -26,7 +26,7 @@ from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from gateway.embeddings import EmbeddingError
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
-from flows.steps import Step, Unit, run_step
+from flows.steps import Step, Unit, by_snapshot, run_step
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import CHECK_CODES, QA, GenMode, GoldPath, QAAttempt, QAReject, Seed
@@ -720,10 +720,8 @@ class GoldPathsStep(Step[QA, GoldResult]):
         for domain in self.domains or []:
             if not any(d == domain for d, _ in self.counts):
                 continue
-            by_snap: dict[str, list[QA]] = {}
-            for q in load_qa(rt, f"domain = ? AND {self.TODO}", [domain]):
-                by_snap.setdefault(q.snapshot_id or "", []).append(q)
-            for snap, group in sorted(by_snap.items()):
+            qas = load_qa(rt, f"domain = ? AND {self.TODO}", [domain])
+            for snap, group in by_snapshot(qas, lambda q: q.snapshot_id or ""):
                 for b in chunks(group, self.batch_size or 1):
                     yield Unit(domain, snap, list(b))
 

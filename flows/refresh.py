@@ -42,7 +42,7 @@ from flows.graphs import build_graphs, ingest_corpus
 from flows.batches import BatchResult, chunks
 from flows.qa import generate_qa, load_qa, verify_paths
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
-from flows.steps import Step, Unit, run_step
+from flows.steps import Step, Unit, by_snapshot, run_step
 from flows.evaluate import evaluation_card
 from flows.ikg_data import ikg_export_data
 from flows.tools_env import snapshot_tool_env
@@ -211,10 +211,7 @@ class DifficultyStep(Step[QA, "Difficulty | None"]):
         self.gold = load_gold_paths(rt.wh, [q.qa_id for q in self.todo])
 
     def _groups(self) -> list[tuple[tuple[str, str], list[QA]]]:
-        groups: dict[tuple[str, str], list[QA]] = {}
-        for q in self.todo:
-            groups.setdefault((q.domain, q.snapshot_id or ""), []).append(q)
-        return sorted(groups.items())
+        return by_snapshot(self.todo, lambda q: (q.domain, q.snapshot_id or ""))
 
     def sizes(self) -> list[int]:
         return [len(b) for _, group in self._groups() for b in chunks(group, self.batch_size or 1)]

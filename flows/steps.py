@@ -24,7 +24,7 @@ ledger's totals in the result. A flow is then its parameter checks and ``run_ste
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -113,6 +113,18 @@ class Step(Generic[J, R]):
         raise NotImplementedError
 
 
+K = TypeVar("K")
+
+
+def by_snapshot(items: Iterable[J], key: Callable[[J], K]) -> list[tuple[K, list[J]]]:
+    """``items`` grouped by ``key`` (a snapshot id, or a domain and a snapshot id: a unit's graph travels with it),
+    groups in key order and items in their order: how every step cuts its work into units of one snapshot."""
+    groups: dict[K, list[J]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return sorted(groups.items(), key=lambda kv: kv[0])  # type: ignore[arg-type,return-value]
+
+
 def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """Run ``step`` as one run of the warehouse: see the module docstring. ``parameters`` is the run row's record of
     the call (``flow_parameters``)."""
@@ -152,4 +164,4 @@ def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Setting
         return {"run_id": rt.run_id, **step.summary(rt, written), **rt.gateway.ledger.totals()}
 
 
-__all__ = ["Step", "Unit", "run_step"]
+__all__ = ["Step", "Unit", "by_snapshot", "run_step"]

@@ -124,27 +124,23 @@ DERIVING_PREFIXES = ("micro", "macro", "mini", "multi", "nano", "mega", "giga", 
                      "auto", "mono", "poly", "tri", "bi", "self")
 
 
-def _derived_cores(word: str) -> list[str]:
-    """What follows each prefix ``word`` opens with (``DERIVING_PREFIXES``), where four letters or more follow."""
-    return [word[len(p):].lstrip("-") for p in DERIVING_PREFIXES if word.startswith(p) and len(word) - len(p) >= 4]
-
-
 def derived_cores(word: str) -> list[str]:
-    """The words lower-case ``word`` may be derived from with an English prefix ("superepoch" -> "epoch")."""
-    return _derived_cores(word)
+    """What follows each prefix ``word`` opens with (``DERIVING_PREFIXES``), where four letters or more follow: the
+    words it may be derived from ("superepoch" -> "epoch")."""
+    return [word[len(p):].lstrip("-") for p in DERIVING_PREFIXES if word.startswith(p) and len(word) - len(p) >= 4]
 
 
 def derived_word(word: str) -> bool:
     """Whether lower-case ``word`` is a prefix English derives words with (``DERIVING_PREFIXES``) before a word
     lemminflect knows, of four letters or more: "subgenre", "microarchitecture"; not "statename" or "msleep"."""
-    return any(_known(core) for core in _derived_cores(word))
+    return any(_known(core) for core in derived_cores(word))
 
 
 def derived_noun(word: str) -> bool:
     """Whether ``word`` is a noun the word list lacks that English derives from one with a prefix ("subgenre",
     "subregion"; not "substance", a word of its own)."""
     w = word.lower()
-    return not getAllLemmas(w) and any("NOUN" in getAllLemmas(core) for core in _derived_cores(w))
+    return not getAllLemmas(w) and any("NOUN" in getAllLemmas(core) for core in derived_cores(w))
 
 
 def _oov_verb(word: str) -> str | None:

@@ -182,10 +182,10 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
                    import_summary=imported.summary().replace(str(p), p.name),
                    n_nodes=len(imported.entities), n_relations=len(imported.relations),
                    labels=Counter(r.relation for r in imported.relations))
-    eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball)
+    eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball, keep_large=True)  # the template writer's
     run.eligible = len(eligible)
     if not eligible:
-        run.refuse("no_eligible_seed", f"no node has between {min_ball} and {max_ball} nodes within 3 hops")
+        run.refuse("no_eligible_seed", f"no node has {min_ball} or more nodes within 3 hops")
         return run
     book = book_for_graph(kg)
 

@@ -500,8 +500,11 @@ class GenerateStep(Step[Job, JobResult]):
                       "every job already has a final verdict")
                 continue
             kg = load_graph(rt.wh, domain, snapshot_id)
-            eligible = eligible_seeds(kg, min_ball=self.g.min_ball, max_ball=self.g.max_ball)
             rule = self._rule(kg, domain)
+            # With the template writer a program is sampled from the seed's whole neighbourhood: a ball past the
+            # bound (a node next to a hub) is kept (``eligible_seeds``' keep_large)
+            eligible = eligible_seeds(kg, min_ball=self.g.min_ball, max_ball=self.g.max_ball,
+                                      keep_large=rule.programs)
             # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on them
             # could be asked; with the template writer, unless a program pins such a hop.
             seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,

@@ -250,6 +250,21 @@ def test_eligible_seeds_match_a_brute_force_scan(cs):
     assert got == sorted(got)
 
 
+def test_eligible_seeds_keep_large_keeps_balls_past_the_bound(cs):
+    """keep_large: a node whose ball passes max_ball is kept, its size given as max_ball + 1 (networkx's ball is the
+    reference); below min_ball stays out either way."""
+    g = nx.Graph()
+    for r in cs.relations():
+        g.add_edge(r.source, r.target)
+    sizes = {n: len(nx.single_source_shortest_path_length(g, n, cutoff=3)) if n in g else 1 for n in cs.nodes()}
+    got = eligible_seeds(cs, depth=3, min_ball=20, max_ball=60, keep_large=True)
+    assert got == [(n, s if s <= 60 else 61) for n, s in sorted(sizes.items()) if s >= 20]
+    assert any(s == 61 for _, s in got) and any(s <= 60 for _, s in got)  # both kinds occur on this graph
+    some = cs.nodes()[::5]
+    assert eligible_seeds(cs, depth=3, min_ball=20, max_ball=60, keep_large=True, nodes=some) == [
+        t for t in got if t[0] in set(some)]
+
+
 def test_eligible_seeds_defaults_on_demo_graph(cs):
     el = eligible_seeds(cs)
     assert el and all(20 <= s <= 400 for _, s in el)

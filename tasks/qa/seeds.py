@@ -370,9 +370,15 @@ def eligible_seeds(
     max_ball: int = DEFAULT_MAX_BALL,
     undirected: bool = True,
     nodes: Iterable[str] | None = None,
+    keep_large: bool = False,
 ) -> list[tuple[str, int]]:
     """``(node, ball_size)`` for every node of ``kg`` (or of ``nodes``) whose ``depth``-hop ball, centre
     included, holds between ``min_ball`` and ``max_ball`` nodes; sorted by node name.
+
+    ``keep_large`` keeps the nodes whose ball holds more than ``max_ball`` too, their size given as ``max_ball + 1``
+    (the capped search stops there). The bound sizes the ball an LLM writer is shown; where
+    the questions are programs sampled from a seed's whole neighbourhood (the template writer), a seed next to a hub
+    (a weather station in a country of hundreds of stations) is as good a start as any, and the search stays capped.
 
     ``ValueError`` on inconsistent bounds (``SeedConfig`` rules); ``KeyError`` for a node of ``nodes`` not in the
     graph. The work per node is bounded by ``max_ball``, not by the graph (see the module docstring).
@@ -389,11 +395,11 @@ def eligible_seeds(
     with gc_paused():
         if wanted is None:
             sizes = scanner.sizes(cfg.depth, cfg.max_ball)
-            keep = np.flatnonzero((sizes >= cfg.min_ball) & (sizes <= cfg.max_ball))
+            keep = np.flatnonzero((sizes >= cfg.min_ball) & ((sizes <= cfg.max_ball) | keep_large))
             out = list(zip(map(scanner.names.__getitem__, keep.tolist()), sizes[keep].tolist()))
         else:
             sizes_of = scanner.scan(cfg.depth, cfg.max_ball, wanted)
-            out = [(n, s) for n, s in sizes_of if cfg.min_ball <= s <= cfg.max_ball]
+            out = [(n, s) for n, s in sizes_of if cfg.min_ball <= s and (keep_large or s <= cfg.max_ball)]
         out.sort(key=lambda t: t[0])  # already in name order: a linear pass
     return out
 

@@ -314,45 +314,46 @@ def particles_raw() -> Graph:
     return g
 
 
-# -- 6. Italian and Spanish banks, the registries' own field names (schwifty's generated_es.json, generated_it.json) --
+# -- 6. Spanish and Italian banks, DBpedia camelCase (schwifty's generated_es.json, generated_it.json) -----------------
 BANK_FILES = ("generated_es.json", "generated_it.json")  # the two registries schwifty generates for Spain and Italy
-BANK_FIELDS = ("bank_code", "short_name", "bic", "country_code")  # `primary` is true in every record: not used
+BANK_FIELDS = (("bank_code", "bankCode", "BankCode"), ("short_name", "shortName", "ShortName"), ("bic", "bic", "Bic"),
+               ("country_code", "country", "CountryCode"))  # `primary` is true in every record: not used
 
 
-def banks_raw() -> Graph:
-    g = Graph("banks_raw", "jsonl", priority=("name", *BANK_FIELDS))
+def banks_dbpedia() -> Graph:
+    g = Graph("banks_dbpedia", "jsonl", priority=("Bank", "BankCode", "ShortName", "Bic", "CountryCode"))
     by_code: dict[tuple[str, str], dict] = {}
     for file in BANK_FILES:
         for r in json.loads((package_dir("schwifty") / "bank_registry" / file).read_text("utf-8")):
             key = (r["country_code"], r["bank_code"])
             if key in by_code:
                 if by_code[key] != r:
-                    raise SystemExit(f"banks_raw: two different records for bank code {key}")
+                    raise SystemExit(f"banks_dbpedia: two different records for bank code {key}")
                 g.left_out["record repeated word for word"] += 1  # 24 Spanish records are listed twice
                 continue
             by_code[key] = r
     records = list(by_code.values())
     if any(r["primary"] is not True for r in records):
-        raise SystemExit("banks_raw: a record whose primary is not true")
+        raise SystemExit("banks_dbpedia: a record whose primary is not true")
     names: dict[str, set[str]] = defaultdict(set)
     for r in records:
         names[string(r["name"], r["bank_code"])].add(f"{r['country_code']} {r['bank_code']}")
     for r in sorted(records, key=lambda r: (r["country_code"], r["bank_code"])):
         name = text(r["name"])
-        node = ("name", apart(names, name, f"{r['country_code']} {r['bank_code']}"))
-        for field in BANK_FIELDS:
+        node = ("Bank", apart(names, name, f"{r['country_code']} {r['bank_code']}"))
+        for field, label, etype in BANK_FIELDS:
             value = r.get(field)
             if not present(value):
                 g.left_out[f"record without {field}"] += 1
             elif field == "short_name" and text(value) == name:
                 g.left_out["short_name the same as the name"] += 1
             else:
-                g.add(node, field, (field, string(value, r["bank_code"])))
+                g.add(node, label, (etype, string(value, r["bank_code"])))
     return g
 
 
 def build_all() -> list[Graph]:
-    return [attack_dbpedia(), decay_wikidata(), china_wikidata(), hscodes_snake(), particles_raw(), banks_raw()]
+    return [attack_dbpedia(), decay_wikidata(), china_wikidata(), hscodes_snake(), particles_raw(), banks_dbpedia()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,6 +42,7 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from itertools import chain
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -105,127 +106,211 @@ def cache_dir(root: str | Path, snapshot_id: str, embedder_name: str, dim: int, 
     )
 
 
-class _Strings:
-    """Interned strings during a build: one id per distinct string, in first-seen order."""
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.items: list[bytes] = []
-
-    def __call__(self, text: str) -> int:
-        sid = self.ids.get(text)
-        if sid is None:
-            sid = self.ids[text] = len(self.items)
-            self.items.append(text.encode("utf-8"))
-        return sid
-
-    def many(self, texts: Any) -> list[int]:
-        return [self(t) for t in texts]
+def _ragged(lengths: np.ndarray) -> np.ndarray:
+    """The row pointer (int64, one more than rows) of rows of ``lengths``."""
+    ptr = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=ptr[1:])
+    return ptr
 
 
-def _ragged(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
-    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum([len(x) for x in lists], out=ptr[1:])
-    flat = np.fromiter((v for x in lists for v in x), dtype=np.int32, count=int(ptr[-1]))
-    return ptr, flat
+def _offsets_within(ptr: np.ndarray) -> np.ndarray:
+    """For every item of rows ``ptr``, its position within its row."""
+    total = int(ptr[-1])
+    return np.arange(total, dtype=np.int64) - np.repeat(ptr[:-1], np.diff(ptr))
 
 
-def _blob(parts: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(p) for p in parts], out=offsets[1:])
-    return np.frombuffer(b"".join(parts), dtype=np.uint8).copy(), offsets
+def _string_table(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 blob of ``strings`` one after another, and its offsets (int64, one more than strings)."""
+    joined = "".join(strings)
+    if joined.isascii():  # one byte per character: the lengths are the byte lengths
+        lengths = np.fromiter(map(len, strings), dtype=np.int64, count=len(strings))
+        data = joined.encode("ascii")
+    else:
+        encoded = [s.encode("utf-8") for s in strings]
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        data = b"".join(encoded)
+    return np.frombuffer(data, dtype=np.uint8).copy(), _ragged(lengths)
+
+
+def _neighbor_order(graph: KnowledgeGraph, views: list[EdgeData], src: np.ndarray, tgt: np.ndarray,
+                    directed_rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every relation at every entity in ``KnowledgeGraph.neighbors`` order, as arrays ``(entity, neighbour,
+    direction code, relation)`` (relation: its position in ``views``), sorted by entity.
+
+    A relation is listed at its source and, unless a self-loop, at its target: in a directed graph a directed one is
+    ``"in"`` there (the reverse edge's relations, which ``relations_between`` lists after the forward ones), an
+    undirected one ``"undirected"`` at both ends. Within an entity: by neighbour, then ``EdgeData._sort_key``
+    (direction, label, description, source). The first three already tell any two relations at one entity apart:
+    a graph's relation keys (source, target, label, direction; ends sorted when undirected) are unique
+    (``check_records``), so two relations between the same pair with the same direction seen from one end carry
+    different labels."""
+    m = len(views)
+    labels = [d.relation for d in views]
+    label_rank = {label: i for i, label in enumerate(sorted(set(labels)))}
+    lab = np.fromiter(map(label_rank.__getitem__, labels), dtype=np.int64, count=m)
+    stored = np.where(directed_rel, _DIRECTION_CODE["out"], _DIRECTION_CODE["undirected"]).astype(np.int64)
+    other = src != tgt
+    if graph.directed:
+        back_dir = np.where(directed_rel, _DIRECTION_CODE["in"], _DIRECTION_CODE["undirected"]).astype(np.int64)
+    else:  # one edge holds a pair's relations, read the same from either end
+        back_dir = stored
+    view = np.arange(m, dtype=np.int64)
+    ent = np.concatenate([src, tgt[other]])
+    nb = np.concatenate([tgt, src[other]])
+    dirs = np.concatenate([stored, back_dir[other]])
+    rel = np.concatenate([view, view[other]])
+    order = np.lexsort((lab[rel], dirs, nb, ent))
+    return ent[order], nb[order], dirs[order], rel[order]
 
 
 def build_arrays(graph: KnowledgeGraph, limits: Any,
                  content_hash: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and metadata of ``graph``'s served form, node_info replies rendered with ``limits``.
 
-    Reads ``graph.neighbors`` of every entity once (that is the order the arrays keep) and renders each reply
-    with ``render_node_info``, the text ``ToolEnvironment.call`` returns for it. ``content_hash`` (the
-    snapshot's, from the warehouse) is recorded in the metadata, with the hash of the entity texts an index
-    embeds (``tasks.env.index.text_fingerprint``)."""
-    from tasks.env.index import entity_text, text_fingerprint
-    from tasks.env.tools import render_node_info
+    Built over all entities and relations at once (sorts and offsets, no per-entity lookups in the graph): the
+    relations at each entity in ``graph.neighbors`` order, relation ids in the order an entity-by-entity walk of
+    those lists first meets them, string ids in the order that walk first meets each string (the entity names
+    first: string id i is entity i), each reply the text ``render_node_info`` gives (``node_info_text`` over the
+    same ``relation_line`` parts). ``tests/test_served_graph.py`` checks the arrays against such a walk.
+    ``content_hash`` (the snapshot's, from the warehouse) is recorded in the metadata, with the hash of the entity
+    texts an index embeds (``tasks.env.index.text_fingerprint``)."""
+    from operator import attrgetter
 
-    names = graph.nodes()
-    row = {n: i for i, n in enumerate(names)}
-    strings = _Strings()
-    strings.many(names)  # string id i is entity i
-    rel_ids: dict[tuple[Any, ...], int] = {}
-    rel_cols: dict[str, list[Any]] = {k: [] for k in ("source", "target", "label", "kw", "description", "weight",
-                                                     "directed", "chunks")}  # fmt: skip
-    ent_type, ent_desc, ent_chunks, ent_files, degree = [], [], [], [], []
-    texts: list[str] = []
-    nbr_node: list[int] = []
-    nbr_rel: list[int] = []
-    nbr_dir: list[int] = []
-    nbr_ptr = np.zeros(len(names) + 1, dtype=np.int64)
-    replies: list[bytes] = []
+    from tasks.env.index import entity_text, text_fingerprint
+    from tasks.env.tools import node_info_text, relation_head, relation_tail
+
     with gc_paused():
-        for i, name in enumerate(names):
-            e = graph.entity(name)
-            ent_type.append(strings(e.type))
-            ent_desc.append(strings(e.description))
-            texts.append(entity_text(e.name, e.description, FINGERPRINT_TEXT_CHARS))
-            ent_chunks.append(strings.many(e.source_chunk_ids))
-            ent_files.append(strings.many(e.file_paths))
-            degree.append(graph.degree(name))
-            rels = graph.neighbors(name)
-            for nb, d in rels:
-                key = (d.source, d.target, d.relation, d.directed, d.description, d.keywords, d.weight,
-                       d.source_chunk_ids)  # fmt: skip
-                rid = rel_ids.get(key)
-                if rid is None:
-                    rid = rel_ids[key] = len(rel_ids)
-                    rel_cols["source"].append(row[d.source])
-                    rel_cols["target"].append(row[d.target])
-                    rel_cols["label"].append(strings(d.relation))
-                    rel_cols["kw"].append(strings.many(d.keywords))
-                    rel_cols["description"].append(strings(d.description))
-                    rel_cols["weight"].append(d.weight)
-                    rel_cols["directed"].append(d.directed)
-                    rel_cols["chunks"].append(strings.many(d.source_chunk_ids))
-                nbr_node.append(row[nb])
-                nbr_rel.append(rid)
-                nbr_dir.append(_DIRECTION_CODE[d.direction])
-            nbr_ptr[i + 1] = len(nbr_node)
-            replies.append(orjson.dumps({"rendered_content": render_node_info(graph, name, limits)}))
-        norm: dict[str, list[int]] = {}
-        for name in names:
-            key = normalize_name(name)
-            if key:
-                norm.setdefault(key, graph.lookup_all(name))
-        keys = sorted(norm)
-        norm_ptr, norm_ids = _ragged([[row[n] for n in norm[k]] for k in keys])
-        norm_keys = np.asarray(strings.many(keys), dtype=np.int32)
-    arrays: dict[str, np.ndarray] = {}
-    arrays["strings"], arrays["string_offsets"] = _blob(strings.items)
-    arrays["entity_type"] = np.asarray(ent_type, dtype=np.int32)
-    arrays["entity_description"] = np.asarray(ent_desc, dtype=np.int32)
-    arrays["entity_chunk_ptr"], arrays["entity_chunks"] = _ragged(ent_chunks)
-    arrays["entity_file_ptr"], arrays["entity_files"] = _ragged(ent_files)
-    arrays["degree"] = np.asarray(degree, dtype=np.int32)
-    arrays["rel_source"] = np.asarray(rel_cols["source"], dtype=np.int32)
-    arrays["rel_target"] = np.asarray(rel_cols["target"], dtype=np.int32)
-    arrays["rel_label"] = np.asarray(rel_cols["label"], dtype=np.int32)
-    arrays["rel_kw_ptr"], arrays["rel_kw"] = _ragged(rel_cols["kw"])
-    arrays["rel_description"] = np.asarray(rel_cols["description"], dtype=np.int32)
-    arrays["rel_weight"] = np.asarray(rel_cols["weight"], dtype=np.float64)
-    arrays["rel_directed"] = np.asarray(rel_cols["directed"], dtype=np.bool_)
-    arrays["rel_chunk_ptr"], arrays["rel_chunks"] = _ragged(rel_cols["chunks"])
-    arrays["nbr_ptr"] = nbr_ptr
-    arrays["nbr_node"] = np.asarray(nbr_node, dtype=np.int32)
-    arrays["nbr_rel"] = np.asarray(nbr_rel, dtype=np.int32)
-    arrays["nbr_dir"] = np.asarray(nbr_dir, dtype=np.int8)
-    arrays["norm_keys"], arrays["norm_ptr"], arrays["norm_ids"] = norm_keys, norm_ptr, norm_ids
-    arrays["reply_blob"], arrays["reply_offsets"] = _blob(replies)
+        entities = graph.entities()  # sorted by name
+        names = [e.name for e in entities]
+        n = len(names)
+        row = {name: i for i, name in enumerate(names)}
+        views = graph.relation_views()
+        m = len(views)
+        src = np.fromiter(map(row.__getitem__, map(attrgetter("source"), views)), dtype=np.int64, count=m)
+        tgt = np.fromiter(map(row.__getitem__, map(attrgetter("target"), views)), dtype=np.int64, count=m)
+        directed_rel = np.fromiter(map(attrgetter("directed"), views), dtype=np.bool_, count=m)
+        ent, nb, dirs, rel = _neighbor_order(graph, views, src, tgt, directed_rel)
+        nbr_ptr = _ragged(np.bincount(ent, minlength=n))
+        new_pair = np.ones(len(ent), dtype=bool)
+        if len(ent) > 1:
+            new_pair[1:] = (ent[1:] != ent[:-1]) | (nb[1:] != nb[:-1])
+        degree = np.bincount(ent[new_pair], minlength=n).astype(np.int32)
+
+        # Relation ids: in the order the walk first meets each relation.
+        first_seen = np.unique(rel, return_index=True)[1] if m else np.zeros(0, dtype=np.int64)
+        by_rid = np.argsort(first_seen, kind="stable")  # rid -> position in views
+        rid_of = np.empty(m, dtype=np.int64)
+        rid_of[by_rid] = np.arange(m, dtype=np.int64)
+        nbr_rel = rid_of[rel]
+        rel_views = [views[j] for j in by_rid.tolist()]
+        introduced_by = ent[first_seen[by_rid]]  # the entity whose walk meets each rid first (non-decreasing)
+
+        # Strings, in the walk's order: per entity its type, description, chunk ids, file paths, then the label,
+        # keywords, description and chunk ids of each relation it meets first.
+        ent_parts = [(e.type, e.description, *e.source_chunk_ids, *e.file_paths) for e in entities]
+        ent_chunk_n = np.fromiter((len(e.source_chunk_ids) for e in entities), dtype=np.int64, count=n)
+        ent_len = np.fromiter(map(len, ent_parts), dtype=np.int64, count=n)
+        rel_parts = [(d.relation, *d.keywords, d.description, *d.source_chunk_ids) for d in rel_views]
+        rel_kw_n = np.fromiter((len(d.keywords) for d in rel_views), dtype=np.int64, count=m)
+        rel_len = np.fromiter(map(len, rel_parts), dtype=np.int64, count=m)
+        ent_ptr, rel_ptr = _ragged(ent_len), _ragged(rel_len)
+        rids_before = _ragged(np.bincount(introduced_by, minlength=n))[:-1]  # rids met before entity i
+        pos_ent = np.arange(int(ent_ptr[-1]), dtype=np.int64) + np.repeat(rel_ptr[rids_before], ent_len)
+        pos_rel = np.arange(int(rel_ptr[-1]), dtype=np.int64) + np.repeat(ent_ptr[introduced_by + 1], rel_len)
+        walk = np.empty(len(pos_ent) + len(pos_rel), dtype=object)
+        walk[pos_ent] = list(chain.from_iterable(ent_parts))
+        walk[pos_rel] = list(chain.from_iterable(rel_parts))
+        del ent_parts, rel_parts
+
+        # The normalised-name index: key -> entity rows, most neighbours first, then name order.
+        keys = [normalize_name(name) for name in names]
+        key_list = sorted(set(keys) - {""})
+        key_rank = {k: i for i, k in enumerate(key_list)}
+        has_key = np.fromiter((bool(k) for k in keys), dtype=bool, count=n)
+        krank = np.fromiter((key_rank[k] for k in keys if k), dtype=np.int64, count=int(has_key.sum()))
+        key_rows = np.flatnonzero(has_key)
+        norm_order = np.lexsort((key_rows, -degree[key_rows].astype(np.int64), krank))
+        norm_ids = key_rows[norm_order].astype(np.int32)
+        norm_ptr = _ragged(np.bincount(krank, minlength=len(key_list)))
+
+        # Interned in first-seen order over the names, the walk, then the normalised keys.
+        walk_list = walk.tolist()
+        del walk
+        first = dict.fromkeys(chain(names, walk_list, key_list))
+        string_id = dict(zip(first, range(len(first))))
+        codes = np.fromiter(map(string_id.__getitem__, walk_list), dtype=np.int32, count=len(walk_list))
+        norm_keys = np.fromiter(map(string_id.__getitem__, key_list), dtype=np.int32, count=len(key_list))
+        strings = list(first)
+        del walk_list, first, string_id
+        ent_codes, rel_codes = codes[pos_ent], codes[pos_rel]
+        del codes
+
+        arrays: dict[str, np.ndarray] = {}
+        arrays["strings"], arrays["string_offsets"] = _string_table(strings)
+        del strings
+        arrays["entity_type"] = ent_codes[ent_ptr[:-1]]
+        arrays["entity_description"] = ent_codes[ent_ptr[:-1] + 1]
+        at = _offsets_within(ent_ptr)
+        in_chunks = np.repeat(ent_chunk_n, ent_len)
+        arrays["entity_chunk_ptr"] = _ragged(ent_chunk_n)
+        arrays["entity_chunks"] = ent_codes[(at >= 2) & (at < 2 + in_chunks)]
+        arrays["entity_file_ptr"] = _ragged(ent_len - 2 - ent_chunk_n)
+        arrays["entity_files"] = ent_codes[at >= 2 + in_chunks]
+        arrays["degree"] = degree
+        arrays["rel_source"] = src[by_rid].astype(np.int32)
+        arrays["rel_target"] = tgt[by_rid].astype(np.int32)
+        arrays["rel_label"] = rel_codes[rel_ptr[:-1]]
+        at = _offsets_within(rel_ptr)
+        in_kw = np.repeat(rel_kw_n, rel_len)
+        arrays["rel_kw_ptr"] = _ragged(rel_kw_n)
+        arrays["rel_kw"] = rel_codes[(at >= 1) & (at <= in_kw)]
+        arrays["rel_description"] = rel_codes[rel_ptr[:-1] + 1 + rel_kw_n]
+        arrays["rel_weight"] = np.fromiter((d.weight for d in rel_views), dtype=np.float64, count=m)
+        arrays["rel_directed"] = directed_rel[by_rid]
+        arrays["rel_chunk_ptr"] = _ragged(rel_len - 2 - rel_kw_n)
+        arrays["rel_chunks"] = rel_codes[at >= 2 + in_kw]
+        del at, in_chunks, in_kw, ent_codes, rel_codes
+        arrays["nbr_ptr"] = nbr_ptr
+        arrays["nbr_node"] = nb.astype(np.int32)
+        arrays["nbr_rel"] = nbr_rel.astype(np.int32)
+        arrays["nbr_dir"] = dirs.astype(np.int8)
+        arrays["norm_keys"], arrays["norm_ptr"], arrays["norm_ids"] = norm_keys, norm_ptr, norm_ids
+        arrays["reply_blob"], arrays["reply_offsets"] = _replies(
+            entities, rel_views, nbr_ptr, nb, nbr_rel, degree, limits, node_info_text, relation_head, relation_tail)
+        texts = [entity_text(e.name, e.description, FINGERPRINT_TEXT_CHARS) for e in entities]
     meta = {
         "format": SERVED_FORMAT_VERSION, "domain": graph.domain, "directed": graph.directed,
-        "snapshot_id": graph.snapshot_id, "entities": len(names), "relations": graph.n_edges,
+        "snapshot_id": graph.snapshot_id, "entities": n, "relations": graph.n_edges,
         "limits": limits_key(limits), "content_hash": content_hash,
         "text_fingerprints": {_fingerprint_key(FINGERPRINT_TEXT_CHARS): text_fingerprint(texts)},
     }  # fmt: skip
     return arrays, meta
+
+
+def _replies(entities: list[Entity], rel_views: list[EdgeData], nbr_ptr: np.ndarray, nbr_node: np.ndarray,
+             nbr_rel: np.ndarray, degree: np.ndarray, limits: Any, node_info_text: Any, relation_head: Any,
+             relation_tail: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Every entity's node_info reply body (``{"rendered_content": ...}`` as JSON bytes) and their offsets: the
+    part of a relation line after its arrow made once per relation, the rest per listed relation."""
+    cap = limits.neighbors
+    tails = [relation_tail(d, limits) for d in rel_views]
+    names = [e.name for e in entities]
+    ptr, nodes, rels, degrees = nbr_ptr.tolist(), nbr_node.tolist(), nbr_rel.tolist(), degree.tolist()
+    weights = np.fromiter((d.weight for d in rel_views), dtype=np.float64, count=len(rel_views))
+    dumps = orjson.dumps
+    replies: list[bytes] = []
+    for i, e in enumerate(entities):
+        lo, hi = ptr[i], ptr[i + 1]
+        count, left = hi - lo, 0
+        shown: Any = range(lo, hi)
+        if count > cap:  # ``_cap_relations``: the strongest stay (highest weight, then earliest), in list order
+            keep = np.argsort(-weights[np.asarray(rels[lo:hi], dtype=np.int64)], kind="stable")[:cap]
+            shown, left = (lo + np.sort(keep)).tolist(), count - cap
+        lines = [relation_head(names[nodes[p]], rel_views[rels[p]]) + tails[rels[p]] for p in shown]
+        text = node_info_text(e.name, e.type, e.description, count, degrees[i], lines, left, limits)
+        replies.append(dumps({"rendered_content": text}))
+    lengths = np.fromiter(map(len, replies), dtype=np.int64, count=len(replies))
+    return np.frombuffer(b"".join(replies), dtype=np.uint8).copy(), _ragged(lengths)
 
 
 def _fingerprint_key(max_chars: int) -> str:

@@ -123,18 +123,27 @@ def _arrow(neighbor: str, d: EdgeData) -> str:
 def relation_line(neighbor: str, d: EdgeData, limits: RenderLimits) -> str:
     """One neighbour relation: ``neighbour | arrow | keywords: ... | description`` (empty parts left out).
     Shared by node_info and neighbor_search so a relation reads the same in both."""
-    parts = [neighbor]
+    return relation_head(neighbor, d) + relation_tail(d, limits)
+
+
+def relation_head(neighbor: str, d: EdgeData) -> str:
+    """The start of ``relation_line``: ``neighbour | arrow`` (the arrow left out when empty)."""
     arrow = _arrow(neighbor, d)
-    if arrow:
-        parts.append(arrow)
+    return f"{neighbor} | {arrow}" if arrow else neighbor
+
+
+def relation_tail(d: EdgeData, limits: RenderLimits) -> str:
+    """The end of ``relation_line`` after the arrow: ``" | keywords: ... | description"`` (empty parts left out),
+    the same from either end of the relation (the served graph renders it once per relation)."""
+    tail = ""
     if d.keywords:
         kws = list(d.keywords[: limits.keywords])
         if len(d.keywords) > limits.keywords:
             kws.append("...")
-        parts.append("keywords: " + ", ".join(kws))
+        tail = " | keywords: " + ", ".join(kws)
     if d.description.strip():
-        parts.append(clip(d.description, limits.edge_description_chars))
-    return " | ".join(parts)
+        tail += " | " + clip(d.description, limits.edge_description_chars)
+    return tail
 
 
 def _entity_label(e: Entity) -> str:
@@ -167,19 +176,27 @@ def render_entity_matches(query: str, graph_type: str, entities: Sequence[Entity
 def render_node_info(graph: KnowledgeGraph, name: str, limits: RenderLimits) -> str:
     """node_info: the entity, its description, and every relation to a neighbour (capped)."""
     e = graph.entity(name)
-    lines = [f"Entity: {e.name}"]
-    if e.type and e.type != UNKNOWN_TYPE:
-        lines.append(f"Type: {e.type}")
-    desc = clip(e.description, limits.description_chars)
-    lines.append(f"Description: {desc}" if desc else "Description: (none)")
     rels = graph.neighbors(name)
-    if not rels:
+    shown, left = _cap_relations(rels, limits.neighbors)
+    return node_info_text(e.name, e.type, e.description, len(rels), len({nb for nb, _ in rels}),
+                          [relation_line(nb, d, limits) for nb, d in shown], left, limits)  # fmt: skip
+
+
+def node_info_text(name: str, type_: str, description: str, n_relations: int, n_entities: int,
+                   shown: Sequence[str], left: int, limits: RenderLimits) -> str:
+    """The node_info text of one entity from its parts: ``n_relations`` relations with ``n_entities`` distinct
+    neighbours, of which the ``relation_line``s ``shown`` (``_cap_relations``'s), ``left`` more not shown. The
+    served graph's build renders every entity through it from its arrays (``tasks.env.served``)."""
+    lines = [f"Entity: {name}"]
+    if type_ and type_ != UNKNOWN_TYPE:
+        lines.append(f"Type: {type_}")
+    desc = clip(description, limits.description_chars)
+    lines.append(f"Description: {desc}" if desc else "Description: (none)")
+    if not n_relations:
         lines.append("Neighbours: none")
         return "\n".join(lines)
-    n_entities = len({nb for nb, _ in rels})
-    lines.append(f"Neighbours ({_count(len(rels), 'relation', 'relations')} with {_count(n_entities, 'entity', 'entities')}):")
-    shown, left = _cap_relations(rels, limits.neighbors)
-    lines.extend(f"{i}. {relation_line(nb, d, limits)}" for i, (nb, d) in enumerate(shown, 1))
+    lines.append(f"Neighbours ({_count(n_relations, 'relation', 'relations')} with {_count(n_entities, 'entity', 'entities')}):")
+    lines.extend(f"{i}. {line}" for i, line in enumerate(shown, 1))
     if left:
         lines.append(_more(left))
     return "\n".join(lines)
@@ -592,7 +609,10 @@ __all__ = [
     "RenderLimits",
     "ToolEnvironment",
     "clip",
+    "node_info_text",
+    "relation_head",
     "relation_line",
+    "relation_tail",
     "render_entity_matches",
     "render_neighbors",
     "render_no_information",

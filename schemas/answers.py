@@ -107,9 +107,17 @@ def _name_once(s: str) -> str:
     return " ".join(t.split()).strip(_END_STRIP)
 
 
+#: ``_FOLD`` on ASCII text: the ASCII quotes (the dashes and the soft hyphen are not ASCII).
+_ASCII_FOLD = str.maketrans({q: "'" for q in _QUOTES if q.isascii()})
+
+
 def name_key(s: str) -> str:
     """The lookup key of an entity name (see the module table). Idempotent:
     ``name_key(name_key(s)) == name_key(s)``."""
+    if s.isascii():
+        # NFKC leaves ASCII as it is and casefold is lower there, and the result is already a fixed point: one
+        # pass of the same steps (a sixth of the cost; the served graph's build keys a million names).
+        return " ".join(s.translate(_ASCII_FOLD).lower().split()).strip(_END_STRIP)
     t = _name_once(s)
     for _ in range(4):  # converges in one or two rounds; the bound keeps a pathological input from looping
         again = _name_once(t)

@@ -144,6 +144,19 @@ def test_keys_are_idempotent_and_ordered(s: str) -> None:
         assert lenient_key(variant) == lenient_key(s)
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_the_ascii_name_key_is_the_full_one(s: str) -> None:
+    """``name_key``'s ASCII shortcut gives what the Unicode steps give (NFKC, folding, casefold, to a fixed point)."""
+    from schemas.answers import _name_once
+
+    for text in (s, '  "Kant`s"  ', "\tC++\x1f", "-- The   Hague!", "a\x0bb", "'\"`", "GPT-4..."):
+        t = _name_once(text)
+        while _name_once(t) != t:
+            t = _name_once(t)
+        assert name_key(text) == t
+
+
 def test_lists_and_and() -> None:
     assert parse_answer_list('["Paris", "Lyon", "Paris", ""]') == ["Paris", "Lyon"]
     assert parse_answer_list("King's College, Cambridge") == ["King's College, Cambridge"]

@@ -9,6 +9,7 @@ import random
 import pytest
 
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
+from tasks.meaning.morphology import profile_from_label
 from tasks.meaning.names import in_running_text, name_takes_article, node_type_noun
 from tasks.meaning.profiles import book_for_graph
 from tasks.qa.program_writer import write_program_question
@@ -601,3 +602,27 @@ def test_a_time_noun_an_adverb_and_a_participle_read_as_when_it_happened(label, 
     from tasks.meaning.profiles import derived_profile
 
     assert derived_profile(label).forms.subject_clause[0] == clause
+
+
+def test_a_term_no_word_list_knows_is_a_kind_and_a_table_name_is_not():
+    """Nuclides typed "radionuclide" (no word list here knows it) in a graph that types its values by their columns
+    ("half-life", "decay mode") were 'the entity': the type read as a table's name. A term that is not words run
+    together is a kind; "statename", "msleep" and "pkmn" stay a table's names."""
+    from tasks.meaning.names import _made_up
+
+    assert not _made_up("radionuclide") and not _made_up("nuclide")
+    assert _made_up("statename") and _made_up("msleep") and _made_up("pkmn") and _made_up("starwar")
+    triples = [("U-238", "decays to", "Th-234"), ("U-238", "half-life", "4.47E9 years"),
+               ("U-238", "decay mode", "alpha"), ("Th-234", "half-life", "24.1 days"),
+               ("Th-234", "decay mode", "beta minus")]
+    kg = graph(triples, {"U-238": "radionuclide", "Th-234": "radionuclide", "4.47E9 years": "half-life",
+                         "24.1 days": "half-life", "alpha": "decay mode", "beta minus": "decay mode"})
+    assert node_type_noun(kg, "Th-234") == "radionuclide"
+
+
+def test_a_compound_noun_joined_by_hyphens_reads_as_a_noun():
+    """"half-life" was no noun phrase (lemminflect lacks it), so the label had no reading; a compound whose last
+    part is a noun reads as one. Letters joined by a hyphen are no words."""
+    p = profile_from_label("half-life")
+    assert p.forms is not None and p.forms.ask_object == ["{wh} is the half-life of {s}?"]
+    assert profile_from_label("x-y").forms is None

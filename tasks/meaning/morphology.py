@@ -210,9 +210,19 @@ def _inflect(lemma: str, tag: str) -> str:
 
 
 def _is_noun(word: str) -> bool:
-    """A noun lemminflect knows, or one English derives from a noun with a prefix ("subgenre", "microarchitecture")."""
+    """A noun lemminflect knows, one English derives from a noun with a prefix ("subgenre", "microarchitecture"), or
+    a compound joined by hyphens whose last part is a noun ("half-life", "by-product")."""
     lem = getAllLemmas(word.lower())
-    return "NOUN" in lem or "PROPN" in lem or derived_noun(word)
+    return "NOUN" in lem or "PROPN" in lem or derived_noun(word) or _hyphen_noun(word)
+
+
+def _hyphen_noun(word: str) -> bool:
+    """Whether ``word`` is a compound joined by hyphens whose last part is a noun and whose other parts are words or
+    prefixes ("half-life", "by-product", "co-founder"; not "x-y" or "a-b")."""
+    parts = word.lower().split("-")
+    if len(parts) < 2 or not all(re.fullmatch(r"[a-z]{2,}", p) for p in parts):
+        return False
+    return "NOUN" in getAllLemmas(parts[-1]) and all(p in _PREFIXES or _known(p) for p in parts[:-1])
 
 
 def _singular(noun: str) -> str:
@@ -545,7 +555,7 @@ def _noun_phrase(words: list[str]) -> bool:
     if not words or words[-1].lower() in _FUNCTION or not _is_noun(words[-1]):
         return False
     return all(w.lower() in {"of"} or (w.lower() not in _FUNCTION and (bool(getAllLemmas(w.lower()))
-                                                                     or derived_word(w.lower())))
+                                                                     or derived_word(w.lower()) or _hyphen_noun(w)))
                for w in words)
 
 

@@ -440,7 +440,7 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
     type for the whole graph, so every row of a table gets the same answer whatever its neighbours. A row type that
     is a word ("baker") is a class all the same."""
     head = noun.split()[-1].lower()
-    if not head.isalpha() or english_word(head):
+    if not head.isalpha() or english_word(head) or not _made_up(head):
         return False
     type_text = kg.entity(name).type or ""
     decided = kg.__dict__.setdefault("_table_types", {})
@@ -448,6 +448,16 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
         rows = _rows_by_type(kg).get(type_text, [])
         decided[type_text] = 2 * sum(_typed_by_columns(kg, n) for n in rows) > len(rows)
     return decided[type_text]
+
+
+def _made_up(word: str) -> bool:
+    """Whether a lower-case word no list knows is made up the way a table is named: without a vowel ("pkmn"), or
+    English words run together, or a letter or two before one ("statename", "starwar", "msleep"); a word that is
+    none of these ("radionuclide", "nuclide") is a term of a field the lists lack, a kind all the same."""
+    if not re.search(r"[aeiouy]", word):
+        return True
+    return any((i <= 2 or english_word(word[:i])) and len(word) - i >= 3 and english_word(word[i:])
+               for i in range(1, len(word) - 2))
 
 
 def english_word(word: str) -> bool:

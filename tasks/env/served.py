@@ -129,7 +129,7 @@ def _string_table(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
         encoded = [s.encode("utf-8") for s in strings]
         lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
         data = b"".join(encoded)
-    return np.frombuffer(data, dtype=np.uint8).copy(), _ragged(lengths)
+    return np.frombuffer(data, dtype=np.uint8), _ragged(lengths)  # read-only, as the cache is mapped
 
 
 def _neighbor_order(graph: KnowledgeGraph, views: list[EdgeData], src: np.ndarray, tgt: np.ndarray,
@@ -208,10 +208,10 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
         # Strings, in the walk's order: per entity its type, description, chunk ids, file paths, then the label,
         # keywords, description and chunk ids of each relation it meets first.
         ent_parts = [(e.type, e.description, *e.source_chunk_ids, *e.file_paths) for e in entities]
-        ent_chunk_n = np.fromiter((len(e.source_chunk_ids) for e in entities), dtype=np.int64, count=n)
+        ent_chunk_n = np.fromiter(map(len, map(attrgetter("source_chunk_ids"), entities)), dtype=np.int64, count=n)
         ent_len = np.fromiter(map(len, ent_parts), dtype=np.int64, count=n)
         rel_parts = [(d.relation, *d.keywords, d.description, *d.source_chunk_ids) for d in rel_views]
-        rel_kw_n = np.fromiter((len(d.keywords) for d in rel_views), dtype=np.int64, count=m)
+        rel_kw_n = np.fromiter(map(len, map(attrgetter("keywords"), rel_views)), dtype=np.int64, count=m)
         rel_len = np.fromiter(map(len, rel_parts), dtype=np.int64, count=m)
         ent_ptr, rel_ptr = _ragged(ent_len), _ragged(rel_len)
         rids_before = _ragged(np.bincount(introduced_by, minlength=n))[:-1]  # rids met before entity i
@@ -226,9 +226,10 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
         keys = [normalize_name(name) for name in names]
         key_list = sorted(set(keys) - {""})
         key_rank = {k: i for i, k in enumerate(key_list)}
-        has_key = np.fromiter((bool(k) for k in keys), dtype=bool, count=n)
-        krank = np.fromiter((key_rank[k] for k in keys if k), dtype=np.int64, count=int(has_key.sum()))
-        key_rows = np.flatnonzero(has_key)
+        key_rank[""] = -1  # no key: not in the index
+        krank = np.fromiter(map(key_rank.__getitem__, keys), dtype=np.int64, count=n)
+        key_rows = np.flatnonzero(krank >= 0)
+        krank = krank[key_rows]
         norm_order = np.lexsort((key_rows, -degree[key_rows].astype(np.int64), krank))
         norm_ids = key_rows[norm_order].astype(np.int32)
         norm_ptr = _ragged(np.bincount(krank, minlength=len(key_list)))
@@ -265,7 +266,7 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
         arrays["rel_kw_ptr"] = _ragged(rel_kw_n)
         arrays["rel_kw"] = rel_codes[(at >= 1) & (at <= in_kw)]
         arrays["rel_description"] = rel_codes[rel_ptr[:-1] + 1 + rel_kw_n]
-        arrays["rel_weight"] = np.fromiter((d.weight for d in rel_views), dtype=np.float64, count=m)
+        arrays["rel_weight"] = weights = np.fromiter(map(attrgetter("weight"), rel_views), dtype=np.float64, count=m)
         arrays["rel_directed"] = directed_rel[by_rid]
         arrays["rel_chunk_ptr"] = _ragged(rel_len - 2 - rel_kw_n)
         arrays["rel_chunks"] = rel_codes[at >= 2 + in_kw]
@@ -276,7 +277,8 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
         arrays["nbr_dir"] = dirs.astype(np.int8)
         arrays["norm_keys"], arrays["norm_ptr"], arrays["norm_ids"] = norm_keys, norm_ptr, norm_ids
         arrays["reply_blob"], arrays["reply_offsets"] = _replies(
-            entities, rel_views, nbr_ptr, nb, nbr_rel, degree, limits, node_info_text, relation_head, relation_tail)
+            entities, rel_views, weights, nbr_ptr, nb, nbr_rel, degree, limits, node_info_text, relation_head,
+            relation_tail)  # fmt: skip
         texts = [entity_text(e.name, e.description, FINGERPRINT_TEXT_CHARS) for e in entities]
     meta = {
         "format": SERVED_FORMAT_VERSION, "domain": graph.domain, "directed": graph.directed,
@@ -287,16 +289,15 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
     return arrays, meta
 
 
-def _replies(entities: list[Entity], rel_views: list[EdgeData], nbr_ptr: np.ndarray, nbr_node: np.ndarray,
-             nbr_rel: np.ndarray, degree: np.ndarray, limits: Any, node_info_text: Any, relation_head: Any,
-             relation_tail: Any) -> tuple[np.ndarray, np.ndarray]:
+def _replies(entities: list[Entity], rel_views: list[EdgeData], weights: np.ndarray, nbr_ptr: np.ndarray,
+             nbr_node: np.ndarray, nbr_rel: np.ndarray, degree: np.ndarray, limits: Any, node_info_text: Any,
+             relation_head: Any, relation_tail: Any) -> tuple[np.ndarray, np.ndarray]:
     """Every entity's node_info reply body (``{"rendered_content": ...}`` as JSON bytes) and their offsets: the
     part of a relation line after its arrow made once per relation, the rest per listed relation."""
     cap = limits.neighbors
     tails = [relation_tail(d, limits) for d in rel_views]
     names = [e.name for e in entities]
     ptr, nodes, rels, degrees = nbr_ptr.tolist(), nbr_node.tolist(), nbr_rel.tolist(), degree.tolist()
-    weights = np.fromiter((d.weight for d in rel_views), dtype=np.float64, count=len(rel_views))
     dumps = orjson.dumps
     replies: list[bytes] = []
     for i, e in enumerate(entities):
@@ -310,7 +311,7 @@ def _replies(entities: list[Entity], rel_views: list[EdgeData], nbr_ptr: np.ndar
         text = node_info_text(e.name, e.type, e.description, count, degrees[i], lines, left, limits)
         replies.append(dumps({"rendered_content": text}))
     lengths = np.fromiter(map(len, replies), dtype=np.int64, count=len(replies))
-    return np.frombuffer(b"".join(replies), dtype=np.uint8).copy(), _ragged(lengths)
+    return np.frombuffer(b"".join(replies), dtype=np.uint8), _ragged(lengths)
 
 
 def _fingerprint_key(max_chars: int) -> str:

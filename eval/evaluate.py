@@ -42,15 +42,11 @@ from schemas.qa import QA, GoldPath
 from schemas.tools import OMNE_TOOLS, tool_schemas
 from tasks.env.agent_loop import AgentConfig, ChatGateway, ToolRunner, initial_messages, run_agent
 from schemas.answers import path_coverage
+from schemas.evaluation import MODES, Mode, TrainedAs
 from tasks.env.ikg import IKGView, setting_fields, viewed_environment
 from tasks.env.text_search import TextIndex
 from tasks.env.tool_calls import extract_answer, strip_think, think_text
 
-Mode = Literal["tools", "no_tools", "gold_context"]
-MODES: tuple[str, ...] = ("tools", "no_tools", "gold_context")
-
-
-TrainedAs = Literal["think", "no_think"]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
-"""Checks of flow parameters that need no LLM and no write: the flows run them before they record a run, and the
-CLI runs them before Prefect starts, so a bad argument is one clear ``InputError`` at once, never a traceback after a
-flow start, and never a half-changed warehouse.
+"""Checks of flow parameters that need no LLM and no write: the parameter models (``flows.params``) run them, so
+the flows before they record a run and the CLI before Prefect starts refuse a bad argument with one clear
+``InputError`` at once, never a traceback after a flow start, and never a half-changed warehouse; and checks that
+need the configuration or the warehouse (seed ball bounds against ``settings.seeds``, known domains).
 
 Each check names the parameter as a deployment passes it (``n_seeds``) and, where the CLI spells it differently,
 its option (``--seeds``)."""
@@ -50,29 +51,6 @@ def check_known_domains(domains: Sequence[str] | None, known: Sequence[str], wha
         raise InputError(f"no {what} for domain(s) {', '.join(missing)}; domains with {what}: {have}. {how}")
 
 
-def check_generate_params(*, n_seeds: Any, modes: Sequence[str] | None, max_attempts: Any,
-                          hop_mix: Mapping[str, float] | None, split_proportions: Mapping[str, float] | None,
-                          domains: Sequence[str] | None = None, candidates: Any = 8, batch_size: Any = 64,
-                          min_ball: Any = None, max_ball: Any = None, dedup_threshold: Any = 0.8) -> None:
-    """The ``generate-qa`` parameters, before anything is sampled or written. ``min_ball`` / ``max_ball`` None:
-    the configuration's (``seed_ball_bounds`` checks the pair once resolved)."""
-    check_domain_names(domains)
-    at_least(n_seeds, 1, "n_seeds", "--seeds", "seeds per domain")
-    at_least(max_attempts, 1, "max_attempts", "--attempts", "the first attempt plus retries")
-    at_least(candidates, 1, "candidates")
-    at_least(batch_size, 1, "batch_size")
-    check_ball_bounds(min_ball, max_ball)
-    if not (isinstance(dedup_threshold, (int, float)) and 0 < dedup_threshold <= 1):
-        raise InputError(f"dedup_threshold must be in (0, 1], got {dedup_threshold!r}")
-    bad = [m for m in modes or [] if m not in MODES]  # none given: the flow's default (candidates)
-    if bad:
-        raise InputError(f"unknown mode(s) {bad} in modes (--mode); choose from {', '.join(MODES)}")
-    if hop_mix is not None:
-        _shares(hop_mix, HOP_CLASSES, "hop_mix", "--short-share sets 1-2 and 3+ = 1 - it")
-    if split_proportions is not None:
-        _shares(split_proportions, SPLIT_NAMES, "split_proportions", "")
-
-
 _BALL = "nodes in a seed's depth-3 neighbourhood, centre included"
 
 
@@ -104,29 +82,19 @@ def seed_ball_bounds(min_ball: Any, max_ball: Any, configured: Any) -> tuple[int
     return lo, hi
 
 
-def _shares(shares: Mapping[str, float], names: Sequence[str], param: str, hint: str) -> None:
-    if not isinstance(shares, Mapping) or not shares:
-        raise InputError(f"{param} must map {', '.join(names)} to shares, got {shares!r}")
-    unknown = [k for k in shares if k not in names]
+def shares(given: Mapping[str, float], names: Sequence[str], param: str, hint: str) -> None:
+    """``given`` maps some of ``names`` to shares between 0 and 1 that add up to 1 (``hint``: how to set them)."""
+    if not isinstance(given, Mapping) or not given:
+        raise InputError(f"{param} must map {', '.join(names)} to shares, got {given!r}")
+    unknown = [k for k in given if k not in names]
     if unknown:
         raise InputError(f"{param} has unknown key(s) {unknown}; the keys are {', '.join(names)}")
-    for k, v in shares.items():
+    for k, v in given.items():
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
             raise InputError(f"{param}[{k!r}] must be a share between 0 and 1, got {v!r}{f' ({hint})' if hint else ''}")
-    total = sum(shares.values())
+    total = sum(given.values())
     if not math.isclose(total, 1.0, abs_tol=1e-6):
-        raise InputError(f"the shares of {param} must add up to 1, got {total:g} ({dict(shares)})")
-
-
-def check_paths_params(*, max_paths: Any, time_budget_s: Any, paths_per_call: Any = 5, batch_size: Any = None,
-                       domains: Sequence[str] | None = None) -> None:
-    """The ``verify-paths`` parameters (``batch_size`` ``None``: the verifier endpoint's concurrency)."""
-    check_domain_names(domains)
-    at_least(max_paths, 1, "max_paths", "--max-paths")
-    positive(time_budget_s, "time_budget_s", "--time-budget")
-    at_least(paths_per_call, 1, "paths_per_call")
-    if batch_size is not None:
-        at_least(batch_size, 1, "batch_size")
+        raise InputError(f"the shares of {param} must add up to 1, got {total:g} ({dict(given)})")
 
 
 def writable_folder(path: Path, what: str) -> None:

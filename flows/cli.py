@@ -16,6 +16,9 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.console import Console
 
+from flows.cli_options import model_command
+from flows.params import (BuildGraphs, DistillTrajectories, EvaluatePolicy, ExportDatasets, GenerateQA, IngestCorpus,
+                          Refresh, VerifyPaths)
 from schemas.errors import HopforgeError, InputError
 
 # Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
@@ -125,6 +128,12 @@ def _run(fn):
         stop_shared_servers()
 
 
+def verb(group: typer.Typer, name: str, model: type) -> Any:
+    """A verb whose options are the fields of a flow's parameter model (``flows.cli_options``); its body runs
+    under ``_run``, the model's check included."""
+    return model_command(group, name, model, _run)
+
+
 @app.command()
 def doctor(config: ConfigOpt = None, gguf: GgufOpt = None,
            embeddings: Annotated[bool, typer.Option(help="Also check the embedding model.")] = True) -> None:
@@ -155,12 +164,9 @@ def smoke(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     _run(body)
 
 
-MinBallOpt = Annotated[Optional[int], typer.Option(
-    "--min-ball", help="Fewest nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.min_ball, 20); "
-    "lower it for a small graph.")]
-MaxBallOpt = Annotated[Optional[int], typer.Option(
-    "--max-ball", help="Most nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.max_ball, 400); "
-    "raise it for a dense graph.")]
+# The demo's seed ball bounds are generate-qa's, as its model declares them.
+MinBallOpt = Annotated[Optional[int], typer.Option("--min-ball", help=GenerateQA.model_fields["min_ball"].description)]
+MaxBallOpt = Annotated[Optional[int], typer.Option("--max-ball", help=GenerateQA.model_fields["max_ball"].description)]
 
 
 def _ball_bounds(settings, min_ball: int | None, max_ball: int | None) -> None:
@@ -399,59 +405,40 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
 DomainOpt = Annotated[Optional[list[str]], typer.Option("--domain", "-d", help="Domain(s); default: all known.")]
 
 
-@app.command()
-def ingest(source: str, config: ConfigOpt = None,
-           kind: Annotated[str, typer.Option(help="auto | jsonl | folder | hf")] = "auto",
-           allow_new_domains: Annotated[bool, typer.Option(help="Accept domains outside the 20 UltraDomain names.")] = False,
-           chunk_tokens: int = 1200, chunk_overlap: int = 100) -> None:
+@verb(app, "ingest", IngestCorpus)
+def ingest(p: IngestCorpus, config: ConfigOpt = None) -> None:
     """Ingest a corpus (UltraDomain jsonl, a folder of .txt/.md per domain, or a Hugging Face dataset id)."""
+    from flows.graphs import check_source, ingest_corpus, ingest_options
 
-    def body():
-        from flows.graphs import check_source, ingest_corpus, ingest_options
-
-        settings = _settings(config)
-        check_source(source, kind, ingest_options(chunk_tokens, chunk_overlap, allow_new_domains))
-        _preflight_warehouse(settings)
-        with _Bars():
-            r = ingest_corpus(source=source, source_kind=kind, allow_new_domains=allow_new_domains,
-                              chunk_token_size=chunk_tokens, chunk_overlap_token_size=chunk_overlap,
-                              settings=settings)
-        for line in r.get("skips", []):
-            err.print(f"skipped {line}", highlight=False, markup=False, soft_wrap=True)
-        out.print(f"ingested: {r['documents_written']} new documents, {r['chunks_written']} chunks, "
-                  f"{r['already_present']} already present, {r['skipped']} inputs skipped (run {r['run_id']})")
-
-    _run(body)
+    settings = _settings(config)
+    check_source(p.source, p.source_kind, ingest_options(p.chunk_token_size, p.chunk_overlap_token_size,
+                                                         p.allow_new_domains))
+    _preflight_warehouse(settings)
+    with _Bars():
+        r = ingest_corpus(**p.flow_kwargs(), settings=settings)
+    for line in r.get("skips", []):
+        err.print(f"skipped {line}", highlight=False, markup=False, soft_wrap=True)
+    out.print(f"ingested: {r['documents_written']} new documents, {r['chunks_written']} chunks, "
+              f"{r['already_present']} already present, {r['skipped']} inputs skipped (run {r['run_id']})")
 
 
-@graph_app.command("build")
-def graph_build(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
-                source: Annotated[Optional[str], typer.Option(help="Ingest this corpus first.")] = None,
-                kind: str = "auto", allow_new_domains: bool = False, chunk_tokens: int = 1200,
-                chunk_overlap: int = 100) -> None:
+@verb(graph_app, "build", BuildGraphs)
+def graph_build(p: BuildGraphs, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Build one LightRAG graph per domain from the ingested documents (resumable), then report."""
+    from flows.graphs import build_graphs, check_source, ingest_options
 
-    def body():
-        from flows.checks import check_domain_names
-        from flows.graphs import build_graphs, check_source, ingest_options
-
-        settings = _settings(config, gguf)
-        options = ingest_options(chunk_tokens, chunk_overlap, allow_new_domains)
-        if source:
-            check_source(source, kind, options)
-        check_domain_names(domain)
-        _preflight_warehouse(settings)
-        with _Bars():
-            r = build_graphs(domains=domain, source=source, source_kind=kind, allow_new_domains=allow_new_domains,
-                             chunk_token_size=chunk_tokens, chunk_overlap_token_size=chunk_overlap,
-                             settings=settings)
-        _print_reports(r["reports"])
-        for d, why in r["failures"].items():
-            err.print(f"[red]{d}: {why}[/]")
-        if r["failures"] and not r["built"]:
-            raise typer.Exit(1)
-
-    _run(body)
+    settings = _settings(config, gguf)
+    options = ingest_options(p.chunk_token_size, p.chunk_overlap_token_size, p.allow_new_domains)
+    if p.source:
+        check_source(p.source, p.source_kind, options)
+    _preflight_warehouse(settings)
+    with _Bars():
+        r = build_graphs(**p.flow_kwargs(), settings=settings)
+    _print_reports(r["reports"])
+    for d, why in r["failures"].items():
+        err.print(f"[red]{d}: {why}[/]")
+    if r["failures"] and not r["built"]:
+        raise typer.Exit(1)
 
 
 @graph_app.command("import")
@@ -578,57 +565,28 @@ def _print_reports(reports: list[dict[str, Any]]) -> None:
         out.print(report_text(GraphReport(**r)), highlight=False, markup=False, soft_wrap=True)
 
 
-ModeOpt = Annotated[Optional[list[str]], typer.Option("--mode", "-m", help="candidates | free (repeat for both).")]
-
-
-@qa_app.command("generate")
-def qa_generate(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None, mode: ModeOpt = None,
-                seeds: Annotated[int, typer.Option(help="Seeds per domain.")] = 20,
-                short_share: Annotated[float, typer.Option(help="Share of 1-2 hop questions (the rest are 3+).")] = 0.5,
-                attempts: Annotated[int, typer.Option(help="Attempts per seed (first + retries with feedback).")] = 3,
-                judge: Annotated[bool, typer.Option(help="Ask the verifier role to judge each question.")] = True,
-                min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None,
-                meaning_check: Annotated[Optional[str], typer.Option(
-                    "--meaning-check", help="auto | on | off: before the judge, the verifier answers each question "
-                    "from its path's facts alone; another answer rejects it. auto (the config's default): on unless "
-                    "the verifier is the embedded model.")] = None) -> None:
+@verb(qa_app, "generate", GenerateQA)
+def qa_generate(p: GenerateQA, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Sample seeds, generate questions, check them in code and by a judge, dedup, assign splits."""
+    from flows.qa import generate_qa
 
-    def body():
-        from flows.qa import generate_qa
-
-        from flows.checks import check_generate_params
-
-        if not 0 <= short_share <= 1:
-            raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
-        bad = [m for m in (mode or []) if m not in ("candidates", "free")]
-        if bad:
-            raise _UserError(f"unknown --mode {bad[0]!r}: use candidates or free")
-        check_generate_params(n_seeds=seeds, modes=mode, max_attempts=attempts, hop_mix=None, split_proportions=None,
-                              domains=domain, min_ball=min_ball, max_ball=max_ball)
-        if meaning_check is not None and meaning_check not in ("auto", "on", "off"):
-            raise _UserError(f"unknown --meaning-check {meaning_check!r}: use auto, on or off")
-        settings = _settings(config, gguf)
-        _ball_bounds(settings, min_ball, max_ball)
-        _check_domains(settings, domain)
-        _preflight_warehouse(settings)
-        with _Bars():
-            r = generate_qa(domains=domain, n_seeds=seeds, modes=mode or ["candidates"], max_attempts=attempts,
-                            hop_mix={"1-2": short_share, "3+": 1 - short_share}, use_judge=judge,
-                            min_ball=min_ball, max_ball=max_ball, meaning_check=meaning_check, settings=settings)
-        _print_seed_notes(r.get("seed_notes", []))
-        _print_yields(r["yields"])
-        _print_seed_notes([*r["mix_lines"], *r["meaning_check"]["lines"]])
-        out.print(f"accepted {r['accepted']} questions in run {r['run_id']} ({r['llm_calls']} LLM calls, "
-                  f"{r['llm_cache_hits']} cache hits)")
-        if r.get("no_graph"):  # the job could not be done for a stated reason: a script must not count it done
-            raise _UserError(f"no graph for domain(s) {', '.join(r['no_graph'])}: import one (`hopforge graph "
-                             "import`) or build one (`hopforge graph build`) first")
-        if r.get("no_seed"):  # the reason for each is printed above (the seed notes)
-            raise _UserError(f"no seed in domain(s) {', '.join(r['no_seed'])}: no question could be asked there; "
-                             "the lines above say why")
-
-    _run(body)
+    settings = _settings(config, gguf)
+    _ball_bounds(settings, p.min_ball, p.max_ball)
+    _check_domains(settings, p.domains)
+    _preflight_warehouse(settings)
+    with _Bars():
+        r = generate_qa(**p.flow_kwargs(), settings=settings)
+    _print_seed_notes(r.get("seed_notes", []))
+    _print_yields(r["yields"])
+    _print_seed_notes([*r["mix_lines"], *r["meaning_check"]["lines"]])
+    out.print(f"accepted {r['accepted']} questions in run {r['run_id']} ({r['llm_calls']} LLM calls, "
+              f"{r['llm_cache_hits']} cache hits)")
+    if r.get("no_graph"):  # the job could not be done for a stated reason: a script must not count it done
+        raise _UserError(f"no graph for domain(s) {', '.join(r['no_graph'])}: import one (`hopforge graph "
+                         "import`) or build one (`hopforge graph build`) first")
+    if r.get("no_seed"):  # the reason for each is printed above (the seed notes)
+        raise _UserError(f"no seed in domain(s) {', '.join(r['no_seed'])}: no question could be asked there; "
+                         "the lines above say why")
 
 
 def _print_seed_notes(lines: list[str]) -> None:
@@ -637,26 +595,19 @@ def _print_seed_notes(lines: list[str]) -> None:
         out.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-@qa_app.command("paths")
-def qa_paths(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
-             max_paths: int = 20, time_budget: float = 2.0) -> None:
+@verb(qa_app, "paths", VerifyPaths)
+def qa_paths(p: VerifyPaths, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Find and verify gold paths for accepted questions that have none yet."""
+    from flows.qa import verify_paths
 
-    def body():
-        from flows.checks import check_paths_params
-        from flows.qa import verify_paths
-
-        check_paths_params(max_paths=max_paths, time_budget_s=time_budget, domains=domain)
-        settings = _settings(config, gguf)
-        _check_domains(settings, domain)
-        _preflight_warehouse(settings)
-        with _Bars():
-            r = verify_paths(domains=domain, max_paths=max_paths, time_budget_s=time_budget, settings=settings)
-        out.print(f"{r['questions']} questions: {r['mean_candidates']} candidate paths and {r['mean_verified']} verified "
-                  f"on average; generator path confirmed for {r['generator_confirmed']}; {r['search_cut']} searches "
-                  f"hit a bound (run {r['run_id']})")
-
-    _run(body)
+    settings = _settings(config, gguf)
+    _check_domains(settings, p.domains)
+    _preflight_warehouse(settings)
+    with _Bars():
+        r = verify_paths(**p.flow_kwargs(), settings=settings)
+    out.print(f"{r['questions']} questions: {r['mean_candidates']} candidate paths and {r['mean_verified']} verified "
+              f"on average; generator path confirmed for {r['generator_confirmed']}; {r['search_cut']} searches "
+              f"hit a bound (run {r['run_id']})")
 
 
 @qa_app.command("stats")
@@ -710,32 +661,18 @@ def _print_hop_kind(shapes: list[dict[str, Any]]) -> None:
             out.print(line, highlight=False, markup=False)
 
 
-@traj_app.command("distill")
-def traj_distill(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
-                 kind: Annotated[Optional[list[str]], typer.Option("--kind", "-k", help="template | rollouts | cot (repeat).")] = None,
-                 rollouts: Annotated[int, typer.Option(help="Rollout samples per question.")] = 2,
-                 split: Annotated[Optional[str], typer.Option(help="Only questions of this split.")] = None,
-                 min_path_coverage: float = 0.5) -> None:
+@verb(traj_app, "distill", DistillTrajectories)
+def traj_distill(p: DistillTrajectories, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Distill trajectories from the teacher role for accepted questions with gold paths (resumable)."""
+    from flows.distill import distill_trajectories
 
-    def body():
-        from flows.distill import check_distill_params, distill_trajectories
-
-        kinds = kind or ["template", "rollouts", "cot"]
-        bad = [k for k in kinds if k not in ("template", "rollouts", "cot")]
-        if bad:
-            raise _UserError(f"unknown --kind {bad[0]!r}: use template, rollouts or cot")
-        check_distill_params(kinds, split, rollouts, domain)
-        settings = _settings(config, gguf)
-        _check_domains(settings, domain)
-        _preflight_warehouse(settings)
-        with _Bars():
-            r = distill_trajectories(domains=domain, kinds=kinds, n_rollouts=rollouts, split=split,
-                                     min_path_coverage=min_path_coverage, settings=settings)
-        _print_yields(r["by_kind"])
-        out.print(f"{r['accepted']}/{r['made']} trajectories accepted in run {r['run_id']}")
-
-    _run(body)
+    settings = _settings(config, gguf)
+    _check_domains(settings, p.domains)
+    _preflight_warehouse(settings)
+    with _Bars():
+        r = distill_trajectories(**p.flow_kwargs(), settings=settings)
+    _print_yields(r["by_kind"])
+    out.print(f"{r['accepted']}/{r['made']} trajectories accepted in run {r['run_id']}")
 
 
 @traj_app.command("stats")
@@ -756,76 +693,46 @@ def traj_stats(config: ConfigOpt = None) -> None:
     _run(body)
 
 
-@eval_app.command("run")
-def eval_run(config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
-             split: Annotated[str, typer.Option(help="train | validation | test | all")] = "test",
-             mode: Annotated[Optional[list[str]], typer.Option("--mode", "-m", help="tools | no_tools | gold_context (repeat)")] = None,
-             limit: Annotated[Optional[int], typer.Option(help="At most this many questions.")] = None,
-             judge: Annotated[bool, typer.Option(help="Ask the judge role when exact match fails.")] = False,
-             trained_as: Annotated[Optional[str], typer.Option(help="think | no_think: the policy is a checkpoint trained on those export rows; evaluate it in that context.")] = None,
-             ikg_level: Annotated[Optional[list[float]], typer.Option("--ikg-level", help="Also score each question in its IKG view at this level, e.g. 0.4 for IKG-40% (repeat); default: [ikg] levels.")] = None) -> None:
+@verb(eval_app, "run", EvaluatePolicy)
+def eval_run(p: EvaluatePolicy, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Run the policy role through the tool loop (and baselines) on a split; EM / F1 / Hit@1 per hop class and domain."""
+    from flows.evaluate import evaluate_policy
 
-    def body():
-        from flows.evaluate import check_eval_params, evaluate_policy
-
-        if trained_as not in (None, "think", "no_think"):
-            raise _UserError(f"--trained-as must be think or no_think, got {trained_as!r}")
-        modes = tuple(mode or ["tools", "no_tools"])
-        check_eval_params(modes, None if split == "all" else split, 16, limit, domain)
-        settings = _settings(config, gguf)
-        _check_domains(settings, domain)
-        _preflight_warehouse(settings)
-        with _Bars():
-            r = evaluate_policy(split=None if split == "all" else split, modes=modes, domains=domain, limit=limit,
-                                use_judge=judge, trained_as=trained_as, ikg_levels=ikg_level, settings=settings)
-        for m, stats in r["by_mode"].items():
-            out.print(f"{m:<13} n={stats['n']}  EM={stats['em']:.3f}  F1={stats['f1']:.3f}  Hit@1={stats['hit1']:.3f}"
-                      + (f"  judge={stats['judge_acc']:.3f}" if stats.get("judge_acc") is not None else ""))
-        _print_yields(r["table"])
-        if r.get("report"):
-            for row in r["by_setting"]:
-                out.print(f"{row['mode']:<13} {row['setting']:<9} n={row['n']}  Hits@1={row['hit1_any']:.3f}  "
-                          f"text search used={row['text_search_share']:.3f}  per question={row['mean_text_calls']:.2f}")
-            out.print(f"report: {r['report']}")
-        out.print(f"run {r['run_id']} (model {r['model']}); rows in eval_runs / eval_items")
-
-    _run(body)
+    settings = _settings(config, gguf)
+    _check_domains(settings, p.domains)
+    _preflight_warehouse(settings)
+    with _Bars():
+        r = evaluate_policy(**p.flow_kwargs(), settings=settings)
+    for m, stats in r["by_mode"].items():
+        out.print(f"{m:<13} n={stats['n']}  EM={stats['em']:.3f}  F1={stats['f1']:.3f}  Hit@1={stats['hit1']:.3f}"
+                  + (f"  judge={stats['judge_acc']:.3f}" if stats.get("judge_acc") is not None else ""))
+    _print_yields(r["table"])
+    if r.get("report"):
+        for row in r["by_setting"]:
+            out.print(f"{row['mode']:<13} {row['setting']:<9} n={row['n']}  Hits@1={row['hit1_any']:.3f}  "
+                      f"text search used={row['text_search_share']:.3f}  per question={row['mean_text_calls']:.2f}")
+        out.print(f"report: {r['report']}")
+    out.print(f"run {r['run_id']} (model {r['model']}); rows in eval_runs / eval_items")
 
 
-@app.command("export")
-def export_cmd(config: ConfigOpt = None,
-               version: Annotated[Optional[str], typer.Option(help="Version name; default: a hash of the inputs.")] = None,
-               include: Annotated[Optional[list[str]], typer.Option("--include", "-i", help="qa | sft | sft_nothink | rl | messages")] = None,
-               repo_id: Annotated[Optional[str], typer.Option(help="Also publish to this Hugging Face dataset repo, as refresh does: one commit on main and a tag named after the version.")] = None,
-               token_env: str = "HF_TOKEN",
-               ikg_texts: Annotated[Optional[Path], typer.Option(help="A text collection (folder, jsonl or dataset on disk) the IKG variants' text search reads beside each domain's corpus; default: the \\[ikg] texts setting.")] = None) -> None:
+@verb(app, "export", ExportDatasets)
+def export_cmd(p: ExportDatasets, config: ConfigOpt = None) -> None:
     """Export the datasets (QA parquet, LLaMA-Factory ShareGPT, verl RL parquet, TRL messages) with a manifest."""
+    from flows.checks import writable_folder
+    from flows.export import export_datasets
 
-    def body():
-        from flows.checks import writable_folder
-        from flows.export import export_datasets
-        from tasks.export.datasets import check_include, check_version
-
-        kwargs: dict[str, Any] = {"version": version, "repo_id": repo_id, "token_env": token_env}
-        if include:
-            kwargs["include"] = check_include(include)
-        if version is not None:
-            check_version(version)
-        settings = _settings(config)
-        if ikg_texts is not None:
-            settings.ikg = settings.ikg.model_copy(update={"texts": str(ikg_texts)})
-        writable_folder(settings.data_dir / "exports", "the exports folder")
-        _preflight_warehouse(settings)
-        r = export_datasets(settings=settings, **kwargs)
-        for cfg, splits in r["rows"].items():
-            out.print(f"{cfg:<12} " + "  ".join(f"{s}: {n}" for s, n in splits.items()))
-        if r["invalid"]:
-            err.print(f"{len(r['invalid'])} rows failed the format checks and were left out (see the run log)")
-        out.print(f"export {r['version']}: {r['path']}"
-                  + (f"  published: {r['commit_url']} (tag {r['tag']})" if r["commit_url"] else ""))
-
-    _run(body)
+    settings = _settings(config)
+    if p.ikg_texts is not None:
+        settings.ikg = settings.ikg.model_copy(update={"texts": str(p.ikg_texts)})
+    writable_folder(settings.data_dir / "exports", "the exports folder")
+    _preflight_warehouse(settings)
+    r = export_datasets(settings=settings, **p.flow_kwargs())
+    for cfg, splits in r["rows"].items():
+        out.print(f"{cfg:<12} " + "  ".join(f"{s}: {n}" for s, n in splits.items()))
+    if r["invalid"]:
+        err.print(f"{len(r['invalid'])} rows failed the format checks and were left out (see the run log)")
+    out.print(f"export {r['version']}: {r['path']}"
+              + (f"  published: {r['commit_url']} (tag {r['tag']})" if r["commit_url"] else ""))
 
 
 def _print_yields(table: list[dict[str, Any]]) -> None:
@@ -1189,29 +1096,19 @@ def train_runs(config: ConfigOpt = None, limit: int = 20) -> None:
     _run(body)
 
 
-@app.command("refresh")
-def refresh_cmd(source: Annotated[Optional[list[str]], typer.Option("--source", "-s", help="Corpus source (repeat); default: the previous refresh's.")] = None,
-                config: ConfigOpt = None, gguf: GgufOpt = None, domain: DomainOpt = None,
-                n_seeds: Annotated[int, typer.Option(help="Seeds per changed domain.")] = 20,
-                difficulty: Annotated[bool, typer.Option(help="Measure solver pass@k difficulty of new questions.")] = True,
-                repo_id: Annotated[Optional[str], typer.Option(help="Publish the new version to this Hugging Face dataset repo.")] = None,
-                token_env: str = "HF_TOKEN") -> None:
+@verb(app, "refresh", Refresh)
+def refresh_cmd(p: Refresh, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Incremental refresh: new documents -> their graphs -> questions, paths, trajectories -> a new dataset version."""
+    from flows.refresh import check_refresh, refresh
 
-    def body():
-        from flows.refresh import check_refresh, refresh
-
-        settings = _settings(config, gguf)
-        if source:  # what can be refused without an LLM is refused before Prefect starts
-            check_refresh(list(source), repo_id, token_env, None, ("trivial",), n_seeds, 0)
-        with _Bars():
-            r = refresh(sources=list(source) if source else None, domains=domain, n_seeds=n_seeds,
-                        measure_difficulty=difficulty, repo_id=repo_id, token_env=token_env, settings=settings)
-        for key in ("version", "new_version", "published"):
-            if key in r:
-                out.print(f"{key}: {r[key]}", highlight=False, soft_wrap=True)
-
-    _run(body)
+    settings = _settings(config, gguf)
+    if p.sources:  # what can be refused without an LLM is refused before Prefect starts
+        check_refresh(list(p.sources), p.repo_id, p.token_env, None)
+    with _Bars():
+        r = refresh(**p.flow_kwargs(), settings=settings)
+    for key in ("version", "new_version", "published"):
+        if key in r:
+            out.print(f"{key}: {r[key]}", highlight=False, soft_wrap=True)
 
 
 @app.command("serve-tools")

@@ -20,7 +20,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, chunks
-from flows.checks import at_least, check_domain_names, check_domains_in
+from flows.checks import check_domains_in
+from flows.params import DistillTrajectories
 from flows.qa import load_qa
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
 from flows.steps import Step, Unit, by_snapshot, run_step
@@ -30,7 +31,7 @@ from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
 from schemas.errors import HopforgeError, InputError
-from schemas.qa import QA, SPLITS, GoldPath, Split
+from schemas.qa import QA, GoldPath, Split
 from schemas.tools import OMNE_TOOLS
 from schemas.trajectories import TRAJECTORY_KINDS, Trajectory, TrajectoryKind
 from tasks.env.index import GraphIndex
@@ -143,22 +144,6 @@ class IndexesAhead:
             self._thread.join()  # a build under way finishes (its parts are saved either way)
 
 
-def check_distill_params(kinds: Sequence[str], split: str | None, n_rollouts: int = 2,
-                         domains: Sequence[str] | None = None) -> tuple[str, ...]:
-    """The kinds to run in canonical order; ``InputError`` (before any work) for unknown kinds or split, a negative
-    rollout count or a domain name that cannot be one."""
-    check_domain_names(domains)
-    at_least(n_rollouts, 0, "n_rollouts", "--rollouts", "rollout samples per question")
-    wanted = list(dict.fromkeys(kinds))
-    unknown = [k for k in wanted if k not in TRAJECTORY_KINDS]
-    if unknown or not wanted:
-        choices = ", ".join(TRAJECTORY_KINDS)
-        raise InputError(f"unknown or no trajectory kind(s) {unknown or wanted}; choose from {choices}")
-    if split is not None and split not in SPLITS:
-        raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
-    return tuple(k for k in TRAJECTORY_KINDS if k in wanted)
-
-
 def yield_table(made: Sequence[Trajectory], stored: dict[tuple[str, str], int]) -> list[dict[str, Any]]:
     """One artifact row per kind: this run's trajectories, accepted, rejected, acceptance rate, reject reasons;
     and the accepted total stored over all runs."""
@@ -214,13 +199,12 @@ def distill_trajectories(
     """Distil teacher trajectories for the stored questions (of ``split``, if given; only ``qa_ids``, if given) of
     ``domains`` (default: all with questions). ``batch_size`` (jobs per batch task) defaults to the teacher endpoint's ``max_concurrency``.
     Returns per-kind counts and the run id; see the module docstring."""
+    wanted = DistillTrajectories.check_call(locals()).kinds
     settings = settings or default_settings()
-    kinds = check_distill_params(kinds, split, n_rollouts, domains)
+    kinds = tuple(k for k in TRAJECTORY_KINDS if k in wanted)  # canonical order
     q = settings.quality
     # ``auto``: the embedded demo-quality teacher writes word salad, so the template writer writes its thoughts.
     thought_writer = thought_writer or q.writer_for(q.thought_writer, settings.endpoint("teacher").is_local)
-    if batch_size is not None and batch_size < 1:
-        raise InputError(f"batch_size must be >= 1, got {batch_size}")
     cfg = DistillConfig(
         n_rollouts=n_rollouts, min_path_coverage=min_path_coverage, max_distractors=max_distractors,
         rollout_temperature=rollout_temperature, rollout_style=rollout_style,  # type: ignore[arg-type]
@@ -340,5 +324,5 @@ def _keys(qas: Sequence[QA], kinds: Sequence[str], n_rollouts: int) -> set[tuple
     return {(q.qa_id, k, s) for q in qas for k in kinds for s in range(n_rollouts if k == "rollouts" else 1)}
 
 
-__all__ = ["DistillStep", "check_distill_params", "distill_batch", "distill_trajectories", "load_gold_paths", "load_trajectories",
+__all__ = ["DistillStep", "distill_batch", "distill_trajectories", "load_gold_paths", "load_trajectories",
            "stored_jobs", "yield_table"]

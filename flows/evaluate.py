@@ -43,7 +43,8 @@ from eval.metrics import aggregate, summarize
 from flows.ikg_data import domain_text_index, ikg_embedder
 from flows.distill import load_gold_paths
 from flows.batches import BatchResult, chunks
-from flows.checks import check_domain_names, check_domains_in
+from flows.checks import check_domains_in
+from flows.params import EvaluatePolicy
 from flows.tools_env import snapshot_tool_env
 from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
@@ -53,7 +54,7 @@ from flows.steps import Step, Unit, by_snapshot, run_step
 from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
-from schemas.qa import QA, SPLITS, GoldPath, Split
+from schemas.qa import QA, GoldPath, Split
 from tasks.env.ikg import IKGView, build_variants, check_levels, level_name
 from tasks.env.text_search import TextChunk, TextIndex, cached_text_index
 from tasks.env.tools import ToolEnvironment
@@ -102,23 +103,6 @@ def evaluate_batch(spec: GatewaySpec, kg: KnowledgeGraph | None, jobs: list[Job]
             await gateway.aclose()
 
     return BatchResult(run_shared(go()), gateway.ledger.snapshot())
-
-
-def check_eval_params(modes: Sequence[str], split: str | None, batch_size: int | None, limit: int | None,
-                      domains: Sequence[str] | None = None) -> tuple[str, ...]:
-    """The modes in canonical order; ``InputError`` (before any work) for bad parameters."""
-    check_domain_names(domains)
-    wanted = list(dict.fromkeys(modes))
-    unknown = [m for m in wanted if m not in MODES]
-    if unknown or not wanted:
-        raise InputError(f"unknown or no mode(s) {unknown or wanted}; choose from {', '.join(MODES)}")
-    if split is not None and split not in SPLITS:
-        raise InputError(f"unknown split {split!r}; choose from {', '.join(SPLITS)}")
-    if batch_size is not None and batch_size < 1:
-        raise InputError(f"batch_size must be >= 1, got {batch_size}")
-    if limit is not None and limit < 1:
-        raise InputError(f"limit (--limit) must be >= 1, got {limit}")
-    return tuple(m for m in MODES if m in wanted)
 
 
 @dataclass
@@ -369,12 +353,13 @@ def evaluate_policy(
     judge_acc, ...}}, "table", "serving", "prompts", "by_setting", "report", "ikg"}`` (``by_setting``:
     ``eval.ikg.setting_table``; ``report``: the report's path, ``None`` without IKG items; ``ikg``: the lines
     saying how many questions each level scores)."""
+    wanted = EvaluatePolicy.check_call(locals()).modes
     settings = settings or default_settings()
     served = (serving or {}).get("checkpoint_fingerprint")
     if served and settings.cache.scope == "global":
         # a checkpoint served under a name an earlier one used must not get that one's cached answers
         settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"scope": f"served-{served}"})})
-    modes = check_eval_params(modes, split, batch_size, limit, domains)
+    modes = tuple(m for m in MODES if m in wanted)  # canonical order
     wanted_levels = settings.ikg.levels if ikg_levels is None else ikg_levels
     levels = check_levels(wanted_levels) if wanted_levels else ()
     common = {"max_rounds": max_rounds, "max_tokens_per_round": max_tokens_per_round, "use_judge": use_judge}
@@ -546,6 +531,6 @@ def _settings_artifact(rows: list[dict[str, Any]], pictures: dict[str, bytes], m
                        f"Hits@1 and text-search share by graph setting, run {run_id}")
 
 
-__all__ = ["SettingPlan", "can_reuse", "check_eval_params", "check_served_prompts", "evaluate_batch", "evaluate_policy",
+__all__ = ["SettingPlan", "can_reuse", "check_served_prompts", "evaluate_batch", "evaluate_policy",
            "evaluation_card", "finished_items", "latest_setting_table", "metrics_table", "plan_settings",
            "reuse_identity", "write_report"]

@@ -20,16 +20,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
 from flows.checks import writable_folder
 from flows.distill import load_gold_paths, load_trajectories
 from flows.evaluate import evaluation_card
+from flows.params import ExportDatasets
 from flows.ikg_data import ikg_export_data
 from flows.qa import load_qa
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import InputError
-from tasks.export.datasets import ExportInputs, check_include, check_version, export
+from tasks.export.datasets import ExportInputs, check_include, export
 from tasks.export.hub import check_publish, publish_version
 from tasks.export.rows import EXPORT_CONFIGS, ExportConfig
 from warehouse.backup import backup_for_export
@@ -75,10 +75,9 @@ def export_datasets(
 
     Returns the version, the export path, rows per config and split, the rows left out as invalid, and the
     commit's URL and tag when one was published."""
+    ExportDatasets.check_call(locals())
     settings = settings or default_settings()
-    include = check_include(include)
-    if version is not None:
-        check_version(version)
+    include = check_include(include)  # canonical order
     check_publish(repo_id, token_env)  # before any work: a repository id or token that cannot work stops here
     writable_folder(settings.data_dir / "exports", "the exports folder")
     params = flow_parameters(export_datasets, locals())

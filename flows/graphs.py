@@ -15,7 +15,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, run_batches
-from flows.checks import check_domain_names
+from flows.params import BuildGraphs, IngestCorpus, SourceKind
 from flows.progress import Progress
 from gateway.embeddings import shared_embedder
 from gateway.spec import GatewaySpec
@@ -29,7 +29,6 @@ from tasks.graph.kg import KnowledgeGraph
 from warehouse.corpus import write_ingest
 from warehouse.graphs import current_snapshot, get_snapshot, load_graph, write_import
 
-SourceKind = Literal["auto", "jsonl", "folder", "hf"]
 
 
 # -- ingestion ------------------------------------------------------------------------------------------------------
@@ -297,12 +296,11 @@ def build_graphs(
     Re-running continues where a previous run stopped: documents already ingested are not duplicated, documents
     LightRAG finished are skipped, and extraction calls already answered come from the cache.
     """
+    BuildGraphs.check_call(locals())
     settings = settings or default_settings()
     options = ingest_options(chunk_token_size, chunk_overlap_token_size, allow_new_domains)
     if source:
         check_source(source, source_kind, options)
-    if domains:
-        check_domain_names(domains)
     params = flow_parameters(build_graphs, locals())
     with open_run("build-graphs", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
         ingest_summary = _ingest_first(rt, source, source_kind, options) if source else None
@@ -427,6 +425,7 @@ def ingest_corpus(
     """Ingest a corpus into `documents` and `chunks` (one transaction); list skipped inputs with reasons.
 
     A source that yields no document, only skipped inputs, is an ``IngestError`` and writes nothing."""
+    IngestCorpus.check_call(locals())
     settings = settings or default_settings()
     options = ingest_options(chunk_token_size, chunk_overlap_token_size, allow_new_domains)
     kind = check_source(source, source_kind, options)

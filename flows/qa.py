@@ -20,7 +20,8 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, chunks
-from flows.checks import check_domains_in, check_generate_params, check_paths_params, seed_ball_bounds
+from flows.checks import check_domains_in, seed_ball_bounds
+from flows.params import GenerateQA, VerifyPaths
 from flows.profiles import profile_unknown_labels
 from gateway.loop import run_shared
 from gateway.spec import GatewaySpec
@@ -315,12 +316,10 @@ def resolve_generation(settings: Settings, *, domains: list[str] | None, n_seeds
                        dedup_threshold: float, split_proportions: dict[str, float] | None,
                        constrain_question: bool | None, candidates: int, writer: str | None,
                        meaning_check: str | None) -> Generation:
-    """Every ``generate-qa`` parameter checked and its default resolved from ``settings`` (``InputError`` before
-    anything is sampled or written); a scope every question would be refused for stops the run here."""
+    """Every ``generate-qa`` parameter's default resolved from ``settings`` (the parameters themselves checked by
+    ``GenerateQA`` already; ``InputError`` before anything is sampled or written); a scope every question would be
+    refused for stops the run here."""
     min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)
-    check_generate_params(n_seeds=n_seeds, modes=modes, max_attempts=max_attempts, hop_mix=hop_mix,
-                          split_proportions=split_proportions, domains=domains, candidates=candidates,
-                          batch_size=batch_size, min_ball=min_ball, max_ball=max_ball, dedup_threshold=dedup_threshold)
     q = settings.quality
     if writer is None:
         writer = q.writer_for(q.question_writer, settings.endpoint("generator").is_local)
@@ -381,6 +380,7 @@ def generate_qa(
     nodes whose depth-3 ball holds ``min_ball`` to ``max_ball`` nodes (default: ``settings.seeds``, 20 to 400); a
     domain with no eligible seed says which bound left every node out (``seed_notes``).
     """
+    GenerateQA.check_call(locals())
     settings = settings or default_settings()
     g = resolve_generation(settings, domains=domains, n_seeds=n_seeds, hop_mix=hop_mix, modes=modes,
                            max_attempts=max_attempts, use_judge=use_judge, min_ball=min_ball, max_ball=max_ball,
@@ -769,8 +769,7 @@ def verify_paths(
 ) -> dict[str, Any]:
     """For each accepted question without gold paths: search start->answer paths (bounded), verify them by LLM.
     ``batch_size`` (questions per batch task) defaults to the verifier endpoint's ``max_concurrency``."""
+    VerifyPaths.check_call(locals())
     settings = settings or default_settings()
-    check_paths_params(max_paths=max_paths, time_budget_s=time_budget_s, paths_per_call=paths_per_call,
-                       batch_size=batch_size, domains=domains)
     step = GoldPathsStep(domains, max_paths, time_budget_s, paths_per_call, batch_size)
     return run_step(step, flow_parameters(verify_paths, locals()), settings)

@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -40,6 +40,7 @@ from flows.checks import seed_ball_bounds
 from flows.distill import distill_trajectories, load_gold_paths, load_trajectories
 from flows.graphs import build_graphs, ingest_corpus
 from flows.batches import BatchResult, chunks
+from flows.params import Label, QAMode, Refresh, SolverMode
 from flows.qa import generate_qa, load_qa, verify_paths
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from flows.steps import Step, Unit, by_snapshot, run_step
@@ -58,7 +59,6 @@ from tasks.export.rows import EXPORT_CONFIGS, ExportConfig
 from tasks.export.versions import diff, diff_markdown, summarize, version_fingerprint
 from tasks.graph.kg import KnowledgeGraph
 from eval.difficulty import (
-    LABELS,
     Difficulty,
     DifficultyConfig,
     DifficultyError,
@@ -71,9 +71,6 @@ from eval.difficulty import (
 from warehouse.backup import backup_for_export
 from warehouse.graphs import load_graph
 
-Label = Literal["trivial", "easy", "medium", "hard", "unsolved"]
-SolverMode = Literal["tools", "no_tools"]
-QAMode = Literal["candidates", "free"]
 HF_PREFIX = "hf:"
 
 
@@ -102,9 +99,10 @@ def resolve_sources(sources: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def check_refresh(sources: Sequence[str], repo_id: str | None, token_env: str, solver: DifficultyConfig | None,
-                  drop_labels: Sequence[str], n_seeds: int, seed_quota: int) -> list[tuple[str, str]]:
-    """Every check that needs no LLM; raises ``RefreshError`` / ``PublishError`` / ``DifficultyError``."""
+def check_refresh(sources: Sequence[str], repo_id: str | None, token_env: str,
+                  solver: DifficultyConfig | None) -> list[tuple[str, str]]:
+    """Every check of the sources, the Hub and the solver that needs no LLM (the parameters themselves are checked
+    by ``Refresh``); raises ``RefreshError`` / ``PublishError`` / ``DifficultyError``."""
     if not sources:
         raise RefreshError("no sources to refresh from: give `sources` (corpus folders, .jsonl files or "
                            "'hf:org/name' dataset ids)")  # fmt: skip
@@ -112,11 +110,6 @@ def check_refresh(sources: Sequence[str], repo_id: str | None, token_env: str, s
     check_publish(repo_id, token_env)
     if solver is not None:
         solver.check()
-    unknown = [label for label in drop_labels if label not in LABELS]
-    if unknown:
-        raise DifficultyError(f"unknown difficulty label(s) {unknown}; the labels are {', '.join(LABELS)}")
-    if n_seeds < 0 or seed_quota < 0:
-        raise RefreshError(f"n_seeds and seed_quota must be >= 0, got {n_seeds} and {seed_quota}")
     return resolved
 
 
@@ -340,6 +333,7 @@ def refresh(
     """Refresh the dataset from ``sources`` and export (and, with ``repo_id``, publish) a new version when anything
     changed; see the module docstring. ``sources`` defaults to those of the previous refresh. Returns the version,
     whether it is new, the diff, the LLM usage and where it was published."""
+    Refresh.check_call(locals())
     settings = settings or default_settings()
     min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)  # the run records the bounds used
     solver = (DifficultyConfig(k=solver_k, modes=tuple(solver_modes), temperature=solver_temperature, role=solver_role,
@@ -350,7 +344,7 @@ def refresh(
     with open_run("refresh", params, settings) as rt:
         if sources is None:
             sources = _previous_sources(rt)
-        resolved = check_refresh(sources or [], repo_id, token_env, solver, drop_labels, n_seeds, seed_quota)
+        resolved = check_refresh(sources or [], repo_id, token_env, solver)
         params["sources"] = sources
         rt.wh.execute("UPDATE runs SET parameters = ? WHERE run_id = ?",
                       [json.dumps(params, sort_keys=True, default=str), rt.run_id])  # fmt: skip

@@ -228,4 +228,5 @@ def test_serve_command_cli_refuses_an_unknown_format(tmp_path):
 
 def test_eval_cli_refuses_an_unknown_training_format():
     result = runner.invoke(app, ["eval", "run", "--trained-as", "maybe"])
-    assert result.exit_code != 0 and "--trained-as must be think or no_think, got 'maybe'" in result.output
+    flat = " ".join(result.output.split())
+    assert result.exit_code != 0 and "trained_as (--trained-as) must be think or no_think, got 'maybe'" in flat

@@ -349,13 +349,15 @@ def test_config_is_checked():
         DistillConfig(min_path_coverage=1.5)
     with pytest.raises(ValueError, match="n_rollouts"):
         DistillConfig(n_rollouts=0)
-    from flows.distill import check_distill_params
+    from flows.params import DistillTrajectories
 
-    with pytest.raises(ValueError, match="unknown or no trajectory kind"):
-        check_distill_params(["template", "rollout"], None)
-    with pytest.raises(ValueError, match="unknown split"):
-        check_distill_params(["cot"], "dev")
-    assert check_distill_params(["cot", "template"], "test") == ("template", "cot")
+    with pytest.raises(ValueError, match=r"kinds \(--kind\) must be template, rollouts or cot, got 'rollout'"):
+        DistillTrajectories.check({"kinds": ["template", "rollout"]})
+    with pytest.raises(ValueError, match=r"split \(--split\) must be train, validation or test, got 'dev'"):
+        DistillTrajectories.check({"kinds": ["cot"], "split": "dev"})
+    with pytest.raises(ValueError, match="needs at least 1"):
+        DistillTrajectories.check({"kinds": []})
+    assert DistillTrajectories.check({"kinds": ["cot", "template"], "split": "test"}).kinds == ("cot", "template")
 
 
 # -- the flow ------------------------------------------------------------------------------------------------------

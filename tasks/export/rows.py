@@ -19,18 +19,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
 from schemas.qa import QA, GoldPath
+from schemas.export import EXPORT_CONFIGS, ExportConfig
 from schemas.tools import tool_schemas
 from schemas.trajectories import Trajectory
 from tasks.env.agent_loop import AgentConfig, build_system_prompt
 from tasks.env.ikg import IKGView, setting_fields
 from tasks.qa.programs import program_sparql
 
-#: Every config an export can hold, in the order they are written and listed.
-ExportConfig = Literal["qa", "sft", "sft_nothink", "rl", "messages"]
-EXPORT_CONFIGS: tuple[str, ...] = get_args(ExportConfig)
 
 #: The LLaMA-Factory column and tag mapping of a ShareGPT-with-tools dataset (REFERENCE: LLaMA-Factory 0.9.5).
 SHAREGPT_COLUMNS = {"messages": "conversations", "system": "system", "tools": "tools"}

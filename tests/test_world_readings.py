@@ -626,3 +626,42 @@ def test_a_compound_noun_joined_by_hyphens_reads_as_a_noun():
     p = profile_from_label("half-life")
     assert p.forms is not None and p.forms.ask_object == ["{wh} is the half-life of {s}?"]
     assert profile_from_label("x-y").forms is None
+
+
+@pytest.mark.parametrize("name, point", [("28.65638, 121.42076", True), ("Point(121.4 28.6)", True),
+                                          ("41°13′26″N 8°41′56″W", True), ("1,200", False), ("3.5", False),
+                                          ("1914-1918", False), ("12.5 km", False)])
+def test_a_point_is_no_answer(name, point):
+    """"what is the coordinate location of the prefecture-level division that 三门县 is located in?" ->
+    "28.65638, 121.42076": one list's point for a city of thousands of square kilometres; any point of it answers as
+    well. A point is refused as an answer; other numbers are not points."""
+    from tasks.meaning.names import coordinates
+
+    assert coordinates(name) is point
+    if point:
+        kg = graph([("Sanmen", "located in", "Taizhou"), ("Taizhou", "coordinate location", name)],
+                   {"Sanmen": "county", "Taizhou": "prefecture"})
+        index = relation_index(kg)
+        steps = [ProgramStep(label="located in", forward=True), ProgramStep(label="coordinate location", forward=True)]
+        refused = build_program(kg, ["Sanmen", "Taizhou", name], steps, book=book_for_graph(kg), index=index,
+                                rng=random.Random(0))
+        assert not isinstance(refused, QueryProgram) and "coordinates" in refused.detail
+
+
+@pytest.mark.parametrize("label, ask", [("Quarks", "{wh} is the quark of {s}?"), ("tags", "{wh} is the tag of {s}?"),
+                                        ("contains", "{wh} does {s} contain?"),
+                                        ("includes", "{wh} does {s} include?")])
+def test_a_column_named_by_a_plural_noun_is_a_noun(label, ask):
+    """"which quark does Delta(1920)0 quark?": a particle table's column "Quarks" read as the verb "quark". A plural
+    noun alone is a column of that noun; a verb that names a state ("contains", "includes") stays a verb."""
+    p = profile_from_label(label)
+    assert p.forms is not None and p.forms.ask_object[0] == ask
+
+
+@pytest.mark.parametrize("label", ["lastSeen", "firstSeen", "firstAired", "lastModified", "first seen"])
+def test_an_adverb_of_sequence_and_a_participle_has_no_reading(label):
+    """"what is seen by the campaign that uses RegDuke?" read ATT&CK's "lastSeen" (a date) as the verb "see", its
+    adverb dropped; "firstSeen" read "what is X first seen?". Such a label says when its subject underwent the verb,
+    which no form here says, so it has no reading; with a time noun it reads as before ("yearFirstProduced")."""
+    assert profile_from_label(label).forms is None
+    assert profile_from_label("yearFirstProduced").forms.ask_object == ["{wh} was {s} first produced in?"]

@@ -636,12 +636,20 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
     if verb_listed:
         lemma, tags = verb_listed[0]
         return _finite(lemma, word, tags, adverbs, rest)
+    if readings and not rest and any(a in _SEQUENCE_ADVERBS for a in adverbs) and \
+            any("VBN" in tags for _, tags in readings):
+        # "firstSeen", "lastModified", "firstAired": when the subject was first seen, not what it "is first seen"
+        raise _Unreadable(f"'{' '.join(low)}' says when the subject underwent the verb, not what the object is")
     if readings:
         finite = [(lem, tags) for lem, tags in readings if tags & {"VBD", "VBZ"}]
         base = [(lem, tags) for lem, tags in readings if "VB" in tags]
         participle = [(lem, tags) for lem, tags in readings if tags == frozenset({"VBN"})]
         noun = _is_noun(wlow) and not finite
         passive = _object_verb_participle(readings, rlow, wlow, lexicon)
+        if not rest and not adverbs and not verb_listed and _plural_column(wlow, readings):
+            # "Quarks", "tags", "Colors": a column named by a plural noun holds the subject's quarks, not what it
+            # "quarks"; a verb that names a state ("contains", "includes") or one the lexicon lists stays a verb
+            return _bare_noun(_singular(wlow), lexicon, has=False)
         if passive is not None and not adverbs:
             # "sold under", "caught in", "appointed on the advice of": a verb whose usual sense takes an object,
             # followed by a preposition and no object, is its passive participle ("X was sold under Y")
@@ -715,6 +723,17 @@ def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], re
                                        for key, entry in lexicon.verbs.items())
                 return "is" if state else "was"
     return None
+
+
+def _plural_column(word: str, readings: tuple[tuple[str, frozenset[str]], ...]) -> bool:
+    """Whether ``word`` alone is a plural noun sooner than a verb's third person: it is the plural of a noun
+    ("quarks", "tags") and the verb it would be names no state (``verb_frames``: not "contains", "includes") or is no
+    verb WordNet knows ("quark")."""
+    one = _singular(word)
+    if one == word or "NOUN" not in getAllLemmas(one):
+        return False
+    vbz = [lem for lem, tags in readings if "VBZ" in tags]
+    return bool(vbz) and all(not verb_frames().get(lem, ("", False))[1] for lem in vbz)
 
 
 def _leading_adverbs(low: list[str], start: int) -> tuple[list[str], int]:
@@ -968,6 +987,8 @@ def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tupl
             not _is_noun(nouns[-1]) or "VERB" in getAllLemmas(nouns[-1]) and len(nouns) == 1 and \
             "NOUN" not in getAllLemmas(nouns[-1]):
         return None
+    if all(w in _SEQUENCE_ADVERBS for w in nouns):
+        return None  # "lastSeen", "firstAired": when the subject was last seen, not "the last seen by" it
     noun = _singular(" ".join(nouns))
     try:
         head = noun.split()[-1]

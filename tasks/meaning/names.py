@@ -551,6 +551,20 @@ def strip_disambiguator(shown: str) -> str:
     return re.sub(r"\s*\([^()]*\)$", "", shown)
 
 
+def coordinates(name: str) -> bool:
+    """Whether ``name`` is a point's coordinates ("28.65638, 121.42076", "Point(121.4 28.6)", "41°13′26″N 8°41′56″W"):
+    a list's point for a place that covers an area, one of many figures as right, so never an answer."""
+    t = name.strip()
+    return bool(_WKT_POINT.fullmatch(t) or any(p.fullmatch(x) for p in (_DECIMAL_POINT, _DMS_POINT)
+                                               for x in (t, strip_disambiguator(t))))
+
+
+_DECIMAL_POINT = re.compile(r"[-+]?\d{1,3}\.\d+\s*[,;/ ]\s*[-+]?\d{1,3}\.\d+")
+_WKT_POINT = re.compile(r"(?i)point\s*\(\s*[-+]?\d+(?:\.\d+)?\s+[-+]?\d+(?:\.\d+)?\s*\)")
+_DMS_POINT = re.compile(r"\d{1,3}°(?:\s*\d{1,2}['′])?(?:\s*\d{1,2}(?:\.\d+)?[\"″])?\s*[NS],?\s*"
+                        r"\d{1,3}°(?:\s*\d{1,2}['′])?(?:\s*\d{1,2}(?:\.\d+)?[\"″])?\s*[EW]")
+
+
 #: A bare year ("1934") and a bare number ("12345", "3.5", "1,200").
 YEAR = re.compile(r"1\d{3}|20\d{2}")
 NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")

@@ -47,7 +47,7 @@ from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
-                                 column_value, heading_not_name, node_type_noun, relation_word, strip_disambiguator)
+                                 column_value, coordinates, heading_not_name, node_type_noun, relation_word, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -691,6 +691,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     unread = heading_not_name(display_name(answer))
     if unread is not None:
         return PinRefusal("code_answer", f"the answer: {unread}")
+    if coordinates(answer):
+        return PinRefusal("quantity", f"the answer {answer!r} is a point's coordinates: a place covers an area, and "
+                                      "any point of it answers as well")
     bare = next((n for n in walk if bare_number(n)), None)
     if bare is None:
         bare = next((walk[i] if s.forward else walk[i - 1] for i, s in enumerate(steps, start=1)

@@ -665,3 +665,20 @@ def test_an_adverb_of_sequence_and_a_participle_has_no_reading(label):
     which no form here says, so it has no reading; with a time noun it reads as before ("yearFirstProduced")."""
     assert profile_from_label(label).forms is None
     assert profile_from_label("yearFirstProduced").forms.ask_object == ["{wh} was {s} first produced in?"]
+
+
+def test_a_column_of_notations_gives_no_answer():
+    """"what is the quark of Upsilon(4S)?" -> "bB": a particle table's quark content is a notation ("uud", "bB",
+    "x(uU+dD)+y(sS)"), not a name a person answers with. A column's value of a few letters no word is written as,
+    and a formula, are codes; "red" in a colour column and a name such as "Ada" are not."""
+    from tasks.qa.programs import _notation, code_like
+
+    assert _notation("bB") and _notation("uud") and not _notation("red") and not _notation("Ada")
+    assert not _notation("USD") and code_like("x(uU+dD)+y(sS)") and not code_like("C++")
+    triples = [("proton", "Quarks", "uud"), ("neutron", "Quarks", "udd"), ("Upsilon(4S)", "Quarks", "bB"),
+               ("rose", "colour", "red")]
+    kg = graph(triples, {"proton": "particle", "neutron": "particle", "Upsilon(4S)": "particle", "uud": "Quarks",
+                         "udd": "Quarks", "bB": "Quarks", "rose": "flower", "red": "colour"})
+    index = relation_index(kg)
+    assert index.is_code("uud") and index.is_code("bB") and not index.is_code("red")
+    assert not index.is_code("proton")

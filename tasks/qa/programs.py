@@ -47,7 +47,7 @@ from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
-                                 column_value, coordinates, heading_not_name, node_type_noun, relation_word, strip_disambiguator)
+                                 column_value, coordinates, english_word, heading_not_name, node_type_noun, relation_word, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -96,7 +96,10 @@ class RelationIndex:
         record = _RECORD.match(shown)
         if record is not None and (self.kind(name) or "").split()[-1:] == [record[1].lower()]:
             return True  # "capture 21778", a capture: a table's record number, not a name
-        if not code_like(name):
+        notation = _notation(shown)
+        if notation and self.kg is not None and column_value(self.kg, name):
+            return True  # "uud", "bB": a column's value of a few letters no word list knows is a notation
+        if not (code_like(name) or notation):
             return False
         kind = self.kind(name)
         return kind is None or self._code_kinds().get(kind, True)
@@ -131,7 +134,7 @@ class RelationIndex:
                 short = _short_code(node)
                 c = counts[kind]
                 c[0] += 1
-                c[1] += code_like(node)
+                c[1] += code_like(node) or _notation(bare)
                 c[2] += bool(_KEY.fullmatch(node) and re.search(r"[\d_-]", node))
                 c[3] += short
                 c[4] += short and (any(ch.isdigit() for ch in bare) or
@@ -293,7 +296,8 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
 #: A name that is its kind and a number of four digits or more ("capture 21778", "record 10234"): a record number.
 _RECORD = re.compile(r"^([A-Za-z]+) #?\d{4,}$")
 _CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[A-Z]{1,3}\d+[A-Z\d]*|"
-                   r"[a-z]{1,3}\d{3,}[a-z\d]*|[a-z]{2}|\d{1,2}[A-Z]{1,2}|[A-Z]{1,2}|[A-Z]{2,4} \d+(?: [A-Z]{2,4} \d+)+)$")
+                   r"[a-z]{1,3}\d{3,}[a-z\d]*|[a-z]{2}|[a-z][A-Z]|\d{1,2}[A-Z]{1,2}|[A-Z]{1,2}|"
+                   r"[A-Z]{2,4} \d+(?: [A-Z]{2,4} \d+)+|(?=\S*[()])(?=\S*[+*=^])\S*[A-Za-z]\S*)$")
 
 
 #: Relations that are transitive in the world, by their words run together ("subClassOf", "sub_class_of", "subclass
@@ -322,6 +326,17 @@ def _short_code(node: str) -> bool:
     """Whether ``node``, without a disambiguator the writer added ("TEX (franchise)"), is a short code token."""
     return bool(_SHORT_CODE.fullmatch(strip_disambiguator(node).strip()))
 
+
+#: A few letters in one token ("uud", "bB", "dss"): a notation where a column holds it and no word list knows it.
+_NOTATION = re.compile(r"[A-Za-z]{2,3}")
+
+
+def _notation(shown: str) -> bool:
+    """Whether ``shown`` is a few letters that no word is written as: a mix of cases a name never has ("bB", "uD";
+    not "Ada", "USD") or a lower-case token no word list knows ("uud", "dss")."""
+    if not _NOTATION.fullmatch(shown) or shown.istitle() or shown.isupper():
+        return False
+    return not shown.islower() or not english_word(shown)
 
 #: One token of lower-case letters, digits and ``._-`` (a table's key: "zen2", "armv8.3a", "cortex_a72", "haswell").
 _KEY = re.compile(r"[a-z][a-z\d._-]*")

@@ -69,7 +69,7 @@ cache and is checked against its metadata (a cache of other content is rebuilt),
 recorded there names the matrix's file, so no entity text is made (4.8 s at 1M entities, from 34 s:
 ``bench/results/tool_memory_1m.json``). The workers share every page of them, and of the bfloat16 copy
 of the matrix (``GraphIndex.share_search``, cached beside the served graph). A cold start embeds the matrix from
-the snapshot's records and builds the HNSW graph on another thread while the served arrays are written
+the snapshot's records, then builds the HNSW graph on one thread while the served arrays are written
 (``_build_served``). Relations and entities become
 Python objects only for the entities a call touches. ``bench/bench_tool_memory.py`` measures it.
 
@@ -813,28 +813,24 @@ def _build_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: An
     on the way (the files ``ToolEnvironment.from_graphs`` then opens over the served graph: the same snapshot
     id and entity texts name them).
 
-    The entity matrix is embedded and then the HNSW graph built (``AnnIndex``, on every core: two builds may differ
-    near ties, and the cached file is what every worker reads) on another thread while this one writes the served
-    arrays: the embedder's batched NumPy work and usearch release the GIL, so on a million entities the costs of a
-    cold start share the cores instead of running one after the other."""
+    The HNSW graph is built (``AnnIndex``, on every core: two builds may differ near ties, and the cached file is
+    what every worker reads) while this thread writes the served arrays: usearch releases the GIL, so on a million
+    entities the two biggest costs of a cold start share the cores instead of running one after the other. The
+    entity matrix is embedded first (the graph needs it)."""
     from concurrent.futures import ThreadPoolExecutor
 
     started = time.perf_counter()
     index = GraphIndex(kg, embedder, cache_dir=root)
-
-    def matrix_and_graph() -> None:
-        _ = index.embeddings
-        log.info("%s: entity matrix of %d rows ready in %.1f s", kg.domain, len(index), time.perf_counter() - started)
-        index.ann()
-        log.info("%s: HNSW graph ready %.1f s after the start of the build", kg.domain, time.perf_counter() - started)
-
+    _ = index.embeddings
+    log.info("%s: entity matrix of %d rows ready in %.1f s", kg.domain, len(index), time.perf_counter() - started)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hnsw-build") as pool:
-        ann = pool.submit(matrix_and_graph)
+        ann = pool.submit(index.ann)
+        arrays_started = time.perf_counter()
         graph = ServedGraph.cached(path, kg, limits, snap)
-        log.info("%s: served arrays written in %.1f s", kg.domain, time.perf_counter() - started)
+        log.info("%s: served arrays written in %.1f s", kg.domain, time.perf_counter() - arrays_started)
         ann.result()  # raises the build's error, if any
-    log.info("%s: served arrays, entity matrix and HNSW graph ready in %.1f s", kg.domain,
-             time.perf_counter() - started)  # fmt: skip
+    log.info("%s: served arrays and HNSW graph ready %.1f s after the matrix", kg.domain,
+             time.perf_counter() - arrays_started)  # fmt: skip
     return graph
 
 

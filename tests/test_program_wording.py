@@ -125,6 +125,18 @@ def test_a_pinned_step_over_a_symmetric_relation_ends_in_its_value():
     assert q == "Which disease is causally associated with both KRAS and TP53?"
 
 
+def test_a_name_that_says_and_is_not_put_inside_both_and():
+    """"which threat group uses both Command and Scripting Interpreter and Empire?" (grades-heldout19.md): the name's
+    own "and" inside "both ... and" leaves the reader to find where each part ends; the clauses stay apart."""
+    kg = graph([("Cancer A", "causal_association", "Command and Control"), ("Cancer A", "causal_association", "TP53"),
+                ("Cancer B", "causal_association", "Command and Control")],
+               {"Cancer A": "disease", "Cancer B": "disease", "Command and Control": "gene", "TP53": "gene"})
+    program = pinned("Command and Control", [("causal_association", True)], ["Command and Control", "Cancer A"],
+                     [(1, "causal_association", True, "TP53")])
+    q = write_program_question(program, ["gene", "disease"], book=book_for_graph(kg), name_of=lambda n: n)
+    assert " both " not in q and "Command and Control" in q and "TP53" in q
+
+
 # -- capitalised adjectives and sentence-case names ----------------------------------------------------------------
 
 

@@ -682,3 +682,13 @@ def test_a_column_of_notations_gives_no_answer():
     index = relation_index(kg)
     assert index.is_code("uud") and index.is_code("bB") and not index.is_code("red")
     assert not index.is_code("proton")
+
+
+@pytest.mark.parametrize("name, kind, the", [("SolarWinds Compromise", "campaign", True),
+                                             ("Cuban Missile Crisis", "event", True),
+                                             ("Operation Spalax", "campaign", False),
+                                             ("Heart Attack", "song", False), ("Civil War", "film", False)])
+def test_an_event_named_by_what_happened_takes_the(name, kind, the):
+    """"which campaign ... seen by SolarWinds Compromise?" (grades-heldout19.md): English writes "the SolarWinds
+    Compromise", as "the Cuban Missile Crisis". A work's title stays as it is ("Heart Attack", a song)."""
+    assert name_takes_article(name, kind) is the

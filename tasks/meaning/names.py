@@ -899,8 +899,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and \
             re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's", words[-1]):
         return True  # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's"
-    if len(words) >= 2 and words[-1].lower() in heads:
-        return True
+    if len(words) >= 2 and words[-1].lower() in heads and not _work_kind(type_noun):
+        return True  # "the United Kingdom", "the Boston Massacre"; a song called "Heart Attack" is a title
     before = _head_before_its_complement(words)
     if before is not None and before[:1].isupper() and before.lower() in heads:
         # the head before "of", another preposition or a comma: "the District Court of Guam", "the Institute for
@@ -912,6 +912,15 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
             return True
         return words[0].isalpha() and "NOUN" in lemminflect.getAllLemmas(head)
     return False
+
+
+#: Kinds whose names are titles, written as they are whatever their last word ("Heart Attack", a song).
+_WORK_HEADS = frozenset({"song", "single", "album", "film", "movie", "book", "novel", "poem", "play", "painting",
+                         "episode", "series", "show", "game", "opera", "symphony", "track", "artwork", "sculpture"})
+
+
+def _work_kind(noun: str | None) -> bool:
+    return bool(noun) and noun.lower().split()[-1] in _WORK_HEADS
 
 
 def _plain_english(word: str) -> bool:

@@ -120,6 +120,7 @@ def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
             continue
         # "whose target airport is both A and B" says one airport is two: a "whose" clause is not shared
         if prev is not None and prev.lead and prev.lead == r.lead and " both " not in prev.text and \
+                not _has_and(prev.filler, r.filler) and \
                 (not prev.lead.startswith("whose ") or prev.lead.endswith(" include ")):
             first, second = sorted((prev.filler, r.filler), key=lambda f: f.startswith("the ") and " that " in f)
             out[-1] = Rest(f"{prev.lead}both {first} and {second}", False, prev.verb_first)
@@ -131,6 +132,12 @@ def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
 _AS_ONE = re.compile(r"^ as an? (?P<noun>[\w' -]+)$")
 
 
+def _has_and(*fillers: str | None) -> bool:
+    """Whether a filler says "and" or "both" itself ("Command and Scripting Interpreter", "the technique that has
+    both A and B as tactics"): inside "both ... and" the reader could not tell where each part ends."""
+    return any(f and re.search(r"\b(?:and|both)\b|&", f) for f in fillers)
+
+
 def _held_both(a: Rest, b: Rest) -> Rest | None:
     """Two "that has X as a <noun>" clauses of one relation said once: "that has both A and B as home stadiums";
     None for any other pair."""
@@ -140,6 +147,8 @@ def _held_both(a: Rest, b: Rest) -> Rest | None:
             return None
         parts.append(r.text.split(r.filler))
     (pre, post), (pre2, post2) = parts
+    if _has_and(a.filler, b.filler):
+        return None
     m = _AS_ONE.match(post)
     if pre != pre2 or post != post2 or not pre.endswith(" has ") or m is None:
         return None

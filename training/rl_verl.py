@@ -294,6 +294,55 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
     ``ray_address`` the Ray head must answer now, and a tool server beyond loopback needs ``$HOPFORGE_TOOL_TOKEN``
     here: both refused in one line before anything starts."""
     run_dir = Path(run_dir).resolve()
+    shared, model, critic = _check_verl_setup(opts)
+    train_file, val_file, notes = _rl_files(export)
+    _check_train_batch_size(export, opts)
+    tools = _rl_tools(train_file)
+    reward = opts.reward_name
+    attn, attn_source = resolve_attn_implementation(opts.attn_implementation)
+    # Every node's ranks write their shards of a checkpoint: on several nodes that is a directory they all see.
+    checkpoints = (shared / run_dir.name if shared else run_dir) / "checkpoints"
+
+    # Ray workers on a running cluster do not inherit this process's environment, nor see this checkout: what the
+    # tool class and the reward need travels in Ray's runtime_env (settings as env_vars, hopforge's packages as
+    # py_modules). The launcher itself imports hopforge from PYTHONPATH. The tool server's token is never here: the
+    # launcher hands it to the workers through a Ray actor (training/launch/verl_cluster.py).
+    ray_env_vars = {"HOPFORGE_REWARD": reward, "VERL_FILE_LOGGER_PATH": str(run_dir / VERL_LOG_FILE)}
+    env_vars = {"PYTHONPATH": str(REPO_ROOT), **ray_env_vars}
+    py_modules = [str(REPO_ROOT / name) for name in SHIPPED_PACKAGES]
+    o = {
+        **_verl_data_overrides(opts, train_file, val_file),
+        **_verl_actor_overrides(opts, model, attn),
+        **_verl_rollout_overrides(opts, run_dir / TOOL_CONFIG_FILE),
+        **_verl_trainer_overrides(opts, run_dir, checkpoints),
+    }
+    _add_verl_optional_overrides(o, opts, critic, attn, ray_env_vars, py_modules)
+
+    overrides = [f"{k}={_hydra_value(v)}" for k, v in o.items()]
+    overrides = _apply_extra(overrides, opts.extra_overrides)
+    argv = _verl_argv(opts, run_dir, shared, overrides)
+    config = {
+        "options": opts.model_dump(mode="json"), "reward": reward, "reward_kwargs": dict(opts.reward_kwargs),
+        "model": model, "stage": opts.stage, "algorithm": opts.algorithm, "tools": tools,
+        "total_training_steps": opts.total_training_steps, "overrides": overrides,
+        "attn_implementation": {"value": attn, "source": attn_source},
+        "train_file": str(train_file), "val_file": str(val_file), "checkpoint_dir": str(checkpoints),
+        "cluster": {"ray_address": opts.ray_address, "nnodes": opts.nnodes, "n_gpus_per_node": opts.n_gpus_per_node,
+                    "shared_dir": str(shared) if shared else None, "py_modules": py_modules},
+        "equivalent_command": ["python", "-m", "verl.trainer.main_ppo", *overrides],
+        # the verl environment's packages, vLLM (the rollouts' engine) among them: serving records its own
+        "versions": env_versions("verl"),
+    }  # fmt: skip
+    notes = [*notes, *_verl_notes(opts, model, reward, attn, attn_source, checkpoints)]
+    return TrainPlan(trainer="verl", env="verl", run_dir=run_dir,
+                     files={TOOL_CONFIG_FILE: dump_yaml(verl_tool_config(tools, opts))}, argv=argv, config=config,
+                     export_version=export.version, manifest_sha256=export.manifest_sha256, output_dir=checkpoints,
+                     env_vars=env_vars, notes=notes)  # fmt: skip
+
+
+def _check_verl_setup(opts: VerlOptions) -> tuple[Path | None, str, str]:
+    """The cluster, shared directory, tool token, Ray head and models of ``opts`` checked in that order (each
+    refused in one line): the shared directory, the policy model and the critic model."""
     problem = cluster_problem(opts)  # again: model_copy (the flow's tool URL) skips the validators
     if problem:
         raise TrainingError(problem)
@@ -303,27 +352,20 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         check_ray_address(opts.ray_address)
     model = _check_policy_model(opts.model, opts.stage)
     critic = check_model_dir(opts.critic_model, what="critic model") if opts.critic_model else model
-    train_file, val_file, notes = _rl_files(export)
+    return shared, model, critic
+
+
+def _check_train_batch_size(export: ExportView, opts: VerlOptions) -> None:
+    """A step needs ``train_batch_size`` prompts: refused when the export has fewer rl train rows."""
     n_train = export.rows("rl")["train"]
     if opts.train_batch_size > n_train:
         raise TrainingError(f"train_batch_size {opts.train_batch_size} is larger than the export's {n_train} rl "
                             f"train rows: verl would run no step; lower train_batch_size")  # fmt: skip
-    tools = _rl_tools(train_file)
-    reward = opts.reward_name
-    attn, attn_source = resolve_attn_implementation(opts.attn_implementation)
-    # Every node's ranks write their shards of a checkpoint: on several nodes that is a directory they all see.
-    checkpoints = (shared / run_dir.name if shared else run_dir) / "checkpoints"
-    tool_config = run_dir / TOOL_CONFIG_FILE
-    experiment = opts.experiment_name or run_dir.name
 
-    # Ray workers on a running cluster do not inherit this process's environment, nor see this checkout: what the
-    # tool class and the reward need travels in Ray's runtime_env (settings as env_vars, hopforge's packages as
-    # py_modules). The launcher itself imports hopforge from PYTHONPATH. The tool server's token is never here: the
-    # launcher hands it to the workers through a Ray actor (training/launch/verl_cluster.py).
-    ray_env_vars = {"HOPFORGE_REWARD": reward, "VERL_FILE_LOGGER_PATH": str(run_dir / VERL_LOG_FILE)}
-    env_vars = {"PYTHONPATH": str(REPO_ROOT), **ray_env_vars}
-    py_modules = [str(REPO_ROOT / name) for name in SHIPPED_PACKAGES]
-    o: dict[str, Any] = {
+
+def _verl_data_overrides(opts: VerlOptions, train_file: Path, val_file: Path) -> dict[str, Any]:
+    """verl's ``data.*`` and ``algorithm.*`` settings."""
+    return {
         "data.train_files": str(train_file),
         "data.val_files": str(val_file),
         "data.prompt_key": "prompt",
@@ -340,6 +382,12 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "algorithm.adv_estimator": "grpo" if opts.algorithm == "grpo" else "gae",
         "algorithm.use_kl_in_reward": opts.use_kl_in_reward,
         "algorithm.kl_ctrl.kl_coef": opts.kl_coef,
+    }
+
+
+def _verl_actor_overrides(opts: VerlOptions, model: str, attn: str) -> dict[str, Any]:
+    """verl's settings of the trained policy and its reference (``actor_rollout_ref.model``, ``.actor``, ``.ref``)."""
+    return {
         "actor_rollout_ref.model.path": model,
         "actor_rollout_ref.model.enable_gradient_checkpointing": opts.gradient_checkpointing,
         "actor_rollout_ref.model.lora_rank": opts.lora_rank,
@@ -361,6 +409,12 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         # it without verl's model merger.
         "actor_rollout_ref.actor.checkpoint.save_contents": ["model", "optimizer", "extra", "hf_model"],
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": opts.micro_batch_size_per_gpu,
+    }
+
+
+def _verl_rollout_overrides(opts: VerlOptions, tool_config: Path) -> dict[str, Any]:
+    """verl's rollout settings: vLLM, sampling and the multi-turn tool loop (``actor_rollout_ref.rollout``)."""
+    return {
         "actor_rollout_ref.rollout.name": "vllm",
         "actor_rollout_ref.rollout.mode": "async",
         "actor_rollout_ref.rollout.n": opts.rollout_n,
@@ -379,11 +433,17 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "actor_rollout_ref.rollout.multi_turn.max_parallel_calls": 1,
         "actor_rollout_ref.rollout.multi_turn.max_tool_response_length": opts.max_tool_response_chars,
         "actor_rollout_ref.rollout.agent.default_agent_loop": "tool_agent",
+    }
+
+
+def _verl_trainer_overrides(opts: VerlOptions, run_dir: Path, checkpoints: Path) -> dict[str, Any]:
+    """verl's reward function, ``trainer.*`` and Hydra settings."""
+    return {
         # imported as a module (verl's `pkg://` form) from the py_modules copy on each node, not read from this path
         "reward.custom_reward_function.path": REWARD_MODULE,
         "reward.custom_reward_function.name": "compute_score",
         "trainer.project_name": opts.project_name,
-        "trainer.experiment_name": experiment,
+        "trainer.experiment_name": opts.experiment_name or run_dir.name,
         "trainer.logger": [*dict.fromkeys([*opts.logger, "file"])],
         "trainer.n_gpus_per_node": opts.n_gpus_per_node,
         "trainer.nnodes": opts.nnodes,
@@ -395,6 +455,12 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
         "trainer.resume_mode": "disable",
         "hydra.run.dir": str(run_dir / "hydra"),
     }
+
+
+def _add_verl_optional_overrides(o: dict[str, Any], opts: VerlOptions, critic: str, attn: str,
+                                 ray_env_vars: dict[str, str], py_modules: list[str]) -> None:
+    """Adds to ``o`` what depends on the options: the step count, PPO's critic, the reward's keyword arguments
+    and Ray's runtime environment and address."""
     if opts.total_training_steps is not None:
         o["trainer.total_training_steps"] = opts.total_training_steps
     if opts.algorithm == "ppo":
@@ -416,27 +482,20 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
     if opts.ray_address:
         o["+ray_kwargs.ray_init.address"] = opts.ray_address
 
-    overrides = [f"{k}={_hydra_value(v)}" for k, v in o.items()]
-    overrides = _apply_extra(overrides, opts.extra_overrides)
-    # hopforge's own launcher settings come before --run-dir; everything after it is verl's.
+
+def _verl_argv(opts: VerlOptions, run_dir: Path, shared: Path | None, overrides: list[str]) -> list[str]:
+    """The launcher's command: hopforge's own settings come before --run-dir; everything after it is verl's."""
     flags = ["--overlong", opts.overlong, "--max-tool-failure-rate", repr(opts.max_tool_failure_rate),
              "--tool-failure-window", str(opts.tool_failure_window)]  # fmt: skip
     if shared:
         flags += ["--shared-dir", str(shared)]
-    argv = ["python", launcher("verl_ppo.py"), *flags, "--run-dir", str(run_dir), *overrides]
-    config = {
-        "options": opts.model_dump(mode="json"), "reward": reward, "reward_kwargs": dict(opts.reward_kwargs),
-        "model": model, "stage": opts.stage, "algorithm": opts.algorithm, "tools": tools,
-        "total_training_steps": opts.total_training_steps, "overrides": overrides,
-        "attn_implementation": {"value": attn, "source": attn_source},
-        "train_file": str(train_file), "val_file": str(val_file), "checkpoint_dir": str(checkpoints),
-        "cluster": {"ray_address": opts.ray_address, "nnodes": opts.nnodes, "n_gpus_per_node": opts.n_gpus_per_node,
-                    "shared_dir": str(shared) if shared else None, "py_modules": py_modules},
-        "equivalent_command": ["python", "-m", "verl.trainer.main_ppo", *overrides],
-        # the verl environment's packages, vLLM (the rollouts' engine) among them: serving records its own
-        "versions": env_versions("verl"),
-    }  # fmt: skip
-    notes = [*notes, f"stage {opts.stage}: {opts.algorithm} from {model}, reward {reward}",
+    return ["python", launcher("verl_ppo.py"), *flags, "--run-dir", str(run_dir), *overrides]
+
+
+def _verl_notes(opts: VerlOptions, model: str, reward: str, attn: str, attn_source: str,
+                checkpoints: Path) -> list[str]:
+    """The plan's notes on the stage, long prompts, attention and the Ray cluster."""
+    notes = [f"stage {opts.stage}: {opts.algorithm} from {model}, reward {reward}",
              f"prompts longer than {opts.max_prompt_length} tokens: {opts.overlong} (measured by the launcher with "
              "the model's tokenizer before Ray starts)",
              f"attention {attn} for the trained models ({attn_source})"]  # fmt: skip
@@ -447,10 +506,7 @@ def plan_verl(export: ExportView, run_dir: Path, opts: VerlOptions) -> TrainPlan
                      "(runtime_env working_dir); the export and the metrics log stay on the launching node, where "
                      f"verl's driver task is pinned; the model path {model} must exist on every node (or be a hub "
                      "id)")  # fmt: skip
-    return TrainPlan(trainer="verl", env="verl", run_dir=run_dir,
-                     files={TOOL_CONFIG_FILE: dump_yaml(verl_tool_config(tools, opts))}, argv=argv, config=config,
-                     export_version=export.version, manifest_sha256=export.manifest_sha256, output_dir=checkpoints,
-                     env_vars=env_vars, notes=notes)  # fmt: skip
+    return notes
 
 
 def _override_key(item: str) -> str:

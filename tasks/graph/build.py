@@ -53,6 +53,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -323,42 +324,16 @@ async def build_domain_graph(
     if role not in ROLES:
         raise GraphBuildError(f"unknown LLM role {role!r}; the roles are: {', '.join(ROLES)}")
     docs = _unique_documents(domain, documents)
-    extra = dict(lightrag_options or {})
-    if owned := sorted(_OWNED_OPTIONS & extra.keys()):
-        raise GraphBuildError(f"lightrag_options may not set {', '.join(owned)}: build_domain_graph sets them itself")
-    addon_params = dict(extra.pop("addon_params", None) or {})
-    if "chunker" in addon_params:
-        raise GraphBuildError("lightrag_options may not set addon_params['chunker']: chunk sizes come from options")
-    # Pinned per strategy as well as on the constructor: LightRAG lets the CHUNK_F_SIZE / CHUNK_F_OVERLAP_SIZE
-    # environment variables override constructor sizes, which would make its chunk keys disagree with the
-    # chunk rows ingest stored.
-    addon_params["chunker"] = {
-        "chunk_token_size": options.chunk_token_size,
-        "fixed_token": {
-            "chunk_token_size": options.chunk_token_size,
-            "chunk_overlap_token_size": options.chunk_overlap_token_size,
-        },
-    }
-    if llm_max_async is None:
-        llm_max_async = gateway.settings.endpoint(role).max_concurrency
-    if max_parallel_insert is None:
-        max_parallel_insert = max(2, llm_max_async // 2)
-    if llm_max_async < 1 or max_parallel_insert < 1:
-        raise GraphBuildError("llm_max_async and max_parallel_insert must be at least 1")
+    extra, addon_params = _lightrag_extra_options(lightrag_options, options)
+    llm_max_async, max_parallel_insert = _concurrency(gateway, role, llm_max_async, max_parallel_insert)
 
     working_dir = Path(working_dir)
     working_dir.mkdir(parents=True, exist_ok=True)
     workspace = workspace_for(domain, working_dir)
     graph_file = working_dir / workspace / GRAPHML_NAME
-    key = str(working_dir.resolve())
-    with _ACTIVE_LOCK:
-        if key in _ACTIVE:
-            raise GraphBuildError(f"{working_dir} is already being built in this process; wait for that build to end")
-        _ACTIVE.add(key)
+    key = _claim_working_dir(working_dir)
 
     counter = _UsageCounter()
-    ids = [d.doc_id for d in docs]
-    by_id = {d.doc_id: d for d in docs}
     try:
         rag = LightRAG(
             working_dir=str(working_dir),
@@ -378,40 +353,132 @@ async def build_domain_graph(
             addon_params=addon_params,
             **extra,
         )
-        poller: asyncio.Task[None] | None = None
-        await rag.initialize_storages()
-        try:
-            before = await _statuses(rag, ids)
-            already = [i for i in ids if _status_value(before[i]) == DocStatus.PROCESSED.value]
-            failed_before = [i for i in ids if _status_value(before[i]) == DocStatus.FAILED.value]
-            unfinished = [i for i in ids if _status_value(before[i]) not in _TERMINAL and before[i]]
-            new = [i for i in ids if not before[i]]
-            if progress is not None and ids:
-                poller = asyncio.create_task(_poll_progress(rag, ids, progress, progress_interval_s))
-
-            # Earlier documents first (interrupted, then failed), so a resumed build merges in the same order as
-            # an uninterrupted one; a new insert would also be refused while a manual retry holds the pipeline.
-            if failed_before and retry_failed:
-                await _request_failed_retry(rag)
-            if unfinished or (failed_before and retry_failed):
-                await rag.apipeline_process_enqueue_documents()
-            if new:
-                await rag.ainsert(
-                    [by_id[i].text for i in new],
-                    ids=new,
-                    file_paths=[by_id[i].lightrag_file_path() for i in new],
-                )
-            after = await _statuses(rag, ids)
-        finally:
-            if poller is not None:
-                poller.cancel()
-                with suppress(asyncio.CancelledError):
-                    await poller
-            await rag.finalize_storages()
+        runs = await _run_documents(rag, docs, progress, progress_interval_s, retry_failed)
     finally:
         with _ACTIVE_LOCK:
             _ACTIVE.discard(key)
 
+    return _build_result(domain, docs, runs, working_dir=working_dir, workspace=workspace, graph_file=graph_file,
+                         retry_failed=retry_failed, progress=progress, started=started, usage=counter.usage)
+
+
+def _lightrag_extra_options(
+    lightrag_options: Mapping[str, Any] | None, options: IngestOptions
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The caller's further LightRAG options and its ``addon_params`` with the chunker pinned to ``options``;
+    ``GraphBuildError`` for a key ``build_domain_graph`` sets itself."""
+    extra = dict(lightrag_options or {})
+    if owned := sorted(_OWNED_OPTIONS & extra.keys()):
+        raise GraphBuildError(f"lightrag_options may not set {', '.join(owned)}: build_domain_graph sets them itself")
+    addon_params = dict(extra.pop("addon_params", None) or {})
+    if "chunker" in addon_params:
+        raise GraphBuildError("lightrag_options may not set addon_params['chunker']: chunk sizes come from options")
+    # Pinned per strategy as well as on the constructor: LightRAG lets the CHUNK_F_SIZE / CHUNK_F_OVERLAP_SIZE
+    # environment variables override constructor sizes, which would make its chunk keys disagree with the
+    # chunk rows ingest stored.
+    addon_params["chunker"] = {
+        "chunk_token_size": options.chunk_token_size,
+        "fixed_token": {
+            "chunk_token_size": options.chunk_token_size,
+            "chunk_overlap_token_size": options.chunk_overlap_token_size,
+        },
+    }
+    return extra, addon_params
+
+
+def _concurrency(
+    gateway: LLMGateway, role: str, llm_max_async: int | None, max_parallel_insert: int | None
+) -> tuple[int, int]:
+    """LLM calls in flight and documents at once (``build_domain_graph``'s defaults), each at least 1."""
+    if llm_max_async is None:
+        llm_max_async = gateway.settings.endpoint(role).max_concurrency
+    if max_parallel_insert is None:
+        max_parallel_insert = max(2, llm_max_async // 2)
+    if llm_max_async < 1 or max_parallel_insert < 1:
+        raise GraphBuildError("llm_max_async and max_parallel_insert must be at least 1")
+    return llm_max_async, max_parallel_insert
+
+
+def _claim_working_dir(working_dir: Path) -> str:
+    """Marks ``working_dir`` as being built in this process (its key, to release); a second build is refused."""
+    key = str(working_dir.resolve())
+    with _ACTIVE_LOCK:
+        if key in _ACTIVE:
+            raise GraphBuildError(f"{working_dir} is already being built in this process; wait for that build to end")
+        _ACTIVE.add(key)
+    return key
+
+
+@dataclass(frozen=True)
+class _DocumentRuns:
+    """LightRAG's status rows of the documents after the build, and which were processed or failed before it."""
+
+    after: dict[str, Mapping[str, Any] | None]
+    already: list[str]
+    failed_before: list[str]
+
+
+async def _run_documents(
+    rag: LightRAG,
+    docs: Sequence[Document],
+    progress: Progress | None,
+    progress_interval_s: float,
+    retry_failed: bool,
+) -> _DocumentRuns:
+    """Opens ``rag``'s storages, resumes, retries and inserts ``docs`` as ``build_domain_graph`` describes, and
+    finalizes the storages (also on failure)."""
+    ids = [d.doc_id for d in docs]
+    by_id = {d.doc_id: d for d in docs}
+    poller: asyncio.Task[None] | None = None
+    await rag.initialize_storages()
+    try:
+        before = await _statuses(rag, ids)
+        already = [i for i in ids if _status_value(before[i]) == DocStatus.PROCESSED.value]
+        failed_before = [i for i in ids if _status_value(before[i]) == DocStatus.FAILED.value]
+        unfinished = [i for i in ids if _status_value(before[i]) not in _TERMINAL and before[i]]
+        new = [i for i in ids if not before[i]]
+        if progress is not None and ids:
+            poller = asyncio.create_task(_poll_progress(rag, ids, progress, progress_interval_s))
+
+        # Earlier documents first (interrupted, then failed), so a resumed build merges in the same order as
+        # an uninterrupted one; a new insert would also be refused while a manual retry holds the pipeline.
+        if failed_before and retry_failed:
+            await _request_failed_retry(rag)
+        if unfinished or (failed_before and retry_failed):
+            await rag.apipeline_process_enqueue_documents()
+        if new:
+            await rag.ainsert(
+                [by_id[i].text for i in new],
+                ids=new,
+                file_paths=[by_id[i].lightrag_file_path() for i in new],
+            )
+        after = await _statuses(rag, ids)
+    finally:
+        if poller is not None:
+            poller.cancel()
+            with suppress(asyncio.CancelledError):
+                await poller
+        await rag.finalize_storages()
+    return _DocumentRuns(after=after, already=already, failed_before=failed_before)
+
+
+def _build_result(
+    domain: str,
+    docs: Sequence[Document],
+    runs: _DocumentRuns,
+    *,
+    working_dir: Path,
+    workspace: str,
+    graph_file: Path,
+    retry_failed: bool,
+    progress: Progress | None,
+    started: float,
+    usage: BuildUsage,
+) -> DomainBuildResult:
+    """The build's result: its counts and failures, the last progress call, and the graph read from ``graph_file``."""
+    ids = [d.doc_id for d in docs]
+    by_id = {d.doc_id: d for d in docs}
+    after = runs.after
     processed = [i for i in ids if _status_value(after[i]) == DocStatus.PROCESSED.value]
     failures = [
         _failure(i, after[i], by_id[i].lightrag_file_path())
@@ -432,12 +499,12 @@ async def build_domain_graph(
         docs_total=len(ids),
         docs_processed=len(processed),
         docs_failed=len(failures),
-        docs_already_processed=len(already),
-        docs_retried=len(failed_before) if retry_failed else 0,
+        docs_already_processed=len(runs.already),
+        docs_retried=len(runs.failed_before) if retry_failed else 0,
         failures=failures,
         chunks=sum(int((after[i] or {}).get("chunks_count") or 0) for i in processed),
         seconds=round(time.perf_counter() - started, 3),
-        usage=counter.usage,
+        usage=usage,
     )
 
 

@@ -66,7 +66,7 @@ arrays memory-mapped from a cache in the data dir's index folder, written once p
 sparse rows, and every node_info reply body pre-rendered. A warm start opens those files and the cached matrix
 without reading the graph from the warehouse: the snapshot's row in the warehouse's snapshot table names the
 cache and is checked against its metadata (a cache of other content is rebuilt), and the hash of the entity texts
-recorded there names the matrix's file, so no entity text is made (4.8 s at 1M entities, from 34 s:
+recorded there names the matrix's file, so no entity text is made (3.4 s at 1M entities, from 34 s:
 ``bench/results/tool_memory_1m.json``). The workers share every page of them, and of the bfloat16 copy
 of the matrix (``GraphIndex.share_search``, cached beside the served graph). A cold start embeds the matrix from
 the snapshot's records, then builds the HNSW graph on one thread while the served arrays are written

@@ -171,7 +171,7 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
     relations at each entity in ``graph.neighbors`` order, relation ids in the order an entity-by-entity walk of
     those lists first meets them, string ids in the order that walk first meets each string (the entity names
     first: string id i is entity i), each reply the text ``render_node_info`` gives (``node_info_text`` over the
-    same ``relation_line`` parts). ``tests/test_served_graph.py`` checks the arrays against such a walk.
+    same ``relation_line`` parts). ``tests/test_served_build.py`` checks the arrays against such a walk.
     ``content_hash`` (the snapshot's, from the warehouse) is recorded in the metadata, with the hash of the entity
     texts an index embeds (``tasks.env.index.text_fingerprint``)."""
     from operator import attrgetter

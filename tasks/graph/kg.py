@@ -303,8 +303,8 @@ class KnowledgeGraph:
 
     def relation_views(self) -> list[EdgeData]:
         """Every relation once, as stored (direction ``"out"`` or ``"undirected"``), grouped by the adjacent pair
-        that holds it, each pair's relations in the order they were given: the order ``relations_between`` keeps
-        for relations it cannot tell apart. For array code over every relation (the served graph's build)."""
+        that holds it, each pair's relations in the order they were given. For array code over every relation
+        (the served graph's build)."""
         with gc_paused():
             return [d for _, _, rels in self._g.edges(data="rels") for d in rels]
 

@@ -286,23 +286,7 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
     if not choices:
         return _reject(job, ctx, "no_gold_path", "the verifier did not confirm the question's own path (it confirmed "
                        f"{len(every)} other path(s), whose relations the question does not describe)", tools=tools)
-    failures: list[tuple[TrajectoryRejectReason, str, GoldChoice, list[ToolStep]]] = []
-    chosen: tuple[GoldChoice, list[ToolStep]] | None = None
-    for choice in choices:
-        calls = len(template_calls(choice.path, qa.domain, program_pins(qa.program)))
-        if calls > cfg.max_rounds:  # one matcher call, one node_info per hop, and one for a pinned answer
-            hops = len(choice.path) - 1
-            problem: tuple[TrajectoryRejectReason, str] | None = (
-                "too_many_rounds", f"walking {hops} hops takes {calls} tool calls; the limit is {cfg.max_rounds}")
-            steps: list[ToolStep] = []
-        else:
-            # The tool calls on a worker thread, off the event loop that drives the other jobs' LLM calls.
-            steps, problem = await asyncio.to_thread(run_template_tools, LoopSafeTools(ctx.env), choice.path,
-                                                     qa.domain, program_pins(qa.program))
-        if problem is None:
-            chosen = (choice, steps)
-            break
-        failures.append((problem[0], problem[1], choice, steps))
+    chosen, failures = await _walk_first_path(job, choices, ctx.env, ctx)
     system = build_system_prompt(ctx.env, qa.domain, cfg.agent_config(style="api"))
     if chosen is None:
         reason, detail, choice, steps = failures[0]  # the preferred path's problem is the one worth reporting
@@ -312,31 +296,78 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
     messages = template_messages(system, qa.question, qa.answer, steps)
     common = dict(messages=messages, tools=tools, gold_path=list(choice.path), gold_source=choice.source,
                   n_rounds=len(steps), final_answer=qa.answer)
-    names = list(dict.fromkeys([*choice.path, qa.answer]))
-    observations = [s_.observation for s_ in steps]
     if cfg.thought_writer == "template":
-        if ctx.kg is None:
-            raise ValueError("template-written thoughts need the question's graph")
-        try:
-            edges = path_edges(ctx.kg, choice.path)
-            types = [ctx.kg.entity(n).type if n in ctx.kg else None for n in choice.path]
-            book = book_for_graph(ctx.kg)
-            thoughts = write_thoughts(qa.question, choice.path, edges, types, graph=qa.domain, seed=cfg.seed,
-                                      book=book, pins=pin_facts(ctx.kg, qa.program, book) if qa.program else None)
-        except TemplateError as exc:
-            return _reject(job, ctx, "template_unphrasable", str(exc), reasoning=[None] * (len(steps) + 1),
-                           writer="template", **common)
-        # The writer vouches for nothing by itself: its thoughts pass the same checks as the teacher's.
-        problem = thought_problems(thoughts, qa.question, choice.path, steps)
-        gate = thought_gate_problem(thoughts, language=cfg.language, names=names, observations=observations)
-        if problem is not None or gate is not None:
-            reason: TrajectoryRejectReason = "thoughts_leak" if problem is not None else gate[0]  # type: ignore[index]
-            detail = problem[1] if problem is not None else gate[1]  # type: ignore[index]
-            return _reject(job, ctx, reason, detail, reasoning=list(thoughts), writer="template", **common)
-        return Trajectory(
-            **_base(job, ctx, status="accepted", reasoning=thoughts, end_reason="answer", writer="template",
-                    path_coverage=best_path_coverage("\n".join(thoughts), [choice]), **common)
-        )  # fmt: skip
+        return _with_written_thoughts(job, ctx, choice, steps, common)
+    return await _with_teacher_thoughts(job, ctx, choice, steps, common)
+
+
+_PathFailure = tuple[TrajectoryRejectReason, str, GoldChoice, list[ToolStep]]
+
+
+async def _walk_first_path(
+    job: DistillJob, choices: Sequence[GoldChoice], env: ToolRunner, ctx: DistillContext
+) -> tuple[tuple[GoldChoice, list[ToolStep]] | None, list[_PathFailure]]:
+    """The first of ``choices`` whose template tool calls all run (with its steps), and each earlier path's problem:
+    too many rounds for ``max_rounds``, or a tool call that failed."""
+    qa, cfg = job.qa, ctx.cfg
+    failures: list[_PathFailure] = []
+    for choice in choices:
+        calls = len(template_calls(choice.path, qa.domain, program_pins(qa.program)))
+        if calls > cfg.max_rounds:  # one matcher call, one node_info per hop, and one for a pinned answer
+            hops = len(choice.path) - 1
+            problem: tuple[TrajectoryRejectReason, str] | None = (
+                "too_many_rounds", f"walking {hops} hops takes {calls} tool calls; the limit is {cfg.max_rounds}")
+            steps: list[ToolStep] = []
+        else:
+            # The tool calls on a worker thread, off the event loop that drives the other jobs' LLM calls.
+            steps, problem = await asyncio.to_thread(run_template_tools, LoopSafeTools(env), choice.path,
+                                                     qa.domain, program_pins(qa.program))
+        if problem is None:
+            return (choice, steps), failures
+        failures.append((problem[0], problem[1], choice, steps))
+    return None, failures
+
+
+def _with_written_thoughts(
+    job: DistillJob, ctx: DistillContext, choice: GoldChoice, steps: list[ToolStep], common: dict[str, Any]
+) -> Trajectory:
+    """The trajectory with thoughts from the template writer (``thought_writer="template"``), checked as the
+    teacher's are: accepted, or rejected as unphrasable, leaking or failing the text gate."""
+    qa, cfg = job.qa, ctx.cfg
+    if ctx.kg is None:
+        raise ValueError("template-written thoughts need the question's graph")
+    try:
+        edges = path_edges(ctx.kg, choice.path)
+        types = [ctx.kg.entity(n).type if n in ctx.kg else None for n in choice.path]
+        book = book_for_graph(ctx.kg)
+        thoughts = write_thoughts(qa.question, choice.path, edges, types, graph=qa.domain, seed=cfg.seed,
+                                  book=book, pins=pin_facts(ctx.kg, qa.program, book) if qa.program else None)
+    except TemplateError as exc:
+        return _reject(job, ctx, "template_unphrasable", str(exc), reasoning=[None] * (len(steps) + 1),
+                       writer="template", **common)
+    # The writer vouches for nothing by itself: its thoughts pass the same checks as the teacher's.
+    problem = thought_problems(thoughts, qa.question, choice.path, steps)
+    gate = thought_gate_problem(thoughts, language=cfg.language, names=_path_names(qa, choice),
+                                observations=[s_.observation for s_ in steps])
+    if problem is not None or gate is not None:
+        reason: TrajectoryRejectReason = "thoughts_leak" if problem is not None else gate[0]  # type: ignore[index]
+        detail = problem[1] if problem is not None else gate[1]  # type: ignore[index]
+        return _reject(job, ctx, reason, detail, reasoning=list(thoughts), writer="template", **common)
+    return Trajectory(
+        **_base(job, ctx, status="accepted", reasoning=thoughts, end_reason="answer", writer="template",
+                path_coverage=best_path_coverage("\n".join(thoughts), [choice]), **common)
+    )  # fmt: skip
+
+
+async def _with_teacher_thoughts(
+    job: DistillJob, ctx: DistillContext, choice: GoldChoice, steps: list[ToolStep], common: dict[str, Any]
+) -> Trajectory:
+    """The trajectory with thoughts the teacher writes (``template_teacher_messages``), each reply checked for
+    leaks and by the text gate (a failed check is retried by the gateway): accepted, or rejected with the last
+    check's kind."""
+    qa, cfg = job.qa, ctx.cfg
+    names = _path_names(qa, choice)
+    observations = [s_.observation for s_ in steps]
     kinds: list[str] = []
 
     def check(value: StepThoughts) -> str | None:
@@ -365,6 +396,11 @@ async def distill_template(job: DistillJob, gold_paths: Sequence[GoldPath], ctx:
         **_base(job, ctx, status="accepted", reasoning=thoughts, end_reason="answer",
                 path_coverage=best_path_coverage("\n".join(thoughts), [choice]), **common)
     )  # fmt: skip
+
+
+def _path_names(qa: QA, choice: GoldChoice) -> list[str]:
+    """The names a thought may use: the path's nodes and the answer, each once."""
+    return list(dict.fromkeys([*choice.path, qa.answer]))
 
 
 __all__ = [

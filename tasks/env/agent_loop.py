@@ -255,7 +255,7 @@ async def run_agent(
     records: list[ToolCallRecord] = []
     seen: set[str] = set()
     tokens = TokenCounts()
-    rounds = generations = nudges = repeated = 0
+    rounds = generations = nudges = 0
     end: EndReason
     final_answer: str | None = None
     error: str | None = None
@@ -300,69 +300,89 @@ async def run_agent(
             end = "round_limit"
             break
         rounds += 1
-        observations: list[tuple[ToolCall | CallError, Observation]] = []
-        for i, call in enumerate(calls):
-            if i >= config.max_calls_per_round:
-                obs = Observation(
-                    text=f"Skipped: only {config.max_calls_per_round} tool call(s) per step are run. Make one call at a time.",
-                    ok=False,
-                    error_kind="skipped",
-                )
-            elif isinstance(call, CallError):
-                obs = call.observation()
-            else:
-                pinned = _pin_graph(call, graph_type)
-                if isinstance(pinned, Observation):
-                    obs = pinned
-                else:
-                    call = pinned
-                    # On a worker thread: a tool call (a graph lookup, maybe an embedding request) must not hold
-                    # up the event loop, which drives every other run's LLM calls too.
-                    obs = await asyncio.to_thread(env.call, call.name, call.arguments)
-            is_repeat = False
-            if isinstance(call, ToolCall) and i < config.max_calls_per_round:
-                key = call.key()
-                is_repeat = key in seen
-                seen.add(key)
-                repeated += is_repeat
-            records.append(
-                ToolCallRecord(
-                    round=rounds,
-                    name=call.name,
-                    arguments=call.arguments if isinstance(call, ToolCall) else {},
-                    style=call.style,
-                    call_id=call.id,
-                    ok=obs.ok,
-                    error_kind=obs.error_kind,
-                    observation=obs.text,
-                    repeated=is_repeat,
-                )
-            )
-            observations.append((call, obs))
-        if api_calls:
-            tool_ids = [m["id"] for m in messages[-1]["tool_calls"]]
-            for tool_id, (_, obs) in zip(tool_ids, observations):
-                messages.append({"role": "tool", "tool_call_id": tool_id, "content": obs.text})
-        else:
-            messages.append({"role": "user", "content": "\n".join(format_tool_response(o.text) for _, o in observations)})
+        observations = await _run_round(env, calls, graph_type, config, rounds, seen, records)
+        _append_observations(messages, bool(api_calls), observations)
 
     return AgentRun(
-        question=question,
-        graph_type=graph_type,
-        style=config.style,
-        role=config.role,
-        messages=messages,
-        reasoning=reasoning,
-        tool_calls=records,
-        rounds=rounds,
-        generations=generations,
-        nudges=nudges,
-        end_reason=end,
-        final_answer=final_answer,
-        repeated_calls=repeated,
-        tokens=tokens,
+        question=question, graph_type=graph_type, style=config.style, role=config.role, messages=messages,
+        reasoning=reasoning, tool_calls=records, rounds=rounds, generations=generations, nudges=nudges,
+        end_reason=end, final_answer=final_answer, repeated_calls=sum(r.repeated for r in records), tokens=tokens,
         error=error,
-    )
+    )  # fmt: skip
+
+
+async def _run_round(
+    env: ToolRunner,
+    calls: list[ToolCall | CallError],
+    graph_type: str,
+    config: AgentConfig,
+    round_: int,
+    seen: set[str],
+    records: list[ToolCallRecord],
+) -> list[tuple[ToolCall | CallError, Observation]]:
+    """One round's calls in order, each observed and appended to ``records`` (a call already in ``seen`` is
+    marked repeated; beyond ``max_calls_per_round`` a call is skipped): each call with its observation."""
+    observations: list[tuple[ToolCall | CallError, Observation]] = []
+    for i, call in enumerate(calls):
+        call, obs = await _observe(env, call, i, graph_type, config)
+        is_repeat = False
+        if isinstance(call, ToolCall) and i < config.max_calls_per_round:
+            key = call.key()
+            is_repeat = key in seen
+            seen.add(key)
+        records.append(
+            ToolCallRecord(
+                round=round_,
+                name=call.name,
+                arguments=call.arguments if isinstance(call, ToolCall) else {},
+                style=call.style,
+                call_id=call.id,
+                ok=obs.ok,
+                error_kind=obs.error_kind,
+                observation=obs.text,
+                repeated=is_repeat,
+            )
+        )
+        observations.append((call, obs))
+    return observations
+
+
+async def _observe(
+    env: ToolRunner, call: ToolCall | CallError, i: int, graph_type: str, config: AgentConfig
+) -> tuple[ToolCall | CallError, Observation]:
+    """The ``i``-th call of a round (its graph pinned) and what it returned: skipped past ``max_calls_per_round``,
+    a parse error's observation, a refusal of another graph, or the tool's reply."""
+    if i >= config.max_calls_per_round:
+        obs = Observation(
+            text=f"Skipped: only {config.max_calls_per_round} tool call(s) per step are run. Make one call at a time.",
+            ok=False,
+            error_kind="skipped",
+        )
+    elif isinstance(call, CallError):
+        obs = call.observation()
+    else:
+        pinned = _pin_graph(call, graph_type)
+        if isinstance(pinned, Observation):
+            obs = pinned
+        else:
+            call = pinned
+            # On a worker thread: a tool call (a graph lookup, maybe an embedding request) must not hold
+            # up the event loop, which drives every other run's LLM calls too.
+            obs = await asyncio.to_thread(env.call, call.name, call.arguments)
+    return call, obs
+
+
+def _append_observations(
+    messages: list[dict[str, Any]], api: bool, observations: list[tuple[ToolCall | CallError, Observation]]
+) -> None:
+    """The round's observations as the next messages: one ``tool`` message a call for function-calling replies
+    (matched to the assistant message's call ids), else one user message of ``<tool_response>`` blocks."""
+    if api:
+        tool_ids = [m["id"] for m in messages[-1]["tool_calls"]]
+        for tool_id, (_, obs) in zip(tool_ids, observations):
+            messages.append({"role": "tool", "tool_call_id": tool_id, "content": obs.text})
+    else:
+        messages.append({"role": "user", "content": "\n".join(format_tool_response(o.text) for _, o in observations)})
 
 
 async def run_agents(

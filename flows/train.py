@@ -306,22 +306,9 @@ def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str
     if not plan.hub_offline:
         plan.notes.append(f"model {base_model} is a hub id: the trainer reads it from this node's Hugging Face cache or "
                           "downloads it (--offline forbids downloading)")  # fmt: skip
+    record = dict(kind=kind, settings=settings, started=started, base_model=base_model)
     if dry_run:
-        plan.write()
-        if check:
-            trainer_check(plan, base_model)
-            print(f"{plan.trainer} accepts the config in {plan.node_dir}")
-        run_id = new_run_id(flow_name) if node == 0 else None
-        if run_id is not None:
-            _record_start(plan, run_id=run_id, flow=flow_name, kind=kind, params=params, settings=settings,
-                          started=started, status="dry_run", base_model=base_model)  # fmt: skip
-            _record_end(plan, run_id=run_id, kind=kind, settings=settings, started=started, status="dry_run",
-                        res=None, base_model=base_model, ranks=None, error=None)  # fmt: skip
-        _artifact(f"{flow_name}-plan", _report(plan, train_id, None))
-        print(f"dry run: wrote {plan.node_dir}; launch with:\n  {plan.command_line()}")
-        return {"run_id": run_id, "train_id": train_id, "status": "dry_run", "run_dir": str(plan.run_dir),
-                "node_dir": str(plan.node_dir), "node_rank": node, "command": plan.command_line(), "checkpoint": None,
-                "metrics": {}}  # fmt: skip
+        return _dry_run(plan, flow_name=flow_name, params=params, check=check, **record)
     claim_run_dir(plan, run_identity(plan, kind=kind, base_model=base_model, nnodes=nnodes))
     run_id = new_run_id(flow_name) if node == 0 else None
     here = {"host": socket.gethostname(), "pid": os.getpid(), "run_id": run_id, "started_at": started,
@@ -332,10 +319,54 @@ def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str
         if chat is not None:  # before training: checkpoints saved along the way are found under it
             plan.output_dir.mkdir(parents=True, exist_ok=True)
             write_format_record(plan.output_dir, chat, train_id=train_id)
+        _record_start(plan, run_id=run_id, flow=flow_name, status="running", params=params, **record)
+    res = _launch_recorded(plan, flow_name=flow_name, here=here, run_id=run_id, timeout_s=timeout_s, **record)
+    write_node_record(plan.run_dir, node, {**here, "status": res.status, "returncode": res.returncode,
+                                           "error": res.error, "duration_s": round(res.duration_s, 1),
+                                           "ended_at": datetime.now()})  # fmt: skip
+    if node != 0:
+        if res.status != "completed":
+            raise TrainingError(f"node {node}: {res.error or f'{plan.trainer} failed'}")
+        print(f"node {node} of {nnodes}: its ranks finished training in {res.duration_s:.0f} s; node 0 records run "
+              f"{train_id} (output: {plan.output_dir})")  # fmt: skip
+        return _result(plan, run_id=None, status="completed", checkpoint=None, metrics={})
+    return _finish_run(plan, res, chat=chat, run_id=run_id, flow_name=flow_name, nnodes=nnodes, **record)
+
+
+def _result(plan: TrainPlan, *, run_id: str | None, status: str, checkpoint: str | None,
+            metrics: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """The training flow's result dict."""
+    return {"run_id": run_id, "train_id": plan.run_dir.name, "status": status, "run_dir": str(plan.run_dir),
+            "node_dir": str(plan.node_dir), "node_rank": plan.node_rank, "command": plan.command_line(),
+            "checkpoint": checkpoint, "metrics": metrics}  # fmt: skip
+
+
+def _dry_run(plan: TrainPlan, *, flow_name: str, kind: str, params: dict[str, Any], settings: Settings,
+             started: datetime, base_model: str | None, check: bool) -> dict[str, Any]:  # fmt: skip
+    """A dry run: the plan's files written (and, with ``check``, the trainer's check), node 0's start and end
+    recorded, the plan's artifact and the command to launch it."""
+    plan.write()
+    if check:
+        trainer_check(plan, base_model)
+        print(f"{plan.trainer} accepts the config in {plan.node_dir}")
+    run_id = new_run_id(flow_name) if plan.node_rank == 0 else None
+    if run_id is not None:
         _record_start(plan, run_id=run_id, flow=flow_name, kind=kind, params=params, settings=settings,
-                      started=started, status="running", base_model=base_model)  # fmt: skip
+                      started=started, status="dry_run", base_model=base_model)  # fmt: skip
+        _record_end(plan, run_id=run_id, kind=kind, settings=settings, started=started, status="dry_run",
+                    res=None, base_model=base_model, ranks=None, error=None)  # fmt: skip
+    _artifact(f"{flow_name}-plan", _report(plan, plan.run_dir.name, None))
+    print(f"dry run: wrote {plan.node_dir}; launch with:\n  {plan.command_line()}")
+    return _result(plan, run_id=run_id, status="dry_run", checkpoint=None, metrics={})
+
+
+def _launch_recorded(plan: TrainPlan, *, flow_name: str, here: dict[str, Any], run_id: str | None, kind: str,
+                     settings: Settings, started: datetime, base_model: str | None,
+                     timeout_s: float | None) -> LaunchResult:  # fmt: skip
+    """The trainer's launch with a progress bar over its steps. Interrupted or refused before the trainer ended,
+    the node's record and (node 0) the run are marked failed, and the error goes on as it was."""
     total = int(plan.config.get("max_steps") or plan.config.get("total_training_steps") or 0)
-    bar = Progress(f"{flow_name}-{train_id}", total, f"{plan.trainer} training")
+    bar = Progress(f"{flow_name}-{plan.run_dir.name}", total, f"{plan.trainer} training")
 
     def on_metrics(rows: list[dict[str, Any]]) -> None:
         bar.update(max(r["step"] for r in rows))
@@ -348,22 +379,20 @@ def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str
         if res is None:  # interrupted or refused before the trainer ended: recorded, and the error goes on as it was
             exc = sys.exc_info()[1]
             why = f"{type(exc).__name__}: {exc}" if exc is not None else "stopped before the trainer ended"
-            write_node_record(plan.run_dir, node, {**here, "status": "failed", "error": why,
-                                                   "ended_at": datetime.now()})  # fmt: skip
+            write_node_record(plan.run_dir, plan.node_rank, {**here, "status": "failed", "error": why,
+                                                             "ended_at": datetime.now()})  # fmt: skip
             if run_id is not None:
                 _record_end(plan, run_id=run_id, kind=kind, settings=settings, started=started, status="failed",
                             res=None, base_model=base_model, ranks=None, error=why)  # fmt: skip
-    write_node_record(plan.run_dir, node, {**here, "status": res.status, "returncode": res.returncode,
-                                           "error": res.error, "duration_s": round(res.duration_s, 1),
-                                           "ended_at": datetime.now()})  # fmt: skip
-    if node != 0:
-        if res.status != "completed":
-            raise TrainingError(f"node {node}: {res.error or f'{plan.trainer} failed'}")
-        print(f"node {node} of {nnodes}: its ranks finished training in {res.duration_s:.0f} s; node 0 records run "
-              f"{train_id} (output: {plan.output_dir})")  # fmt: skip
-        return {"run_id": None, "train_id": train_id, "status": "completed", "run_dir": str(plan.run_dir),
-                "node_dir": str(plan.node_dir), "node_rank": node, "command": plan.command_line(),
-                "checkpoint": None, "metrics": {}}  # fmt: skip
+    return res
+
+
+def _finish_run(plan: TrainPlan, res: LaunchResult, *, chat: ChatFormat | None, run_id: str | None, flow_name: str,
+                nnodes: int, kind: str, settings: Settings, started: datetime,
+                base_model: str | None) -> dict[str, Any]:  # fmt: skip
+    """Node 0's end of a launched run: its checkpoints marked with the format, every node's and rank's record
+    gathered, the run's end recorded with its report; ``TrainingError`` when the trainer failed."""
+    train_id = plan.run_dir.name
     if res.status == "completed" and chat is not None:
         mark_checkpoints(plan.output_dir, chat, train_id=train_id, also=[res.checkpoint] if res.checkpoint else [])
     nodes = wait_for_nodes(plan.run_dir, nnodes, ended=True, wait_s=NODES_WAIT_S if nnodes > 1 and
@@ -375,9 +404,8 @@ def run_plan(plan: TrainPlan, *, kind: str, settings: Settings, params: dict[str
     if res.status != "completed":
         raise TrainingError(res.error or f"{plan.trainer} failed")
     print(f"{plan.trainer} finished in {res.duration_s:.0f} s; checkpoint: {res.checkpoint}")
-    return {"run_id": run_id, "train_id": train_id, "status": res.status, "run_dir": str(plan.run_dir),
-            "node_dir": str(plan.node_dir), "node_rank": node, "command": plan.command_line(),
-            "checkpoint": res.checkpoint, "metrics": final_metrics(res.metrics)}  # fmt: skip
+    return _result(plan, run_id=run_id, status=res.status, checkpoint=res.checkpoint,
+                   metrics=final_metrics(res.metrics))
 
 
 @hopforge_flow(name="train-sft", log_prints=True)

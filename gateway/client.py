@@ -626,13 +626,48 @@ class LLMGateway:
         key = cache_key(model=ep.model, messages=messages, params=p, schema=schema)
 
         if use_cache:
-            hit = self.cache.get(key)
+            hit = self._structured_hit(key, ep, role, output, schema, validate)
             if hit is not None:
-                value, problems = _parse(hit["text"], output, schema, validate)
-                if value is not None:
-                    self.ledger.record_cache_hit(role, ep.model)
-                    return Structured(role=role, value=value, reasoning=hit.get("reasoning"), raw=hit["raw"], cached=True)
+                return hit
+        return await self._ask_until_valid(ep, role, messages, p, fmt, key, output, schema, name=name,
+                                           validate=validate, reasks_allowed=reasks_allowed, use_cache=use_cache)
 
+    def _structured_hit(
+        self,
+        key: str,
+        ep: ResolvedEndpoint,
+        role: str,
+        output: type[T],
+        schema: dict[str, Any],
+        validate: Callable[[T], str | None] | None,
+    ) -> Structured[T] | None:
+        """The cached answer under ``key`` when there is one and it still passes every check, else ``None``."""
+        hit = self.cache.get(key)
+        if hit is not None:
+            value, _ = _parse(hit["text"], output, schema, validate)
+            if value is not None:
+                self.ledger.record_cache_hit(role, ep.model)
+                return Structured(role=role, value=value, reasoning=hit.get("reasoning"), raw=hit["raw"], cached=True)
+        return None
+
+    async def _ask_until_valid(
+        self,
+        ep: ResolvedEndpoint,
+        role: str,
+        messages: list[dict[str, Any]],
+        p: dict[str, Any],
+        fmt: dict[str, Any] | None,
+        key: str,
+        output: type[T],
+        schema: dict[str, Any],
+        *,
+        name: str,
+        validate: Callable[[T], str | None] | None,
+        reasks_allowed: int,
+        use_cache: bool,
+    ) -> Structured[T]:
+        """Asks, and re-asks with the reasons for each rejected answer, until an answer passes (cached when
+        ``use_cache``), the endpoint fails, or ``reasks_allowed`` re-asks are spent (a typed failure)."""
         convo = list(messages)
         last: ChatResult | None = None
         problems: list[str] = []

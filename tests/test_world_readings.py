@@ -692,3 +692,26 @@ def test_an_event_named_by_what_happened_takes_the(name, kind, the):
     """"which campaign ... seen by SolarWinds Compromise?" (grades-heldout19.md): English writes "the SolarWinds
     Compromise", as "the Cuban Missile Crisis". A work's title stays as it is ("Heart Attack", a song)."""
     assert name_takes_article(name, kind) is the
+
+
+
+@pytest.mark.parametrize("cell", [",", "-", "?", "—"])
+def test_an_empty_cells_placeholder_is_no_name(cell):
+    """Districts whose point the list leaves empty have "," as their coordinate location, shared by many: "the
+    county-level division whose coordinate location is , and ..." (a pin the question could not state). A name
+    without a letter or a digit is no name: never a pin, an answer or a start."""
+    from tasks.qa.programs import pin_node
+
+    triples = [("District A", "coordinate location", cell), ("District B", "coordinate location", cell),
+               ("District C", "coordinate location", "Red Zone"), ("District D", "coordinate location", "Red Zone"),
+               ("District A", "located in", "Nanchang"), ("District C", "located in", "Nanchang")]
+    kg = graph(triples, {"District A": "district", "District B": "district", "District C": "district",
+                         "District D": "district", "Nanchang": "prefecture"})
+    index = relation_index(kg)
+    assert index.is_code(cell) and not index.is_code("Red Zone")
+    pin = dict(book=book_for_graph(kg), index=index, exclude=["Nanchang"], hops_to_answer=0, need_one=False)
+    assert getattr(pin_node(kg, "District A", {"District A", "District C"}, answer="District A",
+                            rng=random.Random(0), **pin), "code", None) == "no_pin"
+    found = pin_node(kg, "District C", {"District A", "District C"}, answer="District C", rng=random.Random(0), **pin)
+    assert [(f.label, f.value) for f in found] == [("coordinate location", "Red Zone")]
+

@@ -87,6 +87,8 @@ class RelationIndex:
         too (time zones, ISO codes): a product called "PDP-11" among machines called "ENIAC" and "Colossus" is a
         name. A code in brackets after a name ("Flintshire [Sir y Fflint GB-FFL]") is never written so."""
         shown = display_name(name).strip()
+        if not any(ch.isalnum() for ch in shown):
+            return True  # ",", "-", "?": an empty cell's placeholder, no name at all
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
         if (_KEY.fullmatch(name) or _short_code(name)) and self._id_kinds().get(self.kind(name) or "", False):

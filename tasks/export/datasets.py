@@ -253,6 +253,56 @@ def build_export(
         # on a seed whose neighbourhood it was trained on) scores what it memorised.
         raise ExportError(f"splits are not leak-safe, nothing was written: {describe_leaks(leaks)}; "
                           "move or drop the questions that share these entities, then export again")
+    sel = _select(inputs, tools)
+    tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    schemas: dict[str, pa.Schema] = {}
+    invalid: list[InvalidRow] = []
+    if "qa" in include:
+        qa_rows = ((q.split, qa_row(q, sel.gold[q.qa_id], v)) for q, v in sel.question_views)
+        tables["qa"] = _split_rows(qa_rows)  # type: ignore[arg-type]
+        schemas["qa"] = _QA
+    for config, think in (("sft", True), ("sft_nothink", False)):
+        if config not in include:
+            continue
+        tables[config] = _sharegpt_rows(sel, config, think, invalid)
+        schemas[config] = _SHAREGPT
+    if "rl" in include:
+        rl: dict[str, list[dict[str, Any]]] = {}
+        for q, view in sel.question_views:
+            part = rl.setdefault(q.split, [])  # type: ignore[arg-type]
+            part.append(with_setting(rl_row(q, sel.gold[q.qa_id], len(part), sel.tools), view))
+        tables["rl"] = {s: rl[s] for s in SPLITS if s in rl}
+        schemas["rl"] = _rl_schema(sel.tools)
+    if "messages" in include:
+        rows_m = []
+        for t, view in sel.with_views:
+            row = messages_row(t, sel.by_id[t.qa_id], view)
+            problems = validate_messages(row)
+            if problems:
+                invalid.append(InvalidRow("messages", t.trajectory_id, problems))
+                continue
+            rows_m.append((sel.by_id[t.qa_id].split, row))
+        tables["messages"] = _split_rows(rows_m)  # type: ignore[arg-type]
+        schemas["messages"] = _messages_schema([r for _, r in rows_m])
+    return BuiltExport(tables=tables, schemas=schemas, invalid=invalid, skipped=sel.skipped)
+
+
+@dataclass
+class _Selection:
+    """What an export is built from: the questions with a split (each followed by its IKG variants' views), the
+    accepted trajectories of those questions (and of the variants) in id order, the RL rows' tools, and the
+    counts of what was left out."""
+
+    by_id: dict[str, QA]
+    gold: dict[str, list[GoldPath]]
+    question_views: list[tuple[QA, IKGView | None]]
+    with_views: list[tuple[Trajectory, IKGView | None]]
+    tools: Sequence[str]
+    skipped: dict[str, int]
+
+
+def _select(inputs: ExportInputs, tools: Sequence[str]) -> _Selection:
+    """The questions, variants and trajectories ``build_export`` writes rows of (``_Selection``)."""
     by_id = {q.qa_id: q for q in inputs.qas}
     with_split = sorted((q for q in inputs.qas if q.split in SPLITS), key=lambda q: q.qa_id)
     skipped = {"questions_without_split": sum(q.split not in SPLITS for q in inputs.qas)}
@@ -278,54 +328,33 @@ def build_export(
                        key=lambda tv: tv[0].trajectory_id)  # fmt: skip
     with_views: list[tuple[Trajectory, IKGView | None]] = sorted(
         [(t, None) for t in usable] + ikg_trajs, key=lambda tv: tv[0].trajectory_id)  # type: ignore[arg-type]
+    return _Selection(by_id=by_id, gold=gold, question_views=question_views, with_views=with_views, tools=tools,
+                      skipped=skipped)  # fmt: skip
 
-    tables: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    schemas: dict[str, pa.Schema] = {}
-    invalid: list[InvalidRow] = []
 
-    def split_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-        out: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
-        for split, row in rows:
-            out[split].append(row)
-        return {s: rs for s, rs in out.items() if rs}
+def _split_rows(rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """``(split, row)`` pairs grouped by split, in ``SPLITS`` order, empty splits left out."""
+    out: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
+    for split, row in rows:
+        out[split].append(row)
+    return {s: rs for s, rs in out.items() if rs}
 
-    if "qa" in include:
-        tables["qa"] = split_rows((q.split, qa_row(q, gold[q.qa_id], v)) for q, v in question_views)  # type: ignore[misc]
-        schemas["qa"] = _QA
-    for config, think in (("sft", True), ("sft_nothink", False)):
-        if config not in include:
+
+def _sharegpt_rows(sel: _Selection, config: str, think: bool,
+                   invalid: list[InvalidRow]) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+    """The ShareGPT rows of ``config`` (``sft`` with the reasoning, ``sft_nothink`` without) by split; a row that
+    breaks a format rule goes to ``invalid``."""
+    rows = []
+    for t, view in sel.with_views:
+        if not think and not t.tools:
+            continue  # a long-CoT sample without its reasoning teaches nothing the QA config does not
+        row = sharegpt_row(t, sel.by_id[t.qa_id], think=think, view=view)
+        problems = validate_sharegpt(row)
+        if problems:
+            invalid.append(InvalidRow(config, t.trajectory_id, problems))
             continue
-        rows = []
-        for t, view in with_views:
-            if not think and not t.tools:
-                continue  # a long-CoT sample without its reasoning teaches nothing the QA config does not
-            row = sharegpt_row(t, by_id[t.qa_id], think=think, view=view)
-            problems = validate_sharegpt(row)
-            if problems:
-                invalid.append(InvalidRow(config, t.trajectory_id, problems))
-                continue
-            rows.append((by_id[t.qa_id].split, row))
-        tables[config] = split_rows(rows)  # type: ignore[arg-type]
-        schemas[config] = _SHAREGPT
-    if "rl" in include:
-        rl: dict[str, list[dict[str, Any]]] = {}
-        for q, view in question_views:
-            part = rl.setdefault(q.split, [])  # type: ignore[arg-type]
-            part.append(with_setting(rl_row(q, gold[q.qa_id], len(part), tools), view))
-        tables["rl"] = {s: rl[s] for s in SPLITS if s in rl}
-        schemas["rl"] = _rl_schema(tools)
-    if "messages" in include:
-        rows_m = []
-        for t, view in with_views:
-            row = messages_row(t, by_id[t.qa_id], view)
-            problems = validate_messages(row)
-            if problems:
-                invalid.append(InvalidRow("messages", t.trajectory_id, problems))
-                continue
-            rows_m.append((by_id[t.qa_id].split, row))
-        tables["messages"] = split_rows(rows_m)  # type: ignore[arg-type]
-        schemas["messages"] = _messages_schema([r for _, r in rows_m])
-    return BuiltExport(tables=tables, schemas=schemas, invalid=invalid, skipped=skipped)
+        rows.append((sel.by_id[t.qa_id].split, row))
+    return _split_rows(rows)  # type: ignore[arg-type]
 
 
 def parquet_bytes(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> bytes:

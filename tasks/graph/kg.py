@@ -581,22 +581,9 @@ class KnowledgeGraph:
         if a == b:
             return PathSearch(paths=(), stopped=None, elapsed_s=0.0)
         adj, radj = self._adjacency(undirected), self._reverse_adjacency(undirected)
-
-        # Distance to b of every node within max_hops - 1 hops of it (a is allowed at max_hops).
-        to_b: dict[str, int] = {b: 0}
-        frontier = [b]
-        steps = 0
-        for level in range(1, max_hops + 1):
-            nxt = []
-            for u in frontier:
-                for v in radj[u]:
-                    if v not in to_b:
-                        to_b[v] = level
-                        nxt.append(v)
-                steps += 1
-                if steps % 1024 == 0 and clock() > deadline:
-                    return PathSearch((), "time_budget", clock() - start)
-            frontier = nxt
+        to_b, steps = _distances_to(b, radj, max_hops, deadline, clock)
+        if to_b is None:
+            return PathSearch((), "time_budget", clock() - start)
         if a not in to_b:
             return PathSearch((), None, clock() - start)
 
@@ -713,6 +700,29 @@ class KnowledgeGraph:
                 directed=r.directed,
             )  # fmt: skip
         return G
+
+
+def _distances_to(
+    b: str, radj: dict[str, tuple[str, ...]], max_hops: int, deadline: float, clock: Callable[[], float]
+) -> tuple[dict[str, int] | None, int]:
+    """Distance to ``b`` of every node within ``max_hops`` hops of it against the edges' direction (one
+    breadth-first search; ``simple_paths`` allows its start at ``max_hops``), or ``None`` once ``clock`` passes
+    ``deadline`` (read every 1024 nodes); and the nodes expanded, which the path search goes on counting from."""
+    to_b: dict[str, int] = {b: 0}
+    frontier = [b]
+    steps = 0
+    for level in range(1, max_hops + 1):
+        nxt = []
+        for u in frontier:
+            for v in radj[u]:
+                if v not in to_b:
+                    to_b[v] = level
+                    nxt.append(v)
+            steps += 1
+            if steps % 1024 == 0 and clock() > deadline:
+                return None, steps
+        frontier = nxt
+    return to_b, steps
 
 
 __all__ = [

@@ -34,8 +34,8 @@ rule). It prints one line per graph with its counts and the package versions it 
 
 Conventions: those of bench/foreign_graphs.py, whose Graph class writes the files (its module docstring states them).
 Two different things of one type that share a name are named apart here (never folded into one node): an NFL player
-whose full name several sampled players bear is "Chris Jones (DEN)" (his team; with his NFL.com id where that is not
-enough); an ETF whose full name several ISINs bear is "<name> (<ISIN>)"; a subdivision whose name several sampled
+whose full name several sampled players bear is "David Johnson (ARI)" (his team; two of one name on one team
+would stop the script, none do); an ETF whose full name several ISINs bear is "<name> (<ISIN>)"; a subdivision whose name several sampled
 subdivisions bear is "Distrito Capital (Venezuela)" (its country); a Dota 2 ability several heroes have is "Blink
 (Anti-Mage)" (its hero); an OSRS monster whose wiki name several records bear is "<name> (<id>)" (its osrsbox id); an
 xkcd title several comics bear is "<title> (<num>)"."""
@@ -185,7 +185,7 @@ def etfs_wikidata() -> Graph:
     return g
 
 
-# -- 3. States of South and Central America, Wikidata English labels (countrystatecity-countries) -----------------------
+# -- 3. States of South and Central America, Wikidata English labels (countrystatecity-countries) ----------------------
 CSC_SUBREGIONS = ("South America", "Central America")  # the sample: the countries of these two subregions
 
 
@@ -229,7 +229,7 @@ def states_wikidata() -> Graph:
     return g
 
 
-# -- 4. Dota 2 heroes, abilities and voice actors, snake_case (dotabase's SQLite database) ------------------------------
+# -- 4. Dota 2 heroes, abilities and voice actors, snake_case (dotabase's SQLite database) -----------------------------
 def dota_snake() -> Graph:
     g = Graph("dota_snake", "jsonl", priority=("hero", "ability", "voice_actor", "role", "attribute",
                                                "damage_type", "attack_range", "movement_speed"))  # fmt: skip

@@ -34,11 +34,11 @@ rule). It prints one line per graph with its counts and the package versions it 
 
 Conventions: those of bench/foreign_graphs.py, whose Graph class writes the files (its module docstring states them).
 Two different things of one type that share a name are named apart here (never folded into one node): an NFL player
-whose full name several sampled players bear is "David Johnson (ARI)" (his team; two of one name on one team
-would stop the script, none do); an ETF whose full name several ISINs bear is "<name> (<ISIN>)"; a subdivision whose name several sampled
-subdivisions bear is "Distrito Capital (Venezuela)" (its country); a Dota 2 ability several heroes have is "Blink
-(Anti-Mage)" (its hero); an OSRS monster whose wiki name several records bear is "<name> (<id>)" (its osrsbox id); an
-xkcd title several comics bear is "<title> (<num>)"."""
+whose full name several sampled players bear is "David Johnson (ARI)" (his team; two of one name on one team would
+stop the script, none do); an ETF whose full name several ISINs bear is "<name> (<ISIN>)"; a subdivision whose name
+several sampled subdivisions bear is "Amazonas (Venezuela)" (its country); a Dota 2 ability several heroes have is
+"Blink (Anti-Mage)" (its hero); an OSRS monster whose wiki name several records bear is "<name> (<id>)" (its osrsbox
+id); an xkcd title several comics bear is "<title> (<num>)"."""
 
 from __future__ import annotations
 

@@ -165,12 +165,10 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     """Import one graph and run every (seed, hop class) job through ``run_job`` (module docstring); with
     ``one_class`` each seed gets one hop class, half and half, as ``qa generate`` gives them."""
     from tasks.qa.candidates import describe_refusals, opening_refusals
-    from tasks.qa.context import path_edges
     from tasks.meaning.profiles import book_for_graph
     from tasks.qa.generate import assign_hop_classes, run_job, scope_names
     from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
     from tasks.qa.seeds import eligible_seeds, sample_seeds
-    from tasks.qa.programs import program_lines
     from tasks.qa.refill import missing_jobs, refill_seeds
     from schemas.config import SeedBallConfig
 
@@ -223,6 +221,16 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
         plan = extra
         results += asyncio.run(jobs())
     run.jobs = len(results)
+    _record_results(run, kg, results)
+    return run
+
+
+def _record_results(run: GraphRun, kg, results: Sequence) -> None:
+    """Each job's outcome on ``run``: its accepted question, and a refusal (with the failing check, the question
+    and the path) for every other attempt or for a seed without a candidate path."""
+    from tasks.qa.context import path_edges
+    from tasks.qa.programs import program_lines
+
     for r in results:
         if not r.attempts:
             run.refuse("no_candidate_path", f"{r.seed.node} [{r.hop_class}]: {r.note}")
@@ -243,7 +251,6 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
             run.accepted.append(Accepted(seed=r.seed.node, hop_class=r.hop_class, path=list(q.path),
                                          hops=[hop_line(e) for e in q.path_edges], question=q.question,
                                          answer=q.answer, program=program_lines(q.program) if q.program is not None else []))
-    return run
 
 
 def report_text(run: GraphRun) -> str:

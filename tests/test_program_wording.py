@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
-from tasks.meaning.names import person_kind
+from tasks.meaning.names import node_type_noun, person_kind
 from tasks.meaning.profiles import book_for_graph
 from tasks.qa.program_writer import write_program_question
 from tasks.qa.template_writer import TemplateError
@@ -976,3 +976,32 @@ def test_a_multi_valued_type_relation_is_an_attribute_not_the_kind():
     towns = graph([(f"Town {chr(65 + i)}{chr(97 + i)}", "instance of", "township") for i in range(10)],
                   {f"Town {chr(65 + i)}{chr(97 + i)}": "municipality" for i in range(10)})
     assert node_type_noun(towns, "Town Aa") == "township"
+
+
+def _ability_graph(label: str, values: tuple[str, str], kind: str):
+    kg = graph([("Bloodrage", "hero", "Bloodseeker"), ("Bloodseeker", label, values[0]), ("Rage", "hero", "Lifestealer"),
+                ("Lifestealer", label, values[1])],
+               {"Bloodrage": "ability", "Rage": "ability", "Bloodseeker": "hero", "Lifestealer": "hero",
+                values[0]: kind, values[1]: kind})
+    program = QueryProgram(kind="chain", start="Bloodrage", nodes=["Bloodrage", "Bloodseeker", values[0]],
+                           steps=[ProgramStep(label="hero", forward=True), ProgramStep(label=label, forward=True)])
+    return write_program_question(program, ["ability", "hero", node_type_noun(kg, values[0])],
+                                  book=book_for_graph(kg), name_of=lambda n: n)
+
+
+def test_an_adjective_before_the_objects_kind_stays_in_the_label():
+    """"which attribute is the primary of the hero of Spirit Lance?" (grades-heldout20.md): "primary_attribute" whose
+    objects are attributes was read as "the primary of X" (an election). An adjective before the kind modifies it;
+    a noun of relation the lexicon lists still reads alone ("capitalCity": the capital of X)."""
+    assert _ability_graph("primary_attribute", ("agility", "strength"), "attribute") == \
+        "What is the primary attribute of the hero of Bloodrage?"
+    kg = graph([("France", "capitalCity", "Paris"), ("Spain", "capitalCity", "Madrid")],
+               {"France": "country", "Spain": "country", "Paris": "city", "Madrid": "city"})
+    assert book_for_graph(kg).profile("capitalCity").forms.ask_object == ["{wh} is the capital of {s}?"]
+
+
+def test_a_person_named_twice_is_asked_with_who():
+    """"what is the voice actor of the hero of Mystic Flare?": the question that would say its noun twice ("Which
+    voice actor is a voice actor of ...") drops it, and a person is asked with "who"."""
+    assert _ability_graph("voice_actor", ("Jon St. John", "Dave Fennoy"), "voice_actor") == \
+        "Who is a voice actor of the hero of Bloodrage?"

@@ -354,7 +354,14 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         # the kind the object's noun: "the location of X", not "the location country of X" ("whose location
         # countries include the country that is a location country of both X and Y")
         phrase = derived_profile(words[0])
-        if phrase.forms is not None and "bare noun" in (
+        # an adjective before the kind modifies it ("primary_attribute": the primary attribute, not "the primary" of
+        # X, an election) unless the lexicon lists it as a noun of relation ("capitalCity": the capital of X)
+        from lemminflect import getAllLemmas
+
+        from tasks.meaning.lexicon import load_lexicon
+
+        modifier = "ADJ" in getAllLemmas(low[0]) and load_lexicon().noun(low[0]) is None
+        if phrase.forms is not None and not modifier and "bare noun" in (
                 phrase.evidence["forms"].detail if "forms" in phrase.evidence else ""):
             out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}: "
                                                      f"read as {words[0]!r}")

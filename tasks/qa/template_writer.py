@@ -279,7 +279,8 @@ def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng
     rest = question[len(opener):]
     if question.startswith(opener) and re.match(r"(?:is|was|are|were) ", rest) and \
             re.search(rf"\b{re.escape(noun)}\b", rest):
-        question = "What " + rest
+        # a person is asked with "who": "Who is a voice actor of X?", not "What is"
+        question = ("Who " if (person_kind(noun) if person is None else person) else "What ") + rest
     return on_dates(question)
 
 

@@ -687,10 +687,12 @@ def test_a_column_of_notations_gives_no_answer():
 @pytest.mark.parametrize("name, kind, the", [("SolarWinds Compromise", "campaign", True),
                                              ("Cuban Missile Crisis", "event", True),
                                              ("Operation Spalax", "campaign", False),
-                                             ("Heart Attack", "song", False), ("Civil War", "film", False)])
+                                             ("Heart Attack", "song", False), ("Civil War", "film", False),
+                                             ("San Francisco 49ers", "team", True), ("Orlando Magic", "team", False)])
 def test_an_event_named_by_what_happened_takes_the(name, kind, the):
     """"which campaign ... seen by SolarWinds Compromise?" (grades-heldout19.md): English writes "the SolarWinds
-    Compromise", as "the Cuban Missile Crisis". A work's title stays as it is ("Heart Attack", a song)."""
+    Compromise", as "the Cuban Missile Crisis". A work's title stays as it is ("Heart Attack", a song). A team
+    named by its members takes "the" with a number too ("the San Francisco 49ers", grades-heldout20.md)."""
     assert name_takes_article(name, kind) is the
 
 

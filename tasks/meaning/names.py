@@ -915,8 +915,10 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if kind in types or (" " not in kind and any(core in types for core in derived_cores(kind))):
         return True  # "the Nile" (a river); "the Neogene" (a period), "the Phanerozoic" (an eon; a supereon too)
     if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and \
-            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's", words[-1]):
-        return True  # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's"
+            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's|\d+[a-z]+s", words[-1]):
+        # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's", "the San
+        # Francisco 49ers"
+        return True
     if len(words) >= 2 and words[-1].lower() in heads and not _work_kind(type_noun):
         return True  # "the United Kingdom", "the Boston Massacre"; a song called "Heart Attack" is a title
     before = _head_before_its_complement(words)

@@ -10,6 +10,9 @@ Endpoints (``create_app``):
 - ``POST /batch``: ``{"calls": [{"name": ..., "arguments": {...}}, ...]}``; reply ``{"results": [...]}`` in
   order, one reply object per call (a failed call is a result with ``ok: false``, not a failed batch).
 - ``GET /health``, ``GET /tools`` (the OpenAI tool schemas), ``GET /stats`` (calls, errors and latency per tool).
+  ``/health`` also says which search answers each domain's entity matcher in the worker that answered it
+  (``"search": {"<domain>": {"serving": "exact" | "hnsw", "hnsw": "off" | "building" | "ready" | "failed"}}``,
+  ``"worker": <pid>``): a new snapshot's server answers by the exact scan until its HNSW graph is built.
 
 IKG views (Graph-RFT's incomplete graphs, ``tasks.env.ikg``): ``POST /tools/{tool_name}?view_id=<qa_id>@ikg-40``
 answers the call on that question's view of the one loaded graph (the relations it hides are not there, and a
@@ -82,6 +85,7 @@ import contextlib
 import gc
 import hmac
 import logging
+import os
 import threading
 import time
 from collections import OrderedDict, deque
@@ -674,7 +678,8 @@ def create_app(
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
-        return {"status": "ok", "graph_types": sorted(domains), "tools": list(env.tool_names)}
+        return {"status": "ok", "graph_types": sorted(domains), "tools": list(env.tool_names),
+                "search": env.index_status(), "worker": os.getpid()}
 
     @app.get("/tools")
     async def tools(graph_type: str | None = None) -> dict[str, Any]:
@@ -809,28 +814,23 @@ def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,
 
 def _build_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: Any, root: Path,
                   embedder: Any) -> ServedGraph:
-    """A snapshot's served cache written from ``kg``, with its entity matrix and HNSW graph cached in ``root``
-    on the way (the files ``ToolEnvironment.from_graphs`` then opens over the served graph: the same snapshot
-    id and entity texts name them).
+    """A snapshot's served cache written from ``kg``, with its entity matrix cached in ``root`` on the way (the
+    files ``ToolEnvironment.from_graphs`` then opens over the served graph: the same snapshot id and entity texts
+    name them).
 
-    The HNSW graph is built (``AnnIndex``, on every core: two builds may differ near ties, and the cached file is
-    what every worker reads) while this thread writes the served arrays: usearch releases the GIL, so on a million
-    entities the two biggest costs of a cold start share the cores instead of running one after the other. The
-    entity matrix is embedded first (the graph needs it)."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    The entity matrix is embedded first; then, where the graph is searched through an HNSW graph, its build starts
+    in another process (``tasks.env.index.AnnBuild``: usearch on every core at a lower priority, written beside
+    the matrix atomically) while this process writes the served arrays, and the server answers by the exact scan
+    until the graph's file is there: on a million entities the build takes minutes, the rest about a minute. The
+    server's own index joins this build (its lock is held) instead of starting another."""
     started = time.perf_counter()
-    index = GraphIndex(kg, embedder, cache_dir=root)
+    index = GraphIndex(kg, embedder, cache_dir=root, ann_background=True)
     _ = index.embeddings
     log.info("%s: entity matrix of %d rows ready in %.1f s", kg.domain, len(index), time.perf_counter() - started)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hnsw-build") as pool:
-        ann = pool.submit(index.ann)
-        arrays_started = time.perf_counter()
-        graph = ServedGraph.cached(path, kg, limits, snap)
-        log.info("%s: served arrays written in %.1f s", kg.domain, time.perf_counter() - arrays_started)
-        ann.result()  # raises the build's error, if any
-    log.info("%s: served arrays and HNSW graph ready %.1f s after the matrix", kg.domain,
-             time.perf_counter() - arrays_started)  # fmt: skip
+    index.ann()  # starts the background build (or finds the graph cached)
+    arrays_started = time.perf_counter()
+    graph = ServedGraph.cached(path, kg, limits, snap)
+    log.info("%s: served arrays written in %.1f s", kg.domain, time.perf_counter() - arrays_started)
     return graph
 
 

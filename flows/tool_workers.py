@@ -43,7 +43,10 @@ def serve(
     passes ``$HOPFORGE_TOOL_TOKEN``): every request must carry it; listening beyond loopback without one is refused
     (``InputError``), since rollout workers of other nodes then reach the server over the network. Entity
     embeddings are loaded (or built and cached)
-    before the port opens, so the first request does not pay for them. The per-request access log is off by
+    before the port opens, so the first request does not pay for them. A missing HNSW graph of an index set to
+    build it in the background (``GraphIndex.ann_background``, what ``hopforge serve-tools`` uses) is not waited
+    for: the workers answer by the exact scan and switch to the graph when its file is written (``GET /health``
+    says which search serves, per worker). The per-request access log is off by
     default: RL rollouts send thousands of requests a second, and ``GET /stats`` summarises them instead.
     ``app_options`` go to ``create_app``.
 

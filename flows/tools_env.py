@@ -40,7 +40,7 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
     """The tools over the current graphs; with ``texts``, ``web_search`` over the corpus chunks of every domain
     that has any (offered only then), indexed with the same embedder. ``served`` (the tool server): the graphs
     as ``ServedGraph`` arrays memory-mapped from their cache in the index folder
-    (``flows.tool_server.served_graphs``)."""
+    (``flows.tool_server.served_graphs``), and missing HNSW graphs built in the background (``ann_background``)."""
     emb = None
     if served:  # the served cache is keyed by the embedder too
         from flows.tool_server import served_graphs
@@ -66,8 +66,12 @@ def tool_environment(settings: Settings, wh: Warehouse, domains: list[str] | Non
             if index is not None:
                 found[g.domain] = index
     tools = KG_TOOLS + (("web_search",) if found else ())
-    env = ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes", tools=tools, texts=found)
+    # The tool server (``served``) answers before a new snapshot's HNSW graphs exist: they are built in the background
+    # while every row is scanned exactly (``tasks.env.index.AnnBuild``).
+    env = ToolEnvironment.from_graphs(graphs, emb, cache_dir=settings.data_dir / "indexes", tools=tools, texts=found,
+                                      ann_background=served)
     for index in found.values():
+        index.ann_background = served
         index.warm()
     return env
 

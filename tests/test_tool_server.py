@@ -34,10 +34,14 @@ def client(env):
 
 
 def test_health_and_tool_listing(client):
-    assert client.get("/health").json() == {
+    health = client.get("/health").json()
+    assert health == {
         "status": "ok",
         "graph_types": ["cs", "history"],
         "tools": ["entity_matcher", "node_info", "relation_search", "neighbor_search", "search"],
+        # which search answers the entity matcher (exact below ANN_MIN_ROWS; "hnsw" once a graph serves)
+        "search": {"cs": {"serving": "exact", "hnsw": "off"}, "history": {"serving": "exact", "hnsw": "off"}},
+        "worker": health["worker"],
     }
     tools = client.get("/tools", params={"graph_type": "cs"}).json()["tools"]
     assert tools == tool_schemas(["entity_matcher", "node_info", "relation_search", "neighbor_search", "search"])

@@ -23,6 +23,12 @@ of one matrix may answer differently near ties; cached beside the matrix and mem
 server reads the same file and gives the same answers): a scan of 200k rows costs tens of ms a query on one core,
 the graph well under one, at a recall measured in ``bench/results/ann.json``. See ``GraphIndex.top_k``.
 
+A tool server does not wait for a new snapshot's graph (``ann_background``; minutes at a million rows): it is built
+in another process (``AnnBuild``, ``python -m tasks.env.ann_build``) and written beside the matrix atomically, while
+the index answers by the exact float32 scan, whose candidates hold every true top-k row (the graph's may miss one).
+Each process looks for the file at most once per ``ANN_POLL_S`` and switches between two searches, never during
+one; a failed build leaves the scan serving. ``GraphIndex.index_status`` says which search serves.
+
 ``HashingEmbedder`` is a deterministic character-trigram embedder with no model behind it: tests and
 benchmarks use it, and it is a usable fallback for matching misspelled names when no model is installed.
 """
@@ -35,11 +41,14 @@ import logging
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -98,6 +107,11 @@ ANN_CANDIDATES_PER_K = 2
 ANN_BUILD_THREADS = 0
 #: Bumped whenever the HNSW graph is built differently, so cached ones from the old recipe are rebuilt.
 ANN_VERSION = 2
+#: How often (seconds, at most) an index whose HNSW graph is being built in the background (``AnnBuild``) looks for
+#: the finished file: one ``stat`` per check, made by the first search (or ``/health``) after the period.
+ANN_POLL_S = 1.0
+#: The niceness of a background HNSW build: the searches served meanwhile (the exact scan) come first on the cores.
+ANN_BUILD_NICE = 10
 
 
 def ann_build_threads() -> int:
@@ -263,6 +277,8 @@ class GraphIndex:
         max_text_chars: int = 1000,
         embed_batch_size: int = 4096,
         search: SearchPrecision = "auto",
+        ann_background: bool = False,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if chunk_size < 1:
             raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
@@ -271,6 +287,9 @@ class GraphIndex:
         self.search = search
         self._coarse: _CoarseProduct | None = None
         self._ann: AnnIndex | None = None
+        self.ann_background = ann_background
+        self._clock = clock
+        self._ann_build: AnnBuild | None = None
         self._coarse_pid: int | None = None
         self._bf16_bits: np.ndarray | None = None  # share_search
         self.graph = graph
@@ -367,7 +386,10 @@ class GraphIndex:
         ann = self.ann()
         if ann is not None:
             return f"hnsw (usearch {ANN_DTYPE}, {len(ann)} rows, depth {ANN_EXPANSION_SEARCH})"
-        return self._coarse_product(threads).precision
+        precision = self._coarse_product(threads).precision
+        if self._ann_build is not None:
+            return f"exact {precision} scan (HNSW graph {self._ann_build.state} in the background)"
+        return precision
 
     def share_search(self, cache_file: Path | None = None) -> bool:
         """Make the bfloat16 copy of the matrix now, as plain NumPy bits, where ``prepare_search`` may choose the
@@ -379,7 +401,7 @@ class GraphIndex:
         import importlib.util
 
         matrix = self.embeddings
-        if self.ann() is not None:  # viewed from its file (shared pages) where it is cached: no bfloat16 copy
+        if self.uses_ann:  # the graph's file is viewed (shared pages); until it is built, the float32 scan
             return False
         if self._bf16_bits is not None or self.search == "float32":
             return self._bf16_bits is not None
@@ -410,16 +432,67 @@ class GraphIndex:
 
     def ann(self) -> AnnIndex | None:
         """The HNSW graph of the entity matrix (viewed from its cache file, or built now and cached), ``None``
-        where ``uses_ann`` is false or the graph is empty."""
+        where ``uses_ann`` is false or the graph is empty.
+
+        With ``ann_background`` (the tool server) and a cached matrix, a missing graph is not built here: a process
+        builds it (``AnnBuild``), and until its file is written (looked for at most once per ``ANN_POLL_S`` of the
+        index's clock) or when the build failed, this returns ``None`` and searches scan every row exactly."""
         if not self.uses_ann or not self.names:
             return None
+        if self._ann is None and self._ann_build is not None:
+            return self._poll_build()
         if self._ann is None:
             matrix = self.embeddings  # outside the lock: a first use builds the matrix under the same lock
             with self._build_lock:
-                if self._ann is None:
-                    self._ann = AnnIndex.load_or_build(matrix, self.ann_path())
-                    log.debug("%s: candidates from an HNSW graph of %d rows", self, len(self._ann))
+                if self._ann is None and self._ann_build is None:
+                    path = self.ann_path()
+                    source = _mapped_from(matrix)
+                    if self.ann_background and path is not None and source is not None:
+                        found = AnnIndex.view(path, *matrix.shape) if path.exists() else None
+                        if found is not None:
+                            self._ann = found
+                        else:
+                            self._ann_build = AnnBuild.start(source, path, *matrix.shape, clock=self._clock)
+                    else:
+                        self._ann = AnnIndex.load_or_build(matrix, path)
+                        log.debug("%s: candidates from an HNSW graph of %d rows", self, len(self._ann))
+            if self._ann is None and self._ann_build is not None:
+                return self._poll_build()
         return self._ann
+
+    def _poll_build(self) -> AnnIndex | None:
+        build = self._ann_build
+        found = build.poll() if build is not None else None
+        if found is not None:
+            with self._build_lock:
+                if self._ann is None:
+                    self._ann = found
+                    log.info("%s: the HNSW graph is built; candidates come from it from now on", self)
+        return self._ann
+
+    @property
+    def serving(self) -> str:
+        """Which search answers now: ``"hnsw"`` (the graph) or ``"exact"`` (every row scanned: below
+        ``ANN_MIN_ROWS``, while the graph is built in the background, or after its build failed). Looks for a
+        background build's file as a search does (at most once per ``ANN_POLL_S``); loads nothing."""
+        if self._ann is None and self._ann_build is not None:
+            self._poll_build()
+        return "hnsw" if self._ann is not None else "exact"
+
+    def index_status(self) -> dict[str, str]:
+        """``serving`` and the state of the HNSW graph: ``"off"`` (not used at this size or setting),
+        ``"building"``, ``"ready"`` or ``"failed"`` (with ``error``, the build's one line)."""
+        serving = self.serving
+        build = self._ann_build
+        if serving == "hnsw":
+            out = {"serving": serving, "hnsw": "ready"}
+        elif build is not None:
+            out = {"serving": serving, "hnsw": build.state}
+            if build.error is not None:
+                out["error"] = build.error
+        else:
+            out = {"serving": serving, "hnsw": "off" if not self.uses_ann else "not loaded"}
+        return out
 
     def _coarse_product(self, threads: int | None = None) -> "_CoarseProduct":
         pid = os.getpid()
@@ -427,7 +500,10 @@ class GraphIndex:
             matrix = self.embeddings  # outside the lock: a first use builds the matrix under the same lock
             with self._build_lock:
                 if self._coarse is None or self._coarse_pid != pid:
-                    self._coarse = _CoarseProduct.choose(matrix, self.search, threads, self._bf16_bits)
+                    # With a graph (used, or being built) the scan only stands in while it is built, or after its
+                    # build failed: float32, no bfloat16 copy of the matrix made in every worker for it.
+                    search = "float32" if self.uses_ann else self.search
+                    self._coarse = _CoarseProduct.choose(matrix, search, threads, self._bf16_bits)
                     self._coarse_pid = pid
                     log.debug("%s: candidate search in %s", self, self._coarse.precision)
         return self._coarse
@@ -663,6 +739,15 @@ class GraphIndex:
 RESCORE_ROWS = 8192
 
 
+def _mapped_from(matrix: np.ndarray) -> Path | None:
+    """The ``.npy`` file ``matrix`` is memory-mapped from (``np.load(mmap_mode="r")``), else ``None``."""
+    base = matrix
+    while base is not None and not isinstance(base, np.memmap):
+        base = getattr(base, "base", None)
+    name = getattr(base, "filename", None)
+    return Path(name) if name else None
+
+
 def _exact_scores(matrix: np.ndarray, rows: np.ndarray, q64: np.ndarray) -> np.ndarray:
     """float64 dot products of ``q64`` with ``matrix[rows]``, one independent sum per row."""
     if len(rows) <= RESCORE_ROWS:
@@ -802,17 +887,32 @@ class AnnIndex:
         return (f"{stem}__hnsw-{ANN_DTYPE}-m{ANN_CONNECTIVITY}-a{ANN_EXPANSION_ADD}-v{ANN_VERSION}.usearch")
 
     @classmethod
-    def build(cls, matrix: np.ndarray) -> "AnnIndex":
+    def build(cls, matrix: np.ndarray, threads: int | None = None) -> "AnnIndex":
+        """The graph of ``matrix``'s rows, inserted on ``threads`` threads (``ann_build_threads()`` by default)."""
         from usearch.index import Index
 
+        threads = threads or ann_build_threads()
         rows, dim = matrix.shape
         index = Index(ndim=dim, metric="ip", dtype=ANN_DTYPE, connectivity=ANN_CONNECTIVITY,
                       expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
         step = 65536  # added a slice at a time: the source may be a read-only memory map, never copied whole
         for i in range(0, rows, step):
             part = np.ascontiguousarray(matrix[i : i + step], dtype=np.float32)
-            index.add(np.arange(i, i + len(part), dtype=np.uint64), part, threads=ann_build_threads())
+            index.add(np.arange(i, i + len(part), dtype=np.uint64), part, threads=threads)
         return cls(index, rows, dim)
+
+    def save(self, path: Path) -> None:
+        """Write the graph to ``path`` atomically: a temporary file in the same folder, then renamed over it (a
+        process viewing an older file there keeps reading that file's pages)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+        os.close(fd)
+        try:
+            self._index.save(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     @classmethod
     def load_or_build(cls, matrix: np.ndarray, path: Path | None) -> "AnnIndex":
@@ -826,15 +926,7 @@ class AnnIndex:
         built = cls.build(matrix)
         if path is None:
             return built
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
-        os.close(fd)
-        try:
-            built._index.save(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        built.save(path)
         viewed = cls.view(path, rows, dim)
         if viewed is None:
             raise OSError(f"the HNSW index {path} was written but cannot be viewed back")
@@ -870,6 +962,179 @@ class AnnIndex:
         # one query gives one ``Matches`` (keys found only), a block ``BatchMatches`` (padded, with counts)
         counts = np.asarray(found.counts).reshape(len(q)) if hasattr(found, "counts") else [keys.shape[1]]
         return [np.sort(keys[i, : counts[i]].astype(np.intp)) for i in range(len(q))]
+
+
+def _lock_file(path: Path) -> Path:
+    """The lock a background build of the HNSW file ``path`` holds while it runs (``AnnBuild``)."""
+    return path.with_name(path.name + ".lock")
+
+
+def _failed_file(path: Path) -> Path:
+    """Where a background build of ``path`` that ended without it says why, in one line (``AnnBuild``)."""
+    return path.with_name(path.name + ".failed")
+
+
+def _try_lock(path: Path, exclusive: bool) -> int | None:
+    """An open descriptor of ``path`` (created if missing) holding its ``flock``, or ``None`` when another open
+    file holds it exclusively (or, for ``exclusive``, at all)."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _claim_failure(path: Path, line: str) -> bool:
+    """Write ``line`` to the failure file of ``path`` unless one exists: ``True`` for the one process that wrote it
+    (the one that logs it; the others only read it)."""
+    try:
+        fd = os.open(_failed_file(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+    return True
+
+
+def _read_failure(path: Path) -> str | None:
+    try:
+        return _failed_file(path).read_text(encoding="utf-8").strip() or "the HNSW build failed"
+    except FileNotFoundError:
+        return None
+
+
+def _builder_argv(matrix: Path, path: Path, lock_fd: int, threads: int) -> list[str]:
+    """The command of a background HNSW build (``python -m tasks.env.ann_build``)."""
+    return [sys.executable, "-m", "tasks.env.ann_build", "--matrix", str(matrix), "--out", str(path),
+            "--lock-fd", str(lock_fd), "--threads", str(threads), "--nice", str(ANN_BUILD_NICE)]
+
+
+class AnnBuild:
+    """An HNSW graph (``AnnIndex``) being built in another process, and the file it will be viewed from.
+
+    A new snapshot's server answers before its graph exists: ``start`` runs ``python -m tasks.env.ann_build`` (a
+    process, not a thread: the build would share this process's GIL with the requests) at ``ANN_BUILD_NICE``,
+    which writes the graph beside the matrix atomically (temporary file, then rename). Meanwhile the index searches
+    by the exact scan, and ``poll`` (at most once per ``poll_s`` of ``clock``, one ``stat``) views the file once it
+    is there. Every process serving the snapshot (the forked workers of a server) polls on its own.
+
+    The outcome is read from files beside the graph's, so any process can tell it: ``<graph>.lock`` is held
+    (``flock``, exclusively) by the build for its whole life (the starting process takes it and hands the
+    descriptor to the child, so the lock is held from before the child runs); ``<graph>.failed`` holds one line
+    when the build failed. A build that raised writes that line itself and logs it; one that died without a word
+    (killed) is noticed by the first process that finds the lock free and no graph, which writes and logs the line.
+    Either way the index keeps its exact scan and ``error`` says why. A second ``start`` while a build holds the
+    lock (a server started twice, the cold start's early build and the server's index) joins that build."""
+
+    def __init__(self, path: Path, rows: int, dim: int, *, clock: Callable[[], float] = time.monotonic,
+                 poll_s: float = ANN_POLL_S, process: subprocess.Popen[bytes] | None = None) -> None:
+        self.path = path
+        self.rows = rows
+        self.dim = dim
+        self.clock = clock
+        self.poll_s = poll_s
+        self.process = process  # only in the process that started the build
+        self.error: str | None = None
+        self._ready: AnnIndex | None = None
+        self._checked = clock()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def start(cls, matrix_path: Path, path: Path, rows: int, dim: int, *, threads: int = 0,
+              clock: Callable[[], float] = time.monotonic, poll_s: float = ANN_POLL_S) -> "AnnBuild":
+        """Build the graph of the matrix cached at ``matrix_path`` into ``path`` in a new process, or join the
+        build already running there. An unusable file at ``path`` (``AnnIndex.view`` refused it) is removed
+        first, and so is the failure line of an earlier build."""
+        from gateway.children import popen
+
+        fd = _try_lock(_lock_file(path), exclusive=True)
+        if fd is None:  # a build is running: wait for its file
+            return cls(path, rows, dim, clock=clock, poll_s=poll_s)
+        try:
+            if path.exists():  # written by a build that ended since the caller looked, or not this matrix's
+                found = AnnIndex.view(path, rows, dim)
+                if found is not None:
+                    done = cls(path, rows, dim, clock=clock, poll_s=poll_s)
+                    done._ready = found
+                    return done
+                path.unlink()
+            _failed_file(path).unlink(missing_ok=True)
+            env = dict(os.environ)
+            root = str(Path(__file__).resolve().parents[2])  # the child imports this copy of the project
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+            process = popen(_builder_argv(matrix_path, path, fd, threads), pass_fds=(fd,), env=env)
+        finally:
+            os.close(fd)  # the child holds the lock now (the same open file), until it exits
+        log.info("building the HNSW graph of %d rows in the background (process %d); searching by the exact scan "
+                 "until %s is written", rows, process.pid, path.name)  # fmt: skip
+        return cls(path, rows, dim, clock=clock, poll_s=poll_s, process=process)
+
+    @property
+    def state(self) -> str:
+        """``"building"`` or ``"failed"``."""
+        return "failed" if self.error is not None else "building"
+
+    def poll(self, force: bool = False) -> AnnIndex | None:
+        """The graph, viewed from its file, once the build has written it; ``None`` while it runs, after it failed,
+        and between checks (one every ``poll_s`` unless ``force``; a thread finding another one checking does not
+        wait for it)."""
+        if self._ready is not None or self.error is not None:
+            return self._ready
+        now = self.clock()
+        if not force and now - self._checked < self.poll_s:
+            return None
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            self._checked = now
+            return self._check()
+        finally:
+            self._lock.release()
+
+    def _check(self) -> AnnIndex | None:
+        if self.path.exists():
+            return self._view()
+        failed = _read_failure(self.path)
+        if failed is None:
+            fd = _try_lock(_lock_file(self.path), exclusive=False)
+            if fd is None:
+                return None  # still building
+            os.close(fd)
+            # The lock is free: the build has ended. It renames the graph into place before it exits, so a file
+            # missing now is missing for good.
+            if self.path.exists():
+                return self._view()
+            failed = _read_failure(self.path)
+            if failed is None:
+                line = (f"the background HNSW build of {self.path.name} ended without writing it (killed?); "
+                        "searches stay on the exact scan")
+                if _claim_failure(self.path, line):
+                    log.error("%s", line)
+                failed = _read_failure(self.path) or line
+        self.error = failed
+        return None
+
+    def _view(self) -> AnnIndex | None:
+        found = AnnIndex.view(self.path, self.rows, self.dim)
+        if found is None:
+            line = f"the background HNSW build wrote {self.path.name}, which cannot be viewed; searching exactly"
+            if _claim_failure(self.path, line):
+                log.error("%s", line)
+            self.error = line
+        return found
+
+    def wait(self, timeout_s: float | None = None) -> None:
+        """Block until the build process started here ends (tests and benchmarks); nothing for a joined build."""
+        if self.process is not None:
+            self.process.wait(timeout_s)
 
 
 #: Rows embedded and saved together while an index is built: what a build stopped mid-way keeps for the next

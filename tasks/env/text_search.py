@@ -62,10 +62,12 @@ from schemas.errors import InputError
 # The entity index's search pieces: its float32 and bfloat16 candidate products (same margins), its float64
 # re-scoring, its atomic array save.
 from tasks.env.index import (
+    AnnBuild,
     AnnIndex,
     _Bfloat16Product,
     _CoarseProduct,
     _exact_scores,
+    _mapped_from,
     _save_atomically,
     _unit_rows,
 )
@@ -325,6 +327,10 @@ class TextIndex:
         self.dense = dense
         self.nprobe = nprobe
         self._ann: AnnIndex | None = None
+        #: Build a missing graph in another process and search exactly until it is written (``AnnBuild``; the
+        #: tool server sets it before ``warm``); else a missing graph is built on first use.
+        self.ann_background = False
+        self._ann_build: AnnBuild | None = None
         # Searches through the graph run one at a time per process: each is ~1 ms of GIL-bound Python and numpy
         # (BM25, fusion), and 16 threads taking turns on the GIL stretched the slowest of them to 3x the median
         # (bench_text_search).
@@ -431,6 +437,8 @@ class TextIndex:
             raise ValueError(f"embedder {self.embedder.name!r} returned shape {matrix.shape}, expected {expected}")
         if path is not None:
             _save_atomically(path, matrix)
+            # mapped from the file, as a restart maps it: its pages shared, and a background HNSW build reads it
+            return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         return matrix
 
     @property
@@ -446,15 +454,37 @@ class TextIndex:
         """The HNSW graph of the chunk matrix (built once, cached beside it), ``None`` when not used."""
         if not self.uses_ann:
             return None
-        if self._ann is None:
+        if self._ann is None and self._ann_build is None:
             matrix = self._dense()
             assert matrix is not None  # uses_ann needs an embedder
             with self._lock:
-                if self._ann is None:
+                if self._ann is None and self._ann_build is None:
                     path = self._matrix_path()
                     where = path.with_name(AnnIndex.file_name(path.stem)) if path is not None else None
-                    self._ann = AnnIndex.load_or_build(matrix, where)
+                    source = _mapped_from(matrix)
+                    if self.ann_background and where is not None and source is not None:
+                        found = AnnIndex.view(where, *matrix.shape) if where.exists() else None
+                        if found is not None:
+                            self._ann = found
+                        else:
+                            self._ann_build = AnnBuild.start(source, where, *matrix.shape)
+                    else:
+                        self._ann = AnnIndex.load_or_build(matrix, where)
+        if self._ann is None and self._ann_build is not None:
+            found = self._ann_build.poll()
+            if found is not None:
+                with self._lock:
+                    if self._ann is None:
+                        self._ann = found
+                        log.info("%s: the HNSW graph is built; the meaning half reads it from now on", self)
         return self._ann
+
+    @property
+    def serving(self) -> str:
+        """The meaning half's search now: ``"hnsw"`` or ``"exact"`` (as ``GraphIndex.serving``)."""
+        if self._ann is None and self._ann_build is not None:
+            self._graph()
+        return "hnsw" if self._ann is not None else "exact"
 
     @property
     def expansion(self) -> int:
@@ -492,13 +522,16 @@ class TextIndex:
         graph = self._graph()
         if graph is not None:
             return f"hnsw (usearch, {len(graph)} chunks, depth {self.expansion})"
+        if self._ann_build is not None:
+            return f"exact float32 scan (HNSW graph {self._ann_build.state} in the background)"
         return "bfloat16" if self._bfloat16() is not None else "float32"
 
     def _bfloat16(self) -> _Bfloat16Product | None:
         """The bfloat16 product when ``precision`` asks for it, or (``auto``) where PyTorch is installed, the index
         holds ``AUTO_BF16_ROWS`` chunks and a block of 32 queries runs 1.25x faster than in float32."""
         matrix = self._dense()
-        if matrix is None or self.precision == "float32" or len(self) <= self.depth:
+        # With a graph the scan only stands in while it is built (or after its build failed): float32, no copy.
+        if matrix is None or self.precision == "float32" or len(self) <= self.depth or self.uses_ann:
             return None
         pid = os.getpid()
         if self._bf16_pid != pid:

@@ -322,15 +322,18 @@ class ToolEnvironment:
         *,
         cache_dir: str | Path | None = None,
         warm: bool = True,
+        ann_background: bool = False,
         **kwargs: Any,
     ) -> "ToolEnvironment":
         """An environment over ``graphs`` (one per domain), each indexed with ``embedder``; embeddings cached
-        under ``cache_dir`` and, with ``warm``, loaded or built now rather than on the first query."""
+        under ``cache_dir`` and, with ``warm``, loaded or built now rather than on the first query.
+        ``ann_background`` (the tool server): a missing HNSW graph is built in another process while the index
+        searches exactly (``GraphIndex.ann``)."""
         indexes: dict[str, GraphIndex] = {}
         for g in graphs:
             if g.domain in indexes:
                 raise ValueError(f"two graphs for domain {g.domain!r}")
-            indexes[g.domain] = GraphIndex(g, embedder, cache_dir=cache_dir)
+            indexes[g.domain] = GraphIndex(g, embedder, cache_dir=cache_dir, ann_background=ann_background)
         env = cls(indexes, **kwargs)
         if warm:
             env.warm()
@@ -343,6 +346,15 @@ class ToolEnvironment:
     def warm(self) -> None:
         for index in self.indexes.values():
             index.warm()
+
+    def index_status(self) -> dict[str, dict[str, str]]:
+        """Which search answers each domain's entity matcher now, and its text search's meaning half where it
+        has one (``<domain> text``): ``serving`` is ``"exact"`` or ``"hnsw"`` (``GraphIndex.index_status``)."""
+        out = {domain: index.index_status() for domain, index in sorted(self.indexes.items())}
+        for domain, text in sorted(self.texts.items()):
+            if text.embedder is not None:
+                out[f"{domain} text"] = {"serving": text.serving}
+        return out
 
     def prepare_search(self, threads: int | None = None) -> dict[str, str]:
         """Set up every index's entity search in this process now (``GraphIndex.prepare_search``); returns the

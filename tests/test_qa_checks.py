@@ -618,3 +618,13 @@ def test_an_identifiers_display_form_is_a_mention_of_it(text, name):
 def test_an_alias_is_a_mention():
     index = TextIndex("Where was Barack Obama born?", aliases={"m.02mjmr": ["Barack Obama"]})
     assert index.mentions("m.02mjmr") and not TextIndex("Where was Barack Obama born?").mentions("m.02mjmr")
+
+
+def test_a_date_said_in_words_is_a_mention_of_it():
+    """A question says an ISO date in words ("6 April 2001"): the pin check missed it and refused every question
+    pinned by a date ("name '2001-04-06' as the program's pins say", 105 refusals on one graph of
+    grades-heldout20.md's set), and the leak checks did not see a date answer said so."""
+    from tasks.qa.checks import TextIndex
+
+    index = TextIndex("Which monster has ice giants as a category and has 6 April 2001 as a release date?")
+    assert index.mentions("2001-04-06") and not index.mentions("2001-04-07") and not index.mentions("2002-04-06")

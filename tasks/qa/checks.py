@@ -47,6 +47,7 @@ from tasks.meaning.names import (display_name, generic_name_words, is_identifier
                                  node_display, question_name, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.programs import relation_index, stands
+from tasks.qa.template_writer import date_in_words
 
 # -- tokens -----------------------------------------------------------------------------------------------------------
 _QUOTES = "\"'`´‘’‚‛“”„‟‹›«»′″‵‶＂＇"
@@ -151,6 +152,9 @@ def name_variants(name: str) -> tuple[Variant, ...]:
     if len(significant) >= 3 and all(w[0].isupper() for w in significant):
         add("".join(w[0] for w in significant))
 
+    said = date_in_words(name)
+    if said != name:  # an ISO date, which a question says in words: "2001-04-06" as "6 April 2001"
+        add(said)
     shown = display_name(name)
     if shown != name:  # an identifier: its display form and that form's own variants count too
         for v in name_variants(shown):

@@ -834,9 +834,10 @@ def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationPr
                 counts[name] = (getattr(entry, end), Evidence(source="lexicon", detail=f"{where}: {end} "
                                                               f"{getattr(entry, end)}"))
         if entry.opaque:
+            why = entry.note or "a code with no English reading"
             return _profile(key, label, False, None, counts, {
-                "words": Evidence(source="lexicon", detail=f"{where}: a code with no English reading"),
-                "forms": Evidence(source="lexicon", detail=f"{where}: a code with no English reading")})
+                "words": Evidence(source="lexicon", detail=f"{where}: {why}"),
+                "forms": Evidence(source="lexicon", detail=f"{where}: {why}")})
         if entry.forms is not None:
             ev["words"] = Evidence(source="lexicon", detail=f"{where}")
             ev["forms"] = Evidence(source="lexicon", detail=f"{where}: explicit forms")

@@ -47,7 +47,8 @@ from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
-                                 column_value, coordinates, english_word, heading_not_name, node_type_noun, relation_word, strip_disambiguator)
+                                 column_value, coordinates, english_word, heading_not_name, node_type_noun,
+                                 question_name, relation_word, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 
@@ -91,6 +92,8 @@ class RelationIndex:
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
         if _PADDED_ID.fullmatch(shown):
             return True  # "C0026", "G0132", "S0154": a catalogue's number, padded with zeros, names nothing
+        if self.kg is not None and name in self.kg and _record_tag(question_name(self.kg, name)):
+            return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
         if (_KEY.fullmatch(name) or _short_code(name)) and self._id_kinds().get(self.kind(name) or "", False):
@@ -334,6 +337,13 @@ def _short_code(node: str) -> bool:
 #: Capitals and a number padded with a zero ("C0026", "S0154", "PR-00421"): a catalogue's identifier, whatever
 #: the kind (a machine called "PDP-11" or "A320" pads nothing).
 _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
+
+def _record_tag(shown: str) -> bool:
+    """Whether a shown name keeps a bracketed bare number that is no year ("baby blue dragon (2)", "X (3239)"): the
+    table's record number telling two rows of one name apart, which no reader knows them by."""
+    m = re.search(r"\((\d+)\)\s*$", shown)
+    return m is not None and not re.fullmatch(r"1\d{3}|20\d{2}", m[1])
+
 
 #: A few letters in one token ("uud", "bB", "dss"): a notation where a column holds it and no word list knows it.
 _NOTATION = re.compile(r"[A-Za-z]{2,3}")

@@ -25,11 +25,10 @@ ALLOWED_LONG: frozenset[tuple[str, str]] = frozenset({
     ("tasks/env/served.py", "build_arrays"),
     # the reading of a relation's words
     ("tasks/meaning/morphology.py", "_read"),
-    # question generation: candidate paths, program questions and splits
+    # question generation: candidate paths and program questions
     ("tasks/qa/candidates.py", "sample_candidate_paths"),
     ("tasks/qa/candidates.py", "explain_no_candidates"),
     ("tasks/qa/program_writer.py", "write_program_question"),
-    ("tasks/qa/splits.py", "stable_splits"),
 })  # fmt: skip
 
 

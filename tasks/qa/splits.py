@@ -241,6 +241,34 @@ class RefreshResult:
                 f"{len(self.conflicts)} split conflict(s); totals: {parts}")  # fmt: skip
 
 
+class _Forest:
+    """A union-find over entity keys whose roots remember the splits of the old questions in their component."""
+
+    def __init__(self) -> None:
+        self.parent: dict[tuple[str, str], tuple[str, str]] = {}
+        self.held: dict[tuple[str, str], set[str]] = {}  # root -> splits of the old questions in its component
+
+    def find(self, x: tuple[str, str]) -> tuple[str, str]:
+        parent = self.parent
+        parent.setdefault(x, x)
+        root = x
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    def union(self, keys: Sequence[tuple[str, str]]) -> None:
+        roots = {self.find(k) for k in keys}
+        top = min(roots)  # any fixed choice; min keeps it independent of input order
+        for r in roots - {top}:
+            self.parent[r] = top
+            self.held.setdefault(top, set()).update(self.held.pop(r, set()))
+
+    def splits(self, key: tuple[str, str]) -> set[str]:
+        return self.held.get(self.find(key), set())
+
+
 def stable_splits(
     qas: Sequence[QA],
     *,
@@ -263,52 +291,19 @@ def stable_splits(
         raise ValueError(f"qa_id {dup!r} appears more than once")
     old = sorted((q for q in qas if q.split), key=lambda q: q.qa_id)
     new = sorted((q for q in qas if not q.split), key=lambda q: q.qa_id)
-
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
-    held: dict[tuple[str, str], set[str]] = {}  # root -> splits of the old questions in its component
-
-    def find(x: tuple[str, str]) -> tuple[str, str]:
-        parent.setdefault(x, x)
-        root = x
-        while parent[root] != root:
-            root = parent[root]
-        while parent[x] != root:
-            parent[x], x = root, parent[x]
-        return root
-
-    def union(keys: Sequence[tuple[str, str]]) -> None:
-        roots = {find(k) for k in keys}
-        top = min(roots)  # any fixed choice; min keeps it independent of input order
-        for r in roots - {top}:
-            parent[r] = top
-            held.setdefault(top, set()).update(held.pop(r, set()))
-
+    forest = _Forest()
     for q in old:
         keys = sorted(link_entities(q, link))
         if keys:
-            union(keys)
-            held.setdefault(find(keys[0]), set()).add(q.split)  # type: ignore[arg-type]
+            forest.union(keys)
+            forest.held.setdefault(forest.find(keys[0]), set()).add(q.split)  # type: ignore[arg-type]
     legacy = shared_entities(old, {q.qa_id: q.split for q in old}, link)  # type: ignore[misc]
-
-    conflicts: list[SplitConflict] = []
-    placed: list[tuple[QA, list[tuple[str, str]]]] = []
-    for q in new:
-        keys = sorted(link_entities(q, link))
-        reach: set[str] = set()
-        for k in keys:
-            reach |= held.get(find(k), set())
-        if len(reach) > 1:
-            mine = tuple(k for k in keys if held.get(find(k)))
-            conflicts.append(SplitConflict(q.qa_id, mine, tuple(sorted(reach))))
-            continue
-        if keys:
-            union(keys)
-        placed.append((q, keys))
+    conflicts, placed = _place(new, forest, link)
 
     assignment: dict[str, Split] = {}
     fresh: list[QA] = []
     for q, keys in placed:
-        have = held.get(find(keys[0]), set()) if keys else set()
+        have = forest.splits(keys[0]) if keys else set()
         if have:
             assignment[q.qa_id] = next(iter(have))  # type: ignore[assignment]
         else:
@@ -328,6 +323,27 @@ def stable_splits(
         assignment=dict(sorted(assignment.items())), conflicts=conflicts, joined=joined, targets=targets,
         counts=counts, achieved={s: (c / n if n else 0.0) for s, c in counts.items()}, legacy_leaks=legacy,
     )  # fmt: skip
+
+
+def _place(new: Sequence[QA], forest: _Forest, link: LinkMode
+           ) -> tuple[list[SplitConflict], list[tuple[QA, list[tuple[str, str]]]]]:
+    """The new questions merged into ``forest`` in order: those whose entities reach two splits are conflicts (and
+    are not merged), the others placed with their keys."""
+    conflicts: list[SplitConflict] = []
+    placed: list[tuple[QA, list[tuple[str, str]]]] = []
+    for q in new:
+        keys = sorted(link_entities(q, link))
+        reach: set[str] = set()
+        for k in keys:
+            reach |= forest.splits(k)
+        if len(reach) > 1:
+            mine = tuple(k for k in keys if forest.splits(k))
+            conflicts.append(SplitConflict(q.qa_id, mine, tuple(sorted(reach))))
+            continue
+        if keys:
+            forest.union(keys)
+        placed.append((q, keys))
+    return conflicts, placed
 
 
 __all__ = [

@@ -23,12 +23,6 @@ ALLOWED_LONG: frozenset[tuple[str, str]] = frozenset({
     ("flows/tool_workers.py", "serve_workers"),
     # the served arrays of the tool environment
     ("tasks/env/served.py", "build_arrays"),
-    # the reading of a relation's words
-    ("tasks/meaning/morphology.py", "_read"),
-    # question generation: candidate paths and program questions
-    ("tasks/qa/candidates.py", "sample_candidate_paths"),
-    ("tasks/qa/candidates.py", "explain_no_candidates"),
-    ("tasks/qa/program_writer.py", "write_program_question"),
 })  # fmt: skip
 
 

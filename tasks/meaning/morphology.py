@@ -561,7 +561,11 @@ def _noun_phrase(words: list[str]) -> bool:
 
 def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading:
     """The shape of a label's words (module docstring); ``_Unreadable`` when none fits safely. A ``machine``
-    label ("isCitizenOf") drops articles, so one it leaves out is not taken as written."""
+    label ("isCitizenOf") drops articles, so one it leaves out is not taken as written.
+
+    Long because the shapes are tried in order of precedence (copula, perfect, the lexicon's phrases, then the
+    word's own readings), each on what the earlier ones left; one function keeps that order readable top to
+    bottom, and each shape's forms are built by its own helper (``_copula``, ``_finite``, ``_bare_noun``...)."""
     if words and words[0].lower() in _ARTICLES and len(words) >= 3:  # "the capital of": a copula left out
         words = ["is", *words]
     if len(words) >= 2 and words[0].lower() in _MODALS:

@@ -102,7 +102,28 @@ def sample_candidate_paths(
     if allowed is not None and start not in allowed:
         return []
 
-    # Layers of the BFS from the start, over the whole graph (distances must be true graph distances).
+    layers, dist = _layers(kg, start, hops, undirected)
+    if layers is None:
+        return []
+    steps = _live_steps(kg, layers, dist, allowed, undirected)
+    if start not in steps:
+        return []
+
+    book = book if book is not None else book_for_graph(kg)
+    rng = random.Random(f"candidates\x00{seed}\x00{start}\x00{n_nodes}")
+    walks = 50 * count if max_walks is None else max_walks
+    found = _walk(kg, start, hops, steps, rng, walks, count, undirected, book)
+    return [
+        CandidatePath(id=f"P{i}", nodes=list(p), edges=path_edges(kg, p, undirected=undirected))
+        for i, p in enumerate(found, start=1)
+    ]
+
+
+def _layers(kg: KnowledgeGraph, start: str, hops: int, undirected: bool
+            ) -> tuple[list[list[str]] | None, dict[str, int]]:
+    """The layers of the breadth-first search from ``start`` over the whole graph (distances must be true graph
+    distances), each sorted, and every node's distance; None for the layers when some layer up to ``hops`` is
+    empty."""
     layers: list[list[str]] = [[start]]
     dist = {start: 0}
     for level in range(1, hops + 1):
@@ -113,11 +134,16 @@ def sample_candidate_paths(
                     dist[v] = level
                     nxt.append(v)
         if not nxt:
-            return []
+            return None, dist
         layers.append(sorted(nxt))
+    return layers, dist
 
-    # Backwards: nodes of layer i (allowed ones only) from which the last layer is reachable layer by layer,
-    # and for each the next-layer steps that keep that possible.
+
+def _live_steps(kg: KnowledgeGraph, layers: list[list[str]], dist: dict[str, int], allowed: set[str] | None,
+                undirected: bool) -> dict[str, tuple[list[str], list[float]]]:
+    """Backwards over ``layers``: for each node (allowed ones only) from which the last layer is reachable layer by
+    layer, the next-layer steps that keep that possible, with their cumulative weights."""
+    hops = len(layers) - 1
     alive: set[str] = {v for v in layers[hops] if allowed is None or v in allowed}
     steps: dict[str, tuple[list[str], list[float]]] = {}
     for level in range(hops - 1, -1, -1):
@@ -131,12 +157,13 @@ def sample_candidate_paths(
                 steps[u] = (nbrs, list(accumulate(edge_score(kg, u, v, undirected=undirected) for v in nbrs)))
                 keep.add(u)
         alive = keep
-    if start not in alive:
-        return []
+    return steps
 
-    book = book if book is not None else book_for_graph(kg)
-    rng = random.Random(f"candidates\x00{seed}\x00{start}\x00{n_nodes}")
-    walks = 50 * count if max_walks is None else max_walks
+
+def _walk(kg: KnowledgeGraph, start: str, hops: int, steps: dict[str, tuple[list[str], list[float]]],
+          rng: random.Random, walks: int, count: int, undirected: bool, book: ProfileBook) -> list[tuple[str, ...]]:
+    """Up to ``count`` distinct paths drawn by ``walks`` weighted walks over ``steps``, each kept only where it
+    passes the checks below."""
     found: list[tuple[str, ...]] = []
     seen: set[tuple[str, ...]] = set()
     for _ in range(walks):
@@ -165,10 +192,7 @@ def sample_candidate_paths(
         found.append(key)
         if len(found) >= count:
             break
-    return [
-        CandidatePath(id=f"P{i}", nodes=list(p), edges=path_edges(kg, p, undirected=undirected))
-        for i, p in enumerate(found, start=1)
-    ]
+    return found
 
 
 def start_gives_away(kg: KnowledgeGraph, path: Sequence[str]) -> bool:
@@ -307,8 +331,15 @@ def explain_no_candidates(
         return NoCandidates(start, n_nodes, "no_path_not_found", {}, (
             f"the search for a shortcut-free path of {n_nodes} nodes from it gave up after {_STEP_LIMIT} steps"))
     reason = max(counts, key=lambda r: (counts[r], -NO_PATH_REASONS.index(r)))
-    paths = f"{'the first ' if total >= limit else ''}{total} path{'s' if total != 1 else ''} of {n_nodes} nodes"
-    ambiguous = example.get("no_path_ambiguous", "")
+    detail = _no_path_detail(reason, counts, total >= limit, n_nodes, example.get("no_path_ambiguous", ""))
+    return NoCandidates(start, n_nodes, reason, dict(counts), detail)
+
+
+def _no_path_detail(reason: str, counts: Counter, capped: bool, n_nodes: int, ambiguous: str) -> str:
+    """The sentence ``explain_no_candidates`` gives for its refusal counts (``capped``: the paths counted are the
+    first of more)."""
+    total = sum(counts.values())
+    paths = f"{'the first ' if capped else ''}{total} path{'s' if total != 1 else ''} of {n_nodes} nodes"
     if len(counts) == 1:
         detail = {
             "no_path_outside_context": f"every shortcut-free path of {n_nodes} nodes from it leaves its rendered "
@@ -326,7 +357,7 @@ def explain_no_candidates(
             "no_path_not_found": "would pass but were missed by the sampler's walks",
         }
         detail = f"of {paths}, " + "; ".join(f"{counts[r]} {said[r]}" for r in NO_PATH_REASONS if counts.get(r))
-    return NoCandidates(start, n_nodes, reason, dict(counts), detail)
+    return detail
 
 
 def _simple_paths(kg: KnowledgeGraph, start: str, hops: int, undirected: bool, limit: int) -> tuple[int, int]:

@@ -306,7 +306,11 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
                            name_of: Callable[[str], str], seed: int = 0) -> str:
     """The question for ``program`` (module docstring). ``types[i]`` is the type noun of ``program.nodes[i]``;
     ``name_of(node)`` how a name is written in the question (display form, "the" where it takes one).
-    ``TemplateError`` when some part cannot be said."""
+    ``TemplateError`` when some part cannot be said.
+
+    Long because each refusal is tied to the step of the wording it guards (nouns, people, the chain's
+    descriptions, the pins' clauses, the ask), and every step reads what the one before decided; the clauses
+    themselves are built by helpers."""
     nodes = program.nodes
     if len(nodes) != program.hops + 1:
         raise TemplateError("a program needs its executed chain (nodes) to be written")

@@ -812,26 +812,57 @@ def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,
     return out
 
 
+#: From this many entities a cold start writes the served arrays in a forked process while this one embeds the
+#: entity matrix (``_build_served``); below it the fork costs more than the overlap saves.
+FORK_ARRAYS_MIN_ENTITIES = 50_000
+
+
 def _build_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: Any, root: Path,
                   embedder: Any) -> ServedGraph:
     """A snapshot's served cache written from ``kg``, with its entity matrix cached in ``root`` on the way (the
     files ``ToolEnvironment.from_graphs`` then opens over the served graph: the same snapshot id and entity texts
     name them).
 
-    The entity matrix is embedded first; then, where the graph is searched through an HNSW graph, its build starts
-    in another process (``tasks.env.index.AnnBuild``: usearch on every core at a lower priority, written beside
-    the matrix atomically) while this process writes the served arrays, and the server answers by the exact scan
-    until the graph's file is there: on a million entities the build takes minutes, the rest about a minute. The
-    server's own index joins this build (its lock is held) instead of starting another."""
+    The two are made side by side from ``FORK_ARRAYS_MIN_ENTITIES`` entities: the served arrays in a forked process
+    (its own GIL: both jobs are mostly Python, and a thread beside the matrix slowed both), the entity matrix here.
+    Once the matrix is written, where the graph is searched through an HNSW graph, its build starts in another
+    process (``tasks.env.index.AnnBuild``: usearch on every core at a lower priority, written beside the matrix
+    atomically), and the server answers by the exact scan until the graph's file is there: on a million entities
+    the build takes minutes, the rest about a minute. The server's own index joins this build (its lock is held)
+    instead of starting another."""
+    import multiprocessing
+
     started = time.perf_counter()
-    index = GraphIndex(kg, embedder, cache_dir=root, ann_background=True)
-    _ = index.embeddings
-    log.info("%s: entity matrix of %d rows ready in %.1f s", kg.domain, len(index), time.perf_counter() - started)
-    index.ann()  # starts the background build (or finds the graph cached)
-    arrays_started = time.perf_counter()
-    graph = ServedGraph.cached(path, kg, limits, snap)
-    log.info("%s: served arrays written in %.1f s", kg.domain, time.perf_counter() - arrays_started)
+    writer = None
+    if len(kg) >= FORK_ARRAYS_MIN_ENTITIES and ServedGraph.load(path, snap) is None:
+        gc.freeze()  # the child's collections would otherwise write into (and copy) every page of the graph
+        try:
+            writer = multiprocessing.get_context("fork").Process(
+                target=_write_served, args=(path, kg, limits, snap), name="served-arrays", daemon=True)
+            writer.start()
+        finally:
+            gc.unfreeze()
+    try:
+        index = GraphIndex(kg, embedder, cache_dir=root, ann_background=True)
+        _ = index.embeddings
+        log.info("%s: entity matrix of %d rows ready in %.1f s", kg.domain, len(index), time.perf_counter() - started)
+        index.ann()  # starts the background build (or finds the graph cached)
+    finally:
+        if writer is not None:
+            writer.join()
+    if writer is not None and writer.exitcode != 0:
+        log.warning("%s: writing the served arrays in a separate process failed (status %s); writing them here",
+                    kg.domain, writer.exitcode)  # fmt: skip
+    graph = ServedGraph.cached(path, kg, limits, snap)  # opened from the files the child wrote, or written now
+    log.info("%s: served arrays ready %.1f s after the start of the build", kg.domain, time.perf_counter() - started)
     return graph
+
+
+def _write_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: Any) -> None:
+    """In the forked child of ``_build_served``: write the served arrays."""
+    started = time.perf_counter()
+    ServedGraph.cached(path, kg, limits, snap)
+    log.info("%s: served arrays written in %.1f s (separate process)", kg.domain, time.perf_counter() - started)
 
 
 def _return_freed_memory() -> None:

@@ -201,3 +201,20 @@ def test_names_and_normalised_names_are_found_as_the_knowledge_graph_finds_them(
         assert graph.lookup(q) == kg.lookup(q)
         assert graph.lookup_all(q) == kg.lookup_all(q)
     assert 3 not in graph and None not in graph and graph.row(names[5]) == 5
+
+
+def test_served_arrays_written_in_a_forked_process_are_the_ones_written_in_process(tmp_path, monkeypatch):
+    """From ``FORK_ARRAYS_MIN_ENTITIES`` a cold start writes the served arrays in a forked child while it embeds the
+    matrix: the same files, byte for byte, as written in the process itself."""
+    import flows.tool_server as tool_server
+
+    files = {}
+    for name, threshold in (("forked", 1), ("inline", 10**9)):
+        monkeypatch.setattr(tool_server, "FORK_ARRAYS_MIN_ENTITIES", threshold)
+        settings, wh = _warehouse(tmp_path / name)
+        root = settings.data_dir / "indexes"
+        (graph,) = served_graphs(wh, None, root, HashingEmbedder())
+        served = _served_dir(root)
+        files[name] = {p.name: p.read_bytes() for p in sorted(served.iterdir())}
+        assert GraphIndex(graph, HashingEmbedder(), cache_dir=root).cache_path().exists()
+    assert files["forked"] == files["inline"] and files["forked"]

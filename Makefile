@@ -61,10 +61,11 @@ $(VENV)/.installed-ray: pyproject.toml | $(VENV)/.installed-test
 # one node and two, a second node killed mid-distillation loses nothing;
 # a command killed with SIGKILL leaves no process of the local Ray it started.
 # Also verl on a two-node Ray cluster started on this machine (tests/test_verl_cluster.py: needs the verl environment,
-# built here the first time).
+# built here the first time), and the tool service on Ray Serve on two nodes, a replica killed under load
+# (tests/test_tool_serve_ray.py).
 test-ray: $(VENV)/.installed-ray
 	$(BIN)/python -m training.envs create verl
-	$(BIN)/python -m pytest -q -m ray tests/test_ray.py tests/test_children.py tests/test_verl_cluster.py tests/test_ray_nodes.py tests/test_ray_address.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -m ray tests/test_ray.py tests/test_children.py tests/test_verl_cluster.py tests/test_ray_nodes.py tests/test_ray_address.py tests/test_tool_serve_ray.py $(PYTEST_ARGS)
 
 # The refresh deployment through a real `prefect server start`, work pool, `prefect deploy --all` and worker, all on
 # loopback with the fake LLM endpoint (~1-1.5 min on 2 cores). REFRESH_SCREENSHOT=path.png also screenshots the UI.

@@ -1117,9 +1117,15 @@ def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
                 port: int = 8765,
                 embedder: Annotated[str, typer.Option(help="configured | hashing (model-free, for quick tests)")] = "configured",
                 workers: Annotated[int, typer.Option(min=1, help="Server processes sharing the index; one per core on a rollout node.")] = 1,
-                views: Annotated[Optional[Path], typer.Option(help="An export directory whose IKG rows' views to register (views of the warehouse's questions are made on demand anyway).")] = None) -> None:
+                views: Annotated[Optional[Path], typer.Option(help="An export directory whose IKG rows' views to register (views of the warehouse's questions are made on demand anyway).")] = None,
+                ray_address: Annotated[Optional[str], typer.Option(help="Serve on the Ray cluster there (host:port of its head, ray://host:port or auto) with Ray Serve: --replicas copies of the app behind one proxy on the head at --host:--port.")] = None,
+                replicas: Annotated[int, typer.Option(min=1, help="With --ray-address: replicas of the app (one CPU each).")] = 2,
+                shared_data_dir: Annotated[Optional[Path], typer.Option(help="With --ray-address: the data directory as every node sees it (shared storage); default: this one's.")] = None) -> None:
     """Serve the KG tools over HTTP (Omne-R1 endpoints, one endpoint per tool, batch, health, stats), web_search
-    over each domain's corpus, and IKG views by ?view_id=."""
+    over each domain's corpus, and IKG views by ?view_id=. With --ray-address: on Ray Serve (flows.tool_serve_ray)."""
+    if ray_address is not None:
+        _serve_tools_on_ray(config, domain, host, port, embedder, workers, views, ray_address, replicas, shared_data_dir)
+        return
 
     def body():
         from flows.tool_workers import serve
@@ -1142,6 +1148,34 @@ def serve_tools(config: ConfigOpt = None, domain: DomainOpt = None,
         auth = f" (requests need the {TOKEN_ENV} token)" if token else ""
         out.print(f"serving tools for {', '.join(env.domains)} on http://{host}:{port} (GET /health, /tools, /stats){auth}")
         serve(env, host=host, port=port, workers=workers, token=token, views=registry)
+
+    _run(body)
+
+
+def _serve_tools_on_ray(config: Any, domain: Any, host: str, port: int, embedder: str, workers: int,
+                        views: Optional[Path], ray_address: str, replicas: int, shared_data_dir: Optional[Path]) -> None:
+    """``serve-tools --ray-address``: the tool service on Ray Serve until SIGINT/SIGTERM, then stopped cleanly."""
+
+    def body():
+        from flows.tool_serve_ray import run_until_stopped, serve_on_ray
+        from training.tool_auth import TOKEN_ENV, is_loopback_host, tool_token
+
+        if workers != 1:
+            raise _UserError("--workers forks processes of one server; on Ray give --replicas instead")
+        if embedder not in ("configured", "hashing"):
+            raise _UserError(f"--embedder must be configured or hashing, got {embedder!r}")
+        token = tool_token()  # from the environment only, as for the single server
+        if not is_loopback_host(host) and token is None:
+            raise _UserError(f"--host {host} listens beyond loopback: set {TOKEN_ENV} (a shared secret) in the "
+                             "environment of the server and of every client")
+        settings = _settings(config)
+        service = serve_on_ray(settings, ray_address, replicas=replicas, host=host, port=port, domains=domain,
+                               embedder=embedder, token=token, shared_data_dir=shared_data_dir, views=views,
+                               connect_timeout_s=settings.runner.connect_timeout_s)
+        auth = f" (requests need the {TOKEN_ENV} token)" if token else ""
+        out.print(f"serving tools on Ray Serve at {ray_address}: {replicas} replicas behind {service.url} "
+                  f"(GET /health, /tools, /stats){auth}", highlight=False)
+        run_until_stopped(service)
 
     _run(body)
 

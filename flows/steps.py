@@ -14,7 +14,12 @@ A step (``Step``) declares what it is and what it does, and nothing else:
   ``next_round``: more units, planned once the round before has landed; ``before``: the flow's own work before a
   unit lands (outside its transaction);
 - ``write``: how one unit's records land (the runner opens the transaction: a unit lands whole or not at all);
-- ``summary``: the run's result from everything written.
+- ``summary``: the run's result from everything written;
+- ``fails_alone``: a unit whose batch task fails does not stop the run (one domain's graph build, say): nothing of it
+  lands, ``failed`` says so, and ``summary`` finds a ``UnitFailure`` for it among what was written, at its place in
+  plan order (otherwise, the default, a failed batch stops the run, what landed before it kept);
+- ``one_per_process``: the batch task holds process-wide state two runs of it would share (LightRAG's storage
+  locks): the thread pool runs one unit at a time, Ray one a worker process (``runner.window`` in flight).
 
 The runner (``run_step``) owns the rest, the same way for every step: opening the run (row, config, ledger), the
 task runner (threads or Ray) and the in-flight window sized from the endpoints' concurrency, batches handed back in
@@ -50,6 +55,20 @@ class Unit(Generic[J]):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class UnitFailure(Generic[J]):
+    """A unit whose batch task failed, in a step whose units fail alone (``Step.fails_alone``): nothing of it landed.
+    The runner hands it to ``Step.failed`` and puts it among what ``summary`` reads, at the unit's place."""
+
+    unit: Unit[J]
+    error: BaseException
+
+    @property
+    def reason(self) -> str:
+        """The failure in a line: the exception's type and message."""
+        return f"{type(self.error).__name__}: {self.error}"
+
+
 class Step(Generic[J, R]):
     """A pipeline step's contract; see the module docstring. Subclasses set the class attributes and implement
     ``plan``, ``parameters``, ``write`` and ``summary``; the runner calls them in that order."""
@@ -65,6 +84,10 @@ class Step(Generic[J, R]):
 
     #: Items per batch; ``None``: the concurrency of the roles' endpoints (set by the runner before ``prepare``).
     batch_size: int | None = None
+    #: A unit whose batch task fails is recorded (``UnitFailure``) and the others go on; otherwise it stops the run.
+    fails_alone: ClassVar[bool] = False
+    #: The batch task keeps process-wide state: one unit at a time on the thread pool, one a worker process on Ray.
+    one_per_process: ClassVar[bool] = False
 
     def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
         """Checks and lookups that need the open run (the warehouse, the endpoints), before any work is planned."""
@@ -108,8 +131,12 @@ class Step(Generic[J, R]):
         """Write one unit's records inside the runner's transaction ``con``; return what ``summary`` reads."""
         raise NotImplementedError
 
+    def failed(self, rt: Runtime, failure: UnitFailure[J]) -> None:
+        """What the step does when a unit fails alone (``fails_alone``), nothing of it landed: a line saying so."""
+
     def summary(self, rt: Runtime, written: list[Any]) -> dict[str, Any]:
-        """The run's result (the ledger's totals and the run id are added by the runner)."""
+        """The run's result (the ledger's totals and the run id are added by the runner). With ``fails_alone``,
+        ``written`` also holds a ``UnitFailure`` for each unit that failed, at its place in plan order."""
         raise NotImplementedError
 
 
@@ -133,20 +160,31 @@ def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Setting
         if step.batch_size is None:
             step.batch_size = endpoint_concurrency(spec, *step.roles)
         step.prepare(rt, spec)
-        window = runner.in_flight(typical_size([range(n) for n in step.sizes()], step.batch_size),
-                                  endpoint_concurrency(spec, *step.roles))
+        # One unit a process: the runner's own window (``runner.window`` on Ray, one at a time on threads).
+        window = None if step.one_per_process else runner.in_flight(
+            typical_size([range(n) for n in step.sizes()], step.batch_size), endpoint_concurrency(spec, *step.roles))
         bars: dict[str, Progress] = {}
         written: list[Any] = []
 
-        def land(unit: Unit[Any], records: list[Any]) -> None:
-            step.before(rt, unit)
+        def bar(unit: Unit[Any]) -> Progress:
             key, total, words = step.bar(unit)
             if key not in bars:
                 bars[key] = Progress(key, total, words)
             bars[key].total = total  # a later round may add to a domain's work
+            return bars[key]
+
+        def land(unit: Unit[Any], records: list[Any]) -> None:
+            step.before(rt, unit)
+            progress = bar(unit)
             with rt.wh.transaction() as con:  # a unit lands whole or not at all
                 written.extend(step.write(rt, unit, records, con))
-            bars[key].advance(len(unit.items))
+            progress.advance(len(unit.items))
+
+        def fail(unit: Unit[Any], error: BaseException) -> None:  # only with ``fails_alone``: nothing lands
+            failure = UnitFailure(unit, error)
+            step.failed(rt, failure)
+            written.append(failure)
+            bar(unit).advance(len(unit.items))
 
         taken = step.reused(rt)
         if taken is not None:
@@ -156,12 +194,16 @@ def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Setting
             while units is not None:
                 for unit, done in run_batches(step.task, units, runner=runner,
                                               parameters=lambda unit: step.parameters(rt, spec, unit),
-                                              in_flight=window):
-                    result: BatchResult[Any] = done
-                    land(unit, result.records)
+                                              in_flight=window, errors="return" if step.fails_alone else "raise",
+                                              one_per_process=step.one_per_process):
+                    if isinstance(done, BaseException):
+                        fail(unit, done)
+                    else:
+                        result: BatchResult[Any] = done
+                        land(unit, result.records)
                     rt.flush_usage()
                 units = step.next_round(rt)
         return {"run_id": rt.run_id, **step.summary(rt, written), **rt.gateway.ledger.totals()}
 
 
-__all__ = ["Step", "Unit", "by_snapshot", "run_step"]
+__all__ = ["Step", "Unit", "UnitFailure", "by_snapshot", "run_step"]

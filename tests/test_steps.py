@@ -1,5 +1,6 @@
 """The step contract (``flows.steps``): the runner writes each unit whole or not at all, in plan order, whatever order
-the batches finish in; and every declared step writes only the tables it declares."""
+the batches finish in; a step whose units fail alone records a failed unit and lands the others; and every declared
+step writes only the tables it declares."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult
 from flows.runtime import hopforge_flow
-from flows.steps import Step, Unit, run_step
+from flows.steps import Step, Unit, UnitFailure, run_step
 from schemas.config import load_settings
 from warehouse.db import Warehouse
 
@@ -133,6 +134,100 @@ def test_a_unit_whose_write_fails_lands_nothing_and_stops_the_run(prefect_harnes
     with pytest.raises(RuntimeError, match="write of X3 failed"):
         toy_flow(step, settings)
     assert _notes(settings) == ["X1", "X2"]  # the first unit landed; the second's rows were rolled back
+
+
+@task(name="toy-failing-batch", cache_policy=NO_CACHE)
+def toy_failing_batch(items: list[str]) -> BatchResult[str]:
+    """Upper-cases its items, and fails on a unit holding ``bad``."""
+    if "bad" in items:
+        raise ValueError("no toy of bad")
+    return BatchResult([i.upper() for i in items])
+
+
+class FailsAloneStep(ToyStep):
+    """Units of one item each; the second fails in its batch task."""
+
+    task = toy_failing_batch
+    fails_alone = True
+
+    def __init__(self, items: list[str]) -> None:
+        super().__init__()
+        self.items = items
+        self.told: list[str] = []
+
+    def plan(self, rt: Any):
+        for item in self.items:
+            yield Unit("a", "snap", [item])
+
+    def sizes(self) -> list[int]:
+        return [1] * len(self.items)
+
+    def total(self, domain: str) -> int:
+        return len(self.items)
+
+    def parameters(self, rt: Any, spec: Any, unit: Unit[str]) -> dict[str, Any]:
+        return {"items": unit.items}
+
+    def failed(self, rt: Any, failure: UnitFailure[str]) -> None:
+        self.told.append(failure.unit.items[0])
+
+    def summary(self, rt: Any, written: list[Any]) -> dict[str, Any]:
+        return {"written": [w for w in written if not isinstance(w, UnitFailure)],
+                "failures": [(w.unit.items, w.reason) for w in written if isinstance(w, UnitFailure)],
+                "order": ["!" + w.unit.items[0] if isinstance(w, UnitFailure) else w for w in written]}
+
+
+def test_a_unit_that_fails_alone_lands_nothing_and_the_others_land_in_order(prefect_harness, settings):
+    """``fails_alone``: a failed batch stops nothing; its unit lands nothing, ``failed`` hears of it, and the summary
+    finds its ``UnitFailure`` at its place in plan order."""
+    step = FailsAloneStep(["x1", "bad", "y1", "z1"])
+    out = toy_flow(step, settings)
+    assert out["order"] == ["X1", "!bad", "Y1", "Z1"]
+    assert out["failures"] == [(["bad"], "ValueError: no toy of bad")]
+    assert step.told == ["bad"]
+    assert step.landed == [["X1"], ["Y1"], ["Z1"]]
+    assert _notes(settings) == ["X1", "Y1", "Z1"]
+
+
+def test_without_fails_alone_a_failed_batch_stops_the_run(prefect_harness, settings):
+    """The default: a failed batch stops the run; what landed before it stays."""
+
+    class Stops(FailsAloneStep):
+        fails_alone = False
+
+    step = Stops(["x1", "bad", "y1"])
+    with pytest.raises(ValueError, match="no toy of bad"):
+        toy_flow(step, settings)
+    assert step.told == [] and _notes(settings) == ["X1"]
+
+
+_running: list[int] = []
+_overlap: list[int] = []
+
+
+@task(name="toy-alone-batch", cache_policy=NO_CACHE)
+def toy_alone_batch(items: list[str]) -> BatchResult[str]:
+    """Counts how many of its kind run at once."""
+    import time
+
+    _running.append(1)
+    _overlap.append(len(_running))
+    time.sleep(0.05)
+    _running.pop()
+    return BatchResult([i.upper() for i in items])
+
+
+def test_one_per_process_runs_one_unit_at_a_time_on_threads(prefect_harness, settings):
+    """``one_per_process``: the thread pool runs one unit at a time (the settings allow three in flight)."""
+
+    class Alone(FailsAloneStep):
+        task = toy_alone_batch
+        one_per_process = True
+
+    _overlap.clear()
+    out = toy_flow(Alone(["x1", "x2", "x3", "x4"]), settings)
+    assert out["written"] == ["X1", "X2", "X3", "X4"]
+    assert max(_overlap) == 1
 
 
 def _declared_steps() -> list[type[Step]]:

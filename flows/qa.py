@@ -411,7 +411,7 @@ class GenerateStep(Step[Job, JobResult]):
     flow, progress, doing = "generate-qa", "qa", "generating {domain} questions"
     reads = ("graph_snapshots", "qa", "qa_attempts", "qa_job_notes", "seeds", "relation_profiles")
     writes = {"seeds": Seed, "qa_attempts": QAAttempt, "qa": QA, "qa_rejects": QAReject, "qa_job_notes": dict,
-              "qa_yields": dict}
+              "qa_yields": dict, "relation_profiles": dict}  # the profiler role's answers (``prepare``)
     task = generate_batch
 
     def __init__(self, g: Generation, *, domains: list[str] | None, n_seeds: int, batch_size: int,

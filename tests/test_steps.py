@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
 from pathlib import Path
 import threading
@@ -239,16 +240,44 @@ def _declared_steps() -> list[type[Step]]:
     return [cls for cls in Step.__subclasses__() if cls.__module__.startswith("flows.")]
 
 
+#: A statement that writes a table: ``INSERT [OR REPLACE] INTO t``, ``UPDATE t``, ``DELETE FROM t``.
+_SQL_WRITE = re.compile(r"\b(?:INSERT (?:OR REPLACE )?INTO|UPDATE|DELETE FROM)\s+([a-z_]+)\b")
+
+
 def _tables_written(cls: type[Step]) -> set[str]:
-    """The tables the step's methods name in ``write``/``write_batch`` calls (read from the class's source)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    out = set()
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("write", "write_batch") and node.args
-                and isinstance(node.args[0], ast.Constant)):
-            out.add(node.args[0].value)
+    """The tables the step writes, read from the class's source: those named in its ``write``/``write_batch`` calls
+    and SQL statements, and in those of the project's functions it calls (``flows`` and ``warehouse`` functions
+    named in the module, followed through the functions they call in turn)."""
+    out: set[str] = set()
+    seen: set[Any] = set()
+
+    def scan(obj: Any) -> None:
+        names = vars(inspect.getmodule(obj))
+        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(obj)))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                out.update(_SQL_WRITE.findall(node.value))
+            if not isinstance(node, ast.Call):
+                continue
+            if (isinstance(node.func, ast.Attribute) and node.func.attr in ("write", "write_batch") and node.args
+                    and isinstance(node.args[0], ast.Constant) and re.fullmatch(r"[a-z_]+", str(node.args[0].value))):
+                out.add(node.args[0].value)
+            callee = names.get(node.func.id) if isinstance(node.func, ast.Name) else None
+            if (inspect.isfunction(callee) and callee.__module__.split(".")[0] in ("flows", "warehouse")
+                    and callee not in seen):
+                seen.add(callee)
+                scan(callee)
+
+    scan(cls)
     return out
+
+
+def test_the_table_scan_follows_the_functions_a_step_calls():
+    """The scan sees a table written by a function the step calls, in another module: ``relation_profiles``, which
+    ``GenerateStep.prepare`` writes through ``flows.profiles.profile_unknown_labels`` and
+    ``warehouse.profiles.write_profiled``."""
+    import flows.qa
+
+    assert "relation_profiles" in _tables_written(flows.qa.GenerateStep)
 
 
 def test_every_declared_step_writes_the_tables_it_declares_and_no_other():

@@ -1,33 +1,39 @@
 """Knowledge-graph flows: ingest a corpus, build graphs with LightRAG, import graphs built elsewhere, report.
 
 Each domain is its own task: one domain's failure is recorded and the others go on. The flow process writes the
-warehouse (documents, snapshots, build rows, reports), each domain's results in their own transactions.
+warehouse (documents, snapshots, build rows, reports), each domain's results in their own transactions;
+``build-graphs`` runs on the step contract (``BuildGraphsStep``, ``flows.steps``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, batch_runner, run_batches
+from flows.batches import BatchResult
 from flows.params import BuildGraphs, IngestCorpus, SourceKind
 from flows.progress import Progress
+from flows.steps import Step, Unit, UnitFailure, run_step
 from gateway.embeddings import shared_embedder
 from gateway.spec import GatewaySpec
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from schemas.config import Settings
 from schemas.errors import HopforgeError
-from schemas.corpus import Document, IngestOptions, IngestResult
+from schemas.corpus import Chunk, Document, IngestOptions, IngestResult, IngestWriteSummary
+from schemas.graph import Entity, EntityMerge, GraphSnapshot, NearDuplicate, Relation
+from schemas.graph_build import DomainBuildResult
 from tasks.graph.report import GraphReport, graph_report, report_markdown, report_rows
 from tasks.corpus.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders
 from tasks.graph.kg import KnowledgeGraph
 from warehouse.corpus import write_ingest
-from warehouse.graphs import current_snapshot, get_snapshot, load_graph, write_import
+from warehouse.graphs import (current_snapshot, get_snapshot, load_graph, write_build, write_import,
+                              write_near_duplicates, write_snapshot)
 
 
 
@@ -240,12 +246,19 @@ def import_graphs(files: dict[str, str], kind: GraphKind | None = None, settings
 
 
 # -- build ----------------------------------------------------------------------------------------------------------
+class DomainBuilt(NamedTuple):
+    """A build task's record: LightRAG's result for its domain and the extractor usage it spent (the build row's)."""
+
+    result: DomainBuildResult
+    usage: dict[str, int]
+
+
 @task(name="build-domain-graph", cache_policy=NO_CACHE)
 def build_domain_task(spec: GatewaySpec, domain: str, documents: list[Document], options: IngestOptions,
                       working_dir: str, max_parallel_insert: int, llm_max_async: int,
-                      gleaning: int | None = None) -> BatchResult:
+                      gleaning: int | None = None) -> BatchResult[DomainBuilt]:
     """Build one domain's graph with LightRAG (``working_dir`` must be reachable where the task runs); returns the
-    ``DomainBuild`` and the extractor usage it spent."""
+    ``DomainBuilt`` and the usage it spent."""
     import logging
 
     from tasks.graph.build import build_domain_graph
@@ -273,7 +286,92 @@ def build_domain_task(spec: GatewaySpec, domain: str, documents: list[Document],
         finally:
             await gateway.aclose()
 
-    return BatchResult([asyncio.run(go())], gateway.ledger.snapshot())
+    res = asyncio.run(go())
+    usage = gateway.ledger.snapshot()
+    return BatchResult([DomainBuilt(res, _extractor_usage(usage))], usage)
+
+
+class BuildGraphsStep(Step[Document, DomainBuilt]):
+    """One LightRAG graph per domain, ``source`` ingested first in the same run (documents already ingested are not
+    duplicated): a unit is a domain's documents. Builds run one at a time in a process (LightRAG's storage locks); a
+    domain whose build fails is recorded and the others go on (``fails_alone``), and so is a domain without documents.
+    A domain's snapshots (raw and resolved), merge log, near-duplicate report and build row land in one transaction.
+    Resumable: LightRAG skips the documents it finished, and answered extraction calls come from the cache."""
+
+    flow, progress, doing = "build-graphs", "build-graphs", "building graphs"
+    roles = ("extractor",)
+    reads = ("documents", "graph_snapshots", "entities", "relations", "graph_builds", "runs")
+    writes = {"documents": Document, "chunks": Chunk, "ingest_skips": dict, "graph_snapshots": GraphSnapshot,
+              "entities": Entity, "relations": Relation, "entity_merges": EntityMerge,
+              "entity_near_duplicates": NearDuplicate, "graph_builds": dict, "graph_build_failures": dict,
+              "graph_reports": GraphReport}
+    task = build_domain_task
+    fails_alone = True
+    one_per_process = True
+    NO_DOCUMENTS = "no documents ingested for this domain"
+
+    def __init__(self, domains: list[str] | None, source: str | None, source_kind: SourceKind,
+                 options: IngestOptions, *, gleaning: int | None, max_parallel_insert: int,
+                 llm_max_async: int) -> None:
+        self.domains, self.source, self.source_kind, self.options = domains, source, source_kind, options
+        self.build = {"max_parallel_insert": max_parallel_insert, "llm_max_async": llm_max_async, "gleaning": gleaning}
+        self.batch_size = 1  # a unit is one domain
+        self.ingested: IngestWriteSummary | None = None
+        self.counts: dict[str, int] = {}  # documents of each domain to build
+        self.failures: dict[str, str] = {}  # domains refused before any build
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
+        self.ingested = _ingest_first(rt, self.source, self.source_kind, self.options) if self.source else None
+        self.domains = self.domains or known_domains(rt)
+        if not self.domains:
+            raise IngestError("no documents to build from: give a source (a corpus folder, jsonl files or a dataset id)")
+        counts = {r["domain"]: int(r["n"]) for r in rt.wh.query(
+            "SELECT domain, count(*) AS n FROM documents GROUP BY domain")}  # fmt: skip
+        for domain in self.domains:
+            if counts.get(domain):
+                self.counts[domain] = counts[domain]
+            else:
+                self.failures[domain] = self.NO_DOCUMENTS
+
+    def bar(self, unit: Unit[Document]) -> tuple[str, int, str]:
+        return self.progress, sum(self.counts.values()), self.doing  # one bar, in documents
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[Document]]:
+        for domain in self.domains or []:
+            if domain in self.counts:
+                yield Unit(domain, "", documents_of(rt, domain))
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[Document]) -> dict[str, Any]:
+        working_dir = (rt.settings.data_dir / "graphs").resolve() / unit.domain / "lightrag"
+        return {"spec": spec, "domain": unit.domain, "documents": unit.items, "options": self.options,
+                "working_dir": str(working_dir), **self.build}
+
+    def write(self, rt: Runtime, unit: Unit[Document], records: list[DomainBuilt],
+              con: Any) -> list[tuple[str, dict[str, Any]]]:
+        [(res, usage)] = records
+        snap = _write_build(rt, res, usage, con)
+        print(f"{res.domain}: {res.docs_processed}/{res.docs_total} documents, {len(res.entities)} entities, "
+              f"{len(res.relations)} relations" + (f", {res.docs_failed} failed documents" if res.docs_failed else ""))
+        return [(res.domain, {"snapshot_id": snap, "documents": res.docs_total, "processed": res.docs_processed,
+                              "failed": res.docs_failed, "entities": len(res.entities),
+                              "relations": len(res.relations)})]
+
+    def failed(self, rt: Runtime, failure: UnitFailure[Document]) -> None:
+        print(f"{failure.unit.domain}: build FAILED: {failure.reason}")
+
+    def summary(self, rt: Runtime, written: list[Any]) -> dict[str, Any]:
+        built = {domain: row for domain, row in (w for w in written if not isinstance(w, UnitFailure))}
+        failures = {**self.failures, **{w.unit.domain: w.reason for w in written if isinstance(w, UnitFailure)}}
+        # Report what this run built (a domain whose build extracted nothing has no snapshot to report).
+        made = {d: b["snapshot_id"] for d, b in built.items() if b["snapshot_id"]}
+        reports = report_domains(rt, sorted(made), made)
+        print(report_markdown(reports))
+        return {"ingest": self.ingested.model_dump() if self.ingested else None, "built": built,
+                "failures": failures, "reports": [r.model_dump(mode="json") for r in reports]}
+
+
+#: The keys of ``build-graphs``'s result (the run's LLM totals are in its run row).
+BUILD_RESULT = ("run_id", "ingest", "built", "failures", "reports")
 
 
 @hopforge_flow(name="build-graphs", log_prints=True)
@@ -301,28 +399,13 @@ def build_graphs(
     options = ingest_options(chunk_token_size, chunk_overlap_token_size, allow_new_domains)
     if source:
         check_source(source, source_kind, options)
+    step = BuildGraphsStep(domains, source, source_kind, options, gleaning=gleaning,
+                           max_parallel_insert=max_parallel_insert, llm_max_async=llm_max_async)
     params = flow_parameters(build_graphs, locals())
-    with open_run("build-graphs", params, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
-        ingest_summary = _ingest_first(rt, source, source_kind, options) if source else None
-        domains = domains or known_domains(rt)
-        if not domains:
-            raise IngestError("no documents to build from: give a source (a corpus folder, jsonl files or a dataset id)")
-        built, failures = _build_domains(rt, runner, domains, settings, options=options, gleaning=gleaning,
-                                         max_parallel_insert=max_parallel_insert, llm_max_async=llm_max_async)
-        # Report what this run built (a domain whose build extracted nothing has no snapshot to report).
-        made = {d: b["snapshot_id"] for d, b in built.items() if b["snapshot_id"]}
-        reports = report_domains(rt, sorted(made), made)
-        print(report_markdown(reports))
-        return {
-            "run_id": rt.run_id,
-            "ingest": ingest_summary.model_dump() if ingest_summary else None,
-            "built": built,
-            "failures": failures,
-            "reports": [r.model_dump(mode="json") for r in reports],
-        }
+    return {k: v for k, v in run_step(step, params, settings).items() if k in BUILD_RESULT}
 
 
-def _ingest_first(rt: Runtime, source: str, source_kind: SourceKind, options: Any) -> Any:
+def _ingest_first(rt: Runtime, source: str, source_kind: SourceKind, options: Any) -> IngestWriteSummary:
     """Ingest ``source`` before the builds (documents already ingested are not duplicated); its summary."""
     result = ingest_source(source, source_kind, options)
     nothing_ingested(source, result)
@@ -334,45 +417,6 @@ def _ingest_first(rt: Runtime, source: str, source_kind: SourceKind, options: An
     return summary
 
 
-def _build_domains(rt: Runtime, runner: Any, domains: list[str], settings: Settings, *, options: Any,
-                   gleaning: int | None, max_parallel_insert: int, llm_max_async: int
-                   ) -> tuple[dict[str, Any], dict[str, str]]:
-    """One LightRAG build per domain (one at a time in a process: LightRAG's storage locks), each written as a
-    snapshot as it finishes; a domain whose build fails is recorded and the others go on. ``(built, failures)``."""
-    built: dict[str, Any] = {}
-    failures: dict[str, str] = {}
-    overall = Progress("build-graphs", len(domains), "building graphs")
-    work: list[tuple[str, list[Document]]] = []
-    for domain in domains:
-        docs = documents_of(rt, domain)
-        if docs:
-            work.append((domain, docs))
-        else:
-            failures[domain] = "no documents ingested for this domain"
-            overall.advance()
-    spec = runner.spec("extractor")
-    graphs_dir = (settings.data_dir / "graphs").resolve()
-    batches = run_batches(build_domain_task, work, runner=runner, errors="return", one_per_process=True,
-                          parameters=lambda w: {
-        "spec": spec, "domain": w[0], "documents": w[1], "options": options,
-        "working_dir": str(graphs_dir / w[0] / "lightrag"), "max_parallel_insert": max_parallel_insert,
-        "llm_max_async": llm_max_async, "gleaning": gleaning})  # fmt: skip
-    for (domain, _), done in batches:
-        if isinstance(done, BaseException):
-            failures[domain] = f"{type(done).__name__}: {done}"
-            print(f"{domain}: build FAILED: {failures[domain]}")
-        else:
-            res = done.records[0]
-            snap = _write_build(rt, res, _extractor_usage(done.usage))
-            built[domain] = {"snapshot_id": snap, "documents": res.docs_total, "processed": res.docs_processed,
-                             "failed": res.docs_failed, "entities": len(res.entities), "relations": len(res.relations)}
-            print(f"{domain}: {res.docs_processed}/{res.docs_total} documents, {len(res.entities)} entities, "
-                  f"{len(res.relations)} relations" + (f", {res.docs_failed} failed documents" if res.docs_failed else ""))
-        rt.flush_usage()
-        overall.advance(description=f"built {domain}")
-    return built, failures
-
-
 def _extractor_usage(usages) -> dict[str, int]:
     """The build row's usage columns from a build task's ledger."""
     u = next((u for u in usages if u.role == "extractor"), None)
@@ -380,23 +424,23 @@ def _extractor_usage(usages) -> dict[str, int]:
             "prompt_tokens": u.prompt_tokens if u else 0, "completion_tokens": u.completion_tokens if u else 0}
 
 
-def _write_build(rt: Runtime, res, usage: dict[str, int],
+def _write_build(rt: Runtime, res: DomainBuildResult, usage: dict[str, int], con: Any,
                  resolve: bool = True, near_duplicate_threshold: float | None = 0.95) -> str:
-    """Store the build: the raw snapshot, then (when names merge) the resolved snapshot with its merge log, the
-    near-duplicate report, and the build row. The raw snapshot stays, so any merge can be reviewed and undone."""
+    """Store the build in the open transaction ``con``: the raw snapshot, then (when names merge) the resolved
+    snapshot with its merge log, the near-duplicate report, and the build row. The raw snapshot stays, so any merge
+    can be reviewed and undone."""
     from tasks.graph.entity_resolution import near_duplicates, resolve_entities
-    from warehouse.graphs import write_build, write_near_duplicates, write_snapshot
 
     snapshot_id = None
     if res.entities:
         raw = write_snapshot(rt.wh, res.domain, res.entities, res.relations, source="lightrag",
-                             build_run_id=rt.run_id, directed=res.directed)
+                             build_run_id=rt.run_id, directed=res.directed, con=con)
         snapshot_id = raw.snapshot_id
         if resolve:
             merged = resolve_entities(res.entities, res.relations, run_id=rt.run_id, from_snapshot_id=raw.snapshot_id)
             if merged.merges:
                 snap = write_snapshot(rt.wh, res.domain, merged.entities, merged.relations, source="lightrag",
-                                      build_run_id=rt.run_id, directed=res.directed, merges=merged.merges)
+                                      build_run_id=rt.run_id, directed=res.directed, merges=merged.merges, con=con)
                 snapshot_id = snap.snapshot_id  # write_snapshot stored the merge log with it
                 print(f"{res.domain}: entity resolution: {merged.summary()}")
             if near_duplicate_threshold is not None:
@@ -407,9 +451,9 @@ def _write_build(rt: Runtime, res, usage: dict[str, int],
                     print(f"{res.domain}: near-duplicate report skipped: {type(exc).__name__}: {exc}")
                     pairs = []
                 if pairs:
-                    write_near_duplicates(rt.wh, pairs)
+                    write_near_duplicates(rt.wh, pairs, con=con)
                     print(f"{res.domain}: {len(pairs)} near-duplicate name pairs reported for review (not merged)")
-    write_build(rt.wh, res, rt.run_id, snapshot_id, usage)
+    write_build(rt.wh, res, rt.run_id, snapshot_id, usage, con=con)
     return snapshot_id or ""
 
 

@@ -141,6 +141,57 @@ def test_build_graphs_flow_builds_reports_and_isolates_failures(prefect_harness,
     assert again["built"]["cs"]["processed"] == 5
 
 
+def test_build_graphs_records_a_failed_build_and_builds_the_other_domains(prefect_harness, fake_llm, tmp_path,
+                                                                          monkeypatch):
+    """``build-graphs`` on the step contract (``fails_alone``): a domain whose build task fails lands nothing and is
+    named in ``failures`` (after a domain without documents, named before any build), and the domains after it are
+    built, landed and reported; the result keeps its five keys."""
+    import tasks.graph.build as build
+    from flows.graphs import build_graphs
+    from tests.test_graph_build import TEXTS, extraction_reply
+
+    corpus = tmp_path / "corpus"
+    for domain, texts in (("agriculture", TEXTS[3:4]), ("cs", TEXTS[:3])):
+        (corpus / domain).mkdir(parents=True)
+        for i, text in enumerate(texts):
+            (corpus / domain / f"{i}.md").write_text(text)
+    real = build.build_domain_graph
+
+    async def storage_gone(domain, *args, **kwargs):
+        if domain == "agriculture":
+            raise RuntimeError("LightRAG storage gone")
+        return await real(domain, *args, **kwargs)
+
+    monkeypatch.setattr(build, "build_domain_graph", storage_gone)
+    fake_llm.add(reply=extraction_reply)
+    settings = load_settings(
+        data_dir=tmp_path / "data",
+        roles={"extractor": {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 0, "timeout_s": 10}},
+        embeddings={"base_url": fake_llm.base_url, "model": "e", "dim": 16},
+    )
+    out = build_graphs(source=str(corpus), domains=["biology", "agriculture", "cs"], settings=settings,
+                       chunk_token_size=60, chunk_overlap_token_size=10)
+    assert list(out) == ["run_id", "ingest", "built", "failures", "reports"]
+    assert out["failures"] == {"biology": "no documents ingested for this domain",
+                               "agriculture": "RuntimeError: LightRAG storage gone"}
+    assert list(out["failures"]) == ["biology", "agriculture"]
+    assert list(out["built"]) == ["cs"] and out["built"]["cs"]["entities"] > 0
+    assert [r["domain"] for r in out["reports"]] == ["cs"]
+    with Warehouse(settings.warehouse_path, read_only=True) as wh:
+        assert [r["domain"] for r in wh.query("SELECT domain FROM graph_builds")] == ["cs"]
+        assert [r["domain"] for r in wh.query("SELECT DISTINCT domain FROM graph_snapshots")] == ["cs"]
+        assert wh.scalar("SELECT count(*) FROM graph_reports WHERE run_id = ?", [out["run_id"]]) == 1
+
+
+def test_a_failed_build_says_so_in_the_line_it_always_printed(capsys):
+    from flows.graphs import BuildGraphsStep
+    from flows.steps import Unit, UnitFailure
+
+    step = BuildGraphsStep(None, None, "auto", None, gleaning=None, max_parallel_insert=2, llm_max_async=4)  # type: ignore[arg-type]
+    step.failed(None, UnitFailure(Unit("agriculture", "", []), RuntimeError("LightRAG storage gone")))  # type: ignore[arg-type]
+    assert capsys.readouterr().out == "agriculture: build FAILED: RuntimeError: LightRAG storage gone\n"
+
+
 def test_factory_graph_choice_says_which_graph_and_why():
     from flows.factory import choose_graphs
 

@@ -234,6 +234,7 @@ def test_one_per_process_runs_one_unit_at_a_time_on_threads(prefect_harness, set
 def _declared_steps() -> list[type[Step]]:
     import flows.distill
     import flows.evaluate
+    import flows.graphs
     import flows.qa
     import flows.refresh  # noqa: F401  (the modules that declare steps)
 
@@ -278,12 +279,17 @@ def test_the_table_scan_follows_the_functions_a_step_calls():
     import flows.qa
 
     assert "relation_profiles" in _tables_written(flows.qa.GenerateStep)
+    # and through raw SQL: ``warehouse.graphs.write_snapshot`` and ``write_build``, two calls down
+    import flows.graphs
+
+    assert {"graph_builds", "graph_build_failures", "graph_snapshots", "entities", "relations", "entity_merges",
+            "entity_near_duplicates"} <= _tables_written(flows.graphs.BuildGraphsStep)
 
 
 def test_every_declared_step_writes_the_tables_it_declares_and_no_other():
     steps = _declared_steps()
     assert {s.flow for s in steps} >= {"generate-qa", "verify-paths", "distill-trajectories", "evaluate-policy",
-                                       "label-difficulty"}
+                                       "label-difficulty", "build-graphs"}
     for cls in steps:
         assert _tables_written(cls) == set(cls.writes), cls.__name__
         assert cls.task is not None, cls.__name__
@@ -309,6 +315,7 @@ def test_every_flow_is_a_short_declaration():
     none past 60 lines; the batch flows run on the step contract."""
     import flows.distill
     import flows.evaluate
+    import flows.graphs
     import flows.qa
     import flows.refresh
 
@@ -316,5 +323,5 @@ def test_every_flow_is_a_short_declaration():
     assert len(lengths) >= 15 and {"qa.generate_qa", "factory.factory", "refresh.refresh"} <= set(lengths)
     assert {name: n for name, n in lengths.items() if n > 60} == {}
     for fn in (flows.qa.generate_qa, flows.qa.verify_paths, flows.distill.distill_trajectories,
-               flows.evaluate.evaluate_policy, flows.refresh.label_difficulty):
+               flows.evaluate.evaluate_policy, flows.refresh.label_difficulty, flows.graphs.build_graphs):
         assert "run_step(" in inspect.getsource(fn.fn).splitlines()[-1], fn.name

@@ -7,11 +7,14 @@
   ``INSERT ... SELECT`` per table: row-by-row ``executemany`` takes minutes for a 500k-edge graph.
 - **A graph is read once per snapshot per process** (``load_graph``): a snapshot id is a hash of its content,
   so a cached graph never goes stale.
+- **A writer can join the caller's transaction** (``con``): a graph build lands its snapshots, merge log,
+  near-duplicate report and build row together, or none of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +39,16 @@ class SnapshotNotFoundError(InputError, LookupError):
 
 # -- warehouse writes ----------------------------------------------------------------------------------------------
 _LIST = pa.list_(pa.string())
+
+
+@contextmanager
+def _transaction(wh: Warehouse, con: duckdb.DuckDBPyConnection | None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The caller's open transaction ``con``, or a transaction of its own."""
+    if con is not None:
+        yield con
+        return
+    with wh.transaction() as own:
+        yield own
 
 
 def _entity_table(entities: Sequence[Entity]) -> pa.Table:
@@ -80,8 +93,9 @@ def write_snapshot(
     build_run_id: str | None,
     directed: bool,
     merges: Sequence[EntityMerge] = (),
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> GraphSnapshot:
-    """Store one graph snapshot of ``domain`` in a single transaction and return it.
+    """Store one graph snapshot of ``domain`` in a single transaction (``con``: the caller's) and return it.
 
     The records must pass ``check_records`` (nothing is written otherwise). When the domain already holds this
     content (same ``snapshot_content_hash``), no rows are added: the existing snapshot is marked as written now
@@ -96,7 +110,7 @@ def write_snapshot(
         content_hash = snapshot_content_hash(entities, relations, directed=directed)
     snapshot_id = make_snapshot_id(domain, content_hash)
     now = datetime.now()
-    with wh.transaction() as con:
+    with _transaction(wh, con) as con:
         found = con.execute(
             f"SELECT {_SNAPSHOT_COLS} FROM graph_snapshots WHERE domain = ? AND content_hash = ?",
             [domain, content_hash],
@@ -151,9 +165,10 @@ def write_snapshot(
     return snapshot
 
 
-def write_near_duplicates(wh: Warehouse, pairs: Sequence[NearDuplicate]) -> int:
-    """Append a near-duplicate report (one transaction); return how many rows."""
-    return wh.write_batch("entity_near_duplicates", pairs)
+def write_near_duplicates(wh: Warehouse, pairs: Sequence[NearDuplicate],
+                          con: duckdb.DuckDBPyConnection | None = None) -> int:
+    """Append a near-duplicate report (one transaction, ``con``: the caller's); return how many rows."""
+    return wh.write_batch("entity_near_duplicates", pairs, con=con)
 
 
 # -- warehouse reads -----------------------------------------------------------------------------------------------
@@ -272,8 +287,10 @@ def write_build(
     run_id: str,
     snapshot_id: str | None,
     usage: BuildUsage | RoleUsage | Mapping[str, Any] | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> None:
-    """Store one build's row in ``graph_builds`` and its failures in ``graph_build_failures``, in one transaction.
+    """Store one build's row in ``graph_builds`` and its failures in ``graph_build_failures``, in one transaction
+    (``con``: the caller's).
 
     ``usage`` defaults to the build's own count (``result.usage``); a gateway ``RoleUsage`` or a mapping with
     ``calls``/``llm_calls``, ``cache_hits``, ``prompt_tokens``, ``completion_tokens`` is accepted too. Writing the
@@ -297,7 +314,7 @@ def write_build(
         {"run_id": run_id, "domain": result.domain, "doc_id": f.doc_id, "reason": f.reason, "file_path": f.file_path}
         for f in result.failures
     ]
-    with wh.transaction() as con:
+    with _transaction(wh, con) as con:
         con.execute("DELETE FROM graph_build_failures WHERE run_id = ? AND domain = ?", [run_id, result.domain])
         con.execute("DELETE FROM graph_builds WHERE run_id = ? AND domain = ?", [run_id, result.domain])
         wh.write_batch("graph_builds", [row], con=con)

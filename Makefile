@@ -146,6 +146,8 @@ bench-ray: $(VENV)/.installed-ray
 	$(BIN)/python bench/bench_ray_graphs.py
 	# generate-qa, verify-paths, distill on a head alone and on a head + second node (one CPU each, one machine).
 	$(BIN)/python bench/bench_ray_nodes.py --json bench/results/ray_nodes.json
+	# The tool service on Ray Serve: one replica against two on a head + second node (one CPU each, one machine).
+	$(BIN)/python bench/bench_tool_serve_ray.py --json bench/results/tool_serve_ray.json
 
 # A command that does little (ingest of a corpus already in the warehouse), against a running `hopforge server` and
 # with Prefect's temporary server (~3 min on 2 cores).

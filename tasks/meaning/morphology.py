@@ -247,6 +247,11 @@ def _singular(noun: str) -> str:
     return " ".join([*head, str(one)])
 
 
+def indefinite(noun: str) -> str:
+    """``noun`` with "a" or "an" as it is said, not spelt: "a use", "a unit", "an hour", "an ISO code"."""
+    return _ENGINE.a(noun)
+
+
 def _with_article(article: str, noun: str) -> str:
     if article in ("a", "an"):
         return _ENGINE.a(noun)

@@ -903,8 +903,10 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # sport is named bare ("new wave", "hip hop")
         return True
     if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
-            and device_kind(type_noun):
-        return True  # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"
+            and device_kind(type_noun) and not _work_kind(type_noun):
+        # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"; an album, a book
+        # (WordNet's objects too) are titles: "Broken English"
+        return True
     kind = (type_noun or "").strip()
     if len(words) >= 2 and kind and kind.islower() and name.endswith(" " + kind) and words[0][:1].isupper():
         return True  # a description ending in its kind's own common noun: "the Russian keyboard layout"
@@ -935,8 +937,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
 
 
 #: Kinds whose names are titles, written as they are whatever their last word ("Heart Attack", a song).
-_WORK_HEADS = frozenset({"song", "single", "album", "film", "movie", "book", "novel", "poem", "play", "painting",
-                         "episode", "series", "show", "game", "opera", "symphony", "track", "artwork", "sculpture"})
+_WORK_HEADS = frozenset({"song", "single", "album", "record", "film", "movie", "book", "novel", "poem", "play",
+                         "painting", "episode", "series", "show", "game", "opera", "symphony", "track", "artwork",
+                         "sculpture"})
 
 
 def _work_kind(noun: str | None) -> bool:

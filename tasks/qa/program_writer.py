@@ -28,7 +28,7 @@ from lemminflect import getInflection
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
-from tasks.meaning.morphology import PREPOSITIONS
+from tasks.meaning.morphology import PREPOSITIONS, indefinite
 from tasks.meaning.names import (adjective_name, common_noun_name, may_name_people, name_carries, person_kind,
                                  unreadable_name)
 from tasks.meaning.profiles import ProfileBook
@@ -133,9 +133,10 @@ _AS_ONE = re.compile(r"^ as an? (?P<noun>[\w' -]+)$")
 
 
 def _has_and(*fillers: str | None) -> bool:
-    """Whether a filler says "and" or "both" itself ("Command and Scripting Interpreter", "the technique that has
-    both A and B as tactics"): inside "both ... and" the reader could not tell where each part ends."""
-    return any(f and re.search(r"\b(?:and|both)\b|&", f) for f in fillers)
+    """Whether a filler says "and" or "both" itself, or lists with commas ("Command and Scripting Interpreter", "the
+    technique that has both A and B as tactics", "bipolar disorder, current episode depressed, severe"): inside
+    "both ... and" the reader could not tell where each part ends."""
+    return any(f and re.search(r"\b(?:and|both)\b|[&,;]", f) for f in fillers)
 
 
 def _held_both(a: Rest, b: Rest) -> Rest | None:
@@ -184,7 +185,7 @@ def _one_of_many(rest: str, slot: str, profile: RelationProfile, several: bool =
     if m is None:
         return rest
     noun = m["noun"]
-    return f"{{that}} is {'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun} of {{s}}"
+    return f"{{that}} is {indefinite(noun)} of {{s}}"
 
 
 _THE_NOUN_OF = re.compile(r"^\{that\} is the (?P<noun>[\w' -]+?) of \{s\}$")
@@ -214,7 +215,7 @@ def _as_one_of(rest: str) -> str:
     if m is None:
         return rest
     noun = m["noun"]
-    return f"{{that}} has {{o}} as {'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+    return f"{{that}} has {{o}} as {indefinite(noun)}"
 
 
 def _constraint_rests(cons: Sequence[ProgramConstraint], book: ProfileBook, noun: str,

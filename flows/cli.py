@@ -1173,9 +1173,12 @@ def _serve_tools_on_ray(config: Any, domain: Any, host: str, port: int, embedder
                                embedder=embedder, token=token, shared_data_dir=shared_data_dir, views=views,
                                connect_timeout_s=settings.runner.connect_timeout_s)
         auth = f" (requests need the {TOKEN_ENV} token)" if token else ""
-        out.print(f"serving tools on Ray Serve at {ray_address}: {replicas} replicas behind {service.url} "
-                  f"(GET /health, /tools, /stats){auth}", highlight=False)
-        run_until_stopped(service)
+        try:
+            run_until_stopped(service, on_ready=lambda: out.print(
+                f"serving tools on Ray Serve at {ray_address}: {replicas} replicas behind {service.url} "
+                f"(GET /health, /tools, /stats){auth}", highlight=False, soft_wrap=True))
+        finally:
+            service.stop()  # also when a signal came before the line
 
     _run(body)
 

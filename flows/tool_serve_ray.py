@@ -32,6 +32,7 @@ Each replica is one process with one event loop (``replica_cpus`` CPUs reserved 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -42,6 +43,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -212,20 +214,48 @@ def serve_on_ray(settings: Settings, address: str, *, replicas: int = 2, host: s
                           f"{' '.join(str(exc).split())[:300]}") from None  # fmt: skip
     service = RayToolService(address, f"http://{host}:{port}", replicas)
     try:
-        serve.start(proxy_location="HeadOnly", http_options={"host": host, "port": port},
-                    controller_options={"runtime_env": {"env_vars": SPREAD_ENV}})
-        _check_proxy_config(host, port)
-        deployment = serve.deployment(
-            serve.ingress()(ToolReplica), name=DEPLOYMENT_NAME, num_replicas=replicas,
-            ray_actor_options={"num_cpus": replica_cpus}, max_ongoing_requests=max_ongoing_requests)
-        app = deployment.bind(node_settings, domains, embedder, token, str(views) if views else None,
-                              dict(app_options or {}))
-        serve.run(app, name=APP_NAME, route_prefix="/")  # returns once every replica has started
-        _wait_ready(service, token, ready_timeout_s)
+        with _interruptible():
+            _deploy(service, node_settings, host, port, domains, embedder, token, views, replica_cpus,
+                    max_ongoing_requests, ready_timeout_s, app_options)
     except BaseException:
         service.stop()
         raise
     return service
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """While the service starts, SIGTERM interrupts it like Ctrl-C (so the deployment is deleted on the way out):
+    Ray's driver otherwise answers SIGTERM by aborting the process, leaving the application running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _deploy(service: RayToolService, node_settings: Settings, host: str, port: int, domains: list[str] | None,
+            embedder: str, token: str | None, views: Path | None, replica_cpus: float, max_ongoing_requests: int,
+            ready_timeout_s: float, app_options: dict[str, Any] | None) -> None:
+    from ray import serve
+
+    serve.start(proxy_location="HeadOnly", http_options={"host": host, "port": port},
+                controller_options={"runtime_env": {"env_vars": SPREAD_ENV}})
+    _check_proxy_config(host, port)
+    deployment = serve.deployment(
+        serve.ingress()(ToolReplica), name=DEPLOYMENT_NAME, num_replicas=service.replicas,
+        ray_actor_options={"num_cpus": replica_cpus}, max_ongoing_requests=max_ongoing_requests)
+    app = deployment.bind(node_settings, domains, embedder, token, str(views) if views else None,
+                          dict(app_options or {}))
+    serve.run(app, name=APP_NAME, route_prefix="/")  # returns once every replica has started
+    _wait_ready(service, token, ready_timeout_s)
 
 
 def _prepare(settings: Settings, domains: list[str] | None, embedder: str) -> None:
@@ -281,11 +311,14 @@ def _wait_ready(service: RayToolService, token: str | None, timeout_s: float) ->
     raise RuntimeError(f"the tool deployment was not ready within {timeout_s:.0f} s {last}".strip())
 
 
-def run_until_stopped(service: RayToolService) -> None:
-    """Block until SIGINT or SIGTERM, then stop the service."""
+def run_until_stopped(service: RayToolService, on_ready: Any = None) -> None:
+    """Block until SIGINT or SIGTERM, then stop the service; ``on_ready()`` is called once the signals are taken
+    (a line printed there is the sign that a signal now stops the service cleanly)."""
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        if on_ready is not None:
+            on_ready()
         while not stop.wait(1.0):
             pass
     finally:

@@ -78,26 +78,35 @@ def leave() -> None:
         _joined = None
 
 
-def _answers(address: str, timeout_s: float) -> None:
-    """Fail in one line, within ``timeout_s``, when nothing listens at ``address`` (Ray itself would retry for a
-    minute or more before saying so). ``auto`` and addresses without a port are left to Ray."""
+def silent(address: str, timeout_s: float, option: str) -> str | None:
+    """Why nothing answers at the Ray address ``address`` within ``timeout_s`` ("timed out", "connection refused"),
+    or None when something does (Ray itself would retry for a minute or more before saying so); ``auto`` is left to
+    Ray. ``ConfigError`` naming ``option`` (the setting or flag it came from) when it is no ``host:port`` or
+    ``ray://host:port``."""
     if address == "auto":
-        return
+        return None
     parts = urlsplit(address if "://" in address else f"//{address}")
     try:
         host, port = parts.hostname, parts.port
     except ValueError:
         host, port = None, None
     if not host or not port:
-        raise ConfigError(f"runner.address {address!r} is not host:port, ray://host:port or auto")
+        raise ConfigError(f"{option} {address!r} is not host:port, ray://host:port or auto")
     try:
         socket.create_connection((host, port), timeout=timeout_s).close()
     except OSError as exc:
-        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
+        return "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
+    return None
+
+
+def _answers(address: str, timeout_s: float) -> None:
+    """Fail in one line, within ``timeout_s``, when nothing listens at ``runner.address`` (``silent``)."""
+    reason = silent(address, timeout_s, "runner.address")
+    if reason is not None:
         raise ConfigError(
             f"runner.address {address}: nothing answers there ({reason} after at most {timeout_s:g} s, "
             "runner.connect_timeout_s): start the cluster's head (ray start --head) or fix runner.address, then run "
-            "the same command again; what finished is kept") from None  # fmt: skip
+            "the same command again; what finished is kept")  # fmt: skip
 
 
 def check_nodes(cfg: RunnerConfig) -> list[dict[str, Any]]:

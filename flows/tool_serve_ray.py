@@ -36,7 +36,6 @@ import contextlib
 import logging
 import os
 import signal
-import socket
 import threading
 import time
 import urllib.error
@@ -45,7 +44,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 from schemas.config import RunnerConfig, Settings
 from schemas.errors import ConfigError, InputError
@@ -69,21 +67,12 @@ SPREAD_ENV = {"RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING": "0", "RAY_SERVE_PROXY
 def check_address(address: str, timeout_s: float = 10.0) -> None:
     """Fail in one line, within ``timeout_s``, when nothing answers at the Ray address (``host:port`` of the head's
     GCS, or ``ray://host:port``); ``auto`` is left to Ray."""
-    if address == "auto":
-        return
-    parts = urlsplit(address if "://" in address else f"//{address}")
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        host, port = None, None
-    if not host or not port:
-        raise ConfigError(f"--ray-address {address!r} is not host:port, ray://host:port or auto")
-    try:
-        socket.create_connection((host, port), timeout=timeout_s).close()
-    except OSError as exc:
-        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__).lower()
+    from flows.ray_cluster import silent
+
+    reason = silent(address, timeout_s, "--ray-address")
+    if reason is not None:
         raise ConfigError(f"--ray-address {address}: nothing answers there ({reason}): start the cluster's head "
-                          "(ray start --head) or fix the address") from None  # fmt: skip
+                          "(ray start --head) or fix the address")  # fmt: skip
 
 
 def _runtime_env(address: str, ship_code: bool) -> dict[str, Any]:
@@ -106,13 +95,9 @@ def load_app(settings: Settings, domains: list[str] | None, embedder: str, token
     from flows.tools_env import export_qa_rows, export_views, tool_environment, warehouse_views
     from warehouse.db import Warehouse
 
-    if blas_threads is not None:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            log.warning("blas_threads=%d ignored: threadpoolctl is not installed", blas_threads)
-        else:
-            threadpool_limits(limits=blas_threads, user_api="blas")
+    from flows.tool_workers import limit_blas
+
+    limit_blas(blas_threads)
     with Warehouse(settings.warehouse_path, read_only=True, lock_wait_s=settings.lock_wait_s) as wh:
         env = tool_environment(settings, wh, domains, embedder, served=True)  # type: ignore[arg-type]
         registry = warehouse_views(wh, env)

@@ -26,6 +26,19 @@ from training.tool_auth import TOKEN_ENV, is_loopback_host
 log = logging.getLogger(__name__)
 
 
+def limit_blas(blas_threads: int | None) -> None:
+    """Cap this process's BLAS thread pool at ``blas_threads`` (None: leave it), through ``threadpoolctl``; without
+    it, one warning and no cap."""
+    if blas_threads is None:
+        return
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        log.warning("blas_threads=%d ignored: threadpoolctl is not installed", blas_threads)
+    else:
+        threadpool_limits(limits=blas_threads, user_api="blas")
+
+
 def serve(
     env: ToolEnvironment,
     host: str = "127.0.0.1",
@@ -77,13 +90,7 @@ def serve(
         app_options = {**app_options, "token": token}
     if blas_threads is None and workers > 1:
         blas_threads = 1
-    if blas_threads is not None:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:
-            log.warning("blas_threads=%d ignored: threadpoolctl is not installed", blas_threads)
-        else:
-            threadpool_limits(limits=blas_threads, user_api="blas")
+    limit_blas(blas_threads)
     env.warm()
     # Before the fork: the workers share the bfloat16 copy of each matrix, and PyTorch's modules (imported, no
     # operation run: no thread pool crosses the fork), instead of each worker importing its own copy.

@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from schemas.programs import MAX_CONSTRAINTS_PER_NODE, ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import CandidatePath
 from tasks.graph.kg import KnowledgeGraph
-from tasks.meaning.names import coordinates
 from tasks.meaning.profiles import ProfileBook, edge_label
 from tasks.qa.programs import (
     MAX_PINS,
     PinRefusal,
     RelationIndex,
     count_in_world,
+    ends_refusal,
     phrasable,
     pin_node,
     constraint_edges,
@@ -86,15 +86,9 @@ def program_for_path(kg: KnowledgeGraph, path: Sequence[str], pins: Sequence[Pin
     index = relation_index(kg)
     if len(path) < 2:
         return PinRefusal("no_walk", "a program needs at least one hop")
-    if index.is_code(path[-1]):
-        return PinRefusal("code_answer", f"the answer {path[-1]!r} is an identifier or a code, not a name a person "
-                                         "would answer with")
-    if index.is_code(path[0]):
-        return PinRefusal("code_start", f"the start {path[0]!r} is an identifier or a code, not a name a reader "
-                                        "knows it by")
-    if coordinates(path[-1]):
-        return PinRefusal("quantity", f"the answer {path[-1]!r} is a point's coordinates: a place covers an area, "
-                                      "and any point of it answers as well")
+    ends = ends_refusal(index, path[0], path[-1])
+    if ends is not None:
+        return ends
     steps: list[ProgramStep] = []
     for i, (a, b) in enumerate(zip(path, path[1:]), start=1):
         rel = _relation(kg, a, b, book)

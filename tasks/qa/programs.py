@@ -705,6 +705,22 @@ def program_depth(kg: KnowledgeGraph, start: str, *, book: ProfileBook, clause_o
     return 0
 
 
+def ends_refusal(index: RelationIndex, start: str, answer: str) -> PinRefusal | None:
+    """Why a program from ``start`` to ``answer`` cannot be asked whatever its steps, or None: an answer or a start
+    that is an identifier or a code (``RelationIndex.is_code``), or an answer that is a point's coordinates. One rule
+    for the template writer's programs and the LLM writer's paths."""
+    if index.is_code(answer):
+        return PinRefusal("code_answer", f"the answer {answer!r} is an identifier or a code, not a name a person "
+                                         "would answer with")
+    if index.is_code(start):
+        return PinRefusal("code_start", f"the start {start!r} is an identifier or a code, not a name a reader "
+                                        "knows it by")
+    if coordinates(answer):
+        return PinRefusal("quantity", f"the answer {answer!r} is a point's coordinates: a place covers an area, and "
+                                      "any point of it answers as well")
+    return None
+
+
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
                   index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False
                   ) -> QueryProgram | PinRefusal:
@@ -715,18 +731,12 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     country is Sweden" (every county's) would only pad it."""
     constraints: list[ProgramConstraint] = []
     answer = walk[-1]
-    if index.is_code(answer):
-        return PinRefusal("code_answer", f"the answer {answer!r} is an identifier or a code, not a name a person "
-                                         "would answer with")
-    if index.is_code(walk[0]):
-        return PinRefusal("code_start", f"the start {walk[0]!r} is an identifier or a code, not a name a reader "
-                                        "knows it by")
+    ends = ends_refusal(index, walk[0], answer)
+    if ends is not None:
+        return ends
     unread = heading_not_name(display_name(answer))
     if unread is not None:
         return PinRefusal("code_answer", f"the answer: {unread}")
-    if coordinates(answer):
-        return PinRefusal("quantity", f"the answer {answer!r} is a point's coordinates: a place covers an area, and "
-                                      "any point of it answers as well")
     bare = next((n for n in walk if bare_number(n)), None)
     if bare is None:
         bare = next((walk[i] if s.forward else walk[i - 1] for i, s in enumerate(steps, start=1)
@@ -918,6 +928,6 @@ def iri_name(iri: str, domain: str) -> str:
 
 __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "PREDICTABLE_MIN", "PREDICTABLE_SHARE",
            "PROGRAM_REFUSALS", "PinRefusal",
-           "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
+           "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "ends_refusal", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
            "rests_on_whole_graph", "sample_programs", "quantity_label", "stands", "write_rdf"]

@@ -216,7 +216,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
                                {(r.seed.node, r.hop_class, "candidates") for r in results if r.qa is None})
         extra = refill_seeds(eligible, rule, missing, n_seeds=n_seeds, n_modes=1, factor=SeedBallConfig().refill,
                              sampling_seed=sampling_seed, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
-                             used=run.seeds)
+                             used=run.seeds, fall_back=True)
         run.refill = [f"{s.node} [{h}]" for s, h in extra]
         plan = extra
         results += asyncio.run(jobs())

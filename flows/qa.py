@@ -573,10 +573,11 @@ class GenerateStep(Step[Job, JobResult]):
             extra = refill_seeds(eligible, self._rule(kg, domain), missing, n_seeds=self.n_seeds,
                                  n_modes=len(modes), factor=settings.seeds.refill, sampling_seed=settings.seed,
                                  domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id,
-                                 used=[s.node for s in seeds])  # fmt: skip
+                                 used=[s.node for s in seeds], fall_back=self.g.hop_mix.get("1-2", 0) > 0)  # fmt: skip
             by_class = Counter(h for _, h in extra)
             self.refills[domain] = {"missing": dict(sorted(missing.items())), "seeds": dict(sorted(by_class.items()))}
-            said = ", ".join(f"{h} {n} missing, {by_class.get(h, 0)} more seeds" for h, n in sorted(missing.items()))
+            said = ", ".join(f"{h} {missing.get(h, 0)} missing, {by_class.get(h, 0)} more seeds"
+                             for h in sorted(set(missing) | set(by_class)))
             print(f"{domain}: filling the mix: {said}")
             if not extra:
                 continue

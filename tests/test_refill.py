@@ -78,6 +78,28 @@ def test_refill_is_bounded_by_n_seeds_the_factor_and_the_scan():
     assert len(_refill(_Rule({}, programs=False), {"3+": 1})) == 2
 
 
+def test_a_3plus_shortfall_no_deep_seed_can_fill_falls_back_to_two_step_1_2_seeds_only_when_asked():
+    # No node has a three-step program (a graph of rows and their columns); every other node has a two-step one.
+    two = {f"n{i:02d}": 2 for i in range(0, 40, 2)}
+    # 3 missing 3+ questions want 6 seeds, none found; falling back, one 1-2 seed per missing 3+ question, each
+    # where two steps stand, after the 1-2 class's own 2 (1 missing x factor 2) taken from any kept seed
+    out = _refill(_Rule(two), {"3+": 3, "1-2": 1}, n_seeds=20, fall_back=True)
+    assert [h for _, h in out] == ["1-2"] * 5
+    assert all(two.get(s.node, 0) >= 2 for s, _ in out[2:])
+    assert len({s.node for s, _ in out}) == 5 and [s.sample_rank for s, _ in out] == list(range(20, 25))
+    # not falling back: the 3+ shortfall stays a shortfall
+    assert _refill(_Rule(two), {"3+": 3, "1-2": 1}, n_seeds=20) == _refill(_Rule(two), {"1-2": 1}, n_seeds=20)
+    # no two-step program either: nothing to fall back to
+    assert _refill(_Rule({}), {"3+": 3}, n_seeds=20, fall_back=True) == []
+    # some deep seeds found: only the questions they leave missing fall back (4 of 6 wanted seeds found -> 1)
+    deep = {f"n{i:02d}": 3 for i in (2, 3, 4, 5)}
+    out = _refill(_Rule({**two, **deep}), {"3+": 3}, n_seeds=20, fall_back=True)
+    assert [h for _, h in out] == ["3+"] * 4 + ["1-2"]
+    assert {s.node for s, h in out if h == "3+"} == set(deep)
+    # at most n_seeds fall back
+    assert len(_refill(_Rule(two), {"3+": 40}, n_seeds=5, fall_back=True)) == 5
+
+
 @pytest.fixture
 def settings(tmp_path):
     return load_settings(data_dir=tmp_path, seeds={"min_ball": 5})

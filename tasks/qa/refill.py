@@ -15,7 +15,12 @@ given further seeds:
   stands (``SeedRule.depth``). The scan for them stops after ``SCAN_PER_SEED`` × the seeds wanted, so a graph
   with few deep seeds is not searched node by node;
 - **in what order**: the 3+ class first (its seeds are the rarer, and a node taken for it is not offered again), then
-  1-2. Their ``sample_rank`` follows the planned seeds' (``n_seeds`` and up): a re-run finds its planned seeds
+  1-2;
+- **falling back**: where the mix asks for both classes (``fall_back``), the 3+ seeds the scan could not find (a
+  graph of rows and their columns has no three-step program anywhere) are given to the 1-2 class instead: one seed
+  per 3+ question still missing (so a run never asks more than it was asked for), taken where a two-step program
+  stands (a 1-2 job tries two hops before one), after the 1-2 class's own refill; the run summary shows them as 1-2
+  refill seeds beside a 3+ shortfall. Their ``sample_rank`` follows the planned seeds' (``n_seeds`` and up): a re-run finds its planned seeds
   as the ranks below ``n_seeds`` and the refill seeds above, and takes the same refill seeds again (the choice is
   deterministic), running only the jobs that have no final verdict.
 
@@ -61,20 +66,19 @@ def _bounded(keep: Callable[[str], bool], limit: int) -> Callable[[str], bool]:
 
 def refill_seeds(eligible: Sequence[tuple[str, int]], rule: SeedRule, missing: Mapping[str, int], *, n_seeds: int,
                  n_modes: int, factor: float, sampling_seed: int, domain: str, snapshot_id: str | None,
-                 run_id: str | None, used: Iterable[str]) -> list[tuple[Seed, str]]:
-    """``(seed, hop class)`` for each refill seed (module docstring), 3+ first; empty with ``factor`` 0."""
+                 run_id: str | None, used: Iterable[str], fall_back: bool = False) -> list[tuple[Seed, str]]:
+    """``(seed, hop class)`` for each refill seed (module docstring), 3+ first; empty with ``factor`` 0. With
+    ``fall_back``, one more 1-2 seed, where two steps stand, for each 3+ question the found 3+ seeds leave missing."""
     if factor <= 0:
         return []
     taken = set(used)
     out: list[tuple[Seed, str]] = []
-    for hop_class in REFILL_ORDER:
-        short = missing.get(hop_class, 0)
-        if short <= 0:
-            continue
-        want = min(n_seeds, math.ceil(factor * short / max(1, n_modes)))
-        if hop_class == "3+" and rule.programs:
+
+    def take(hop_class: str, want: int, steps: int) -> int:
+        """Up to ``want`` seeds for ``hop_class`` where ``steps`` steps of a program stand; how many were found."""
+        if rule.programs and steps > 1:
             def keep(node: str) -> bool:
-                return rule.keep(node) and rule.depth(node) >= 3
+                return rule.keep(node) and rule.depth(node) >= steps
         else:
             keep = rule.keep
         found = sample_seeds(eligible, want, sampling_seed, domain=domain, snapshot_id=snapshot_id, exclude=taken,
@@ -83,6 +87,18 @@ def refill_seeds(eligible: Sequence[tuple[str, int]], rule: SeedRule, missing: M
         for s in found:
             taken.add(s.node)
             out.append((s.model_copy(update={"sample_rank": n_seeds + len(out)}), hop_class))
+        return len(found)
+
+    carried = 0  # 3+ questions no found seed stands for, given to 1-2 when falling back
+    for hop_class in REFILL_ORDER:
+        short = missing.get(hop_class, 0)
+        if short > 0:
+            want = min(n_seeds, math.ceil(factor * short / max(1, n_modes)))
+            found = take(hop_class, want, 3 if hop_class == "3+" else 1)
+            if hop_class == "3+" and fall_back:  # one seed per 3+ question still missing: never more than asked
+                carried = max(0, math.ceil(short / max(1, n_modes) - found / factor))
+    if carried > 0:  # where two steps stand, so the 1-2 job asks two hops
+        take("1-2", min(n_seeds, carried), 2)
     return out
 
 

@@ -15,14 +15,14 @@ given further seeds:
   stands (``SeedRule.depth``). The scan for them stops after ``SCAN_PER_SEED`` × the seeds wanted, so a graph
   with few deep seeds is not searched node by node;
 - **in what order**: the 3+ class first (its seeds are the rarer, and a node taken for it is not offered again), then
-  1-2;
+  1-2. Their ``sample_rank`` follows the planned seeds' (``n_seeds`` and up): a re-run finds its planned seeds as
+  the ranks below ``n_seeds`` and the refill seeds above, and takes the same refill seeds again (the choice is
+  deterministic), running only the jobs that have no final verdict;
 - **falling back**: where the mix asks for both classes (``fall_back``), the 3+ seeds the scan could not find (a
   graph of rows and their columns has no three-step program anywhere) are given to the 1-2 class instead: one seed
   per 3+ question still missing (so a run never asks more than it was asked for), taken where a two-step program
   stands (a 1-2 job tries two hops before one), after the 1-2 class's own refill; the run summary shows them as 1-2
-  refill seeds beside a 3+ shortfall. Their ``sample_rank`` follows the planned seeds' (``n_seeds`` and up): a re-run finds its planned seeds
-  as the ranks below ``n_seeds`` and the refill seeds above, and takes the same refill seeds again (the choice is
-  deterministic), running only the jobs that have no final verdict.
+  refill seeds beside a 3+ shortfall.
 
 One round: refill jobs that give no question are not replaced in turn.
 """

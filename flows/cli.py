@@ -17,8 +17,8 @@ import typer
 from rich.console import Console
 
 from flows.cli_options import model_command
-from flows.params import (BuildGraphs, DistillTrajectories, EvaluatePolicy, ExportDatasets, GenerateQA, IngestCorpus,
-                          Refresh, VerifyPaths)
+from flows.params import (BuildGraphs, Demo, DistillTrajectories, EvaluatePolicy, ExportDatasets, GenerateQA,
+                          IngestCorpus, Refresh, TrainRL, TrainSFT, VerifyPaths)
 from schemas.errors import HopforgeError, InputError
 
 # Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
@@ -164,11 +164,6 @@ def smoke(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     _run(body)
 
 
-# The demo's seed ball bounds are generate-qa's, as its model declares them.
-MinBallOpt = Annotated[Optional[int], typer.Option("--min-ball", help=GenerateQA.model_fields["min_ball"].description)]
-MaxBallOpt = Annotated[Optional[int], typer.Option("--max-ball", help=GenerateQA.model_fields["max_ball"].description)]
-
-
 def _ball_bounds(settings, min_ball: int | None, max_ball: int | None) -> None:
     """The seed ball bounds, given or configured, checked together before Prefect starts."""
     from flows.checks import check_ball_bounds, seed_ball_bounds
@@ -177,68 +172,47 @@ def _ball_bounds(settings, min_ball: int | None, max_ball: int | None) -> None:
     seed_ball_bounds(min_ball, max_ball, settings.seeds)
 
 
-@app.command()
-def demo(config: ConfigOpt = None, gguf: GgufOpt = None,
-         seeds: Annotated[int, typer.Option(help="Seeds per domain for candidates mode.")] = 10,
-         short_share: Annotated[float, typer.Option(help="Share of 1-2 hop jobs (the rest are 3+); the demo graphs "
-                                                        "are small, and few of their 3+ hop paths can be asked.")] = 0.8,
-         free_seeds: Annotated[int, typer.Option(help="Seeds per domain for free mode.")] = 1,
-         deep_questions: Annotated[int, typer.Option(help="Questions that also get teacher rollouts and long CoT "
-                                                          "(0 skips them).")] = 3,
-         eval_items: Annotated[int, typer.Option(help="Test questions the evaluation scores, first by id (0: the "
-                                                      "whole test split).")] = 4,
-         min_ball: MinBallOpt = None, max_ball: MaxBallOpt = None) -> None:
+@verb(app, "demo", Demo)
+def demo(p: Demo, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """The main job: doctor, smoke, then every factory stage on the demo corpus, sized for minutes on 2 cores
     (flows.factory.DEMO_PLAN): LightRAG on one document a domain, gold paths and a template trajectory for every
     question, rollouts and long CoT on a few, at least 10 questions in the test split, of which the evaluation
     scores a few (``--eval-items``) to show it runs: the embedded policy's scores say nothing more on all of them."""
+    import time
 
-    def body():
-        import time
+    from flows.doctor import doctor as doctor_flow
+    from flows.factory import DEMO_PLAN, factory
+    from flows.smoke import smoke as smoke_flow
 
-        from flows.doctor import doctor as doctor_flow
-        from flows.factory import DEMO_PLAN, factory
-        from flows.smoke import smoke as smoke_flow
-
-        started = time.monotonic()
-        settings = DEMO_PLAN.with_ikg(_settings(config, gguf))  # the export holds IKG-20% and IKG-40% variants
-        _ball_bounds(settings, min_ball, max_ball)
-        if not 0 <= short_share <= 1:
-            raise _UserError(f"--short-share must be between 0 and 1, got {short_share}")
-        if deep_questions < 0:
-            raise _UserError(f"--deep-questions must be >= 0, got {deep_questions}")
-        if eval_items < 0:
-            raise _UserError(f"--eval-items must be >= 0 (0: the whole test split), got {eval_items}")
-        if settings.endpoint("extractor").is_local:
-            # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.
-            settings.roles.extractor.sampling.max_tokens = min(settings.roles.extractor.sampling.max_tokens, 256)
-        t0 = time.monotonic()
-        d = doctor_flow(settings=settings)
-        if not d["ok"]:
-            err.print("[bold red]doctor: some checks failed[/] (see above); fix them before running the factory")
-            raise typer.Exit(1)
-        t1 = time.monotonic()
-        s = smoke_flow(settings=settings)
-        t2 = time.monotonic()
-        local_teacher = settings.endpoint("teacher").is_local
-        # The 135M model writes until max_tokens; tight budgets keep its trajectories to minutes, not hours.
-        limits = {"max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
-        with _Bars():
-            f = factory(n_seeds=seeds, free_seeds=free_seeds, hop_mix={"1-2": short_share, "3+": 1 - short_share},
-                        gleaning=0 if settings.endpoint("extractor").is_local else None,
-                        build_docs=DEMO_PLAN.build_docs, split_proportions=DEMO_PLAN.split_proportions,
-                        n_rollouts=DEMO_PLAN.n_rollouts if local_teacher else 2, deep_questions=deep_questions,
-                        distill_limits=limits, batch_size=DEMO_PLAN.batch_size, min_ball=min_ball,
-                        max_ball=max_ball, eval_ikg_levels=list(DEMO_PLAN.eval_ikg_levels),
-                        eval_limit=eval_items or None, settings=settings)
-        f["timings"] = {"doctor": round(t1 - t0, 1), "smoke": round(t2 - t1, 1), **f["timings"],
-                        "total": round(time.monotonic() - started, 1)}
-        f["record"] = str(_write_demo_record(settings.data_dir / "demo-summary.json", f))
-        f["accepted_questions"] = accepted_questions(settings)
-        _demo_summary(settings, d, s, f)
-        _check_demo_test_split(f["splits"], DEMO_PLAN.min_test_questions)
-
-    _run(body)
+    started = time.monotonic()
+    settings = DEMO_PLAN.with_ikg(_settings(config, gguf))  # the export holds IKG-20% and IKG-40% variants
+    _ball_bounds(settings, p.min_ball, p.max_ball)
+    if settings.endpoint("extractor").is_local:
+        # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.
+        settings.roles.extractor.sampling.max_tokens = min(settings.roles.extractor.sampling.max_tokens, 256)
+    t0 = time.monotonic()
+    d = doctor_flow(settings=settings)
+    if not d["ok"]:
+        err.print("[bold red]doctor: some checks failed[/] (see above); fix them before running the factory")
+        raise typer.Exit(1)
+    t1 = time.monotonic()
+    s = smoke_flow(settings=settings)
+    t2 = time.monotonic()
+    local_teacher = settings.endpoint("teacher").is_local
+    # The 135M model writes until max_tokens; tight budgets keep its trajectories to minutes, not hours.
+    limits = {"max_tokens_per_round": 256, "cot_max_tokens": 384} if local_teacher else None
+    with _Bars():
+        f = factory(**p.factory_kwargs(), gleaning=0 if settings.endpoint("extractor").is_local else None,
+                    build_docs=DEMO_PLAN.build_docs, split_proportions=DEMO_PLAN.split_proportions,
+                    n_rollouts=DEMO_PLAN.n_rollouts if local_teacher else 2, distill_limits=limits,
+                    batch_size=DEMO_PLAN.batch_size, eval_ikg_levels=list(DEMO_PLAN.eval_ikg_levels),
+                    settings=settings)
+    f["timings"] = {"doctor": round(t1 - t0, 1), "smoke": round(t2 - t1, 1), **f["timings"],
+                    "total": round(time.monotonic() - started, 1)}
+    f["record"] = str(_write_demo_record(settings.data_dir / "demo-summary.json", f))
+    f["accepted_questions"] = accepted_questions(settings)
+    _demo_summary(settings, d, s, f)
+    _check_demo_test_split(f["splits"], DEMO_PLAN.min_test_questions)
 
 
 def _check_demo_test_split(splits: dict[str, int], least: int) -> None:
@@ -870,64 +844,6 @@ def warehouse_restore(backup_file: Annotated[Path, typer.Argument(help="A backup
     _run(body)
 
 
-SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="Trainer option KEY=VALUE (repeat); VALUE is read as YAML.")]
-ExportOpt = Annotated[Optional[str], typer.Option("--export", "-e", help="Export version (or directory); default: the newest.")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Write the configs and the command; launch nothing.")]
-CheckOpt = Annotated[bool, typer.Option("--check", help="With --dry-run: the trainer's own parser must accept the config (needs its environment).")]
-NnodesOpt = Annotated[Optional[int], typer.Option("--nnodes", help="Nodes in the job (cluster.nnodes).")]
-NodeRankOpt = Annotated[Optional[int], typer.Option("--node-rank", help="This node's rank, 0 on the master (cluster.node_rank).")]
-NprocOpt = Annotated[Optional[int], typer.Option("--nproc-per-node", help="Processes on this node; default: its visible GPUs (cluster.nproc_per_node).")]
-MasterAddrOpt = Annotated[Optional[str], typer.Option("--master-addr", help="Address of node 0 every node reaches (cluster.master_addr).")]
-MasterPortOpt = Annotated[Optional[int], typer.Option("--master-port", help="Rendezvous port on node 0 (cluster.master_port).")]
-DeepSpeedOpt = Annotated[Optional[str], typer.Option("--deepspeed", help="none | zero2 | zero3 (DeepSpeed ZeRO stage).")]
-RunIdOpt = Annotated[Optional[str], typer.Option("--run-id", help="The run's id, the same on every node (names its run directory); default on several nodes: derived from the rendezvous, so the same command agrees.")]
-OfflineOpt = Annotated[bool, typer.Option("--offline", help="The trainer may not download the model from the hub (always so for a local model directory).")]
-
-
-def _cluster_values(values: dict[str, Any], **given: Any) -> dict[str, Any]:
-    """The cluster flags into ``values["cluster"]`` (over any ``--set cluster.*``)."""
-    chosen = {k: v for k, v in given.items() if v is not None}
-    if chosen:
-        cluster = values.get("cluster") or {}
-        if not isinstance(cluster, dict):
-            raise _UserError("--set cluster=... must be a mapping (use --set cluster.nnodes=2)")
-        values["cluster"] = {**cluster, **chosen}
-    return values
-
-
-def _option_sets(pairs: list[str] | None) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as a dict; values read as YAML (numbers, booleans, lists), dotted keys nest."""
-    import yaml
-
-    out: dict[str, Any] = {}
-    for pair in pairs or []:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise _UserError(f"--set {pair!r}: expected KEY=VALUE")
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            value = raw
-        node = out
-        *parents, leaf = key.strip().split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise _UserError(f"--set {pair!r}: {part} is already a value")
-        node[leaf] = value
-    return out
-
-
-def _options(model_cls, what: str, values: dict[str, Any]):
-    from pydantic import ValidationError
-
-    try:
-        return model_cls.model_validate(values)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or what}: {e['msg']}" for e in exc.errors()[:5])
-        raise _UserError(f"bad {what} options: {problems}") from None
-
-
 def _print_train(r: dict[str, Any]) -> None:
     out.print(f"{r['status']}: {r['train_id']}  run dir: {r['run_dir']}", highlight=False, soft_wrap=True)
     if r.get("node_rank"):
@@ -941,108 +857,27 @@ def _print_train(r: dict[str, Any]) -> None:
             out.print(f"  {k}: {v:.6g}", highlight=False)
 
 
-@train_app.command("sft")
-def train_sft_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base model directory (or hub id on the GPU side).")],
-                  config: ConfigOpt = None, export: ExportOpt = None,
-                  dataset: Annotated[Optional[list[str]], typer.Option("--dataset", help="dataset_info.json entries; default: the export's think SFT train split.")] = None,
-                  full: Annotated[bool, typer.Option("--full", help="Full fine-tuning instead of LoRA.")] = False,
-                  think_weight: Annotated[Optional[float], typer.Option(help="Loss weight of <think> spans (Omne-R1's best: 0.001).")] = None,
-                  max_steps: Annotated[Optional[int], typer.Option(help="Stop after this many optimizer steps.")] = None,
-                  nnodes: NnodesOpt = None, node_rank: NodeRankOpt = None, nproc_per_node: NprocOpt = None,
-                  master_addr: MasterAddrOpt = None, master_port: MasterPortOpt = None, deepspeed: DeepSpeedOpt = None,
-                  run_id: RunIdOpt = None, offline: OfflineOpt = False,
-                  shared_dir: Annotated[Optional[str], typer.Option(help="A directory every node mounts at this path: the run directory goes there (default: the data dir, then shared by the nodes).")] = None,
-                  sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
-                  timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
+@verb(train_app, "sft", TrainSFT)
+def train_sft_cmd(p: TrainSFT, config: ConfigOpt = None) -> None:
     """LLaMA-Factory SFT on an export (weighted think-token loss), in the trainer's own environment; torchrun over
     this node's GPUs (and --nnodes nodes: the same command on every node, its own --node-rank)."""
+    from flows.train import preflight, train_sft
 
-    def body():
-        from flows.train import preflight, train_sft
-        from training.sft import SFTOptions
-
-        values: dict[str, Any] = {"model": model, **_option_sets(sets)}
-        if dataset:
-            values["dataset"] = list(dataset)
-        if full:
-            values["finetuning_type"] = "full"
-        if think_weight is not None:
-            values["think_weight"] = think_weight
-        if max_steps is not None:
-            values["max_steps"] = max_steps
-        if deepspeed is not None:
-            values["deepspeed"] = deepspeed
-        _cluster_values(values, nnodes=nnodes, node_rank=node_rank, nproc_per_node=nproc_per_node,
-                        master_addr=master_addr, master_port=master_port)
-        opts = _options(SFTOptions, "SFT", values)
-        settings = _settings(config)
-        preflight(settings, export, opts, run_id=run_id, shared_dir=shared_dir)  # bad input: one line before Prefect
-        if check and not dry_run:
-            raise _UserError("--check goes with --dry-run (a real run is checked by the trainer itself)")
-        _print_train(train_sft(options=opts, export_version=export, dry_run=dry_run, check=check, timeout_s=timeout,
-                               run_id=run_id, shared_dir=shared_dir, offline=offline, settings=settings))
-
-    _run(body)
+    settings = _settings(config)
+    preflight(settings, p.export_version, p.options, run_id=p.run_id,
+              shared_dir=p.shared_dir)  # bad input: one line before Prefect
+    _print_train(train_sft(**p.flow_kwargs(), settings=settings))
 
 
-@train_app.command("rl")
-def train_rl_cmd(model: Annotated[str, typer.Option("--model", "-m", help="Base model (stage 1) or SFT checkpoint (stage 3).")],
-                 config: ConfigOpt = None, export: ExportOpt = None,
-                 trainer: Annotated[str, typer.Option(help="verl (GRPO/PPO, vLLM rollouts, KG tools) | trl (GRPO, light path)")] = "verl",
-                 stage: Annotated[Optional[str], typer.Option(help="base (Omne-R1 stage 1) | sft (stage 3)")] = None,
-                 reward: Annotated[Optional[str], typer.Option(help="Reward name (training.rewards.REWARDS).")] = None,
-                 tool_server: Annotated[Optional[str], typer.Option(help="URL of a running `hopforge serve-tools`; default: start one.")] = None,
-                 tool_workers: Annotated[int, typer.Option(min=1, help="Processes of the tool server the flow starts.")] = 1,
-                 nnodes: NnodesOpt = None, node_rank: NodeRankOpt = None, nproc_per_node: NprocOpt = None,
-                 master_addr: MasterAddrOpt = None, master_port: MasterPortOpt = None,
-                 deepspeed: DeepSpeedOpt = None,
-                 ray_address: Annotated[Optional[str], typer.Option(help="verl: host:port of a running Ray cluster's head to join (default: a local Ray).")] = None,
-                 shared_dir: Annotated[Optional[str], typer.Option(help="A directory every node mounts at this path: verl's checkpoints go there (needed with --ray-address or nnodes > 1); TRL's run directory.")] = None,
-                 run_id: RunIdOpt = None, offline: OfflineOpt = False,
-                 sets: SetOpt = None, dry_run: DryRunOpt = False, check: CheckOpt = False,
-                 timeout: Annotated[Optional[float], typer.Option(help="Kill the trainer after this many seconds.")] = None) -> None:
+@verb(train_app, "rl", TrainRL)
+def train_rl_cmd(p: TrainRL, config: ConfigOpt = None) -> None:
     """RL on an export's questions with verl (or TRL), rewarded by training/verl_reward.py:compute_score."""
+    from flows.train import preflight, train_rl
 
-    def body():
-        from flows.train import preflight, train_rl
-        from training.rl_trl import TRLOptions
-        from training.rl_verl import VerlOptions
-
-        if trainer not in ("verl", "trl"):
-            raise _UserError(f"--trainer must be verl or trl, got {trainer!r}")
-        values: dict[str, Any] = {"model": model, **_option_sets(sets)}
-        if stage is not None:
-            values["stage"] = stage
-        if reward is not None:
-            values["reward"] = reward
-        if tool_server is not None:
-            values["tool_server_url"] = tool_server
-        if trainer == "trl":  # verl takes its nodes and GPUs from its own options (nnodes, n_gpus_per_node)
-            if deepspeed is not None:
-                values["deepspeed"] = deepspeed
-            _cluster_values(values, nnodes=nnodes, node_rank=node_rank, nproc_per_node=nproc_per_node,
-                            master_addr=master_addr, master_port=master_port)
-        elif any(v is not None for v in (node_rank, nproc_per_node, master_addr, master_port, deepspeed)):
-            raise _UserError("--node-rank, --nproc-per-node, --master-addr, --master-port and --deepspeed are TRL "
-                             "options; verl takes --set nnodes=... --set n_gpus_per_node=...")
-        elif nnodes is not None:
-            values["nnodes"] = nnodes
-        if trainer == "verl":
-            values.update({k: v for k, v in (("ray_address", ray_address), ("shared_dir", shared_dir)) if v is not None})
-        elif ray_address is not None:
-            raise _UserError("--ray-address is a verl option (TRL launches with accelerate)")
-        opts = _options(VerlOptions, "verl", values) if trainer == "verl" else _options(TRLOptions, "TRL", values)
-        settings = _settings(config)
-        preflight(settings, export, opts, run_id=run_id,
-                  shared_dir=shared_dir if trainer == "trl" else None)  # bad input: one line before Prefect
-        if check and not dry_run:
-            raise _UserError("--check goes with --dry-run (a real run is checked by the trainer itself)")
-        r = train_rl(trainer=trainer, export_version=export, start_tool_server=tool_server is None, dry_run=dry_run,
-                     check=check, timeout_s=timeout, tool_workers=tool_workers, run_id=run_id, offline=offline,
-                     shared_dir=shared_dir if trainer == "trl" else None, settings=settings, **{trainer: opts})
-        _print_train(r)
-
-    _run(body)
+    settings = _settings(config)
+    preflight(settings, p.export_version, p.trainer_options(), run_id=p.run_id,
+              shared_dir=p.shared_dir if p.trainer == "trl" else None)  # bad input: one line before Prefect
+    _print_train(train_rl(**p.flow_kwargs(), settings=settings))
 
 
 @train_app.command("serve-command")

@@ -1,22 +1,23 @@
-"""Typer commands built from the flows' parameter models (``flows.params``): a verb declares its own options only
-for what is not a flow parameter (``--config``, ``--gguf``), and takes the checked model.
+"""Typer commands built from the parameter models (``flows.params``): a verb declares its own options only for what
+is not a parameter (``--config``, ``--gguf``), and takes the checked model.
 
 Each field the command line offers becomes one option: its flags from the field's ``Cli`` (default ``--`` and the
 field name with dashes; a bool ``--x/--no-x``), its help from the description, its default from the field, a
 ``Literal`` field's choices as its metavar, a list or tuple field a repeatable option, a field given in another form
-(``Cli.as_type``) that form. The values given are checked by the model; a bad one is the model's ``InputError``,
-which the CLI prints as one line with exit status 2, before any flow starts."""
+(``Cli.as_type``) that form, a field the command line requires (``Cli.required``) a required option. The values
+given are checked by the model; a bad one is the model's ``InputError`` (a bad trainer option the trainer model's
+``TrainingError``), which the CLI prints as one line with exit status 2, before any flow starts."""
 
 from __future__ import annotations
 
 import inspect
 import types
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
 import typer
 
-from flows.params import FlowParams, choices_of, cli_of, option_names
+from flows.params import Params, choices_of, cli_of, option_names
 
 
 def _plain(annotation: Any) -> Any:
@@ -44,7 +45,7 @@ def _option_type(annotation: Any) -> Any:
     return plain
 
 
-def _parameter(model: type[FlowParams], name: str) -> inspect.Parameter:
+def _parameter(model: type[Params], name: str) -> inspect.Parameter:
     """The typer parameter of one field."""
     field, cli = model.model_fields[name], cli_of(model, name)
     help_text = cli.help or field.description
@@ -53,7 +54,9 @@ def _parameter(model: type[FlowParams], name: str) -> inspect.Parameter:
         return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                  annotation=_option_type(field.annotation))
     annotation = cli.as_type or _option_type(field.annotation)
-    if cli.as_type is not None:
+    if cli.required:
+        value = inspect.Parameter.empty
+    elif cli.as_type is not None:
         value = cli.default
     elif _is_many(field.annotation):
         value = None  # not given: the field's default
@@ -61,12 +64,13 @@ def _parameter(model: type[FlowParams], name: str) -> inspect.Parameter:
         value = field.default
     choices = choices_of(field.annotation) if cli.as_type is None else ()
     metavar = "[" + "|".join(map(str, choices)) + "]" if choices else None
-    option = typer.Option(value, *option_names(model, name), help=help_text, metavar=metavar)
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option,
-                             annotation=Optional[annotation] if value is None else annotation)
+    option = typer.Option(*option_names(model, name), help=help_text, metavar=metavar)
+    # typer's Annotated form: the default is the parameter's own, as in a verb written by hand
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=value,
+                             annotation=Annotated[Optional[annotation] if value is None else annotation, option])
 
 
-def model_values(model: type[FlowParams], given: dict[str, Any]) -> dict[str, Any]:
+def model_values(model: type[Params], given: dict[str, Any]) -> dict[str, Any]:
     """The model's values from the options given: a repeatable option not given leaves the field's default, a
     value in another form becomes the field's (``Cli.to_flow``)."""
     values: dict[str, Any] = {}
@@ -78,11 +82,13 @@ def model_values(model: type[FlowParams], given: dict[str, Any]) -> dict[str, An
     return values
 
 
-def model_command(group: typer.Typer, name: str, model: type[FlowParams],
+def model_command(group: typer.Typer, name: str, model: type[Params],
                   run: Callable[[Callable[[], Any]], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated verb on ``group`` as ``name``: ``verb(params, **own)`` gets the checked ``model``
     and its own options (the parameters after the first, declared as typer options as usual). ``run`` runs the
-    body (the CLI's: one line and exit status 2 for an expected failure), the model's check included."""
+    body (the CLI's: one line and exit status 2 for an expected failure), the model's check included. The decorated
+    name is the command: its signature is the command line's, one keyword parameter an option with its default;
+    ``command.model`` is the model, ``command.verb`` the body."""
 
     def wrap(verb: Callable[..., Any]) -> Callable[..., Any]:
         own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
@@ -100,9 +106,9 @@ def model_command(group: typer.Typer, name: str, model: type[FlowParams],
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
         command.__annotations__ = {p.name: p.annotation for p in params}
         command.__name__, command.__doc__, command.__module__ = verb.__name__, verb.__doc__, verb.__module__
-        command.model = model  # type: ignore[attr-defined]
+        command.model, command.verb = model, verb  # type: ignore[attr-defined]
         group.command(name)(command)
-        return verb
+        return command
 
     return wrap
 

@@ -17,16 +17,26 @@ flags when they are not ``--`` and the field name with dashes (``n_seeds`` is ``
 line does not offer (``hidden``), a positional argument, or another form of the value (``--short-share`` 0.5 is
 ``hop_mix`` {"1-2": 0.5, "3+": 0.5}). Problems name the parameter as a deployment passes it and, where the command
 line offers it, its flag: ``n_seeds (--seeds) must be at least 1, got 0``.
+
+A flow whose parameter is a trainer's option model (``train-sft``'s ``options``, ``train-rl``'s ``verl`` / ``trl``)
+has it checked by that model's own check (``SFTOptions.from_values``, ``options_from``): one ``TrainingError``
+naming each bad option, whichever way the options came. The command line offers the options a person sets most as
+options of their own (``--think-weight``, ``--nnodes``; ``Cli.part``) and the rest as ``--set KEY=VALUE``; the model
+gathers them into the parameter before the check.
+
+``Demo`` is the one command here that is not one flow: its options, defaults and checks, and the factory's call they
+make (``Demo.factory_kwargs``).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from flows.checks import HOP_CLASSES, SPLIT_NAMES, check_ball_bounds, check_domain_names, shares
 from schemas.config import Role
@@ -35,6 +45,9 @@ from schemas.evaluation import Mode, TrainedAs
 from schemas.export import EXPORT_CONFIGS, ExportConfig
 from schemas.qa import GenMode, Split
 from schemas.trajectories import TrajectoryKind
+from training.rl_trl import TRLOptions
+from training.rl_verl import VerlOptions
+from training.sft import SFTOptions
 
 SourceKind = Literal["auto", "jsonl", "folder", "hf"]
 Label = Literal["trivial", "easy", "medium", "hard", "unsolved"]
@@ -51,7 +64,14 @@ class Cli:
     ``as_type``, ``default`` and ``to_flow``: the command line takes another form of the value, of this type and
     default, and ``to_flow`` turns it into the parameter; ``help``: the option's help, where it is not the field's
     description (a value in another form); ``command_only``: not a flow parameter but something the command
-    applies itself (a configuration override)."""
+    applies itself (a configuration override).
+
+    ``part``: not a flow parameter but one option of the trainer options the model gathers into a parameter
+    (``Params.parts_into``): its key there, dotted into a section (``"cluster.nnodes"``), ``""`` for a mapping of
+    options merged whole (``--set``), or a mapping from the parameter to the key where the key differs by trainer (a
+    parameter it lacks refuses the option: ``Params.part_refusals``). ``None`` (or what ``part_value`` makes
+    ``None``) is "not given": the trainer's default applies. ``required``: the command line requires the option
+    (the trainer's model requires the key)."""
 
     flags: tuple[str, ...] = ()
     hidden: bool = False
@@ -61,11 +81,20 @@ class Cli:
     to_flow: Callable[[Any], Any] | None = None
     help: str | None = None
     command_only: bool = False
+    part: str | Mapping[str, str] | None = None
+    part_value: Callable[[Any], Any] | None = None
+    required: bool = False
 
 
 def cli_of(model: type[BaseModel], name: str) -> Cli:
     """The ``Cli`` of a field (a plain one when the field declares none)."""
     return next((m for m in model.model_fields[name].metadata if isinstance(m, Cli)), Cli())
+
+
+def is_parameter(model: type[BaseModel], name: str) -> bool:
+    """Whether a field is a parameter of the flow (not a command-only setting, not a part of a trainer's options)."""
+    cli = cli_of(model, name)
+    return not cli.command_only and cli.part is None
 
 
 def option_names(model: type[BaseModel], name: str) -> tuple[str, ...]:
@@ -130,17 +159,57 @@ def _problem(model: type[BaseModel], err: Mapping[str, Any]) -> str:
     return f"{what}: {err.get('msg')} (given {got!r})"
 
 
-class FlowParams(BaseModel):
-    """The parameters of one flow (see the module docstring). ``flow`` names the flow function as
-    ``module:function``."""
+def option_sets(pairs: list[str] | None) -> dict[str, Any]:
+    """``--set KEY=VALUE`` pairs as a dict; values read as YAML (numbers, booleans, lists), dotted keys nest."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--set {pair!r}: expected KEY=VALUE")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            value = raw
+        node = out
+        *parents, leaf = key.strip().split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise InputError(f"--set {pair!r}: {part} is already a value")
+        node[leaf] = value
+    return out
+
+
+def _put(options: dict[str, Any], key: str, value: Any) -> None:
+    """``value`` at the dotted ``key`` of ``options``, over what ``--set`` put there (a section stays a mapping)."""
+    *sections, leaf = key.split(".")
+    node = options
+    for i, section in enumerate(sections):
+        inner = node.get(section)
+        if inner is None:
+            inner = {}
+        if not isinstance(inner, Mapping):
+            dotted = ".".join(sections[: i + 1])
+            raise InputError(f"--set {dotted}=... must be a mapping (use --set {dotted}.{leaf}={value})")
+        node[section] = dict(inner)
+        node = node[section]
+    node[leaf] = value
+
+
+class Params(BaseModel):
+    """The parameters of one command, declared and checked in one place (see the module docstring)."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    flow: ClassVar[str]
+    #: Per parameter the parts go into, the line refusing a part that parameter does not take (``Cli.part``).
+    part_refusals: ClassVar[dict[str, str]] = {}
 
     @classmethod
-    def check(cls, values: Mapping[str, Any]) -> "FlowParams":
-        """The checked parameters; a bad value is an ``InputError`` naming the parameter (and its flag)."""
+    def check(cls, values: Mapping[str, Any]) -> Any:
+        """The checked parameters; a bad value is an ``InputError`` naming the parameter (and its flag), a bad
+        trainer option the trainer model's own ``TrainingError``."""
         try:
             return cls.model_validate(dict(values))
         except ValidationError as exc:
@@ -154,14 +223,69 @@ class FlowParams(BaseModel):
             raise InputError("; ".join(problems)) from None
 
     @classmethod
+    def parts_into(cls, values: Mapping[str, Any]) -> str | None:
+        """The parameter the parts (``Cli.part``) go into, given the call's values; ``None``: none can (the
+        parameter that chooses it is wrong, and says so itself)."""
+        return "options"
+
+    @classmethod
+    def extra_parts(cls, values: Mapping[str, Any], into: str) -> dict[str, Any]:
+        """Keys of the parts' parameter that come from another parameter of the call (none by default)."""
+        return {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_parts(cls, values: Any) -> Any:
+        """The parts given (``Cli.part``) gathered into their parameter: ``--set`` first, the options of their own
+        over it; what the parameter held already (a mapping or a model) under both."""
+        if not isinstance(values, Mapping):
+            return values
+        given = {}
+        for name in cls.model_fields:
+            cli = cli_of(cls, name)
+            value = values.get(name)
+            if cli.part is not None and value is not None:
+                value = cli.part_value(value) if cli.part_value is not None else value
+                if value is not None:
+                    given[name] = value
+        into = cls.parts_into(values) if given else None
+        extra = cls.extra_parts(values, into) if into is not None else {}
+        if into is None or not (given or extra):
+            return values
+        paths = {n: cli_of(cls, n).part for n in given}
+        paths = {n: p if isinstance(p, str) else p.get(into) for n, p in paths.items()}
+        refused = [flags_of(cls, n)[0] for n, p in paths.items() if p is None]
+        if refused:
+            raise InputError(cls.part_refusals.get(into) or f"{', '.join(refused)}: not an option of {into}")
+        held = values.get(into)
+        options = (held.model_dump(exclude_unset=True) if isinstance(held, BaseModel) else
+                   dict(held) if isinstance(held, Mapping) else {})
+        for name in sorted(given, key=lambda n: paths[n] != ""):  # --set first: the options of their own win
+            if paths[name] == "":
+                options.update(given[name])
+            else:
+                _put(options, paths[name], given[name])
+        for key, value in extra.items():
+            _put(options, key, value)
+        return {**values, into: options}
+
+
+class FlowParams(Params):
+    """The parameters of one flow (see the module docstring). ``flow`` names the flow function as
+    ``module:function``."""
+
+    flow: ClassVar[str]
+
+    @classmethod
     def check_call(cls, call: Mapping[str, Any]) -> "FlowParams":
         """Check a flow's call (its ``locals()`` as it starts): the model's fields of it, the rest (``settings``)
         left out."""
         return cls.check({k: v for k, v in call.items() if k in cls.model_fields})
 
     def flow_kwargs(self) -> dict[str, Any]:
-        """The flow's keyword arguments: every field but those the command applies itself."""
-        return {k: getattr(self, k) for k in type(self).model_fields if not cli_of(type(self), k).command_only}
+        """The flow's keyword arguments: every field but those the command applies itself and the parts of
+        trainer options (gathered into their parameter)."""
+        return {k: getattr(self, k) for k in type(self).model_fields if is_parameter(type(self), k)}
 
 
 def _domains(value: Any) -> Any:
@@ -172,6 +296,15 @@ def _domains(value: Any) -> Any:
 Domains = Annotated[list[str] | None, Field(description="Domain(s); default: all known."), Cli(flags=("--domain", "-d"))]
 BatchSize = Annotated[int | None, Field(ge=1, description="Items per batch task; default: the endpoint's "
                                                             "max_concurrency."), Cli(hidden=True)]
+
+
+#: The seed ball bounds as generate-qa and the demo offer them.
+MinBall = Annotated[int | None, Field(
+    description="Fewest nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.min_ball, 20); "
+                "lower it for a small graph.")]
+MaxBall = Annotated[int | None, Field(
+    description="Most nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.max_ball, 400); "
+                "raise it for a dense graph.")]
 
 
 def _short_share(share: float) -> dict[str, float]:
@@ -194,12 +327,8 @@ class GenerateQA(FlowParams):
                             Cli(flags=("--attempts",))] = 3
     use_judge: Annotated[bool, Field(description="Ask the verifier role to judge each question."),
                          Cli(flags=("--judge/--no-judge",))] = True
-    min_ball: Annotated[int | None, Field(
-        description="Fewest nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.min_ball, 20); "
-                    "lower it for a small graph.")] = None
-    max_ball: Annotated[int | None, Field(
-        description="Most nodes in a seed's depth-3 neighbourhood, centre included (default: seeds.max_ball, 400); "
-                    "raise it for a dense graph.")] = None
+    min_ball: MinBall = None
+    max_ball: MaxBall = None
     batch_size: Annotated[int, Field(ge=1, description="Jobs per batch task."), Cli(hidden=True)] = 64
     dedup_threshold: Annotated[float, Field(gt=0, le=1, description="Near-duplicate similarity."),
                                Cli(hidden=True)] = 0.8
@@ -421,9 +550,259 @@ class Refresh(FlowParams):
         return self
 
 
-#: Every model, for the tests that hold them to their flows.
-MODELS: tuple[type[FlowParams], ...] = (GenerateQA, VerifyPaths, DistillTrajectories, EvaluatePolicy, ExportDatasets,
-                                        IngestCorpus, BuildGraphs, Refresh)
+class Demo(Params):
+    """``hopforge demo``: doctor, smoke, then the factory on the demo corpus. Its defaults are
+    ``flows.factory.DEMO_PLAN``'s (``tests/test_params_commands.py`` holds them equal); ``factory_kwargs`` is the
+    part of the factory's call they make (the command adds what depends on the configured endpoints)."""
 
-__all__ = ["MODELS", "BuildGraphs", "Cli", "DistillTrajectories", "EvaluatePolicy", "ExportDatasets", "FlowParams",
-           "GenerateQA", "IngestCorpus", "Refresh", "VerifyPaths", "choices_of", "cli_of", "flags_of", "option_names"]
+    seeds: Annotated[int, Field(ge=1, description="Seeds per domain for candidates mode.")] = 10
+    short_share: Annotated[float, Field(description="Share of 1-2 hop jobs (the rest are 3+); the demo graphs are "
+                                                    "small, and few of their 3+ hop paths can be asked.")] = 0.8
+    free_seeds: Annotated[int, Field(ge=1, description="Seeds per domain for free mode.")] = 1
+    deep_questions: Annotated[int, Field(description="Questions that also get teacher rollouts and long CoT (0 "
+                                                     "skips them).")] = 3
+    eval_items: Annotated[int, Field(description="Test questions the evaluation scores, first by id (0: the whole "
+                                                 "test split).")] = 4
+    min_ball: MinBall = None
+    max_ball: MaxBall = None
+
+    @field_validator("short_share")
+    @classmethod
+    def _share(cls, value: float) -> float:
+        if not 0 <= value <= 1:
+            raise InputError(f"--short-share must be between 0 and 1, got {value}")
+        return value
+
+    @field_validator("deep_questions")
+    @classmethod
+    def _deep(cls, value: int) -> int:
+        if value < 0:
+            raise InputError(f"--deep-questions must be >= 0, got {value}")
+        return value
+
+    @field_validator("eval_items")
+    @classmethod
+    def _eval_items(cls, value: int) -> int:
+        if value < 0:
+            raise InputError(f"--eval-items must be >= 0 (0: the whole test split), got {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _balls(self) -> "Demo":
+        check_ball_bounds(self.min_ball, self.max_ball)
+        return self
+
+    def factory_kwargs(self) -> dict[str, Any]:
+        """The factory's parameters these values set (``flows.factory.factory``)."""
+        return {"n_seeds": self.seeds, "free_seeds": self.free_seeds, "hop_mix": _short_share(self.short_share),
+                "deep_questions": self.deep_questions, "eval_limit": self.eval_items or None,
+                "min_ball": self.min_ball, "max_ball": self.max_ball}
+
+
+# -- training: the trainer's option model is the parameter; the command line sets its common options one by one ---
+
+Sets = Annotated[list[str] | None, Field(description="Trainer option KEY=VALUE (repeat); VALUE is read as YAML."),
+                 Cli(flags=("--set", "-s"), part="", part_value=option_sets)]
+ExportVersion = Annotated[str | None, Field(description="Export version (or directory); default: the newest."),
+                          Cli(flags=("--export", "-e"))]
+DryRun = Annotated[bool, Field(description="Write the configs and the command; launch nothing."),
+                   Cli(flags=("--dry-run",))]
+Check = Annotated[bool, Field(description="With --dry-run: the trainer's own parser must accept the config (needs "
+                                          "its environment)."), Cli(flags=("--check",))]
+Timeout = Annotated[float | None, Field(description="Kill the trainer after this many seconds."),
+                    Cli(flags=("--timeout",))]
+RunId = Annotated[str | None, Field(description="The run's id, the same on every node (names its run directory); "
+                                                "default on several nodes: derived from the rendezvous, so the same "
+                                                "command agrees.")]
+Offline = Annotated[bool, Field(description="The trainer may not download the model from the hub (always so for a "
+                                            "local model directory)."), Cli(flags=("--offline",))]
+#: The cluster options (``training.cluster.ClusterOptions``: the ``cluster`` section of an SFT or TRL plan).
+NODE_HELP = {"nnodes": "Nodes in the job (cluster.nnodes).",
+             "node_rank": "This node's rank, 0 on the master (cluster.node_rank).",
+             "nproc_per_node": "Processes on this node; default: its visible GPUs (cluster.nproc_per_node).",
+             "master_addr": "Address of node 0 every node reaches (cluster.master_addr).",
+             "master_port": "Rendezvous port on node 0 (cluster.master_port).",
+             "deepspeed": "none | zero2 | zero3 (DeepSpeed ZeRO stage)."}
+
+
+def _full(full: bool) -> str | None:
+    return "full" if full else None
+
+
+def _check_with_dry_run(check: bool, dry_run: bool) -> None:
+    if check and not dry_run:
+        raise InputError("check (--check) goes with dry_run (--dry-run): a real run is checked by the trainer itself")
+
+
+def _timeout(value: float | None) -> float | None:
+    from training.runs import check_timeout  # the flow's own check, so both ways in refuse with its line
+
+    return check_timeout(value)
+
+
+# The training flows' parameter ``check`` shares its name with ``Params.check``: the class keeps the method (what
+# ``TrainSFT.check`` is), an instance the value (``p.check``). pydantic's warning about it is not for a user.
+warnings.filterwarnings("ignore", message='Field name "check" in "Train(SFT|RL)" shadows', category=UserWarning)
+
+
+class TrainSFT(FlowParams):
+    """``train-sft`` (``hopforge train sft``). ``options`` is LLaMA-Factory's options (``training.sft.SFTOptions``),
+    checked by ``SFTOptions.from_values``; the command line gathers them from ``--set`` and the options of their
+    own."""
+
+    flow = "flows.train:train_sft"
+
+    options: Annotated[SFTOptions, Field(description="LLaMA-Factory SFT options (training.sft.SFTOptions)."),
+                       Cli(hidden=True)]
+    model: Annotated[str | None, Field(description="Base model directory (or hub id on the GPU side)."),
+                     Cli(flags=("--model", "-m"), part="model", required=True)] = None
+    export_version: ExportVersion = None
+    dataset: Annotated[list[str] | None, Field(description="dataset_info.json entries; default: the export's think "
+                                                           "SFT train split."), Cli(part="dataset")] = None
+    full: Annotated[bool, Field(description="Full fine-tuning instead of LoRA."),
+                    Cli(flags=("--full",), part="finetuning_type", part_value=_full)] = False
+    think_weight: Annotated[float | None, Field(description="Loss weight of <think> spans (Omne-R1's best: 0.001)."),
+                            Cli(part="think_weight")] = None
+    max_steps: Annotated[int | None, Field(description="Stop after this many optimizer steps."),
+                         Cli(part="max_steps")] = None
+    nnodes: Annotated[int | None, Field(description=NODE_HELP["nnodes"]), Cli(part="cluster.nnodes")] = None
+    node_rank: Annotated[int | None, Field(description=NODE_HELP["node_rank"]), Cli(part="cluster.node_rank")] = None
+    nproc_per_node: Annotated[int | None, Field(description=NODE_HELP["nproc_per_node"]),
+                              Cli(part="cluster.nproc_per_node")] = None
+    master_addr: Annotated[str | None, Field(description=NODE_HELP["master_addr"]),
+                           Cli(part="cluster.master_addr")] = None
+    master_port: Annotated[int | None, Field(description=NODE_HELP["master_port"]),
+                           Cli(part="cluster.master_port")] = None
+    deepspeed: Annotated[str | None, Field(description=NODE_HELP["deepspeed"]), Cli(part="deepspeed")] = None
+    run_id: RunId = None
+    offline: Offline = False
+    shared_dir: Annotated[str | None, Field(description="A directory every node mounts at this path: the run "
+                                                        "directory goes there (default: the data dir, then shared by "
+                                                        "the nodes).")] = None
+    sets: Sets = None
+    dry_run: DryRun = False
+    check: Check = False
+    timeout_s: Timeout = None
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options(cls, value: Any) -> Any:
+        return SFTOptions.from_values(value) if isinstance(value, Mapping) else value
+
+    _check_timeout = field_validator("timeout_s")(_timeout)
+
+    @model_validator(mode="after")
+    def _check_goes_with_dry_run(self) -> "TrainSFT":
+        _check_with_dry_run(self.check, self.dry_run)
+        return self
+
+
+def _rl_options(cls: type[Any], value: Any) -> Any:
+    from training.rl_common import options_from
+
+    return options_from(cls, value) if isinstance(value, Mapping) else value
+
+
+class TrainRL(FlowParams):
+    """``train-rl`` (``hopforge train rl``). ``verl`` / ``trl`` are the trainer's options
+    (``training.rl_verl.VerlOptions``, ``training.rl_trl.TRLOptions``), checked by ``training.rl_common.options_from``;
+    the command line gathers those of ``trainer`` from ``--set`` and the options of their own (a cluster option
+    where verl takes its own: ``--nnodes`` is verl's ``nnodes``, TRL's ``cluster.nnodes``)."""
+
+    flow = "flows.train:train_rl"
+    part_refusals: ClassVar[dict[str, str]] = {
+        "verl": "--node-rank, --nproc-per-node, --master-addr, --master-port and --deepspeed are TRL options; verl "
+                "takes --set nnodes=... --set n_gpus_per_node=...",
+        "trl": "--ray-address is a verl option (TRL launches with accelerate)"}
+
+    model: Annotated[str | None, Field(description="Base model (stage 1) or SFT checkpoint (stage 3)."),
+                     Cli(flags=("--model", "-m"), part="model", required=True)] = None
+    export_version: ExportVersion = None
+    trainer: Annotated[Literal["verl", "trl"], Field(description="verl (GRPO/PPO, vLLM rollouts, KG tools) | trl "
+                                                                 "(GRPO, light path)")] = "verl"
+    verl: Annotated[VerlOptions | None, Field(description="verl's options (training.rl_verl.VerlOptions)."),
+                    Cli(hidden=True)] = None
+    trl: Annotated[TRLOptions | None, Field(description="TRL's options (training.rl_trl.TRLOptions)."),
+                   Cli(hidden=True)] = None
+    stage: Annotated[str | None, Field(description="base (Omne-R1 stage 1) | sft (stage 3)"), Cli(part="stage")] = None
+    reward: Annotated[str | None, Field(description="Reward name (training.rewards.REWARDS)."),
+                      Cli(part="reward")] = None
+    tool_server: Annotated[str | None, Field(description="URL of a running `hopforge serve-tools`; default: start "
+                                                         "one."), Cli(part="tool_server_url")] = None
+    start_tool_server: Annotated[bool, Field(description="verl: serve the warehouse's tools for the rollouts (off "
+                                                         "when tool_server_url names a running server)."),
+                                 Cli(hidden=True)] = True
+    tool_embedder: Annotated[Literal["configured", "hashing"], Field(description="The embedder of the tool server "
+                                                                                 "the flow starts."),
+                             Cli(hidden=True)] = "configured"
+    tool_workers: Annotated[int, Field(ge=1, description="Processes of the tool server the flow starts.")] = 1
+    nnodes: Annotated[int | None, Field(description=NODE_HELP["nnodes"]),
+                      Cli(part={"verl": "nnodes", "trl": "cluster.nnodes"})] = None
+    node_rank: Annotated[int | None, Field(description=NODE_HELP["node_rank"]),
+                         Cli(part={"trl": "cluster.node_rank"})] = None
+    nproc_per_node: Annotated[int | None, Field(description=NODE_HELP["nproc_per_node"]),
+                              Cli(part={"trl": "cluster.nproc_per_node"})] = None
+    master_addr: Annotated[str | None, Field(description=NODE_HELP["master_addr"]),
+                           Cli(part={"trl": "cluster.master_addr"})] = None
+    master_port: Annotated[int | None, Field(description=NODE_HELP["master_port"]),
+                           Cli(part={"trl": "cluster.master_port"})] = None
+    deepspeed: Annotated[str | None, Field(description=NODE_HELP["deepspeed"]), Cli(part={"trl": "deepspeed"})] = None
+    ray_address: Annotated[str | None, Field(description="verl: host:port of a running Ray cluster's head to join "
+                                                         "(default: a local Ray)."),
+                           Cli(part={"verl": "ray_address"})] = None
+    shared_dir: Annotated[str | None, Field(description="A directory every node mounts at this path: verl's "
+                                                        "checkpoints go there (needed with --ray-address or nnodes > "
+                                                        "1); TRL's run directory.")] = None
+    run_id: RunId = None
+    offline: Offline = False
+    sets: Sets = None
+    dry_run: DryRun = False
+    check: Check = False
+    timeout_s: Timeout = None
+
+    @field_validator("trainer", mode="before")
+    @classmethod
+    def _trainer(cls, value: Any) -> Any:
+        if value not in ("verl", "trl"):
+            raise InputError(f"--trainer must be verl or trl, got {value!r}")
+        return value
+
+    @classmethod
+    def parts_into(cls, values: Mapping[str, Any]) -> str | None:
+        trainer = values.get("trainer", "verl")
+        return trainer if trainer in ("verl", "trl") else None
+
+    @classmethod
+    def extra_parts(cls, values: Mapping[str, Any], into: str) -> dict[str, Any]:
+        """verl's own ``shared_dir`` option is the flow's ``shared_dir`` (where its checkpoints go)."""
+        shared = values.get("shared_dir")
+        return {"shared_dir": shared} if into == "verl" and shared is not None else {}
+
+    @field_validator("verl", "trl", mode="before")
+    @classmethod
+    def _trainer_options(cls, value: Any, info: ValidationInfo) -> Any:
+        return _rl_options(VerlOptions if info.field_name == "verl" else TRLOptions, value)
+
+    _check_timeout = field_validator("timeout_s")(_timeout)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TrainRL":
+        _check_with_dry_run(self.check, self.dry_run)
+        if self.tool_server is not None:  # a running server is named: the flow starts none
+            self.start_tool_server = False
+        return self
+
+    def trainer_options(self) -> VerlOptions | TRLOptions | None:
+        """The options of ``trainer`` (verl's hold the flow's ``shared_dir``, as the flow plans with them)."""
+        return self.verl if self.trainer == "verl" else self.trl
+
+
+#: Every flow's model, for the tests that hold them to their flows.
+MODELS: tuple[type[FlowParams], ...] = (GenerateQA, VerifyPaths, DistillTrajectories, EvaluatePolicy, ExportDatasets,
+                                        IngestCorpus, BuildGraphs, Refresh, TrainSFT, TrainRL)
+#: Every model a command is built from: the flows' and the demo's.
+COMMAND_MODELS: tuple[type[Params], ...] = (*MODELS, Demo)
+
+__all__ = ["COMMAND_MODELS", "MODELS", "BuildGraphs", "Cli", "Demo", "DistillTrajectories", "EvaluatePolicy",
+           "ExportDatasets", "FlowParams", "GenerateQA", "IngestCorpus", "Params", "Refresh", "TrainRL", "TrainSFT",
+           "VerifyPaths", "choices_of", "cli_of", "flags_of", "is_parameter", "option_names", "option_sets"]

@@ -1,6 +1,7 @@
 """The flows' parameter models (flows/params.py) are the one declaration of each flow verb's parameters: every option
 of a verb built from a model is one of its fields (or the verb's own --config / --gguf), every field is a parameter of
-its flow with the flow's default, and the command line and the flow refuse a bad value with the same line."""
+its flow with the flow's default (or a part of a trainer's options, gathered into its parameter), and the command line
+and the flow refuse a bad value with the same line. The demo and the training verbs: tests/test_params_commands.py."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.cli_options import model_values
-from flows.params import (MODELS, BuildGraphs, DistillTrajectories, EvaluatePolicy, ExportDatasets, FlowParams,
-                          GenerateQA, IngestCorpus, Refresh, VerifyPaths, cli_of, flags_of)
+from flows.params import (COMMAND_MODELS, MODELS, BuildGraphs, Demo, DistillTrajectories, EvaluatePolicy,
+                          ExportDatasets, FlowParams, GenerateQA, IngestCorpus, Refresh, TrainRL, TrainSFT,
+                          VerifyPaths, cli_of, flags_of, is_parameter)
 from schemas.errors import InputError
 
 #: Options a verb declares itself: what the command applies to the settings, never a flow parameter.
@@ -23,7 +25,10 @@ OWN_OPTIONS = {"config", "gguf"}
 
 VERBS = {("qa", "generate"): GenerateQA, ("qa", "paths"): VerifyPaths, ("traj", "distill"): DistillTrajectories,
          ("eval", "run"): EvaluatePolicy, ("export",): ExportDatasets, ("graph", "build"): BuildGraphs,
-         ("ingest",): IngestCorpus, ("refresh",): Refresh}
+         ("ingest",): IngestCorpus, ("refresh",): Refresh, ("demo",): Demo, ("train", "sft"): TrainSFT,
+         ("train", "rl"): TrainRL}
+#: A value for each required parameter, where "x" would not do.
+REQUIRED = {TrainSFT: {"options": {"model": "m"}}}
 
 
 def _flow(model: type[FlowParams]):
@@ -57,7 +62,7 @@ def _generated() -> dict[tuple[str, ...], click.Command]:
 def test_the_flow_verbs_are_built_from_their_models():
     generated = _generated()
     assert {path: cmd.callback.model for path, cmd in generated.items() if path in VERBS} == VERBS
-    assert {cmd.callback.model for cmd in generated.values()} <= set(MODELS)
+    assert {cmd.callback.model for cmd in generated.values()} <= set(COMMAND_MODELS)
 
 
 @pytest.mark.parametrize("path", sorted(_generated()), ids=" ".join)
@@ -74,13 +79,15 @@ def test_every_option_of_a_generated_verb_is_a_field_and_every_offered_field_an_
         assert [*param.opts, *param.secondary_opts] == list(flags_of(model, param.name)) or cli_of(model, param.name).argument
         field = model.model_fields[param.name]
         assert param.help == (cli_of(model, param.name).help or field.description)
+        assert param.required == (cli_of(model, param.name).required or (field.is_required() and
+                                                                        cli_of(model, param.name).argument))
 
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_every_field_is_a_parameter_of_its_flow_with_the_flows_default(model):
     signature = inspect.signature(_flow(model).fn)
     parameters = {n: p for n, p in signature.parameters.items() if n != "settings"}
-    fields = {n: f for n, f in model.model_fields.items() if not cli_of(model, n).command_only}
+    fields = {n: f for n, f in model.model_fields.items() if is_parameter(model, n)}
     assert sorted(fields) == sorted(parameters), "the model and the flow's signature name different parameters"
     for name, field in fields.items():
         flow_default = parameters[name].default
@@ -93,7 +100,7 @@ def test_every_field_is_a_parameter_of_its_flow_with_the_flows_default(model):
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 def test_the_defaults_pass_the_model_and_are_the_flows_call(model):
-    required = {n: "x" for n, f in model.model_fields.items() if f.is_required()}
+    required = {n: "x" for n, f in model.model_fields.items() if f.is_required()} | REQUIRED.get(model, {})
     params = model.check(required)
     assert set(params.flow_kwargs()) <= set(inspect.signature(_flow(model).fn).parameters)
 

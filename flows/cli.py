@@ -17,8 +17,9 @@ import typer
 from rich.console import Console
 
 from flows.cli_options import model_command
-from flows.params import (BuildGraphs, Demo, DistillTrajectories, EvaluatePolicy, ExportDatasets, GenerateQA,
-                          IngestCorpus, Refresh, TrainRL, TrainSFT, VerifyPaths)
+from flows.params import (DOMAIN_FLAGS, DOMAINS_HELP, NEW_DOMAINS_HELP, BuildGraphs, Demo, DistillTrajectories,
+                          EvaluatePolicy, ExportDatasets, GenerateQA, IngestCorpus, Refresh, TrainRL, TrainSFT,
+                          VerifyPaths)
 from schemas.errors import HopforgeError, InputError
 
 # Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
@@ -376,7 +377,7 @@ def _demo_summary(settings, d: dict[str, Any], s: dict[str, Any], f: dict[str, A
                   markup=False, soft_wrap=True)
 
 
-DomainOpt = Annotated[Optional[list[str]], typer.Option("--domain", "-d", help="Domain(s); default: all known.")]
+DomainOpt = Annotated[Optional[list[str]], typer.Option(*DOMAIN_FLAGS, help=DOMAINS_HELP)]
 
 
 @verb(app, "ingest", IngestCorpus)
@@ -418,7 +419,7 @@ def graph_build(p: BuildGraphs, config: ConfigOpt = None, gguf: GgufOpt = None) 
 @graph_app.command("import")
 def graph_import(path: Path, domain: Annotated[str, typer.Option("--domain", "-d")], config: ConfigOpt = None,
                  kind: Annotated[Optional[str], typer.Option(help="graphml | lightrag | triples | rog (default: by file)")] = None,
-                 allow_new_domains: Annotated[bool, typer.Option(help="Accept domains outside the 20 UltraDomain names.")] = False) -> None:
+                 allow_new_domains: Annotated[bool, typer.Option(help=NEW_DOMAINS_HELP)] = False) -> None:
     """Import a graph built elsewhere (LightRAG GraphML, triple TSV/JSONL, RoG JSONL) as a domain snapshot."""
 
     def body():

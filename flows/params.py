@@ -293,7 +293,11 @@ def _domains(value: Any) -> Any:
     return value
 
 
-Domains = Annotated[list[str] | None, Field(description="Domain(s); default: all known."), Cli(flags=("--domain", "-d"))]
+#: The domains option and the new-domains switch, as every verb offers them (the hand-written verbs too).
+DOMAINS_HELP = "Domain(s); default: all known."
+DOMAIN_FLAGS = ("--domain", "-d")
+NEW_DOMAINS_HELP = "Accept domains outside the 20 UltraDomain names."
+Domains = Annotated[list[str] | None, Field(description=DOMAINS_HELP), Cli(flags=DOMAIN_FLAGS)]
 BatchSize = Annotated[int | None, Field(ge=1, description="Items per batch task; default: the endpoint's "
                                                             "max_concurrency."), Cli(hidden=True)]
 
@@ -479,7 +483,7 @@ class IngestCorpus(FlowParams):
     source: Annotated[str, Field(description="Corpus: UltraDomain jsonl, a folder, or a Hugging Face dataset id."),
                       Cli(argument=True)]
     source_kind: Annotated[SourceKind, Field(description="auto | jsonl | folder | hf"), Cli(flags=("--kind",))] = "auto"
-    allow_new_domains: Annotated[bool, Field(description="Accept domains outside the 20 UltraDomain names.")] = False
+    allow_new_domains: Annotated[bool, Field(description=NEW_DOMAINS_HELP)] = False
     chunk_token_size: Annotated[int, Field(description="Tokens a chunk."), Cli(flags=("--chunk-tokens",))] = 1200
     chunk_overlap_token_size: Annotated[int, Field(description="Tokens two chunks share."),
                                         Cli(flags=("--chunk-overlap",))] = 100
@@ -496,7 +500,7 @@ class BuildGraphs(FlowParams):
     chunk_token_size: Annotated[int, Field(description="Tokens a chunk."), Cli(flags=("--chunk-tokens",))] = 1200
     chunk_overlap_token_size: Annotated[int, Field(description="Tokens two chunks share."),
                                         Cli(flags=("--chunk-overlap",))] = 100
-    allow_new_domains: Annotated[bool, Field(description="Accept domains outside the 20 UltraDomain names.")] = False
+    allow_new_domains: Annotated[bool, Field(description=NEW_DOMAINS_HELP)] = False
     max_parallel_insert: Annotated[int, Field(ge=1, description="Documents LightRAG inserts at once."),
                                    Cli(hidden=True)] = 2
     llm_max_async: Annotated[int, Field(ge=1, description="LightRAG's concurrent LLM calls."), Cli(hidden=True)] = 4
@@ -514,7 +518,7 @@ class Refresh(FlowParams):
     sources: Annotated[list[str] | None, Field(description="Corpus source (repeat); default: the previous refresh's."),
                        Cli(flags=("--source", "-s"))] = None
     domains: Domains = None
-    allow_new_domains: Annotated[bool, Field(description="Accept domains outside the 20 UltraDomain names."),
+    allow_new_domains: Annotated[bool, Field(description=NEW_DOMAINS_HELP),
                                  Cli(hidden=True)] = False
     n_seeds: Annotated[int, Field(ge=0, description="Seeds per changed domain.")] = 20
     seed_quota: Annotated[int, Field(ge=0, description="Seeds per changed domain at least."), Cli(hidden=True)] = 0

@@ -260,3 +260,28 @@ def test_a_deployment_of_a_training_flow_is_refused_before_its_body():
 
     with pytest.raises(InputError, match=r"bad parameter\(s\) for flow 'train-sft': options\['think_weight'\]"):
         train_sft.validate_parameters({"options": {"model": "m", "think_weight": -1}})
+
+
+def test_the_domain_options_read_alike_on_every_verb():
+    """``--domain`` (domains to work on) and ``--allow-new-domains`` are declared once (flows/params.py), on the
+    hand-written verbs too."""
+    import click
+    import typer
+
+    from flows.params import DOMAIN_FLAGS, DOMAINS_HELP, NEW_DOMAINS_HELP
+
+    seen = {"domain": 0, "allow_new_domains": 0}
+
+    def walk(cmd: click.Command) -> None:
+        for sub in getattr(cmd, "commands", {}).values():
+            walk(sub)
+        for param in cmd.params:
+            if "--domain" in param.opts and param.multiple:  # (graph import names the one domain it imports)
+                seen["domain"] += 1
+                assert (tuple(param.opts), param.help) == (DOMAIN_FLAGS, DOMAINS_HELP), cmd.name
+            if param.name == "allow_new_domains":
+                seen["allow_new_domains"] += 1
+                assert param.help == NEW_DOMAINS_HELP, cmd.name
+
+    walk(typer.main.get_command(app))
+    assert seen["domain"] >= 8 and seen["allow_new_domains"] >= 3, seen

@@ -1017,6 +1017,12 @@ def test_an_article_goes_by_sound_and_a_title_takes_none():
     assert [indefinite(n) for n in ("use", "unit", "hour", "ISO code")] == ["a use", "a unit", "an hour",
                                                                             "an ISO code"]
     assert not name_takes_article("Broken English", "album") and name_takes_article("747-400", "aircraft")
+    # whatever rule its words would follow as a name: "<Head> of <...>" ("the Battle of Actium"), a head word
+    # ("the United Kingdom"), an ordinal before a capital ("the 10th Academy Awards")
+    for title, kind in (("System of a Down", "album"), ("Songs of Innocence", "book"), ("Empire of the Sun", "film"),
+                        ("Heart of Glass", "song"), ("Fourth Symphony", "record")):
+        assert not name_takes_article(title, kind), title
+        assert name_takes_article(title, None), title  # as a name of no known kind it would take one
 
 
 def test_a_name_with_commas_is_not_put_inside_both_and():

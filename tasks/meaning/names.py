@@ -887,6 +887,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     words = name.split()
     if state_kind(type_noun):
         return False  # a disease's or a condition's class name is a common noun: "has deviated nasal septum as a ..."
+    if _work_kind(type_noun):
+        return False  # a title is written as it is: "Broken English", "System of a Down" (an album), "Heart Attack"
     if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper() and words[1] not in _ERAS:
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
     if len(words) >= 2 and words[0] in _ORDINAL_WORDS and words[1][:1].isupper() and \
@@ -903,7 +905,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # sport is named bare ("new wave", "hip hop")
         return True
     if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
-            and device_kind(type_noun) and not _work_kind(type_noun):
+            and device_kind(type_noun):
         # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"; an album, a book
         # (WordNet's objects too) are titles: "Broken English"
         return True
@@ -921,7 +923,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's", "the San
         # Francisco 49ers"
         return True
-    if len(words) >= 2 and words[-1].lower() in heads and not _work_kind(type_noun):
+    if len(words) >= 2 and words[-1].lower() in heads:
         return True  # "the United Kingdom", "the Boston Massacre"; a song called "Heart Attack" is a title
     before = _head_before_its_complement(words)
     if before is not None and before[:1].isupper() and before.lower() in heads:

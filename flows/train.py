@@ -34,6 +34,7 @@ from typing import Any, Literal
 import httpx
 
 from flows.checks import writable_folder
+from flows.params import TrainRL, TrainSFT
 from flows.progress import Progress
 from flows.runtime import code_version, default_settings, flow_parameters, hopforge_flow, mark_crashed, new_run_id
 from schemas.config import Settings
@@ -48,7 +49,6 @@ from training.rl_verl import VerlOptions, plan_verl
 from training.runs import (
     LaunchResult,
     check_model_loads,
-    check_timeout,
     curves_svg,
     final_metrics,
     launch,
@@ -426,8 +426,8 @@ def train_sft(
     ``run_id`` (or none: derived from the rendezvous, ``shared_train_id``); the run directory is
     ``<shared_dir>/<run id>`` or the data dir's ``training/<run id>``, and must be the same directory on every node.
     ``offline``: the trainer may not download the model (always so for a local model directory)."""
+    TrainSFT.check_call(locals())
     settings = settings or default_settings()
-    check_timeout(timeout_s)
     export = _export(settings, export_version)
     train_id = shared_train_id("sft", "llamafactory", run_id=run_id, cluster=options.cluster)
     plan = plan_sft(export, _run_dir(settings, train_id, shared_dir), options).on_node(options.cluster.node_rank)
@@ -537,10 +537,8 @@ def train_rl(
     the options' ``tool_server_url`` must name a running server. ``run_id``, ``shared_dir`` and ``offline`` as for
     ``train_sft``: TRL on several nodes runs this flow on every node (its own ``cluster.node_rank``); verl runs it
     once, on the node that drives the Ray cluster, and its ``shared_dir`` option holds the checkpoints."""
-    if tool_workers < 1:
-        raise TrainingError(f"tool_workers must be >= 1, got {tool_workers}")
+    TrainRL.check_call(locals())
     settings = settings or default_settings()
-    check_timeout(timeout_s)
     export = _export(settings, export_version)
     if trainer == "verl":
         opts: VerlOptions | TRLOptions = verl or _missing("verl", "model")

@@ -1,7 +1,7 @@
 """The demo's and the training verbs' parameter models (flows/params.py: ``Demo``, ``TrainSFT``, ``TrainRL``): the
 options a person sets one by one are parts of the trainer's option model, gathered into the flow's parameter and
-checked by that model's own check; a bad value is refused with the same line from the command line and from the
-model a deployment's parameters are checked with; the demo's defaults are the demo plan's and its options make the
+checked by that model's own check; a bad value is refused with the same line from the command line, from the
+model a deployment's parameters are checked with and from the flow called from Python; the demo's defaults are the demo plan's and its options make the
 factory's call. (The rules every generated verb follows are in tests/test_params.py.)"""
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ def _flow_parameters(name: str) -> set[str]:
     import flows.train
 
     return set(inspect.signature(getattr(flows.train, name).fn).parameters) - {"settings"}
+
+
+def _flow_name(model: type[BaseModel]) -> str:
+    """The name of the training flow a model declares (``flows.train:train_sft`` -> ``train_sft``)."""
+    return model.flow.split(":")[1]  # type: ignore[attr-defined]
 
 
 def _key_of(model: type[BaseModel], dotted: str) -> Any:
@@ -250,6 +255,12 @@ def test_a_bad_value_is_refused_alike_by_the_command_and_by_the_model(argv, mode
                 else:
                     options_from(trainer_model, values[into])
             assert " ".join(str(own.value).split()) == line
+    if model is not Demo and set(values) <= _flow_parameters(_flow_name(model)):  # the flow itself, called from Python
+        import flows.train
+
+        with pytest.raises(HopforgeError) as called:
+            getattr(flows.train, _flow_name(model)).fn(**values)
+        assert " ".join(str(called.value).split()) == line
     assert not (tmp_path / "data").exists()  # refused before anything was opened
 
 

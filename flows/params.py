@@ -154,6 +154,8 @@ def _problem(model: type[BaseModel], err: Mapping[str, Any]) -> str:
         return f"{what} must be {_either(choices) if choices else ctx['expected']}, got {got!r}"
     if kind == "too_short":
         return f"{what} needs at least {ctx['min_length']} value(s), got {got!r}"
+    if kind == "missing":
+        return f"{what} is required"
     if kind == "extra_forbidden":
         return f"{model.__name__} has no parameter {name!r}"
     return f"{what}: {err.get('msg')} (given {got!r})"
@@ -807,6 +809,12 @@ MODELS: tuple[type[FlowParams], ...] = (GenerateQA, VerifyPaths, DistillTrajecto
 #: Every model a command is built from: the flows' and the demo's.
 COMMAND_MODELS: tuple[type[Params], ...] = (*MODELS, Demo)
 
+
+def model_of(module: str, name: str) -> type[FlowParams] | None:
+    """The model of the flow function ``name`` of ``module``; ``None`` for a flow without one."""
+    return next((m for m in MODELS if m.flow == f"{module}:{name}"), None)
+
 __all__ = ["COMMAND_MODELS", "MODELS", "BuildGraphs", "Cli", "Demo", "DistillTrajectories", "EvaluatePolicy",
            "ExportDatasets", "FlowParams", "GenerateQA", "IngestCorpus", "Params", "Refresh", "TrainRL", "TrainSFT",
-           "VerifyPaths", "choices_of", "cli_of", "flags_of", "is_parameter", "option_names", "option_sets"]
+           "VerifyPaths", "choices_of", "cli_of", "flags_of", "is_parameter", "model_of", "option_names",
+           "option_sets"]

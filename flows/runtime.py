@@ -238,9 +238,11 @@ class _FlowFunctionByName:
 
 
 class HopforgeFlow(Flow):
-    """A Prefect flow whose typed parameters (the model Prefect builds from the signature, shown in the UI's run
-    form) refuse a bad value with an ``InputError`` naming the parameter, the value given and what is allowed,
-    before the flow body runs: a deployment run, ``prefect deployment run -p`` and a Python call all get it."""
+    """A Prefect flow whose typed parameters refuse a bad value with an expected failure naming the parameter, the
+    value given and what is allowed, before the flow body runs: a deployment run, ``prefect deployment run -p`` and
+    a Python call all get it. A flow with a parameter model (``flows.params``) is checked by it first, so the line
+    is the command line's; Prefect's check (the model Prefect builds from the signature, shown in the UI's run
+    form) follows, and is the only one for a flow without a model."""
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         """Pickled with its function by reference. ``flow.serve()`` runs each flow run in a spawned process that
@@ -267,6 +269,12 @@ class HopforgeFlow(Flow):
         from prefect._internal.pydantic.validated_func import ValidatedFunction
         from prefect.utilities.callables import parameters_to_args_kwargs
 
+        from flows.params import is_parameter, model_of
+
+        model = model_of(self.fn.__module__, self.fn.__name__)
+        if model is not None:  # the model's line, as the command line and the flow body refuse the value
+            model.check_call({k: v for k, v in parameters.items()
+                              if k in model.model_fields and is_parameter(model, k)})
         args, kwargs = parameters_to_args_kwargs(self.fn, parameters)
         try:  # the check Prefect's own validation makes, kept with pydantic's details (the value given)
             ValidatedFunction(self.fn, config=pydantic.ConfigDict(arbitrary_types_allowed=True)).validate_call_args(

@@ -1,6 +1,7 @@
 """Every flow's parameters are one typed model: Prefect builds it from the signature and shows it as the run form,
-closed choices as lists to pick from; a bad value is refused with hopforge's own message before the flow body runs;
-the deployments in prefect.yaml validate against it; and the run row records the whole call."""
+closed choices as lists to pick from; a bad value is refused with hopforge's own message before the flow body runs
+(the line of the flow's parameter model, where it has one); the deployments in prefect.yaml validate against it;
+and the run row records the whole call."""
 
 from __future__ import annotations
 
@@ -96,19 +97,31 @@ def test_closed_choices_are_offered_as_choices(name, param, choices):
 
 
 @pytest.mark.parametrize(("name", "params", "says"), [
-    ("generate-qa", {"modes": ["candidates", "bogus"]}, ["modes[1]", "'bogus'", "candidates"]),
+    ("generate-qa", {"modes": ["candidates", "bogus"]}, ["modes (--mode)", "'bogus'", "candidates"]),
     ("generate-qa", {"writer": "robot"}, ["writer", "'robot'", "template"]),
     ("distill-trajectories", {"split": "dev"}, ["split", "'dev'", "validation"]),
-    ("evaluate-policy", {"modes": ["tools", "open_book"]}, ["modes[1]", "'open_book'", "gold_context"]),
+    ("evaluate-policy", {"modes": ["tools", "open_book"]}, ["modes (--mode)", "'open_book'", "gold_context"]),
     ("import-graphs", {"files": {"cs": "x.graphml"}, "kind": "csv"}, ["kind", "'csv'", "graphml"]),
-    ("generate-qa", {"n_seeds": "many"}, ["n_seeds", "'many'", "integer"]),
-    ("export-datasets", {"include": ["qa", "parquet"]}, ["include[1]", "'parquet'", "sft_nothink"]),
+    ("generate-qa", {"n_seeds": "many"}, ["n_seeds (--seeds)", "'many'", "integer"]),
+    ("export-datasets", {"include": ["qa", "parquet"]}, ["include (--include)", "'parquet'", "sft_nothink"]),
 ])
 def test_a_bad_value_is_refused_with_the_parameter_the_value_and_the_choices(name, params, says):
+    """A flow with a parameter model (flows/params.py) refuses with the model's line, the command line's; a flow
+    without one with Prefect's check, naming the flow and where in the value the problem is."""
+    from flows.params import model_of
+
+    flow = FLOWS[name]
     with pytest.raises(InputError) as err:
-        FLOWS[name].validate_parameters(params)
+        flow.validate_parameters(params)
     text = str(err.value)
-    assert name in text and all(s in text for s in says), text
+    assert all(s in text for s in says), text
+    model = model_of(flow.fn.__module__, flow.fn.__name__)
+    if model is None:
+        assert text.startswith(f"bad parameter(s) for flow {name!r}: "), text
+    else:
+        with pytest.raises(InputError) as own:
+            model.check(params)
+        assert text == str(own.value)
 
 
 def test_good_values_pass_and_are_cast():

@@ -1,7 +1,8 @@
 """The flows' parameter models (flows/params.py) are the one declaration of each flow verb's parameters: every option
 of a verb built from a model is one of its fields (or the verb's own --config / --gguf), every field is a parameter of
-its flow with the flow's default (or a part of a trainer's options, gathered into its parameter), and the command line
-and the flow refuse a bad value with the same line. The demo and the training verbs: tests/test_params_commands.py."""
+its flow with the flow's default (or a part of a trainer's options, gathered into its parameter), and the command line,
+the flow and a deployment's parameters refuse a bad value with the same line (a flow without a model keeps Prefect's
+check, worded by ``HopforgeFlow``). The demo and the training verbs: tests/test_params_commands.py."""
 
 from __future__ import annotations
 
@@ -157,8 +158,21 @@ def test_a_bad_value_is_refused_alike_by_the_command_and_by_the_flow(argv, model
     result = CliRunner().invoke(app, argv)
     flat = " ".join(result.output.split())
     assert result.exit_code == 2 and says in flat and "Traceback" not in result.output, flat
+    required = {"source": str(tmp_path)} if model is IngestCorpus else {}
     with pytest.raises(InputError) as refused:
-        _flow(model).fn(**({"source": str(tmp_path)} if model is IngestCorpus else {}), **params)
+        _flow(model).fn(**required, **params)
     assert says in str(refused.value)
     assert " ".join(str(refused.value).split()) in flat  # the same line, word for word
+    with pytest.raises(InputError) as deployed:  # a deployment's parameters, as Prefect checks them before the body
+        _flow(model).validate_parameters({**required, **params})
+    assert str(deployed.value) == str(refused.value)
     assert not (tmp_path / "data").exists()  # refused before anything was opened
+
+
+def test_a_flow_without_a_model_keeps_prefects_check_and_a_missing_parameter_is_named():
+    from flows.graphs import import_graphs
+
+    with pytest.raises(InputError, match=r"^bad parameter\(s\) for flow 'import-graphs': kind: Input should be "):
+        import_graphs.validate_parameters({"files": {"x": "x.graphml"}, "kind": "bogus"})
+    with pytest.raises(InputError, match=r"^source is required$"):
+        _flow(IngestCorpus).validate_parameters({"source_kind": "jsonl"})

@@ -255,22 +255,33 @@ def test_a_bad_value_is_refused_alike_by_the_command_and_by_the_model(argv, mode
                 else:
                     options_from(trainer_model, values[into])
             assert " ".join(str(own.value).split()) == line
-    if model is not Demo and set(values) <= _flow_parameters(_flow_name(model)):  # the flow itself, called from Python
+    if model is not Demo and set(values) <= _flow_parameters(_flow_name(model)):  # the flow, from Python and deployed
         import flows.train
 
+        flow = getattr(flows.train, _flow_name(model))
         with pytest.raises(HopforgeError) as called:
-            getattr(flows.train, _flow_name(model)).fn(**values)
-        assert " ".join(str(called.value).split()) == line
+            flow.fn(**values)
+        with pytest.raises(HopforgeError) as deployed:  # a deployment's parameters, as Prefect checks them
+            flow.validate_parameters(values)
+        assert " ".join(str(called.value).split()) == " ".join(str(deployed.value).split()) == line
     assert not (tmp_path / "data").exists()  # refused before anything was opened
 
 
-def test_a_deployment_of_a_training_flow_is_refused_before_its_body():
-    """A deployment's bad trainer option stops at the flow's parameter check (Prefect's, worded by
-    ``HopforgeFlow``), before anything runs."""
-    from flows.train import train_sft
+def test_a_deployment_of_a_training_flow_is_refused_before_its_body_with_the_models_line():
+    """A deployment's bad trainer option stops at the flow's parameter check (``HopforgeFlow``), which asks the
+    flow's model first: the trainer model's line, not Prefect's wording; good parameters come back as the flow's
+    typed values."""
+    from flows.train import train_rl, train_sft
 
-    with pytest.raises(InputError, match=r"bad parameter\(s\) for flow 'train-sft': options\['think_weight'\]"):
+    with pytest.raises(TrainingError) as refused:
         train_sft.validate_parameters({"options": {"model": "m", "think_weight": -1}})
+    assert str(refused.value).startswith("bad SFT options: think_weight: Input should be greater than or equal to 0")
+    assert "bad parameter(s) for flow" not in str(refused.value)
+    with pytest.raises(InputError, match=r"^tool_workers \(--tool-workers\) must be at least 1, got 0$"):
+        train_rl.validate_parameters({"tool_workers": 0, "verl": {"model": "m"}})
+    checked = train_sft.validate_parameters({"options": {"model": "m", "think_weight": 0.001}, "timeout_s": "60"})
+    assert isinstance(checked["options"], SFTOptions) and checked["options"].think_weight == 0.001
+    assert checked["timeout_s"] == 60.0
 
 
 def test_the_domain_options_read_alike_on_every_verb():

@@ -56,14 +56,16 @@ def _no_traceback(messages: list[str]) -> None:
 
 
 def test_a_bad_input_found_in_the_body_fails_the_run_with_its_line(prefect_harness, tmp_path):
+    """A missing prerequisite only the body can find (no graphs in the warehouse; a bad parameter value is refused
+    before the body, by the flow's parameter model)."""
     from flows.qa import generate_qa
 
     settings = load_settings(data_dir=tmp_path)
     with pytest.raises(InputError) as expected:
-        generate_qa.fn(n_seeds=-1, settings=settings)
-    state = generate_qa(n_seeds=-1, settings=settings, return_state=True)
+        generate_qa.fn(n_seeds=3, settings=settings)
+    state = generate_qa(n_seeds=3, settings=settings, return_state=True)
     assert state.is_failed() and state.message == failure_line(expected.value)
-    assert "n_seeds" in state.message and "\n" not in state.message
+    assert "no graphs" in state.message and "\n" not in state.message
     messages = run_logs(state.state_details.flow_run_id)
     _no_traceback(messages)
     assert any(failure_line(expected.value) in m for m in messages)  # the error log line names it too
@@ -78,6 +80,7 @@ def test_a_bad_parameter_value_fails_the_run_before_the_body(prefect_harness, tm
     state = generate_qa(writer="robot", settings=settings, return_state=True)
     assert state.is_failed() and state.message == failure_line(expected.value)
     assert "'robot'" in state.message and "Validation of flow parameters" not in state.message
+    assert state.message == "writer must be llm or template, got 'robot'"  # the line of the flow's parameter model
     assert not settings.warehouse_path.exists()  # refused before the body: no run recorded
     with pytest.raises(InputError, match="writer"):  # a Python call still raises the error itself
         generate_qa(writer="robot", settings=settings)
@@ -115,7 +118,8 @@ def test_a_bad_input_found_in_a_task_fails_task_and_flow_with_its_line(prefect_h
 
 def test_a_deployment_run_with_a_bad_parameter_fails_with_its_line(prefect_harness, tmp_path, monkeypatch):
     """The run as a process worker executes it: ``python -m prefect.engine`` for a run created from a deployment
-    with ``n_seeds=-1`` (a value the run form accepts: an int), the flow loaded from its entrypoint."""
+    with ``n_seeds=-1`` (a value the run form accepts: an int; the flow's parameter model refuses it with the
+    command line's line before the body), the flow loaded from its entrypoint."""
     from prefect.client.orchestration import get_client
     from prefect.settings import PREFECT_API_URL
 

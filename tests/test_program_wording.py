@@ -566,9 +566,13 @@ def test_with_a_scope_a_step_the_graph_shows_one_node_for_needs_no_pin():
     counties = [f"County {chr(65 + i)}{chr(97 + i)}" for i in range(6)]
     triples = [(f"Town {chr(65 + i)}{chr(97 + i)}", "located in the administrative territorial entity",
                 counties[i % 6]) for i in range(24)]
+    # two towns the graph puts in two counties each: its counties do not divide the towns (``inside_one``)
+    triples += [("Town Yy", "located in the administrative territorial entity", c) for c in counties[:2]]
+    triples += [("Town Zz", "located in the administrative territorial entity", c) for c in counties[2:4]]
     triples += [(c, "country", "Sweden") for c in counties]
     triples += [(c, "capital", f"Seat {chr(65 + i)}{chr(97 + i)}") for i, c in enumerate(counties)]
     types = {**{f"Town {chr(65 + i)}{chr(97 + i)}": "municipality" for i in range(24)},
+             "Town Yy": "municipality", "Town Zz": "municipality",
              **{c: "county" for c in counties}, "Sweden": "country",
              **{f"Seat {chr(65 + i)}{chr(97 + i)}": "city" for i in range(6)}}
     kg = graph(triples, types)
@@ -583,6 +587,73 @@ def test_with_a_scope_a_step_the_graph_shows_one_node_for_needs_no_pin():
                            program=to_capital[0])]
     (_, q, _), = template_candidates(kg, cands, book=book, scope="among the counties of Sweden")
     assert q.startswith("Among the counties of Sweden, ") and "Sweden and" not in q and "whose country" not in q
+
+
+def test_a_step_into_a_level_that_divides_the_places_inside_it_needs_no_pin():
+    """morocco_wikidata (grades-heldout22.md): "what is the province that is located in Souss-Massa and that
+    Taliouine is located in?" pins a step that names one node in the world: "located in" names many (a commune is in
+    its cercle, its province and its region), but the province it is located in is one, and the graph's provinces
+    divide its communes. Such a step stands unpinned; not where the graph puts a place in two of the kind, not for a
+    thing that stretches across borders (a river), not for a container that nests in its own kind (a country:
+    London is in England and the United Kingdom). A chain of such steps reads "Which region contains the province
+    containing the cercle that X is located in?", never "the province that the cercle that X is located in is
+    located in"."""
+    from tasks.qa.programs import ProgramStep, inside_one, relation_index, sample_programs
+    from tasks.qa.program_writer import write_program_question
+
+    label = "located in the administrative territorial entity"
+
+    def name(kind: str, n: int) -> str:
+        return f"{kind.capitalize()} {chr(65 + n // 26)}{chr(97 + n % 26)}"
+
+    triples, types = [], {}
+    for r in range(3):  # six provinces in three regions: enough nodes inside the level to trust its division
+        types[name("region", r)] = "region"
+        for p in range(2):
+            prov = name("province", 2 * r + p)
+            types[prov] = "province"
+            triples.append((prov, label, name("region", r)))
+            for c in range(3):
+                cercle = name("cercle", 3 * (2 * r + p) + c)
+                types[cercle] = "cercle"
+                triples.append((cercle, label, prov))
+                for t in range(2):
+                    commune = name("commune", 2 * (3 * (2 * r + p) + c) + t)
+                    types[commune] = "commune"
+                    triples.append((commune, label, cercle))
+    triples += [("Oued Aa", label, "Province Aa"), ("Oued Aa", label, "Province Ab")]
+    types["Oued Aa"] = "river"
+    kg = graph(triples, types)
+    book = book_for_graph(kg)
+    profile = book.profile(label)
+    assert profile.count_for(True) == "many"
+    index = relation_index(kg)
+    up = ProgramStep(label=label, forward=True, kind="cercle")
+    assert inside_one(profile, up, index, "Commune Aa")
+    assert not inside_one(profile, up.model_copy(update={"forward": False, "kind": "commune"}), index, "Cercle Aa")
+    # a river lies in two provinces: not a place inside one
+    assert not inside_one(profile, up.model_copy(update={"kind": "province"}), index, "Oued Aa")
+    # the river is left out of the count: the provinces still divide the cercles
+    assert index.one_container(label, True, "province") and index.one_container(label, True, "cercle")
+    # a commune the graph puts in two cercles: the cercles no longer divide the communes
+    split = relation_index(graph(triples + [("Commune Aa", label, "Cercle Ab")], types))
+    assert not split.one_container(label, True, "cercle") and split.one_container(label, True, "province")
+    programs = [p for p in sample_programs(kg, "Commune Aa", 3, count=8, book=book, max_walks=300).programs
+                if all(s.forward for s in p.steps)]  # up the levels (a walk may also go down to the river)
+    assert programs and all(not p.constraints for p in programs)
+    nouns = [types[n] for n in programs[0].nodes]
+    q = write_program_question(programs[0], nouns, book=book, name_of=lambda n: n)
+    assert q == "Which region contains the province containing the cercle that Commune Aa is located in?", q
+    one = sample_programs(kg, "Commune Aa", 1, count=4, book=book, max_walks=50).programs
+    assert len(one) == 1 and not one[0].constraints
+    assert write_program_question(one[0], [types[n] for n in one[0].nodes], book=book, name_of=lambda n: n) == \
+        "Which cercle is Commune Aa located in?"
+    # a country nests in its own kind: pinned as before
+    kg2 = graph([(name("city", i), label, ["England", "Wales"][i % 2]) for i in range(10)],
+                {**{name("city", i): "city" for i in range(10)}, "England": "country", "Wales": "country"})
+    step = ProgramStep(label=label, forward=True, kind="country")
+    assert relation_index(kg2).one_container(label, True, "country")
+    assert not inside_one(book_for_graph(kg2).profile(label), step, relation_index(kg2), "City Aa")
 
 
 def test_a_description_is_never_held_in_the_middle_of_the_question():

@@ -386,6 +386,8 @@ def test_a_participle_label_is_asked_as_what_the_subject_does():
     ("Flintshire [Sir y Fflint GB-FFL]", True), ("Q42", True),
     ("Al_Pacino", False), ("dbr:Albert_Einstein", False), ("Flintshire", False), ("Group 14", False),
     ("US Dollar", False),
+    # a file's two codes for one country side by side (nwsl_raw, grades-heldout22.md: "whose nation is ng NGA")
+    ("ng NGA", True), ("us USA", True), ("USA us", True), ("Bay FC", False), ("de Gaulle", False), ("US Open", False),
 ])
 def test_code_like_reads_the_name_as_a_question_shows_it(name, code):
     """An identifier with a readable form ("Al_Pacino" → "Al Pacino") is a name; a time-zone id or an ISO code,

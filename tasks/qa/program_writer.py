@@ -371,9 +371,12 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             open_end = rests[-1].open_end
             inner = (nouns[i], rests)
         else:
-            if open_end:
+            # after the first hop a description is put last in the next one ("the province containing the cercle
+            # that Daoura is located in"), which then ends in the same words
+            if open_end and not nested:
                 raise TemplateError("a description that ends in its own words would be followed by more words")
-            subject, open_end = _describe(subject, hop, nouns[i], nested=nested, rng=rng, person=people[i])
+            subject, opens = _describe(subject, hop, nouns[i], nested=nested, rng=rng, person=people[i])
+            open_end = open_end or opens
         nested = True
     last = hops[-1]
     k = program.hops

@@ -51,6 +51,7 @@ from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS,
                                  question_name, relation_word, strip_disambiguator)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
+from tasks.qa.template_writer import INSIDE_STATEMENT
 
 #: Facts of one node looked at when pinning it (its relations, in name order); a hub's first ones only.
 MAX_PIN_FACTS = 400
@@ -195,6 +196,21 @@ class RelationIndex:
             values = (self.out if forward else self.into).get(key[0], {})
             holders = [x for x in values if self.kind(x) == kind]
             table[key] = (sum(value in values[x] for x in holders), len(holders))
+        return table[key]
+
+    def one_container(self, label: str, forward: bool, kind: str | None) -> bool:
+        """Whether the graph's ``kind`` nodes divide what ``label`` puts inside them (read ``forward`` from the
+        node inside): every node inside one is inside exactly one, over at least ``PARTITION_MIN`` nodes, as one
+        level of a territorial hierarchy divides the level below (each commune in one province)."""
+        if kind is None:
+            return False
+        key = (relation_key(label), forward, kind)
+        table = self.__dict__.setdefault("_containers", {})
+        if key not in table:  # things that stretch across borders (a river in two provinces) are not counted
+            counts = [n for n in (sum(self.kind(o) == kind for o in objs)
+                                  for x, objs in (self.out if forward else self.into).get(key[0], {}).items()
+                                  if (self.kind(x) or "").lower() not in _SPANNING) if n]
+            table[key] = len(counts) >= PARTITION_MIN and max(counts) == 1
         return table[key]
 
     def has(self, node: str, label: str, forward: bool, symmetric: bool = False) -> bool:
@@ -391,6 +407,8 @@ def code_like(name: str) -> bool:
         return True  # a catalogue's key: "ESO270-017"
     if _DOTTED_PATH.fullmatch(name.strip()):
         return True  # a module's or a package's dotted path: "pygments.lexers.algebra"
+    if _CODE_PAIR.fullmatch(t):
+        return True  # two codes of one thing side by side: "ng NGA", "us USA" (a country's two ISO codes)
     return bool(_CODE.match(t) or _BRACKETED_CODE.search(t) or _PATH.search(t)) or is_identifier(t)
 
 
@@ -399,6 +417,8 @@ def code_like(name: str) -> bool:
 _CODE_SEQUENCE = re.compile(r"[A-Z]{1,3}\d?(?: [A-Z]{1,3}\d?)+")
 #: Capitals run into a number, a hyphen and a number ("ESO270-017", "PGC012-34"): a catalogue's key.
 _CATALOGUE_KEY = re.compile(r"[A-Z]{2,4}\d{2,}-\d{2,3}")
+#: A short code in lower case beside one in capitals ("ng NGA", "fr FRA"): a file's two codes for one thing.
+_CODE_PAIR = re.compile(r"[a-z]{2,3} [A-Z]{2,3}|[A-Z]{2,3} [a-z]{2,3}")
 #: Lower-case words joined by dots ("pygments.lexers.algebra", "org.apache.commons"): a code's path, not a name.
 _DOTTED_PATH = re.compile(r"[a-z_][a-z\d_]*(?:\.[a-z_][a-z\d_]*){2,}")
 
@@ -412,6 +432,40 @@ def quantity_label(book: ProfileBook, label: str) -> bool:
 def count_in_world(profile: RelationProfile, forward: bool) -> str:
     """How many nodes a step over ``profile`` leads to in the world, read ``forward`` or back."""
     return profile.count_for(forward or profile.symmetric)
+
+
+#: Nodes that must be inside nodes of a kind before the graph's division of them is trusted (``one_container``).
+PARTITION_MIN = 5
+#: A statement that puts its object inside its subject (``INSIDE_STATEMENT`` the other way round).
+_HOLDS = re.compile(r"\{s\} contains \{o\}")
+#: Kinds of thing that stretch across borders, so that being inside one unit of a level does not hold for them: a
+#: river or a mountain range lies in several countries, a road in several provinces.
+_SPANNING = frozenset({"river", "stream", "creek", "canal", "mountain range", "range", "mountain", "lake", "sea",
+                       "ocean", "bay", "gulf", "strait", "desert", "forest", "valley", "glacier", "island group",
+                       "archipelago", "region", "area", "zone", "border", "road", "highway", "motorway", "railway",
+                       "railway line", "line", "route", "trail", "park", "national park", "basin", "watershed",
+                       "ecoregion", "plateau", "plain", "peninsula", "coast", "wetland", "reef"})
+
+
+#: Kinds of container that nest in one another under one name: London is in England and in the United Kingdom, both
+#: countries; a graph that lists one of them does not make it the only one.
+_NESTED_LEVELS = frozenset({"country", "nation", "sovereign state", "state", "kingdom", "empire", "territory"})
+
+
+def inside_one(profile: RelationProfile, step: ProgramStep, index: RelationIndex, subject: str) -> bool:
+    """Whether a step over a containment relation, read from the node inside towards a container of the kind the
+    question names ("the province that Taliouine is located in", "the judicial canton that contains Bornem"), leads
+    to one node in the world although the label names many (a commune is located in its cercle, its province, its
+    region): it does where the graph's nodes of that kind divide what lies inside them (``one_container``) and the
+    node inside is not a thing that stretches across borders (a river, a road, a region), nor the kind one that nests
+    in itself (a country: London is in England and in the United Kingdom)."""
+    statement = profile.forms.statement if profile.forms is not None else ""
+    towards = True if INSIDE_STATEMENT.fullmatch(statement) else False if _HOLDS.fullmatch(statement) else None
+    if towards is None or step.forward != towards or step.kind is None:
+        return False
+    if (index.kind(subject) or "").lower() in _SPANNING or step.kind.lower() in _NESTED_LEVELS:
+        return False
+    return index.one_container(step.label, step.forward, step.kind)
 
 
 def rests_on_whole_graph(program: QueryProgram, book: ProfileBook) -> bool:
@@ -769,7 +823,8 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         # a step from a column's value, which describes its rows without naming one ("the gemstone whose colour is
         # light green", "whose locality is Nepal": other gems of the data are light green or found in Nepal, in
         # words the table spelt otherwise)
-        need_one = count_in_world(profile, step.forward) != "one" and (
+        need_one = count_in_world(profile, step.forward) != "one" and not inside_one(
+            profile, step, index, walk[i - 1]) and (
             not scoped or i == hops or (kg is not None and column_value(kg, walk[i - 1])))
         if len(among) == 1 and not need_one:
             continue

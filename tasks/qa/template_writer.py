@@ -186,6 +186,19 @@ def _plural_heading(name: str) -> bool:
     return bool(lemmas) and last not in lemmas and last.endswith("s")
 
 
+#: A statement that puts its subject inside its object ("{s} is located in {o}").
+INSIDE_STATEMENT = re.compile(r"\{s\} (?:is (?:located|situated) in|lies in|is in) \{o\}")
+
+
+def _container_forms(hop: Hop, *, question: bool) -> list[str]:
+    """For a hop read from a node towards what it is located in, the forms that say the container by what it holds,
+    ending in the node ("the province containing {s}", "Which region contains {s}?"); none for other hops."""
+    forms = hop.profile.forms
+    if hop.slot != "{s}" or forms is None or not INSIDE_STATEMENT.fullmatch(forms.statement):
+        return []
+    return ["{wh} contains {s}?"] if question else ["{the} containing {s}"]
+
+
 def pick_form(options: Sequence[str], rng: random.Random) -> str:
     """One of a profile's alternative forms: the first (best) most of the time, another for variety."""
     return options[0] if len(options) == 1 or rng.random() < 0.6 else rng.choice(list(options[1:]))
@@ -211,6 +224,11 @@ def _describe(subject: str, hop: Hop, noun: str, *, nested: bool, rng: random.Ra
     after"), not in the slot's filler."""
     slot = hop.slot
     options = [t for t in hop.clauses() if not nested or _slot_last(t, slot)]
+    if not options and nested:
+        # "the cercle that Daoura is located in" cannot take a description in its slot ("the province that the
+        # cercle that Daoura is located in is located in"); the container is said by what it holds instead: "the
+        # province containing the cercle that Daoura is located in"
+        options = _container_forms(hop, question=False)
     if not options:
         raise TemplateError(f"cannot describe the node after {subject!r} over {hop.profile.label!r} without a "
                             "centre-embedded clause" if nested else
@@ -260,14 +278,14 @@ def ask(subject: str, last: Hop, noun: str, *, nested: bool, open_end: bool, rng
     if open_end:
         # "Which place had the person who pizza Margherita is named after as queen?": a description that ends in
         # its own verb or preposition may only end the question too
-        options = [t for t in options if _slot_last(t, last.slot)]
+        options = [t for t in options if _slot_last(t, last.slot)] or _container_forms(last, question=True)
         if not options:
             raise TemplateError(f"the question over {last.profile.label!r} would continue after a clause that ends "
                                 f"in its own verb ({subject!r}): a garden path")
     elif nested:
         # a description in the middle of a question ("What has the place whose countries include both Iran and the
         # country of Ladik as a location?") is centre-embedded: only a form that ends in it
-        options = [t for t in options if _slot_last(t, last.slot)]
+        options = [t for t in options if _slot_last(t, last.slot)] or _container_forms(last, question=True)
         if not options:
             raise TemplateError(f"the question over {last.profile.label!r} would hold the description {subject!r} "
                                 "in its middle: a centre-embedded clause")

@@ -1,8 +1,9 @@
 """Knowledge-graph flows: ingest a corpus, build graphs with LightRAG, import graphs built elsewhere, report.
 
 Each domain is its own task: one domain's failure is recorded and the others go on. The flow process writes the
-warehouse (documents, snapshots, build rows, reports), each domain's results in their own transactions;
-``build-graphs`` runs on the step contract (``BuildGraphsStep``, ``flows.steps``).
+warehouse (documents, snapshots, build rows, reports), each domain's results in their own transactions. Every flow
+here runs on the step contract (``flows.steps``): ``IngestStep`` (``ingest-corpus``), ``BuildGraphsStep``
+(``build-graphs``), ``ImportGraphsStep`` (``import-graphs``) and ``ReportGraphsStep`` (``report-graphs``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from flows.progress import Progress
 from flows.steps import Step, Unit, UnitFailure, run_step
 from gateway.embeddings import shared_embedder
 from gateway.spec import GatewaySpec
-from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
+from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow
 from schemas.config import Settings
 from schemas.errors import HopforgeError
 from schemas.corpus import Chunk, Document, IngestOptions, IngestResult, IngestWriteSummary
@@ -30,10 +31,11 @@ from schemas.graph import Entity, EntityMerge, GraphSnapshot, NearDuplicate, Rel
 from schemas.graph_build import DomainBuildResult
 from tasks.graph.report import GraphReport, graph_report, report_markdown, report_rows
 from tasks.corpus.ingest import IngestError, ingest_hf_dataset, ingest_jsonl, ingest_text_folders
+from tasks.graph.importers import GraphImport
 from tasks.graph.kg import KnowledgeGraph
 from warehouse.corpus import write_ingest
-from warehouse.graphs import (current_snapshot, get_snapshot, load_graph, write_build, write_import,
-                              write_near_duplicates, write_snapshot)
+from warehouse.graphs import (current_snapshot, get_snapshot, load_graph, write_build, write_near_duplicates,
+                              write_snapshot)
 
 
 
@@ -146,8 +148,23 @@ def build_usage(rt: Runtime, domain: str, snapshot_id: str) -> dict[str, Any] | 
     return {**u, "cost_usd": round(ep.cost_usd(u["prompt_tokens"] or 0, u["completion_tokens"] or 0), 6)}
 
 
+def report_options(rt: Runtime, domain: str, snapshot_id: str) -> dict[str, Any]:
+    """``graph_report``'s arguments besides the graph and its source: the run, the build's usage, the seed balls."""
+    return {"run_id": rt.run_id, "usage": build_usage(rt, domain, snapshot_id),
+            "min_ball": rt.settings.seeds.min_ball, "max_ball": rt.settings.seeds.max_ball}
+
+
+def report_artifacts(rt: Runtime, reports: list[GraphReport]) -> None:
+    """The run's reports as Prefect artifacts: a table and the markdown (none for no report)."""
+    if reports:
+        create_table_artifact(key="graph-report", table=report_rows(reports),
+                              description=f"graph report, run {rt.run_id}")
+        create_markdown_artifact(key="graph-report-md", markdown="# Graph report\n\n" + report_markdown(reports))
+
+
 def report_domains(rt: Runtime, domains: list[str], snapshots: dict[str, str] | None = None) -> list[GraphReport]:
-    """Report each domain's current graph, or the given snapshot of it (``snapshots``: domain -> snapshot id)."""
+    """Report each domain's current graph, or the given snapshot of it (``snapshots``: domain -> snapshot id), in
+    the flow's process: what ``build-graphs`` and ``import-graphs`` report of the graphs they made."""
     reports = []
     for domain in domains:
         if snapshots and domain in snapshots:
@@ -158,34 +175,82 @@ def report_domains(rt: Runtime, domains: list[str], snapshots: dict[str, str] | 
             if found is None:
                 continue
             kg, source = found
-        rep = graph_report(kg, run_id=rt.run_id, source=source, usage=build_usage(rt, domain, kg.snapshot_id or ""),
-                           min_ball=rt.settings.seeds.min_ball, max_ball=rt.settings.seeds.max_ball)
+        rep = graph_report(kg, source=source, **report_options(rt, domain, kg.snapshot_id or ""))
         rt.wh.write_batch("graph_reports", [rep], replace=True)
         reports.append(rep)
-    if reports:
-        create_table_artifact(key="graph-report", table=report_rows(reports),
-                              description=f"graph report, run {rt.run_id}")
-        create_markdown_artifact(key="graph-report-md", markdown="# Graph report\n\n" + report_markdown(reports))
+    report_artifacts(rt, reports)
     return reports
+
+
+@task(name="report-graph", cache_policy=NO_CACHE)
+def report_graph_task(kg: KnowledgeGraph, source: str | None, run_id: str, usage: dict[str, Any] | None,
+                      min_ball: int, max_ball: int) -> BatchResult[GraphReport]:
+    """One graph's report (``tasks.graph.report.graph_report``); nothing is written."""
+    return BatchResult([graph_report(kg, run_id=run_id, source=source, usage=usage, min_ball=min_ball,
+                                     max_ball=max_ball)])
+
+
+class ReportGraphsStep(Step[GraphSnapshot, GraphReport]):
+    """A report of each domain's current graph (the domains given, or every domain with a graph; a domain without
+    one is left out): a unit is a domain's current snapshot, the graph travels with it, the task computes the report
+    (its seed balls are the long part on a large graph) and the report's row lands."""
+
+    flow, progress, doing = "report-graphs", "report-graphs", "reporting graphs"
+    roles = ()
+    reads = ("graph_snapshots", "entities", "relations", "graph_builds", "runs")
+    writes = {"graph_reports": GraphReport}
+    task = report_graph_task
+
+    def __init__(self, domains: list[str] | None) -> None:
+        self.domains = domains
+        self.batch_size = 1  # a unit is one domain
+        self.snapshots: list[GraphSnapshot] = []
+
+    def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
+        found = (current_snapshot(rt.wh, d) for d in self.domains or known_domains(rt, "graph_snapshots"))
+        self.snapshots = [snap for snap in found if snap is not None]
+
+    def bar(self, unit: Unit[GraphSnapshot]) -> tuple[str, int, str]:
+        return self.progress, len(self.snapshots), self.doing  # one bar, in domains
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[GraphSnapshot]]:
+        for snap in self.snapshots:
+            yield Unit(snap.domain, snap.snapshot_id, [snap])
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[GraphSnapshot]) -> dict[str, Any]:
+        [snap] = unit.items
+        return {"kg": load_graph(rt.wh, unit.domain, unit.snapshot), "source": snap.source,
+                **report_options(rt, unit.domain, unit.snapshot)}
+
+    def write(self, rt: Runtime, unit: Unit[GraphSnapshot], records: list[GraphReport], con: Any) -> list[GraphReport]:
+        rt.wh.write_batch("graph_reports", records, replace=True, con=con)
+        return records
+
+    def summary(self, rt: Runtime, written: list[GraphReport]) -> dict[str, Any]:
+        report_artifacts(rt, written)
+        print(report_markdown(written))
+        return {"reports": [r.model_dump(mode="json") for r in written]}
+
+
+#: The keys of ``report-graphs``'s result (the run's totals are in its run row).
+REPORT_RESULT = ("run_id", "reports")
 
 
 @hopforge_flow(name="report-graphs", log_prints=True)
 def report_graphs(domains: list[str] | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Report every (or the given) domain's current graph: size, connectivity, seed eligibility, cost, verdict."""
     settings = settings or default_settings()
-    with open_run("report-graphs", flow_parameters(report_graphs, locals()), settings) as rt:
-        domains = domains or known_domains(rt, "graph_snapshots")
-        reports = report_domains(rt, domains)
-        print(report_markdown(reports))
-        return {"run_id": rt.run_id, "reports": [r.model_dump(mode="json") for r in reports]}
+    params = flow_parameters(report_graphs, locals())
+    return {k: v for k, v in run_step(ReportGraphsStep(domains), params, settings).items() if k in REPORT_RESULT}
 
 
 # -- import ---------------------------------------------------------------------------------------------------------
 @task(name="import-graph-file", cache_policy=NO_CACHE)
-def import_file_task(path: str, domain: str, kind: str | None):
+def import_file_task(path: str, domain: str, kind: str | None) -> BatchResult[GraphImport]:
+    """One graph file read as canonical records of ``domain`` (``tasks.graph.importers``); nothing is written."""
     from tasks.graph.importers import import_graph_file
 
-    return import_graph_file(path, domain, kind=kind)  # type: ignore[arg-type]
+    return BatchResult([import_graph_file(path, domain, kind=kind)])  # type: ignore[arg-type]
 
 
 GraphKind = Literal["graphml", "lightrag", "triples", "rog"]
@@ -216,6 +281,66 @@ def check_graph_files(files: dict[str, str], kind: str | None, *, allow_new_doma
             raise GraphImportError(f"{path} (domain {domain}): no such file")
 
 
+def import_failure(exc: BaseException) -> str:
+    """Why a domain's file was not imported: an expected failure's own line, another's type and message."""
+    return str(exc) if isinstance(exc, HopforgeError) else f"{type(exc).__name__}: {exc}"
+
+
+class ImportGraphsStep(Step[str, GraphImport]):
+    """Graph files imported as snapshots of their domains: a unit is one domain's file, read by the importer in the
+    flow's process (``local``: the files are the flow machine's). A file that cannot be imported is recorded and the
+    other domains go on (``fails_alone``); a domain's snapshot lands in one transaction, in domain order. The
+    domains imported are then reported."""
+
+    flow, progress, doing = "import-graphs", "import-graphs", "importing graphs"
+    roles = ()
+    reads = ("graph_snapshots", "entities", "relations", "graph_builds", "runs")
+    writes = {"graph_snapshots": GraphSnapshot, "entities": Entity, "relations": Relation,
+              "entity_merges": EntityMerge, "graph_reports": GraphReport}
+    task = import_file_task
+    fails_alone = True
+    local = True
+
+    def __init__(self, files: dict[str, str], kind: str | None) -> None:
+        self.files, self.kind = files, kind
+        self.batch_size = 1  # a unit is one domain's file
+
+    def bar(self, unit: Unit[str]) -> tuple[str, int, str]:
+        return self.progress, len(self.files), self.doing  # one bar, in files
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[str]]:
+        for domain, path in sorted(self.files.items()):
+            yield Unit(domain, "", [path])
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[str]) -> dict[str, Any]:
+        return {"path": unit.items[0], "domain": unit.domain, "kind": self.kind}
+
+    def write(self, rt: Runtime, unit: Unit[str], records: list[GraphImport],
+              con: Any) -> list[tuple[str, dict[str, Any]]]:
+        [imp] = records
+        # warehouse.graphs.write_import's snapshot, in the runner's transaction
+        snap = write_snapshot(rt.wh, imp.domain, imp.entities, imp.relations, source=imp.source,
+                              build_run_id=rt.run_id, directed=imp.directed, con=con)
+        print(f"{unit.domain}: {imp.summary()} -> snapshot {snap.snapshot_id}")
+        return [(unit.domain, {"snapshot_id": snap.snapshot_id, "entities": len(imp.entities),
+                               "relations": len(imp.relations), "bad_rows": imp.bad_rows,
+                               "problems": [str(e) for e in imp.errors[:20]]})]
+
+    def failed(self, rt: Runtime, failure: UnitFailure[str]) -> None:
+        print(f"{failure.unit.domain}: import FAILED: {import_failure(failure.error)}")
+
+    def summary(self, rt: Runtime, written: list[Any]) -> dict[str, Any]:
+        done = {domain: row for domain, row in (w for w in written if not isinstance(w, UnitFailure))}
+        failures = {w.unit.domain: import_failure(w.error) for w in written if isinstance(w, UnitFailure)}
+        reports = report_domains(rt, sorted(done))
+        print(report_markdown(reports))
+        return {"imported": done, "failures": failures, "reports": [r.model_dump(mode="json") for r in reports]}
+
+
+#: The keys of ``import-graphs``'s result.
+IMPORT_RESULT = ("run_id", "imported", "failures", "reports")
+
+
 @hopforge_flow(name="import-graphs", log_prints=True)
 def import_graphs(files: dict[str, str], kind: GraphKind | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots."""
@@ -223,26 +348,8 @@ def import_graphs(files: dict[str, str], kind: GraphKind | None = None, settings
     # Python callers (benchmarks, tests, the demo) name their own domains; the commands apply the domain rule
     # (``hopforge graph import`` checks with its --allow-new-domains before this flow runs).
     check_graph_files(files, kind, allow_new_domains=True)
-    with open_run("import-graphs", flow_parameters(import_graphs, locals()), settings) as rt:
-        done: dict[str, Any] = {}
-        failures: dict[str, str] = {}
-        bar = Progress("import-graphs", len(files), "importing graphs")
-        for domain, path in sorted(files.items()):
-            try:
-                imp = import_file_task(path, domain, kind)
-                snap = write_import(rt.wh, imp, build_run_id=rt.run_id)
-                print(f"{domain}: {imp.summary()} -> snapshot {snap.snapshot_id}")
-                done[domain] = {"snapshot_id": snap.snapshot_id, "entities": len(imp.entities),
-                                "relations": len(imp.relations), "bad_rows": imp.bad_rows,
-                                "problems": [str(e) for e in imp.errors[:20]]}
-            except Exception as exc:  # one domain's bad file must not stop the others
-                failures[domain] = str(exc) if isinstance(exc, HopforgeError) else f"{type(exc).__name__}: {exc}"
-                print(f"{domain}: import FAILED: {failures[domain]}")
-            bar.advance(description=f"imported {domain}")
-        reports = report_domains(rt, sorted(done))
-        print(report_markdown(reports))
-        return {"run_id": rt.run_id, "imported": done, "failures": failures,
-                "reports": [r.model_dump(mode="json") for r in reports]}
+    params = flow_parameters(import_graphs, locals())
+    return {k: v for k, v in run_step(ImportGraphsStep(files, kind), params, settings).items() if k in IMPORT_RESULT}
 
 
 # -- build ----------------------------------------------------------------------------------------------------------
@@ -457,6 +564,66 @@ def _write_build(rt: Runtime, res: DomainBuildResult, usage: dict[str, int], con
     return snapshot_id or ""
 
 
+@task(name="ingest-source", cache_policy=NO_CACHE)
+def ingest_task(source: str, kind: SourceKind, options: IngestOptions) -> BatchResult[IngestResult]:
+    """A corpus source read and chunked (``ingest_source``); nothing is written."""
+    return BatchResult([ingest_source(source, kind, options)])
+
+
+def _skip_line(s: Any) -> str:
+    return f"{s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}"
+
+
+class IngestStep(Step[str, IngestResult]):
+    """A corpus ingested into ``documents`` and ``chunks``: one unit, the source, read and chunked in the flow's
+    process (``local``: a folder or files of the flow's machine, a dataset it downloads), its documents, chunks and
+    skipped inputs landed by ``warehouse.corpus.write_ingest`` in its one transaction (``own_transaction``; a
+    document already ingested is not written again). A source that gave no document, only skipped inputs, is an
+    ``IngestError`` and writes nothing."""
+
+    flow, progress, doing = "ingest-corpus", "ingest-corpus", "ingesting the corpus"
+    roles = ()
+    reads = ("documents",)
+    writes = {"documents": Document, "chunks": Chunk, "ingest_skips": dict}
+    task = ingest_task
+    local = True
+    own_transaction = True
+
+    def __init__(self, source: str, kind: str, options: IngestOptions) -> None:
+        self.source, self.kind, self.options = source, kind, options
+        self.batch_size = 1  # one unit, the source
+
+    def bar(self, unit: Unit[str]) -> tuple[str, int, str]:
+        return self.progress, 1, self.doing
+
+    def plan(self, rt: Runtime) -> Iterator[Unit[str]]:
+        yield Unit("", "", [self.source])
+
+    def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[str]) -> dict[str, Any]:
+        return {"source": self.source, "kind": self.kind, "options": self.options}
+
+    def write(self, rt: Runtime, unit: Unit[str], records: list[IngestResult],
+              con: Any) -> list[tuple[IngestResult, IngestWriteSummary]]:
+        [result] = records
+        nothing_ingested(self.source, result)
+        return [(result, write_ingest(rt.wh, result, rt.run_id))]
+
+    def summary(self, rt: Runtime, written: list[tuple[IngestResult, IngestWriteSummary]]) -> dict[str, Any]:
+        [(result, summary)] = written
+        for s in result.skipped:
+            print(f"skipped {_skip_line(s)}")
+        if result.skipped:
+            create_table_artifact(key="ingest-skips", table=[s.model_dump() for s in result.skipped],
+                                  description=f"inputs skipped by run {rt.run_id}")
+        return {**summary.model_dump(exclude={"run_id"}), "skipped": len(result.skipped),
+                "duplicates": result.duplicates, "skips": [_skip_line(s) for s in result.skipped[:100]]}
+
+
+#: The keys of ``ingest-corpus``'s result: the run, what ``write_ingest`` wrote, the skipped inputs.
+INGEST_RESULT = ("run_id", *(k for k in IngestWriteSummary.model_fields if k != "run_id"), "skipped", "duplicates",
+                 "skips")
+
+
 @hopforge_flow(name="ingest-corpus", log_prints=True)
 def ingest_corpus(
     source: str,
@@ -472,17 +639,6 @@ def ingest_corpus(
     IngestCorpus.check_call(locals())
     settings = settings or default_settings()
     options = ingest_options(chunk_token_size, chunk_overlap_token_size, allow_new_domains)
-    kind = check_source(source, source_kind, options)
-    with open_run("ingest-corpus", flow_parameters(ingest_corpus, locals()), settings) as rt:
-        result = ingest_source(source, kind, options)  # type: ignore[arg-type]
-        nothing_ingested(source, result)
-        summary = write_ingest(rt.wh, result, rt.run_id)
-        for s in result.skipped:
-            print(f"skipped {s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}")
-        if result.skipped:
-            create_table_artifact(key="ingest-skips", table=[s.model_dump() for s in result.skipped],
-                                  description=f"inputs skipped by run {rt.run_id}")
-        return {"run_id": rt.run_id, **summary.model_dump(exclude={"run_id"}), "skipped": len(result.skipped),
-                "duplicates": result.duplicates,
-                "skips": [f"{s.source}{f':{s.line}' if s.line else ''} [{s.reason_code}] {s.message}"
-                          for s in result.skipped[:100]]}
+    step = IngestStep(source, check_source(source, source_kind, options), options)
+    params = flow_parameters(ingest_corpus, locals())
+    return {k: v for k, v in run_step(step, params, settings).items() if k in INGEST_RESULT}

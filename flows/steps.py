@@ -19,7 +19,12 @@ A step (``Step``) declares what it is and what it does, and nothing else:
   lands, ``failed`` says so, and ``summary`` finds a ``UnitFailure`` for it among what was written, at its place in
   plan order (otherwise, the default, a failed batch stops the run, what landed before it kept);
 - ``one_per_process``: the batch task holds process-wide state two runs of it would share (LightRAG's storage
-  locks): the thread pool runs one unit at a time, Ray one a worker process (``runner.window`` in flight).
+  locks): the thread pool runs one unit at a time, Ray one a worker process (``runner.window`` in flight);
+- ``local``: the batch task runs on the flow process's thread pool whatever runner is configured: it reads files of
+  the flow's machine (a corpus, graph files), or its one unit is everything the run holds (an export), so a Ray
+  worker would only be sent what the flow has already;
+- ``own_transaction``: ``write`` lands a unit through a warehouse writer that holds it in one transaction of its
+  own (``warehouse.corpus.write_ingest``): the runner opens none and passes ``con=None``.
 
 The runner (``run_step``) owns the rest, the same way for every step: opening the run (row, config, ledger), the
 task runner (threads or Ray) and the in-flight window sized from the endpoints' concurrency, batches handed back in
@@ -88,6 +93,10 @@ class Step(Generic[J, R]):
     fails_alone: ClassVar[bool] = False
     #: The batch task keeps process-wide state: one unit at a time on the thread pool, one a worker process on Ray.
     one_per_process: ClassVar[bool] = False
+    #: The batch task runs on the flow process's thread pool whatever runner is configured (see the module docstring).
+    local: ClassVar[bool] = False
+    #: ``write`` lands a unit in a transaction of its own (a warehouse writer that opens one): ``con`` is ``None``.
+    own_transaction: ClassVar[bool] = False
 
     def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
         """Checks and lookups that need the open run (the warehouse, the endpoints), before any work is planned."""
@@ -155,7 +164,8 @@ def by_snapshot(items: Iterable[J], key: Callable[[J], K]) -> list[tuple[K, list
 def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """Run ``step`` as one run of the warehouse: see the module docstring. ``parameters`` is the run row's record of
     the call (``flow_parameters``)."""
-    with open_run(step.flow, parameters, settings) as rt, batch_runner(settings.runner, rt.gateway) as runner:
+    cfg = settings.runner.model_copy(update={"kind": "threads", "address": None}) if step.local else settings.runner
+    with open_run(step.flow, parameters, settings) as rt, batch_runner(cfg, rt.gateway) as runner:
         spec = runner.spec(*step.roles)
         if step.batch_size is None:
             step.batch_size = endpoint_concurrency(spec, *step.roles)
@@ -176,7 +186,8 @@ def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Setting
         def land(unit: Unit[Any], records: list[Any]) -> None:
             step.before(rt, unit)
             progress = bar(unit)
-            with rt.wh.transaction() as con:  # a unit lands whole or not at all
+            # a unit lands whole or not at all: in the runner's transaction, or in the one its writer opens
+            with nullcontext() if step.own_transaction else rt.wh.transaction() as con:
                 written.extend(step.write(rt, unit, records, con))
             progress.advance(len(unit.items))
 

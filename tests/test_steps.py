@@ -231,9 +231,58 @@ def test_one_per_process_runs_one_unit_at_a_time_on_threads(prefect_harness, set
     assert max(_overlap) == 1
 
 
+@task(name="toy-where-batch", cache_policy=NO_CACHE)
+def toy_where_batch(items: list[str]) -> BatchResult[str]:
+    """Upper-cases its items and says which process ran it."""
+    import os
+
+    return BatchResult([f"{i.upper()}@{os.getpid()}" for i in items])
+
+
+def test_a_local_step_runs_on_the_flows_thread_pool_whatever_the_runner(prefect_harness, fake_llm, tmp_path):
+    """``local``: with ``runner.kind = "ray"`` configured (and no Ray needed), the batches run in the flow's process."""
+    import os
+
+    class Local(FailsAloneStep):
+        task = toy_where_batch
+        local = True
+
+    role = {"base_url": fake_llm.base_url, "model": "fake-model", "max_retries": 1, "timeout_s": 10}
+    on_ray = load_settings(data_dir=tmp_path, roles={"generator": role}, runner={"kind": "ray", "max_workers": 2})
+    out = toy_flow(Local(["x1", "x2"]), on_ray)
+    assert out["written"] == [f"X1@{os.getpid()}", f"X2@{os.getpid()}"]
+
+
+def test_a_step_that_writes_in_its_own_transaction_gets_no_connection(prefect_harness, settings):
+    """``own_transaction``: the runner opens no transaction around ``write`` (a warehouse writer that opens its own,
+    as ``warehouse.corpus.write_ingest`` does, would otherwise nest one in another) and passes ``con=None``."""
+
+    class OwnTransaction(ToyStep):
+        own_transaction = True
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.cons: list[Any] = []
+
+        def write(self, rt: Any, unit: Unit[str], records: list[str], con: Any) -> list[str]:
+            self.cons.append(con)
+            with rt.wh.transaction() as own:  # what a writer with its own transaction does
+                rt.wh.write_batch("qa_job_notes", [{"domain": unit.domain, "snapshot_id": unit.snapshot, "seed": r,
+                                                    "hop_class": "1-2", "mode": "m", "note": None,
+                                                    "run_id": rt.run_id} for r in records], con=own)
+            return records
+
+    _release.clear()
+    step = OwnTransaction()
+    out = toy_flow(step, settings)
+    assert out["written"] == ["X1", "X2", "X3", "Y1"] and step.cons == [None, None, None]
+    assert _notes(settings) == ["X1", "X2", "X3", "Y1"]
+
+
 def _declared_steps() -> list[type[Step]]:
     import flows.distill
     import flows.evaluate
+    import flows.export
     import flows.graphs
     import flows.qa
     import flows.refresh  # noqa: F401  (the modules that declare steps)
@@ -289,7 +338,8 @@ def test_the_table_scan_follows_the_functions_a_step_calls():
 def test_every_declared_step_writes_the_tables_it_declares_and_no_other():
     steps = _declared_steps()
     assert {s.flow for s in steps} >= {"generate-qa", "verify-paths", "distill-trajectories", "evaluate-policy",
-                                       "label-difficulty", "build-graphs"}
+                                       "label-difficulty", "build-graphs", "ingest-corpus", "import-graphs",
+                                       "report-graphs", "export-datasets"}
     for cls in steps:
         assert _tables_written(cls) == set(cls.writes), cls.__name__
         assert cls.task is not None, cls.__name__
@@ -315,6 +365,7 @@ def test_every_flow_is_a_short_declaration():
     none past 60 lines; the batch flows run on the step contract."""
     import flows.distill
     import flows.evaluate
+    import flows.export
     import flows.graphs
     import flows.qa
     import flows.refresh
@@ -323,5 +374,7 @@ def test_every_flow_is_a_short_declaration():
     assert len(lengths) >= 15 and {"qa.generate_qa", "factory.factory", "refresh.refresh"} <= set(lengths)
     assert {name: n for name, n in lengths.items() if n > 60} == {}
     for fn in (flows.qa.generate_qa, flows.qa.verify_paths, flows.distill.distill_trajectories,
-               flows.evaluate.evaluate_policy, flows.refresh.label_difficulty, flows.graphs.build_graphs):
+               flows.evaluate.evaluate_policy, flows.refresh.label_difficulty, flows.graphs.build_graphs,
+               flows.graphs.ingest_corpus, flows.graphs.import_graphs, flows.graphs.report_graphs,
+               flows.export.export_datasets):
         assert "run_step(" in inspect.getsource(fn.fn).splitlines()[-1], fn.name

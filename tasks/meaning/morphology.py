@@ -663,6 +663,12 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             # "sold under", "caught in", "appointed on the advice of": a verb whose usual sense takes an object,
             # followed by a preposition and no object, is its passive participle ("X was sold under Y")
             return _copula(passive, False, words, low[i:])
+        if not adverbs and len(rlow) >= 2 and rlow[-1] == "of" and _noun_head(rest[:-1]) and \
+                any("VBN" in tags for _, tags in readings):
+            # "modified version of", "revised edition of", "elected member of": a participle before a noun and
+            # "of" modifies the noun ("X is a modified version of Y"), not a verb with an object ("X modified
+            # version of Y")
+            return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [wlow])
         if finite:
             return _finite(finite[0][0], word, finite[0][1], adverbs, rest)
         if participle and not base and rlow and rlow[-1] not in _PREPS and not adverbs and _noun_phrase(rest):

@@ -478,6 +478,17 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
     return ctx, cands, why
 
 
+#: A job's preparation (``prepare_job``): its rendered subgraph, its candidates, and why no program stood.
+Prepared = tuple[RenderedContext, list[CandidatePath], tuple[str, str]]
+
+
+def prepare_job(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode, cfg: GenConfig,
+                sampling_seed: int) -> Prepared:
+    """A job's preparation (``_prepare``), pure and deterministic: a caller may run it ahead, elsewhere, and hand
+    the result to ``run_job`` (``prepared``)."""
+    return _prepare(kg, seed, hop_class, mode, cfg, sampling_seed)
+
+
 def _program_candidates(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, lengths: Sequence[int], cfg: GenConfig,
                         walk_seed: int, book: ProfileBook, clause_ok: ClauseOk | None, *, first: int = 1
                         ) -> tuple[list[CandidatePath], tuple[str, str]]:
@@ -552,10 +563,14 @@ async def run_job(
     run_id: str,
     cfg: GenConfig,
     sampling_seed: int = 0,
+    prepared: Prepared | None = None,
 ) -> JobResult:
-    """Generate, check, judge and retry one job. Never raises for LLM problems: they become rejected attempts."""
+    """Generate, check, judge and retry one job. Never raises for LLM problems: they become rejected attempts.
+    ``prepared``: the job's ``prepare_job``, done ahead (otherwise it is done here)."""
     result = JobResult(seed=seed, hop_class=hop_class, mode=mode)
-    ctx, cands, why_none = await _prepared(kg, seed, hop_class, mode, cfg, sampling_seed)
+    if prepared is None:
+        prepared = await _prepared(kg, seed, hop_class, mode, cfg, sampling_seed)
+    ctx, cands, why_none = prepared
     if cfg.writer == "template" and not cands:
         result.note, result.note_reason = why_none[1], why_none[0]
         return result

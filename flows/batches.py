@@ -11,18 +11,26 @@ A batch task takes picklable inputs only (records, a graph, a config, a ``Gatewa
 A batch whose worker died is submitted again (a new task run), up to ``resubmits`` times: its LLM answers are in the
 shared cache already, so the second try repeats no answered call, and since results are written by the flow only
 once per batch, nothing is duplicated.
+
+A flow whose batches wait on work that can only be planned once an earlier batch has landed (generate-qa's refill of
+a domain reads what its first jobs wrote) yields ``LATER`` from its batches while that work is not ready: nothing is
+submitted until the next batch lands, then the batches are asked again. ``Ahead`` runs a flow's pure Python work on
+the items of a batch (generate-qa's job preparation) in forked processes, ahead of the batch that needs it.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import gc
 import os
+import pickle
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, NoReturn, TypeVar
 
 from gateway.endpoints import limit_name
 from gateway.spec import GatewaySpec, spec_for
@@ -32,6 +40,17 @@ from tasks.graph.kg import KnowledgeGraph, cached_graph, share_graphs
 
 B = TypeVar("B")
 R = TypeVar("R")
+T = TypeVar("T")
+
+
+class _Later:
+    def __repr__(self) -> str:
+        return "LATER"
+
+
+#: What a flow's batches yield when their next batch can only be planned after another one has landed: the batch loop
+#: submits nothing more until the next batch lands, then asks again (see the module docstring).
+LATER: Any = _Later()
 
 
 @dataclass
@@ -191,10 +210,13 @@ class _Runner:
             # slow last job (a question on its third attempt) does not keep the next batches from starting.
             while len(pending) < 2 * window and len(running()) < window:
                 batch = next(todo, _END)
-                if batch is _END:
+                if batch is _END or batch is LATER:  # LATER: nothing to submit until the next batch lands
+                    waiting[0] = batch is LATER
                     return
+                waiting[0] = False
                 pending.append((batch, self.submit(task, parameters(batch)), 0))
 
+        waiting = [False]
         fill()
         elsewhere: set[int] = set()
         nodes: set[str] = set()
@@ -217,6 +239,7 @@ class _Runner:
                         raise
                     fill()
                     yield batch, exc
+                    fill()  # the batch is settled now: what waited for it (LATER) may be planned
                     continue
                 print(f"{task.name}: a worker was lost ({type(exc).__name__}); submitting the batch again")
                 pending.appendleft((batch, self.submit(task, parameters(batch)), tries + 1))
@@ -232,7 +255,10 @@ class _Runner:
             n += 1
             fill()
             yield batch, result
+            fill()  # the batch has landed now: what waited for it (LATER) may be planned
             down.check(task.name, final=not pending)
+        if waiting[0]:
+            raise RuntimeError(f"{task.name}: the batches wait for one to land, and none is in flight")
         if elsewhere:
             on = f" on {len(nodes)} Ray node(s)" if nodes else ""
             print(f"{task.name}: {n} batch(es) ran in {len(elsewhere)} worker process(es){on} besides the flow's")
@@ -286,6 +312,155 @@ class DownEndpoints:
                     f"roles.{role}.base_url, then run the same command again: what finished is kept, and the jobs "
                     "lost to the endpoint are tried again."
                 )
+
+
+class Ahead:
+    """Pure Python work on a batch's items, run ahead of the batch in forked child processes: ``submit(fn, items)``
+    forks a child that computes ``fn(item)`` for each item in order and sends each result back as soon as it stands,
+    and returns one future an item, set when its result arrives. The batch that needs the results is submitted at
+    once and awaits each item's future, so the flow's process spends no GIL time on the work while the batches in
+    flight wait for their answers. At most ``workers`` children run at once, at a lower priority than the parent
+    (whose answers in flight come first); the others wait their turn, in order.
+
+    A fork shares the parent's memory as it is (the graph, its indexes, the configuration), so nothing is pickled on
+    the way in; ``fn`` must be pure (what it computes depends on its arguments, not on state it changes). A child that
+    dies before it sent every result sets the futures it left to ``None`` (the batch then does that work itself, and
+    ``lost`` counts the child), and so does one that sent nothing for ``stall_s`` seconds (it is ended: a lock another
+    thread of the parent held when it forked would keep it waiting forever). Only where ``os.fork`` exists
+    (``available``)."""
+
+    def __init__(self, workers: int, stall_s: float = 120.0) -> None:
+        self.workers = max(1, workers)
+        self.stall_s = stall_s
+        self.lost = 0
+        self._queue: deque[tuple[Callable[[Any], Any], list[Any], list[concurrent.futures.Future]]] = deque()
+        self._children: dict[int, threading.Thread] = {}
+        self._closed = False
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def available() -> bool:
+        return hasattr(os, "fork")
+
+    def submit(self, fn: Callable[[T], R], items: Sequence[T]) -> list[concurrent.futures.Future]:
+        futures: list[concurrent.futures.Future] = [concurrent.futures.Future() for _ in items]
+        if items:
+            with self._lock:
+                self._queue.append((fn, list(items), futures))
+            self._start()
+        return futures
+
+    def _start(self) -> None:
+        """Fork the next child in line if a place is free."""
+        with self._lock:
+            if self._closed or len(self._children) >= self.workers or not self._queue:
+                return
+            fn, items, futures = self._queue.popleft()
+            read_fd, write_fd = _wide_pipe()
+            pid = os.fork()
+            if pid == 0:
+                _ahead_child(fn, items, read_fd, write_fd)
+            os.close(write_fd)
+            reader = threading.Thread(target=self._read, args=(pid, read_fd, futures), name="ahead-reader",
+                                      daemon=True)
+            self._children[pid] = reader
+        reader.start()
+
+    def _read(self, pid: int, read_fd: int, futures: list[concurrent.futures.Future]) -> None:
+        """Set each future as its result arrives; ``None`` for those a lost child left; then the next child."""
+        got = 0
+        progress = threading.Event()  # set at every result: the watchdog ends a child that stalls
+        done = threading.Event()
+        threading.Thread(target=self._watch, args=(pid, progress, done), name="ahead-watchdog", daemon=True).start()
+        with os.fdopen(read_fd, "rb", buffering=PIPE_BYTES) as pipe:  # what the child sent, in few reads
+            for future in futures:
+                try:
+                    value = pickle.load(pipe)
+                except (EOFError, pickle.UnpicklingError):
+                    break
+                future.set_result(value)
+                progress.set()
+                got += 1
+        done.set()
+        progress.set()
+        for future in futures[got:]:
+            future.set_result(None)
+        _, status = os.waitpid(pid, 0)
+        with self._lock:
+            del self._children[pid]
+            if got < len(futures) and not self._closed:
+                self.lost += 1
+                print(f"preparing ahead: a child process was lost ({_exit_reason(status)}) after {got} of "
+                      f"{len(futures)} results; the batch prepares the rest itself")
+        self._start()
+
+    def _watch(self, pid: int, progress: threading.Event, done: threading.Event) -> None:
+        """End the child ``pid`` if no result came for ``stall_s`` seconds (until ``done``)."""
+        while not done.is_set():
+            if not progress.wait(self.stall_s) and not done.is_set():
+                try:
+                    os.kill(pid, signal.SIGKILL)  # not reaped: its reader reaps it only after ``done``
+                except ProcessLookupError:
+                    pass
+                return
+            progress.clear()
+
+    def close(self) -> None:
+        """Stop: the children still running are ended (the run is over: nothing waits for them), the queue dropped
+        (its futures set to ``None``)."""
+        with self._lock:
+            self._closed = True
+            queued, self._queue = list(self._queue), deque()
+            children = dict(self._children)
+        for _, _, futures in queued:
+            for future in futures:
+                future.set_result(None)
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # ended between the look and the kill: its reader reaps it
+        for reader in children.values():
+            reader.join()
+
+
+#: The pipe from a child, as wide as Linux allows by default (``/proc/sys/fs/pipe-max-size``): a child does not wait
+#: for the parent's reader, which takes the GIL in turns with the calls in flight, before it goes on to its next item.
+PIPE_BYTES = 1 << 20
+
+
+def _wide_pipe() -> tuple[int, int]:
+    import fcntl  # where os.fork is, fcntl is
+
+    read_fd, write_fd = os.pipe()
+    try:
+        fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (AttributeError, OSError):
+        pass  # another system, or a lower limit: the default pipe, the child waits on it now and then
+    return read_fd, write_fd
+
+
+def _ahead_child(fn: Callable[[Any], Any], items: list[Any], read_fd: int, write_fd: int) -> NoReturn:
+    """In the forked child: ``fn`` on each item, each result pickled down the pipe as soon as it stands; then exit
+    without running the parent's exit handlers (``os._exit``), whatever happened."""
+    code = 1
+    try:
+        os.close(read_fd)
+        os.nice(5)  # the parent's calls in flight come first
+        gc.disable()  # a short life: no collection walks (and copies) the parent's pages
+        with os.fdopen(write_fd, "wb") as pipe:
+            for item in items:
+                pickle.dump(fn(item), pipe, protocol=pickle.HIGHEST_PROTOCOL)
+                pipe.flush()
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _exit_reason(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"exit code {os.WEXITSTATUS(status)}" if os.WIFEXITED(status) else f"status {status}"
 
 
 def _worker_lost(exc: BaseException) -> bool:

@@ -9,9 +9,13 @@ one batch loop, several batches in flight (``_Runner.in_flight``), and write res
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,7 +23,7 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows.batches import BatchResult, chunks
+from flows.batches import LATER, Ahead, BatchResult, chunks
 from flows.checks import check_domains_in, seed_ball_bounds
 from flows.params import GenerateQA, VerifyPaths
 from flows.profiles import profile_unknown_labels
@@ -37,9 +41,11 @@ from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import (
-    ENDPOINT_FAILURES, GenConfig, JobResult, assign_hop_classes, profile_book, run_job, scope_names, scope_problem,
+    ENDPOINT_FAILURES, GenConfig, JobResult, Prepared, assign_hop_classes, prepare_job, profile_book, run_job,
+    scope_names, scope_problem,
 )
 from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
+from tasks.qa.programs import relation_index
 from tasks.qa.refill import missing_jobs, refill_seeds
 from tasks.qa.mix import (counts_by_domain, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shapes_sql,
                           shortfalls)
@@ -130,17 +136,23 @@ def job_concurrency(spec: GatewaySpec) -> int:
 
 @task(name="generate-batch", retries=1, retry_delay_seconds=5, cache_policy=NO_CACHE)
 def generate_batch(spec: GatewaySpec, kg: KnowledgeGraph, jobs: list[tuple[Seed, str, str]], cfg: GenConfig,
-                   run_id: str, sampling_seed: int) -> BatchResult[JobResult]:
-    """Run one batch of generation jobs concurrently; picklable in and out, so any task runner can run it."""
+                   run_id: str, sampling_seed: int,
+                   prepared: Sequence[concurrent.futures.Future] | None = None) -> BatchResult[JobResult]:
+    """Run one batch of generation jobs concurrently; picklable in and out, so any task runner can run it.
+    ``prepared`` (the thread pool only): one future a job, its preparation done ahead in another process
+    (``GenerateStep``); a job waits for its own and starts at once, and one that comes back ``None`` (its process
+    was lost) is prepared here."""
     gateway = spec.open()
+
+    async def one(seed: Seed, hop: str, mode: str, ready: concurrent.futures.Future | None) -> JobResult:
+        done: Prepared | None = await asyncio.wrap_future(ready) if ready is not None else None
+        return await run_job(gateway, kg, seed, hop, mode, run_id=run_id, cfg=cfg,  # type: ignore[arg-type]
+                             sampling_seed=sampling_seed, prepared=done)
 
     async def go() -> list[JobResult]:
         try:
-            return await gateway.gather(
-                (run_job(gateway, kg, seed, hop, mode, run_id=run_id, cfg=cfg, sampling_seed=sampling_seed)  # type: ignore[arg-type]
-                 for seed, hop, mode in jobs),
-                limit=job_concurrency(spec),
-            )
+            return await gateway.gather((one(*job, ready) for job, ready in zip(jobs, prepared or [None] * len(jobs))),
+                                        limit=job_concurrency(spec))
         finally:
             await gateway.aclose()
 
@@ -398,15 +410,23 @@ def generate_qa(
 #: A unit of generation work: a domain's graph and a batch of its jobs (seed, hop class, mode).
 Job = tuple[Seed, str, str]
 
+#: Fewer jobs than this (a domain's refill, most often) are prepared in their batch: a forked process costs about
+#: as much CPU as preparing 8 jobs (its copies of the pages it touches), whatever it then does.
+AHEAD_MIN_JOBS = 16
+
 
 class GenerateStep(Step[Job, JobResult]):
     """Questions for sampled seeds, every domain through one batch loop: a domain is planned (graph, seed scan,
     sample) when the loop wants its next batch, so the endpoint works on one domain's jobs while the next is planned
-    and while another domain's last jobs finish. A domain whose jobs all have a final verdict is settled from the
-    warehouse (finished jobs by key, the seeds sampled before) without loading its graph. Results are written, and
-    domains deduplicated, in domain order whatever order the batches finish in. A second round (``tasks.qa.refill``)
-    runs further seeds for the hop classes whose jobs gave fewer questions than jobs. Deduplication
-    (``_dedup_domain``) and the splits (``_assign_splits``) rewrite ``qa`` and ``qa_rejects`` too."""
+    and while another domain's last jobs finish. On the thread pool each job's preparation (its rendered subgraph and
+    candidates, ``prepare_job``: the bulk of a job's CPU) runs in a forked process (``flows.batches.Ahead``) from the
+    moment its domain is planned, so the flow's process keeps its GIL for the calls in flight. A domain whose jobs all
+    have a final verdict is settled from the warehouse (finished jobs by key, the seeds sampled before) without
+    loading its graph. Results are written, and domains deduplicated, in domain order whatever order the batches
+    finish in. Further seeds (``tasks.qa.refill``) go to the hop classes whose jobs gave fewer questions than jobs:
+    a domain's refill is planned as soon as its first jobs have landed, among the other domains' batches
+    (``_ready_refills``). Deduplication (``_dedup_domain``) and the splits (``_assign_splits``) rewrite ``qa`` and
+    ``qa_rejects`` too."""
 
     flow, progress, doing = "generate-qa", "qa", "generating {domain} questions"
     reads = ("graph_snapshots", "qa", "qa_attempts", "qa_job_notes", "seeds", "relation_profiles")
@@ -434,9 +454,15 @@ class GenerateStep(Step[Job, JobResult]):
         # Per domain planned in this run (not settled): what the refill round needs (``tasks.qa.refill``).
         self.refill_from: dict[str, tuple[str, list[tuple[str, int]], list[Seed], list[Job]]] = {}
         self.refills: dict[str, dict[str, Any]] = {}
-        self.refilled_domains: list[str] = []
-        self.deduped = self.deduped_before = 0
-        self.round = 0
+        self.deduped = 0
+        # Where each domain's units stand, for its refill (``_ready_refills``) and its second dedup (``before``).
+        self.open: Counter = Counter()  # first-job units planned and not landed, by domain
+        self.refill_open: Counter = Counter()  # refill units planned and not landed, by domain
+        self.refill_planned: set[str] = set()
+        self.again: set[str] = set()  # deduplicated before their refill landed: deduplicated again after it
+        self.last_planned = -1  # plan index of the domain whose first-job unit was planned last
+        self.all_planned = False  # every domain's first-job units are planned
+        self.ahead: Ahead | None = None
 
     def prepare(self, rt: Runtime, spec: GatewaySpec) -> None:
         check_domains_in(rt.wh, self.domains)
@@ -469,60 +495,111 @@ class GenerateStep(Step[Job, JobResult]):
 
     def parameters(self, rt: Runtime, spec: GatewaySpec, unit: Unit[Job]) -> dict[str, Any]:
         return {"spec": spec, "kg": unit.extra["kg"], "jobs": list(unit.items), "cfg": self.cfg,
-                "run_id": rt.run_id, "sampling_seed": self.settings.seed}
+                "run_id": rt.run_id, "sampling_seed": self.settings.seed, "prepared": unit.extra.get("prepared")}
+
+    def alongside(self, rt: Runtime) -> Any:
+        return self._preparing_ahead()
+
+    @contextmanager
+    def _preparing_ahead(self) -> Iterator[None]:
+        """Forked processes that prepare the jobs ahead (one a CPU), on the thread pool where ``os.fork`` exists; on
+        Ray a batch prepares its own jobs in its worker process."""
+        if self.settings.runner.kind != "threads" or not Ahead.available():
+            yield
+            return
+        self.ahead = Ahead(workers=os.cpu_count() or 1)
+        try:
+            yield
+        finally:
+            self.ahead.close()
+            self.ahead = None
+
+    def _units(self, domain: str, snapshot_id: str, kg: KnowledgeGraph, jobs: list[Job],
+               refill: bool = False) -> list[Unit[Job]]:
+        """``jobs`` in units of ``batch_size``, each job's preparation started ahead (``Ahead``) when it can be."""
+        ready = self._prepare_ahead(kg, jobs)
+        return [Unit(domain, snapshot_id, [jobs[i] for i in b],
+                     {"kg": kg, "prepared": [ready[i] for i in b] if ready else None, "refill": refill})
+                for b in chunks(range(len(jobs)), self.batch_size)]
+
+    def _prepare_ahead(self, kg: KnowledgeGraph, jobs: list[Job]) -> list[concurrent.futures.Future] | None:
+        if self.ahead is None or len(jobs) < AHEAD_MIN_JOBS:
+            return None
+        cfg, sampling_seed = self.cfg, self.settings.seed
+        relation_index(kg)  # built once here (the checks read it too), not again in every child
+
+        def prepare(job: Job) -> Prepared:
+            seed, hop, mode = job
+            return prepare_job(kg, seed, hop, mode, cfg, sampling_seed)  # type: ignore[arg-type]
+
+        return self.ahead.submit(prepare, jobs)
 
     def _rule(self, kg: KnowledgeGraph, domain: str) -> SeedRule:
         return SeedRule(kg, profile_book(kg, self.cfg), programs=self.g.writer == "template",
                         scoped=bool(self.cfg.scopes.get(domain)))
 
     def plan(self, rt: Runtime) -> Iterator[Unit[Job]]:
-        settings, n_seeds, hop_mix, modes = self.settings, self.n_seeds, self.g.hop_mix, self.g.modes
         for domain in self.domains or []:
-            snap = current_snapshot(rt.wh, domain)
-            if snap is None:
-                self.notes.append(f"{domain}: no graph")
-                self.no_graph.append(domain)
-                continue
-            snapshot_id = snap.snapshot_id
-            self.planned_domains.append(domain)
-            done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
-            earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, self.g.min_ball, self.g.max_ball)
-            # The planned seeds rank below n_seeds, the refill seeds from n_seeds up (``tasks.qa.refill``); a domain
-            # is settled when every planned job and every refill seed's jobs have a final verdict.
-            main = [s for s in earlier or [] if s.sample_rank < n_seeds]
-            refilled = [s for s in earlier or [] if s.sample_rank >= n_seeds]
-            done_seeds = {(seed, mode) for seed, _, mode in done}
-            if earlier is not None and all(job_key(j) in done for j in plan_jobs(main, hop_mix, modes)) and all(
-                    (s.node, m) in done_seeds for s in refilled for m in modes):
-                rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
-                                  replace=True)  # fmt: skip
-                print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
-                      "every job already has a final verdict")
-                continue
-            kg = load_graph(rt.wh, domain, snapshot_id)
-            rule = self._rule(kg, domain)
-            # With the template writer a program is sampled from the seed's whole neighbourhood: a ball past the
-            # bound (a node next to a hub) is kept (``eligible_seeds``' keep_large)
-            eligible = eligible_seeds(kg, min_ball=self.g.min_ball, max_ball=self.g.max_ball,
-                                      keep_large=rule.programs)
-            # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on them
-            # could be asked; with the template writer, unless a program pins such a hop.
-            seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
-                                 run_id=rt.run_id, keep=rule.keep, prefer=rule.prefer if rule.programs else None,
-                                 window=PREFER_WINDOW)  # fmt: skip
-            if rule.programs:
-                seeds = arrange(seeds, hop_mix, rule.depth)
-            rt.wh.write_batch("seeds", seeds, replace=True)
-            print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
-            self._note_seeds(kg, domain, eligible, seeds, rule)
-            planned = plan_jobs(seeds, hop_mix, modes)
-            self.refill_from[domain] = (snapshot_id, eligible, seeds, planned)
-            jobs = [j for j in planned if job_key(j) not in done]
-            if len(jobs) < len(planned):
-                print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
-            self.totals[domain] = len(jobs)
-            for b in chunks(jobs, self.batch_size):
-                yield Unit(domain, snapshot_id, list(b), {"kg": kg})
+            for unit in self._plan_domain(rt, domain):
+                yield from self._ready_refills(rt)
+                self.open[domain] += 1
+                self.last_planned = len(self.planned_domains) - 1
+                yield unit
+        self.all_planned = True
+        while self.refill_from.keys() - self.refill_planned:  # the last ones: each once its first jobs have landed
+            planned = len(self.refill_planned)
+            units = list(self._ready_refills(rt))
+            yield from units
+            if len(self.refill_planned) == planned:
+                yield LATER  # none ready: the next landing may make one so
+
+    def _plan_domain(self, rt: Runtime, domain: str) -> list[Unit[Job]]:
+        """A domain's graph, seed scan and sample, and its units of first jobs (none where it is settled)."""
+        settings, n_seeds, hop_mix, modes = self.settings, self.n_seeds, self.g.hop_mix, self.g.modes
+        snap = current_snapshot(rt.wh, domain)
+        if snap is None:
+            self.notes.append(f"{domain}: no graph")
+            self.no_graph.append(domain)
+            return []
+        snapshot_id = snap.snapshot_id
+        self.planned_domains.append(domain)
+        done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
+        earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, self.g.min_ball, self.g.max_ball)
+        # The planned seeds rank below n_seeds, the refill seeds from n_seeds up (``tasks.qa.refill``); a domain
+        # is settled when every planned job and every refill seed's jobs have a final verdict.
+        main = [s for s in earlier or [] if s.sample_rank < n_seeds]
+        refilled = [s for s in earlier or [] if s.sample_rank >= n_seeds]
+        done_seeds = {(seed, mode) for seed, _, mode in done}
+        if earlier is not None and all(job_key(j) in done for j in plan_jobs(main, hop_mix, modes)) and all(
+                (s.node, m) in done_seeds for s in refilled for m in modes):
+            rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
+                              replace=True)  # fmt: skip
+            print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
+                  "every job already has a final verdict")
+            return []
+        kg = load_graph(rt.wh, domain, snapshot_id)
+        rule = self._rule(kg, domain)
+        # With the template writer a program is sampled from the seed's whole neighbourhood: a ball past the
+        # bound (a node next to a hub) is kept (``eligible_seeds``' keep_large)
+        eligible = eligible_seeds(kg, min_ball=self.g.min_ball, max_ball=self.g.max_ball,
+                                  keep_large=rule.programs)
+        # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on them
+        # could be asked; with the template writer, unless a program pins such a hop.
+        seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
+                             run_id=rt.run_id, keep=rule.keep, prefer=rule.prefer if rule.programs else None,
+                             window=PREFER_WINDOW)  # fmt: skip
+        if rule.programs:
+            seeds = arrange(seeds, hop_mix, rule.depth)
+        rt.wh.write_batch("seeds", seeds, replace=True)
+        print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
+        self._note_seeds(kg, domain, eligible, seeds, rule)
+        planned = plan_jobs(seeds, hop_mix, modes)
+        self.refill_from[domain] = (snapshot_id, eligible, seeds, planned)
+        jobs = [j for j in planned if job_key(j) not in done]
+        if len(jobs) < len(planned):
+            print(f"{domain}: {len(planned) - len(jobs)} jobs already have a final verdict; {len(jobs)} to run")
+        self.totals[domain] = len(jobs)
+        return self._units(domain, snapshot_id, kg, jobs)
 
     def _note_seeds(self, kg: KnowledgeGraph, domain: str, eligible: list[tuple[str, int]], seeds: list[Seed],
                     rule: SeedRule) -> None:
@@ -553,39 +630,44 @@ class GenerateStep(Step[Job, JobResult]):
         if not seeds:
             self.no_seed.append(domain)
 
-    def next_round(self, rt: Runtime) -> Iterator[Unit[Job]] | None:
-        if self.round > 0:
-            return None
-        self.round = 1
-        self.deduped_before = self.deduped
-        return self._refill_plan(rt)
+    def _ready_refills(self, rt: Runtime) -> Iterator[Unit[Job]]:
+        """The refill units of every domain whose first jobs have all landed, in plan order; a domain's only once a
+        later domain's first unit is planned (it lands first, so the domain is deduplicated before its refill lands,
+        as when the refill was a round of its own after every domain's first jobs) or every domain's are."""
+        for i, domain in enumerate(self.planned_domains):
+            if not self.all_planned and i >= self.last_planned:
+                return
+            if domain in self.refill_from and domain not in self.refill_planned and not self.open[domain]:
+                self.refill_planned.add(domain)
+                yield from self._refill_units(rt, domain)
 
-    def _refill_plan(self, rt: Runtime) -> Iterator[Unit[Job]]:
-        """The refill round (``tasks.qa.refill``): for each domain planned in this run, in plan order, the jobs on
-        further seeds for the hop classes whose planned jobs gave fewer questions than jobs."""
+    def _refill_units(self, rt: Runtime, domain: str) -> list[Unit[Job]]:
+        """A domain's refill (``tasks.qa.refill``), planned once its first jobs have landed: the jobs on further
+        seeds for the hop classes whose planned jobs gave fewer questions than jobs."""
         settings, modes = self.settings, self.g.modes
-        for domain, (snapshot_id, eligible, seeds, planned) in self.refill_from.items():
-            done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
-            missing = missing_jobs([job_key(j) for j in planned], unanswered_jobs(rt, domain, snapshot_id))
-            if not missing or settings.seeds.refill <= 0:
-                continue
-            kg = load_graph(rt.wh, domain, snapshot_id)
-            extra = refill_seeds(eligible, self._rule(kg, domain), missing, n_seeds=self.n_seeds,
-                                 n_modes=len(modes), factor=settings.seeds.refill, sampling_seed=settings.seed,
-                                 domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id,
-                                 used=[s.node for s in seeds], fall_back=self.g.hop_mix.get("1-2", 0) > 0)  # fmt: skip
-            by_class = Counter(h for _, h in extra)
-            self.refills[domain] = {"missing": dict(sorted(missing.items())), "seeds": dict(sorted(by_class.items()))}
-            said = ", ".join(f"{h} {missing.get(h, 0)} missing, {by_class.get(h, 0)} more seeds"
-                             for h in sorted(set(missing) | set(by_class)))
-            print(f"{domain}: filling the mix: {said}")
-            if not extra:
-                continue
-            rt.wh.write_batch("seeds", [s for s, _ in extra], replace=True)
-            jobs = [(s, h, m) for s, h in extra for m in modes if (s.node, h, m) not in done]
-            self.totals[domain] = self.totals.get(domain, 0) + len(jobs)
-            for b in chunks(jobs, self.batch_size):
-                yield Unit(domain, snapshot_id, list(b), {"kg": kg})
+        snapshot_id, eligible, seeds, planned = self.refill_from[domain]
+        done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
+        missing = missing_jobs([job_key(j) for j in planned], unanswered_jobs(rt, domain, snapshot_id))
+        if not missing or settings.seeds.refill <= 0:
+            return []
+        kg = load_graph(rt.wh, domain, snapshot_id)
+        extra = refill_seeds(eligible, self._rule(kg, domain), missing, n_seeds=self.n_seeds,
+                             n_modes=len(modes), factor=settings.seeds.refill, sampling_seed=settings.seed,
+                             domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id,
+                             used=[s.node for s in seeds], fall_back=self.g.hop_mix.get("1-2", 0) > 0)  # fmt: skip
+        by_class = Counter(h for _, h in extra)
+        self.refills[domain] = {"missing": dict(sorted(missing.items())), "seeds": dict(sorted(by_class.items()))}
+        said = ", ".join(f"{h} {missing.get(h, 0)} missing, {by_class.get(h, 0)} more seeds"
+                         for h in sorted(set(missing) | set(by_class)))
+        print(f"{domain}: filling the mix: {said}")
+        if not extra:
+            return []
+        rt.wh.write_batch("seeds", [s for s, _ in extra], replace=True)
+        jobs = [(s, h, m) for s, h in extra for m in modes if (s.node, h, m) not in done]
+        self.totals[domain] = self.totals.get(domain, 0) + len(jobs)
+        units = self._units(domain, snapshot_id, kg, jobs, refill=True)  # type: ignore[arg-type]
+        self.refill_open[domain] += len(units)
+        return units
 
     def _dedup_until(self, rt: Runtime, domain: str | None) -> None:
         """Deduplicate, in plan order, every planned domain before ``domain`` (all of them for None)."""
@@ -594,11 +676,16 @@ class GenerateStep(Step[Job, JobResult]):
             self.dedup_counts += _dedup_domain(rt, d, *self.dedup)
         self.deduped = max(self.deduped, stop)
 
+    def _dedup_refilled(self, rt: Runtime) -> None:
+        """Deduplicate again, in plan order, each domain deduplicated before its refill landed, once all of it has."""
+        for d in [d for d in self.planned_domains if d in self.again and not self.refill_open[d]]:
+            self.again.discard(d)
+            self.dedup_counts += _dedup_domain(rt, d, *self.dedup)
+
     def before(self, rt: Runtime, unit: Unit[Job]) -> None:
-        if self.round == 0:
+        if not unit.extra.get("refill"):
             self._dedup_until(rt, unit.domain)
-        else:
-            self.refilled_domains.append(unit.domain)
+        self._dedup_refilled(rt)
 
     def write(self, rt: Runtime, unit: Unit[Job], records: list[JobResult], con: Any) -> list[JobResult]:
         domain = unit.domain
@@ -619,13 +706,17 @@ class GenerateStep(Step[Job, JobResult]):
         self.notes += [f"{domain}/{r.seed.node}/{r.hop_class}/{r.mode}: {r.note}" for r in records if r.note]
         self.ended_counts.update((domain, r.hop_class, r.mode, r.note_reason)
                                  for r in records if not r.attempts and r.note_reason)  # fmt: skip
+        if unit.extra.get("refill"):
+            self.refill_open[domain] -= 1
+            if self.planned_domains.index(domain) < self.deduped:
+                self.again.add(domain)
+        else:
+            self.open[domain] -= 1
         return records
 
     def summary(self, rt: Runtime, written: list[JobResult]) -> dict[str, Any]:
         self._dedup_until(rt, None)
-        for d in dict.fromkeys(self.refilled_domains):  # deduplicated before its refill jobs landed: again, with them
-            if self.planned_domains.index(d) < self.deduped_before:
-                self.dedup_counts += _dedup_domain(rt, d, *self.dedup)
+        self._dedup_refilled(rt)
         splits, conflict_counts = _assign_splits(rt, self.settings.seed, self.g.split_proportions)
         self.dedup_counts += conflict_counts
         kept: Counter = Counter()

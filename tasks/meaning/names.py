@@ -1107,10 +1107,12 @@ def unreadable_name(name: str) -> str | None:
     if bare_number(t):
         return f"{name!r} is a bare number, not a name: the graph gives no unit or meaning for it"
     if t.upper() == t and any(ch.isalpha() for ch in t):
-        if any(_SHOUTED_WORD.fullmatch(w.strip(",.")) for w in words) or \
-                sum(len(w.strip(",.")) >= 4 and w.strip(",.").isalpha() for w in words) >= 2 or \
-                (len(words) == 1 and len(t) >= 4 and t.isalpha() and _plain_english(t.lower())):
-            # "MCDONNELL DOUGLAS", "ONION": a word English writes in lower case, shouted (an acronym is no word)
+        parts = [w for w in re.split(r"[\s,.]+", t) if w]  # "OSAKA EXCHANGE,INC": a comma joins two words
+        if any(_SHOUTED_WORD.fullmatch(w) for w in parts) or \
+                sum(len(w) >= 4 and w.isalpha() for w in parts) >= 2 or \
+                any(len(w) >= 4 and w.isalpha() and _plain_english(w.lower()) for w in parts):
+            # "MCDONNELL DOUGLAS", "ONION", "NZX DARK": a word English writes in lower case, shouted (an acronym is
+            # no word)
             return f"{name!r} is written in capitals, as a registry writes it, not as its name is written"
     if any(_WORD_NUMBER.fullmatch(w) for w in words):
         return f"{name!r} has a number glued to a word: a table's placeholder, not a name"

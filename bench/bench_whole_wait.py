@@ -28,14 +28,17 @@ come in whole rounds of ``latency`` (``calls / (ceil(calls / concurrency) x conc
 **Where the rest went.** Each stage's wall is ``floor`` plus a remainder. A sampler (every 20 ms) reads how many
 chat slots this process holds (the gateway's limiters) and which of these are under way, timed by wrappers:
 ``graph_load`` (a snapshot read from the warehouse and built into a graph), ``seed_scan`` (eligible seeds and the
-sample), ``index_build`` (an entity index loaded or embedded, including a wait for another thread's build of the
-same one), ``writes`` (warehouse transactions and batch writes). Each tick's idle share of the chat endpoint
+sample), ``job_prep`` (generation jobs being prepared: their rendered subgraphs and candidates, in the batch on this
+process's event loop, or ahead in forked processes, ``flows.batches.Ahead``), ``index_build`` (an entity index
+loaded or embedded, including a wait for another thread's build of the same one), ``writes`` (warehouse
+transactions and batch writes). Each tick's idle share of the chat endpoint
 (``1 - slots in use / concurrency``) is charged to the activities under way then (split evenly), to
 ``partial_rounds`` when calls are in flight and none of them is (a round of calls that does not fill every slot:
 dependent rounds, a domain's last jobs), or to ``other`` when no call is in flight and none is under way (the
 flow's bookkeeping, Prefect, planning). ``slot_overhead`` is the time slots were held beyond the fake's latency
 (the answers waited for this process). Each activity's own wall time (``busy_s``: ticks in which it was under way,
-idle endpoint or not) is reported beside it.
+idle endpoint or not) is reported beside it. ``cpu_s`` is this process's CPU, ``children_cpu_s`` that of the
+processes it forked and reaped during the stage (jobs prepared ahead), ``fake_cpu_s`` the fake endpoint's.
 
     python bench/bench_whole_wait.py                    # 20 domains x 3000 nodes, 60 seeds, 0.5 s, concurrency 64
     python bench/bench_whole_wait.py --small            # 4 domains x 500 nodes, 10 seeds
@@ -66,7 +69,7 @@ from bench.bench_pipeline import Occupancy, _machine_busy, answer_every_stage, i
 from bench.results_file import save_report  # noqa: E402
 
 STAGES = ("generation", "gold_paths", "distillation")
-ACTIVITIES = ("graph_load", "seed_scan", "index_build", "writes")
+ACTIVITIES = ("graph_load", "seed_scan", "job_prep", "index_build", "writes")
 TARGET = 0.9
 
 
@@ -130,7 +133,9 @@ def instrument(acts: Activities) -> None:
     from contextlib import contextmanager
 
     import flows.qa
+    import tasks.qa.generate
     import warehouse.graphs
+    from flows.batches import Ahead
     from tasks.env.index import GraphIndex
     from warehouse.db import Warehouse
 
@@ -142,6 +147,19 @@ def instrument(acts: Activities) -> None:
     warehouse.graphs.cached_graph = cached_graph
     flows.qa.eligible_seeds = acts.wrap("seed_scan", flows.qa.eligible_seeds)
     flows.qa.sample_seeds = acts.wrap("seed_scan", flows.qa.sample_seeds)
+    prepared = tasks.qa.generate._prepared  # a job prepared in its batch, on the event loop
+
+    async def prepared_here(*args: Any) -> Any:
+        with acts._lock:
+            acts.active["job_prep"] += 1
+        try:
+            return await prepared(*args)
+        finally:
+            with acts._lock:
+                acts.active["job_prep"] -= 1
+
+    tasks.qa.generate._prepared = prepared_here
+    Ahead._read = acts.wrap("job_prep", Ahead._read)  # a forked process preparing jobs ahead, until it is reaped
     GraphIndex._load_or_build = acts.wrap("index_build", GraphIndex._load_or_build)
     Warehouse.write_batch = acts.wrap("writes", Warehouse.write_batch)
     Warehouse.write = acts.wrap("writes", Warehouse.write)
@@ -214,6 +232,12 @@ def fresh_process_caches() -> None:
     gc.collect()
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's reaped children (the fake's child process is reaped only at the end)."""
+    t = os.times()
+    return t.children_user + t.children_system
+
+
 def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake: FakeProcess,
                acts: Activities) -> dict[str, dict]:
     from flows.distill import distill_trajectories
@@ -231,12 +255,12 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
         fresh_process_caches()
         chat0, embed0, fake_cpu0 = fake.poll()
         busy0, total0 = _machine_busy()
-        cpu = time.process_time()
+        cpu, children = time.process_time(), _children_cpu()
         started = time.perf_counter()
         with Sampler(acts, args.concurrency) as sampler:
             stages[name]()
         wall = time.perf_counter() - started
-        cpu = time.process_time() - cpu
+        cpu, children = time.process_time() - cpu, _children_cpu() - children
         chat1, embed1, fake_cpu1 = fake.poll()
         busy1, total1 = _machine_busy()
         calls, embeds = chat1 - chat0, embed1 - embed0
@@ -250,13 +274,14 @@ def run_stages(settings: Any, domains: list[str], args: argparse.Namespace, fake
                      "chat_floor_s": round(chat_floor, 2), "embed_floor_s": round(embed_floor, 2),
                      "floor_s": round(floor, 2), "saturation": round(floor / wall, 3) if wall > 0 else None,
                      "bound": round(calls / rounds, 3) if rounds else None, "cpu_s": round(cpu, 2),
-                     "fake_cpu_s": round(fake_cpu1 - fake_cpu0, 2),
+                     "children_cpu_s": round(children, 2), "fake_cpu_s": round(fake_cpu1 - fake_cpu0, 2),
                      "machine_busy": round((busy1 - busy0) / (total1 - total0), 3) if total1 > total0 else None,
                      **where}
         idle = ", ".join(f"{k} {v}" for k, v in where["idle_s"].items() if v)
         print(f"  {name:<13} {calls:>6} calls {embeds:>5} embed calls  wall {wall:8.2f} s  floor {floor:7.2f} s  "
               f"saturation {out[name]['saturation']}  (rest: {idle}; slot overhead {where['slot_overhead_s']} s; "
-              f"head {where['head_s']} s, tail {where['tail_s']} s; CPU {cpu:.1f} s; machine busy "
+              f"head {where['head_s']} s, tail {where['tail_s']} s; CPU {cpu:.1f} s, children {children:.1f} s; "
+              f"machine busy "
               f"{out[name]['machine_busy']})", flush=True)
     return out
 

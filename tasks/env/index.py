@@ -1070,7 +1070,9 @@ class AnnBuild:
             env = dict(os.environ)
             root = str(Path(__file__).resolve().parents[2])  # the child imports this copy of the project
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
-            process = popen(_builder_argv(matrix_path, path, fd, threads), pass_fds=(fd,), env=env)
+            # the threads decided here (``ann_build_threads``), where the caller's settings are, not in the child
+            process = popen(_builder_argv(matrix_path, path, fd, threads or ann_build_threads()), pass_fds=(fd,),
+                            env=env)
         finally:
             os.close(fd)  # the child holds the lock now (the same open file), until it exits
         log.info("building the HNSW graph of %d rows in the background (process %d); searching by the exact scan "

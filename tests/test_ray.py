@@ -149,15 +149,19 @@ def test_stages_on_ray_export_the_same_bytes_as_the_thread_pool(prefect_harness,
 
     monkeypatch.setattr(batches._Runner, "run", spy)
     stages = {"build-domain-graph", "generate-batch", "verify-batch", "distill-batch", "evaluate-batch"}
+    # steps that read or write the flow machine's files run on its own threads even with Ray (the runner's `local`)
+    local = {"import-graph-file", "build-export"}
 
     threads = _pipeline(fake_llm, _settings(fake_llm, tmp_path / "threads", {"kind": "threads"}), paths)
-    assert set(ran_in) == stages and set().union(*ran_in.values()) == {os.getpid()}  # the thread pool: this process
+    assert set(ran_in) == stages | local and set().union(*ran_in.values()) == {os.getpid()}  # the thread pool
     ran_in.clear()
     fixed_run_ids.clear()
     on_ray = _pipeline(fake_llm, _settings(fake_llm, tmp_path / "ray", {"kind": "ray", "address": ray_cluster,
                                                                         "max_workers": 2}), paths)
-    # every stage's batches ran in Ray's worker processes, none in this one
-    assert set(ran_in) == stages and os.getpid() not in set().union(*ran_in.values())
+    # every stage's batches ran in Ray's worker processes, none in this one; the local steps in this one
+    assert set(ran_in) == stages | local
+    assert os.getpid() not in set().union(*(ran_in[s] for s in stages))
+    assert set().union(*(ran_in[s] for s in local)) == {os.getpid()}
     # the workers shared the endpoint's limit through a Prefect global concurrency limit of its size
     from types import SimpleNamespace
 

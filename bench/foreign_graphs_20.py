@@ -52,23 +52,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import apart, package_dir, present, text  # noqa: E402
+from foreign_sources import named_apart, package_dir, present, text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs20"
 
 PACKAGES = ("nflgame", "investpy", "countrystatecity-countries", "dotabase", "osrsbox", "xkcd-comicdb")
-
-
-def named_apart(g: Graph, keyed: dict[str, str], tell: dict[str, str]) -> dict[str, str]:
-    """Node names for records (key -> name): the name where one record bears it, else "name (tell[key])"."""
-    names: dict[str, set[str]] = defaultdict(set)
-    for key, name in keyed.items():
-        names[name].add(key)
-    out = {key: apart(names, name, tell[key]) for key, name in keyed.items()}
-    if len(set(out.values())) != len(out):
-        raise SystemExit(f"{g.name}: two records still share a name after naming them apart")
-    return out
 
 
 # -- 1. NFL players of the offence, DBpedia camelCase (nflgame's players.json and teams list) --------------------------

@@ -105,6 +105,11 @@ ANN_CANDIDATES_PER_K = 2
 #: Threads inserting rows into a new HNSW graph (0: every core this process may use). More than one is not
 #: reproducible (see ``AnnIndex``); two threads built 1M rows 1.4x faster than one here (load 2-3, float16).
 ANN_BUILD_THREADS = 0
+#: Below this many rows a graph is built on one thread whatever the cores (``ANN_BUILD_THREADS`` set above 0 still
+#: rules): there the build is reproducible and takes seconds on one thread (about twice as long as on two cores).
+#: Several threads insert in a racy order, and on a small graph of near-identical names an occasional such build
+#: misses true neighbours that a one-thread build finds (``tests/test_ann.py``, the misspelt names).
+ANN_PARALLEL_MIN_ROWS = 20_000
 #: Bumped whenever the HNSW graph is built differently, so cached ones from the old recipe are rebuilt.
 ANN_VERSION = 2
 #: How often (seconds, at most) an index whose HNSW graph is being built in the background (``AnnBuild``) looks for
@@ -114,10 +119,13 @@ ANN_POLL_S = 1.0
 ANN_BUILD_NICE = 10
 
 
-def ann_build_threads() -> int:
-    """The threads of an HNSW build: ``ANN_BUILD_THREADS``, or every core this process may run on."""
+def ann_build_threads(rows: int | None = None) -> int:
+    """The threads of an HNSW build of ``rows`` rows: ``ANN_BUILD_THREADS``, else one below
+    ``ANN_PARALLEL_MIN_ROWS`` rows, else every core this process may run on."""
     if ANN_BUILD_THREADS > 0:
         return ANN_BUILD_THREADS
+    if rows is not None and rows < ANN_PARALLEL_MIN_ROWS:
+        return 1
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
@@ -854,20 +862,20 @@ class AnnIndex:
     """An HNSW graph (usearch) over unit rows: the first pass of a search from ``ANN_MIN_ROWS`` rows, for the entity
     index and the meaning half of text search (``tasks.env.text_search``).
 
-    Keys are row numbers. The graph is built on ``ANN_BUILD_THREADS`` threads (every core the process may use), which
-    insert rows in a racy order: two builds of the same matrix give different files (on one thread they would be
-    identical, byte for byte, at 1.4x the build time on two cores), with the same measured recall but answers that may
-    differ near ties (two builds of 200k rows: the graph's own top 10 differed for 0.8% / 5.2% of ``names`` /
-    ``clustered`` queries, ``bench/results/ann.json``). A graph is therefore built once per snapshot and cached: every
-    worker of a server views the same file, so one server answers a query the same way wherever it lands, and a
-    restart reuses the file rather than rebuilding it. A search reads only the query and the graph, so a query's
-    candidates depend neither on the other queries of a request nor on the process. The file is viewed (memory-mapped,
-    ``Index.restore(view=True)``), not read: the processes serving one snapshot share its pages, and opening it costs
-    no copy. Candidates are approximate (a true neighbour can be missed: ``bench/results/ann.json`` measures recall@10
-    against the exact ranking); callers rank them by exact float64 scores. A cache file is replaced (a new file
-    renamed over it), never rewritten in place: a process viewing the old one keeps reading its pages. Searches of one
-    index run one at a time (usearch's Python search shares per-thread scratch space between callers), each well under
-    a millisecond.
+    Keys are row numbers. The graph is built on ``ANN_BUILD_THREADS`` threads (every core the process may use; one
+    below ``ANN_PARALLEL_MIN_ROWS`` rows), which insert rows in a racy order: two builds of the same matrix give
+    different files (on one thread they would be identical, byte for byte, at 1.4x the build time on two cores),
+    with the same measured recall but answers that may differ near ties (two builds of 200k rows: the graph's own
+    top 10 differed for 0.8% / 5.2% of ``names`` / ``clustered`` queries, ``bench/results/ann.json``). A graph is
+    therefore built once per snapshot and cached: every worker of a server views the same file, so one server
+    answers a query the same way wherever it lands, and a restart reuses the file rather than rebuilding it. A
+    search reads only the query and the graph, so a query's candidates depend neither on the other queries of a
+    request nor on the process. The file is viewed (memory-mapped, ``Index.restore(view=True)``), not read: the
+    processes serving one snapshot share its pages, and opening it costs no copy. Candidates are approximate (a true
+    neighbour can be missed: ``bench/results/ann.json`` measures recall@10 against the exact ranking); callers rank
+    them by exact float64 scores. A cache file is replaced (a new file renamed over it), never rewritten in place: a
+    process viewing the old one keeps reading its pages. Searches of one index run one at a time (usearch's Python
+    search shares per-thread scratch space between callers), each well under a millisecond.
     """
 
     def __init__(self, index, rows: int, dim: int, path: Path | None = None) -> None:
@@ -888,11 +896,11 @@ class AnnIndex:
 
     @classmethod
     def build(cls, matrix: np.ndarray, threads: int | None = None) -> "AnnIndex":
-        """The graph of ``matrix``'s rows, inserted on ``threads`` threads (``ann_build_threads()`` by default)."""
+        """The graph of ``matrix``'s rows, inserted on ``threads`` threads (``ann_build_threads(rows)`` by default)."""
         from usearch.index import Index
 
-        threads = threads or ann_build_threads()
         rows, dim = matrix.shape
+        threads = threads or ann_build_threads(rows)
         index = Index(ndim=dim, metric="ip", dtype=ANN_DTYPE, connectivity=ANN_CONNECTIVITY,
                       expansion_add=ANN_EXPANSION_ADD, expansion_search=ANN_EXPANSION_SEARCH)
         step = 65536  # added a slice at a time: the source may be a read-only memory map, never copied whole
@@ -1071,7 +1079,7 @@ class AnnBuild:
             root = str(Path(__file__).resolve().parents[2])  # the child imports this copy of the project
             env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
             # the threads decided here (``ann_build_threads``), where the caller's settings are, not in the child
-            process = popen(_builder_argv(matrix_path, path, fd, threads or ann_build_threads()), pass_fds=(fd,),
+            process = popen(_builder_argv(matrix_path, path, fd, threads or ann_build_threads(rows)), pass_fds=(fd,),
                             env=env)
         finally:
             os.close(fd)  # the child holds the lock now (the same open file), until it exits

@@ -556,6 +556,20 @@ def test_a_noun_before_its_objects_kind_is_the_relation():
     assert "birth of" not in " ".join(book.profile("birthCountry").forms.object_clause)
 
 
+def test_a_noun_before_a_kind_of_time_keeps_the_time():
+    """markets_dbpedia (grades-heldout23.md, 34 of 35 failed): `creationDate` whose objects are dates read as "the
+    trading venue whose creation is 26 November 2007", the date said as the event. Before a kind of time the noun
+    names the event the time is of: "whose creation date is", for any event noun (not a list of them)."""
+    dates = ["2007-11-26", "2011-12-26", "2010-06-28", "2005-06-27"]
+    for label, noun in (("creationDate", "creation"), ("listingDate", "listing"), ("closureYear", "closure")):
+        kind = "year" if label.endswith("Year") else "date"
+        triples = [(f"Venue {chr(65 + i)}{chr(97 + i)}", label, d[:4] if kind == "year" else d)
+                   for i, d in enumerate(dates * 3)]
+        kg = graph(triples, {(d[:4] if kind == "year" else d): kind for d in dates})
+        forms = book_for_graph(kg).profile(label).forms
+        assert forms.subject_clause == [f"{{the}} whose {noun} {kind} is {{o}}"], (label, forms)
+
+
 def test_with_a_scope_a_step_the_graph_shows_one_node_for_needs_no_pin():
     """sweden_wikidata (grades-heldout8.md): "which city is the capital of the county whose country is Sweden and
     that Ludvika is located in?" — "located in" names one of many in the world, so without a scope the sampler pins

@@ -628,3 +628,35 @@ def test_a_date_said_in_words_is_a_mention_of_it():
 
     index = TextIndex("Which monster has ice giants as a category and has 6 April 2001 as a release date?")
     assert index.mentions("2001-04-06") and not index.mentions("2001-04-07") and not index.mentions("2002-04-06")
+
+
+def _lines_graph(symbols: dict[str, str]) -> KnowledgeGraph:
+    """Elements with their symbols, and per element a K-M3 line named by the symbol, which ends at a level of it."""
+    triples = []
+    for element, symbol in symbols.items():
+        triples += [(element, "element_symbol", symbol), (f"{symbol} K-M3", "final_level", f"{symbol} M3"),
+                    (f"{symbol} M3", "element", element)]
+    return KnowledgeGraph.from_triples("xray", triples)
+
+
+def test_a_name_that_holds_the_answers_own_code_gives_it_away():
+    """"what is the element of the final level of Lu K-M3?" -> lutetium (grades-heldout23.md: 38 of xray's 39
+    passing questions): the line's name carries the element's symbol, which the graph ties to it one to one. Where
+    two elements share the word (not a code of either), or it is only part of a word, nothing is given away."""
+    symbols = {"lutetium": "Lu", "osmium": "Os", "cerium": "Ce", "dysprosium": "Dy", "praseodymium": "Pr",
+               "molybdenum": "Mo"}
+    kg = _lines_graph(symbols)
+    path = ["Lu K-M3", "Lu M3", "lutetium"]
+    question = "What is the element of the final level of Lu K-M3?"
+    verdicts = run_checks(kg, path, question, "lutetium", "1-2", book=permissive_book(kg))
+    bad = [v for v in verdicts if not v.ok]
+    assert [(v.check, v.code) for v in bad] == [("answer_hidden", "leaks_answer")] and "'Lu'" in bad[0].reason
+    # "Lu" tied to two elements is a code of neither
+    shared = _lines_graph(symbols)
+    shared = KnowledgeGraph.from_triples("xray", [*((r.source, r.relation, r.target) for r in shared.relations()),
+                                                  ("lawrencium", "element_symbol", "Lu")])
+    assert "leaks_answer" not in codes(run_checks(shared, path, question, "lutetium", "1-2",
+                                                   book=permissive_book(shared)))
+    # the code inside a longer word, or after a hyphen, is not shown
+    assert check_answer_hidden(TextIndex("Which element is in Lux K-Lu?"), path[:1], "lutetium", codes=["Lu"]).ok
+    assert not check_answer_hidden(TextIndex("Which element is in Lu K?"), path[:1], "lutetium", codes=["Lu"]).ok

@@ -976,7 +976,7 @@ def _reading_or_none(words: list[str], lex: Lexicon, machine: bool = False) -> t
 
 #: Nouns that name a time: "<time noun> <participle>" ("yearBuilt", "date_founded") says when the subject underwent
 #: the verb, not what it acted on.
-_TIME_NOUNS = frozenset("year date day time century decade season month era period".split())
+TIME_NOUNS = frozenset("year date day time century decade season month era period".split())
 #: Nouns that name a where: "<place noun> <participle>" ("placeBuried", "location_filmed") says where the subject
 #: underwent the verb.
 _WHERE_NOUNS = frozenset("place location site venue".split())
@@ -997,7 +997,7 @@ def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tupl
     # an adverb of sequence between a time or place noun and the participle: "yearFirstProduced" (when the subject
     # was first produced), "placeLastSeen"
     adverb = nouns.pop() if len(nouns) >= 2 and nouns[-1] in _SEQUENCE_ADVERBS and \
-        nouns[-2] in _TIME_NOUNS | _WHERE_NOUNS else None
+        nouns[-2] in TIME_NOUNS | _WHERE_NOUNS else None
     lemma = _participle_lemma(part)
     if lemma is None or any(w in _FUNCTION or not _TYPE_WORD.fullmatch(w) for w in nouns) or \
             not _is_noun(nouns[-1]) or "VERB" in getAllLemmas(nouns[-1]) and len(nouns) == 1 and \
@@ -1008,10 +1008,10 @@ def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tupl
     noun = _singular(" ".join(nouns))
     try:
         head = noun.split()[-1]
-        if head in _TIME_NOUNS or head in _WHERE_NOUNS:
+        if head in TIME_NOUNS or head in _WHERE_NOUNS:
             reading = _read(["was", *([adverb] if adverb else []), part, "in"], lex, machine)
-            reading.shape += f": {noun!r} is {'when' if head in _TIME_NOUNS else 'where'} the subject was {part}"
-            if head in _TIME_NOUNS:
+            reading.shape += f": {noun!r} is {'when' if head in TIME_NOUNS else 'where'} the subject was {part}"
+            if head in TIME_NOUNS:
                 reading.extra["object_kind"] = "date"
         elif adverb is not None:
             return None

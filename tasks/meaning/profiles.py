@@ -329,7 +329,7 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
       noun ("a member of {o}"), not as one compound noun ("the member of party of X");
     - a label that says "date" where every object is a bare year ("date of birth" -> 1934) says "year": "whose
       date of birth is the date of birth of X" would claim one day, the graph knows the year."""
-    from tasks.meaning.morphology import label_words
+    from tasks.meaning.morphology import TIME_NOUNS, label_words
 
     out = base
     words = label_words(base.label)
@@ -349,10 +349,11 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
                 if getattr(out, name) == "unknown" and getattr(phrase, name) != "unknown":
                     out = _apply(out, {name: getattr(phrase, name)}, {name: phrase.evidence[name]})
     elif (len(low) == len(kind) + 1 and kind and low[1:] == kind and low[0].isalpha() and low[0] not in _EVENT_NOUNS
-          and "bare noun" in (base.evidence["forms"].detail if "forms" in base.evidence else "")):
+          and kind[-1] not in TIME_NOUNS and "bare noun" in (base.evidence["forms"].detail if "forms" in base.evidence else "")):
         # "<noun> <kind>" ("locationCountry" whose objects are countries, "capitalCity"): the noun is the relation,
         # the kind the object's noun: "the location of X", not "the location country of X" ("whose location
-        # countries include the country that is a location country of both X and Y")
+        # countries include the country that is a location country of both X and Y"). Never before a kind of time:
+        # "creationDate" whose objects are dates is when the subject was created, not "the creation of X"
         phrase = derived_profile(words[0])
         # an adjective before the kind modifies it ("primary_attribute": the primary attribute, not "the primary" of
         # X, an election) unless the lexicon lists it as a noun of relation ("capitalCity": the capital of X)

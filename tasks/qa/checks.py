@@ -367,9 +367,34 @@ def words_give_away(shown: str, answer: str) -> bool:
     return all(w in COMMON_NAME_WORDS or shouted or written.get(w, w).islower() for w in rest)
 
 
-def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str, *, shown: Sequence[str] = ()) -> Verdict:
-    """The question names neither the answer nor (inside the start's name) says it, and the answer's name is not
-    made of names the question shows (``shown``: the program's pin values; the start counts always)."""
+#: The longest code of the answer (``answer_codes``) looked for in a question, in characters ("Lu", "NGM", "XBUD").
+CODE_MAX_CHARS = 6
+_CODE = re.compile(r"[A-Za-z0-9]+")
+
+
+def answer_codes(kg: KnowledgeGraph, answer: str, skip: Iterable[str] = ()) -> list[str]:
+    """The answer's own codes: short names of one word with a capital or a digit that a relation ties to the
+    answer one to one (``RelationIndex.one_to_one``: "Lu", the symbol of lutetium; a market's abbreviation), other
+    than the names in ``skip`` (the path and the pins, which the question says on purpose)."""
+    if answer not in kg:
+        return []
+    index, skip, out = relation_index(kg), set(skip), []
+    for name in kg.neighbor_names(answer):
+        code = display_name(name).strip()
+        if name in skip or len(code) > CODE_MAX_CHARS or not _CODE.fullmatch(code) or code.islower():
+            continue
+        keys = {relation_key(edge_label(e, e.source, e.target)[0]) for e in kg.relations_between(answer, name)}
+        if any(k and index.one_to_one(k) for k in keys):
+            out.append(code)
+    return out
+
+
+def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str, *, shown: Sequence[str] = (),
+                        codes: Sequence[str] = ()) -> Verdict:
+    """The question names neither the answer nor (inside the start's name) says it, the answer's name is not made
+    of names the question shows (``shown``: the program's pin values; the start counts always), and no name the
+    question shows holds one of the answer's own ``codes`` (``answer_codes``) as a word of its own, written as the
+    graph writes it ("Lu K-M3" says lutetium by its symbol)."""
     allowed = path[:1]
     names = list(dict.fromkeys([answer, *path[-1:]] if len(path) > 1 else [answer]))
     leaked = [n for n in names if n.strip() and index.mentions(n, allowed=allowed)]
@@ -388,6 +413,10 @@ def check_answer_hidden(index: TextIndex, path: Sequence[str], answer: str, *, s
     if giver is not None:
         return _v("answer_hidden", False, f"the name {giver!r} the question shows says the answer {answer!r} in "
                   "its words; it is read off the question.")  # fmt: skip
+    code = next((c for c in codes if re.search(rf"(?<![\w-]){re.escape(c)}(?![\w])", index.text)), None)
+    if code is not None:
+        return _v("answer_hidden", False, f"the question shows {code!r}, which the graph ties to the answer "
+                  f"{answer!r} one to one (its code or symbol); it is read off the question.")  # fmt: skip
     return _v("answer_hidden", True, "the question does not name the answer.")
 
 
@@ -590,7 +619,8 @@ def run_checks(
     out.append(check_answer_is_last(path, answer))
     out.append(check_hop_count(path, hop_class, max_nodes=cfg.max_nodes))
     out.append(check_start_named(index, path))
-    out.append(check_answer_hidden(index, path, answer, shown=pins))
+    out.append(check_answer_hidden(index, path, answer, shown=pins,
+                                   codes=answer_codes(kg, answer, [*path, *pins]) if answer in kg else ()))
     out.append(check_intermediates_hidden(index, path))
     structural = exist and out[1].ok and out[2].ok and len(path) >= 2
     if cfg.shortcut != "off" and structural:

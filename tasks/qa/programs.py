@@ -199,6 +199,16 @@ class RelationIndex:
         counts, of = table[key]
         return counts.get(value, 0), of
 
+    def one_to_one(self, key: str) -> bool:
+        """Whether the relation keyed ``key`` ties each of its subjects to one object and each object to one subject,
+        over at least ``PARTITION_MIN`` facts: a name's own code, symbol or abbreviation, read off either end."""
+        table = self.__dict__.setdefault("_one_to_one", {})
+        if key not in table:
+            out, into = self.out.get(key, {}), self.into.get(key, {})
+            table[key] = len(out) >= PARTITION_MIN and all(len(v) == 1 for v in out.values()) and \
+                all(len(v) == 1 for v in into.values())
+        return table[key]
+
     def one_container(self, label: str, forward: bool, kind: str | None) -> bool:
         """Whether the graph's ``kind`` nodes divide what ``label`` puts inside them (read ``forward`` from the
         node inside): every node inside one is inside exactly one, over at least ``PARTITION_MIN`` nodes, as one

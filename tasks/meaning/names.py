@@ -544,7 +544,9 @@ def _sentence_cased_value(kg: KnowledgeGraph, name: str, bare: str, first: str) 
     if not column_value(kg, name) or _name_word_cases(kg).get(first) == "upper":
         return False
     if _SENTENCE_CASE.fullmatch(bare):
-        return bool(lemminflect.getAllLemmas(first)) or first in PREPOSITIONS or english_word(first)
+        # every word English: a title in another language keeps its capital ("Revue suisse d'histoire")
+        return all(w in PREPOSITIONS or w in _MINOR or english_word(w)
+                   for w in re.findall(r"[^\W\d_]+", bare.lower()))
     if not _SENTENCE_TOKEN.fullmatch(bare):
         return False
     parts = bare.lower().split("-")

@@ -901,6 +901,12 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if len(words) >= 3 and words[1] == "of" and words[0].isalpha() and words[0].islower() and \
             "NOUN" in lemminflect.getAllLemmas(words[0]):
         return True  # a thing named by its kind and what it is of: "the earthquake of 28 June 1992"
+    if len(words) >= 3 and words[0].isalpha() and words[0].islower() and words[0] not in _NAME_PARTICLES and \
+            not person_kind(type_noun) and any(w[:1].isupper() for w in words[2:]):
+        # an institution named by its kind, in lower case as its own language writes it, then the place or body it
+        # is of: "the tribunal du travail de Liège", "the cour d'appel de Bruxelles" ("de Gaulle Airport", a
+        # particle of a surname, does not count)
+        return True
     if words and words[0] not in ("the", "a", "an") and name.islower() and all(w.isalpha() for w in words) and \
             _count_noun(_head_word(words)) and not abstract_kind(type_noun):
         # a kind of thing named by a count noun: "the desert hedgehog", "the hour", "the double helix"; a genre or a
@@ -938,6 +944,11 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
             return True
         return words[0].isalpha() and "NOUN" in lemminflect.getAllLemmas(head)
     return False
+
+
+#: Particles of surnames and place names written in lower case before a capitalised word ("de Gaulle", "van Gogh").
+_NAME_PARTICLES = frozenset("de da di do du des del della dos das van von der den ter ten le la les al el bin ibn "
+                            "y zu af av".split())
 
 
 #: Kinds whose names are titles, written as they are whatever their last word ("Heart Attack", a song).

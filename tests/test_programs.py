@@ -407,6 +407,41 @@ def test_a_program_that_starts_at_a_code_is_refused_with_its_reason():
     assert not isinstance(found, QueryProgram) and found.code == "code_start"
 
 
+def _cards(dates: list[str]) -> KnowledgeGraph:
+    """Cards each released on one of ``dates`` and made by one of four makers."""
+    triples = []
+    for i, d in enumerate(dates):
+        card = f"Card {WORDS[i % len(WORDS)]} {i}"
+        triples += [(card, "release date", d), (card, "manufacturer", ("Acme", "Bolt", "Crux", "Dyna")[i % 4])]
+    types = {d: "date" for d in dates} | {m: "company" for m in ("Acme", "Bolt", "Crux", "Dyna")}
+    return graph(triples, types | {s: "graphics card" for s, _, _ in triples})
+
+
+def test_a_date_that_stands_in_for_a_year_or_a_month_is_never_said_as_a_day():
+    """gpus_dbpedia (grades-heldout22.md, ruling 2): "the graphics card that has 1 January 2020 as a release date": a
+    file that knows only the year writes 1 January, and no card came out that day. Where a graph has far more 1
+    January dates than days spread over the year give, every one is a year, and a program through it is refused (so
+    is the 1st of a month where those are too many); one 1 January among dates spread over the year is a day."""
+    spread = [f"20{10 + i % 10}-{1 + (i * 5) % 12:02d}-{2 + (i * 7) % 27:02d}" for i in range(40)]
+    placeholders = ["2018-01-01", "2019-01-01", "2020-01-01", "2021-01-01"]
+    kg = _cards(spread + placeholders)
+    index = relation_index(kg)
+    assert "stand-in for a year" in index.placeholder_date("2020-01-01")
+    assert index.placeholder_date(spread[0]) is None
+    card = next(s for s, r, o in ((x.source, x.relation, x.target) for x in kg.relations()) if o == "2020-01-01")
+    found = build_program(kg, ["2020-01-01", card, "Crux" if "Crux" in kg.neighbor_names(card) else
+                               kg.neighbor_names(card)[-1]],
+                          [ProgramStep(label="release date", forward=False), ProgramStep(label="manufacturer",
+                                                                                         forward=True)],
+                          book=book_for_graph(kg), index=index, rng=random.Random(0))
+    assert not isinstance(found, QueryProgram) and found.code == "placeholder_date"
+    # one 1 January among the spread dates is a day like any other
+    assert relation_index(_cards(spread + ["2020-01-01"])).placeholder_date("2020-01-01") is None
+    # the 1st of months, far more than chance gives: months
+    months = _cards(spread + [f"2015-{m:02d}-01" for m in range(2, 10)])
+    assert "stand-in for a month" in relation_index(months).placeholder_date("2015-03-01")
+
+
 def test_a_code_shaped_name_is_a_name_among_names_of_its_kind():
     """"PDP-11" among machines named in words is a name; "Asia/Dubai" among time zones that are all ids is a code."""
     machines = graph([("PDP-11", "built by", "DEC"), ("ENIAC", "built by", "Penn"), ("Colossus", "built by", "GPO"),

@@ -199,6 +199,35 @@ class RelationIndex:
         counts, of = table[key]
         return counts.get(value, 0), of
 
+    def placeholder_date(self, name: str) -> str | None:
+        """Why the date ``name`` may stand in for a coarser one, or None. A file that knows only the year of some
+        things writes 1 January (only the month: the 1st), and a day then says what nobody knows ("released on 1
+        January 2020"). Read from the graph's own full dates: where at least ``PLACEHOLDER_MIN`` of them fall on 1
+        January and that is ``PLACEHOLDER_EXCESS`` times what days spread over the year give, every 1 January date is
+        taken for a year; likewise the 1st of a month for a month."""
+        m = _ISO_DAY.fullmatch(name.strip())
+        if m is None or m[3] != "01":
+            return None
+        new_year, first, total = self._date_days()
+        if m[2] == "01" and new_year >= PLACEHOLDER_MIN and new_year > PLACEHOLDER_EXCESS * total / 365:
+            return (f"{name!r} is 1 January, as {new_year} of the graph's {total} dates are (about "
+                    f"{total / 365:.1f} would be by chance): the file's stand-in for a year, not a day")
+        if first >= PLACEHOLDER_MIN and first > PLACEHOLDER_EXCESS * total * 11 / 365:
+            return (f"{name!r} is the 1st of a month, as {first} of the graph's {total} dates are (about "
+                    f"{total * 11 / 365:.1f} would be by chance): the file's stand-in for a month, not a day")
+        return None
+
+    def _date_days(self) -> tuple[int, int, int]:
+        """Of the graph's full ISO dates (nodes named YYYY-MM-DD): how many are 1 January, how many the 1st of
+        another month, and how many there are."""
+        hit = self.__dict__.get("_date_days_hit")
+        if hit is None:
+            days = [m for m in (_ISO_DAY.fullmatch(n) for n in (self.kg.nodes() if self.kg is not None else ())) if m]
+            hit = self.__dict__["_date_days_hit"] = (
+                sum(m[2] == "01" and m[3] == "01" for m in days), sum(m[2] != "01" and m[3] == "01" for m in days),
+                len(days))
+        return hit
+
     def one_to_one(self, key: str) -> bool:
         """Whether the relation keyed ``key`` ties each of its subjects to one object and each object to one subject,
         over at least ``PARTITION_MIN`` facts: a name's own code, symbol or abbreviation, read off either end."""
@@ -447,6 +476,12 @@ def count_in_world(profile: RelationProfile, forward: bool) -> str:
 
 #: Nodes that must be inside nodes of a kind before the graph's division of them is trusted (``one_container``).
 PARTITION_MIN = 5
+#: A graph's dates on 1 January (or on the 1st of other months) are stand-ins for a year (a month) where there are
+#: at least this many of them ...
+PLACEHOLDER_MIN = 3
+#: ... and this many times what dates spread evenly over the days of a year would give.
+PLACEHOLDER_EXCESS = 4
+_ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 #: A statement that puts its object inside its subject (``INSIDE_STATEMENT`` the other way round).
 _HOLDS = re.compile(r"\{s\} contains \{o\}")
 #: Kinds of thing that stretch across borders, so that being inside one unit of a level does not hold for them: a
@@ -545,6 +580,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
     "quantity",  # a node of the chain is a bare number (no unit, no date): no question can say what it measures
+    "placeholder_date",  # a date of the chain is a file's stand-in for a year or a month (1 January 2020)
     "predictable",  # the answer is what nearly every node of that kind has over the last step: no question there
     "unwritable",  # the writer could not put the program into words
 )
@@ -587,6 +623,7 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
         if f.value in banned or len(f.holders) < 2 or index.is_code(f.value) or bare_number(f.value) or \
+                index.placeholder_date(f.value) is not None or \
                 quantity_label(book, f.label) or index.listed_in(f.label, f.value) or _CELL_LIST.search(f.value):
             continue
         if hops_to_answer > 0:
@@ -809,6 +846,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if bare is not None:
         return PinRefusal("quantity", f"{bare!r} is a bare quantity: the graph gives no unit or date for it (an area "
                                       "in what, a population when), so a question cannot say what it measures")
+    stand_in = next((why for why in map(index.placeholder_date, walk) if why is not None), None)
+    if stand_in is not None:
+        return PinRefusal("placeholder_date", stand_in)
     if steps and not book.profile(steps[-1].label).symmetric:
         last = steps[-1]
         having, of = index.share(last.label, last.forward, index.kind(walk[-2]), answer)

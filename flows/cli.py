@@ -18,8 +18,8 @@ from rich.console import Console
 
 from flows.cli_options import model_command
 from flows.params import (DOMAIN_FLAGS, DOMAINS_HELP, NEW_DOMAINS_HELP, BuildGraphs, Demo, DistillTrajectories,
-                          EvaluatePolicy, ExportDatasets, GenerateQA, IngestCorpus, Refresh, TrainRL, TrainSFT,
-                          VerifyPaths)
+                          Doctor, EvaluatePolicy, ExportDatasets, GenerateQA, IngestCorpus, Refresh, Smoke, TrainRL,
+                          TrainSFT, VerifyPaths)
 from schemas.errors import HopforgeError, InputError
 
 # Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
@@ -135,34 +135,25 @@ def verb(group: typer.Typer, name: str, model: type) -> Any:
     return model_command(group, name, model, _run)
 
 
-@app.command()
-def doctor(config: ConfigOpt = None, gguf: GgufOpt = None,
-           embeddings: Annotated[bool, typer.Option(help="Also check the embedding model.")] = True) -> None:
+@verb(app, "doctor", Doctor)
+def doctor(p: Doctor, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Check every configured endpoint, the embedding model and the warehouse; record a run."""
+    from flows.doctor import doctor as doctor_flow
 
-    def body():
-        from flows.doctor import doctor as doctor_flow
-
-        result = doctor_flow(settings=_settings(config, gguf), embeddings=embeddings)
-        out.print(f"warehouse: {result['warehouse']}  run: {result['run_id']}")
-        if not result["ok"]:
-            err.print("[bold red]doctor: some checks failed[/] (see above)")
-            raise typer.Exit(1)
-
-    _run(body)
+    result = doctor_flow(**p.flow_kwargs(), settings=_settings(config, gguf))
+    out.print(f"warehouse: {result['warehouse']}  run: {result['run_id']}")
+    if not result["ok"]:
+        err.print("[bold red]doctor: some checks failed[/] (see above)")
+        raise typer.Exit(1)
 
 
-@app.command()
-def smoke(config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
+@verb(app, "smoke", Smoke)
+def smoke(p: Smoke, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     """Run the smoke flow: a few structured LLM calls, written to the warehouse and exported to Parquet."""
+    from flows.smoke import smoke as smoke_flow
 
-    def body():
-        from flows.smoke import smoke as smoke_flow
-
-        result = smoke_flow(settings=_settings(config, gguf))
-        out.print(f"smoke run {result['run_id']}: {result['valid']}/{result['total']} valid; parquet: {result['export']}")
-
-    _run(body)
+    result = smoke_flow(**p.flow_kwargs(), settings=_settings(config, gguf))
+    out.print(f"smoke run {result['run_id']}: {result['valid']}/{result['total']} valid; parquet: {result['export']}")
 
 
 def _ball_bounds(settings, min_ball: int | None, max_ball: int | None) -> None:

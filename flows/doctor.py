@@ -12,6 +12,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult
+from flows.params import Doctor
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from gateway.embeddings import shared_embedder
 from gateway.spec import GatewaySpec, spec_for
@@ -64,6 +65,7 @@ def check_warehouse(wh: Warehouse, run_id: str) -> DoctorCheck:
 @hopforge_flow(name="doctor", log_prints=True)
 def doctor(settings: Settings | None = None, embeddings: bool = True) -> dict[str, Any]:
     """Check the whole set-up once; the returned summary says where the warehouse and run record are."""
+    Doctor.check_call(locals())
     settings = settings or default_settings()
     with open_run("doctor", flow_parameters(doctor, locals()), settings) as rt:
         found = check_endpoints_task(spec_for(rt.gateway, ()))

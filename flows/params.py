@@ -556,6 +556,24 @@ class Refresh(FlowParams):
         return self
 
 
+class Doctor(FlowParams):
+    """``doctor`` (``hopforge doctor``)."""
+
+    flow = "flows.doctor:doctor"
+
+    embeddings: Annotated[bool, Field(description="Also check the embedding model.")] = True
+
+
+class Smoke(FlowParams):
+    """``smoke`` (``hopforge smoke``): the command line offers none of its parameters."""
+
+    flow = "flows.smoke:smoke"
+
+    texts: Annotated[list[str] | None, Field(description="The texts annotated; default: tasks.ops.smoke.SMOKE_TEXTS."),
+                     Cli(hidden=True)] = None
+    batch_size: Annotated[int, Field(ge=1, description="Texts per batch task."), Cli(hidden=True)] = 8
+
+
 class Demo(Params):
     """``hopforge demo``: doctor, smoke, then the factory on the demo corpus. Its defaults are
     ``flows.factory.DEMO_PLAN``'s (``tests/test_params_commands.py`` holds them equal); ``factory_kwargs`` is the
@@ -805,7 +823,7 @@ class TrainRL(FlowParams):
 
 #: Every flow's model, for the tests that hold them to their flows.
 MODELS: tuple[type[FlowParams], ...] = (GenerateQA, VerifyPaths, DistillTrajectories, EvaluatePolicy, ExportDatasets,
-                                        IngestCorpus, BuildGraphs, Refresh, TrainSFT, TrainRL)
+                                        IngestCorpus, BuildGraphs, Refresh, TrainSFT, TrainRL, Doctor, Smoke)
 #: Every model a command is built from: the flows' and the demo's.
 COMMAND_MODELS: tuple[type[Params], ...] = (*MODELS, Demo)
 
@@ -814,7 +832,7 @@ def model_of(module: str, name: str) -> type[FlowParams] | None:
     """The model of the flow function ``name`` of ``module``; ``None`` for a flow without one."""
     return next((m for m in MODELS if m.flow == f"{module}:{name}"), None)
 
-__all__ = ["COMMAND_MODELS", "MODELS", "BuildGraphs", "Cli", "Demo", "DistillTrajectories", "EvaluatePolicy",
-           "ExportDatasets", "FlowParams", "GenerateQA", "IngestCorpus", "Params", "Refresh", "TrainRL", "TrainSFT",
-           "VerifyPaths", "choices_of", "cli_of", "flags_of", "is_parameter", "model_of", "option_names",
+__all__ = ["COMMAND_MODELS", "MODELS", "BuildGraphs", "Cli", "Demo", "DistillTrajectories", "Doctor", "EvaluatePolicy",
+           "ExportDatasets", "FlowParams", "GenerateQA", "IngestCorpus", "Params", "Refresh", "Smoke", "TrainRL",
+           "TrainSFT", "VerifyPaths", "choices_of", "cli_of", "flags_of", "is_parameter", "model_of", "option_names",
            "option_sets"]

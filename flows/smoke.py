@@ -10,6 +10,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult, batch_runner, chunks, run_batches
+from flows.params import Smoke
 from flows.runtime import default_settings, flow_parameters, hopforge_flow, open_run
 from gateway.spec import GatewaySpec
 from schemas.config import Settings
@@ -31,6 +32,7 @@ def annotate_batch(spec: GatewaySpec, texts: list[str], run_id: str) -> BatchRes
 
 @hopforge_flow(name="smoke", log_prints=True)
 def smoke(settings: Settings | None = None, texts: list[str] | None = None, batch_size: int = 8) -> dict[str, Any]:
+    Smoke.check_call(locals())
     settings = settings or default_settings()
     texts = texts or SMOKE_TEXTS
     with open_run("smoke", flow_parameters(smoke, locals()), settings) as rt, \

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.cli_options import model_values
-from flows.params import (COMMAND_MODELS, MODELS, BuildGraphs, Demo, DistillTrajectories, EvaluatePolicy,
-                          ExportDatasets, FlowParams, GenerateQA, IngestCorpus, Refresh, TrainRL, TrainSFT,
+from flows.params import (COMMAND_MODELS, MODELS, BuildGraphs, Demo, DistillTrajectories, Doctor, EvaluatePolicy,
+                          ExportDatasets, FlowParams, GenerateQA, IngestCorpus, Refresh, Smoke, TrainRL, TrainSFT,
                           VerifyPaths, cli_of, flags_of, is_parameter)
 from schemas.errors import InputError
 
@@ -27,7 +27,7 @@ OWN_OPTIONS = {"config", "gguf"}
 VERBS = {("qa", "generate"): GenerateQA, ("qa", "paths"): VerifyPaths, ("traj", "distill"): DistillTrajectories,
          ("eval", "run"): EvaluatePolicy, ("export",): ExportDatasets, ("graph", "build"): BuildGraphs,
          ("ingest",): IngestCorpus, ("refresh",): Refresh, ("demo",): Demo, ("train", "sft"): TrainSFT,
-         ("train", "rl"): TrainRL}
+         ("train", "rl"): TrainRL, ("doctor",): Doctor, ("smoke",): Smoke}
 #: A value for each required parameter, where "x" would not do.
 REQUIRED = {TrainSFT: {"options": {"model": "m"}}}
 

@@ -18,8 +18,8 @@ from rich.console import Console
 
 from flows.cli_options import model_command
 from flows.params import (DOMAIN_FLAGS, DOMAINS_HELP, NEW_DOMAINS_HELP, BuildGraphs, Demo, DistillTrajectories,
-                          Doctor, EvaluatePolicy, ExportDatasets, GenerateQA, IngestCorpus, Refresh, Smoke, TrainRL,
-                          TrainSFT, VerifyPaths)
+                          Doctor, EvaluatePolicy, ExportDatasets, GenerateQA, ImportGraphs, IngestCorpus, Refresh,
+                          ReportGraphs, Smoke, TrainRL, TrainSFT, VerifyPaths)
 from schemas.errors import HopforgeError, InputError
 
 # Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
@@ -407,44 +407,33 @@ def graph_build(p: BuildGraphs, config: ConfigOpt = None, gguf: GgufOpt = None) 
         raise typer.Exit(1)
 
 
-@graph_app.command("import")
-def graph_import(path: Path, domain: Annotated[str, typer.Option("--domain", "-d")], config: ConfigOpt = None,
-                 kind: Annotated[Optional[str], typer.Option(help="graphml | lightrag | triples | rog (default: by file)")] = None,
-                 allow_new_domains: Annotated[bool, typer.Option(help=NEW_DOMAINS_HELP)] = False) -> None:
+@verb(graph_app, "import", ImportGraphs)
+def graph_import(p: ImportGraphs, config: ConfigOpt = None) -> None:
     """Import a graph built elsewhere (LightRAG GraphML, triple TSV/JSONL, RoG JSONL) as a domain snapshot."""
+    from flows.graphs import import_graphs
 
-    def body():
-        from flows.graphs import check_graph_files, import_graphs
-
-        settings = _settings(config)
-        check_graph_files({domain: str(path)}, kind, allow_new_domains=allow_new_domains)
-        _preflight_warehouse(settings)
-        r = import_graphs(files={domain: str(path)}, kind=kind, settings=settings)
-        if r["failures"]:
-            raise _UserError(r["failures"][domain])
-        done = r["imported"][domain]
-        if done["bad_rows"]:
-            err.print(f"{path}: {done['bad_rows']} bad rows left out:", highlight=False, markup=False, soft_wrap=True)
-            for line in done.get("problems", []):
-                err.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
-        _print_reports(r["reports"])
-
-    _run(body)
+    settings = _settings(config)
+    _preflight_warehouse(settings)
+    r = import_graphs(**p.flow_kwargs(), settings=settings)
+    if r["failures"]:
+        raise _UserError(r["failures"][p.domain])
+    done = r["imported"][p.domain]
+    if done["bad_rows"]:
+        err.print(f"{p.path}: {done['bad_rows']} bad rows left out:", highlight=False, markup=False, soft_wrap=True)
+        for line in done.get("problems", []):
+            err.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+    _print_reports(r["reports"])
 
 
-@graph_app.command("report")
-def graph_report_cmd(config: ConfigOpt = None, domain: DomainOpt = None) -> None:
+@verb(graph_app, "report", ReportGraphs)
+def graph_report_cmd(p: ReportGraphs, config: ConfigOpt = None) -> None:
     """Report each domain's current graph: is it usable for multi-hop questions?"""
+    from flows.graphs import report_graphs
 
-    def body():
-        from flows.graphs import report_graphs
-
-        r = report_graphs(domains=domain, settings=_settings(config))
-        if not r["reports"]:
-            raise _UserError("no graphs yet: run `hopforge graph build` or `hopforge graph import`")
-        _print_reports(r["reports"])
-
-    _run(body)
+    r = report_graphs(**p.flow_kwargs(), settings=_settings(config))
+    if not r["reports"]:
+        raise _UserError("no graphs yet: run `hopforge graph build` or `hopforge graph import`")
+    _print_reports(r["reports"])
 
 
 @graph_app.command("export")

@@ -4,9 +4,9 @@ is not a parameter (``--config``, ``--gguf``), and takes the checked model.
 Each field the command line offers becomes one option: its flags from the field's ``Cli`` (default ``--`` and the
 field name with dashes; a bool ``--x/--no-x``), its help from the description, its default from the field, a
 ``Literal`` field's choices as its metavar, a list or tuple field a repeatable option, a field given in another form
-(``Cli.as_type``) that form, a field the command line requires (``Cli.required``) a required option. The values
-given are checked by the model; a bad one is the model's ``InputError`` (a bad trainer option the trainer model's
-``TrainingError``), which the CLI prints as one line with exit status 2, before any flow starts."""
+(``Cli.as_type``) that form, a field the command line requires (``Cli.required``) a required option (or argument).
+The values given are checked by the model; a bad one is the model's ``InputError`` (a bad trainer option the trainer
+model's ``TrainingError``), which the CLI prints as one line with exit status 2, before any flow starts."""
 
 from __future__ import annotations
 
@@ -50,9 +50,9 @@ def _parameter(model: type[Params], name: str) -> inspect.Parameter:
     field, cli = model.model_fields[name], cli_of(model, name)
     help_text = cli.help or field.description
     if cli.argument:
-        default = typer.Argument(... if field.is_required() else field.default, help=help_text)
+        default = typer.Argument(... if field.is_required() or cli.required else field.default, help=help_text)
         return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                                 annotation=_option_type(field.annotation))
+                                 annotation=cli.as_type or _option_type(field.annotation))
     annotation = cli.as_type or _option_type(field.annotation)
     if cli.required:
         value = inspect.Parameter.empty

@@ -18,7 +18,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult
-from flows.params import BuildGraphs, IngestCorpus, SourceKind
+from flows.params import BuildGraphs, GraphKind, ImportGraphs, IngestCorpus, ReportGraphs, SourceKind
 from flows.progress import Progress
 from flows.steps import Step, Unit, UnitFailure, run_step
 from gateway.embeddings import shared_embedder
@@ -239,6 +239,7 @@ REPORT_RESULT = ("run_id", "reports")
 @hopforge_flow(name="report-graphs", log_prints=True)
 def report_graphs(domains: list[str] | None = None, settings: Settings | None = None) -> dict[str, Any]:
     """Report every (or the given) domain's current graph: size, connectivity, seed eligibility, cost, verdict."""
+    ReportGraphs.check_call(locals())
     settings = settings or default_settings()
     params = flow_parameters(report_graphs, locals())
     return {k: v for k, v in run_step(ReportGraphsStep(domains), params, settings).items() if k in REPORT_RESULT}
@@ -253,8 +254,17 @@ def import_file_task(path: str, domain: str, kind: str | None) -> BatchResult[Gr
     return BatchResult([import_graph_file(path, domain, kind=kind)])  # type: ignore[arg-type]
 
 
-GraphKind = Literal["graphml", "lightrag", "triples", "rog"]
 GRAPH_KINDS: tuple[str, ...] = get_args(GraphKind)
+
+
+def check_graph_kind(kind: Any) -> Any:
+    """``kind`` if it names a graph file kind (``None``: by the file's suffix), else a ``GraphImportError``."""
+    from tasks.graph.importers import GraphImportError
+
+    if kind is not None and kind not in GRAPH_KINDS:
+        raise GraphImportError(f"unknown graph kind {kind!r}; choose from {', '.join(GRAPH_KINDS)} "
+                               "(or leave it out to pick by the file's suffix)")
+    return kind
 
 
 def check_graph_files(files: dict[str, str], kind: str | None, *, allow_new_domains: bool = False) -> None:
@@ -265,9 +275,7 @@ def check_graph_files(files: dict[str, str], kind: str | None, *, allow_new_doma
     from schemas.corpus import check_domain
     from tasks.graph.importers import GraphImportError
 
-    if kind is not None and kind not in GRAPH_KINDS:
-        raise GraphImportError(f"unknown graph kind {kind!r}; choose from {', '.join(GRAPH_KINDS)} "
-                               "(or leave it out to pick by the file's suffix)")
+    check_graph_kind(kind)
     if not isinstance(files, dict) or not files:
         raise GraphImportError(f"no graph files given: files maps a domain to a file, got {files!r}")
     for domain, path in files.items():
@@ -343,11 +351,12 @@ IMPORT_RESULT = ("run_id", "imported", "failures", "reports")
 
 @hopforge_flow(name="import-graphs", log_prints=True)
 def import_graphs(files: dict[str, str], kind: GraphKind | None = None, settings: Settings | None = None) -> dict[str, Any]:
-    """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots."""
+    """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots.
+
+    Python callers (benchmarks, tests, the demo) name their own domains; ``hopforge graph import`` applies the domain
+    rule with its --allow-new-domains (``ImportGraphs``)."""
+    ImportGraphs.check_call(locals())
     settings = settings or default_settings()
-    # Python callers (benchmarks, tests, the demo) name their own domains; the commands apply the domain rule
-    # (``hopforge graph import`` checks with its --allow-new-domains before this flow runs).
-    check_graph_files(files, kind, allow_new_domains=True)
     params = flow_parameters(import_graphs, locals())
     return {k: v for k, v in run_step(ImportGraphsStep(files, kind), params, settings).items() if k in IMPORT_RESULT}
 

@@ -512,6 +512,57 @@ class BuildGraphs(FlowParams):
     _check_domains = field_validator("domains")(_domains)
 
 
+class ReportGraphs(FlowParams):
+    """``report-graphs`` (``hopforge graph report``)."""
+
+    flow = "flows.graphs:report_graphs"
+
+    domains: Domains = None
+
+
+GraphKind = Literal["graphml", "lightrag", "triples", "rog"]
+
+
+def _graph_kind(value: Any) -> Any:
+    from flows.graphs import check_graph_kind  # the flows' own check (heavy) only when a kind is checked
+
+    return check_graph_kind(value)
+
+
+class ImportGraphs(FlowParams):
+    """``import-graphs`` (``hopforge graph import``). The command line imports one file (``path``) as one domain
+    (``--domain``): ``files`` is ``{domain: path}``. ``allow_new_domains`` is the command's: it checks the domain
+    with it (``schemas.corpus.check_domain``, the rule ``ingest`` applies), while a Python caller or a deployment
+    names its own domains (``None``: a new one is accepted)."""
+
+    flow = "flows.graphs:import_graphs"
+
+    path: Annotated[Path | None, Cli(argument=True, required=True, command_only=True)] = None
+    domain: Annotated[str | None, Cli(flags=("--domain", "-d"), required=True, command_only=True)] = None
+    files: Annotated[dict[str, str], Field(description="The graph file of each domain imported."), Cli(hidden=True)]
+    kind: Annotated[GraphKind | None, Field(description="graphml | lightrag | triples | rog (default: by file)"),
+                    Cli(as_type=str)] = None
+    allow_new_domains: Annotated[bool | None, Field(description=NEW_DOMAINS_HELP),
+                                 Cli(as_type=bool, default=False, command_only=True)] = None
+
+    _check_kind = field_validator("kind", mode="before")(_graph_kind)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_file(cls, values: Any) -> Any:
+        """The command line's one file as ``files``."""
+        if isinstance(values, Mapping) and values.get("path") is not None:
+            return {**values, "files": {values.get("domain"): str(values["path"])}}
+        return values
+
+    @model_validator(mode="after")
+    def _files(self) -> "ImportGraphs":
+        from flows.graphs import check_graph_files
+
+        check_graph_files(self.files, self.kind, allow_new_domains=self.allow_new_domains is not False)
+        return self
+
+
 class Refresh(FlowParams):
     """``refresh`` (``hopforge refresh``)."""
 
@@ -823,7 +874,8 @@ class TrainRL(FlowParams):
 
 #: Every flow's model, for the tests that hold them to their flows.
 MODELS: tuple[type[FlowParams], ...] = (GenerateQA, VerifyPaths, DistillTrajectories, EvaluatePolicy, ExportDatasets,
-                                        IngestCorpus, BuildGraphs, Refresh, TrainSFT, TrainRL, Doctor, Smoke)
+                                        IngestCorpus, BuildGraphs, Refresh, TrainSFT, TrainRL, Doctor, Smoke,
+                                        ReportGraphs, ImportGraphs)
 #: Every model a command is built from: the flows' and the demo's.
 COMMAND_MODELS: tuple[type[Params], ...] = (*MODELS, Demo)
 
@@ -833,6 +885,6 @@ def model_of(module: str, name: str) -> type[FlowParams] | None:
     return next((m for m in MODELS if m.flow == f"{module}:{name}"), None)
 
 __all__ = ["COMMAND_MODELS", "MODELS", "BuildGraphs", "Cli", "Demo", "DistillTrajectories", "Doctor", "EvaluatePolicy",
-           "ExportDatasets", "FlowParams", "GenerateQA", "IngestCorpus", "Params", "Refresh", "Smoke", "TrainRL",
-           "TrainSFT", "VerifyPaths", "choices_of", "cli_of", "flags_of", "is_parameter", "model_of", "option_names",
-           "option_sets"]
+           "ExportDatasets", "FlowParams", "GenerateQA", "GraphKind", "ImportGraphs", "IngestCorpus", "Params",
+           "Refresh", "ReportGraphs", "Smoke", "TrainRL", "TrainSFT", "VerifyPaths", "choices_of", "cli_of",
+           "flags_of", "is_parameter", "model_of", "option_names", "option_sets"]

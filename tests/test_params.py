@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from pathlib import Path
 
 import click
 import pytest
@@ -17,8 +18,8 @@ from typer.testing import CliRunner
 from flows.cli import app
 from flows.cli_options import model_values
 from flows.params import (COMMAND_MODELS, MODELS, BuildGraphs, Demo, DistillTrajectories, Doctor, EvaluatePolicy,
-                          ExportDatasets, FlowParams, GenerateQA, IngestCorpus, Refresh, Smoke, TrainRL, TrainSFT,
-                          VerifyPaths, cli_of, flags_of, is_parameter)
+                          ExportDatasets, FlowParams, GenerateQA, ImportGraphs, IngestCorpus, Refresh, ReportGraphs,
+                          Smoke, TrainRL, TrainSFT, VerifyPaths, cli_of, flags_of, is_parameter, model_of)
 from schemas.errors import InputError
 
 #: Options a verb declares itself: what the command applies to the settings, never a flow parameter.
@@ -27,9 +28,12 @@ OWN_OPTIONS = {"config", "gguf"}
 VERBS = {("qa", "generate"): GenerateQA, ("qa", "paths"): VerifyPaths, ("traj", "distill"): DistillTrajectories,
          ("eval", "run"): EvaluatePolicy, ("export",): ExportDatasets, ("graph", "build"): BuildGraphs,
          ("ingest",): IngestCorpus, ("refresh",): Refresh, ("demo",): Demo, ("train", "sft"): TrainSFT,
-         ("train", "rl"): TrainRL, ("doctor",): Doctor, ("smoke",): Smoke}
+         ("train", "rl"): TrainRL, ("doctor",): Doctor, ("smoke",): Smoke, ("graph", "report"): ReportGraphs,
+         ("graph", "import"): ImportGraphs}
+#: A file that is there (graph import and profiles import refuse a path that is not a file).
+HERE = str(Path(__file__).resolve())
 #: A value for each required parameter, where "x" would not do.
-REQUIRED = {TrainSFT: {"options": {"model": "m"}}}
+REQUIRED = {TrainSFT: {"options": {"model": "m"}}, ImportGraphs: {"files": {"cs": HERE}}}
 
 
 def _flow(model: type[FlowParams]):
@@ -149,6 +153,10 @@ BAD = [
     (["refresh", "--n-seeds", "-1"], Refresh, {"n_seeds": -1}, "n_seeds (--n-seeds) must be at least 0, got -1"),
     (["graph", "build", "-d", "Bad Name"], BuildGraphs, {"domains": ["Bad Name"]},
      "'Bad Name' is not a valid domain name"),
+    (["graph", "import", HERE, "-d", "cs", "--kind", "csv"], ImportGraphs, {"files": {"cs": HERE}, "kind": "csv"},
+     "unknown graph kind 'csv'; choose from graphml, lightrag, triples, rog"),
+    (["graph", "import", "/nowhere/g.graphml", "-d", "cs"], ImportGraphs, {"files": {"cs": "/nowhere/g.graphml"}},
+     "/nowhere/g.graphml (domain cs): no such file"),
 ]
 
 
@@ -170,9 +178,24 @@ def test_a_bad_value_is_refused_alike_by_the_command_and_by_the_flow(argv, model
 
 
 def test_a_flow_without_a_model_keeps_prefects_check_and_a_missing_parameter_is_named():
-    from flows.graphs import import_graphs
+    from flows.profiles import profile_relations
 
-    with pytest.raises(InputError, match=r"^bad parameter\(s\) for flow 'import-graphs': kind: Input should be "):
-        import_graphs.validate_parameters({"files": {"x": "x.graphml"}, "kind": "bogus"})
+    assert model_of("flows.profiles", "profile_relations") is None
+    with pytest.raises(InputError, match=r"^bad parameter\(s\) for flow 'profile-relations': domains: Input should "
+                                         r"be a valid list \(given 5\)$"):
+        profile_relations.validate_parameters({"domains": 5})
     with pytest.raises(InputError, match=r"^source is required$"):
         _flow(IngestCorpus).validate_parameters({"source_kind": "jsonl"})
+
+
+def test_graph_import_applies_the_domain_rule_where_a_python_caller_names_its_own_domains():
+    """The command line's file and domain are the flow's ``files``; a new domain needs --allow-new-domains there,
+    while the flow's own call (a benchmark, the demo, a deployment) may name one."""
+    assert ImportGraphs.check({"path": Path(HERE), "domain": "cs"}).flow_kwargs() == {"files": {"cs": HERE},
+                                                                                        "kind": None}
+    with pytest.raises(InputError, match="unknown domain 'chess'.*--allow-new-domains"):
+        ImportGraphs.check({"path": Path(HERE), "domain": "chess", "allow_new_domains": False})
+    assert ImportGraphs.check({"path": Path(HERE), "domain": "chess", "allow_new_domains": True})
+    assert ImportGraphs.check_call({"files": {"chess": HERE}, "kind": None, "settings": None})
+    with pytest.raises(InputError, match="'Chess' is not a valid domain name"):  # a new name, never a malformed one
+        ImportGraphs.check_call({"files": {"Chess": HERE}})

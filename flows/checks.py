@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from schemas.corpus import DOMAIN_NAME
 from schemas.errors import InputError
@@ -19,6 +19,7 @@ from schemas.errors import InputError
 MODES: tuple[str, ...] = ("candidates", "free")
 HOP_CLASSES: tuple[str, ...] = ("1-2", "3+")
 SPLIT_NAMES: tuple[str, ...] = ("train", "validation", "test")
+GraphKind = Literal["graphml", "lightrag", "triples", "rog"]
 
 
 def _name(param: str, option: str | None) -> str:
@@ -138,3 +139,38 @@ def check_domains_in(wh: Any, domains: Sequence[str] | None) -> None:
         if known:
             check_known_domains(domains, known, "documents, graphs or questions",
                                 "Check the spelling, or ingest / import that domain first.")
+
+
+GRAPH_KINDS: tuple[str, ...] = get_args(GraphKind)
+
+
+def check_graph_kind(kind: Any) -> Any:
+    """``kind`` if it names a graph file kind (``None``: by the file's suffix), else a ``GraphImportError``."""
+    from tasks.graph.importers import GraphImportError
+
+    if kind is not None and kind not in GRAPH_KINDS:
+        raise GraphImportError(f"unknown graph kind {kind!r}; choose from {', '.join(GRAPH_KINDS)} "
+                               "(or leave it out to pick by the file's suffix)")
+    return kind
+
+
+def check_graph_files(files: dict[str, str], kind: str | None, *, allow_new_domains: bool = False) -> None:
+    """What can be refused about graph files before a run: the kind, domain names, paths that are not files.
+
+    Domains follow ``schemas.corpus.check_domain``, the rule ``ingest`` applies: a name outside the UltraDomain
+    names needs ``allow_new_domains`` (``hopforge graph import --allow-new-domains``)."""
+    from schemas.corpus import check_domain
+    from tasks.graph.importers import GraphImportError
+
+    check_graph_kind(kind)
+    if not isinstance(files, dict) or not files:
+        raise GraphImportError(f"no graph files given: files maps a domain to a file, got {files!r}")
+    for domain, path in files.items():
+        check_domain(domain, where=str(path), allow_new_domains=allow_new_domains, error=GraphImportError,
+                     fix="give another with -d")
+        p = Path(path)
+        if p.is_dir():
+            raise GraphImportError(f"{path} (domain {domain}) is a directory; give a graph file (.graphml, "
+                                   "triples .tsv/.jsonl or RoG .jsonl)")
+        if not p.is_file():
+            raise GraphImportError(f"{path} (domain {domain}): no such file")

@@ -17,9 +17,9 @@ import typer
 from rich.console import Console
 
 from flows.cli_options import model_command
-from flows.params import (DOMAIN_FLAGS, DOMAINS_HELP, NEW_DOMAINS_HELP, BuildGraphs, Demo, DistillTrajectories,
-                          Doctor, EvaluatePolicy, ExportDatasets, GenerateQA, ImportGraphs, IngestCorpus, Refresh,
-                          ReportGraphs, Smoke, TrainRL, TrainSFT, VerifyPaths)
+from flows.params import (DOMAIN_FLAGS, DOMAINS_HELP, BuildGraphs, Demo, DistillTrajectories, Doctor, EvaluatePolicy,
+                          ExportDatasets, ExportProfiles, GenerateQA, ImportGraphs, ImportProfiles, IngestCorpus,
+                          Refresh, ReportGraphs, Smoke, TrainRL, TrainSFT, VerifyPaths)
 from schemas.errors import HopforgeError, InputError
 
 # Prefect's first ephemeral start migrates a SQLite database (25-30 s on 2 cores); analytics would try the network.
@@ -470,47 +470,33 @@ profiles_app = typer.Typer(no_args_is_help=True, help="Relation profiles: what e
 graph_app.add_typer(profiles_app, name="profiles")
 
 
-@profiles_app.command("export")
-def profiles_export(out_path: Annotated[Path, typer.Option("--out", "-o", help="The YAML file to write.")] = Path("relation_profiles.yaml"),
-                    config: ConfigOpt = None, domain: DomainOpt = None,
-                    profile: Annotated[bool, typer.Option(
-                        "--profile", help="First ask the profiler role (once per label) about the labels no other "
-                        "source profiles; needs a profiler endpoint other than the embedded model.")] = False) -> None:
+@verb(profiles_app, "export", ExportProfiles)
+def profiles_export(p: ExportProfiles, config: ConfigOpt = None) -> None:
     """Write every relation label's profile (forms, counts, symmetry, with where each came from) to a YAML file
     you can read, correct and import back."""
+    from flows.profiles import export_profiles, profiler_configured
 
-    def body():
-        from flows.profiles import export_profiles, profiler_configured
-
-        settings = _settings(config)
-        _preflight_warehouse(settings)
-        if profile and not profiler_configured(settings):
-            out.print("--profile: the profiler role is the embedded model, which is never asked; set "
-                      "HOPFORGE_ROLES__PROFILER__BASE_URL and __MODEL (or [roles.profiler]) to profile labels",
-                      highlight=False, markup=False)
-        r = export_profiles(out_path, settings, domain, profile=profile)
-        out.print(f"{r['path']}: {r['labels']} relation labels; {r['usable']} can be asked in some direction, "
-                  f"{r['opaque']} are not words, {r['no_forms']} have no surface forms", highlight=False, markup=False)
-
-    _run(body)
+    settings = _settings(config)
+    _preflight_warehouse(settings)
+    if p.profile and not profiler_configured(settings):
+        out.print("--profile: the profiler role is the embedded model, which is never asked; set "
+                  "HOPFORGE_ROLES__PROFILER__BASE_URL and __MODEL (or [roles.profiler]) to profile labels",
+                  highlight=False, markup=False)
+    r = export_profiles(**p.call_kwargs(), settings=settings)
+    out.print(f"{r['path']}: {r['labels']} relation labels; {r['usable']} can be asked in some direction, "
+              f"{r['opaque']} are not words, {r['no_forms']} have no surface forms", highlight=False, markup=False)
 
 
-@profiles_app.command("import")
-def profiles_import(path: Path, config: ConfigOpt = None) -> None:
+@verb(profiles_app, "import", ImportProfiles)
+def profiles_import(p: ImportProfiles, config: ConfigOpt = None) -> None:
     """Import a corrected profiles file: its fields win over the lexicon, the graph statistics and the profiler
     (validated whole first; nothing is stored if any entry is wrong)."""
+    from flows.profiles import check_profiles_file, import_profiles
 
-    def body():
-        from flows.profiles import check_profiles_file, import_profiles
-
-        settings = _settings(config)
-        if not path.is_file():
-            raise _UserError(f"{path}: no such file")
-        _preflight_warehouse(settings)
-        check_profiles_file(str(path), settings)  # a bad file is refused here, before any flow starts
-        import_profiles(path=str(path), settings=settings)
-
-    _run(body)
+    settings = _settings(config)
+    _preflight_warehouse(settings)
+    check_profiles_file(p.path, settings)  # a bad file is refused here, before any flow starts
+    import_profiles(**p.flow_kwargs(), settings=settings)
 
 
 def _print_reports(reports: list[dict[str, Any]]) -> None:

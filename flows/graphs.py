@@ -11,14 +11,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple
 
 from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows.batches import BatchResult
-from flows.params import BuildGraphs, GraphKind, ImportGraphs, IngestCorpus, ReportGraphs, SourceKind
+from flows.checks import GraphKind, check_graph_files
+from flows.params import BuildGraphs, ImportGraphs, IngestCorpus, ReportGraphs, SourceKind
 from flows.progress import Progress
 from flows.steps import Step, Unit, UnitFailure, run_step
 from gateway.embeddings import shared_embedder
@@ -254,41 +255,6 @@ def import_file_task(path: str, domain: str, kind: str | None) -> BatchResult[Gr
     return BatchResult([import_graph_file(path, domain, kind=kind)])  # type: ignore[arg-type]
 
 
-GRAPH_KINDS: tuple[str, ...] = get_args(GraphKind)
-
-
-def check_graph_kind(kind: Any) -> Any:
-    """``kind`` if it names a graph file kind (``None``: by the file's suffix), else a ``GraphImportError``."""
-    from tasks.graph.importers import GraphImportError
-
-    if kind is not None and kind not in GRAPH_KINDS:
-        raise GraphImportError(f"unknown graph kind {kind!r}; choose from {', '.join(GRAPH_KINDS)} "
-                               "(or leave it out to pick by the file's suffix)")
-    return kind
-
-
-def check_graph_files(files: dict[str, str], kind: str | None, *, allow_new_domains: bool = False) -> None:
-    """What can be refused about graph files before a run: the kind, domain names, paths that are not files.
-
-    Domains follow ``schemas.corpus.check_domain``, the rule ``ingest`` applies: a name outside the UltraDomain
-    names needs ``allow_new_domains`` (``hopforge graph import --allow-new-domains``)."""
-    from schemas.corpus import check_domain
-    from tasks.graph.importers import GraphImportError
-
-    check_graph_kind(kind)
-    if not isinstance(files, dict) or not files:
-        raise GraphImportError(f"no graph files given: files maps a domain to a file, got {files!r}")
-    for domain, path in files.items():
-        check_domain(domain, where=str(path), allow_new_domains=allow_new_domains, error=GraphImportError,
-                     fix="give another with -d")
-        p = Path(path)
-        if p.is_dir():
-            raise GraphImportError(f"{path} (domain {domain}) is a directory; give a graph file (.graphml, "
-                                   "triples .tsv/.jsonl or RoG .jsonl)")
-        if not p.is_file():
-            raise GraphImportError(f"{path} (domain {domain}): no such file")
-
-
 def import_failure(exc: BaseException) -> str:
     """Why a domain's file was not imported: an expected failure's own line, another's type and message."""
     return str(exc) if isinstance(exc, HopforgeError) else f"{type(exc).__name__}: {exc}"
@@ -351,12 +317,12 @@ IMPORT_RESULT = ("run_id", "imported", "failures", "reports")
 
 @hopforge_flow(name="import-graphs", log_prints=True)
 def import_graphs(files: dict[str, str], kind: GraphKind | None = None, settings: Settings | None = None) -> dict[str, Any]:
-    """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots.
-
-    Python callers (benchmarks, tests, the demo) name their own domains; ``hopforge graph import`` applies the domain
-    rule with its --allow-new-domains (``ImportGraphs``)."""
+    """Import graph files (``{domain: path}``; GraphML, triple TSV/JSONL, RoG JSONL) as domain snapshots."""
     ImportGraphs.check_call(locals())
     settings = settings or default_settings()
+    # Python callers (benchmarks, tests, the demo) name their own domains; the commands apply the domain rule
+    # (``hopforge graph import`` checks with its --allow-new-domains before this flow runs: ``ImportGraphs``).
+    check_graph_files(files, kind, allow_new_domains=True)
     params = flow_parameters(import_graphs, locals())
     return {k: v for k, v in run_step(ImportGraphsStep(files, kind), params, settings).items() if k in IMPORT_RESULT}
 

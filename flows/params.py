@@ -38,7 +38,8 @@ from typing import Annotated, Any, ClassVar, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from flows.checks import HOP_CLASSES, SPLIT_NAMES, check_ball_bounds, check_domain_names, shares
+from flows.checks import (HOP_CLASSES, SPLIT_NAMES, GraphKind, check_ball_bounds, check_domain_names,
+                          check_graph_files, check_graph_kind, shares)
 from schemas.config import Role
 from schemas.errors import InputError
 from schemas.evaluation import Mode, TrainedAs
@@ -520,20 +521,11 @@ class ReportGraphs(FlowParams):
     domains: Domains = None
 
 
-GraphKind = Literal["graphml", "lightrag", "triples", "rog"]
-
-
-def _graph_kind(value: Any) -> Any:
-    from flows.graphs import check_graph_kind  # the flows' own check (heavy) only when a kind is checked
-
-    return check_graph_kind(value)
-
-
 class ImportGraphs(FlowParams):
     """``import-graphs`` (``hopforge graph import``). The command line imports one file (``path``) as one domain
-    (``--domain``): ``files`` is ``{domain: path}``. ``allow_new_domains`` is the command's: it checks the domain
-    with it (``schemas.corpus.check_domain``, the rule ``ingest`` applies), while a Python caller or a deployment
-    names its own domains (``None``: a new one is accepted)."""
+    (``--domain``): ``files`` is ``{domain: path}``, checked (``flows.checks.check_graph_files``) with the command's
+    ``--allow-new-domains``, the rule ``ingest`` applies. A Python caller or a deployment names its own domains: the
+    flow checks its files where it reads them (``files: {}`` is a deployment's placeholder)."""
 
     flow = "flows.graphs:import_graphs"
 
@@ -542,10 +534,9 @@ class ImportGraphs(FlowParams):
     files: Annotated[dict[str, str], Field(description="The graph file of each domain imported."), Cli(hidden=True)]
     kind: Annotated[GraphKind | None, Field(description="graphml | lightrag | triples | rog (default: by file)"),
                     Cli(as_type=str)] = None
-    allow_new_domains: Annotated[bool | None, Field(description=NEW_DOMAINS_HELP),
-                                 Cli(as_type=bool, default=False, command_only=True)] = None
+    allow_new_domains: Annotated[bool, Field(description=NEW_DOMAINS_HELP), Cli(command_only=True)] = False
 
-    _check_kind = field_validator("kind", mode="before")(_graph_kind)
+    _check_kind = field_validator("kind", mode="before")(check_graph_kind)
 
     @model_validator(mode="before")
     @classmethod
@@ -557,10 +548,44 @@ class ImportGraphs(FlowParams):
 
     @model_validator(mode="after")
     def _files(self) -> "ImportGraphs":
-        from flows.graphs import check_graph_files
-
-        check_graph_files(self.files, self.kind, allow_new_domains=self.allow_new_domains is not False)
+        if self.path is not None:  # the command line's file, before Prefect starts
+            check_graph_files(self.files, self.kind, allow_new_domains=self.allow_new_domains)
         return self
+
+
+def _a_file(value: str) -> str:
+    if not Path(value).is_file():
+        raise InputError(f"{value}: no such file")
+    return value
+
+
+class ImportProfiles(FlowParams):
+    """``import-profiles`` (``hopforge graph profiles import``)."""
+
+    flow = "flows.profiles:import_profiles"
+
+    path: Annotated[str, Cli(argument=True, as_type=Path, to_flow=str)]
+
+    _check_path = field_validator("path")(_a_file)
+
+
+class ExportProfiles(Params):
+    """``hopforge graph profiles export``: not a flow but ``flows.profiles.export_profiles`` (``function``), which
+    runs the ``profile-relations`` flow first when ``profile`` asks; the fields are its parameters (the command
+    line's default file too), ``call_kwargs`` its call."""
+
+    function: ClassVar[str] = "flows.profiles:export_profiles"
+
+    path: Annotated[Path, Field(description="The YAML file to write."),
+                    Cli(flags=("--out", "-o"))] = Path("relation_profiles.yaml")
+    domains: Domains = None
+    profile: Annotated[bool, Field(description="First ask the profiler role (once per label) about the labels no "
+                                               "other source profiles; needs a profiler endpoint other than the "
+                                               "embedded model."), Cli(flags=("--profile",))] = False
+
+    def call_kwargs(self) -> dict[str, Any]:
+        """``export_profiles``'s keyword arguments (all but ``settings``)."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
 
 
 class Refresh(FlowParams):
@@ -875,9 +900,9 @@ class TrainRL(FlowParams):
 #: Every flow's model, for the tests that hold them to their flows.
 MODELS: tuple[type[FlowParams], ...] = (GenerateQA, VerifyPaths, DistillTrajectories, EvaluatePolicy, ExportDatasets,
                                         IngestCorpus, BuildGraphs, Refresh, TrainSFT, TrainRL, Doctor, Smoke,
-                                        ReportGraphs, ImportGraphs)
-#: Every model a command is built from: the flows' and the demo's.
-COMMAND_MODELS: tuple[type[Params], ...] = (*MODELS, Demo)
+                                        ReportGraphs, ImportGraphs, ImportProfiles)
+#: Every model a command is built from: the flows', the demo's and the profiles export's.
+COMMAND_MODELS: tuple[type[Params], ...] = (*MODELS, Demo, ExportProfiles)
 
 
 def model_of(module: str, name: str) -> type[FlowParams] | None:
@@ -885,6 +910,6 @@ def model_of(module: str, name: str) -> type[FlowParams] | None:
     return next((m for m in MODELS if m.flow == f"{module}:{name}"), None)
 
 __all__ = ["COMMAND_MODELS", "MODELS", "BuildGraphs", "Cli", "Demo", "DistillTrajectories", "Doctor", "EvaluatePolicy",
-           "ExportDatasets", "FlowParams", "GenerateQA", "GraphKind", "ImportGraphs", "IngestCorpus", "Params",
-           "Refresh", "ReportGraphs", "Smoke", "TrainRL", "TrainSFT", "VerifyPaths", "choices_of", "cli_of",
-           "flags_of", "is_parameter", "model_of", "option_names", "option_sets"]
+           "ExportDatasets", "ExportProfiles", "FlowParams", "GenerateQA", "ImportGraphs", "ImportProfiles",
+           "IngestCorpus", "Params", "Refresh", "ReportGraphs", "Smoke", "TrainRL", "TrainSFT", "VerifyPaths",
+           "choices_of", "cli_of", "flags_of", "is_parameter", "model_of", "option_names", "option_sets"]

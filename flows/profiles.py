@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flows.params import ExportProfiles, ImportProfiles
 from flows.runtime import Runtime, default_settings, flow_parameters, hopforge_flow, open_run
 from gateway.loop import run_shared
 from schemas.config import Settings
@@ -116,7 +117,9 @@ def export_profiles(path: Path, settings: Settings | None = None, domains: list[
                     profile: bool = False) -> dict[str, Any]:
     """Write every label's resolved profile to ``path``; return counts (labels, usable in some direction, not
     words, without forms). With ``profile``, first ask the profiler role about the labels no other source
-    profiles (``profile_unknown_labels``, recorded as a run); nothing is asked while it is the embedded model."""
+    profiles (``profile_unknown_labels``, recorded as a run); nothing is asked while it is the embedded model.
+    ``hopforge graph profiles export`` is built from its parameters (``ExportProfiles``)."""
+    ExportProfiles.check({"path": path, "domains": domains, "profile": profile})
     settings = settings or default_settings()
     profiled = None
     if profile and profiler_configured(settings):
@@ -171,9 +174,8 @@ def check_profiles_file(path: str, settings: Settings | None = None) -> int:
 @hopforge_flow(name="import-profiles", log_prints=True)
 def import_profiles(path: str, settings: Settings | None = None) -> dict[str, Any]:
     """Validate a profiles file against the current snapshots' labels and store its entries as the user's."""
+    ImportProfiles.check_call(locals())  # a path that is not a file is refused here
     settings = settings or default_settings()
-    if not Path(path).is_file():
-        raise InputError(f"{path}: no such file")
     with open_run("import-profiles", flow_parameters(import_profiles, locals()), settings) as rt:
         entries, labels = profile_entries(rt.wh, path)
         write_user_profiles(rt.wh, entries, labels, rt.run_id)

@@ -77,7 +77,7 @@ def test_both_commands_accept_known_names_and_new_ones_when_asked(prefect_harnes
 
 def test_the_rule_is_one_function():
     """``ingest``'s check and ``graph import``'s check are the same rule, only their error class differs."""
-    from flows.graphs import check_graph_files
+    from flows.checks import check_graph_files
     from schemas.corpus import check_domain
     from schemas.errors import InputError
     from tasks.corpus.ingest import IngestError

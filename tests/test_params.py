@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 from flows.cli import app
 from flows.cli_options import model_values
 from flows.params import (COMMAND_MODELS, MODELS, BuildGraphs, Demo, DistillTrajectories, Doctor, EvaluatePolicy,
-                          ExportDatasets, FlowParams, GenerateQA, ImportGraphs, IngestCorpus, Refresh, ReportGraphs,
-                          Smoke, TrainRL, TrainSFT, VerifyPaths, cli_of, flags_of, is_parameter, model_of)
+                          ExportDatasets, ExportProfiles, FlowParams, GenerateQA, ImportGraphs, ImportProfiles,
+                          IngestCorpus, Refresh, ReportGraphs, Smoke, TrainRL, TrainSFT, VerifyPaths, cli_of, flags_of,
+                          is_parameter, model_of)
 from schemas.errors import InputError
 
 #: Options a verb declares itself: what the command applies to the settings, never a flow parameter.
@@ -29,11 +30,13 @@ VERBS = {("qa", "generate"): GenerateQA, ("qa", "paths"): VerifyPaths, ("traj", 
          ("eval", "run"): EvaluatePolicy, ("export",): ExportDatasets, ("graph", "build"): BuildGraphs,
          ("ingest",): IngestCorpus, ("refresh",): Refresh, ("demo",): Demo, ("train", "sft"): TrainSFT,
          ("train", "rl"): TrainRL, ("doctor",): Doctor, ("smoke",): Smoke, ("graph", "report"): ReportGraphs,
-         ("graph", "import"): ImportGraphs}
+         ("graph", "import"): ImportGraphs, ("graph", "profiles", "import"): ImportProfiles,
+         ("graph", "profiles", "export"): ExportProfiles}
 #: A file that is there (graph import and profiles import refuse a path that is not a file).
 HERE = str(Path(__file__).resolve())
 #: A value for each required parameter, where "x" would not do.
-REQUIRED = {TrainSFT: {"options": {"model": "m"}}, ImportGraphs: {"files": {"cs": HERE}}}
+REQUIRED = {TrainSFT: {"options": {"model": "m"}}, ImportGraphs: {"files": {"cs": HERE}},
+            ImportProfiles: {"path": HERE}}
 
 
 def _flow(model: type[FlowParams]):
@@ -110,6 +113,18 @@ def test_the_defaults_pass_the_model_and_are_the_flows_call(model):
     assert set(params.flow_kwargs()) <= set(inspect.signature(_flow(model).fn).parameters)
 
 
+def test_the_profiles_exports_fields_are_its_functions_parameters_and_its_call():
+    """``graph profiles export`` runs no flow of its own but ``export_profiles`` (which runs ``profile-relations``
+    when asked): its model's fields are that function's parameters, with its defaults where it has them."""
+    module, name = ExportProfiles.function.split(":")
+    function = getattr(importlib.import_module(module), name)
+    parameters = {n: p for n, p in inspect.signature(function).parameters.items() if n != "settings"}
+    assert sorted(ExportProfiles.model_fields) == sorted(parameters)
+    for n, p in parameters.items():
+        assert p.default is inspect.Parameter.empty or ExportProfiles.model_fields[n].default == p.default, n
+    assert set(ExportProfiles().call_kwargs()) == set(parameters)
+
+
 def test_values_given_in_another_form_become_the_flows():
     assert model_values(GenerateQA, {"hop_mix": 0.3, "modes": None})["hop_mix"] == {"1-2": 0.3, "3+": 0.7}
     assert "modes" not in model_values(GenerateQA, {"modes": None})  # not given: the flow's default
@@ -155,8 +170,8 @@ BAD = [
      "'Bad Name' is not a valid domain name"),
     (["graph", "import", HERE, "-d", "cs", "--kind", "csv"], ImportGraphs, {"files": {"cs": HERE}, "kind": "csv"},
      "unknown graph kind 'csv'; choose from graphml, lightrag, triples, rog"),
-    (["graph", "import", "/nowhere/g.graphml", "-d", "cs"], ImportGraphs, {"files": {"cs": "/nowhere/g.graphml"}},
-     "/nowhere/g.graphml (domain cs): no such file"),
+    (["graph", "profiles", "import", "/nowhere/p.yaml"], ImportProfiles, {"path": "/nowhere/p.yaml"},
+     "/nowhere/p.yaml: no such file"),
 ]
 
 
@@ -188,14 +203,21 @@ def test_a_flow_without_a_model_keeps_prefects_check_and_a_missing_parameter_is_
         _flow(IngestCorpus).validate_parameters({"source_kind": "jsonl"})
 
 
-def test_graph_import_applies_the_domain_rule_where_a_python_caller_names_its_own_domains():
-    """The command line's file and domain are the flow's ``files``; a new domain needs --allow-new-domains there,
-    while the flow's own call (a benchmark, the demo, a deployment) may name one."""
+def test_graph_import_checks_its_file_and_domain_before_the_flow_which_checks_its_own():
+    """The command line's file and domain are the flow's ``files``, checked by the model with --allow-new-domains;
+    a Python caller (a benchmark, the demo) may name a new domain, and the flow checks the files where it reads
+    them (a deployment's parameters hold the placeholder ``files: {}``)."""
+    flow = _flow(ImportGraphs)
     assert ImportGraphs.check({"path": Path(HERE), "domain": "cs"}).flow_kwargs() == {"files": {"cs": HERE},
                                                                                         "kind": None}
     with pytest.raises(InputError, match="unknown domain 'chess'.*--allow-new-domains"):
-        ImportGraphs.check({"path": Path(HERE), "domain": "chess", "allow_new_domains": False})
+        ImportGraphs.check({"path": Path(HERE), "domain": "chess"})
     assert ImportGraphs.check({"path": Path(HERE), "domain": "chess", "allow_new_domains": True})
-    assert ImportGraphs.check_call({"files": {"chess": HERE}, "kind": None, "settings": None})
-    with pytest.raises(InputError, match="'Chess' is not a valid domain name"):  # a new name, never a malformed one
-        ImportGraphs.check_call({"files": {"Chess": HERE}})
+    with pytest.raises(InputError, match="/nowhere/g.graphml \\(domain cs\\): no such file"):
+        ImportGraphs.check({"path": Path("/nowhere/g.graphml"), "domain": "cs"})
+    assert flow.validate_parameters({"files": {}})["files"] == {}  # prefect.yaml's placeholder
+    for files, says in [({"Chess": HERE}, "'Chess' is not a valid domain name"), ({}, "no graph files given"),
+                        ({"cs": "/nowhere/g.graphml"}, "/nowhere/g.graphml (domain cs): no such file")]:
+        with pytest.raises(InputError) as refused:
+            flow.fn(files=files)  # the flow's own check, before it opens anything
+        assert says in str(refused.value)

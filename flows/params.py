@@ -24,8 +24,10 @@ naming each bad option, whichever way the options came. The command line offers 
 options of their own (``--think-weight``, ``--nnodes``; ``Cli.part``) and the rest as ``--set KEY=VALUE``; the model
 gathers them into the parameter before the check.
 
-``Demo`` is the one command here that is not one flow: its options, defaults and checks, and the factory's call they
-make (``Demo.factory_kwargs``).
+Two commands here are not one flow: ``Demo`` (its options, defaults and checks, and the factory's call they make:
+``Demo.factory_kwargs``) and ``ExportProfiles`` (the parameters of ``flows.profiles.export_profiles``, which runs the
+``profile-relations`` flow when asked). A field only the command line has (``Cli.command_only``) is something the
+command applies itself: ``ImportGraphs``' one file and its domain, which make the flow's ``files``.
 """
 
 from __future__ import annotations

@@ -2,12 +2,15 @@
 of a verb built from a model is one of its fields (or the verb's own --config / --gguf), every field is a parameter of
 its flow with the flow's default (or a part of a trainer's options, gathered into its parameter), and the command line,
 the flow and a deployment's parameters refuse a bad value with the same line (a flow without a model keeps Prefect's
-check, worded by ``HopforgeFlow``). The demo and the training verbs: tests/test_params_commands.py."""
+check, worded by ``HopforgeFlow``). No verb that runs a flow is written by hand (``HAND_WRITTEN`` lists those that
+run none). The demo and the training verbs: tests/test_params_commands.py."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import textwrap
 from pathlib import Path
 
 import click
@@ -51,15 +54,21 @@ def _command(path: tuple[str, ...]) -> click.Command:
     return cmd
 
 
-def _generated() -> dict[tuple[str, ...], click.Command]:
-    """Every command built from a model, found by walking the app (a new one is held to the same rules)."""
+#: The verbs written by hand: none runs a flow (they read the warehouse or a checkpoint, serve, or manage the
+#: Prefect server). A verb that runs a flow is built from its flow's model (``verb(group, name, Model)``) instead.
+HAND_WRITTEN = {("serve-tools",), ("serve-model",), ("config", "show"), ("warehouse", "tables"), ("warehouse", "runs"),
+                ("warehouse", "export"), ("warehouse", "check"), ("warehouse", "backup"), ("warehouse", "restore"),
+                ("graph", "export"), ("qa", "stats"), ("traj", "stats"), ("train", "serve-command"),
+                ("train", "runs"), ("server", "start"), ("server", "stop"), ("server", "status")}
+
+
+def _callbacks() -> dict[tuple[str, ...], object]:
+    """Every command of the app, by its words, with the function it runs."""
     found = {}
 
     def walk(typer_app: typer.Typer, path: tuple[str, ...]) -> None:
         for info in typer_app.registered_commands:
-            if getattr(info.callback, "model", None) is not None:
-                name = info.name or info.callback.__name__.replace("_", "-")
-                found[(*path, name)] = _command((*path, name))
+            found[(*path, info.name or info.callback.__name__.replace("_", "-"))] = info.callback
         for group in typer_app.registered_groups:
             walk(group.typer_instance, (*path, group.name))
 
@@ -67,10 +76,31 @@ def _generated() -> dict[tuple[str, ...], click.Command]:
     return found
 
 
+def _generated() -> dict[tuple[str, ...], click.Command]:
+    """Every command built from a model, found by walking the app (a new one is held to the same rules)."""
+    return {path: _command(path) for path, callback in _callbacks().items() if getattr(callback, "model", None)}
+
+
 def test_the_flow_verbs_are_built_from_their_models():
     generated = _generated()
     assert {path: cmd.callback.model for path, cmd in generated.items() if path in VERBS} == VERBS
     assert {cmd.callback.model for cmd in generated.values()} <= set(COMMAND_MODELS)
+
+
+def test_a_verb_that_runs_a_flow_is_never_written_by_hand():
+    """Every verb not built from a model is one of ``HAND_WRITTEN``, and none of them imports a flow (in its body or
+    the body it hands ``_run``): a new hand-written verb fails here until it is built from its flow's model."""
+    from prefect import Flow
+
+    hand = {path: callback for path, callback in _callbacks().items() if getattr(callback, "model", None) is None}
+    assert set(hand) == HAND_WRITTEN
+    for path, callback in hand.items():
+        tree = ast.parse(textwrap.dedent(inspect.getsource(callback)))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                module = importlib.import_module(node.module)
+                flows = [a.name for a in node.names if isinstance(getattr(module, a.name, None), Flow)]
+                assert not flows, f"{' '.join(path)} runs the flow(s) {flows}: build it from their model"
 
 
 @pytest.mark.parametrize("path", sorted(_generated()), ids=" ".join)

@@ -442,6 +442,20 @@ def test_a_date_that_stands_in_for_a_year_or_a_month_is_never_said_as_a_day():
     assert "stand-in for a month" in relation_index(months).placeholder_date("2015-03-01")
 
 
+def test_an_accession_and_a_node_typed_as_an_id_are_codes():
+    """"which cell type replaced CL:0002587?" (an ontology's accession as the start) and "what is the id of
+    Bosnian?" -> "bos" (a node the file types "Id"): codes, never shown as names or given as answers. A type that
+    names its coding system ("postal code") leaves the judgement to the name."""
+    kg = graph([("CL:0002587", "replaced by", "podocyte"), ("Bosnian", "Id", "bos"), ("Leuven", "postal code", "3000"),
+                ("Serbian", "Id", "srp"), ("Croatian", "Id", "hrv")],
+               {"CL:0002587": "obsolete cell type", "podocyte": "cell type", "bos": "Id", "srp": "Id", "hrv": "Id",
+                "Bosnian": "language", "3000": "postal code", "Leuven": "city"})
+    index = relation_index(kg)
+    assert index.is_code("CL:0002587") and index.is_code("bos") and not index.is_code("Bosnian")
+    assert not index.is_code("podocyte") and not index.is_code("Leuven")
+    assert not relation_index(graph([("Leuven", "postal code", "Town")], {"Town": "postal code"})).is_code("Town")
+
+
 def test_a_code_shaped_name_is_a_name_among_names_of_its_kind():
     """"PDP-11" among machines named in words is a name; "Asia/Dubai" among time zones that are all ids is a code."""
     machines = graph([("PDP-11", "built by", "DEC"), ("ENIAC", "built by", "Penn"), ("Colossus", "built by", "GPO"),

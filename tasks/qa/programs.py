@@ -93,6 +93,10 @@ class RelationIndex:
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
         if _PADDED_ID.fullmatch(shown):
             return True  # "C0026", "G0132", "S0154": a catalogue's number, padded with zeros, names nothing
+        if _ACCESSION.fullmatch(shown):
+            return True  # "CL:0002587", "GO:0008150": an ontology's accession, a prefix and a number
+        if self.kg is not None and name in self.kg and _ID_TYPE.fullmatch((self.kg.entity(name).type or "").strip()):
+            return True  # a node the graph types "Id", "code", "identifier": the file says it is a code, no name
         if self.kg is not None and name in self.kg and _record_tag(question_name(self.kg, name)):
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
@@ -393,6 +397,12 @@ def _short_code(node: str) -> bool:
 #: Capitals and a number padded with a zero ("C0026", "S0154", "PR-00421"): a catalogue's identifier, whatever
 #: the kind (a machine called "PDP-11" or "A320" pads nothing).
 _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
+#: An ontology's accession: a prefix of letters and a number after a colon ("CL:0002587", "GO:0008150", "HP:0001250").
+_ACCESSION = re.compile(r"[A-Za-z][A-Za-z_]{0,15}:\d{3,}")
+#: Entity types that say their nodes are codes and nothing else: "Id", "ID", "identifier", "code". A type that names
+#: its coding system ("postal code", "ICD-10-CM code", "hs_code") is left to the name's shape: such codes are how
+#: people name the things ("E11.9", "B20").
+_ID_TYPE = re.compile(r"(?i)id|ids|identifier|identifiers|code|codes|key|keys|uri|url|iri|uuid|accession")
 
 def _record_tag(shown: str) -> bool:
     """Whether a shown name keeps a bracketed bare number that is no year ("baby blue dragon (2)", "X (3239)"): the

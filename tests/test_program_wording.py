@@ -125,6 +125,19 @@ def test_a_pinned_step_over_a_symmetric_relation_ends_in_its_value():
     assert q == "Which disease is causally associated with both KRAS and TP53?"
 
 
+def test_a_clause_with_three_fillers_is_said_once():
+    """aws_snake (reports/heldout24, 114 refusals for repeating itself): "the region that is a region of both A and B
+    and that is a region of C" says its clause twice; with three fillers it is said once, "each of A, B and C"."""
+    kg = graph([("Cancer A", "causal_association", g) for g in ("KRAS", "TP53", "BRAF")] +
+               [("Cancer B", "causal_association", "KRAS"), ("Cancer C", "causal_association", "TP53")],
+               {"Cancer A": "disease", "Cancer B": "disease", "Cancer C": "disease", "KRAS": "gene", "TP53": "gene",
+                "BRAF": "gene"})
+    program = pinned("KRAS", [("causal_association", True)], ["KRAS", "Cancer A"],
+                     [(1, "causal_association", True, "TP53"), (1, "causal_association", True, "BRAF")])
+    q = write_program_question(program, ["gene", "disease"], book=book_for_graph(kg), name_of=lambda n: n)
+    assert q == "Which disease is causally associated with each of KRAS, TP53 and BRAF?", q
+
+
 def test_a_name_that_says_and_is_not_put_inside_both_and():
     """"which threat group uses both Command and Scripting Interpreter and Empire?" (grades-heldout19.md): the name's
     own "and" inside "both ... and" leaves the reader to find where each part ends; the clauses stay apart."""

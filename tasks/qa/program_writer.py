@@ -85,6 +85,9 @@ class Rest:
     open_end: bool
     verb_first: bool
     filler: str = ""  # the known node's words, when the clause ends in them ("France" of "that borders France")
+    #: a clause said once for several fillers ("that is a region of both A and B"): the words before them, and them
+    shared: str = ""
+    fillers: tuple[str, ...] = ()
 
     @property
     def lead(self) -> str:
@@ -122,11 +125,24 @@ def _coordinated(rests: Sequence[Rest]) -> list[Rest]:
         if prev is not None and prev.lead and prev.lead == r.lead and " both " not in prev.text and \
                 not _has_and(prev.filler, r.filler) and \
                 (not prev.lead.startswith("whose ") or prev.lead.endswith(" include ")):
-            first, second = sorted((prev.filler, r.filler), key=lambda f: f.startswith("the ") and " that " in f)
-            out[-1] = Rest(f"{prev.lead}both {first} and {second}", False, prev.verb_first)
+            out[-1] = _shared(prev.lead, (prev.filler, r.filler), prev.verb_first)
+            continue
+        # a third filler of the same clause: "that is a region of each of A, B and C", not "... of both A and B and
+        # that is a region of C"
+        if prev is not None and prev.shared and prev.shared == r.lead and not _has_and(r.filler):
+            out[-1] = _shared(prev.shared, (*prev.fillers, r.filler), prev.verb_first)
             continue
         out.append(r)
     return out
+
+
+def _shared(lead: str, fillers: Sequence[str], verb_first: bool) -> Rest:
+    """One clause said for several fillers, names before descriptions: "both A and B" for two, "each of A, B and C"
+    for more."""
+    ordered = tuple(sorted(fillers, key=lambda f: f.startswith("the ") and " that " in f))
+    said = (f"both {ordered[0]} and {ordered[1]}" if len(ordered) == 2
+            else f"each of {', '.join(ordered[:-1])} and {ordered[-1]}")
+    return Rest(f"{lead}{said}", False, verb_first, shared=lead, fillers=ordered)
 
 
 _AS_ONE = re.compile(r"^ as an? (?P<noun>[\w' -]+)$")

@@ -843,3 +843,13 @@ def test_a_participle_before_a_noun_and_of_modifies_the_noun(label, statement):
     assert forms.statement == statement
     if label.endswith("of") or label.endswith("Of"):
         assert forms.subject_clause[0] == "{the} {that} " + statement.removeprefix("{s} ")
+
+
+def test_a_bare_verb_label_says_what_one_subject_does():
+    """languages_raw (grades-heldout24.md: "what do Yangbye change to?", 7 questions): a machine label's verb in its
+    base form ("Change_To", "connect_to") was read as a plural subject's, as prose agrees ("Darwin's finches live
+    on"); a column's key says what one subject does: "changes", and the question asks "does"."""
+    for label, statement, ask in (("Change_To", "{s} changes to {o}", "{wh} does {s} change to?"),
+                                  ("connect_to", "{s} connects to {o}", "{wh} does {s} connect to?")):
+        forms = profile_from_label(label).forms
+        assert forms.statement == statement and forms.ask_object[0] == ask, (label, forms)

@@ -644,7 +644,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             return _passive_agent(lemma, wlow, tense, adverbs, False)
     if verb_listed:
         lemma, tags = verb_listed[0]
-        return _finite(lemma, word, tags, adverbs, rest)
+        return _finite(lemma, word, tags, adverbs, rest, machine)
     if readings and not rest and any(a in _SEQUENCE_ADVERBS for a in adverbs) and \
             any("VBN" in tags for _, tags in readings):
         # "firstSeen", "lastModified", "firstAired": when the subject was first seen, not what it "is first seen"
@@ -685,7 +685,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             if _noun_phrase(words[i:]) and not adverbs:
                 return _bare_noun(noun_text, lexicon, has=False)
         if base:
-            return _finite(base[0][0], word, base[0][1], adverbs, rest)
+            return _finite(base[0][0], word, base[0][1], adverbs, rest, machine)
         if rest and not adverbs and all("VBG" in tags for _, tags in readings):
             # a gerund before a noun is a compound noun: "filming location", "connecting line"
             if rlow[-1] == "of" and len(rlow) >= 2 and _noun_phrase(words[i:-1]):
@@ -787,7 +787,13 @@ def _modal(modal: str, words: list[str], lexicon: Lexicon) -> _Reading:
     raise _Unreadable(f"{words[i]!r} after {modal!r} is not a verb's base form")
 
 
-def _finite(lemma: str, word: str, tags: frozenset[str], adverbs: list[str], rest: list[str]) -> _Reading:
+def _finite(lemma: str, word: str, tags: frozenset[str], adverbs: list[str], rest: list[str],
+            machine: bool = False) -> _Reading:
+    if machine and rest and "VB" in tags and not tags & {"VBD", "VBZ"}:
+        # a machine label's bare verb with words after it ("Change_To", "connect_to") is a column's key, not
+        # agreement with a plural subject as in prose ("Darwin's finches live on ..."): a subject is one thing, "X
+        # changes to Y" (one bare word, "border", may be either and stays as written)
+        word, tags = _inflect(lemma, "VBZ"), frozenset({"VBZ"})
     t = _tense_of(tags)
     if t is None:
         raise _Unreadable(f"{word!r} is not a finite verb form")

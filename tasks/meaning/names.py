@@ -163,7 +163,8 @@ LIGHTRAG_TYPES: dict[str, str | None] = {
 # Words a Title Case type name keeps in lower case anyway ("Element, Ion, or Isotope").
 _MINOR = frozenset("a an and as at by for from in of on or the to with".split())
 #: Words a name keeps in lower case between its capitalised ones ("Battle_of_Hastings", "Ludwig_van_Beethoven").
-NAME_PARTICLES = _MINOR | frozenset("de del der des di du la le van von y".split())
+NAME_PARTICLES = _MINOR | frozenset("de da di do du des del della dos das van von der den ter ten le la les al el bin "
+                                    "ibn y zu af av".split())
 _NOUN_TEXT = re.compile(r"[^\W\d_][\w'’ ,/&\-]*")
 
 
@@ -901,7 +902,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if len(words) >= 3 and words[1] == "of" and words[0].isalpha() and words[0].islower() and \
             "NOUN" in lemminflect.getAllLemmas(words[0]):
         return True  # a thing named by its kind and what it is of: "the earthquake of 28 June 1992"
-    if len(words) >= 3 and words[0].isalpha() and words[0].islower() and words[0] not in _NAME_PARTICLES and \
+    if len(words) >= 3 and words[0].isalpha() and words[0].islower() and words[0] not in NAME_PARTICLES and \
             not person_kind(type_noun) and any(w[:1].isupper() for w in words[2:]):
         # an institution named by its kind, in lower case as its own language writes it, then the place or body it
         # is of: "the tribunal du travail de Liège", "the cour d'appel de Bruxelles" ("de Gaulle Airport", a
@@ -931,8 +932,11 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's", "the San
         # Francisco 49ers"
         return True
-    if len(words) >= 2 and words[-1].lower() in heads:
-        return True  # "the United Kingdom", "the Boston Massacre"; a song called "Heart Attack" is a title
+    last = words[-2] if len(words) >= 3 and _VERSION.fullmatch(words[-1]) else words[-1]
+    if len(words) >= 2 and last.lower() in heads:
+        # "the United Kingdom", "the Boston Massacre", "the Cloud Billing API v1" (a version after the head);
+        # a song called "Heart Attack" is a title
+        return True
     before = _head_before_its_complement(words)
     if before is not None and before[:1].isupper() and before.lower() in heads:
         # the head before "of", another preposition or a comma: "the District Court of Guam", "the Institute for
@@ -946,15 +950,14 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     return False
 
 
-#: Particles of surnames and place names written in lower case before a capitalised word ("de Gaulle", "van Gogh").
-_NAME_PARTICLES = frozenset("de da di do du des del della dos das van von der den ter ten le la les al el bin ibn "
-                            "y zu af av".split())
-
-
 #: Kinds whose names are titles, written as they are whatever their last word ("Heart Attack", a song).
 _WORK_HEADS = frozenset({"song", "single", "album", "record", "film", "movie", "book", "novel", "poem", "play",
                          "painting", "episode", "series", "show", "game", "opera", "symphony", "track", "artwork",
                          "sculpture"})
+
+
+#: A version after a name's head ("v1", "v1beta1", "v2.3"): "the Cloud Billing API v1".
+_VERSION = re.compile(r"v\d+(?:[.\w]*)")
 
 
 def _work_kind(noun: str | None) -> bool:

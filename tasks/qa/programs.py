@@ -101,7 +101,8 @@ class RelationIndex:
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
-        if (_KEY.fullmatch(name) or _short_code(name)) and self._id_kinds().get(self.kind(name) or "", False):
+        if (_KEY.fullmatch(strip_disambiguator(name).strip()) or _short_code(name)) and \
+                self._id_kinds().get(self.kind(name) or "", False):
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
             return True
@@ -137,7 +138,7 @@ class RelationIndex:
             return {}, {}
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
             for node in self.kg.nodes():
                 kind = self.kind(node)
                 if kind is None:
@@ -151,9 +152,17 @@ class RelationIndex:
                 c[3] += short
                 c[4] += short and (any(ch.isdigit() for ch in bare) or
                                    (bare[1:] != bare[1:].upper() and bare[1:] != bare[1:].lower()))
-            codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, _, _, _) in counts.items()}
-            ids = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n))
-                   for k, (n, _, keys, short, mixed) in counts.items()}
+                lower = bool(_KEY.fullmatch(bare))
+                c[5] += lower
+                c[6] += lower and not all(english_word(w) for w in re.split(r"[\d._-]+", bare) if w)
+            codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
+            # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
+            # case or with a digit; nearly all short codes; or, of ten or more, four in five one lower-case token
+            # and two in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module
+            # names, which the owners write "BCycle", "Bicincittà")
+            ids = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
+                                  or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower))
+                   for k, (n, _, keys, short, mixed, lower, foreign) in counts.items()}
             hit = self.__dict__["_kind_tables_hit"] = (codes, ids)
         return hit
 

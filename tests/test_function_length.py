@@ -21,8 +21,6 @@ ALLOWED_LONG: frozenset[tuple[str, str]] = frozenset({
     ("flows/tool_server.py", "create_app"),
     ("flows/tool_workers.py", "serve"),
     ("flows/tool_workers.py", "serve_workers"),
-    # the served arrays of the tool environment
-    ("tasks/env/served.py", "build_arrays"),
 })  # fmt: skip
 
 

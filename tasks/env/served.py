@@ -43,9 +43,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from itertools import chain
+from operator import attrgetter
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import orjson
@@ -174,8 +175,6 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
     same ``relation_line`` parts). ``tests/test_served_build.py`` checks the arrays against such a walk.
     ``content_hash`` (the snapshot's, from the warehouse) is recorded in the metadata, with the hash of the entity
     texts an index embeds (``tasks.env.index.text_fingerprint``)."""
-    from operator import attrgetter
-
     from tasks.env.index import entity_text, text_fingerprint
     from tasks.env.tools import node_info_text, relation_head, relation_tail
 
@@ -183,102 +182,34 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
         entities = graph.entities()  # sorted by name
         names = [e.name for e in entities]
         n = len(names)
-        row = {name: i for i, name in enumerate(names)}
         views = graph.relation_views()
-        m = len(views)
-        src = np.fromiter(map(row.__getitem__, map(attrgetter("source"), views)), dtype=np.int64, count=m)
-        tgt = np.fromiter(map(row.__getitem__, map(attrgetter("target"), views)), dtype=np.int64, count=m)
-        directed_rel = np.fromiter(map(attrgetter("directed"), views), dtype=np.bool_, count=m)
+        src, tgt, directed_rel = _relation_ends(names, views)
         ent, nb, dirs, rel = _neighbor_order(graph, views, src, tgt, directed_rel)
-        nbr_ptr = _ragged(np.bincount(ent, minlength=n))
-        new_pair = np.ones(len(ent), dtype=bool)
-        if len(ent) > 1:
-            new_pair[1:] = (ent[1:] != ent[:-1]) | (nb[1:] != nb[:-1])
-        degree = np.bincount(ent[new_pair], minlength=n).astype(np.int32)
-
-        # Relation ids: in the order the walk first meets each relation.
-        first_seen = np.unique(rel, return_index=True)[1] if m else np.zeros(0, dtype=np.int64)
-        by_rid = np.argsort(first_seen, kind="stable")  # rid -> position in views
-        rid_of = np.empty(m, dtype=np.int64)
-        rid_of[by_rid] = np.arange(m, dtype=np.int64)
-        nbr_rel = rid_of[rel]
+        nbr_ptr, degree = _neighbor_rows(ent, nb, n)
+        by_rid, nbr_rel, introduced_by = _relation_ids(ent, rel, len(views))
         rel_views = [views[j] for j in by_rid.tolist()]
-        introduced_by = ent[first_seen[by_rid]]  # the entity whose walk meets each rid first (non-decreasing)
-
-        # Strings, in the walk's order: per entity its type, description, chunk ids, file paths, then the label,
-        # keywords, description and chunk ids of each relation it meets first.
-        ent_parts = [(e.type, e.description, *e.source_chunk_ids, *e.file_paths) for e in entities]
-        ent_chunk_n = np.fromiter(map(len, map(attrgetter("source_chunk_ids"), entities)), dtype=np.int64, count=n)
-        ent_len = np.fromiter(map(len, ent_parts), dtype=np.int64, count=n)
-        rel_parts = [(d.relation, *d.keywords, d.description, *d.source_chunk_ids) for d in rel_views]
-        rel_kw_n = np.fromiter(map(len, map(attrgetter("keywords"), rel_views)), dtype=np.int64, count=m)
-        rel_len = np.fromiter(map(len, rel_parts), dtype=np.int64, count=m)
-        ent_ptr, rel_ptr = _ragged(ent_len), _ragged(rel_len)
-        rids_before = _ragged(np.bincount(introduced_by, minlength=n))[:-1]  # rids met before entity i
-        pos_ent = np.arange(int(ent_ptr[-1]), dtype=np.int64) + np.repeat(rel_ptr[rids_before], ent_len)
-        pos_rel = np.arange(int(rel_ptr[-1]), dtype=np.int64) + np.repeat(ent_ptr[introduced_by + 1], rel_len)
-        walk = np.empty(len(pos_ent) + len(pos_rel), dtype=object)
-        walk[pos_ent] = list(chain.from_iterable(ent_parts))
-        walk[pos_rel] = list(chain.from_iterable(rel_parts))
-        del ent_parts, rel_parts
-
-        # The normalised-name index: key -> entity rows, most neighbours first, then name order.
-        keys = [normalize_name(name) for name in names]
-        key_list = sorted(set(keys) - {""})
-        key_rank = {k: i for i, k in enumerate(key_list)}
-        key_rank[""] = -1  # no key: not in the index
-        krank = np.fromiter(map(key_rank.__getitem__, keys), dtype=np.int64, count=n)
-        key_rows = np.flatnonzero(krank >= 0)
-        krank = krank[key_rows]
-        norm_order = np.lexsort((key_rows, -degree[key_rows].astype(np.int64), krank))
-        norm_ids = key_rows[norm_order].astype(np.int32)
-        norm_ptr = _ragged(np.bincount(krank, minlength=len(key_list)))
-
-        # Interned in first-seen order over the names, the walk, then the normalised keys.
-        walk_list = walk.tolist()
-        del walk
-        first = dict.fromkeys(chain(names, walk_list, key_list))
-        string_id = dict(zip(first, range(len(first))))
-        codes = np.fromiter(map(string_id.__getitem__, walk_list), dtype=np.int32, count=len(walk_list))
-        norm_keys = np.fromiter(map(string_id.__getitem__, key_list), dtype=np.int32, count=len(key_list))
-        strings = list(first)
-        del walk_list, first, string_id
-        ent_codes, rel_codes = codes[pos_ent], codes[pos_rel]
+        walk_list, layout = _walk(entities, rel_views, introduced_by)
+        key_list, norm_ptr, norm_ids = _name_index(names, degree)
+        strings, codes, norm_keys = _intern(names, walk_list, key_list)
+        del walk_list
+        ent_codes, rel_codes = codes[layout.pos_ent], codes[layout.pos_rel]
         del codes
 
         arrays: dict[str, np.ndarray] = {}
         arrays["strings"], arrays["string_offsets"] = _string_table(strings)
         del strings
-        arrays["entity_type"] = ent_codes[ent_ptr[:-1]]
-        arrays["entity_description"] = ent_codes[ent_ptr[:-1] + 1]
-        at = _offsets_within(ent_ptr)
-        in_chunks = np.repeat(ent_chunk_n, ent_len)
-        arrays["entity_chunk_ptr"] = _ragged(ent_chunk_n)
-        arrays["entity_chunks"] = ent_codes[(at >= 2) & (at < 2 + in_chunks)]
-        arrays["entity_file_ptr"] = _ragged(ent_len - 2 - ent_chunk_n)
-        arrays["entity_files"] = ent_codes[at >= 2 + in_chunks]
+        arrays.update(_entity_columns(ent_codes, layout))
         arrays["degree"] = degree
-        arrays["rel_source"] = src[by_rid].astype(np.int32)
-        arrays["rel_target"] = tgt[by_rid].astype(np.int32)
-        arrays["rel_label"] = rel_codes[rel_ptr[:-1]]
-        at = _offsets_within(rel_ptr)
-        in_kw = np.repeat(rel_kw_n, rel_len)
-        arrays["rel_kw_ptr"] = _ragged(rel_kw_n)
-        arrays["rel_kw"] = rel_codes[(at >= 1) & (at <= in_kw)]
-        arrays["rel_description"] = rel_codes[rel_ptr[:-1] + 1 + rel_kw_n]
-        arrays["rel_weight"] = weights = np.fromiter(map(attrgetter("weight"), rel_views), dtype=np.float64, count=m)
-        arrays["rel_directed"] = directed_rel[by_rid]
-        arrays["rel_chunk_ptr"] = _ragged(rel_len - 2 - rel_kw_n)
-        arrays["rel_chunks"] = rel_codes[at >= 2 + in_kw]
-        del at, in_chunks, in_kw, ent_codes, rel_codes
+        arrays.update(_relation_columns(rel_codes, layout, rel_views, src[by_rid], tgt[by_rid], directed_rel[by_rid]))
+        del ent_codes, rel_codes
         arrays["nbr_ptr"] = nbr_ptr
         arrays["nbr_node"] = nb.astype(np.int32)
         arrays["nbr_rel"] = nbr_rel.astype(np.int32)
         arrays["nbr_dir"] = dirs.astype(np.int8)
         arrays["norm_keys"], arrays["norm_ptr"], arrays["norm_ids"] = norm_keys, norm_ptr, norm_ids
         arrays["reply_blob"], arrays["reply_offsets"] = _replies(
-            entities, rel_views, weights, nbr_ptr, nb, nbr_rel, degree, limits, node_info_text, relation_head,
-            relation_tail)  # fmt: skip
+            entities, rel_views, arrays["rel_weight"], nbr_ptr, nb, nbr_rel, degree, limits, node_info_text,
+            relation_head, relation_tail)  # fmt: skip
         texts = [entity_text(e.name, e.description, FINGERPRINT_TEXT_CHARS) for e in entities]
     meta = {
         "format": SERVED_FORMAT_VERSION, "domain": graph.domain, "directed": graph.directed,
@@ -287,6 +218,140 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
         "text_fingerprints": {_fingerprint_key(FINGERPRINT_TEXT_CHARS): text_fingerprint(texts)},
     }  # fmt: skip
     return arrays, meta
+
+
+def _relation_ends(names: list[str], views: list[EdgeData]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each relation's source and target as entity rows (positions in ``names``) and whether it is directed."""
+    row = {name: i for i, name in enumerate(names)}
+    m = len(views)
+    src = np.fromiter(map(row.__getitem__, map(attrgetter("source"), views)), dtype=np.int64, count=m)
+    tgt = np.fromiter(map(row.__getitem__, map(attrgetter("target"), views)), dtype=np.int64, count=m)
+    directed_rel = np.fromiter(map(attrgetter("directed"), views), dtype=np.bool_, count=m)
+    return src, tgt, directed_rel
+
+
+def _neighbor_rows(ent: np.ndarray, nb: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The row pointer of each entity's relations in the neighbour order (``_neighbor_order``'s ``ent`` and
+    ``nb``), and each entity's degree: the number of distinct neighbours it has."""
+    nbr_ptr = _ragged(np.bincount(ent, minlength=n))
+    new_pair = np.ones(len(ent), dtype=bool)
+    if len(ent) > 1:
+        new_pair[1:] = (ent[1:] != ent[:-1]) | (nb[1:] != nb[:-1])
+    degree = np.bincount(ent[new_pair], minlength=n).astype(np.int32)
+    return nbr_ptr, degree
+
+
+def _relation_ids(ent: np.ndarray, rel: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Relation ids, in the order the walk of the neighbour order (``ent``, ``rel``) first meets each of the ``m``
+    relations: ``(by_rid, nbr_rel, introduced_by)``, the relation (position in the views) of each id, the id of
+    each listed relation, and the entity whose walk meets each id first (non-decreasing)."""
+    first_seen = np.unique(rel, return_index=True)[1] if m else np.zeros(0, dtype=np.int64)
+    by_rid = np.argsort(first_seen, kind="stable")  # rid -> position in views
+    rid_of = np.empty(m, dtype=np.int64)
+    rid_of[by_rid] = np.arange(m, dtype=np.int64)
+    return by_rid, rid_of[rel], ent[first_seen[by_rid]]
+
+
+class _WalkLayout(NamedTuple):
+    """Where each entity's and each relation's strings lie in the walk (``_walk``): entity i's parts (type,
+    description, chunk ids, file paths) are rows ``ent_ptr`` of its entity part, at walk positions ``pos_ent``;
+    relation rid's (label, keywords, description, chunk ids) rows ``rel_ptr`` of its relation part, at ``pos_rel``."""
+
+    ent_ptr: np.ndarray
+    ent_len: np.ndarray
+    ent_chunk_n: np.ndarray
+    rel_ptr: np.ndarray
+    rel_len: np.ndarray
+    rel_kw_n: np.ndarray
+    pos_ent: np.ndarray
+    pos_rel: np.ndarray
+
+
+def _walk(entities: list[Entity], rel_views: list[EdgeData],
+          introduced_by: np.ndarray) -> tuple[list[str], _WalkLayout]:
+    """The strings in the walk's order, and where each entity's and relation's lie: per entity its type,
+    description, chunk ids, file paths, then the label, keywords, description and chunk ids of each relation it
+    meets first (``rel_views`` in relation id order, ``introduced_by`` from ``_relation_ids``)."""
+    n, m = len(entities), len(rel_views)
+    ent_parts = [(e.type, e.description, *e.source_chunk_ids, *e.file_paths) for e in entities]
+    ent_chunk_n = np.fromiter(map(len, map(attrgetter("source_chunk_ids"), entities)), dtype=np.int64, count=n)
+    ent_len = np.fromiter(map(len, ent_parts), dtype=np.int64, count=n)
+    rel_parts = [(d.relation, *d.keywords, d.description, *d.source_chunk_ids) for d in rel_views]
+    rel_kw_n = np.fromiter(map(len, map(attrgetter("keywords"), rel_views)), dtype=np.int64, count=m)
+    rel_len = np.fromiter(map(len, rel_parts), dtype=np.int64, count=m)
+    ent_ptr, rel_ptr = _ragged(ent_len), _ragged(rel_len)
+    rids_before = _ragged(np.bincount(introduced_by, minlength=n))[:-1]  # rids met before entity i
+    pos_ent = np.arange(int(ent_ptr[-1]), dtype=np.int64) + np.repeat(rel_ptr[rids_before], ent_len)
+    pos_rel = np.arange(int(rel_ptr[-1]), dtype=np.int64) + np.repeat(ent_ptr[introduced_by + 1], rel_len)
+    walk = np.empty(len(pos_ent) + len(pos_rel), dtype=object)
+    walk[pos_ent] = list(chain.from_iterable(ent_parts))
+    walk[pos_rel] = list(chain.from_iterable(rel_parts))
+    del ent_parts, rel_parts
+    layout = _WalkLayout(ent_ptr, ent_len, ent_chunk_n, rel_ptr, rel_len, rel_kw_n, pos_ent, pos_rel)
+    return walk.tolist(), layout
+
+
+def _name_index(names: list[str], degree: np.ndarray) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The normalised-name index: its keys (sorted), and the rows of entity ids under each (``norm_ptr``,
+    ``norm_ids``), most neighbours first, then name order. A name with no key is not in it."""
+    n = len(names)
+    keys = [normalize_name(name) for name in names]
+    key_list = sorted(set(keys) - {""})
+    key_rank = {k: i for i, k in enumerate(key_list)}
+    key_rank[""] = -1  # no key: not in the index
+    krank = np.fromiter(map(key_rank.__getitem__, keys), dtype=np.int64, count=n)
+    key_rows = np.flatnonzero(krank >= 0)
+    krank = krank[key_rows]
+    norm_order = np.lexsort((key_rows, -degree[key_rows].astype(np.int64), krank))
+    norm_ids = key_rows[norm_order].astype(np.int32)
+    norm_ptr = _ragged(np.bincount(krank, minlength=len(key_list)))
+    return key_list, norm_ptr, norm_ids
+
+
+def _intern(names: list[str], walk_list: list[str], key_list: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The strings interned in first-seen order over the names, the walk, then the normalised keys; the string id
+    of each walk position, and of each key."""
+    first = dict.fromkeys(chain(names, walk_list, key_list))
+    string_id = dict(zip(first, range(len(first))))
+    codes = np.fromiter(map(string_id.__getitem__, walk_list), dtype=np.int32, count=len(walk_list))
+    norm_keys = np.fromiter(map(string_id.__getitem__, key_list), dtype=np.int32, count=len(key_list))
+    return list(first), codes, norm_keys
+
+
+def _entity_columns(ent_codes: np.ndarray, layout: _WalkLayout) -> dict[str, np.ndarray]:
+    """The entity columns from the string ids of the entity parts of the walk (``ent_codes``)."""
+    ent_ptr, ent_len, ent_chunk_n = layout.ent_ptr, layout.ent_len, layout.ent_chunk_n
+    at = _offsets_within(ent_ptr)
+    in_chunks = np.repeat(ent_chunk_n, ent_len)
+    return {
+        "entity_type": ent_codes[ent_ptr[:-1]],
+        "entity_description": ent_codes[ent_ptr[:-1] + 1],
+        "entity_chunk_ptr": _ragged(ent_chunk_n),
+        "entity_chunks": ent_codes[(at >= 2) & (at < 2 + in_chunks)],
+        "entity_file_ptr": _ragged(ent_len - 2 - ent_chunk_n),
+        "entity_files": ent_codes[at >= 2 + in_chunks],
+    }
+
+
+def _relation_columns(rel_codes: np.ndarray, layout: _WalkLayout, rel_views: list[EdgeData], src: np.ndarray,
+                      tgt: np.ndarray, directed: np.ndarray) -> dict[str, np.ndarray]:
+    """The relation columns, in relation id order, from the string ids of the relation parts of the walk
+    (``rel_codes``), the relations' views and their ends and directedness (``src``, ``tgt``, ``directed``)."""
+    rel_ptr, rel_len, rel_kw_n = layout.rel_ptr, layout.rel_len, layout.rel_kw_n
+    at = _offsets_within(rel_ptr)
+    in_kw = np.repeat(rel_kw_n, rel_len)
+    return {
+        "rel_source": src.astype(np.int32),
+        "rel_target": tgt.astype(np.int32),
+        "rel_label": rel_codes[rel_ptr[:-1]],
+        "rel_kw_ptr": _ragged(rel_kw_n),
+        "rel_kw": rel_codes[(at >= 1) & (at <= in_kw)],
+        "rel_description": rel_codes[rel_ptr[:-1] + 1 + rel_kw_n],
+        "rel_weight": np.fromiter(map(attrgetter("weight"), rel_views), dtype=np.float64, count=len(rel_views)),
+        "rel_directed": directed,
+        "rel_chunk_ptr": _ragged(rel_len - 2 - rel_kw_n),
+        "rel_chunks": rel_codes[at >= 2 + in_kw],
+    }
 
 
 def _replies(entities: list[Entity], rel_views: list[EdgeData], weights: np.ndarray, nbr_ptr: np.ndarray,

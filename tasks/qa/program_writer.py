@@ -413,8 +413,39 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             # a person is asked for with "Who": "Who is the baker whose hometown is Leeds ...?", not "What is ..."
             opener = f"Who is the {noun}" if people[-1] else f"What is the {noun}"
             question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
-        return on_dates(_capitalise(" ".join(question.split())))
-    return ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1])
+        return kind_said_once(on_dates(_capitalise(" ".join(question.split()))), nouns)
+    return kind_said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1]),
+                          nouns)
+
+
+#: Heads too vague to name a kind alone ("the type that replaced ...").
+_VAGUE_HEADS = frozenset("type kind class sort form category item thing entity object group part unit value".split())
+
+
+def kind_said_once(question: str, nouns: Sequence[str]) -> str:
+    """``question`` with a kind of two words or more said in full once and by its head after that: "Which mass
+    spectrometry term is a subclass of both the term "matrix application type" and the term that is part of ...?",
+    not the full kind four times over. Only where no other kind of the question ends in the same head, the head is
+    no vague word ("type", "class") and the kind is not inside a quoted name."""
+    kinds = {n for n in nouns if n and n != "entity"}
+    heads = Counter(n.split()[-1].lower() for n in kinds)
+    for noun in sorted(kinds, key=len, reverse=True):
+        words = noun.split()
+        head = words[-1]
+        if len(words) < 2 or heads[head.lower()] > 1 or head.lower() in _VAGUE_HEADS:
+            continue
+        parts = question.split('"')  # the even parts lie outside quotes
+        seen = False
+        for i in range(0, len(parts), 2):
+            def shorten(m: re.Match[str]) -> str:
+                nonlocal seen
+                if not seen:
+                    seen = True
+                    return m[0]
+                return f"{m[1]} {head}"
+            parts[i] = re.sub(rf"\b(\w+) {re.escape(noun)}\b", shorten, parts[i])
+        question = '"'.join(parts)
+    return question
 
 
 __all__ = ["can_pin_with", "constraint_hop", "person_nodes", "relative", "scoped", "write_program_question"]

@@ -626,7 +626,7 @@ def create_app(
     batcher = _MatcherBatcher(env, max_batch, stats)
     cache = _ResultCache(cache_chars)
     runner = _CallRunner(env, batcher, stats, cache, inline_degree)
-    domains = set(env.domains)
+    checks = _RequestChecks(env, max_name_len, max_args)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -640,46 +640,69 @@ def create_app(
     app = FastAPI(title="hopforge KG tool server", lifespan=lifespan)
     app.state.env = env
     app.state.stats = stats
+    app.exception_handler(RequestValidationError)(_invalid_request)
+    _add_info_routes(app, env, stats, cache, checks)
+    _add_omne_routes(app, runner, checks, max_name_len)
+    _add_tool_routes(app, env, runner, checks, _ViewCalls(env, views, stats, cache), max_name_len, max_batch)
+    routes = {
+        f"/{graph_type}/{endpoint}": (tool, graph_type)
+        for graph_type in checks.domains
+        for endpoint, tool in (("get_precise_entity_names", "entity_matcher"), ("get_node", "node_info"))
+        if tool in env.tool_names
+    }
+    app.add_middleware(
+        _OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len, node_info_replies=node_info_replies,
+        tool_routes={f"/tools/{name}": name for name in env.tool_names}, max_args=max_args,
+    )
+    if token:
+        app.add_middleware(_TokenGuard, token=token)  # added last: the outermost layer, before the fast path
+    return app
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's default echoes each rejected input back; an over-long name would be sent back whole.
-        problems = [
-            {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()
-        ]
-        return JSONResponse({"detail": problems}, status_code=422)
 
-    Name = Annotated[str, StringConstraints(min_length=1, max_length=max_name_len)]
+async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+    """A request FastAPI's validation refused: 422 with each problem's place, message and type. FastAPI's default
+    echoes each rejected input back; an over-long name would be sent back whole."""
+    problems = [
+        {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")} for e in exc.errors()
+    ]
+    return JSONResponse({"detail": problems}, status_code=422)
 
-    class NodeRequest(BaseModel):
-        model_config = ConfigDict(extra="ignore")
-        node_name: Name
 
-    class Call(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
-        arguments: dict[str, Any] = Field(default_factory=dict)
+class _RequestChecks:
+    """The refusals the FastAPI routes share, as ``HTTPException``: an unknown graph type or tool (404), too many
+    arguments or an over-long one (422)."""
 
-    class BatchRequest(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        calls: list[Call] = Field(min_length=1, max_length=max_batch)
+    def __init__(self, env: ToolEnvironment, max_name_len: int, max_args: int) -> None:
+        self.env = env
+        self.domains = set(env.domains)
+        self.max_name_len = max_name_len
+        self.max_args = max_args
 
-    def check_arguments(arguments: Mapping[str, Any], where: str) -> None:
-        if len(arguments) > max_args:
-            raise HTTPException(422, f"{where}: at most {max_args} arguments, got {len(arguments)}")
+    def arguments(self, arguments: Mapping[str, Any], where: str) -> None:
+        if len(arguments) > self.max_args:
+            raise HTTPException(422, f"{where}: at most {self.max_args} arguments, got {len(arguments)}")
         for key, value in arguments.items():
-            if isinstance(value, str) and len(value) > max_name_len:
+            if isinstance(value, str) and len(value) > self.max_name_len:
                 raise HTTPException(
-                    422, f"{where}: argument {key!r} is {len(value)} characters long; the limit is {max_name_len}"
+                    422, f"{where}: argument {key!r} is {len(value)} characters long; the limit is {self.max_name_len}"
                 )
 
-    def check_graph(graph_type: str) -> None:
-        if graph_type not in domains:
+    def graph(self, graph_type: str) -> None:
+        if graph_type not in self.domains:
             raise HTTPException(
-                404, f"Unknown graph_type {graph_type!r}. Loaded graph types: {', '.join(sorted(domains)) or 'none'}."
+                404,
+                f"Unknown graph_type {graph_type!r}. Loaded graph types: {', '.join(sorted(self.domains)) or 'none'}.",
             )
 
-    run_call = runner.run
+    def omne_tool_offered(self, tool: str) -> None:
+        if tool not in self.env.tool_names:
+            raise HTTPException(404, f"The tool {tool} is not offered by this server.")
+
+
+def _add_info_routes(app: FastAPI, env: ToolEnvironment, stats: ToolStats, cache: _ResultCache,
+                     checks: _RequestChecks) -> None:
+    """``GET /health``, ``GET /tools`` and ``GET /stats``."""
+    domains = checks.domains
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -689,33 +712,50 @@ def create_app(
     @app.get("/tools")
     async def tools(graph_type: str | None = None) -> dict[str, Any]:
         if graph_type is not None:
-            check_graph(graph_type)
+            checks.graph(graph_type)
         return {"tools": env.schemas()}
 
     @app.get("/stats")
     async def get_stats() -> dict[str, Any]:
         return {**stats.snapshot(), "result_cache": cache.snapshot()}
 
-    def omne_tool_offered(tool: str) -> None:
-        if tool not in env.tool_names:
-            raise HTTPException(404, f"The tool {tool} is not offered by this server.")
+
+def _add_omne_routes(app: FastAPI, runner: _CallRunner, checks: _RequestChecks, max_name_len: int) -> None:
+    """The two endpoints the Omne-R1 RL code calls: ``POST /{graph_type}/get_precise_entity_names`` and
+    ``POST /{graph_type}/get_node`` (what ``_OmneFastPath`` does not answer itself)."""
+    Name = Annotated[str, StringConstraints(min_length=1, max_length=max_name_len)]
+
+    class NodeRequest(BaseModel):
+        model_config = ConfigDict(extra="ignore")
+        node_name: Name
+
+    run_call = runner.run
 
     @app.post("/{graph_type}/get_precise_entity_names")
     async def get_precise_entity_names(graph_type: str, body: NodeRequest) -> dict[str, str]:
-        check_graph(graph_type)
-        omne_tool_offered("entity_matcher")
+        checks.graph(graph_type)
+        checks.omne_tool_offered("entity_matcher")
         obs = await run_call("entity_matcher", {"node_name": body.node_name, "graph_type": graph_type})
         return {"rendered_content": obs.text}
 
     @app.post("/{graph_type}/get_node")
     async def get_node(graph_type: str, body: NodeRequest) -> dict[str, str]:
-        check_graph(graph_type)
-        omne_tool_offered("node_info")
+        checks.graph(graph_type)
+        checks.omne_tool_offered("node_info")
         obs = await run_call("node_info", {"node_name": body.node_name, "graph_type": graph_type})
         return {"rendered_content": obs.text}
 
-    async def run_in_view(tool_name: str, arguments: dict[str, Any], view_id: str) -> Observation:
+
+class _ViewCalls:
+    """Tool calls on an IKG view (``POST /tools/{tool_name}?view_id=...``), cached and counted like the rest."""
+
+    def __init__(self, env: ToolEnvironment, views: ViewRegistry | None, stats: ToolStats,
+                 cache: _ResultCache) -> None:
+        self.env, self.views, self.stats, self.cache = env, views, stats, cache
+
+    async def run(self, tool_name: str, arguments: dict[str, Any], view_id: str) -> Observation:
         """The call on IKG view ``view_id``; an unknown view is an observation the model reads."""
+        env, views, stats, cache = self.env, self.views, self.stats, self.cache
         started = time.perf_counter()
         try:
             if views is None:
@@ -736,14 +776,31 @@ def create_app(
         stats.record(tool_name, time.perf_counter() - started, found)
         return found
 
+
+def _add_tool_routes(app: FastAPI, env: ToolEnvironment, runner: _CallRunner, checks: _RequestChecks,
+                     view_calls: _ViewCalls, max_name_len: int, max_batch: int) -> None:
+    """``POST /tools/{tool_name}`` (any offered tool, on an IKG view with ``view_id``) and ``POST /batch``."""
+
+    class Call(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+        arguments: dict[str, Any] = Field(default_factory=dict)
+
+    class BatchRequest(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        calls: list[Call] = Field(min_length=1, max_length=max_batch)
+
+    run_call = runner.run
+    stats = runner.stats
+
     @app.post("/tools/{tool_name}", response_model=ToolReply)
     async def call_tool(tool_name: str, arguments: Annotated[dict[str, Any], Body()],
                         view_id: Annotated[str | None, StringConstraints(max_length=max_name_len)] = None) -> Any:
         if tool_name not in env.tool_names:
             raise HTTPException(404, f"Unknown tool {tool_name!r}. Tools: {', '.join(env.tool_names)}.")
-        check_arguments(arguments, tool_name)
+        checks.arguments(arguments, tool_name)
         if view_id:
-            obs = await run_in_view(tool_name, arguments, view_id)
+            obs = await view_calls.run(tool_name, arguments, view_id)
         else:
             obs = await run_call(tool_name, arguments)
         status = _STATUS_FOR.get(obs.error_kind or "", 200)
@@ -754,7 +811,7 @@ def create_app(
     @app.post("/batch")
     async def batch(body: BatchRequest) -> dict[str, list[ToolReply]]:
         for i, call in enumerate(body.calls):
-            check_arguments(call.arguments, f"calls[{i}] ({call.name})")
+            checks.arguments(call.arguments, f"calls[{i}] ({call.name})")
         # Matcher calls of one batch share an embedding call and a matrix product (call_many); the rest
         # run in the same worker thread.
         started = time.perf_counter()
@@ -763,20 +820,6 @@ def create_app(
         for call, obs in zip(body.calls, results):
             stats.record(call.name, per_call, obs)
         return {"results": [ToolReply.of(o) for o in results]}
-
-    routes = {
-        f"/{graph_type}/{endpoint}": (tool, graph_type)
-        for graph_type in domains
-        for endpoint, tool in (("get_precise_entity_names", "entity_matcher"), ("get_node", "node_info"))
-        if tool in env.tool_names
-    }
-    app.add_middleware(
-        _OmneFastPath, runner=runner, routes=routes, max_name_len=max_name_len, node_info_replies=node_info_replies,
-        tool_routes={f"/tools/{name}": name for name in env.tool_names}, max_args=max_args,
-    )
-    if token:
-        app.add_middleware(_TokenGuard, token=token)  # added last: the outermost layer, before the fast path
-    return app
 
 
 def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,

@@ -17,8 +17,7 @@ REASON = "Long because"
 #: each along its jobs (or give it a "Long because" reason) and take it off. An entry whose function is gone, is now
 #: short, or now gives its reason fails the test, so the list cannot outlive its functions.
 ALLOWED_LONG: frozenset[tuple[str, str]] = frozenset({
-    # the tool server: the app's routes and fast path, and its worker supervisor
-    ("flows/tool_server.py", "create_app"),
+    # the tool server's worker supervisor
     ("flows/tool_workers.py", "serve"),
     ("flows/tool_workers.py", "serve_workers"),
 })  # fmt: skip

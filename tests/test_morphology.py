@@ -853,3 +853,12 @@ def test_a_bare_verb_label_says_what_one_subject_does():
                                   ("connect_to", "{s} connects to {o}", "{wh} does {s} connect to?")):
         forms = profile_from_label(label).forms
         assert forms.statement == statement and forms.ask_object[0] == ask, (label, forms)
+
+
+def test_an_adjective_before_a_column_noun_is_no_verb():
+    """biolink_raw (reports/heldout25): `exact_mappings` read as the verb "exact" with its object's kind ("which exact
+    match exacts exact match"); an adjective before the noun modifies it. A verb alone before its object's kind
+    still reads as the verb ("won_award": X won Y)."""
+    assert "exact" not in (profile_from_label("exact_mappings").forms.statement
+                           if profile_from_label("exact_mappings").forms else "")
+    assert profile_from_label("won_award").forms.statement == "{s} won {o}"

@@ -351,3 +351,20 @@ def test_a_currency_takes_the(name: str, type_noun: str | None, the: bool) -> No
     from tasks.meaning.names import name_takes_article
 
     assert name_takes_article(name, type_noun) is the
+
+
+def test_a_name_that_reads_as_a_relations_phrase_is_mentioned():
+    """biolink_raw (reports/heldout25): "which class is the domain of the type that is in the subset that member of is
+    in?", "the domain of target for": slots named by their relation's phrase read as part of the sentence. Such a
+    name is mentioned, with its kind: 'the slot "member of"'."""
+    from tasks.graph.kg import KnowledgeGraph
+    from schemas.graph import Entity
+    from tasks.meaning.names import phrase_name
+    from tasks.qa.generate import written_name
+
+    assert phrase_name("member of") and phrase_name("target for") and phrase_name("has manifestation")
+    assert not phrase_name("Member Of") and not phrase_name("gene product") and not phrase_name("of")
+    kg = KnowledgeGraph.from_records("bio", [Entity(domain="bio", name="member of", type="slot"),
+                                             Entity(domain="bio", name="gene product", type="class")], [])
+    assert written_name(kg, "member of") == 'the slot "member of"'
+    assert '"' not in written_name(kg, "gene product")

@@ -1047,6 +1047,8 @@ def _object_kind(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Readin
     readings = _verb_readings(before[-1].lower()) if len(before) == 1 else ()
     if readings and all(tags == frozenset({"VBN"}) for _, tags in readings):
         return None  # "hiddenAbility": a participle alone before a noun modifies it ("the hidden ability of X")
+    if len(before) == 1 and "ADJ" in getAllLemmas(before[0].lower()):
+        return None  # "exact_mappings", "narrow_mappings": an adjective before a noun modifies it, no verb "exacts"
     try:
         reading = _read(before, lex, machine)
     except _Unreadable:

@@ -34,7 +34,7 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
 from tasks.meaning.names import (column_value, in_running_text, mention_kind, name_kind, name_takes_article,
-                                 node_type_noun, question_name, versus_name)
+                                 node_type_noun, phrase_name, question_name, versus_name)
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, scoped, write_program_question
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
@@ -661,8 +661,10 @@ def written_name(kg: KnowledgeGraph, name: str) -> str:
     shown = date_in_words(in_running_text(question_name(kg, name), kind))
     if versus_name(shown) and kind != "entity":
         return f"the {kind} {shown}"  # "the football match Schalke 04 v Hamburger SV", not "Schalke 04 ..."
-    if mention_kind(kind):
-        return f'the {kind} "{shown}"'  # a word mentioned, not used: 'the pronunciation of the word "wege"'
+    if mention_kind(kind) or (kind != "entity" and phrase_name(shown)):
+        # a word mentioned, not used: 'the pronunciation of the word "wege"', 'the subset that the slot "member of"
+        # is in'
+        return f'the {kind} "{shown}"'
     if name_kind(kind) and column_value(kg, name):
         return f'"{shown}"'  # a name as a column's value is mentioned: 'what has "black bittern" as its common name'
     if takes_article(name, _texts_around(kg, name)) or (name_takes_article(shown, kind) and not (

@@ -92,21 +92,8 @@ def serve(
         blas_threads = 1
     limit_blas(blas_threads)
     env.warm()
-    # Before the fork: the workers share the bfloat16 copy of each matrix, and PyTorch's modules (imported, no
-    # operation run: no thread pool crosses the fork), instead of each worker importing its own copy.
-    if any([index.share_search(_bits_file(index)) for index in env.indexes.values()]):
-        with contextlib.suppress(ImportError):
-            import torch  # noqa: F401
-    entities = sum(len(index) for index in env.indexes.values())
-    served = NodeInfoReplies.from_served(env) if "node_info_replies" not in app_options else None
-    if served is not None:  # memory-mapped from the snapshot's served cache: nothing to render
-        app_options = {**app_options, "node_info_replies": served}
-    elif "node_info" in env.tool_names and 0 < entities <= prerender_entities and "node_info_replies" not in app_options:
-        started = time.perf_counter()
-        replies = NodeInfoReplies.render(env)
-        log.info("rendered node_info for %d entities (%.1f MB) in %.1f s", len(replies), replies.nbytes / 1e6,
-                 time.perf_counter() - started)  # fmt: skip
-        app_options = {**app_options, "node_info_replies": replies}
+    _share_search(env)
+    app_options = _with_node_info_replies(env, app_options, prerender_entities)
     log.info("serving %s on http://%s:%d", ", ".join(env.domains), host, port)
 
     def worker_app() -> ASGIApp:
@@ -120,6 +107,34 @@ def serve(
         uvicorn.run(worker_app(), host=host, port=port, log_level=log_level, access_log=access_log, **_fast_stack())
         return
     serve_workers(worker_app, host, port, workers, log_level=log_level, access_log=access_log)
+
+
+def _share_search(env: ToolEnvironment) -> None:
+    """Before the fork: the workers share the bfloat16 copy of each matrix, and PyTorch's modules (imported, no
+    operation run: no thread pool crosses the fork), instead of each worker importing its own copy."""
+    if any([index.share_search(_bits_file(index)) for index in env.indexes.values()]):
+        with contextlib.suppress(ImportError):
+            import torch  # noqa: F401
+
+
+def _with_node_info_replies(env: ToolEnvironment, app_options: dict[str, Any],
+                            prerender_entities: int) -> dict[str, Any]:
+    """``app_options`` with the node_info replies the app answers from, unless they name some already: those of a
+    served graph's cache (memory-mapped), else rendered now when the graphs hold at most ``prerender_entities``
+    entities in all (see ``serve``); otherwise ``app_options`` as they are."""
+    entities = sum(len(index) for index in env.indexes.values())
+    if "node_info_replies" in app_options:
+        return app_options
+    served = NodeInfoReplies.from_served(env)
+    if served is not None:  # memory-mapped from the snapshot's served cache: nothing to render
+        return {**app_options, "node_info_replies": served}
+    if "node_info" in env.tool_names and 0 < entities <= prerender_entities:
+        started = time.perf_counter()
+        replies = NodeInfoReplies.render(env)
+        log.info("rendered node_info for %d entities (%.1f MB) in %.1f s", len(replies), replies.nbytes / 1e6,
+                 time.perf_counter() - started)  # fmt: skip
+        return {**app_options, "node_info_replies": replies}
+    return app_options
 
 
 def _bits_file(index: GraphIndex) -> Path | None:
@@ -174,57 +189,97 @@ def serve_workers(
 
     if workers < 1:
         raise InputError(f"workers must be >= 1, got {workers}")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # With SO_REUSEPORT (Linux) every worker listens on a socket of its own and the kernel spreads new
-    # connections evenly over them; on one shared socket whichever worker wakes first accepts, and at 256
-    # connections one busy worker held most of them while the other idled. The supervisor's socket is bound,
-    # never listening: it holds the port and reports a taken port at once, but is never handed connections.
-    reuse_port = hasattr(socket, "SO_REUSEPORT")
-
-    def bound_socket() -> socket.socket:
-        s = socket.socket(family, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if reuse_port:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        s.bind((host, port))
-        return s
-
-    try:
-        # A plain bind first: a port other sockets listen on with SO_REUSEPORT (another server's workers) would
-        # otherwise be shared with them silently.
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((host, port))
-        sock = bound_socket()
-    except OSError as exc:
-        raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    if not reuse_port:
-        sock.listen(backlog)
-        sock.set_inheritable(True)
+    listener = _Listener(host, port, backlog)
     gc.collect()
     gc.freeze()
-    children: dict[int, float] = {}
-    stopping = False
 
-    supervisor = os.getpid()
+    def serve_one() -> None:
+        own = listener.own()
+        config = uvicorn.Config(make_app(), log_level=log_level, access_log=access_log, **_fast_stack())
+        uvicorn.Server(config).run(sockets=[own])
 
-    def start_worker() -> None:
+    pool = _WorkerPool(serve_one)
+    previous = {sig: signal.signal(sig, pool.stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for _ in range(workers):
+            pool.start()
+        log.info("%d workers: %s", workers, ", ".join(map(str, pool.children)))
+        failure = pool.supervise()
+        if failure is not None:
+            raise RuntimeError(failure)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        listener.sock.close()
+        gc.unfreeze()
+
+
+class _Listener:
+    """The port ``serve_workers``' workers accept on; ``InputError`` when it cannot be had.
+
+    With SO_REUSEPORT (Linux) every worker listens on a socket of its own and the kernel spreads new connections
+    evenly over them; on one shared socket whichever worker wakes first accepts, and at 256 connections one busy
+    worker held most of them while the other idled. The supervisor's socket is bound, never listening: it holds
+    the port and reports a taken port at once, but is never handed connections."""
+
+    def __init__(self, host: str, port: int, backlog: int) -> None:
+        self.host, self.port, self.backlog = host, port, backlog
+        self.family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.reuse_port = hasattr(socket, "SO_REUSEPORT")
+        try:
+            # A plain bind first: a port other sockets listen on with SO_REUSEPORT (another server's workers) would
+            # otherwise be shared with them silently.
+            with socket.socket(self.family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind((host, port))
+            self.sock = self._bound()
+        except OSError as exc:
+            raise InputError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        if not self.reuse_port:
+            self.sock.listen(backlog)
+            self.sock.set_inheritable(True)
+
+    def _bound(self) -> socket.socket:
+        s = socket.socket(self.family, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.reuse_port:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.bind((self.host, self.port))
+        return s
+
+    def own(self) -> socket.socket:
+        """In a forked worker: the socket it accepts on, a listening one of its own with SO_REUSEPORT (the
+        supervisor's copy closed), else the shared one."""
+        if not self.reuse_port:
+            return self.sock
+        self.sock.close()
+        own = self._bound()
+        own.listen(self.backlog)
+        return own
+
+
+class _WorkerPool:
+    """The forked workers of ``serve_workers``: each runs ``serve_one``; one that dies is replaced, and a signal
+    (``stop``) sends every worker SIGTERM."""
+
+    def __init__(self, serve_one: Callable[[], None]) -> None:
+        self.serve_one = serve_one
+        self.children: dict[int, float] = {}  # pid -> when it started (monotonic)
+        self.stopping = False
+        self.supervisor = os.getpid()
+
+    def start(self) -> None:
+        """Fork one worker; the child serves, then exits (never returning into the parent's code)."""
         pid = os.fork()
         if pid:
-            children[pid] = time.monotonic()
+            self.children[pid] = time.monotonic()
             return
         code = 1
         try:
-            die_with_parent(signal.SIGKILL, supervisor)  # a supervisor killed with SIGKILL leaves no worker behind
+            die_with_parent(signal.SIGKILL, self.supervisor)  # a supervisor killed with SIGKILL leaves no worker behind
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            own = sock
-            if reuse_port:
-                sock.close()
-                own = bound_socket()
-                own.listen(backlog)
-            config = uvicorn.Config(make_app(), log_level=log_level, access_log=access_log, **_fast_stack())
-            uvicorn.Server(config).run(sockets=[own])
+            self.serve_one()
             code = 0
         except BaseException:
             log.exception("tool server worker %d failed", os.getpid())
@@ -232,41 +287,32 @@ def serve_workers(
         finally:
             os._exit(code)  # never return into the parent's code (its loop, its exit handlers)
 
-    def stop(signum: int, _frame: Any) -> None:
-        nonlocal stopping
-        stopping = True
-        for pid in list(children):
+    def stop(self, signum: int, _frame: Any) -> None:
+        self.stopping = True
+        for pid in list(self.children):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    failure: str | None = None
-    try:
-        for _ in range(workers):
-            start_worker()
-        log.info("%d workers: %s", workers, ", ".join(map(str, children)))
-        while children:  # after a stop, this only reaps the workers as they finish
+    def supervise(self) -> str | None:
+        """Reap the workers until none is left, starting another for one that dies (after a stop, only reaping
+        them as they finish); the failure, when a worker died right after starting (the rest are then stopped)."""
+        failure: str | None = None
+        while self.children:
             try:
                 pid, status = os.wait()
             except ChildProcessError:
                 break
-            started = children.pop(pid, None)
-            if started is None or stopping:
+            started = self.children.pop(pid, None)
+            if started is None or self.stopping:
                 continue
             code = os.waitstatus_to_exitcode(status)
             if time.monotonic() - started < 1.0:
                 failure = f"tool server worker {pid} exited with status {code} right after starting"
-                stop(signal.SIGTERM, None)
+                self.stop(signal.SIGTERM, None)
                 continue
             log.warning("tool server worker %d exited with status %d; starting another", pid, code)
-            start_worker()
-        if failure is not None:
-            raise RuntimeError(failure)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        sock.close()
-        gc.unfreeze()
+            self.start()
+        return failure
 
 
 __all__ = ["serve", "serve_workers"]

@@ -16,11 +16,7 @@ REASON = "Long because"
 #: Functions over ``MAX_LINES`` without a reason yet, as ``(path, qualified name)``. The list is to shrink: split
 #: each along its jobs (or give it a "Long because" reason) and take it off. An entry whose function is gone, is now
 #: short, or now gives its reason fails the test, so the list cannot outlive its functions.
-ALLOWED_LONG: frozenset[tuple[str, str]] = frozenset({
-    # the tool server's worker supervisor
-    ("flows/tool_workers.py", "serve"),
-    ("flows/tool_workers.py", "serve_workers"),
-})  # fmt: skip
+ALLOWED_LONG: frozenset[tuple[str, str]] = frozenset()
 
 
 def product_packages() -> list[str]:

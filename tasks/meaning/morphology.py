@@ -1138,8 +1138,30 @@ def _kinds(reading: _Reading, lex: Lexicon) -> dict[str, tuple[str, Evidence]]:
     return out
 
 
+#: Acronyms English writes in capitals, which a machine label writes in lower case ("mimeType", "Id", "iata_code").
+_ACRONYMS = frozenset("id ids url uri iri mime isbn issn doi iata icao ip dns html api sql gps cpu gpu ram usb pdf xml "
+                      "json http ssl tls rgb uuid".split())
+
+
+def _capital_acronyms(forms: SurfaceForms, label: str) -> SurfaceForms:
+    """``forms`` of a machine label with the acronyms among its words in capitals: "the MIME type of X", "the ID of
+    X" (not "mime types", a performer's art, or "id", Freud's word)."""
+    hits = {w for w in label_words(label) if w in _ACRONYMS}
+    if not hits:
+        return forms
+    pattern = re.compile(r"\b(" + "|".join(sorted(hits, key=len, reverse=True)) + r")\b")
+
+    def up(text: str) -> str:
+        return pattern.sub(lambda m: m[1].upper() if m[1] != "ids" else "IDs", text)
+
+    return SurfaceForms(**{k: [up(t) for t in v] if isinstance(v, list) else up(v)
+                           for k, v in forms.model_dump().items()})
+
+
 def _profile(key: str, label: str, words: bool, forms: SurfaceForms | None, counts: dict[str, object],
              ev: dict[str, Evidence]) -> RelationProfile:
+    if forms is not None and " " not in _last_segment(label.strip()):
+        forms = _capital_acronyms(forms, label)
     values: dict[str, object] = {}
     for name in ("objects_per_subject", "subjects_per_object"):
         if name in counts:

@@ -380,3 +380,19 @@ def test_a_kind_in_capitals_is_said_in_its_words():
     assert type_text_noun("ICANN DOMAINS") == "ICANN domain"
     assert type_text_noun("US STATE") == "US state"
     assert type_text_noun("NASA") == "NASA"
+    # a relation's phrase is no kind: "the domain of the has manifestation that ..." (biolink_raw)
+    assert type_text_noun("has manifestation") is None and type_text_noun("related to") is None
+
+
+def test_a_suffix_is_mentioned_not_used():
+    """suffixes_wikidata (grades-heldout25.md: "the operator of the baby", "the video", "the studio"): a public
+    suffix named by a common word read as that word with "the". A suffix, like a word or a tag, is a string the
+    question mentions: 'the public suffix "baby"'."""
+    from tasks.graph.kg import KnowledgeGraph
+    from schemas.graph import Entity
+    from tasks.qa.generate import written_name
+
+    kg = KnowledgeGraph.from_records("psl", [Entity(domain="psl", name="baby", type="public suffix"),
+                                             Entity(domain="psl", name="python", type="tag")], [])
+    assert written_name(kg, "baby") == 'the public suffix "baby"'
+    assert written_name(kg, "python") == 'the tag "python"'

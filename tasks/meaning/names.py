@@ -220,8 +220,8 @@ def type_text_noun(text: str | None) -> str | None:
     elif titled(words[0]) and all(w.islower() for w in words[1:]) and lemminflect.getAllLemmas(words[0].lower()):
         # sentence case whose first word is a common English word: "Transition metal" (but "Greek deity")
         words[0] = words[0].lower()
-    if not _head_reads_as_noun(words[-1]):
-        return None
+    if not _head_reads_as_noun(words[-1]) or phrase_name(" ".join(words)):
+        return None  # no noun at its end, or a relation's phrase ("has manifestation", "related to")
     while len(words) > 1 and _ABBREVIATION.fullmatch(words[0]) and not lemminflect.getAllLemmas(words[0]):
         words = words[1:]  # a table's prefix in lower case, no word: "rpdr_contestants" names contestants
     if _ABBREVIATION.fullmatch(words[-1]) and not lemminflect.getAllLemmas(words[-1]) and (
@@ -758,7 +758,7 @@ def _person_nouns() -> frozenset[str]:
 
 #: Kinds whose nodes are pieces of language: a question mentions them ('the word "wege"'), it does not use them.
 _MENTION_KINDS = frozenset({"word", "term", "lemma", "headword", "phrase", "idiom", "surname", "given name",
-                            "first name"})
+                            "first name", "suffix", "prefix", "affix", "tag", "hashtag", "keyword"})
 
 
 def mention_kind(noun: str | None) -> bool:

@@ -489,6 +489,31 @@ def test_bytes_in_hexadecimal_and_a_programs_constants_are_codes():
     assert not any(index.is_code(a) for a in ("NASA", "ESA", "JAXA"))
 
 
+def test_a_subkind_inside_one_type_does_not_set_a_node_apart():
+    """biolink_raw (grades-heldout25.md, 9 and 22: graph ✗): "the slot of ontology class" reached "id" (a slot) and
+    "subsets", whose kind from its is_a parent is "node property", itself a node of the type "slots": the kind
+    filter took "subsets" for another kind of thing, but "the slot of X" fits both. A node whose kind is a node of
+    the same type stays in the step's set, so the step needs a pin; a kind outside the type ("section", a class of
+    its own) still sets apart."""
+    triples = [("ontology class", "slots", "id"), ("ontology class", "slots", "subsets"),
+               ("subsets", "is_a", "node property"), ("id", "domain", "entity"), ("subsets", "domain", "named thing"),
+               ("superclass of", "domain", "ontology class")]
+    kg = KnowledgeGraph("bio", [Entity(domain="bio", name=n, type=t) for n, t in (
+        ("ontology class", "classes"), ("id", "slots"), ("subsets", "slots"), ("node property", "slots"),
+        ("entity", "classes"), ("named thing", "classes"), ("superclass of", "slots"))],
+        [Relation(domain="bio", source=a, target=b, relation=r, directed=True) for a, r, b in triples],
+        directed=True, snapshot_id="bio-test")
+    index = relation_index(kg)
+    assert index.kind("subsets") != index.kind("id") and index.kind_is_a("subsets", "slots")
+    steps = [ProgramStep(label="domain", forward=True), ProgramStep(label="slots", forward=True),
+             ProgramStep(label="domain", forward=True)]
+    found = build_program(kg, ["superclass of", "ontology class", "id", "entity"], steps, book=book_for_graph(kg),
+                          index=index, rng=random.Random(0), scoped=True)
+    # the middle step reaches two slots of ontology class, and no fact pins "id" (with the kind filter alone the
+    # step stood, and the walk went on to the last step)
+    assert not isinstance(found, QueryProgram) and found.code == "no_pin" and "'id'" in found.detail, found
+
+
 def test_a_code_shaped_name_is_a_name_among_names_of_its_kind():
     """"PDP-11" among machines named in words is a name; "Asia/Dubai" among time zones that are all ids is a code."""
     machines = graph([("PDP-11", "built by", "DEC"), ("ENIAC", "built by", "Penn"), ("Colossus", "built by", "GPO"),

@@ -251,6 +251,20 @@ class RelationIndex:
                 len(days))
         return hit
 
+    def type_of(self, name: str) -> str:
+        """The type the graph's own type column gives ``name`` (empty where it gives none or an unknown one)."""
+        if self.kg is None or name not in self.kg:
+            return ""
+        t = (self.kg.entity(name).type or "").strip()
+        return "" if t.upper() in ("UNKNOWN", "") else t
+
+    def kind_is_a(self, name: str, typed: str) -> bool:
+        """Whether the node ``name``'s kind is named after is itself of the type ``typed`` (a subkind inside one type:
+        "subsets" is a "node property", and the node "node property" is of the type "slots")."""
+        kind = self.kind(name)
+        found = self.kg.lookup(kind) if self.kg is not None and kind else None
+        return found is not None and self.type_of(found) == typed
+
     def one_to_one(self, key: str) -> bool:
         """Whether the relation keyed ``key`` ties each of its subjects to one object and each object to one subject,
         over at least ``PARTITION_MIN`` facts: a name's own code, symbol or abbreviation, read off either end."""
@@ -899,7 +913,12 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         profile = book.profile(step.label)
         among = index.reach(walk[i - 1], step.label, step.forward, profile.symmetric)
         if step.kind is not None:
-            among = {x for x in among if index.kind(x) == step.kind}
+            # a node of another kind stays where that kind is itself a node of this one's type: the kinds come from
+            # a hierarchy inside one type ("subsets" is a "node property", a node of the type "slots" as "id" is),
+            # so "the slot of X" fits both; a class outside the type ("private domain", a list's section) sets apart
+            typed = index.type_of(walk[i])
+            among = {x for x in among if index.kind(x) == step.kind or (typed and index.type_of(x) == typed and
+                                                                        index.kind_is_a(x, typed))}
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
         # With a scope, a middle step the graph shows one node for stands as the data's (the scope says so); the

@@ -382,6 +382,7 @@ def test_a_kind_in_capitals_is_said_in_its_words():
     assert type_text_noun("NASA") == "NASA"
     # a relation's phrase is no kind: "the domain of the has manifestation that ..." (biolink_raw)
     assert type_text_noun("has manifestation") is None and type_text_noun("related to") is None
+    assert type_text_noun("related to at instance level") is None
 
 
 def test_a_suffix_is_mentioned_not_used():

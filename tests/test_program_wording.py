@@ -155,6 +155,10 @@ def test_a_long_kind_is_said_in_full_once_then_by_its_head():
     two = "Which bike sharing network is in the city of the bike sharing system X and the bike sharing network Y?"
     assert kind_said_once(two, ["bike sharing network", "bike sharing system", "city"]) == (
         "Which bike sharing network is in the city of the bike sharing system X and the network Y?")
+    # the label's own noun ("the card set of X", "whose card set is") is no mention of the kind
+    label = "Which card set is the card set of the card whose card set is the card set Z?"
+    assert kind_said_once(label, ["card set", "card", "card set"]) == (
+        "Which card set is the card set of the card whose card set is the set Z?")
     quoted = 'Which dog breed is the dog breed "dog breed of the year"?'
     assert kind_said_once(quoted, ["dog breed"] * 2) == 'Which dog breed is the breed "dog breed of the year"?'
 

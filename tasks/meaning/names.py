@@ -774,12 +774,14 @@ _PHRASE_OPENERS = frozenset("has have had is are was were can may does do".split
 def phrase_name(name: str) -> bool:
     """Whether a name in lower case reads as a relation's phrase, not a name: it ends in a preposition ("member of",
     "target for", "contribution from") or opens with a verb of being or having ("has manifestation", "is input
-    of"). In running text such a name is read as part of the sentence ("the subset that member of is in"), so a
-    question mentions it."""
+    of"), or a participle with its preposition ("related to at instance level"). In running text such a name is
+    read as part of the sentence ("the subset that member of is in"), so a question mentions it."""
     words = name.split()
     if len(words) < 2 or not name.islower() or not all(re.fullmatch(r"[a-z][a-z'-]*", w) for w in words):
         return False
-    return words[-1] in PREPOSITIONS or words[0] in _PHRASE_OPENERS
+    # ... or a participle with its preposition ("related to at instance level", "located in")
+    return words[-1] in PREPOSITIONS or words[0] in _PHRASE_OPENERS or (
+        words[0].endswith("ed") and words[1] in PREPOSITIONS)
 
 
 #: Heads of kinds whose column values are names of other things ("common name", "nickname"): a question mentions them.

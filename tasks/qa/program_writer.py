@@ -443,7 +443,8 @@ def kind_said_once(question: str, nouns: Sequence[str]) -> str:
                     seen = True
                     return m[0]
                 return f"{m[1]} {head}"
-            parts[i] = re.sub(rf"\b(\w+) {re.escape(noun)}\b", shorten, parts[i])
+            # "the card set of X", "whose card set is" say the label's noun, not the kind: left as they are
+            parts[i] = re.sub(rf"\b([Tt]he|an?|[Ww]hich|[Ww]hat) {re.escape(noun)}\b(?! of\b)", shorten, parts[i])
         question = '"'.join(parts)
     return question
 

@@ -872,3 +872,12 @@ def test_a_machine_labels_acronyms_are_said_in_capitals():
     assert profile_from_label("Id").forms.subject_clause == ["{the} whose ID is {o}"]
     assert profile_from_label("mime type").forms.object_clause == ["the mime type of {s}"]
     assert profile_from_label("fileExtension").forms.object_clause == ["the file extension of {s}"]
+
+
+def test_a_passive_with_its_agents_kind_reads_as_the_passive():
+    """ligands_wikidata (reports/heldout26): Wikidata's `described by source` (P1343) had no reading ("the object
+    would follow 'source' with no preposition"); a participle, "by" and a noun is the passive with its agent's kind:
+    "Which source described X?", the object a source."""
+    profile = profile_from_label("described by source")
+    assert profile.forms.statement == "{o} described {s}" and profile.object_noun == "source"
+    assert profile_from_label("operated by company").object_noun == "company"

@@ -976,8 +976,29 @@ def _reading_or_none(words: list[str], lex: Lexicon, machine: bool = False) -> t
     try:
         return _read(words, lex, machine), ""
     except _Unreadable as exc:
-        kind = _object_kind(words, lex, machine) or _kind_then_participle(words, lex, machine)
+        kind = _object_kind(words, lex, machine) or _kind_then_participle(words, lex, machine) or \
+            _agent_kind(words, lex, machine)
         return kind if kind is not None else (None, str(exc))
+
+
+def _agent_kind(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Reading, str] | None:
+    """A prose label's passive with its agent's kind after "by" ("described by source", Wikidata's P1343): the object
+    is the agent, of that kind ("{o} described {s}", the object a source). A machine label's agent after "by" is left
+    alone ("writtenByAuthor")."""
+    low = [w.lower() for w in words]
+    if machine or len(low) != 3 or low[1] != "by" or not _TYPE_WORD.fullmatch(low[2]) or not _is_noun(low[2]) or \
+            low[2] in _FUNCTION or _participle_lemma(low[0]) is None:
+        return None
+    try:
+        reading = _read(words[:2], lex, machine)
+    except _Unreadable:
+        return None
+    if reading.kind != "verb":
+        return None
+    one = _singular(low[2])
+    reading.shape += f", then {one!r}: the kind of the agent"
+    reading.extra["object_kind"] = one
+    return reading, ""
 
 
 #: Nouns that name a time: "<time noun> <participle>" ("yearBuilt", "date_founded") says when the subject underwent

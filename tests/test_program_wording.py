@@ -163,6 +163,15 @@ def test_a_long_kind_is_said_in_full_once_then_by_its_head():
     assert kind_said_once(quoted, ["dog breed"] * 2) == 'Which dog breed is the breed "dog breed of the year"?'
 
 
+def test_a_noun_with_an_of_phrase_takes_its_plural_on_the_head():
+    """drugs_dbpedia (reports/heldout26): "whose route of administrations include ..." put the plural on the last
+    word; the head of "route of administration" is "route"."""
+    from tasks.qa.program_writer import _plural
+
+    assert _plural("route of administration") == "routes of administration"
+    assert _plural("home stadium") == "home stadiums" and _plural("country") == "countries"
+
+
 def test_a_name_that_says_and_is_not_put_inside_both_and():
     """"which threat group uses both Command and Scripting Interpreter and Empire?" (grades-heldout19.md): the name's
     own "and" inside "both ... and" leaves the reader to find where each part ends; the clauses stay apart."""

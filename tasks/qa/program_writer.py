@@ -219,10 +219,13 @@ def _including(rest: str) -> str:
 
 
 def _plural(noun: str) -> str:
-    """A noun phrase with its last word in the plural ("home stadium" -> "home stadiums")."""
-    *mods, head = noun.split()
-    forms = getInflection(head, "NNS")
-    return " ".join([*mods, forms[0] if forms else head + "s"])
+    """A noun phrase with its head in the plural: the last word ("home stadium" -> "home stadiums"), or the word
+    before its "of" phrase ("route of administration" -> "routes of administration")."""
+    words = noun.split()
+    at = words.index("of") - 1 if "of" in words[1:-1] else len(words) - 1
+    forms = getInflection(words[at], "NNS")
+    words[at] = forms[0] if forms else words[at] + "s"
+    return " ".join(words)
 
 
 def _as_one_of(rest: str) -> str:

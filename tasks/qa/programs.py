@@ -96,6 +96,8 @@ class RelationIndex:
         if _HEX.fullmatch(shown) and re.search(r"\d", shown) and re.search(r"[a-fA-F]", shown[2:] if
                                                                           shown.startswith("0x") else shown):
             return True  # "504b0304", "0x1F8B": bytes in hexadecimal, a file's magic number or a checksum
+        if _KEBAB.fullmatch(strip_disambiguator(name).strip()):
+            return True  # "crafting-with-fluid", "kovarex-enrichment-process": a program's key, words joined by "-"
         if "_" in name and _SHOUTED_KEY.fullmatch(name):
             return True  # "BATTLE_OF_THE_BANDS", "THE_SUNKEN_CITY": a program's constant, not a name
         if _ACCESSION.fullmatch(shown):
@@ -146,15 +148,13 @@ class RelationIndex:
         if hit is None:
             counts: dict[str, list[int]] = defaultdict(lambda: [0] * 9)
             for node in self.kg.nodes():
-                kind = self.kind(node)
-                if kind is None:
-                    continue
+                kind = self.kind(node) or ""  # the nodes the graph gives no kind are counted as one table too
                 bare = strip_disambiguator(node).strip()
                 short = _short_code(node)
                 c = counts[kind]
                 c[0] += 1
                 c[1] += code_like(node) or _notation(bare)
-                c[2] += bool(_KEY.fullmatch(node) and re.search(r"[\d_-]", node))
+                c[2] += bool(_KEY.fullmatch(bare) and re.search(r"[\d_-]", bare))
                 c[3] += short
                 c[4] += short and (any(ch.isdigit() for ch in bare) or
                                    (bare[1:] != bare[1:].upper() and bare[1:] != bare[1:].lower()))
@@ -432,6 +432,8 @@ def _short_code(node: str) -> bool:
 _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
 #: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
+#: Three words or more in lower case joined by hyphens: a program's key ("crafting-with-fluid"), as snake_case is.
+_KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}")
 #: A key in capitals: a program's constant or a registry's code ("EXPERT1", "ULDUM", "BATTLE_OF_THE_BANDS").
 _SHOUTED_KEY = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*[A-Z0-9]")
 #: An ontology's accession: a prefix of letters and a number after a colon ("CL:0002587", "GO:0008150", "HP:0001250").

@@ -1143,8 +1143,10 @@ def unreadable_name(name: str) -> str | None:
         return f"{name!r} is a one- or two-letter code (a party's, a league's, a state's), not the name it stands for"
     if bare_number(t):
         return f"{name!r} is a bare number, not a name: the graph gives no unit or meaning for it"
-    if t.upper() == t and any(ch.isalpha() for ch in t):
-        parts = [w for w in re.split(r"[\s,.]+", t) if w]  # "OSAKA EXCHANGE,INC": a comma joins two words
+    core = strip_disambiguator(t) or t  # "METRONIDAZOLE (substance)": the name before the tag
+    if core.upper() == core and any(ch.isalpha() for ch in core):
+        # "OSAKA EXCHANGE,INC": a comma joins two words; "INTRA-ARTERIAL": so does a hyphen
+        parts = [w for w in re.split(r"[\s,.\-/]+", core) if w]
         if any(_SHOUTED_WORD.fullmatch(w) for w in parts) or \
                 sum(len(w) >= 4 and w.isalpha() for w in parts) >= 2 or \
                 any(len(w) >= 4 and w.isalpha() and _plain_english(w.lower()) for w in parts):

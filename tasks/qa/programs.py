@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import random
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,8 @@ class RelationIndex:
         if _HEX.fullmatch(shown) and re.search(r"\d", shown) and re.search(r"[a-fA-F]", shown[2:] if
                                                                           shown.startswith("0x") else shown):
             return True  # "504b0304", "0x1F8B": bytes in hexadecimal, a file's magic number or a checksum
+        if self._lower_among_capitals(name):
+            return True  # "voxbone", "do what cha wanna" among names written with capitals: the file's lower case
         if _KEBAB.fullmatch(strip_disambiguator(name).strip()):
             return True  # "crafting-with-fluid", "kovarex-enrichment-process": a program's key, words joined by "-"
         if "_" in name and _SHOUTED_KEY.fullmatch(name):
@@ -125,6 +128,15 @@ class RelationIndex:
         kind = self.kind(name)
         return kind is None or self._code_kinds().get(kind, True)
 
+    def _lower_among_capitals(self, name: str) -> bool:
+        """Whether ``name`` has letters and no capital where nine in ten of its kind's names (ten or more) have one:
+        a brand or a title the file wrote in lower case ("voxbone", "do what cha wanna"), not as it is named."""
+        bare = strip_disambiguator(name).strip()
+        if not any(ch.isalpha() for ch in bare) or any(ch.isupper() for ch in bare) or self.kg is None:
+            return False
+        self._kind_tables()
+        return self.__dict__["_capitalised_kinds"].get(self.kind(name) or "", False)
+
     def _code_kinds(self) -> dict[str, bool]:
         """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
         nothing against the shape)."""
@@ -146,7 +158,7 @@ class RelationIndex:
             return {}, {}
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 9)
+            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 10)
             for node in self.kg.nodes():
                 kind = self.kind(node) or ""  # the nodes the graph gives no kind are counted as one table too
                 bare = strip_disambiguator(node).strip()
@@ -163,7 +175,9 @@ class RelationIndex:
                 c[6] += lower and not all(english_word(w) for w in re.split(r"[\d._-]+", bare) if w)
                 c[7] += bool(_SHOUTED_KEY.fullmatch(node))
                 c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
+                c[9] += any(ch.isupper() for ch in bare)
             codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
+            self.__dict__["_capitalised_kinds"] = {k: v[0] >= 10 and 10 * v[9] >= 9 * v[0] for k, v in counts.items()}
             # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
             # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
@@ -172,7 +186,7 @@ class RelationIndex:
             ids = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
                                   or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
                                   or (2 * shouted >= n and constants >= 2))
-                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants) in counts.items()}
+                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _) in counts.items()}
             hit = self.__dict__["_kind_tables_hit"] = (codes, ids)
         return hit
 
@@ -257,6 +271,18 @@ class RelationIndex:
             return ""
         t = (self.kg.entity(name).type or "").strip()
         return "" if t.upper() in ("UNKNOWN", "") else t
+
+    def twin_of(self, name: str) -> str | None:
+        """Another node whose name differs from ``name`` only in case, accents or punctuation ("Atras Da Porta" and
+        "Atrás da Porta", "telia" and "Telia", "Janssen Products LP" and "Janssen Products, LP"), or None: a reader
+        cannot tell which of the two a question that shows the name means."""
+        table = self.__dict__.get("_twins")
+        if table is None:
+            table = defaultdict(list)
+            for n in (self.kg.nodes() if self.kg is not None else ()):
+                table[_twin_key(n)].append(n)
+            self.__dict__["_twins"] = table
+        return next((n for n in table.get(_twin_key(name), ()) if n != name), None)
 
     def kind_is_a(self, name: str, typed: str) -> bool:
         """Whether the node ``name``'s kind is named after is itself of the type ``typed`` (a subkind inside one type:
@@ -430,6 +456,13 @@ def _short_code(node: str) -> bool:
 #: Capitals and a number padded with a zero ("C0026", "S0154", "PR-00421"): a catalogue's identifier, whatever
 #: the kind (a machine called "PDP-11" or "A320" pads nothing).
 _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
+def _twin_key(name: str) -> str:
+    """``name`` without case, accents and punctuation, its spaces collapsed: how a reader hears it."""
+    t = unicodedata.normalize("NFKD", display_name(name).casefold())
+    t = "".join(ch for ch in t if not unicodedata.combining(ch))
+    return " ".join(re.sub(r"[^\w\s]|_", " ", t).split())
+
+
 #: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
 #: Three words or more in lower case joined by hyphens: a program's key ("crafting-with-fluid"), as snake_case is.
@@ -630,6 +663,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
     "quantity",  # a node of the chain is a bare number (no unit, no date): no question can say what it measures
     "placeholder_date",  # a date of the chain is a file's stand-in for a year or a month (1 January 2020)
+    "twin_name",  # a name the question shows is another node's but for case, accents or punctuation
     "predictable",  # the answer is what nearly every node of that kind has over the last step: no question there
     "unwritable",  # the writer could not put the program into words
 )
@@ -672,7 +706,7 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     facts: list[Fact] = []
     for f in node_facts(kg, node, book, index, clause_ok=clause_ok):
         if f.value in banned or len(f.holders) < 2 or index.is_code(f.value) or bare_number(f.value) or \
-                index.placeholder_date(f.value) is not None or \
+                index.placeholder_date(f.value) is not None or index.twin_of(f.value) is not None or \
                 quantity_label(book, f.label) or index.listed_in(f.label, f.value) or _CELL_LIST.search(f.value):
             continue
         if hops_to_answer > 0:
@@ -872,15 +906,11 @@ def ends_refusal(index: RelationIndex, start: str, answer: str) -> PinRefusal | 
     return None
 
 
-def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
-                  index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False
-                  ) -> QueryProgram | PinRefusal:
-    """The program of one walk: each step pinned where it needs it (``pin_node``), then executed. ``scoped``: the
-    question will open with what the graph covers (``[quality] scopes``), so a step the graph shows one node for
-    needs no pin even where its label names one of many in the world: "Among Sweden's counties and municipalities,
-    which city is the capital of the county that Ludvika is located in?" holds as worded, and a pin such as "whose
-    country is Sweden" (every county's) would only pad it."""
-    constraints: list[ProgramConstraint] = []
+def walk_refusal(walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
+                 index: RelationIndex) -> PinRefusal | None:
+    """Why no program of ``walk`` can be asked whatever its pins, or None: its ends (``ends_refusal``), an answer
+    that reads as a heading, a bare quantity on it, a date that stands in for a coarser one, a start that has a
+    twin, an answer the last step's kind nearly always has, a start that is an item of a list."""
     answer = walk[-1]
     ends = ends_refusal(index, walk[0], answer)
     if ends is not None:
@@ -898,6 +928,10 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     stand_in = next((why for why in map(index.placeholder_date, walk) if why is not None), None)
     if stand_in is not None:
         return PinRefusal("placeholder_date", stand_in)
+    twin = index.twin_of(walk[0])
+    if twin is not None:
+        return PinRefusal("twin_name", f"the start {walk[0]!r} is also {twin!r} but for case, accents or "
+                                       "punctuation: a reader cannot tell which the question means")
     if steps and not book.profile(steps[-1].label).symmetric:
         last = steps[-1]
         having, of = index.share(last.label, last.forward, index.kind(walk[-2]), answer)
@@ -908,6 +942,22 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     if steps and not steps[0].forward and index.listed_in(steps[0].label, walk[0]):
         return PinRefusal("not_unique", f"{walk[0]!r} is also an item of other {steps[0].label!r} values (a list "
                                         "such as 'fair, green, yellow'): 'whose ... is' it fits those nodes too")
+    return None
+
+
+def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
+                  index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False
+                  ) -> QueryProgram | PinRefusal:
+    """The program of one walk: each step pinned where it needs it (``pin_node``), then executed. ``scoped``: the
+    question will open with what the graph covers (``[quality] scopes``), so a step the graph shows one node for
+    needs no pin even where its label names one of many in the world: "Among Sweden's counties and municipalities,
+    which city is the capital of the county that Ludvika is located in?" holds as worded, and a pin such as "whose
+    country is Sweden" (every county's) would only pad it."""
+    constraints: list[ProgramConstraint] = []
+    answer = walk[-1]
+    refused = walk_refusal(walk, steps, book=book, index=index)
+    if refused is not None:
+        return refused
     steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
              for i, s in enumerate(steps, start=1)]
     hops = len(steps)

@@ -648,7 +648,7 @@ def gate_names(kg: KnowledgeGraph, nodes: Iterable[str]) -> list[str]:
 _ARTICLE_FILE = Path(__file__).with_name("names.yaml")
 
 
-_SECTIONS = ("heads", "of_heads", "types", "people", "of_names", "substance_kinds", "generic")
+_SECTIONS = ("heads", "of_heads", "types", "people", "of_names", "substance_kinds", "symbol_kinds", "generic")
 
 
 @lru_cache(maxsize=1)
@@ -759,6 +759,13 @@ def _person_nouns() -> frozenset[str]:
 #: Kinds whose nodes are pieces of language: a question mentions them ('the word "wege"'), it does not use them.
 _MENTION_KINDS = frozenset({"word", "term", "lemma", "headword", "phrase", "idiom", "surname", "given name",
                             "first name", "suffix", "prefix", "affix", "tag", "hashtag", "keyword"})
+
+
+def symbol_kind(noun: str | None) -> bool:
+    """Whether a kind's members are named by symbols that look like codes (``names.yaml`` ``symbol_kinds``: a gene's
+    or a protein's official symbol, "TP53", is its name), by the kind's last word."""
+    words = (noun or "").strip().lower().split()
+    return bool(words) and words[-1] in _name_rules()["symbol_kinds"]
 
 
 def mention_kind(noun: str | None) -> bool:

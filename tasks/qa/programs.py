@@ -49,7 +49,7 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
                                  column_value, coordinates, english_word, heading_not_name, node_type_noun,
-                                 question_name, relation_word, strip_disambiguator)
+                                 question_name, relation_word, strip_disambiguator, symbol_kind)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 from tasks.qa.template_writer import INSIDE_STATEMENT
@@ -183,7 +183,7 @@ class RelationIndex:
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
             # the owners write "BCycle", "Bicincittà"); or half keys in capitals, two of them with a digit or "_"
             # ("ULDUM" beside "EXPERT1" and "BATTLE_OF_THE_BANDS": a program's constants, not an agency's acronyms)
-            ids = {k: n >= 3 and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
+            ids = {k: n >= 3 and not symbol_kind(k) and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
                                   or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
                                   or (2 * shouted >= n and constants >= 2))
                    for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _) in counts.items()}
@@ -456,6 +456,8 @@ def _short_code(node: str) -> bool:
 #: Capitals and a number padded with a zero ("C0026", "S0154", "PR-00421"): a catalogue's identifier, whatever
 #: the kind (a machine called "PDP-11" or "A320" pads nothing).
 _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
+
+
 def _twin_key(name: str) -> str:
     """``name`` without case, accents and punctuation, its spaces collapsed: how a reader hears it."""
     t = unicodedata.normalize("NFKD", display_name(name).casefold())

@@ -349,7 +349,8 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
                 if getattr(out, name) == "unknown" and getattr(phrase, name) != "unknown":
                     out = _apply(out, {name: getattr(phrase, name)}, {name: phrase.evidence[name]})
     elif (len(low) == len(kind) + 1 and kind and low[1:] == kind and low[0].isalpha() and low[0] not in _EVENT_NOUNS
-          and kind[-1] not in TIME_NOUNS and "bare noun" in (base.evidence["forms"].detail if "forms" in base.evidence else "")):
+          and kind[-1] not in TIME_NOUNS
+          and "bare noun" in (base.evidence["forms"].detail if "forms" in base.evidence else "")):
         # "<noun> <kind>" ("locationCountry" whose objects are countries, "capitalCity"): the noun is the relation,
         # the kind the object's noun: "the location of X", not "the location country of X" ("whose location
         # countries include the country that is a location country of both X and Y"). Never before a kind of time:

@@ -369,7 +369,7 @@ def words_give_away(shown: str, answer: str) -> bool:
 
 #: The longest code of the answer (``answer_codes``) looked for in a question, in characters ("Lu", "NGM", "XBUD").
 CODE_MAX_CHARS = 6
-_CODE = re.compile(r"[A-Za-z0-9]+")
+_CODE_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def answer_codes(kg: KnowledgeGraph, answer: str, skip: Iterable[str] = ()) -> list[str]:
@@ -381,7 +381,7 @@ def answer_codes(kg: KnowledgeGraph, answer: str, skip: Iterable[str] = ()) -> l
     index, skip, out = relation_index(kg), set(skip), []
     for name in kg.neighbor_names(answer):
         code = display_name(name).strip()
-        if name in skip or len(code) > CODE_MAX_CHARS or not _CODE.fullmatch(code) or code.islower():
+        if name in skip or len(code) > CODE_MAX_CHARS or not _CODE_WORD.fullmatch(code) or code.islower():
             continue
         keys = {relation_key(edge_label(e, e.source, e.target)[0]) for e in kg.relations_between(answer, name)}
         if any(k and index.one_to_one(k) for k in keys):

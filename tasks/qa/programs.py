@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import random
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from itertools import combinations
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from schemas.answers import lenient_key
 from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
@@ -94,8 +94,8 @@ class RelationIndex:
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
         if _PADDED_ID.fullmatch(shown):
             return True  # "C0026", "G0132", "S0154": a catalogue's number, padded with zeros, names nothing
-        if _HEX.fullmatch(shown) and re.search(r"\d", shown) and re.search(r"[a-fA-F]", shown[2:] if
-                                                                          shown.startswith("0x") else shown):
+        digits = shown.removeprefix("0x")
+        if _HEX.fullmatch(shown) and re.search(r"\d", digits) and re.search(r"[a-fA-F]", digits):
             return True  # "504b0304", "0x1F8B": bytes in hexadecimal, a file's magic number or a checksum
         if self._lower_among_capitals(name):
             return True  # "voxbone", "do what cha wanna" among names written with capitals: the file's lower case
@@ -105,15 +105,14 @@ class RelationIndex:
             return True  # "BATTLE_OF_THE_BANDS", "THE_SUNKEN_CITY": a program's constant, not a name
         if _ACCESSION.fullmatch(shown):
             return True  # "CL:0002587", "GO:0008150": an ontology's accession, a prefix and a number
-        if self.kg is not None and name in self.kg and _ID_TYPE.fullmatch((self.kg.entity(name).type or "").strip()):
+        if _ID_TYPE.fullmatch(self.type_of(name)):
             return True  # a node the graph types "Id", "code", "identifier": the file says it is a code, no name
         if self.kg is not None and name in self.kg and _record_tag(question_name(self.kg, name)):
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
-        if (_KEY.fullmatch(strip_disambiguator(name).strip()) or _short_code(name) or _SHOUTED_KEY.fullmatch(name)) \
-                and \
-                self._id_kinds().get(self.kind(name) or "", False):
+        keyed = _KEY.fullmatch(strip_disambiguator(name).strip()) or _short_code(name) or _SHOUTED_KEY.fullmatch(name)
+        if keyed and self._id_kinds().get(self.kind(name) or "", False):
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
             return True
@@ -134,8 +133,7 @@ class RelationIndex:
         bare = strip_disambiguator(name).strip()
         if not any(ch.isalpha() for ch in bare) or any(ch.isupper() for ch in bare) or self.kg is None:
             return False
-        self._kind_tables()
-        return self.__dict__["_capitalised_kinds"].get(self.kind(name) or "", False)
+        return self._kind_tables()[2].get(self.kind(name) or "", False)
 
     def _code_kinds(self) -> dict[str, bool]:
         """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
@@ -152,10 +150,11 @@ class RelationIndex:
         ("IBM", "UCLA")."""
         return self._kind_tables()[1]
 
-    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool]]:
-        """``_code_kinds`` and ``_id_kinds``, counted in one pass over the graph's nodes and kept."""
+    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool]]:
+        """``_code_kinds``, ``_id_kinds`` and the kinds whose names nearly all have a capital
+        (``_lower_among_capitals``), counted in one pass over the graph's nodes and kept."""
         if self.kg is None:
-            return {}, {}
+            return {}, {}, {}
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
             counts: dict[str, list[int]] = defaultdict(lambda: [0] * 10)
@@ -177,17 +176,18 @@ class RelationIndex:
                 c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
                 c[9] += any(ch.isupper() for ch in bare)
             codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
-            self.__dict__["_capitalised_kinds"] = {k: v[0] >= 10 and 10 * v[9] >= 9 * v[0] for k, v in counts.items()}
+            capitalised = {k: v[0] >= 10 and 10 * v[9] >= 9 * v[0] for k, v in counts.items()}
             # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
             # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
             # the owners write "BCycle", "Bicincittà"); or half keys in capitals, two of them with a digit or "_"
             # ("ULDUM" beside "EXPERT1" and "BATTLE_OF_THE_BANDS": a program's constants, not an agency's acronyms)
-            ids = {k: n >= 3 and not symbol_kind(k) and (2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
-                                  or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
-                                  or (2 * shouted >= n and constants >= 2))
+            ids = {k: n >= 3 and not symbol_kind(k) and (
+                       2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
+                       or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
+                       or (2 * shouted >= n and constants >= 2))
                    for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _) in counts.items()}
-            hit = self.__dict__["_kind_tables_hit"] = (codes, ids)
+            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised)
         return hit
 
     def add(self, subject: str, label: str, obj: str) -> None:
@@ -459,10 +459,9 @@ _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
 
 
 def _twin_key(name: str) -> str:
-    """``name`` without case, accents and punctuation, its spaces collapsed: how a reader hears it."""
-    t = unicodedata.normalize("NFKD", display_name(name).casefold())
-    t = "".join(ch for ch in t if not unicodedata.combining(ch))
-    return " ".join(re.sub(r"[^\w\s]|_", " ", t).split())
+    """``name`` as a reader takes it: the lenient answer key of its shown form (case, accents, punctuation, a leading
+    article and number words aside; ``schemas.answers.lenient_key``)."""
+    return lenient_key(display_name(name))
 
 
 #: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").

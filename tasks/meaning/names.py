@@ -98,6 +98,7 @@ def display_forms(names: Iterable[str]) -> list[str]:
 
 
 # -- relations that name or type a node ----------------------------------------------------------------------------
+@lru_cache(maxsize=65536)
 def relation_word(label: str) -> str:
     """A relation label reduced for recognising it: its local part (URI, CURIE), the last part of a dotted
     Freebase label, lower case, without spaces, underscores or hyphens ("rdf:type" -> "type", "instance of" ->
@@ -504,11 +505,14 @@ def column_value(kg: KnowledgeGraph, name: str) -> bool:
     geometry is atom"), not as a thing ("the atom")."""
     if name not in kg:
         return False
-    kind = relation_word(kg.entity(name).type or "")
-    if not kind:
-        return False
-    return any(e.relation and relation_word(e.relation) == kind and other != name
-               for other, e in kg.neighbors(name) if e.direction != "out" and e.target == name)
+    memo = kg.__dict__.setdefault("_column_values", {})  # per node, kept on the graph: a hub has thousands of edges
+    hit = memo.get(name)
+    if hit is None:
+        kind = relation_word(kg.entity(name).type or "")
+        hit = memo[name] = bool(kind) and any(
+            e.relation and relation_word(e.relation) == kind and other != name
+            for other, e in kg.neighbors(name) if e.direction != "out" and e.target == name)
+    return hit
 
 
 def question_name(kg: KnowledgeGraph, name: str) -> str:

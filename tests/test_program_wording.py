@@ -1177,3 +1177,22 @@ def test_a_name_with_commas_is_not_put_inside_both_and():
                      [(1, "causal_association", True, "TP53")])
     q = write_program_question(program, ["gene", "disease"], book=book_for_graph(kg), name_of=lambda n: n)
     assert " both " not in q and name in q and "TP53" in q
+
+
+def test_a_name_mentioned_with_its_kind_is_not_given_the_kind_again():
+    """warhammer_dbpedia (set 28): 'which faction has the keyword "Imperium" as a keyword' says the kind twice: the
+    label's noun is the kind the name is mentioned with. Other nouns after "as" stay."""
+    from tasks.qa.generate import written_name
+
+    kg = graph([("Adepta Sororitas", "keyword", "Imperium"), ("Adeptus Custodes", "keyword", "Imperium"),
+                ("Adepta Sororitas", "parent", "Imperium Factions"), ("Adeptus Custodes", "parent", "Imperium Factions"),
+                ("Hallowed Martyrs", "faction", "Adepta Sororitas"), ("Shield Host", "faction", "Adeptus Custodes")],
+               {"Imperium": "keyword", "Adepta Sororitas": "faction", "Adeptus Custodes": "faction",
+                "Imperium Factions": "faction group", "Hallowed Martyrs": "detachment", "Shield Host": "detachment"})
+    book = book_for_graph(kg)
+    program = pinned("Hallowed Martyrs", [("faction", True)], ["Hallowed Martyrs", "Adepta Sororitas"],
+                     [(1, "keyword", True, "Imperium")])
+    assert written_name(kg, "Imperium") == 'the keyword "Imperium"'
+    question = write_program_question(program, [node_type_noun(kg, n) for n in program.nodes], book=book,
+                                      name_of=lambda n: written_name(kg, n))
+    assert question == "Which faction is the faction of Hallowed Martyrs and has the keyword \"Imperium\"?", question

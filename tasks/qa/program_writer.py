@@ -416,9 +416,19 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             # a person is asked for with "Who": "Who is the baker whose hometown is Leeds ...?", not "What is ..."
             opener = f"Who is the {noun}" if people[-1] else f"What is the {noun}"
             question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
-        return kind_said_once(on_dates(_capitalise(" ".join(question.split()))), nouns)
-    return kind_said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1]),
-                          nouns)
+        return named_once(kind_said_once(on_dates(_capitalise(" ".join(question.split()))), nouns))
+    return named_once(kind_said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng,
+                                         person=people[-1]), nouns))
+
+
+#: A name mentioned with its kind, then the same kind again: 'has the keyword "Imperium" as a keyword'.
+_NAMED_TWICE = re.compile(r'\bthe ([a-z][\w -]*?) ("[^"]+") as (?:an?|its) \1\b')
+
+
+def named_once(question: str) -> str:
+    """``question`` with a name mentioned with its kind said once: 'which faction has the keyword "Imperium"', not
+    'has the keyword "Imperium" as a keyword' (the label's noun and the mentioned kind are the same word)."""
+    return _NAMED_TWICE.sub(r"the \1 \2", question)
 
 
 #: Heads too vague to name a kind alone ("the type that replaced ...").
@@ -452,4 +462,5 @@ def kind_said_once(question: str, nouns: Sequence[str]) -> str:
     return question
 
 
-__all__ = ["can_pin_with", "constraint_hop", "person_nodes", "relative", "scoped", "write_program_question"]
+__all__ = ["can_pin_with", "constraint_hop", "named_once", "person_nodes", "relative", "scoped",
+           "write_program_question"]

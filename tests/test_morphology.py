@@ -881,3 +881,17 @@ def test_a_passive_with_its_agents_kind_reads_as_the_passive():
     profile = profile_from_label("described by source")
     assert profile.forms.statement == "{o} described {s}" and profile.object_noun == "source"
     assert profile_from_label("operated by company").object_noun == "company"
+
+
+@pytest.mark.parametrize("label, statement, counts", [
+    # airports_wikidata (set 28): the airport -> city label had no reading, so no airport was ever asked for by the
+    # place it serves
+    ("place served by transport hub", "{s} serves {o}", ("many", "many")), ("P931", "{s} serves {o}", ("many", "many")),
+    ("location of formation", "{s} was formed in {o}", ("one", "many")),
+    ("applies to jurisdiction", "{s} applies to {o}", ("many", "many")),
+])
+def test_wikidata_labels_of_a_place_served_formed_or_applied_read_as_their_verb(label, statement, counts):
+    """Wikidata's labels that name the object by a noun phrase around a participle read as the verb they stand for."""
+    profile = profile_from_label(label)
+    assert profile.forms.statement == statement
+    assert (profile.objects_per_subject, profile.subjects_per_object) == counts

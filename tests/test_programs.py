@@ -852,3 +852,35 @@ def test_phrasable_steps_are_kept_per_book_and_read_anew_for_another():
     assert _steps_from(kg, "Alder", 0, dist, given) == [("Birch", "xqzv", True), ("Cedar", "capital", True)]
     assert _steps_from(kg, "Alder", 0, dist, plain) == [("Cedar", "capital", True)]
     assert _steps_from(kg, "Alder", 0, {"Alder": 0, "Birch": 1}, given) == [("Birch", "xqzv", True)]
+
+
+def test_pins_that_name_a_node_alone_leave_the_steps_before_them_no_work_and_are_refused():
+    """football_snake (set 28): "the game whose home team is Fiorentina and whose away team is Milan and whose season
+    is the season of X": every game has that season, and the two clubs name the game alone, so the chain before the
+    pins does no work and the question's three hops are one. Such a program is refused (``pins_alone``); pins that
+    only narrow what the step reaches stand."""
+    from schemas.programs import ProgramStep
+    from tasks.qa.programs import PinRefusal, build_program
+
+    games = {"Fiorentina v Milan": ("Fiorentina", "Milan"), "Milan v Fiorentina": ("Milan", "Fiorentina"),
+             "Fiorentina v Roma": ("Fiorentina", "Roma"), "Roma v Milan": ("Roma", "Milan")}
+    triples = [("Cup Final", "season", "Spring Season"), ("Cup Final", "home team", "Roma"),
+               ("Cup Final", "away team", "Fiorentina")]
+    for g, (home, away) in games.items():
+        triples += [(g, "season", "Spring Season"), (g, "home team", home), (g, "away team", away)]
+    types = {g: "game" for g in games} | {"Cup Final": "game", "Spring Season": "season"} | {
+        c: "club" for c in ("Fiorentina", "Milan", "Roma")}
+    kg = graph(triples, types)
+    book, index = book_for_graph(kg), relation_index(kg)
+    walk = ["Cup Final", "Spring Season", "Fiorentina v Milan"]
+    steps = [ProgramStep(label="season", forward=True), ProgramStep(label="season", forward=False)]
+    built = build_program(kg, walk, steps, book=book, index=index, rng=random.Random(0), scoped=True)
+    assert isinstance(built, PinRefusal) and built.code == "pins_alone", built
+    # the same pins where they only narrow the step's set: a second season whose games the clubs also played
+    kg2 = graph(triples + [("Fiorentina v Milan II", "season", "Autumn Season"), ("Fiorentina v Milan II", "home team",
+                                                                           "Fiorentina"),
+                           ("Fiorentina v Milan II", "away team", "Milan")],
+                types | {"Fiorentina v Milan II": "game", "Autumn Season": "season"})
+    built = build_program(kg2, walk, steps, book=book_for_graph(kg2), index=relation_index(kg2),
+                          rng=random.Random(0), scoped=True)
+    assert not isinstance(built, PinRefusal) and built.constraints, built

@@ -691,6 +691,7 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "unphrasable_hop",  # a hop's label has no words or no surface forms
     "no_pin",  # a hop reaches several nodes (or names one of many in the world) and no fact pins the one meant
     "two_pinned",  # the chain would need more than MAX_PINS pins, or one fact twice: past reading
+    "pins_alone",  # a node's pins name it without the steps before them: those steps would do no work
     "not_unique",  # the program, executed, does not reach exactly one node at every step
     "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
@@ -997,6 +998,16 @@ def walk_refusal(walk: Sequence[str], steps: Sequence[ProgramStep], *, book: Pro
     return None
 
 
+def _of_kind(index: RelationIndex, nodes: Iterable[str], node: str, kind: str | None) -> set[str]:
+    """The nodes a question's noun for ``node`` (its ``kind``) fits: those of that kind, or of a kind that is itself
+    a node of ``node``'s type (a hierarchy inside one type); all of them when ``node`` has no kind."""
+    if kind is None:
+        return set(nodes)
+    typed = index.type_of(node)
+    return {x for x in nodes if index.kind(x) == kind or (typed and index.type_of(x) == typed and
+                                                           index.kind_is_a(x, typed))}
+
+
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
                   index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False
                   ) -> QueryProgram | PinRefusal:
@@ -1020,9 +1031,7 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
             # a node of another kind stays where that kind is itself a node of this one's type: the kinds come from
             # a hierarchy inside one type ("subsets" is a "node property", a node of the type "slots" as "id" is),
             # so "the slot of X" fits both; a class outside the type ("private domain", a list's section) sets apart
-            typed = index.type_of(walk[i])
-            among = {x for x in among if index.kind(x) == step.kind or (typed and index.type_of(x) == typed and
-                                                                        index.kind_is_a(x, typed))}
+            among = _of_kind(index, among, walk[i], step.kind)
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
         # With a scope, a middle step the graph shows one node for stands as the data's (the scope says so); the
@@ -1040,6 +1049,15 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
                          avoid=[s.label for s in steps[i - 1:i + 1]])
         if isinstance(found, PinRefusal):
             return found
+        if found and len(among) > 1:
+            # the pins must narrow what the steps reach, not name the node alone: "the game whose home team is
+            # Fiorentina and whose away team is Milan and whose season is the season of X" (every game's season)
+            # is a lookup by its pins, and the steps before them would do no work
+            alone = _of_kind(index, frozenset.intersection(*(f.holders for f in found)), walk[i], step.kind)
+            if alone == {walk[i]}:
+                return PinRefusal("pins_alone", f"the pins on {walk[i]!r} ("
+                                  + "; ".join(f"{f.label} {f.value}" for f in found)
+                                  + ") name it without the steps before them: those steps would do no work")
         if found and (len(constraints) + len(found) > MAX_PINS):
             return PinRefusal("two_pinned", f"the steps to {walk[constraints[0].node]!r} and to {walk[i]!r} need "
                                             f"{len(constraints) + len(found)} pins, more than {MAX_PINS}")

@@ -486,6 +486,9 @@ def test_a_backward_step_the_graph_alone_counts_as_one_and_a_quantity_rest_on_th
     ("Micronesia, Fed. Sts.", "cut short"), ("Journal of Environmental Ec. & Mgmt", "cut short"),
     ("St. Louis", None), ("J. R. R. Tolkien", None), ("MIT", None), ("Dr. No", None), ("Lynn Ann Smith", None),
     ("Other World", None), ("Hurricane Bob (1985)", None),
+    # artcompetitions_dbpedia (set 28): the data's catch-all event, a placeholder after its contest's name
+    ("Art Competitions Mixed Architecture, Unknown Event (1936 Summer)", "placeholder"), ("Museums, Other", "placeholder"),
+    ("Paris, Texas", None), ("Unknown Pleasures", None), ("Tomb of the Unknown Soldier", None),
 ])
 def test_placeholders_and_a_tables_abbreviations_are_no_names(name, why):
     """journals_dbpedia and breaches_raw (grades-heldout7.md): "Not Applicable" pinned as an entity, journal titles
@@ -1196,3 +1199,20 @@ def test_a_name_mentioned_with_its_kind_is_not_given_the_kind_again():
     question = write_program_question(program, [node_type_noun(kg, n) for n in program.nodes], book=book,
                                       name_of=lambda n: written_name(kg, n))
     assert question == "Which faction is the faction of Hallowed Martyrs and has the keyword \"Imperium\"?", question
+
+
+def test_a_program_through_a_placeholder_node_is_not_written():
+    """artcompetitions_dbpedia (set 28, 12 questions): "which contest ... is the event of ..." answered "Art Competitions
+    Mixed Architecture, Unknown Event", the data's catch-all for an entry whose event it does not know: a question
+    through such a node asks about no thing."""
+    kg = graph([("Enrico Bianchini", "competedIn", "Architecture, Unknown Event (1936 Summer)"),
+                ("Architecture, Unknown Event (1936 Summer)", "event", "Architecture, Unknown Event")],
+               {"Enrico Bianchini": "artist", "Architecture, Unknown Event (1936 Summer)": "contest",
+                "Architecture, Unknown Event": "art competition"})
+    program = QueryProgram(kind="chain", start="Enrico Bianchini",
+                           nodes=["Enrico Bianchini", "Architecture, Unknown Event (1936 Summer)",
+                                  "Architecture, Unknown Event"],
+                           steps=[ProgramStep(label="competedIn", forward=True), ProgramStep(label="event", forward=True)])
+    with pytest.raises(TemplateError, match="placeholder"):
+        write_program_question(program, [node_type_noun(kg, n) for n in program.nodes], book=book_for_graph(kg),
+                               name_of=lambda n: n)

@@ -1174,7 +1174,7 @@ def unreadable_name(name: str) -> str | None:
         return f"{name!r} holds characters garbled in its encoding, not the name as it is written"
     if re.search(r"(?<![\w.])(?:[a-z]\.){2,}", t):
         return f"{name!r} holds an abbreviation ('n.e.c.'), not words a reader is given"
-    if _PLACEHOLDER.fullmatch(t):
+    if placeholder_name(t):
         return f"{name!r} is a table's placeholder for a missing or unnamed value, not a name"
     heading = heading_not_name(t)
     if heading is not None:
@@ -1185,6 +1185,20 @@ def unreadable_name(name: str) -> str | None:
     if _RAW_PREFIX.match(t) or " - " in f" {t} " or any("_" in w.strip("_") for w in words):
         return f"{name!r} reads as a raw identifier (a one-letter prefix, a hyphen standing alone, an underscore)"
     return None
+
+
+def placeholder_name(name: str) -> bool:
+    """Whether a node's name stands for a missing or unnamed value: a table's placeholder ("Unknown", "N/A",
+    "Other"), or a name whose last part after a comma is one, alone or before a noun of one or two words ("Art
+    Competitions Mixed Architecture, Unknown Event": an entry whose event the data does not know). A question
+    through such a node asks about no thing."""
+    t = " ".join((strip_disambiguator(name) or name).split())
+    if _PLACEHOLDER.fullmatch(t):
+        return True
+    if "," not in t:
+        return False
+    words = t.rsplit(",", 1)[1].split()
+    return 1 <= len(words) <= 3 and _PLACEHOLDER.fullmatch(words[0]) is not None
 
 
 #: Words that open a group's heading, not a name ("All Conspirators", "Both Tribunes").

@@ -30,7 +30,7 @@ from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
 from tasks.meaning.morphology import PREPOSITIONS, indefinite
 from tasks.meaning.names import (adjective_name, common_noun_name, may_name_people, name_carries, person_kind,
-                                 unreadable_name)
+                                 placeholder_name, unreadable_name)
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, on_dates, pick_form,
@@ -356,6 +356,10 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
         if told is not None:
             raise TemplateError(f"the name {name_of(named)!r} says {told!r}, a node the question asks the reader to "
                                 "find")
+    for node in nodes[1:]:
+        if placeholder_name(node):
+            raise TemplateError(f"the node {node!r} is a table's placeholder for a missing or unnamed value: a "
+                                "question through it asks about no thing")
     for n in [bare, *(name_of(c.value).removeprefix("the ") for c in program.constraints)]:
         why = unreadable_name(n)
         if why is not None:

@@ -1059,6 +1059,8 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     words = name.split()
     if (type_noun or "") in _PROPER_KINDS or not _TITLED_WORD.fullmatch(words[0] if words else ""):
         return name
+    if versus_name(name):
+        return name  # two sides' names ("Lens v Strasbourg"): the first word is a name's, whatever it means in English
     first = words[0].strip(",.;:()'’").lower()
     common = first.isalpha() and first not in _MINOR and (_plain_english(first) or _CLINICAL.search(first) is not None)
     last = words[-1].strip(",.;:()'’").lower()

@@ -895,3 +895,16 @@ def test_wikidata_labels_of_a_place_served_formed_or_applied_read_as_their_verb(
     profile = profile_from_label(label)
     assert profile.forms.statement == statement
     assert (profile.objects_per_subject, profile.subjects_per_object) == counts
+
+
+@pytest.mark.parametrize("label", ["clothes", "scissors"])
+def test_a_noun_with_no_singular_as_a_column_has_no_reading(label):
+    """animalcrossing_raw (set 29): the key "clothes" (a villager's outfit, one item) was read as the verb "clothe"
+    ("what is clothed by the villager ..."); as a noun with no singular it cannot be said of one object either."""
+    profile = profile_from_label(label)
+    assert profile.forms is None and "no singular" in profile.evidence["forms"].detail
+
+
+def test_a_plural_column_with_a_singular_still_reads_as_its_noun():
+    assert profile_from_label("quarks").forms.statement == "{o} is the quark of {s}"
+    assert profile_from_label("headquarters").forms.statement == "{o} is the headquarters of {s}"

@@ -658,6 +658,11 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         if not rest and not adverbs and not verb_listed and _plural_column(wlow, readings):
             # "Quarks", "tags", "Colors": a column named by a plural noun holds the subject's quarks, not what it
             # "quarks"; a verb that names a state ("contains", "includes") or one the lexicon lists stays a verb
+            if getAllLemmas(wlow).get("NOUN", ()) == (wlow,):
+                # "clothes", "scissors": no verb ("X clothes Y"), and a noun with no singular cannot be said of the one
+                # object a column holds ("whose clothes is Hanten Shirt")
+                raise _Unreadable(f"{word!r} is a noun with no singular: said of one object it reads neither as a "
+                                  "verb nor as the noun")
             return _bare_noun(_singular(wlow), lexicon, has=False)
         if passive is not None and not adverbs:
             # "sold under", "caught in", "appointed on the advice of": a verb whose usual sense takes an object,
@@ -742,10 +747,12 @@ def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], re
 
 def _plural_column(word: str, readings: tuple[tuple[str, frozenset[str]], ...]) -> bool:
     """Whether ``word`` alone is a plural noun sooner than a verb's third person: it is the plural of a noun
-    ("quarks", "tags") and the verb it would be names no state (``verb_frames``: not "contains", "includes") or is no
-    verb WordNet knows ("quark")."""
+    ("quarks", "tags"), or a noun with no singular ("clothes", "scissors"), and the verb it would be names no state
+    (``verb_frames``: not "contains", "includes", "remains") or is no verb WordNet knows ("quark")."""
     one = _singular(word)
-    if one == word or "NOUN" not in getAllLemmas(one):
+    nouns = getAllLemmas(word).get("NOUN", ())
+    only_plural = word.endswith("s") and nouns == (word,)  # "clothes", "scissors": a noun with no singular
+    if not only_plural and (one == word or "NOUN" not in getAllLemmas(one)):
         return False
     vbz = [lem for lem, tags in readings if "VBZ" in tags]
     return bool(vbz) and all(not verb_frames().get(lem, ("", False))[1] for lem in vbz)

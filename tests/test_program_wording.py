@@ -1216,3 +1216,9 @@ def test_a_program_through_a_placeholder_node_is_not_written():
     with pytest.raises(TemplateError, match="placeholder"):
         write_program_question(program, [node_type_noun(kg, n) for n in program.nodes], book=book_for_graph(kg),
                                name_of=lambda n: n)
+
+
+def test_a_villager_is_asked_for_with_who():
+    """animalcrossing_raw (set 29, 10 questions): "what is the villager whose ..." asks "what" for a character; a
+    villager, a resident, an inhabitant and a citizen are people."""
+    assert all(person_kind(n) for n in ("villager", "villagers", "resident", "inhabitant", "citizen"))

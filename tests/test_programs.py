@@ -884,3 +884,16 @@ def test_pins_that_name_a_node_alone_leave_the_steps_before_them_no_work_and_are
     built = build_program(kg2, walk, steps, book=book_for_graph(kg2), index=relation_index(kg2),
                           rng=random.Random(0), scoped=True)
     assert not isinstance(built, PinRefusal) and built.constraints, built
+
+
+def test_what_a_technology_implies_or_requires_follows_on():
+    """webtech_snake (set 29): "the technology implied by Sylius" was taken as Symfony alone, where Symfony implies
+    PHP, so Sylius implies PHP too (5 questions had second answers in the world). Implication and requirement are
+    transitive: a step over them reaches every technology further along."""
+    kg = graph([("Sylius", "implies", "Symfony"), ("Symfony", "implies", "PHP"), ("Plugin", "requires", "Shop"),
+                ("Shop", "requires", "Framework")],
+               {n: "technology" for n in ("Sylius", "Symfony", "PHP", "Plugin", "Shop", "Framework")})
+    index = relation_index(kg)
+    assert index.reach("Sylius", "implies", True) == {"Symfony", "PHP"}
+    assert index.reach("Plugin", "requires", True) == {"Shop", "Framework"}
+    assert index.reach("PHP", "implies", False) == {"Symfony", "Sylius"}

@@ -448,7 +448,10 @@ _CODE = re.compile(r"^(?:[^\s/]+/[^\s]+|[A-Z]{2,3}-[A-Z0-9]{1,4}|[^\s]*_[^\s]*|[
 _TRANSITIVE = frozenset({"subclassof", "subtypeof", "subsetof", "partof", "ispartof", "basedon", "derivedfrom",
                          "locatedin", "containedin", "includedin", "descendantof", "ancestorof", "isa",
                          "locatedintheadministrativeterritorialentity", "subpropertyof", "broader", "narrower",
-                         "specialisationof", "specializationof", "generalisationof", "generalizationof"})
+                         "specialisationof", "specializationof", "generalisationof", "generalizationof",
+                         # what follows from a thing follows from what implies it: A implies B implies C, A requires
+                         # what B requires
+                         "implies", "entails", "requires", "dependson", "dependencyof"})
 
 
 def transitive_label(label: str) -> bool:

@@ -784,3 +784,15 @@ def test_a_name_told_apart_by_a_record_number_is_no_name():
     index = relation_index(kg)
     assert index.is_code("baby blue dragon (2)")
     assert not index.is_code("Hurricane Bob (1985)") and not index.is_code("ice giant")
+
+
+@pytest.mark.parametrize("name, kind, article", [
+    ("Netherlands", "country", True), ("Philippines", "country", True), ("Gambia", "country", True),
+    ("Netherlands", "team", True), ("Congress", "legislature", False), ("Company", "film", False),
+    ("France", "country", False),
+])
+def test_a_country_named_by_its_plural_takes_the_alone(name, kind, article):
+    """artcompetitions_dbpedia (set 28): "the artist that plays for Netherlands": a name that heads names with "the"
+    and is no English word takes it alone too ("the Netherlands", "the Gambia"); a head that is an English word
+    ("Congress", "Company") does not."""
+    assert name_takes_article(name, kind) is article

@@ -967,6 +967,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # Francisco 49ers"
         return True
     last = words[-2] if len(words) >= 3 and _VERSION.fullmatch(words[-1]) else words[-1]
+    if len(words) == 1 and last.lower() in heads and last.isalpha() and not english_word(last.lower()):
+        return True  # a head that is a name alone, no English word: "the Netherlands", "the Philippines", "the Gambia"
     if len(words) >= 2 and last.lower() in heads:
         # "the United Kingdom", "the Boston Massacre", "the Cloud Billing API v1" (a version after the head);
         # a song called "Heart Attack" is a title

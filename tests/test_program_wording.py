@@ -1222,3 +1222,25 @@ def test_a_villager_is_asked_for_with_who():
     """animalcrossing_raw (set 29, 10 questions): "what is the villager whose ..." asks "what" for a character; a
     villager, a resident, an inhabitant and a citizen are people."""
     assert all(person_kind(n) for n in ("villager", "villagers", "resident", "inhabitant", "citizen"))
+
+
+@pytest.mark.parametrize("name, placeholder", [
+    ("Art Competitions Mixed Architecture, Unknown Event (1936 Summer)", True), ("Museums, Other", True),
+    ("Unknown", True), ("N/A", True),
+    # a person written surname first, a place and its state, a film's title with its tag: names
+    ("Li, Na", False), ("Zhang, Na (tennis)", False), ("Chiang Mai, NA", False), ("Missing (1982 film)", False),
+    ("Unknown (2011 film)", False), ("Paris, Texas", False),
+])
+def test_a_placeholder_is_a_whole_name_or_a_word_after_a_comma(name, placeholder):
+    from tasks.meaning.names import placeholder_name
+
+    assert placeholder_name(name) is placeholder
+
+
+def test_a_kind_said_again_only_where_the_clause_ends_is_dropped():
+    from tasks.qa.program_writer import named_once
+
+    assert named_once('Which unit has the keyword "Chaos" as a keyword and is ...?') == \
+        'Which unit has the keyword "Chaos" and is ...?'
+    kept = 'Which unit has the keyword "Chaos" as a keyword group?'
+    assert named_once(kept) == kept

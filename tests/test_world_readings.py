@@ -789,7 +789,7 @@ def test_a_name_told_apart_by_a_record_number_is_no_name():
 @pytest.mark.parametrize("name, kind, article", [
     ("Netherlands", "country", True), ("Philippines", "country", True), ("Gambia", "country", True),
     ("Netherlands", "team", True), ("Congress", "legislature", False), ("Company", "film", False),
-    ("France", "country", False),
+    ("France", "country", False), ("Emirates", "airline", False), ("Netherlands", None, True),
 ])
 def test_a_country_named_by_its_plural_takes_the_alone(name, kind, article):
     """artcompetitions_dbpedia (set 28): "the artist that plays for Netherlands": a name that heads names with "the"

@@ -748,7 +748,7 @@ def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], re
 def _plural_column(word: str, readings: tuple[tuple[str, frozenset[str]], ...]) -> bool:
     """Whether ``word`` alone is a plural noun sooner than a verb's third person: it is the plural of a noun
     ("quarks", "tags"), or a noun with no singular ("clothes", "scissors"), and the verb it would be names no state
-    (``verb_frames``: not "contains", "includes", "remains") or is no verb WordNet knows ("quark")."""
+    (``verb_frames``: not "contains", "includes") or is no verb WordNet knows ("quark")."""
     one = _singular(word)
     nouns = getAllLemmas(word).get("NOUN", ())
     only_plural = word.endswith("s") and nouns == (word,)  # "clothes", "scissors": a noun with no singular

@@ -967,8 +967,11 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # Francisco 49ers"
         return True
     last = words[-2] if len(words) >= 3 and _VERSION.fullmatch(words[-1]) else words[-1]
-    if len(words) == 1 and last.lower() in heads and last.isalpha() and not english_word(last.lower()):
-        return True  # a head that is a name alone, no English word: "the Netherlands", "the Philippines", "the Gambia"
+    if len(words) == 1 and last.lower() in heads and last.isalpha() and not english_word(last.lower()) and (
+            not type_noun or (type_noun.lower().split() or [""])[-1] in _PLACE_OR_SIDE):
+        # a head that is a country's name alone, no English word: "the Netherlands", "the Philippines", "the Gambia"
+        # (an airline called "Emirates" is no place)
+        return True
     if len(words) >= 2 and last.lower() in heads:
         # "the United Kingdom", "the Boston Massacre", "the Cloud Billing API v1" (a version after the head);
         # a song called "Heart Attack" is a title
@@ -986,6 +989,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     return False
 
 
+#: Kinds a country's name stands for: the place, or the side that plays for it.
+_PLACE_OR_SIDE = frozenset({"country", "nation", "state", "place", "territory", "location", "region", "archipelago",
+                            "team", "side", "entity"})
 #: Kinds whose names are titles, written as they are whatever their last word ("Heart Attack", a song).
 _WORK_HEADS = frozenset({"song", "single", "album", "record", "film", "movie", "book", "novel", "poem", "play",
                          "painting", "episode", "series", "show", "game", "opera", "symphony", "track", "artwork",
@@ -1196,13 +1202,14 @@ def placeholder_name(name: str) -> bool:
     "Other"), or a name whose last part after a comma is one, alone or before a noun of one or two words ("Art
     Competitions Mixed Architecture, Unknown Event": an entry whose event the data does not know). A question
     through such a node asks about no thing."""
-    t = " ".join((strip_disambiguator(name) or name).split())
+    t = " ".join(name.split())
     if _PLACEHOLDER.fullmatch(t):
-        return True
-    if "," not in t:
+        return True  # "Missing (1982 film)" and "Unknown (2011 film)" are titles: the name as a whole is judged
+    bare = " ".join((strip_disambiguator(t) or t).split())
+    if "," not in bare:
         return False
-    words = t.rsplit(",", 1)[1].split()
-    return 1 <= len(words) <= 3 and _PLACEHOLDER.fullmatch(words[0]) is not None
+    words = bare.rsplit(",", 1)[1].split()
+    return 1 <= len(words) <= 3 and _PLACEHOLDER_WORD.fullmatch(words[0]) is not None
 
 
 #: Words that open a group's heading, not a name ("All Conspirators", "Both Tribunes").
@@ -1211,6 +1218,10 @@ _QUANTIFIERS = frozenset({"All", "Both", "Some", "Several", "Many", "Each", "Eve
 _PLACEHOLDER = re.compile(r"not (?:applicable|available|reported|specified|known|stated|given)|n/?a|unknown|"
                           r"unspecified|undisclosed|none|other|others|misc\.?|miscellaneous|various|missing|anonymous|"
                           r"tbd|tba|null|nan", re.IGNORECASE)
+#: The placeholders a name's last part after a comma may be: words only ("Li, Na" is a person, "Chiang Mai, NA" a
+#: place; "n/a", "nan" and "null" count only as a whole name).
+_PLACEHOLDER_WORD = re.compile(r"unknown|unspecified|undisclosed|other|others|various|miscellaneous|missing",
+                               re.IGNORECASE)
 #: Abbreviations that are how the word is written in names ("St. Louis", "Dr. No", "Acme Co.").
 _USUAL_SHORT = frozenset({"mr", "mrs", "ms", "dr", "st", "mt", "ft", "jr", "sr", "co", "inc", "ltd", "bros", "corp",
                           "no", "vs", "prof", "gen", "col", "capt", "lt", "sgt", "rev", "hon", "sen", "rep", "gov",

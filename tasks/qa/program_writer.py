@@ -426,7 +426,7 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
 
 
 #: A name mentioned with its kind, then the same kind again: 'has the keyword "Imperium" as a keyword'.
-_NAMED_TWICE = re.compile(r'\bthe ([a-z][\w -]*?) ("[^"]+") as (?:an?|its) \1\b')
+_NAMED_TWICE = re.compile(r'\bthe ([a-z][\w -]*?) ("[^"]+") as (?:an?|its) \1(?=\s*(?:[?,.;]|and\b|or\b|$))')
 
 
 def named_once(question: str) -> str:

@@ -75,7 +75,7 @@ class RelationIndex:
     labels: dict[str, str] = field(default_factory=dict)
     kinds: dict[str, str | None] = field(default_factory=dict)
     kg: KnowledgeGraph | None = None
-    codes: dict[str, bool] = field(default_factory=dict)  # ``is_code`` per name, worked out once
+    codes: dict[str, bool] = field(default_factory=dict, repr=False, compare=False)  # ``is_code`` per name, once
 
     def kind(self, name: str) -> str | None:
         """The type noun the graph gives ``name`` ("city"; ``node_type_noun``), None when it gives none."""
@@ -451,7 +451,8 @@ _TRANSITIVE = frozenset({"subclassof", "subtypeof", "subsetof", "partof", "ispar
                          "specialisationof", "specializationof", "generalisationof", "generalizationof",
                          # what follows from a thing follows from what implies it: A implies B implies C, A requires
                          # what B requires
-                         "implies", "entails", "requires", "dependson", "dependencyof"})
+                         "implies", "impliedby", "entails", "requires", "requiredby", "dependson",
+                         "dependencyof"})
 
 
 def transitive_label(label: str) -> bool:
@@ -492,8 +493,9 @@ _KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}")
 _SHOUTED_KEY = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*[A-Z0-9]")
 #: A run of letters and digits with five digits or more ("15G018400", "PK21687", "KB4012212"): a record's key.
 _LONG_KEY_RUN = re.compile(r"(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z\d]*(?:\d[A-Za-z]*){5,}")
-#: Letters and digits in one run, then a version after a dot, ending the name ("F52B5.7", "NM_000546.6").
-_VERSIONED_KEY = re.compile(r".*(?:[A-Za-z]\w*\d|\d\w*[A-Za-z])\.\d+")
+#: Letters and three digits or more in one run, then a version after a dot, ending the name ("F52B5.7",
+#: "NM_000546.6"; "HTML5.2", "Web2.0" are names).
+_VERSIONED_KEY = re.compile(r".*(?=[A-Za-z_\d]*[A-Za-z])(?:[A-Za-z_]*\d){3}[A-Za-z_\d]*\.\d+")
 
 
 def _locus_tag(shown: str) -> bool:
@@ -693,8 +695,8 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "no_walk",  # no shortcut-free walk of that many hops starts at the seed
     "unphrasable_hop",  # a hop's label has no words or no surface forms
     "no_pin",  # a hop reaches several nodes (or names one of many in the world) and no fact pins the one meant
+    "pins_alone",  # with a scope, every pin that sets a node apart names it alone: the steps before would do no work
     "two_pinned",  # the chain would need more than MAX_PINS pins, or one fact twice: past reading
-    "pins_alone",  # a node's pins name it without the steps before them: those steps would do no work
     "not_unique",  # the program, executed, does not reach exactly one node at every step
     "code_answer",  # the answer is an identifier or a code (a time-zone id, an ISO code): no answer a person gives
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
@@ -733,10 +735,13 @@ def node_facts(kg: KnowledgeGraph, node: str, book: ProfileBook, index: Relation
 
 def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBook, index: RelationIndex,
              exclude: Iterable[str], answer: str, hops_to_answer: int, need_one: bool, rng: random.Random,
-             clause_ok: ClauseOk | None = None, avoid: Iterable[str] = ()) -> list[Fact] | PinRefusal:
+             clause_ok: ClauseOk | None = None, avoid: Iterable[str] = (), narrow_only: bool = False
+             ) -> list[Fact] | PinRefusal:
     """The fewest facts of ``node`` that leave it alone in ``among`` (module docstring), at most two; with
     ``need_one`` at least one even when ``among`` is already ``{node}`` (a label that names one of many in the
-    world). ``exclude``: names a pin may not use as its value (the chain's nodes). Deterministic in ``rng``."""
+    world). ``exclude``: names a pin may not use as its value (the chain's nodes). With ``narrow_only`` (a question
+    read within the graph's scope) the pins must narrow ``among``, not name ``node`` alone among the nodes of its
+    kind (``pins_alone``: the steps before them would do no work). Deterministic in ``rng``."""
     if among == {node} and not need_one:
         return []
     banned = set(exclude) | {node, answer}
@@ -779,7 +784,12 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
             set_apart[id(f)] = {r for r in rivals - f.holders if any(r in t for t in tables)}
         return set_apart[id(f)]
 
+    def alone(*pins: Fact) -> bool:  # the pins leave ``node`` alone among the nodes of its kind, steps aside
+        return narrow_only and _of_kind(index, frozenset.intersection(*(f.holders for f in pins)), node,
+                                        index.kind(node)) == {node}
+
     singles = [f for f in facts if apart(f) == rivals]
+    named_alone, singles = any(alone(f) for f in singles), [f for f in singles if not alone(f)]
     if singles:
         best = min(rank(f) for f in singles)
         return [rng.choice([f for f in singles if rank(f) == best])]
@@ -788,6 +798,10 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     pairs = [(f, g) for f, g in combinations(narrowing, 2)
              if relation_key(f.label) != relation_key(g.label) or f.value != g.value
              if apart(f) | apart(g) == rivals]
+    named_alone, pairs = named_alone or any(alone(*p) for p in pairs), [p for p in pairs if not alone(*p)]
+    if not pairs and named_alone:
+        return PinRefusal("pins_alone", f"every fact that sets {node!r} apart from the other {len(rivals)} nodes the "
+                                        "step reaches names it alone among its kind: the steps before would do no work")
     if pairs:
         best = min(len(f.holders) + len(g.holders) for f, g in pairs)
         return list(rng.choice([p for p in pairs if len(p[0].holders) + len(p[1].holders) == best]))
@@ -1049,18 +1063,13 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
             continue
         found = pin_node(kg, walk[i], among, book=book, index=index, exclude=walk, answer=answer,
                          hops_to_answer=hops - i, need_one=need_one, rng=rng, clause_ok=clause_ok,
-                         avoid=[s.label for s in steps[i - 1:i + 1]])
+                         avoid=[s.label for s in steps[i - 1:i + 1]],
+                         # within the scope the pins must narrow what the steps reach: "the game whose home team is
+                         # Fiorentina and whose away team is Milan and whose season is the season of X" (every game's
+                         # season) is a lookup by its pins; read in the world, "filmed in Paris" holds for many films
+                         narrow_only=scoped)
         if isinstance(found, PinRefusal):
             return found
-        if found and len(among) > 1:
-            # the pins must narrow what the steps reach, not name the node alone: "the game whose home team is
-            # Fiorentina and whose away team is Milan and whose season is the season of X" (every game's season)
-            # is a lookup by its pins, and the steps before them would do no work
-            alone = _of_kind(index, frozenset.intersection(*(f.holders for f in found)), walk[i], step.kind)
-            if alone == {walk[i]}:
-                return PinRefusal("pins_alone", f"the pins on {walk[i]!r} ("
-                                  + "; ".join(f"{f.label} {f.value}" for f in found)
-                                  + ") name it without the steps before them: those steps would do no work")
         if found and (len(constraints) + len(found) > MAX_PINS):
             return PinRefusal("two_pinned", f"the steps to {walk[constraints[0].node]!r} and to {walk[i]!r} need "
                                             f"{len(constraints) + len(found)} pins, more than {MAX_PINS}")

@@ -284,7 +284,8 @@ def test_a_label_is_read_again_with_its_objects() -> None:
              **{p: "human" for p in people}}
     kg = _typed_graph(triples, types)
     values = label_values(kg)
-    assert values[relation_key("member_of_party")] == LabelValues(kind="political party", years=False)
+    assert values[relation_key("member_of_party")] == LabelValues(kind="political party", years=False,
+                                                                    subject_kind="person")
     assert values[relation_key("date of birth")].years and not values[relation_key("date of death")].years
     book = book_for_graph(kg)
     member = book.profile("member_of_party")

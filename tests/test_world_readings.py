@@ -796,3 +796,24 @@ def test_a_country_named_by_its_plural_takes_the_alone(name, kind, article):
     and is no English word takes it alone too ("the Netherlands", "the Gambia"); a head that is an English word
     ("Congress", "Company") does not."""
     assert name_takes_article(name, kind) is article
+
+
+def test_a_key_column_a_joining_table_and_a_participle_before_a_role_read_from_their_objects():
+    """worldatlas_raw and threatactors_dbpedia (set 30): "the country ID of Irish" (a foreign key that holds the country
+    itself), "the climate zone that is a country of both Cabo Verde and Moldova" (a table joining countries to
+    climate zones read as "country"), "the threat actor who suspected Serbia" (a victim is no kind of the objects)."""
+    from tasks.meaning.profiles import book_for_graph
+
+    kg = graph([("Irish", "country_id", "Ireland"), ("Welsh", "country_id", "United Kingdom"),
+                ("Ireland", "country_climate_zone", "Temperate oceanic"), ("Moldova", "country_climate_zone", "Humid"),
+                ("APT28", "suspectedVictim", "Serbia"), ("Turla", "suspectedVictim", "Ukraine"),
+                ("Sony", "releasedAlbum", "Thriller")],
+               {"Irish": "language", "Welsh": "language", "Ireland": "country", "United Kingdom": "country",
+                "Moldova": "country", "Serbia": "country", "Ukraine": "country", "Temperate oceanic": "climate zone",
+                "Humid": "climate zone", "APT28": "threat actor", "Turla": "threat actor", "Sony": "label",
+                "Thriller": "album"})
+    book = book_for_graph(kg)
+    assert book.profile("country_id").forms.statement == "{o} is the country of {s}"
+    assert book.profile("country_climate_zone").forms.statement == "{o} is the climate zone of {s}"
+    assert book.profile("suspectedVictim").forms.statement == "{o} is a suspected victim of {s}"
+    assert book.profile("releasedAlbum").forms.statement == "{s} released {o}"  # albums: the verb and its object

@@ -143,6 +143,7 @@ class LabelValues:
     kind: str | None = None
     years: bool = False
     quantities: bool = False
+    subject_kind: str | None = None  # the type noun nearly all of the label's subjects share, as ``kind``
 
 
 #: Objects of a label looked at for ``LabelValues`` (a label's objects are a table's column: a sample tells).
@@ -157,26 +158,34 @@ def label_values(kg: Any) -> dict[str, LabelValues]:
     from tasks.meaning.names import NUMBER, YEAR, node_type_noun
 
     objects: dict[str, dict[str, None]] = defaultdict(dict)
+    subjects: dict[str, dict[str, None]] = defaultdict(dict)
     for r in kg.relations():
         text, s = edge_label(r, r.source, r.target)
         if not text:
             continue
-        seen = objects[relation_key(text)]
+        key = relation_key(text)
+        seen, by = objects[key], subjects[key]
         if len(seen) < _VALUES_SAMPLE:
             seen[r.target if s == r.source else r.source] = None
+        if len(by) < _VALUES_SAMPLE:
+            by[s] = None
     nouns: dict[str, str] = {}
-    out: dict[str, LabelValues] = {}
-    for key, objs in objects.items():
+
+    def shared_kind(names: Mapping[str, None]) -> str | None:
         kinds: dict[str, int] = defaultdict(int)
-        for o in objs:
+        for o in names:
             if o not in nouns:
                 nouns[o] = node_type_noun(kg, o)
             kinds[nouns[o]] += 1
         noun, n = max(kinds.items(), key=lambda kv: (kv[1], kv[0]))
-        kind = noun if noun != "entity" and n >= _KIND_SHARE * len(objs) else None
+        return noun if noun != "entity" and n >= _KIND_SHARE * len(names) else None
+
+    out: dict[str, LabelValues] = {}
+    for key, objs in objects.items():
         years = all(YEAR.fullmatch(o.strip()) for o in objs)
-        out[key] = LabelValues(kind=kind, years=years,
-                               quantities=not years and all(NUMBER.fullmatch(o.strip()) for o in objs))
+        out[key] = LabelValues(kind=shared_kind(objs), years=years,
+                               quantities=not years and all(NUMBER.fullmatch(o.strip()) for o in objs),
+                               subject_kind=shared_kind(subjects[key]))
     return out
 
 
@@ -355,7 +364,10 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         # the kind the object's noun: "the location of X", not "the location country of X" ("whose location
         # countries include the country that is a location country of both X and Y"). Never before a kind of time:
         # "creationDate" whose objects are dates is when the subject was created, not "the creation of X"
-        phrase = derived_profile(words[0])
+        # "country_climate_zone" whose subjects are countries names a table joining the two kinds: it gives the
+        # subject's climate zones, not "the country of X"
+        joined = (values.subject_kind or "").lower().split()[-1:] == [low[0]]
+        phrase = derived_profile(" ".join(words[1:]) if joined else words[0])
         # an adjective before the kind modifies it ("primary_attribute": the primary attribute, not "the primary" of
         # X, an election) unless the lexicon lists it as a noun of relation ("capitalCity": the capital of X)
         from lemminflect import getAllLemmas
@@ -365,8 +377,10 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         modifier = "ADJ" in getAllLemmas(low[0]) and load_lexicon().noun(low[0]) is None
         if phrase.forms is not None and not modifier and "bare noun" in (
                 phrase.evidence["forms"].detail if "forms" in phrase.evidence else ""):
-            out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}: "
-                                                     f"read as {words[0]!r}")
+            said = " ".join(words[1:]) if joined else words[0]
+            out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}"
+                           + (f" after its subjects' kind {values.subject_kind!r}" if joined else "")
+                           + f": read as {said!r}")
     elif (base.forms is None and kind and low == kind and "a noun or as a verb" in (
             base.evidence["forms"].detail if "forms" in base.evidence else "")):
         # "round" whose objects are rounds, "stage" whose objects are stages: a label that is its objects' own kind
@@ -375,6 +389,8 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         if phrase.forms is not None:
             out = _read_as(out, phrase, values.kind, f"the label is its objects' kind {values.kind!r}: read as a "
                                                      "noun")
+    else:
+        out = _key_or_role(out, values, words)
     if values.years and out.forms is not None and any(w.lower() == "date" for w in words):
         forms = {k: ([_DATE.sub("year", t) for t in v] if isinstance(v, list) else _DATE.sub("year", v))
                  for k, v in out.forms.model_dump().items()}
@@ -382,6 +398,34 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
             out.evidence["forms"].detail if "forms" in out.evidence else "") + "; every object is a bare year: "
             "'date' said as 'year'")})
     return out
+
+
+def _key_or_role(base: RelationProfile, values: LabelValues, words: list[str]) -> RelationProfile:
+    """``base`` read again where its objects show it is a table's key column or a noun with its participle:
+
+    - "country_id", "authorId" whose objects are countries, authors: a foreign key holds the thing itself, not its
+      identifier ("the country of X", not "the country ID of X"); a key column whose objects are codes has another
+      kind and keeps its words;
+    - "suspectedVictim" whose objects are countries: "victim" is no kind of its objects, so the label is a noun with
+      its participle ("a suspected victim of X"), not a verb and its object's kind ("X suspected Y"); "releasedAlbum"
+      whose objects are albums stays "X released Y"."""
+    from tasks.meaning.morphology import bare_noun_forms
+
+    low = [w.lower() for w in words]
+    kind = (values.kind or "").lower().split()
+    detail = base.evidence["forms"].detail if "forms" in base.evidence else ""
+    if len(low) >= 2 and low[-1] in _KEY_WORDS and kind and kind[-1] == low[-2] and "bare noun" in detail:
+        phrase = derived_profile(" ".join(words[:-1]))
+        if phrase.forms is not None:
+            return _read_as(base, phrase, values.kind, f"the label is a key column and its objects are of kind "
+                                                       f"{values.kind!r}: read as {' '.join(words[:-1])!r}")
+    then = re.match(r"active past verb '[^']+', then '([^']+)': the kind of the object", detail)
+    if then and len(low) >= 2 and kind[-1:] != then[1].split()[-1:] and re.fullmatch(r"[a-z]+ed", low[0]):
+        noun = " ".join(low)
+        return _apply(base, {"forms": bare_noun_forms(noun, "a").model_dump()}, {"forms": Evidence(
+            source="graph", detail=f"{then[1]!r} is no kind of the label's objects"
+            + (f" ({values.kind!r})" if values.kind else "") + f": read as the noun {noun!r}")})
+    return base
 
 
 def _classifying(base: RelationProfile, values: LabelValues, st: LabelStats) -> RelationProfile:
@@ -414,6 +458,8 @@ def _read_as(base: RelationProfile, phrase: RelationProfile, kind: str | None, w
         "object_noun": Evidence(source="graph", detail=f"its objects are of kind {kind!r}")})
 
 
+#: The last word of a table's key column ("country_id", "authorKey", "team_ref"): it names the row it points to.
+_KEY_WORDS = frozenset({"id", "ids", "key", "ref", "fk"})
 #: Prepositions a relational phrase ends in before the kind of its object ("member of", "located in").
 _RELATIONAL_ENDS = frozenset({"of", "in", "for", "at", "to", "from", "on", "with"})
 #: Nouns of events: "<event> <kind>" ("birth country") names the kind of the event's place, not the event.

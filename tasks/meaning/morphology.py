@@ -658,7 +658,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         if not rest and not adverbs and not verb_listed and _plural_column(wlow, readings):
             # "Quarks", "tags", "Colors": a column named by a plural noun holds the subject's quarks, not what it
             # "quarks"; a verb that names a state ("contains", "includes") or one the lexicon lists stays a verb
-            if getAllLemmas(wlow).get("NOUN", ()) == (wlow,):
+            if _no_singular(wlow):
                 # "clothes", "scissors": no verb ("X clothes Y"), and a noun with no singular cannot be said of the one
                 # object a column holds ("whose clothes is Hanten Shirt")
                 raise _Unreadable(f"{word!r} is a noun with no singular: said of one object it reads neither as a "
@@ -745,14 +745,17 @@ def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], re
     return None
 
 
+def _no_singular(word: str) -> bool:
+    """Whether ``word`` is a noun in "s" with no singular ("clothes", "scissors"): its own and only noun lemma."""
+    return word.endswith("s") and getAllLemmas(word).get("NOUN", ()) == (word,)
+
+
 def _plural_column(word: str, readings: tuple[tuple[str, frozenset[str]], ...]) -> bool:
     """Whether ``word`` alone is a plural noun sooner than a verb's third person: it is the plural of a noun
     ("quarks", "tags"), or a noun with no singular ("clothes", "scissors"), and the verb it would be names no state
     (``verb_frames``: not "contains", "includes") or is no verb WordNet knows ("quark")."""
     one = _singular(word)
-    nouns = getAllLemmas(word).get("NOUN", ())
-    only_plural = word.endswith("s") and nouns == (word,)  # "clothes", "scissors": a noun with no singular
-    if not only_plural and (one == word or "NOUN" not in getAllLemmas(one)):
+    if not _no_singular(word) and (one == word or "NOUN" not in getAllLemmas(one)):
         return False
     vbz = [lem for lem, tags in readings if "VBZ" in tags]
     return bool(vbz) and all(not verb_frames().get(lem, ("", False))[1] for lem in vbz)

@@ -1215,13 +1215,12 @@ def placeholder_name(name: str) -> bool:
 #: Words that open a group's heading, not a name ("All Conspirators", "Both Tribunes").
 _QUANTIFIERS = frozenset({"All", "Both", "Some", "Several", "Many", "Each", "Every"})
 #: What tables write where a value is missing or has no name.
-_PLACEHOLDER = re.compile(r"not (?:applicable|available|reported|specified|known|stated|given)|n/?a|unknown|"
-                          r"unspecified|undisclosed|none|other|others|misc\.?|miscellaneous|various|missing|anonymous|"
-                          r"tbd|tba|null|nan", re.IGNORECASE)
+_PLACEHOLDER_WORDS = r"unknown|unspecified|undisclosed|other|others|various|miscellaneous|missing"
+_PLACEHOLDER = re.compile(r"not (?:applicable|available|reported|specified|known|stated|given)|n/?a|none|misc\.?|"
+                          rf"anonymous|tbd|tba|null|nan|{_PLACEHOLDER_WORDS}", re.IGNORECASE)
 #: The placeholders a name's last part after a comma may be: words only ("Li, Na" is a person, "Chiang Mai, NA" a
 #: place; "n/a", "nan" and "null" count only as a whole name).
-_PLACEHOLDER_WORD = re.compile(r"unknown|unspecified|undisclosed|other|others|various|miscellaneous|missing",
-                               re.IGNORECASE)
+_PLACEHOLDER_WORD = re.compile(_PLACEHOLDER_WORDS, re.IGNORECASE)
 #: Abbreviations that are how the word is written in names ("St. Louis", "Dr. No", "Acme Co.").
 _USUAL_SHORT = frozenset({"mr", "mrs", "ms", "dr", "st", "mt", "ft", "jr", "sr", "co", "inc", "ltd", "bros", "corp",
                           "no", "vs", "prof", "gen", "col", "capt", "lt", "sgt", "rev", "hon", "sen", "rep", "gov",

@@ -420,9 +420,14 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             # a person is asked for with "Who": "Who is the baker whose hometown is Leeds ...?", not "What is ..."
             opener = f"Who is the {noun}" if people[-1] else f"What is the {noun}"
             question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
-        return named_once(kind_said_once(on_dates(_capitalise(" ".join(question.split()))), nouns))
-    return named_once(kind_said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng,
-                                         person=people[-1]), nouns))
+        return _said_once(on_dates(_capitalise(" ".join(question.split()))), nouns)
+    return _said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1]), nouns)
+
+
+def _said_once(question: str, nouns: Sequence[str]) -> str:
+    """``question`` with each kind said in full once (``kind_said_once``) and a mentioned name's kind once
+    (``named_once``)."""
+    return named_once(kind_said_once(question, nouns))
 
 
 #: A name mentioned with its kind, then the same kind again: 'has the keyword "Imperium" as a keyword'.

@@ -31,6 +31,7 @@ the program's answer set.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
@@ -289,13 +290,10 @@ class RelationIndex:
         table = self.__dict__.get("_twins")
         if table is None:
             table = defaultdict(list)
-            keys: dict[str, str] = {}
             for n in (self.kg.nodes() if self.kg is not None else ()):
-                keys[n] = _twin_key(n)
-                table[keys[n]].append(n)
-            self.__dict__["_twins"], self.__dict__["_twin_keys"] = table, keys
-        key = self.__dict__["_twin_keys"].get(name)
-        return next((n for n in table.get(_twin_key(name) if key is None else key, ()) if n != name), None)
+                table[_twin_key(n)].append(n)
+            self.__dict__["_twins"] = table
+        return next((n for n in table.get(_twin_key(name), ()) if n != name), None)
 
     def kind_is_a(self, name: str, typed: str) -> bool:
         """Whether the node ``name``'s kind is named after is itself of the type ``typed`` (a subkind inside one type:
@@ -479,6 +477,7 @@ def _short_code(node: str) -> bool:
 _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
 
 
+@functools.lru_cache(maxsize=65536)
 def _twin_key(name: str) -> str:
     """``name`` as a reader takes it: the lenient answer key of its shown form (case, accents, punctuation, a leading
     article and number words aside; ``schemas.answers.lenient_key``)."""

@@ -901,3 +901,34 @@ def test_what_a_technology_implies_or_requires_follows_on():
     assert index.reach("Sylius", "implies", True) == {"Symfony", "PHP"}
     assert index.reach("Plugin", "requires", True) == {"Shop", "Framework"}
     assert index.reach("PHP", "implies", False) == {"Symfony", "Sylius"}
+
+
+def test_what_lies_in_a_part_lies_in_the_whole():
+    """threatactors_dbpedia (set 30): "which region contains Iran?" was asked with Southern Asia as its one answer,
+    where the graph also says Southern Asia is part of Asia (M49's own "region"): located in and part of compose, so
+    a step over either reaches every container of the same kind further up; an answer or a pin that holds only
+    through that wider reading, not by the graph's own fact, is refused (the program's SPARQL reads the facts)."""
+    kg = graph([("Iran", "locatedIn", "Southern Asia"), ("Pakistan", "locatedIn", "Southern Asia"),
+                ("Southern Asia", "partOf", "Asia"), ("Asia", "partOf", "World"), ("Armenia", "locatedIn", "Asia"),
+                ("Iran", "borders", "Iraq"), ("Armenia", "borders", "Iran"), ("Iran", "memberOf", "OPEC"),
+                ("OPEC", "partOf", "World")],
+               {"Iran": "country", "Pakistan": "country", "Armenia": "country", "Iraq": "country",
+                "Southern Asia": "region", "Asia": "region", "World": "region", "OPEC": "organization"})
+    index, book = relation_index(kg), book_for_graph(kg)
+    assert index.reach("Iran", "locatedIn", True) == {"Southern Asia", "Asia", "World"}
+    assert index.reach("Iran", "locatedIn", True, direct=True) == {"Southern Asia"}
+    assert index.reach("Asia", "locatedIn", False) == {"Armenia", "Iran", "Pakistan"}
+    assert index.reach("Southern Asia", "partOf", True) == {"Asia", "World"}
+    assert index.reach("Iran", "memberOf", True) == {"OPEC"}  # not a containment label: one step
+    one = QueryProgram(start="Iran", steps=[ProgramStep(label="locatedIn")], nodes=["Iran", "Southern Asia"])
+    assert "reaches 3 nodes" in stands(one, index, book)
+    # Armenia is the one country of Asia that borders Iran by the graph's own facts; Iran borders Iraq, but is in
+    # Asia only through Southern Asia, so a question whose answer is Iran by that reading is refused
+    pinned = QueryProgram(kind="conjunction", start="Asia", steps=[ProgramStep(label="locatedIn", forward=False)],
+                          constraints=[ProgramConstraint(node=1, label="borders", value="Iran")],
+                          nodes=["Asia", "Armenia"])
+    assert stands(pinned, index, book) is None
+    through = QueryProgram(kind="conjunction", start="Asia", steps=[ProgramStep(label="locatedIn", forward=False)],
+                           constraints=[ProgramConstraint(node=1, label="borders", value="Iraq")],
+                           nodes=["Asia", "Iran"])
+    assert "holds only through a transitive reading" in stands(through, index, book)

@@ -962,9 +962,14 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     if kind in types or (" " not in kind and any(core in types for core in derived_cores(kind))):
         return True  # "the Nile" (a river); "the Neogene" (a period), "the Phanerozoic" (an eon; a supereon too)
     if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and \
-            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's|\d+[a-z]+s", words[-1]):
+            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's|\d+[a-z]+s", words[-1]) and \
+            not any(w.strip(".") in _CLUB_MARKS for w in words):
         # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's", "the San
         # Francisco 49ers"
+        return True
+    if len(words) >= 2 and _franchise_team(type_noun) and not any(w.strip(".") in _CLUB_MARKS for w in words):
+        # a franchise of the leagues that name teams by a sponsor or a city and a nickname takes "the" whatever the
+        # nickname's number: "the Miami Heat", "the Boston Red Sox", "the KT Wiz" ("HC Davos", a club, does not)
         return True
     last = words[-2] if len(words) >= 3 and _VERSION.fullmatch(words[-1]) else words[-1]
     if len(words) == 1 and last.lower() in heads and last.isalpha() and not english_word(last.lower()) and (
@@ -987,6 +992,19 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
             return True
         return words[0].isalpha() and "NOUN" in lemminflect.getAllLemmas(head)
     return False
+
+
+#: Sports whose teams are franchises named by a place or a sponsor and a nickname, written with "the".
+_FRANCHISE_SPORTS = frozenset({"baseball", "basketball", "hockey", "softball", "lacrosse"})
+#: The abbreviations that mark a sports club's name, which English writes without "the" ("HC Davos", "Färjestad BK").
+_CLUB_MARKS = frozenset({"FC", "CF", "SC", "AC", "BC", "KK", "CB", "BK", "HC", "HK", "CD", "RC", "FK", "SK", "SV",
+                         "TSV", "VfB", "VfL", "EHC", "IF", "IK", "AIK"})
+
+
+def _franchise_team(type_noun: str | None) -> bool:
+    """Whether the kind is a team of a franchise sport ("baseball team", "ice hockey team"; not "football club")."""
+    words = re.findall(r"[a-z]+", (type_noun or "").lower())
+    return words[-1:] in (["team"], ["franchise"]) and any(w in _FRANCHISE_SPORTS for w in words)
 
 
 #: Kinds a country's name stands for: the place, or the side that plays for it.

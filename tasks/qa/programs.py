@@ -207,22 +207,46 @@ class RelationIndex:
         self.out[key][subject].add(obj)
         self.into[key][obj].add(subject)
 
-    def reach(self, node: str, label: str, forward: bool, symmetric: bool = False) -> set[str]:
+    def reach(self, node: str, label: str, forward: bool, symmetric: bool = False, direct: bool = False) -> set[str]:
         """The nodes one step over ``label`` leads to from ``node``; over a transitive label (``transitive_label``:
         "subclass of", "part of") also every node further along the same label that has the kind of a node one step
-        away, as the world reads it: what "asthma" is a subclass of includes its class's own superclass."""
+        away, as the world reads it: what "asthma" is a subclass of includes its class's own superclass. A
+        containment label (``_CONTAINMENT``) goes on over the others as well: a country located in Southern Asia,
+        which is part of Asia, is located in Asia. ``direct``: the graph's own facts alone, no wider reading."""
         key = relation_key(label)
         found = self._step(key, node, forward, symmetric)
-        if symmetric or not found or not transitive_label(label):
+        if direct or symmetric or not found or not transitive_label(label):
             return found
         kinds = {self.kind(x) for x in found}
-        seen, todo = set(found), list(found)
+        keys = self._containment_keys() if _squashed(label) in _CONTAINMENT else (key,)
+        # the label, then the family any number of times: forward from what the label reaches; backward, the
+        # label's holders of the node and of every part of it
+        ends = found if forward else self._walk(keys, {node}, False) | {node}
+        seen = set(found) | (self._walk(keys, found, True) if forward else
+                             {x for end in ends for x in self._step(key, end, False, False)})
+        seen.discard(node)
+        return found | {x for x in seen if self.kind(x) in kinds}
+
+    def _walk(self, keys: Sequence[str], start: set[str], forward: bool) -> set[str]:
+        """Every node reached from ``start`` by one or more steps over ``keys``."""
+        seen: set[str] = set()
+        todo = list(start)
         while todo:
-            for nxt in self._step(key, todo.pop(), forward, False):
-                if nxt not in seen and nxt != node:
+            here = todo.pop()
+            for nxt in (x for k in keys for x in self._step(k, here, forward, False)):
+                if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)
-        return found | {x for x in seen if self.kind(x) in kinds}
+        return seen
+
+    def _containment_keys(self) -> tuple[str, ...]:
+        """The keys of the graph's containment labels (``_CONTAINMENT``), kept: what lies in a part lies in the
+        whole, whichever of them says so ("Iran located in Southern Asia", "Southern Asia part of Asia")."""
+        hit = self.__dict__.get("_containment_hit")
+        if hit is None:
+            hit = self.__dict__["_containment_hit"] = tuple(sorted(
+                k for k, label in self.labels.items() if _squashed(label) in _CONTAINMENT))
+        return hit
 
     def _step(self, key: str, node: str, forward: bool, symmetric: bool) -> set[str]:
         found = set(self.out.get(key, {}).get(node, ())) if (forward or symmetric) else set()
@@ -230,10 +254,10 @@ class RelationIndex:
             found |= self.into.get(key, {}).get(node, set())
         return found
 
-    def holders(self, label: str, forward: bool, value: str, symmetric: bool = False) -> set[str]:
+    def holders(self, label: str, forward: bool, value: str, symmetric: bool = False, direct: bool = False) -> set[str]:
         """The nodes holding the fact: subject of ``(x, label, value)`` when ``forward``, else object of
         ``(value, label, x)``."""
-        return self.reach(value, label, not forward, symmetric)
+        return self.reach(value, label, not forward, symmetric, direct)
 
     def share(self, label: str, forward: bool, kind: str | None, value: str) -> tuple[int, int]:
         """Of the nodes of ``kind`` that the graph gives a value of ``label`` (as subject when ``forward``), how many
@@ -398,20 +422,22 @@ def relation_index(kg: KnowledgeGraph) -> RelationIndex:
 # -- execution -------------------------------------------------------------------------------------------------------
 
 
-def execute(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> list[set[str]]:
-    """Each step's set after its constraints (module docstring), in step order."""
+def execute(program: QueryProgram, index: RelationIndex, book: ProfileBook, direct: bool = False) -> list[set[str]]:
+    """Each step's set after its constraints (module docstring), in step order; ``direct``: over the graph's own facts
+    alone, without the wider reading of transitive labels (``RelationIndex.reach``), as the program's SPARQL reads
+    them."""
     frontier = {program.start}
     sets: list[set[str]] = []
     for i, step in enumerate(program.steps, start=1):
         sym = book.profile(step.label).symmetric
         reached: set[str] = set()
         for u in frontier:
-            reached |= index.reach(u, step.label, step.forward, sym)
+            reached |= index.reach(u, step.label, step.forward, sym, direct)
         if step.kind is not None:
             reached = {x for x in reached if index.kind(x) == step.kind}
         for c in program.constraints_on(i):
             csym = book.profile(c.label).symmetric
-            reached &= index.holders(c.label, c.forward, c.value, csym)
+            reached &= index.holders(c.label, c.forward, c.value, csym, direct)
         sets.append(reached)
         frontier = reached
     return sets
@@ -429,6 +455,10 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
                     + (f": {shown}" if found else ""))
         if want is not None and found != {want}:
             return f"step {i} reaches {next(iter(found))!r}, not {want!r}"
+    for i, (wide, own) in enumerate(zip(sets, execute(program, index, book, direct=True)), start=1):
+        if own != wide:
+            # the wider reading only tells whether another node could be meant; the answer stands on the facts
+            return f"step {i} ({program.steps[i - 1].label!r}) holds only through a transitive reading"
     return None
 
 
@@ -453,10 +483,21 @@ _TRANSITIVE = frozenset({"subclassof", "subtypeof", "subsetof", "partof", "ispar
                          "dependencyof"})
 
 
+#: Labels that say one place or thing lies within another: each composes with the others, so a country located in a
+#: sub-region that is part of a continent is located in the continent too.
+_CONTAINMENT = frozenset({"locatedin", "containedin", "partof", "ispartof",
+                          "locatedintheadministrativeterritorialentity"})
+
+
+def _squashed(label: str) -> str:
+    """A label's words run together in lower case ("subClassOf", "sub_class_of", "subclass of": "subclassof")."""
+    return re.sub(r"[\W_]+", "", relation_word(label).lower())
+
+
 def transitive_label(label: str) -> bool:
     """Whether a relation label names a transitive relation in the world (``_TRANSITIVE``), or a hierarchy by a noun
     made with "sub" ("music subgenre", "subregion", "subcategory": a subgenre of a subgenre of rock is one of rock)."""
-    if re.sub(r"[\W_]+", "", relation_word(label).lower()) in _TRANSITIVE:
+    if _squashed(label) in _TRANSITIVE:
         return True
     # a noun English derives with "sub" that the word list lacks ("subgenre", "subregion"; not "substance")
     return any(w.startswith("sub") and derived_noun(w) for w in (x.lower() for x in label_words(label)))

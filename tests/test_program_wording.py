@@ -1244,3 +1244,30 @@ def test_a_kind_said_again_only_where_the_clause_ends_is_dropped():
         'Which unit has the keyword "Chaos" and is ...?'
     kept = 'Which unit has the keyword "Chaos" as a keyword group?'
     assert named_once(kept) == kept
+
+
+def test_a_persons_clauses_beside_a_past_one_are_said_in_the_past():
+    """artcompetitions_dbpedia (set 28): "which artist plays for the Netherlands and competed in the contest that X
+    competed in?" mixes tenses, and the present is false for an entrant of the 1928 Games. Beside a past clause, what
+    a person does is said in the past; "is" and "has" keep theirs, and a thing that is no person keeps its tense."""
+    kg = graph([("Weltzer", "competedIn", "Lyric Works 1928"), ("Koster", "competedIn", "Lyric Works 1928"),
+                ("Koster", "team", "Netherlands"), ("Other", "competedIn", "Lyric Works 1928"),
+                ("Other", "team", "Denmark")],
+               {"Weltzer": "artist", "Koster": "artist", "Other": "artist", "Lyric Works 1928": "contest",
+                "Netherlands": "country", "Denmark": "country"})
+    program = pinned("Weltzer", [("competedIn", True), ("competedIn", False)],
+                     ["Weltzer", "Lyric Works 1928", "Koster"], [(2, "team", True, "Netherlands")])
+    kinds = ["artist", "contest", "artist"]
+    q = write_program_question(program, kinds, book=book_for_graph(kg), name_of=lambda n: n)
+    assert q == "Which artist played for Netherlands and competed in the contest that Weltzer competed in?", q
+    # the same facts of a club, no person: its present stays
+    kg2 = graph([(a, r, b.replace("Koster", "Ajax")) for a, r, b in
+                 [("Weltzer", "competedIn", "Lyric Works 1928"), ("Koster", "competedIn", "Lyric Works 1928")]] +
+                [("Ajax", "competedIn", "Lyric Works 1928"), ("Ajax", "team", "Netherlands"),
+                 ("Other", "competedIn", "Lyric Works 1928"), ("Other", "team", "Denmark")],
+                {"Weltzer": "club", "Ajax": "club", "Other": "club", "Koster": "club",
+                 "Lyric Works 1928": "contest", "Netherlands": "country", "Denmark": "country"})
+    program2 = pinned("Weltzer", [("competedIn", True), ("competedIn", False)],
+                      ["Weltzer", "Lyric Works 1928", "Ajax"], [(2, "team", True, "Netherlands")])
+    q2 = write_program_question(program2, ["club", "contest", "club"], book=book_for_graph(kg2), name_of=lambda n: n)
+    assert "plays for Netherlands" in q2 and "competed in" in q2, q2

@@ -21,9 +21,9 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from lemminflect import getInflection
+from lemminflect import getAllInflections, getAllLemmas, getInflection
 
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
@@ -282,14 +282,49 @@ def _pinned(known: str, hop: Hop, noun: str, cons: Sequence[ProgramConstraint], 
         # Vilnius"): a pin after it would read as the inner node's. The pins come first, the step's clause last.
         if any(r.dangling for r in pins):
             raise TemplateError("a pin that ends in a stranded preposition cannot come before a nested description")
-        return [*pins, step]
-    rests = [step, *pins]
+        return _one_tense([*pins, step], person)
+    rests = _one_tense([step, *pins], person)
     # At most one clause may end in a stranded preposition ("that Germany is a member of"), and only the last: "and"
     # after it would read as part of it.
     rests.sort(key=lambda r: r.dangling)
     if sum(r.dangling for r in rests) > 1:
         raise TemplateError("two clauses that end in stranded prepositions cannot be joined with 'and'")
     return rests
+
+
+def _verb_tense(word: str) -> tuple[str, str] | None:
+    """``(lemma, "past" | "present")`` of a finite verb in the simple past or the third person present that is not
+    "be", "have" or "do" ("competed", "plays"); None for anything else, or a form that is both ("read")."""
+    for lemma in getAllLemmas(word).get("VERB", ()):
+        if lemma in ("be", "have", "do"):
+            return None
+        forms = getAllInflections(lemma, upos="VERB")
+        present = word in forms.get("VBZ", ())
+        past = word in forms.get("VBD", ()) and word not in forms.get("VB", ()) + forms.get("VBP", ())
+        if present != past:
+            return lemma, "past" if past else "present"
+    return None
+
+
+def _one_tense(rests: list[Rest], person: bool) -> list[Rest]:
+    """A person's clauses in one tense: beside a past one ("who competed in the 1928 painting contest"), what the
+    person does is said in the past too ("who played for the Netherlands", not "who plays for"), which holds
+    whether or not it still goes on, and a present one beside a past one reads as false for the long dead. "is" and
+    "has" clauses keep their tense."""
+    if not person or len(rests) < 2:
+        return rests
+    verbs = [_verb_tense(r.text.split()[1]) if r.text.startswith("who ") and len(r.text.split()) > 1 else None
+             for r in rests]
+    if not any(v is not None and v[1] == "past" for v in verbs):
+        return rests
+    out = []
+    for r, v in zip(rests, verbs):
+        if v is not None and v[1] == "present":
+            said = getInflection(v[0], "VBD")
+            if said:
+                r = replace(r, text="who " + said[0] + r.text[len("who ") + len(r.text.split()[1]):])
+        out.append(r)
+    return out
 
 
 def person_nodes(program: QueryProgram, hops: Sequence[Hop], nouns: Sequence[str], book: ProfileBook) -> list[bool]:

@@ -132,8 +132,8 @@ def instrument(acts: Activities) -> None:
     """Wrap the functions that load graphs, scan seeds, build indexes and write, where the flows look them up."""
     from contextlib import contextmanager
 
-    import flows.qa
     import tasks.qa.generate
+    import tasks.qa.seed_plan
     import warehouse.graphs
     from flows.batches import Ahead
     from tasks.env.index import GraphIndex
@@ -145,8 +145,8 @@ def instrument(acts: Activities) -> None:
         return real_cached(snapshot_id, acts.wrap("graph_load", build))
 
     warehouse.graphs.cached_graph = cached_graph
-    flows.qa.eligible_seeds = acts.wrap("seed_scan", flows.qa.eligible_seeds)
-    flows.qa.sample_seeds = acts.wrap("seed_scan", flows.qa.sample_seeds)
+    tasks.qa.seed_plan.eligible_seeds = acts.wrap("seed_scan", tasks.qa.seed_plan.eligible_seeds)
+    tasks.qa.seed_plan.sample_seeds = acts.wrap("seed_scan", tasks.qa.seed_plan.sample_seeds)
     prepared = tasks.qa.generate._prepared  # a job prepared in its batch, on the event loop
 
     async def prepared_here(*args: Any) -> Any:

@@ -32,7 +32,7 @@ from typing import Any, Protocol, TypeVar
 
 from eval.metrics import aggregate
 from schemas.tools import TEXT_TOOLS, ToolCallRecord
-from tasks.env.ikg import IKGView, fact_found, level_name
+from tasks.env.ikg import IKGBuild, IKGView, fact_found, level_name
 from tasks.env.text_search import DEFAULT_TOP_K, TextChunk, TextIndex
 
 
@@ -109,6 +109,18 @@ def setting_table(items: Sequence[Any], modes: Sequence[str]) -> list[dict[str, 
     return rows
 
 
+def scored_lines(build: IKGBuild, questions: int) -> list[str]:
+    """One line per level the variants were built at (``build.levels``): how many of the domain's ``questions`` are
+    scored in their view, and why the others are not."""
+    lines = []
+    for level in build.levels:
+        kept = sum(v.view.level == level for v in build.variants)
+        why = sorted({r.reason for r in build.rejects if r.level == level})
+        lines.append(f"IKG {build.domain} {level_name(level)}: {kept} of {questions} questions scored in their view"
+                     + (f" (the others: {', '.join(why)})" if kept < questions else ""))
+    return lines
+
+
 def _get(item: Any, key: str) -> Any:
     return item.get(key) if isinstance(item, Mapping) else getattr(item, key)
 
@@ -116,6 +128,7 @@ def _get(item: Any, key: str) -> Any:
 __all__ = [
     "IKG_TOOLS",
     "hidden_passages",
+    "scored_lines",
     "setting_label",
     "setting_table",
     "text_calls",

@@ -38,7 +38,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from eval.evaluate import MODES, EvalConfig, EvalItem, Mode, TrainedAs, evaluate_item, first_request, item_key, reusable
-from eval.ikg import ikg_config, setting_table
+from eval.ikg import ikg_config, scored_lines, setting_table
 from eval.metrics import aggregate, summarize
 from flows.ikg_data import domain_text_index, ikg_embedder
 from flows.distill import load_gold_paths
@@ -55,7 +55,7 @@ from gateway.client import EndpointUnavailable
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import QA, GoldPath, Split
-from tasks.env.ikg import IKGView, build_variants, check_levels, level_name
+from tasks.env.ikg import IKGLevels, IKGView
 from tasks.env.text_search import TextChunk, TextIndex, cached_text_index
 from tasks.env.tools import ToolEnvironment
 from tasks.export.card import evaluation_section, settings_markdown
@@ -117,12 +117,12 @@ class SettingPlan:
 
 
 def plan_settings(rt: Runtime, domain: str, snapshot_id: str | None, qas: Sequence[QA],
-                  levels: Sequence[float]) -> SettingPlan:
-    """The IKG variants of ``qas`` at ``levels`` that the export would keep (``build_variants`` against the domain's
-    corpus, searched as ``flows.ikg_data`` does), with one line per level saying how many are scored and why the
-    others are not."""
+                  ikg: IKGLevels) -> SettingPlan:
+    """The IKG variants of ``qas`` at the levels of ``ikg`` that the export would keep (``IKGLevels.build`` against
+    the domain's corpus, searched as ``flows.ikg_data`` does), with one line per level saying how many are scored and
+    why the others are not (``eval.ikg.scored_lines``)."""
     plan = SettingPlan()
-    if not levels:
+    if not ikg:
         return plan
     try:
         graph = load_graph(rt.wh, domain, snapshot_id)
@@ -131,17 +131,13 @@ def plan_settings(rt: Runtime, domain: str, snapshot_id: str | None, qas: Sequen
                           "questions are scored on the complete graph only")  # fmt: skip
         return plan
     text = domain_text_index(rt.wh, domain, ikg_embedder(rt.settings), rt.settings)
-    build = build_variants(graph, sorted(qas, key=lambda q: q.qa_id), text, levels=levels, k=rt.settings.ikg.top_k)
+    build = ikg.build(graph, sorted(qas, key=lambda q: q.qa_id), text)
     if build.notice is not None or text is None:
         plan.lines.append(f"IKG {build.notice}; its questions are scored on the complete graph only")
         return plan
     plan.chunks, plan.text_fingerprint = list(text.chunks), text.fingerprint
     plan.views = [(v.qa, v.view) for v in build.variants]
-    for level in levels:
-        kept = sum(v.view.level == level for v in build.variants)
-        why = sorted({r.reason for r in build.rejects if r.level == level})
-        plan.lines.append(f"IKG {domain} {level_name(level)}: {kept} of {len(qas)} questions scored in their view"
-                          + (f" (the others: {', '.join(why)})" if kept < len(qas) else ""))
+    plan.lines += scored_lines(build, len(qas))
     return plan
 
 
@@ -360,11 +356,10 @@ def evaluate_policy(
         # a checkpoint served under a name an earlier one used must not get that one's cached answers
         settings = settings.model_copy(update={"cache": settings.cache.model_copy(update={"scope": f"served-{served}"})})
     modes = tuple(m for m in MODES if m in wanted)  # canonical order
-    wanted_levels = settings.ikg.levels if ikg_levels is None else ikg_levels
-    levels = check_levels(wanted_levels) if wanted_levels else ()
+    ikg = IKGLevels.of(ikg_levels, settings.ikg.levels, k=settings.ikg.top_k)  # carried down from here
     common = {"max_rounds": max_rounds, "max_tokens_per_round": max_tokens_per_round, "use_judge": use_judge}
     cfg = EvalConfig.for_checkpoint(trained_as, **common) if trained_as is not None else EvalConfig(**common)
-    step = EvaluateStep(split, modes, domains, limit, use_judge, batch_size, cfg, levels, reuse, serving, settings)
+    step = EvaluateStep(split, modes, domains, limit, use_judge, batch_size, cfg, ikg, reuse, serving, settings)
     return run_step(step, flow_parameters(evaluate_policy, locals()), settings)
 
 
@@ -379,10 +374,10 @@ class EvaluateStep(Step[Job, EvalItem]):
     task = evaluate_batch
 
     def __init__(self, split: str | None, modes: Sequence[str], domains: list[str] | None, limit: int | None,
-                 use_judge: bool, batch_size: int | None, cfg: EvalConfig, levels: Sequence[float], reuse: bool,
+                 use_judge: bool, batch_size: int | None, cfg: EvalConfig, ikg: IKGLevels, reuse: bool,
                  serving: dict[str, Any] | None, settings: Settings) -> None:
         self.split, self.modes, self.domains, self.limit, self.use_judge = split, tuple(modes), domains, limit, use_judge
-        self.batch_size, self.cfg, self.levels, self.reuse, self.serving = batch_size, cfg, levels, reuse, serving
+        self.batch_size, self.cfg, self.ikg, self.reuse, self.serving = batch_size, cfg, ikg, reuse, serving
         self.settings = settings
         self.roles = (cfg.role, *(["judge"] if use_judge else []))
         self.index_dir = str((settings.data_dir / "indexes").resolve())
@@ -406,7 +401,7 @@ class EvaluateStep(Step[Job, EvalItem]):
             raise InputError(f"no questions for split={self.split!r}, domains={self.domains}: run `generate-qa` first")
         self.gold = gold = load_gold_paths(rt.wh, [q.qa_id for q in qas])
         groups = dict(by_snapshot(qas, lambda q: (q.domain, q.snapshot_id or "")))
-        self.plans = plans = {g: plan_settings(rt, g[0], g[1] or None, group, self.levels)
+        self.plans = plans = {g: plan_settings(rt, g[0], g[1] or None, group, self.ikg)
                               for g, group in groups.items()}
         for plan in plans.values():
             for line in plan.lines:
@@ -424,13 +419,13 @@ class EvaluateStep(Step[Job, EvalItem]):
         self.prompts = check_served_prompts(self.serving, [(q, m, cfgs[g]) for g in jobs for q, m, v in jobs[g]
                                                            if v is None], gold)  # fmt: skip
         print(f"evaluating {len(qas)} questions in mode(s) {', '.join(modes)}"
-              + (f", {n_jobs // len(modes) - len(qas)} IKG variants too" if self.levels else ""))  # fmt: skip
+              + (f", {n_jobs // len(modes) - len(qas)} IKG variants too" if self.ikg else ""))  # fmt: skip
         identity = reuse_identity(self.settings, [self.cfg.role, *([self.cfg.judge_role] if self.use_judge else [])],
                                   "tools" in modes)
         served = (self.serving or {}).get("checkpoint_fingerprint")
         if served:
             identity["served_checkpoint"] = served
-        if self.levels:
+        if self.ikg:
             identity["ikg"] = self.settings.ikg.model_dump(mode="json", include={"embedder", "top_k"})
 
         def key_of(g: tuple[str, str], job: Job) -> str:

@@ -22,7 +22,6 @@ the tools with the same one (``hopforge serve-tools --embedder``) so a rollout r
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +33,9 @@ from schemas.config import Settings
 from schemas.corpus import IngestOptions, IngestResult
 from schemas.errors import InputError
 from schemas.qa import QA, SPLITS
-from tasks.distill.ikg_rollouts import ikg_trajectories
+from tasks.distill.ikg_rollouts import ikg_trajectories, summary_lines
 from tasks.distill.ikg_template import IKG_TEMPLATE_TOOLS
-from tasks.env.ikg import HiddenFact, IKGBuild, build_variants, level_name
+from tasks.env.ikg import HiddenFact, IKGLevels
 from tasks.env.ikg_reader import ReaderVerdicts, read_passages, recording_reader
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import TextChunk, TextIndex, TextSearchError, cached_text_index, chunks_from_ingest
@@ -173,32 +172,6 @@ def text_line(domain: str, corpus: int, collection: TextCollection | None) -> st
     return f"IKG {domain}: text search over {own}{extra}"
 
 
-def summary_lines(build: IKGBuild, levels: Sequence[float], trajectories: Sequence[IKGItem]) -> list[str]:
-    """One line per level: variants kept (and how each stays answerable), rejected by reason, exported
-    trajectories by kind (template, or the teacher's) and rejected by reason."""
-    lines = []
-    for level in levels:
-        kept = [v for v in build.variants if v.view.level == level]
-        rejects = Counter(r.reason for r in build.rejects if r.level == level)
-        how = Counter(v.answerable_by for v in kept)
-        trajs = [i.trajectory for i in trajectories if i.view.level == level and i.trajectory is not None]
-        bad = Counter(t.reject_reason for t in trajs if t.status != "accepted")
-        line = (f"IKG {build.domain} {level_name(level)}: {len(kept)} variants kept ({how['text']} by text, "
-                f"{how['path']} by another path), {sum(rejects.values())} rejected")
-        if rejects:
-            line += " (" + ", ".join(f"{k} {n}" for k, n in sorted(rejects.items())) + ")"
-        kinds = Counter(t.kind for t in trajs if t.status == "accepted")
-        if set(kinds) <= {"template"}:
-            line += f"; {kinds['template']} template trajectories"
-        else:  # [ikg] teacher: the exported trajectory is the teacher's where one was accepted
-            by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
-            line += f"; {sum(kinds.values())} trajectories ({by_kind})"
-        if bad:
-            line += " (rejected: " + ", ".join(f"{k} {n}" for k, n in sorted(bad.items(), key=str)) + ")"
-        lines.append(line)
-    return lines
-
-
 def reader_on(settings: Settings) -> bool:
     """Whether the IKG reader check runs (``[ikg] reader_check``; ``auto``: unless the verifier is the embedded
     model)."""
@@ -221,9 +194,9 @@ def read_with_verifier(settings: Settings, pairs: Sequence[tuple[str, HiddenFact
 
 
 def ikg_export_data(wh: Warehouse, qas: Sequence[QA], settings: Settings, *, run_id: str | None = None) -> IKGData:
-    """The IKG variants of ``qas`` (those with a split) at ``settings.ikg.levels`` (module docstring); nothing when
-    no level is configured."""
-    levels = tuple(settings.ikg.levels)
+    """The IKG variants of ``qas`` (those with a split) at ``settings.ikg.levels`` (module docstring), which go down
+    once, in an ``IKGLevels``; nothing when no level is configured."""
+    levels = IKGLevels.of(settings.ikg.levels, k=settings.ikg.top_k)
     out = IKGData()
     if not levels:
         return out
@@ -250,12 +223,11 @@ def ikg_export_data(wh: Warehouse, qas: Sequence[QA], settings: Settings, *, run
             # A first pass collects the passages the names rule keeps; the verifier reads them; the second pass
             # keeps a variant only where it said each passage states its fact.
             kept_by_names: list[tuple[str, HiddenFact]] = []
-            build_variants(graph, ordered, text, levels=levels, k=settings.ikg.top_k,
-                           reads=recording_reader(kept_by_names))
+            levels.build(graph, ordered, text, reads=recording_reader(kept_by_names))
             verdicts = read_with_verifier(settings, kept_by_names)
             out.lines.append(verdicts.line(domain))
             reads = verdicts.reads
-        build = build_variants(graph, ordered, text, levels=levels, k=settings.ikg.top_k, reads=reads)
+        build = levels.build(graph, ordered, text, reads=reads)
         if build.notice is not None:
             out.lines.append(f"IKG {build.notice}")
             continue
@@ -264,9 +236,9 @@ def ikg_export_data(wh: Warehouse, qas: Sequence[QA], settings: Settings, *, run
         # Template trajectories, and the teacher's in the view when [ikg] teacher asks (tasks.distill.ikg_rollouts).
         made = ikg_trajectories(build.variants, env, graph, settings, run_id=run_id)
         out.items += made.items
-        out.lines += summary_lines(build, levels, made.items) + made.lines
+        out.lines += summary_lines(build, made.items) + made.lines
     return out
 
 
 __all__ = ["COLLECTION_DOMAIN", "IKGData", "TextCollection", "TextCollectionError", "domain_text_index", "ikg_embedder",
-           "ikg_export_data", "load_collection", "summary_lines", "text_index_of", "text_line"]
+           "ikg_export_data", "load_collection", "text_index_of", "text_line"]

@@ -167,9 +167,9 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     from tasks.qa.candidates import describe_refusals, opening_refusals
     from tasks.meaning.profiles import book_for_graph
     from tasks.qa.generate import assign_hop_classes, run_job, scope_names
-    from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
-    from tasks.qa.seeds import eligible_seeds, sample_seeds
-    from tasks.qa.refill import missing_jobs, refill_seeds
+    from tasks.qa.seed_plan import SeedPlan
+    from tasks.qa.seed_rule import SeedRule
+    from tasks.qa.refill import missing_jobs
     from schemas.config import SeedBallConfig
 
     p = Path(path)
@@ -180,7 +180,9 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
                    import_summary=imported.summary().replace(str(p), p.name),
                    n_nodes=len(imported.entities), n_relations=len(imported.relations),
                    labels=Counter(r.relation for r in imported.relations))
-    eligible = eligible_seeds(kg, min_ball=min_ball, max_ball=max_ball, keep_large=True)  # the template writer's
+    seed_plan = SeedPlan(n_seeds=n_seeds, min_ball=min_ball, max_ball=max_ball, hop_mix={"1-2": 0.5, "3+": 0.5},
+                         modes=("candidates",), sampling_seed=sampling_seed, refill_factor=SeedBallConfig().refill)
+    eligible = seed_plan.eligible(kg, keep_large=True)  # the template writer's
     run.eligible = len(eligible)
     if not eligible:
         run.refuse("no_eligible_seed", f"no node has {min_ball} or more nodes within 3 hops")
@@ -194,10 +196,8 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     for node in run.passed_over:
         run.refuse("seed_passed_over", f"{node}: no relation out of it can be asked and no program starts there: "
                    f"{describe_refusals(opening_refusals(kg, [node]), limit=2)}")
-    seeds = sample_seeds(eligible, n_seeds, sampling_seed, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
-                         keep=rule.keep, prefer=rule.prefer, window=PREFER_WINDOW)
-    if one_class:
-        seeds = arrange(seeds, {"1-2": 0.5, "3+": 0.5}, rule.depth)
+    seeds = seed_plan.sample(eligible, rule, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
+                             arranged=one_class)
     run.seeds = [s.node for s in seeds]
     gateway = NoGateway()
     plan = (list(zip(seeds, assign_hop_classes(seeds, {"1-2": 0.5, "3+": 0.5}))) if one_class
@@ -214,9 +214,8 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
         # jobs gets jobs on further seeds, once.
         missing = missing_jobs([(s.node, h, "candidates") for s, h in plan],
                                {(r.seed.node, r.hop_class, "candidates") for r in results if r.qa is None})
-        extra = refill_seeds(eligible, rule, missing, n_seeds=n_seeds, n_modes=1, factor=SeedBallConfig().refill,
-                             sampling_seed=sampling_seed, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
-                             used=run.seeds, fall_back=True)
+        extra = seed_plan.refill(eligible, rule, missing, domain=name, snapshot_id=kg.snapshot_id, run_id=RUN_ID,
+                                 used=run.seeds)
         run.refill = [f"{s.node} [{h}]" for s, h in extra]
         plan = extra
         results += asyncio.run(jobs())

@@ -453,6 +453,16 @@ class EvaluatePolicy(FlowParams):
 
     _check_domains = field_validator("domains")(_domains)
 
+    @field_validator("ikg_levels")
+    @classmethod
+    def _ikg_levels(cls, value: Any) -> Any:
+        """Each level a share in (0, 1) (``tasks.env.ikg.check_levels``: its ``IKGError``); ``[]``: none asked."""
+        from tasks.env.ikg import check_levels  # the IKG code only when levels are given
+
+        if value:
+            check_levels(value)
+        return value
+
 
 class ExportDatasets(FlowParams):
     """``export-datasets`` (``hopforge export``)."""

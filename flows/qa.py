@@ -35,23 +35,22 @@ from flows.steps import Step, Unit, by_snapshot, run_step
 from schemas.config import Settings
 from schemas.errors import InputError
 from schemas.qa import CHECK_CODES, QA, GenMode, GoldPath, QAAttempt, QAReject, Seed
-from tasks.qa.candidates import describe_refusals, opening_refusals
-from tasks.qa.seed_rule import PREFER_WINDOW, SeedRule, arrange
+from tasks.qa.seed_plan import Job, SeedPlan, job_key
+from tasks.qa.seed_rule import SeedRule
 from tasks.qa.dedup import dedup_questions
 from tasks.qa.gold_verify import GoldResult, verify_question
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.generate import (
-    ENDPOINT_FAILURES, GenConfig, JobResult, Prepared, assign_hop_classes, prepare_job, profile_book, run_job,
+    ENDPOINT_FAILURES, GenConfig, JobResult, Prepared, prepare_job, profile_book, run_job,
     scope_names, scope_problem,
 )
 from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
 from tasks.qa.programs import relation_index
-from tasks.qa.refill import missing_jobs, refill_seeds
+from tasks.qa.refill import missing_jobs
 from tasks.qa.mix import (counts_by_domain, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shapes_sql,
                           shortfalls)
 from tasks.qa.text_gates import TextGateConfig, warm_language_detector
 from tasks.qa.yields import funnel, yield_table
-from tasks.qa.seeds import eligible_seeds, no_seed_reason, sample_seeds
 from tasks.qa.splits import describe_leaks, stable_splits
 from warehouse.graphs import current_snapshot, current_snapshots, load_graph
 from warehouse.profiles import read_profiled, read_user_profiles
@@ -93,38 +92,26 @@ def unanswered_jobs(rt: Runtime, domain: str, snapshot_id: str) -> set[tuple[str
     return {(r["seed"], r["hop_class"], r["mode"]) for r in [*rows, *ended]}
 
 
-def earlier_seeds(rt: Runtime, domain: str, snapshot_id: str, sampling_seed: int, n_seeds: int, min_ball: int,
-                  max_ball: int) -> list[Seed] | None:
-    """The seeds an earlier ``generate-qa`` run sampled on this snapshot with the same sampling parameters, in
-    sample order, or None. The sample is a function of the snapshot (a content hash), the sampling seed, ``n_seeds``
-    and the ball bounds, so these are the seeds this run would sample: a rerun learns its jobs from the warehouse
-    without loading the graph or scanning it for eligible seeds."""
+def earlier_seeds(rt: Runtime, domain: str, snapshot_id: str, plan: SeedPlan) -> list[Seed] | None:
+    """The seeds an earlier ``generate-qa`` run sampled on this snapshot as ``plan`` would (``SeedPlan.same_sample``),
+    in sample order, or None. The sample is a function of the snapshot (a content hash), the sampling seed,
+    ``n_seeds`` and the ball bounds, so these are the seeds this run would sample: a rerun learns its jobs from the
+    warehouse without loading the graph or scanning it for eligible seeds."""
     rows = rt.wh.query(
         "SELECT s.run_id, any_value(r.parameters) AS parameters, any_value(r.started_at) AS started_at "
         "FROM seeds s JOIN runs r USING (run_id) WHERE s.domain = ? AND s.snapshot_id = ? AND s.sampling_seed = ? "
         "AND r.flow = 'generate-qa' GROUP BY s.run_id ORDER BY started_at DESC, s.run_id",
-        [domain, snapshot_id, sampling_seed],
+        [domain, snapshot_id, plan.sampling_seed],
     )
     for row in rows:
         try:
             p = json.loads(row["parameters"] or "{}")
         except ValueError:
             continue
-        if (p.get("n_seeds"), p.get("min_ball"), p.get("max_ball")) == (n_seeds, min_ball, max_ball):
+        if plan.same_sample(p):
             return rt.wh.read("seeds", Seed, "run_id = ? AND domain = ? AND snapshot_id = ?",
                               [row["run_id"], domain, snapshot_id], order_by="sample_rank")
     return None
-
-
-def plan_jobs(seeds: list[Seed], hop_mix: dict[str, float], modes: list[str]) -> list[tuple[Seed, str, str]]:
-    """The jobs ``(seed, hop class, mode)`` of a domain's seeds, in plan order."""
-    hops = assign_hop_classes(seeds, hop_mix)
-    return [(s, h, m) for s, h in zip(seeds, hops) for m in modes]
-
-
-def job_key(job: tuple[Seed, str, str]) -> tuple[str, str, str]:
-    seed, hop, mode = job
-    return seed.node, hop, mode
 
 
 def job_concurrency(spec: GatewaySpec) -> int:
@@ -320,6 +307,7 @@ class Generation:
     meaning_check: Literal["on", "off"]
     split_proportions: dict[str, float]
     cfg: GenConfig
+    seeds: SeedPlan
 
 
 def resolve_generation(settings: Settings, *, domains: list[str] | None, n_seeds: int,
@@ -330,7 +318,8 @@ def resolve_generation(settings: Settings, *, domains: list[str] | None, n_seeds
                        meaning_check: str | None) -> Generation:
     """Every ``generate-qa`` parameter's default resolved from ``settings`` (the parameters themselves checked by
     ``GenerateQA`` already; ``InputError`` before anything is sampled or written); a scope every question would be
-    refused for stops the run here."""
+    refused for stops the run here. ``n_seeds`` goes down in the run's ``SeedPlan`` (``tasks.qa.seed_plan``), which
+    carries it from here on."""
     min_ball, max_ball = seed_ball_bounds(min_ball, max_ball, settings.seeds)
     q = settings.quality
     if writer is None:
@@ -351,9 +340,11 @@ def resolve_generation(settings: Settings, *, domains: list[str] | None, n_seeds
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
                     candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
                     paraphrase=q.paraphrase, meaning_check=meaning_check, scopes=q.scopes)
-    return Generation(min_ball, max_ball, hop_mix or {"1-2": 0.5, "3+": 0.5}, modes or ["candidates"], writer,
-                      meaning_check, split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1},
-                      cfg)  # type: ignore[arg-type]
+    hop_mix, modes = hop_mix or {"1-2": 0.5, "3+": 0.5}, modes or ["candidates"]
+    seeds = SeedPlan(n_seeds=n_seeds, min_ball=min_ball, max_ball=max_ball, hop_mix=hop_mix, modes=tuple(modes),
+                     sampling_seed=settings.seed, refill_factor=settings.seeds.refill)
+    return Generation(min_ball, max_ball, hop_mix, modes, writer, meaning_check,  # type: ignore[arg-type]
+                      split_proportions or {"train": 0.8, "validation": 0.1, "test": 0.1}, cfg, seeds)
 
 
 @hopforge_flow(name="generate-qa", log_prints=True)
@@ -402,13 +393,10 @@ def generate_qa(
     min_ball, max_ball, hop_mix, modes, writer, meaning_check, split_proportions = (  # recorded as resolved
         g.min_ball, g.max_ball, g.hop_mix, g.modes, g.writer, g.meaning_check, g.split_proportions)
     warm_language_detector()  # loaded while the flow plans its first domain, not when the first answer is checked
-    step = GenerateStep(g, domains=domains, n_seeds=n_seeds, batch_size=batch_size, dedup_threshold=dedup_threshold,
+    step = GenerateStep(g, domains=domains, batch_size=batch_size, dedup_threshold=dedup_threshold,
                         paraphrase_threshold=paraphrase_threshold, settings=settings)
     return run_step(step, flow_parameters(generate_qa, locals()), settings)
 
-
-#: A unit of generation work: a domain's graph and a batch of its jobs (seed, hop class, mode).
-Job = tuple[Seed, str, str]
 
 #: Fewer jobs than this (a domain's refill, most often) are prepared in their batch: a forked process costs about
 #: as much CPU as preparing 8 jobs (its copies of the pages it touches), whatever it then does.
@@ -434,9 +422,9 @@ class GenerateStep(Step[Job, JobResult]):
               "qa_yields": dict, "relation_profiles": dict}  # the profiler role's answers (``prepare``)
     task = generate_batch
 
-    def __init__(self, g: Generation, *, domains: list[str] | None, n_seeds: int, batch_size: int,
-                 dedup_threshold: float, paraphrase_threshold: float | None, settings: Settings) -> None:
-        self.g, self.cfg, self.domains, self.n_seeds = g, g.cfg, domains, n_seeds
+    def __init__(self, g: Generation, *, domains: list[str] | None, batch_size: int, dedup_threshold: float,
+                 paraphrase_threshold: float | None, settings: Settings) -> None:
+        self.g, self.cfg, self.domains, self.seeds = g, g.cfg, domains, g.seeds
         self.batch_size, self.settings = batch_size, settings
         self.dedup = (dedup_threshold, paraphrase_threshold)
         self.roles = ("generator", *(["verifier"] if g.cfg.use_judge or g.meaning_check == "on" else []))
@@ -488,7 +476,7 @@ class GenerateStep(Step[Job, JobResult]):
 
     def sizes(self) -> list[int]:
         # batches never span two domains: a domain's jobs are cut alone (75 into 64 and 11, 38 on average)
-        return [len(b) for b in chunks(range(self.n_seeds * len(self.g.modes)), self.batch_size)]
+        return self.seeds.batch_sizes(self.batch_size)
 
     def total(self, domain: str) -> int:
         return self.totals[domain]
@@ -555,7 +543,7 @@ class GenerateStep(Step[Job, JobResult]):
 
     def _plan_domain(self, rt: Runtime, domain: str) -> list[Unit[Job]]:
         """A domain's graph, seed scan and sample, and its units of first jobs (none where it is settled)."""
-        settings, n_seeds, hop_mix, modes = self.settings, self.n_seeds, self.g.hop_mix, self.g.modes
+        plan = self.seeds
         snap = current_snapshot(rt.wh, domain)
         if snap is None:
             self.notes.append(f"{domain}: no graph")
@@ -564,14 +552,9 @@ class GenerateStep(Step[Job, JobResult]):
         snapshot_id = snap.snapshot_id
         self.planned_domains.append(domain)
         done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
-        earlier = earlier_seeds(rt, domain, snapshot_id, settings.seed, n_seeds, self.g.min_ball, self.g.max_ball)
-        # The planned seeds rank below n_seeds, the refill seeds from n_seeds up (``tasks.qa.refill``); a domain
-        # is settled when every planned job and every refill seed's jobs have a final verdict.
-        main = [s for s in earlier or [] if s.sample_rank < n_seeds]
-        refilled = [s for s in earlier or [] if s.sample_rank >= n_seeds]
-        done_seeds = {(seed, mode) for seed, _, mode in done}
-        if earlier is not None and all(job_key(j) in done for j in plan_jobs(main, hop_mix, modes)) and all(
-                (s.node, m) in done_seeds for s in refilled for m in modes):
+        earlier = earlier_seeds(rt, domain, snapshot_id, plan)
+        # A domain is settled when every planned job and every refill seed's jobs have a final verdict.
+        if earlier is not None and plan.settled(earlier, done):
             rt.wh.write_batch("seeds", [s.model_copy(update={"run_id": rt.run_id}) for s in earlier],
                               replace=True)  # fmt: skip
             print(f"{domain}: graph {snapshot_id}, the {len(earlier)} seeds sampled before; "
@@ -579,21 +562,12 @@ class GenerateStep(Step[Job, JobResult]):
             return []
         kg = load_graph(rt.wh, domain, snapshot_id)
         rule = self._rule(kg, domain)
-        # With the template writer a program is sampled from the seed's whole neighbourhood: a ball past the
-        # bound (a node next to a hub) is kept (``eligible_seeds``' keep_large)
-        eligible = eligible_seeds(kg, min_ball=self.g.min_ball, max_ball=self.g.max_ball,
-                                  keep_large=rule.programs)
-        # Seeds from which every relation names one of many ("IBM built ...") are passed over: no job on them
-        # could be asked; with the template writer, unless a program pins such a hop.
-        seeds = sample_seeds(eligible, n_seeds, settings.seed, domain=domain, snapshot_id=snapshot_id,
-                             run_id=rt.run_id, keep=rule.keep, prefer=rule.prefer if rule.programs else None,
-                             window=PREFER_WINDOW)  # fmt: skip
-        if rule.programs:
-            seeds = arrange(seeds, hop_mix, rule.depth)
+        eligible = plan.eligible(kg, keep_large=rule.programs)
+        seeds = plan.sample(eligible, rule, domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id)
         rt.wh.write_batch("seeds", seeds, replace=True)
         print(f"{domain}: graph {snapshot_id}, {len(eligible)} eligible seeds, {len(seeds)} sampled")
         self._note_seeds(kg, domain, eligible, seeds, rule)
-        planned = plan_jobs(seeds, hop_mix, modes)
+        planned = plan.jobs(seeds)
         self.refill_from[domain] = (snapshot_id, eligible, seeds, planned)
         jobs = [j for j in planned if job_key(j) not in done]
         if len(jobs) < len(planned):
@@ -603,7 +577,8 @@ class GenerateStep(Step[Job, JobResult]):
 
     def _note_seeds(self, kg: KnowledgeGraph, domain: str, eligible: list[tuple[str, int]], seeds: list[Seed],
                     rule: SeedRule) -> None:
-        """Say why a domain gave fewer seeds than asked, or none, and what its scope names."""
+        """Say why a domain gave fewer seeds than asked, or none (``SeedPlan.shortfall``), and what its scope
+        names."""
         named = scope_names(kg, self.cfg.scopes[domain]) if self.cfg.scopes.get(domain) else []
         if named:  # every question that opens with the scope names them: none may ask for one
             self.seed_notes.append(f"the scope of domain {domain} names {len(named)} of its nodes ("
@@ -612,18 +587,7 @@ class GenerateStep(Step[Job, JobResult]):
                                      "leak; a scope that says what the data covers without naming its answers keeps "
                                      "them askable")
             print(f"{domain}: {self.seed_notes[-1]}")
-        why = None
-        if not eligible:
-            why = no_seed_reason(kg, domain=domain, min_ball=self.g.min_ball, max_ball=self.g.max_ball)
-        elif not seeds:
-            refused = opening_refusals(kg, [n for n, _ in eligible], book=rule.book)
-            why = (f"none of the {len(eligible)} eligible seeds in domain {domain} can start a candidate path: "
-                   f"no relation out of them can be asked: {describe_refusals(refused)}")
-        elif len(seeds) < self.n_seeds and len(eligible) > len(seeds):
-            passed = [n for n, _ in eligible if n not in {s.node for s in seeds}]
-            why = (f"sampled {len(seeds)} of the {self.n_seeds} seeds asked in domain {domain}: only they of the "
-                   f"{len(eligible)} eligible start a path or a program; the others, e.g.: "
-                   f"{describe_refusals(opening_refusals(kg, passed[:50], book=rule.book), limit=2)}")
+        why = self.seeds.shortfall(kg, domain, eligible, seeds, rule)
         if why:
             print(f"{domain}: {why}")
             self.seed_notes.append(why)
@@ -644,17 +608,15 @@ class GenerateStep(Step[Job, JobResult]):
     def _refill_units(self, rt: Runtime, domain: str) -> list[Unit[Job]]:
         """A domain's refill (``tasks.qa.refill``), planned once its first jobs have landed: the jobs on further
         seeds for the hop classes whose planned jobs gave fewer questions than jobs."""
-        settings, modes = self.settings, self.g.modes
+        plan = self.seeds
         snapshot_id, eligible, seeds, planned = self.refill_from[domain]
         done = finished_jobs(rt, domain, snapshot_id, self.cfg.max_attempts)
         missing = missing_jobs([job_key(j) for j in planned], unanswered_jobs(rt, domain, snapshot_id))
-        if not missing or settings.seeds.refill <= 0:
+        if not missing or not plan.refills:
             return []
         kg = load_graph(rt.wh, domain, snapshot_id)
-        extra = refill_seeds(eligible, self._rule(kg, domain), missing, n_seeds=self.n_seeds,
-                             n_modes=len(modes), factor=settings.seeds.refill, sampling_seed=settings.seed,
-                             domain=domain, snapshot_id=snapshot_id, run_id=rt.run_id,
-                             used=[s.node for s in seeds], fall_back=self.g.hop_mix.get("1-2", 0) > 0)  # fmt: skip
+        extra = plan.refill(eligible, self._rule(kg, domain), missing, domain=domain, snapshot_id=snapshot_id,
+                            run_id=rt.run_id, used=[s.node for s in seeds])
         by_class = Counter(h for _, h in extra)
         self.refills[domain] = {"missing": dict(sorted(missing.items())), "seeds": dict(sorted(by_class.items()))}
         said = ", ".join(f"{h} {missing.get(h, 0)} missing, {by_class.get(h, 0)} more seeds"
@@ -663,7 +625,7 @@ class GenerateStep(Step[Job, JobResult]):
         if not extra:
             return []
         rt.wh.write_batch("seeds", [s for s, _ in extra], replace=True)
-        jobs = [(s, h, m) for s, h in extra for m in modes if (s.node, h, m) not in done]
+        jobs = plan.refill_jobs(extra, done)
         self.totals[domain] = self.totals.get(domain, 0) + len(jobs)
         units = self._units(domain, snapshot_id, kg, jobs, refill=True)  # type: ignore[arg-type]
         self.refill_open[domain] += len(units)

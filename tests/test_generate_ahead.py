@@ -121,9 +121,10 @@ def _record(monkeypatch, events: list[tuple[str, ...]]) -> None:
     """Record, in order: a domain's jobs sent to be prepared ahead, each unit landing (first jobs or refill), each
     refill planned and each deduplication."""
     import flows.qa
+    import tasks.qa.seed_plan
 
     real_submit, real_write = Ahead.submit, flows.qa.GenerateStep.write
-    real_refill, real_dedup = flows.qa.refill_seeds, flows.qa._dedup_domain
+    real_refill, real_dedup = tasks.qa.seed_plan.refill_seeds, flows.qa._dedup_domain
 
     def submit(self, fn, items):
         events.append(("prepare", items[0][0].domain))
@@ -143,7 +144,7 @@ def _record(monkeypatch, events: list[tuple[str, ...]]) -> None:
 
     monkeypatch.setattr(Ahead, "submit", submit)
     monkeypatch.setattr(flows.qa.GenerateStep, "write", write)
-    monkeypatch.setattr(flows.qa, "refill_seeds", refill)
+    monkeypatch.setattr(tasks.qa.seed_plan, "refill_seeds", refill)
     monkeypatch.setattr(flows.qa, "_dedup_domain", dedup)
 
 
@@ -160,9 +161,10 @@ def test_jobs_are_prepared_ahead_and_a_refill_overlaps_the_next_domain(prefect_h
                                                                        tmp_path):
     import flows.qa
     import tasks.qa.generate
+    import tasks.qa.seed_plan
     from flows.graphs import import_graphs
 
-    monkeypatch.setattr(flows.qa, "PREFER_WINDOW", 1)  # the first kept seeds in rank order: 3+ jobs fall short
+    monkeypatch.setattr(tasks.qa.seed_plan, "PREFER_WINDOW", 1)  # the first kept seeds in rank order: 3+ jobs fall short
     import_graphs(files={"geo": str(GEO), "geo2": str(GEO)}, settings=settings)
     in_flow: list[str] = []
     real_prepared = tasks.qa.generate._prepared

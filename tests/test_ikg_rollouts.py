@@ -175,16 +175,16 @@ def test_teacher_trajectories_run_only_when_configured_and_the_teacher_writes(fa
     assert item.trajectory.kind == "rollouts" and item.trajectory.accepted and item.view == variant.view
     assert made.lines == ["IKG cs IKG-20% teacher rollouts: 1/1 accepted"]
     # The export's per-level line names the exported trajectory's kind, not "template".
-    from flows.ikg_data import summary_lines
+    from tasks.distill.ikg_rollouts import summary_lines
     from tasks.env.ikg import IKGBuild
 
-    build = IKGBuild("cs", (variant,))
-    assert summary_lines(build, [variant.view.level], made.items)[0].endswith("; 1 trajectories (rollouts 1)")
+    build = IKGBuild("cs", (variant,), levels=(variant.view.level,))
+    assert summary_lines(build, made.items)[0].endswith("; 1 trajectories (rollouts 1)")
     fake_llm.reset()
     scripted(fake_llm, [f"<answer>{variant.qa.answer}</answer>"])
     fallback = ikg_trajectories([variant], env, graph, settings.model_copy(update={"seed": 1}), run_id="run-e")
     assert fallback.items[0].trajectory.kind == "template" and fallback.items[0].trajectory.accepted
     assert fallback.lines == ["IKG cs IKG-20% teacher rollouts: 0/1 accepted (rejected: hidden_fact_not_fetched 1)"]
-    assert summary_lines(build, [variant.view.level], fallback.items)[0].endswith("; 1 template trajectories")
+    assert summary_lines(build, fallback.items)[0].endswith("; 1 template trajectories")
     off = ikg_trajectories([variant], env, graph, load_settings(data_dir=tmp_path))
     assert off.lines == [] and off.items[0].trajectory.kind == "template"

@@ -191,6 +191,8 @@ BAD = [
      "modes (--mode) must be tools, no_tools or gold_context, got 'open_book'"),
     (["eval", "run", "--split", "dev"], EvaluatePolicy, {"split": "dev"},
      "split (--split) must be train, validation or test, got 'dev'"),
+    (["eval", "run", "--ikg-level", "1.5"], EvaluatePolicy, {"ikg_levels": [1.5]},
+     "IKG level must be a share between 0 and 1, both excluded (0.4 for IKG-40%), got 1.5"),
     (["export", "--version", "../up"], ExportDatasets, {"version": "../up"},
      "version '../up' is not usable as a directory name"),
     (["export", "-i", "parquet"], ExportDatasets, {"include": ["parquet"]},

@@ -303,6 +303,7 @@ def test_a_rerun_of_finished_flows_loads_no_graph_and_makes_no_call(askable_cs, 
     jobs by key, the seeds sampled before) that nothing is left, before loading a graph or building a prompt."""
     import flows.distill
     import flows.qa
+    import tasks.qa.seed_plan
     import tasks.qa.seeds
     import warehouse.graphs
     from flows.distill import distill_trajectories
@@ -327,7 +328,7 @@ def test_a_rerun_of_finished_flows_loads_no_graph_and_makes_no_call(askable_cs, 
     monkeypatch.setattr(flows.qa, "load_graph", forbidden)
     monkeypatch.setattr(flows.distill, "load_graph", forbidden)
     monkeypatch.setattr(warehouse.graphs, "read_snapshot", forbidden)
-    monkeypatch.setattr(flows.qa, "eligible_seeds", forbidden)
+    monkeypatch.setattr(tasks.qa.seed_plan, "eligible_seeds", forbidden)
     monkeypatch.setattr(tasks.qa.seeds, "eligible_seeds", forbidden)
     monkeypatch.setattr(flows.qa, "run_job", forbidden)
     monkeypatch.setattr(flows.qa, "verify_question", forbidden)

@@ -106,13 +106,13 @@ def settings(tmp_path):
 
 
 def test_qa_generate_fills_a_short_class_and_a_rerun_runs_nothing(prefect_harness, settings, monkeypatch):
-    import flows.qa
+    import tasks.qa.seed_plan
     from flows.graphs import import_graphs
     from flows.qa import generate_qa
 
     # Without the sampler's look-ahead for deep seeds (its window), the first kept seeds in rank order are planned,
     # and about half of them have no three-step program: the planned 3+ jobs fall short.
-    monkeypatch.setattr(flows.qa, "PREFER_WINDOW", 1)
+    monkeypatch.setattr(tasks.qa.seed_plan, "PREFER_WINDOW", 1)
 
     import_graphs(files={"geo": str(GEO)}, settings=settings)
     out = generate_qa(domains=["geo"], n_seeds=10, hop_mix={"3+": 1.0}, writer="template", use_judge=False,

@@ -51,7 +51,7 @@ from tasks.distill.cot import cot_format_problem, cot_subgraph, judge_cot
 from tasks.distill.rollout import judge_rollout, rollout_gate_problem, rollout_messages, rollout_seed
 from tasks.distill.template import lists_entity
 from tasks.env.agent_loop import AgentConfig, ToolRunner, run_agent
-from tasks.env.ikg import HiddenFact, IKGVariant, IKGView, ViewedGraph, level_name, viewed_environment
+from tasks.env.ikg import HiddenFact, IKGBuild, IKGVariant, IKGView, ViewedGraph, level_name, viewed_environment
 from tasks.env.tool_calls import extract_answer, parse_answer_list
 from tasks.export.datasets import IKGItem
 from tasks.graph.kg import KnowledgeGraph
@@ -314,6 +314,33 @@ def teacher_lines(domain: str, made: Sequence[tuple[IKGVariant, Sequence[Traject
     return lines
 
 
+def summary_lines(build: IKGBuild, trajectories: Sequence[IKGItem]) -> list[str]:
+    """One line per level the variants were built at (``build.levels``): variants kept (and how each stays
+    answerable), rejected by reason, exported trajectories by kind (template, or the teacher's) and rejected by
+    reason."""
+    lines = []
+    for level in build.levels:
+        kept = [v for v in build.variants if v.view.level == level]
+        rejects = Counter(r.reason for r in build.rejects if r.level == level)
+        how = Counter(v.answerable_by for v in kept)
+        trajs = [i.trajectory for i in trajectories if i.view.level == level and i.trajectory is not None]
+        bad = Counter(t.reject_reason for t in trajs if t.status != "accepted")
+        line = (f"IKG {build.domain} {level_name(level)}: {len(kept)} variants kept ({how['text']} by text, "
+                f"{how['path']} by another path), {sum(rejects.values())} rejected")
+        if rejects:
+            line += " (" + ", ".join(f"{k} {n}" for k, n in sorted(rejects.items())) + ")"
+        kinds = Counter(t.kind for t in trajs if t.status == "accepted")
+        if set(kinds) <= {"template"}:
+            line += f"; {kinds['template']} template trajectories"
+        else:  # [ikg] teacher: the exported trajectory is the teacher's where one was accepted
+            by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+            line += f"; {sum(kinds.values())} trajectories ({by_kind})"
+        if bad:
+            line += " (rejected: " + ", ".join(f"{k} {n}" for k, n in sorted(bad.items(), key=str)) + ")"
+        lines.append(line)
+    return lines
+
+
 @dataclass
 class IKGTrajectories:
     """The variants to export, each with its trajectory, and the run's lines about the teacher's."""
@@ -384,6 +411,7 @@ __all__ = [
     "judge_ikg_rollout",
     "pick",
     "run_fetch",
+    "summary_lines",
     "teacher_lines",
     "teacher_trajectories",
 ]

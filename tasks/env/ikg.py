@@ -438,12 +438,14 @@ class IKGReject:
 
 @dataclass(frozen=True)
 class IKGBuild:
-    """Every variant kept and rejected for one domain; ``notice`` says why a domain got none at all."""
+    """Every variant kept and rejected for one domain at ``levels`` (checked, ascending); ``notice`` says why a
+    domain got none at all."""
 
     domain: str
     variants: tuple[IKGVariant, ...] = ()
     rejects: tuple[IKGReject, ...] = ()
     notice: str | None = None
+    levels: tuple[float, ...] = ()
 
 
 #: Whether a passage, as the text tool shows it, states a hidden fact (a reader's verdict; ``tasks.env.ikg_reader``).
@@ -518,7 +520,7 @@ def build_variants(
     if text is None:
         return IKGBuild(graph.domain, notice=(
             f"{graph.domain}: no corpus chunks and no text collection given, so no IKG variants; add a text "
-            "collection (a folder, a jsonl or a dataset) to search"))
+            "collection (a folder, a jsonl or a dataset) to search"), levels=lv)
     kept: list[IKGVariant] = []
     rejects: list[IKGReject] = []
     for qa in questions:
@@ -535,7 +537,33 @@ def build_variants(
             seen[view.hidden] = level
             out = check_answerable(graph, qa, view, text, k=k, reads=reads)
             (kept if isinstance(out, IKGVariant) else rejects).append(out)  # type: ignore[arg-type]
-    return IKGBuild(graph.domain, tuple(kept), tuple(rejects))
+    return IKGBuild(graph.domain, tuple(kept), tuple(rejects), levels=lv)
+
+
+@dataclass(frozen=True)
+class IKGLevels:
+    """The IKG levels a run asks for, handed down once where they enter a flow (``of``) and carried from there: they
+    build each domain's variants (``build``), whose ``IKGBuild.levels`` the run's lines per level read. Empty: no
+    IKG variants (false as a truth value). ``k``: the text search results a hidden fact must be among."""
+
+    levels: tuple[float, ...] = ()
+    k: int = DEFAULT_TOP_K
+
+    @classmethod
+    def of(cls, given: Iterable[object] | None, configured: Iterable[object] = (), *,
+           k: int = DEFAULT_TOP_K) -> "IKGLevels":
+        """``given`` (``None``: ``configured``, the ``[ikg] levels`` setting), checked (``check_levels``: distinct,
+        ascending; ``IKGError`` for a level outside (0, 1)); an empty list asks for none."""
+        wanted = list(configured if given is None else given)
+        return cls(check_levels(wanted) if wanted else (), k)
+
+    def __bool__(self) -> bool:
+        return bool(self.levels)
+
+    def build(self, graph: KnowledgeGraph, questions: Sequence[QA], text: TextIndex | None, *,
+              reads: PassageReader | None = None) -> IKGBuild:
+        """The variants of ``questions`` at these levels (``build_variants``)."""
+        return build_variants(graph, questions, text, levels=self.levels, k=self.k, reads=reads)
 
 
 # -- serving many views ----------------------------------------------------------------------------------------
@@ -655,6 +683,7 @@ __all__ = [
     "HiddenFact",
     "IKGBuild",
     "IKGError",
+    "IKGLevels",
     "IKGReject",
     "IKGVariant",
     "IKGView",

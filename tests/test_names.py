@@ -339,9 +339,17 @@ def test_check_candidate_masks_the_graphs_names(kg: KnowledgeGraph) -> None:
     # each of KT Wiz"); a club marked as one by its abbreviation is written bare
     ("KT Wiz", "baseball team", True), ("Miami Heat", "basketball team", True),
     ("Boston Red Sox", "baseball team", True), ("Colorado Avalanche", "ice hockey team", True),
-    ("HC Davos", "ice hockey team", False), ("Färjestad BK", "ice hockey team", False),
+    ("EHC Biel", "ice hockey team", False), ("Färjestad BK", "ice hockey team", False),
+    ("SK Wyverns", "baseball team", True),
     ("Aston Villa", "football club", False), ("Crystal Palace", "football team", False),
     ("Jokerit", "ice hockey team", False),
+    # software and schemes of a device noun's kind are named bare, a model's designation takes "the"
+    # (threatactors, set 30: "the threat actor who uses the GOST")
+    ("GOST", "tool", False), ("Cobalt Strike", "tool", False), ("Blink", "browser engine", False),
+    ("Android", "operating system", False), ("Latin", "writing system", False), ("Trent 892", "engine", True),
+    ("Spitfire", "aircraft", True),
+    # a region named by its adjective (threatactors, set 30: "located in Caribbean")
+    ("Caribbean", "region", True), ("Baltic", "sea", True), ("Zurich", "city", False), ("Caribbean", None, False),
     # an institution named by its kind in lower case, as its own language writes it, then its place (courts,
     # grades-heldout22.md): "part of the tribunal du travail de Liège"; a surname's particle is no kind
     ("tribunal du travail de Liège", "court", True), ("cour d'appel de Bruxelles", "court", True),

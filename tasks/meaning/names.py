@@ -827,6 +827,16 @@ def device_kind(noun: str | None) -> bool:
     return _head_listed(words, "device_nouns.txt")
 
 
+#: Device nouns that name software or a scheme as often as a machine ("browser engine", "operating system", "writing
+#: system", MISP's "tool"): a name of such a kind takes "the" only as a model's designation, with a number ("the
+#: Trent 892"), not as a product's name ("Blink", "Android", "Cobalt Strike").
+_SOFT_DEVICE_HEADS = frozenset({"system", "tool", "engine", "subsystem"})
+
+
+def _software_or_device(noun: str | None) -> bool:
+    return (noun or "").strip().lower().split()[-1:] in [[h] for h in _SOFT_DEVICE_HEADS]
+
+
 @lru_cache(maxsize=4096)
 def abstract_kind(noun: str | None) -> bool:
     """Whether a kind noun names categories of ideas, acts or qualities (``abstract_nouns.txt``, WordNet 3.0: "music
@@ -948,7 +958,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # sport is named bare ("new wave", "hip hop")
         return True
     if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
-            and device_kind(type_noun):
+            and device_kind(type_noun) and (any(ch.isdigit() for ch in name) or not _software_or_device(type_noun)):
         # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"; an album, a book
         # (WordNet's objects too) are titles: "Broken English"
         return True
@@ -961,21 +971,22 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     kind = (type_noun or "").lower()
     if kind in types or (" " not in kind and any(core in types for core in derived_cores(kind))):
         return True  # "the Nile" (a river); "the Neogene" (a period), "the Phanerozoic" (an eon; a supereon too)
-    if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and \
-            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's|\d+[a-z]+s", words[-1]) and \
-            not any(w.strip(".") in _CLUB_MARKS for w in words):
+    if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and (
+            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's|\d+[a-z]+s", words[-1]) or
+            (_franchise_team(type_noun) and not any(w.strip(".") in _CLUB_MARKS for w in words))):
         # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's", "the San
-        # Francisco 49ers"
-        return True
-    if len(words) >= 2 and _franchise_team(type_noun) and not any(w.strip(".") in _CLUB_MARKS for w in words):
-        # a franchise of the leagues that name teams by a sponsor or a city and a nickname takes "the" whatever the
-        # nickname's number: "the Miami Heat", "the Boston Red Sox", "the KT Wiz" ("HC Davos", a club, does not)
+        # Francisco 49ers"; a franchise of the leagues that name teams by a sponsor or a city and a nickname, whatever
+        # the nickname's number: "the Miami Heat", "the Boston Red Sox", "the KT Wiz" ("EHC Biel", a club, is bare)
         return True
     last = words[-2] if len(words) >= 3 and _VERSION.fullmatch(words[-1]) else words[-1]
     if len(words) == 1 and last.lower() in heads and last.isalpha() and not english_word(last.lower()) and (
             not type_noun or (type_noun.lower().split() or [""])[-1] in _PLACE_OR_SIDE):
         # a head that is a country's name alone, no English word: "the Netherlands", "the Philippines", "the Gambia"
         # (an airline called "Emirates" is no place)
+        return True
+    if len(words) == 1 and re.fullmatch(r"[A-Z][a-z]+(?:ean|ic)", last) and \
+            ((type_noun or "").lower().split() or [""])[-1] in _PLACE_OR_SIDE | {"sea", "ocean", "area"}:
+        # a region named by its adjective: "the Caribbean", "the Mediterranean", "the Baltic", "the Arctic"
         return True
     if len(words) >= 2 and last.lower() in heads:
         # "the United Kingdom", "the Boston Massacre", "the Cloud Billing API v1" (a version after the head);

@@ -1271,3 +1271,18 @@ def test_a_persons_clauses_beside_a_past_one_are_said_in_the_past():
                       ["Weltzer", "Lyric Works 1928", "Ajax"], [(2, "team", True, "Netherlands")])
     q2 = write_program_question(program2, ["club", "contest", "club"], book=book_for_graph(kg2), name_of=lambda n: n)
     assert "plays for Netherlands" in q2 and "competed in" in q2, q2
+
+
+def test_only_a_verb_after_who_is_put_in_the_past():
+    """The tense of a person's clauses is read from the verb after "who" alone: a name there ("who Spurs signed")
+    is neither turned into a verb nor taken for one, and "was born" is past."""
+    from tasks.qa.program_writer import Rest, _one_tense
+
+    def said(*clauses: tuple[str, bool]) -> list[str]:
+        return [r.text for r in _one_tense([Rest(t, False, first, "X") for t, first in clauses], True)]
+
+    assert said(("who competed in X", True), ("who Spurs signed", False)) == ["who competed in X",
+                                                                             "who Spurs signed"]
+    assert said(("who was born in X", True), ("who plays for Y", True)) == ["who was born in X", "who played for Y"]
+    assert said(("who Drew Barrymore married", False), ("who plays for Y", True))[1] == "who plays for Y"
+    assert said(("who is a member of X", True), ("who competed in Y", True))[0] == "who is a member of X"

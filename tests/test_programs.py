@@ -932,3 +932,11 @@ def test_what_lies_in_a_part_lies_in_the_whole():
                            constraints=[ProgramConstraint(node=1, label="borders", value="Iraq")],
                            nodes=["Asia", "Iran"])
     assert "holds only through a transitive reading" in stands(through, index, book)
+    # a cycle of containers ends, and a node is never its own container; the wider reading is kept per node and
+    # forgotten when a fact is added
+    cyc = relation_index(graph([("A", "partOf", "B"), ("B", "partOf", "A"), ("C", "locatedIn", "A"),
+                                ("D", "partOf", "E")],
+                               {"A": "region", "B": "region", "C": "country", "D": "region", "E": "region"}))
+    assert cyc.reach("A", "partOf", True) == {"B"} and cyc.reach("C", "locatedIn", True) == {"A", "B"}
+    cyc.add("B", "partOf", "D")
+    assert cyc.reach("C", "locatedIn", True) == {"A", "B", "D", "E"}

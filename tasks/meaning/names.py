@@ -827,14 +827,20 @@ def device_kind(noun: str | None) -> bool:
     return _head_listed(words, "device_nouns.txt")
 
 
-#: Device nouns that name software or a scheme as often as a machine ("browser engine", "operating system", "writing
-#: system", MISP's "tool"): a name of such a kind takes "the" only as a model's designation, with a number ("the
-#: Trent 892"), not as a product's name ("Blink", "Android", "Cobalt Strike").
-_SOFT_DEVICE_HEADS = frozenset({"system", "tool", "engine", "subsystem"})
+#: Device nouns that, with a word before them, name software or a scheme as often as a machine ("browser engine",
+#: "operating system", "writing system"); "tool" alone is most often a program in data (MISP's, ATT&CK's).
+_SOFT_DEVICE_HEADS = frozenset({"system", "engine", "subsystem"})
+#: Words before such a head that make it a machine again ("weapon system", "rocket engine").
+_MACHINE_MODIFIERS = frozenset({"weapon", "weapons", "propulsion", "aircraft", "rocket", "jet", "steam", "diesel",
+                                "missile", "defense", "defence", "radar", "braking", "fuel", "piston", "marine"})
 
 
-def _software_or_device(noun: str | None) -> bool:
-    return (noun or "").strip().lower().split()[-1:] in [[h] for h in _SOFT_DEVICE_HEADS]
+def _software_kind(noun: str | None) -> bool:
+    """Whether a device noun's kind names programs or schemes, whose members are named bare ("uses GOST", "runs
+    Android", "written in Latin"; not "the Trent 892", an engine, or "the Patriot", a weapon system)."""
+    words = (noun or "").strip().lower().split()
+    return words in (["tool"], ["software", "tool"]) or (
+        len(words) >= 2 and words[-1] in _SOFT_DEVICE_HEADS and words[-2] not in _MACHINE_MODIFIERS)
 
 
 @lru_cache(maxsize=4096)
@@ -958,7 +964,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # sport is named bare ("new wave", "hip hop")
         return True
     if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
-            and device_kind(type_noun) and (any(ch.isdigit() for ch in name) or not _software_or_device(type_noun)):
+            and device_kind(type_noun) and not _software_kind(type_noun):
         # a machine or a vehicle, or its model: "the A321-272N", "the Trent 892", "the 747-400"; an album, a book
         # (WordNet's objects too) are titles: "Broken English"
         return True
@@ -971,12 +977,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
     kind = (type_noun or "").lower()
     if kind in types or (" " not in kind and any(core in types for core in derived_cores(kind))):
         return True  # "the Nile" (a river); "the Neogene" (a period), "the Phanerozoic" (an eon; a supereon too)
-    if len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and (
-            re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's|\d+[a-z]+s", words[-1]) or
-            (_franchise_team(type_noun) and not any(w.strip(".") in _CLUB_MARKS for w in words))):
-        # a team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's", "the San
-        # Francisco 49ers"; a franchise of the leagues that name teams by a sponsor or a city and a nickname, whatever
-        # the nickname's number: "the Miami Heat", "the Boston Red Sox", "the KT Wiz" ("EHC Biel", a club, is bare)
+    if _team_takes_the(words, type_noun):
         return True
     last = words[-2] if len(words) >= 3 and _VERSION.fullmatch(words[-1]) else words[-1]
     if len(words) == 1 and last.lower() in heads and last.isalpha() and not english_word(last.lower()) and (
@@ -985,7 +986,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # (an airline called "Emirates" is no place)
         return True
     if len(words) == 1 and re.fullmatch(r"[A-Z][a-z]+(?:ean|ic)", last) and \
-            ((type_noun or "").lower().split() or [""])[-1] in _PLACE_OR_SIDE | {"sea", "ocean", "area"}:
+            ((type_noun or "").lower().split() or [""])[-1] in ("region", "subregion", "sea", "ocean", "area"):
         # a region named by its adjective: "the Caribbean", "the Mediterranean", "the Baltic", "the Arctic"
         return True
     if len(words) >= 2 and last.lower() in heads:
@@ -1008,8 +1009,19 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
 #: Sports whose teams are franchises named by a place or a sponsor and a nickname, written with "the".
 _FRANCHISE_SPORTS = frozenset({"baseball", "basketball", "hockey", "softball", "lacrosse"})
 #: The abbreviations that mark a sports club's name, which English writes without "the" ("HC Davos", "Färjestad BK").
-_CLUB_MARKS = frozenset({"FC", "CF", "SC", "AC", "BC", "KK", "CB", "BK", "HC", "HK", "CD", "RC", "FK", "SK", "SV",
-                         "TSV", "VfB", "VfL", "EHC", "IF", "IK", "AIK"})
+#: ("SK" is left out: it is as often a sponsor's name, "the SK Wyverns").
+_CLUB_MARKS = frozenset({"FC", "CF", "SC", "AC", "BC", "KK", "CB", "BK", "HC", "HK", "CD", "RC", "FK", "SV", "EV",
+                         "EC", "HV", "TSV", "VfB", "VfL", "EHC", "IF", "IK", "AIK"})
+
+
+def _team_takes_the(words: list[str], type_noun: str | None) -> bool:
+    """A team named by its members in the plural: "the Milwaukee Braves", "the Houston Colt .45's", "the San Francisco
+    49ers"; a franchise of the leagues that name teams by a sponsor or a city and a nickname, a word of any number:
+    "the Miami Heat", "the KT Wiz" ("HC Davos", a club by its mark, and "CSKA Moscow" are bare)."""
+    return len(words) >= 2 and (type_noun or "").lower().split()[-1:] in (["team"], ["club"], ["franchise"]) and \
+        not any(w.replace(".", "") in _CLUB_MARKS for w in words) and words[0] != "Team" and (
+            bool(re.fullmatch(r"[A-Z][\w'’.]*[^sS\W]s|[\w.]*\d's|\d+[a-z]+s", words[-1])) or
+            (_franchise_team(type_noun) and english_word(words[-1].lower())))
 
 
 def _franchise_team(type_noun: str | None) -> bool:

@@ -306,6 +306,15 @@ def _verb_tense(word: str) -> tuple[str, str] | None:
     return None
 
 
+def _clause_tense(r: Rest) -> tuple[str, str] | None:
+    """``_verb_tense`` of a "who" clause whose verb follows the pronoun ("who competed in X"; "was" and "were" count
+    as past: "who was born in Y"); None where a name follows it ("who Spurs signed")."""
+    words = r.text.split()
+    if not r.verb_first or len(words) < 2 or words[0] != "who" or not words[1].islower():
+        return None
+    return ("be", "past") if words[1] in ("was", "were") else _verb_tense(words[1])
+
+
 def _one_tense(rests: list[Rest], person: bool) -> list[Rest]:
     """A person's clauses in one tense: beside a past one ("who competed in the 1928 painting contest"), what the
     person does is said in the past too ("who played for the Netherlands", not "who plays for"), which holds
@@ -313,13 +322,12 @@ def _one_tense(rests: list[Rest], person: bool) -> list[Rest]:
     "has" clauses keep their tense."""
     if not person or len(rests) < 2:
         return rests
-    verbs = [_verb_tense(r.text.split()[1]) if r.text.startswith("who ") and len(r.text.split()) > 1 else None
-             for r in rests]
+    verbs = [_clause_tense(r) for r in rests]
     if not any(v is not None and v[1] == "past" for v in verbs):
         return rests
     out = []
     for r, v in zip(rests, verbs):
-        if v is not None and v[1] == "present":
+        if v is not None and v[1] == "present" and v[0] != "be":
             said = getInflection(v[0], "VBD")
             if said:
                 r = replace(r, text="who " + said[0] + r.text[len("who ") + len(r.text.split()[1]):])

@@ -206,6 +206,8 @@ class RelationIndex:
         self.labels.setdefault(key, label)
         self.out[key][subject].add(obj)
         self.into[key][obj].add(subject)
+        self.__dict__.pop("_wide_memo", None)  # what the wider readings reached no longer holds
+        self.__dict__.pop("_containment_hit", None)
 
     def reach(self, node: str, label: str, forward: bool, symmetric: bool = False, direct: bool = False) -> set[str]:
         """The nodes one step over ``label`` leads to from ``node``; over a transitive label (``transitive_label``:
@@ -217,26 +219,38 @@ class RelationIndex:
         found = self._step(key, node, forward, symmetric)
         if direct or symmetric or not found or not transitive_label(label):
             return found
+        memo = self.__dict__.setdefault("_wide_memo", {})
+        hit = memo.get((key, node, forward))
+        if hit is None:  # kept: a pin over "located in <continent>" is asked of every candidate
+            hit = memo[(key, node, forward)] = frozenset(self._wide(key, node, forward, found))
+        return set(hit)
+
+    def _wide(self, key: str, node: str, forward: bool, found: set[str]) -> set[str]:
+        """``reach`` over a transitive label, wider than the one step ``found``."""
         kinds = {self.kind(x) for x in found}
-        keys = self._containment_keys() if _squashed(label) in _CONTAINMENT else (key,)
+        keys = self._containment_keys() if _squashed(self.labels[key]) in _CONTAINMENT else (key,)
         # the label, then the family any number of times: forward from what the label reaches; backward, the
         # label's holders of the node and of every part of it
-        ends = found if forward else self._walk(keys, {node}, False) | {node}
-        seen = set(found) | (self._walk(keys, found, True) if forward else
-                             {x for end in ends for x in self._step(key, end, False, False)})
+        if forward:
+            seen = set(found) | self._walk(keys, found, True)
+        else:
+            holders = self.into.get(key, {})
+            seen = {x for end in (*self._walk(keys, {node}, False), node) for x in holders.get(end, ())}
         seen.discard(node)
         return found | {x for x in seen if self.kind(x) in kinds}
 
     def _walk(self, keys: Sequence[str], start: set[str], forward: bool) -> set[str]:
         """Every node reached from ``start`` by one or more steps over ``keys``."""
+        tables = [(self.out if forward else self.into).get(k, {}) for k in keys]
         seen: set[str] = set()
         todo = list(start)
         while todo:
             here = todo.pop()
-            for nxt in (x for k in keys for x in self._step(k, here, forward, False)):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
+            for table in tables:
+                for nxt in table.get(here, ()):
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        todo.append(nxt)
         return seen
 
     def _containment_keys(self) -> tuple[str, ...]:

@@ -111,7 +111,7 @@ from schemas.errors import InputError
 from schemas.tools import Observation
 from tasks.env.ikg import IKGError, ViewRegistry, viewed_environment
 from tasks.env.index import GraphIndex
-from tasks.env.served import ServedGraph, limits_key
+from tasks.env.served import GraphColumns, ServedGraph, limits_key
 from tasks.env.served import cache_dir as served_cache_dir
 from tasks.env.tools import RenderLimits, ToolEnvironment
 from tasks.graph.kg import KnowledgeGraph
@@ -829,9 +829,9 @@ def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,
 
     A warm cache is opened without reading the graph from the warehouse at all: the snapshot's row of the
     warehouse's snapshot table (id, content hash, entity count) names the cache and is checked against its
-    metadata, and a cache of other content is rebuilt. A missing one is built from the snapshot's records (read
-    directly, not through the process's graph cache, so the ``KnowledgeGraph`` is dropped once the arrays are
-    written) and then opened the same way."""
+    metadata, and a cache of other content is rebuilt. A missing one is built from the snapshot's records, read
+    as columns (``GraphColumns``: DuckDB's Arrow tables, no pydantic record nor ``KnowledgeGraph`` made; dropped
+    once the arrays are written), and then opened the same way."""
     from warehouse.graphs import current_snapshots, read_snapshot
 
     limits = limits or RenderLimits()
@@ -844,17 +844,16 @@ def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,
             log.info("%s: opened the served graph cache %s (%d entities) in %.2f s", snap.domain, path.name,
                      len(graph), time.perf_counter() - started)  # fmt: skip
         else:
-            found, entities, relations = read_snapshot(wh, snap.domain, snap.snapshot_id)
+            found, entities, relations = read_snapshot(wh, snap.domain, snap.snapshot_id, tables=True)
             read_s = time.perf_counter() - started
-            kg = KnowledgeGraph(snap.domain, entities, relations, directed=found.directed,
-                                snapshot_id=found.snapshot_id)  # fmt: skip
+            cols = GraphColumns.from_tables(snap.domain, found.directed, found.snapshot_id, entities, relations)
             del entities, relations
             graph_s = time.perf_counter() - started - read_s
-            graph = _build_served(path, kg, limits, snap, root, embedder)
-            del kg
+            graph = _build_served(path, cols, limits, snap, root, embedder)
+            del cols
             gc.collect()
-            _return_freed_memory()  # else the workers forked next would inherit the freed graph's heap
-            log.info("%s: wrote the served graph cache %s in %.1f s (records read in %.1f s, graph built in %.1f s)",
+            _return_freed_memory()  # else the workers forked next would inherit the freed columns' heap
+            log.info("%s: wrote the served graph cache %s in %.1f s (tables read in %.1f s, columns made in %.1f s)",
                      snap.domain, path.name, time.perf_counter() - started, read_s, graph_s)  # fmt: skip
         out.append(graph)
     return out
@@ -865,11 +864,11 @@ def served_graphs(wh: Any, domains: list[str] | None, root: Path, embedder: Any,
 FORK_ARRAYS_MIN_ENTITIES = 50_000
 
 
-def _build_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: Any, root: Path,
+def _build_served(path: Path, kg: KnowledgeGraph | GraphColumns, limits: RenderLimits, snap: Any, root: Path,
                   embedder: Any) -> ServedGraph:
-    """A snapshot's served cache written from ``kg``, with its entity matrix cached in ``root`` on the way (the
-    files ``ToolEnvironment.from_graphs`` then opens over the served graph: the same snapshot id and entity texts
-    name them).
+    """A snapshot's served cache written from ``kg`` (its records as ``GraphColumns``, or a graph), with its entity
+    matrix cached in ``root`` on the way (the files ``ToolEnvironment.from_graphs`` then opens over the served
+    graph: the same snapshot id and entity texts name them).
 
     The two are made side by side from ``FORK_ARRAYS_MIN_ENTITIES`` entities: the served arrays in a forked process
     (its own GIL: both jobs are mostly Python, and a thread beside the matrix slowed both), the entity matrix here.
@@ -906,7 +905,7 @@ def _build_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: An
     return graph
 
 
-def _write_served(path: Path, kg: KnowledgeGraph, limits: RenderLimits, snap: Any) -> None:
+def _write_served(path: Path, kg: KnowledgeGraph | GraphColumns, limits: RenderLimits, snap: Any) -> None:
     """In the forked child of ``_build_served``: write the served arrays."""
     started = time.perf_counter()
     ServedGraph.cached(path, kg, limits, snap)

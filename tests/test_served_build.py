@@ -199,3 +199,93 @@ def test_the_fast_build_equals_the_walk(make: Any, limits: RenderLimits) -> None
         assert fast[name].shape == slow[name].shape, name
         assert np.array_equal(fast[name], slow[name]), name
         assert fast[name].tobytes() == slow[name].tobytes(), name
+
+
+def _stored(tmp_path: Any, graph: KnowledgeGraph) -> tuple[Any, Any]:
+    """``graph`` written as a snapshot of a new warehouse: the warehouse and the snapshot's row."""
+    from warehouse.db import Warehouse
+    from warehouse.graphs import write_snapshot
+
+    wh = Warehouse(tmp_path / "warehouse.duckdb")
+    snap = write_snapshot(wh, graph.domain, graph.entities(), graph.relations(), source="triples", build_run_id=None,
+                          directed=graph.directed)  # fmt: skip
+    return wh, snap
+
+
+@pytest.mark.parametrize("make", [generated_graph, lambda: tied_graph(True), lambda: tied_graph(False), lonely_graph],
+                         ids=["generated", "tied-directed", "tied-undirected", "lonely"])
+def test_the_cold_start_from_the_warehouse_tables_writes_the_walks_arrays(tmp_path: Any, make: Any) -> None:
+    """The tool server's cold start reads a snapshot as columns (``GraphColumns.from_tables``: no records, no
+    ``KnowledgeGraph``) and writes its cache in a forked process: every file it writes holds the reference walk's
+    arrays over the ``KnowledgeGraph`` of the same snapshot, read the old way (validated records, networkx)."""
+    import flows.tool_server as tool_server
+    from tasks.env.index import HashingEmbedder
+    from tasks.env.served import read_arrays
+    from warehouse.graphs import load_graph
+
+    wh, snap = _stored(tmp_path, make())
+    limits = RenderLimits()
+    old = getattr(tool_server, "FORK_ARRAYS_MIN_ENTITIES")
+    try:
+        tool_server.FORK_ARRAYS_MIN_ENTITIES = 1  # the forked writer, as at scale
+        (served,) = tool_server.served_graphs(wh, None, tmp_path / "indexes", HashingEmbedder(), limits)
+    finally:
+        tool_server.FORK_ARRAYS_MIN_ENTITIES = old
+    found = read_arrays(served.path)
+    assert found is not None
+    written, meta = found
+    expected, expected_meta = reference_arrays(load_graph(wh, snap.domain, snap.snapshot_id), limits,
+                                               snap.content_hash)  # fmt: skip
+    assert meta == expected_meta
+    for name in _ARRAYS:
+        assert written[name].dtype == expected[name].dtype, name
+        assert np.asarray(written[name]).tobytes() == expected[name].tobytes(), name
+
+
+def test_columns_in_any_relation_order_give_the_same_arrays() -> None:
+    """A snapshot's relations are read in no set order: shuffled, the arrays are the same bytes."""
+    import pyarrow as pa
+
+    from tasks.env.served import GraphColumns
+
+    graph = tied_graph(True)
+    ents = pa.table({"name": [e.name for e in graph.entities()], "type": [e.type for e in graph.entities()],
+                     "description": [e.description for e in graph.entities()],
+                     "source_chunk_ids": [e.source_chunk_ids for e in graph.entities()],
+                     "file_paths": [e.file_paths for e in graph.entities()]})  # fmt: skip
+    rels = graph.relations()
+    random.Random(3).shuffle(rels)
+    rel_table = pa.table({k: [getattr(r, k) for r in rels] for k in ("source", "target", "relation", "keywords",
+                                                                    "description", "weight", "source_chunk_ids",
+                                                                    "directed")})  # fmt: skip
+    cols = GraphColumns.from_tables("t", True, None, ents.take(list(range(len(ents)))[::-1]), rel_table)
+    assert cols.names == graph.nodes()  # re-sorted in Python's order
+    fast, _ = build_arrays(cols, RenderLimits(), "h")
+    slow, _ = reference_arrays(graph, RenderLimits(), "h")
+    for name in _ARRAYS:
+        assert fast[name].tobytes() == slow[name].tobytes(), name
+
+
+@pytest.mark.parametrize("change, problem", [
+    ("duplicate name", "duplicate entity name"),
+    ("missing end", "not entities"),
+    ("duplicate relation", "duplicate relation"),
+    ("directed in undirected", "directed relation(s) in an undirected graph"),
+])  # fmt: skip
+def test_columns_are_checked_as_records_are(change: str, problem: str) -> None:
+    import pyarrow as pa
+
+    from tasks.env.served import GraphColumns
+    from tasks.graph.store import GraphRecordsError
+
+    names = ["a", "b", "c"] + (["c"] if change == "duplicate name" else [])
+    ents = pa.table({"name": names, "type": ["x"] * len(names), "description": [""] * len(names),
+                     "source_chunk_ids": [[]] * len(names), "file_paths": [[]] * len(names)})  # fmt: skip
+    directed = change != "directed in undirected"
+    rows = [("a", "b", "r", directed), ("b", "c", "r", not directed)]
+    rows += {"missing end": [("a", "zz", "r", False)], "duplicate relation": [("c", "b", "r", False)]}.get(change, [])
+    rels = pa.table({"source": [r[0] for r in rows], "target": [r[1] for r in rows], "relation": [r[2] for r in rows],
+                     "keywords": [[]] * len(rows), "description": [""] * len(rows), "weight": [1.0] * len(rows),
+                     "source_chunk_ids": [[]] * len(rows), "directed": [r[3] for r in rows]})  # fmt: skip
+    with pytest.raises(GraphRecordsError, match=problem.replace("(", r"\(").replace(")", r"\)")):
+        GraphColumns.from_tables("t", directed, None, ents, rels)

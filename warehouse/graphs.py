@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import duckdb
 import pyarrow as pa
@@ -219,13 +219,27 @@ def get_snapshot(wh: Warehouse, domain: str, snapshot_id: str | None = None) -> 
     return _snapshot_from_row(rows[0])
 
 
+@overload
 def read_snapshot(
-    wh: Warehouse, domain: str, snapshot_id: str | None = None
-) -> tuple[GraphSnapshot, list[Entity], list[Relation]]:
+    wh: Warehouse, domain: str, snapshot_id: str | None = None, *, tables: Literal[False] = False
+) -> tuple[GraphSnapshot, list[Entity], list[Relation]]: ...
+
+
+@overload
+def read_snapshot(
+    wh: Warehouse, domain: str, snapshot_id: str | None = None, *, tables: Literal[True]
+) -> tuple[GraphSnapshot, pa.Table, pa.Table]: ...
+
+
+def read_snapshot(
+    wh: Warehouse, domain: str, snapshot_id: str | None = None, *, tables: bool = False
+) -> tuple[GraphSnapshot, Any, Any]:
     """A snapshot and its records: entities sorted by name, relations by (source, target, relation, directed).
 
     Records are rebuilt with their validating constructors: pydantic's ``model_construct`` skips validation but
-    is slower than validating these flat models.
+    is slower than validating these flat models. ``tables``: the records as the two Arrow tables DuckDB reads
+    (columns in ``Entity``'s and ``Relation``'s field order, less the domain; relations in no set order), no
+    record made (the tool server's cold start reads them as columns: ``tasks.env.served.GraphColumns.from_tables``).
     """
     snap = get_snapshot(wh, domain, snapshot_id)
     with wh._lock:  # the connection is shared; hold the warehouse's lock like its own readers do
@@ -236,9 +250,11 @@ def read_snapshot(
         ).to_arrow_table()
         rel = wh.con.sql(
             "SELECT source, target, relation, keywords, description, weight, source_chunk_ids, directed "
-            "FROM relations WHERE snapshot_id = ? ORDER BY source, target, relation, directed",
+            "FROM relations WHERE snapshot_id = ?" + ("" if tables else " ORDER BY source, target, relation, directed"),
             params=[snap.snapshot_id],
         ).to_arrow_table()
+    if tables:
+        return snap, ent, rel
     with gc_paused():
         return snap, *_records_from_tables(domain, ent, rel)
 

@@ -133,7 +133,7 @@ def _string_table(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(data, dtype=np.uint8), _ragged(lengths)  # read-only, as the cache is mapped
 
 
-def _neighbor_order(graph: KnowledgeGraph, views: list[EdgeData], src: np.ndarray, tgt: np.ndarray,
+def _neighbor_order(graph_directed: bool, views: list[EdgeData], src: np.ndarray, tgt: np.ndarray,
                     directed_rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every relation at every entity in ``KnowledgeGraph.neighbors`` order, as arrays ``(entity, neighbour,
     direction code, relation)`` (relation: its position in ``views``), sorted by entity.
@@ -151,7 +151,7 @@ def _neighbor_order(graph: KnowledgeGraph, views: list[EdgeData], src: np.ndarra
     lab = np.fromiter(map(label_rank.__getitem__, labels), dtype=np.int64, count=m)
     stored = np.where(directed_rel, _DIRECTION_CODE["out"], _DIRECTION_CODE["undirected"]).astype(np.int64)
     other = src != tgt
-    if graph.directed:
+    if graph_directed:
         back_dir = np.where(directed_rel, _DIRECTION_CODE["in"], _DIRECTION_CODE["undirected"]).astype(np.int64)
     else:  # one edge holds a pair's relations, read the same from either end
         back_dir = stored
@@ -164,9 +164,121 @@ def _neighbor_order(graph: KnowledgeGraph, views: list[EdgeData], src: np.ndarra
     return ent[order], nb[order], dirs[order], rel[order]
 
 
-def build_arrays(graph: KnowledgeGraph, limits: Any,
+class GraphColumns:
+    """A snapshot's records as columns: what ``build_arrays`` reads of a graph, and what a cold ``GraphIndex``
+    build reads (``nodes``, ``entity_texts``), without a ``KnowledgeGraph`` (pydantic records, networkx
+    adjacency) in between: the tool server's cold start makes it from the warehouse's Arrow tables
+    (``from_tables``), which at a million entities saved the records' validation and the graph's build.
+
+    Entities in name order (``names``, ``types``, ``descriptions``, ``chunk_ids``, ``file_paths``: one item per
+    entity), and every relation once as stored (``views``, direction ``"out"`` or ``"undirected"``); their order
+    does not change the arrays (``build_arrays`` sorts them). ``from_graph`` reads the same columns from a
+    ``KnowledgeGraph``."""
+
+    def __init__(self, domain: str, directed: bool, snapshot_id: str | None, names: list[str], types: list[str],
+                 descriptions: list[str], chunk_ids: list[Any], file_paths: list[Any], views: list[EdgeData]) -> None:
+        self.domain, self.directed, self.snapshot_id = domain, directed, snapshot_id
+        self.names, self.types, self.descriptions = names, types, descriptions
+        self.chunk_ids, self.file_paths, self.views = chunk_ids, file_paths, views
+        self._ends: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    @classmethod
+    def from_graph(cls, graph: KnowledgeGraph) -> GraphColumns:
+        with gc_paused():
+            entities = graph.entities()  # sorted by name
+            return cls(graph.domain, graph.directed, graph.snapshot_id, [e.name for e in entities],
+                       [e.type for e in entities], [e.description for e in entities],
+                       [e.source_chunk_ids for e in entities], [e.file_paths for e in entities],
+                       graph.relation_views())  # fmt: skip
+
+    @classmethod
+    def from_tables(cls, domain: str, directed: bool, snapshot_id: str | None, entities: Any,
+                    relations: Any) -> GraphColumns:
+        """The columns of the warehouse's ``entities`` table (name, type, description, source_chunk_ids,
+        file_paths) and ``relations`` table (source, target, relation, keywords, description, weight,
+        source_chunk_ids, directed) as Arrow tables (``warehouse.graphs.read_snapshot(..., tables=True)``), checked
+        as ``KnowledgeGraph`` checks its records (``check_columns``)."""
+        with gc_paused():
+            names, types, descs, chunks, files = (entities.column(i).to_pylist() for i in range(5))
+            if any(b <= a for a, b in zip(names, names[1:])):  # not in Python's order (or repeated names)
+                order = sorted(range(len(names)), key=names.__getitem__)
+                names, types, descs, chunks, files = ([col[i] for i in order]
+                                                      for col in (names, types, descs, chunks, files))
+            cols = [relations.column(i).to_pylist() for i in range(8)]
+            views = [EdgeData(s, t, lb, tuple(k), d, float(w), dr, tuple(c), "out" if dr else "undirected")
+                     for s, t, lb, k, d, w, c, dr in zip(*cols, strict=True)]  # fmt: skip
+            del cols
+        found = cls(domain, directed, snapshot_id, names, types, descs, chunks, files, views)
+        found._ends = _table_ends(names, relations)
+        check_columns(found)
+        return found
+
+    def relation_ends(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each relation's (``views``) source and target as entity rows, -1 for a name that is no entity, and
+        whether it is directed."""
+        if self._ends is None:
+            self._ends = _relation_ends(self.names, self.views)
+        return self._ends
+
+    @property
+    def n_edges(self) -> int:
+        return len(self.views)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def nodes(self) -> list[str]:
+        """Every entity name, sorted."""
+        return list(self.names)
+
+    def entity_texts(self, max_chars: int) -> list[str]:
+        """Every entity's ``tasks.env.index.entity_text``, in name order (what a cold index embeds)."""
+        from tasks.env.index import entity_text
+
+        return [entity_text(name, desc, max_chars) for name, desc in zip(self.names, self.descriptions)]
+
+    def text_fingerprint(self, max_chars: int) -> str | None:
+        """None: no hash is recorded for these texts (``GraphIndex`` hashes them)."""
+        return None
+
+
+def check_columns(cols: GraphColumns) -> None:
+    """``GraphRecordsError`` unless the columns form one graph, as ``tasks.graph.store.check_records`` has it: names
+    unique, every relation end an entity, no two relations with one key (source, target, label, direction; ends
+    sorted when undirected), no directed relation in an undirected graph. In array operations over the columns."""
+    from tasks.graph.store import GraphRecordsError
+
+    problems: list[str] = []
+    names = cols.names
+    dup = [a for a, b in zip(names, names[1:]) if a == b]  # the names are sorted
+    if dup:
+        problems.append(f"{len(dup)} duplicate entity name(s), e.g. {dup[:5]}")
+    src, tgt, directed = cols.relation_ends()
+    missing = np.flatnonzero((src < 0) | (tgt < 0))
+    if len(missing):
+        known = set(names)
+        ends = [end for i in missing.tolist() for end in (cols.views[i].source, cols.views[i].target)
+                if end not in known]
+        problems.append(f"{len(ends)} relation endpoint(s) are not entities, e.g. {sorted(set(ends))[:5]}")
+    elif cols.views:
+        lo, hi = np.where(directed, src, np.minimum(src, tgt)), np.where(directed, tgt, np.maximum(src, tgt))
+        labels = [d.relation for d in cols.views]
+        rank = {label: i for i, label in enumerate(set(labels))}
+        lab = np.fromiter(map(rank.__getitem__, labels), dtype=np.int64, count=len(labels))
+        keys = np.stack([lo, hi, lab, directed.astype(np.int64)], axis=1)[np.lexsort((directed, lab, hi, lo))]
+        repeated = int(np.count_nonzero((keys[1:] == keys[:-1]).all(axis=1)))
+        if repeated:
+            problems.append(f"{repeated} duplicate relation(s) (same source, target, label, direction)")
+        if not cols.directed and directed.any():
+            problems.append(f"{int(directed.sum())} directed relation(s) in an undirected graph")
+    if problems:
+        raise GraphRecordsError(f"graph records for domain {cols.domain!r} are not a valid graph: " + "; ".join(problems))
+
+
+def build_arrays(graph: KnowledgeGraph | GraphColumns, limits: Any,
                  content_hash: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The arrays and metadata of ``graph``'s served form, node_info replies rendered with ``limits``.
+    """The arrays and metadata of ``graph``'s served form, node_info replies rendered with ``limits``; ``graph`` a
+    ``KnowledgeGraph`` or its ``GraphColumns`` (the same arrays either way).
 
     Built over all entities and relations at once (sorts and offsets, no per-entity lookups in the graph): the
     relations at each entity in ``graph.neighbors`` order, relation ids in the order an entity-by-entity walk of
@@ -175,29 +287,25 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
     same ``relation_line`` parts). ``tests/test_served_build.py`` checks the arrays against such a walk.
     ``content_hash`` (the snapshot's, from the warehouse) is recorded in the metadata, with the hash of the entity
     texts an index embeds (``tasks.env.index.text_fingerprint``)."""
-    from tasks.env.index import entity_text, text_fingerprint
+    from tasks.env.index import text_fingerprint
     from tasks.env.tools import node_info_text, relation_head, relation_tail
 
+    cols = graph if isinstance(graph, GraphColumns) else GraphColumns.from_graph(graph)
     with gc_paused():
-        entities = graph.entities()  # sorted by name
-        names = [e.name for e in entities]
+        names, views = cols.names, cols.views
         n = len(names)
-        views = graph.relation_views()
-        src, tgt, directed_rel = _relation_ends(names, views)
-        ent, nb, dirs, rel = _neighbor_order(graph, views, src, tgt, directed_rel)
+        src, tgt, directed_rel = cols.relation_ends()
+        ent, nb, dirs, rel = _neighbor_order(cols.directed, views, src, tgt, directed_rel)
         nbr_ptr, degree = _neighbor_rows(ent, nb, n)
         by_rid, nbr_rel, introduced_by = _relation_ids(ent, rel, len(views))
         rel_views = [views[j] for j in by_rid.tolist()]
-        walk_list, layout = _walk(entities, rel_views, introduced_by)
+        walk_list, layout = _walk(cols, rel_views, introduced_by)
         key_list, norm_ptr, norm_ids = _name_index(names, degree)
-        strings, codes, norm_keys = _intern(names, walk_list, key_list)
+        arrays: dict[str, np.ndarray] = {}
+        arrays["strings"], arrays["string_offsets"], codes, norm_keys = _intern(names, walk_list, key_list)
         del walk_list
         ent_codes, rel_codes = codes[layout.pos_ent], codes[layout.pos_rel]
         del codes
-
-        arrays: dict[str, np.ndarray] = {}
-        arrays["strings"], arrays["string_offsets"] = _string_table(strings)
-        del strings
         arrays.update(_entity_columns(ent_codes, layout))
         arrays["degree"] = degree
         arrays.update(_relation_columns(rel_codes, layout, rel_views, src[by_rid], tgt[by_rid], directed_rel[by_rid]))
@@ -208,12 +316,12 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
         arrays["nbr_dir"] = dirs.astype(np.int8)
         arrays["norm_keys"], arrays["norm_ptr"], arrays["norm_ids"] = norm_keys, norm_ptr, norm_ids
         arrays["reply_blob"], arrays["reply_offsets"] = _replies(
-            entities, rel_views, arrays["rel_weight"], nbr_ptr, nb, nbr_rel, degree, limits, node_info_text,
+            cols, rel_views, arrays["rel_weight"], nbr_ptr, nb, nbr_rel, degree, limits, node_info_text,
             relation_head, relation_tail)  # fmt: skip
-        texts = [entity_text(e.name, e.description, FINGERPRINT_TEXT_CHARS) for e in entities]
+        texts = cols.entity_texts(FINGERPRINT_TEXT_CHARS)
     meta = {
-        "format": SERVED_FORMAT_VERSION, "domain": graph.domain, "directed": graph.directed,
-        "snapshot_id": graph.snapshot_id, "entities": n, "relations": graph.n_edges,
+        "format": SERVED_FORMAT_VERSION, "domain": cols.domain, "directed": cols.directed,
+        "snapshot_id": cols.snapshot_id, "entities": n, "relations": cols.n_edges,
         "limits": limits_key(limits), "content_hash": content_hash,
         "text_fingerprints": {_fingerprint_key(FINGERPRINT_TEXT_CHARS): text_fingerprint(texts)},
     }  # fmt: skip
@@ -221,13 +329,28 @@ def build_arrays(graph: KnowledgeGraph, limits: Any,
 
 
 def _relation_ends(names: list[str], views: list[EdgeData]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each relation's source and target as entity rows (positions in ``names``) and whether it is directed."""
+    """Each relation's source and target as entity rows (positions in ``names``; -1 for a name not there) and
+    whether it is directed."""
     row = {name: i for i, name in enumerate(names)}
     m = len(views)
-    src = np.fromiter(map(row.__getitem__, map(attrgetter("source"), views)), dtype=np.int64, count=m)
-    tgt = np.fromiter(map(row.__getitem__, map(attrgetter("target"), views)), dtype=np.int64, count=m)
+    src = np.fromiter((row.get(x, -1) for x in map(attrgetter("source"), views)), dtype=np.int64, count=m)
+    tgt = np.fromiter((row.get(x, -1) for x in map(attrgetter("target"), views)), dtype=np.int64, count=m)
     directed_rel = np.fromiter(map(attrgetter("directed"), views), dtype=np.bool_, count=m)
     return src, tgt, directed_rel
+
+
+def _table_ends(names: list[str], relations: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_relation_ends`` of the warehouse's relations table (``GraphColumns.from_tables``), by Arrow's hash lookup
+    (``pyarrow.compute.index_in``) instead of a dictionary of a million names."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    m = relations.num_rows
+    ends = pa.chunked_array([*relations.column(0).chunks, *relations.column(1).chunks], type=pa.string())
+    rows = pc.index_in(ends, value_set=pa.array(names, type=pa.string())).fill_null(-1).to_numpy()
+    rows = rows.astype(np.int64, copy=False)
+    directed = relations.column(7).to_numpy().astype(np.bool_)
+    return rows[:m], rows[m:], directed
 
 
 def _neighbor_rows(ent: np.ndarray, nb: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -267,14 +390,14 @@ class _WalkLayout(NamedTuple):
     pos_rel: np.ndarray
 
 
-def _walk(entities: list[Entity], rel_views: list[EdgeData],
+def _walk(cols: GraphColumns, rel_views: list[EdgeData],
           introduced_by: np.ndarray) -> tuple[list[str], _WalkLayout]:
     """The strings in the walk's order, and where each entity's and relation's lie: per entity its type,
     description, chunk ids, file paths, then the label, keywords, description and chunk ids of each relation it
     meets first (``rel_views`` in relation id order, ``introduced_by`` from ``_relation_ids``)."""
-    n, m = len(entities), len(rel_views)
-    ent_parts = [(e.type, e.description, *e.source_chunk_ids, *e.file_paths) for e in entities]
-    ent_chunk_n = np.fromiter(map(len, map(attrgetter("source_chunk_ids"), entities)), dtype=np.int64, count=n)
+    n, m = len(cols.names), len(rel_views)
+    ent_parts = [(t, d, *c, *f) for t, d, c, f in zip(cols.types, cols.descriptions, cols.chunk_ids, cols.file_paths)]
+    ent_chunk_n = np.fromiter(map(len, cols.chunk_ids), dtype=np.int64, count=n)
     ent_len = np.fromiter(map(len, ent_parts), dtype=np.int64, count=n)
     rel_parts = [(d.relation, *d.keywords, d.description, *d.source_chunk_ids) for d in rel_views]
     rel_kw_n = np.fromiter(map(len, map(attrgetter("keywords"), rel_views)), dtype=np.int64, count=m)
@@ -308,14 +431,25 @@ def _name_index(names: list[str], degree: np.ndarray) -> tuple[list[str], np.nda
     return key_list, norm_ptr, norm_ids
 
 
-def _intern(names: list[str], walk_list: list[str], key_list: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The strings interned in first-seen order over the names, the walk, then the normalised keys; the string id
-    of each walk position, and of each key."""
-    first = dict.fromkeys(chain(names, walk_list, key_list))
-    string_id = dict(zip(first, range(len(first))))
-    codes = np.fromiter(map(string_id.__getitem__, walk_list), dtype=np.int32, count=len(walk_list))
-    norm_keys = np.fromiter(map(string_id.__getitem__, key_list), dtype=np.int32, count=len(key_list))
-    return list(first), codes, norm_keys
+def _intern(names: list[str], walk_list: list[str],
+            key_list: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The strings interned in first-seen order over the names, the walk, then the normalised keys, by Arrow's
+    dictionary encoding (its dictionary holds each distinct string once, in the order first met): the UTF-8 blob
+    and offsets of the strings (``_string_table``'s), the string id of each walk position, and of each key."""
+    import pyarrow as pa
+
+    n, w = len(names), len(walk_list)
+    if not n + w + len(key_list):
+        blob, offsets = _string_table([])
+        return blob, offsets, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+    encoded = pa.array(names + walk_list + key_list, type=pa.large_string()).dictionary_encode()
+    ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int32, copy=False)
+    strings = encoded.dictionary
+    _, offsets_buf, data_buf = strings.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[strings.offset : strings.offset + len(strings) + 1]
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, dtype=np.uint8)
+    blob = data[int(offsets[0]) : int(offsets[-1])]
+    return blob, offsets - offsets[0], ids[n : n + w], ids[n + w :]
 
 
 def _entity_columns(ent_codes: np.ndarray, layout: _WalkLayout) -> dict[str, np.ndarray]:
@@ -354,18 +488,18 @@ def _relation_columns(rel_codes: np.ndarray, layout: _WalkLayout, rel_views: lis
     }
 
 
-def _replies(entities: list[Entity], rel_views: list[EdgeData], weights: np.ndarray, nbr_ptr: np.ndarray,
+def _replies(cols: GraphColumns, rel_views: list[EdgeData], weights: np.ndarray, nbr_ptr: np.ndarray,
              nbr_node: np.ndarray, nbr_rel: np.ndarray, degree: np.ndarray, limits: Any, node_info_text: Any,
              relation_head: Any, relation_tail: Any) -> tuple[np.ndarray, np.ndarray]:
     """Every entity's node_info reply body (``{"rendered_content": ...}`` as JSON bytes) and their offsets: the
     part of a relation line after its arrow made once per relation, the rest per listed relation."""
     cap = limits.neighbors
     tails = [relation_tail(d, limits) for d in rel_views]
-    names = [e.name for e in entities]
+    names, types, descriptions = cols.names, cols.types, cols.descriptions
     ptr, nodes, rels, degrees = nbr_ptr.tolist(), nbr_node.tolist(), nbr_rel.tolist(), degree.tolist()
     dumps = orjson.dumps
     replies: list[bytes] = []
-    for i, e in enumerate(entities):
+    for i, name in enumerate(names):
         lo, hi = ptr[i], ptr[i + 1]
         count, left = hi - lo, 0
         shown: Any = range(lo, hi)
@@ -373,7 +507,7 @@ def _replies(entities: list[Entity], rel_views: list[EdgeData], weights: np.ndar
             keep = np.argsort(-weights[np.asarray(rels[lo:hi], dtype=np.int64)], kind="stable")[:cap]
             shown, left = (lo + np.sort(keep)).tolist(), count - cap
         lines = [relation_head(names[nodes[p]], rel_views[rels[p]]) + tails[rels[p]] for p in shown]
-        text = node_info_text(e.name, e.type, e.description, count, degrees[i], lines, left, limits)
+        text = node_info_text(name, types[i], descriptions[i], count, degrees[i], lines, left, limits)
         replies.append(dumps({"rendered_content": text}))
     lengths = np.fromiter(map(len, replies), dtype=np.int64, count=len(replies))
     return np.frombuffer(b"".join(replies), dtype=np.uint8), _ragged(lengths)
@@ -478,7 +612,7 @@ class ServedGraph:
 
     # -- construction ----------------------------------------------------------------------------------------------
     @classmethod
-    def from_graph(cls, graph: KnowledgeGraph, limits: Any) -> ServedGraph:
+    def from_graph(cls, graph: KnowledgeGraph | GraphColumns, limits: Any) -> ServedGraph:
         """The served form of ``graph`` in memory (no cache)."""
         return cls(*build_arrays(graph, limits))
 
@@ -500,7 +634,8 @@ class ServedGraph:
         return graph
 
     @classmethod
-    def cached(cls, path: Path, graph: KnowledgeGraph, limits: Any, snapshot: Any = None) -> ServedGraph:
+    def cached(cls, path: Path, graph: KnowledgeGraph | GraphColumns, limits: Any,
+               snapshot: Any = None) -> ServedGraph:
         """The served graph cached in ``path``, written from ``graph`` first when missing or unusable (a damaged,
         other-format or, with ``snapshot``, stale cache is replaced)."""
         found = cls.load(path, snapshot)
@@ -731,5 +866,6 @@ class ServedGraph:
         return self._a["reply_blob"][off[i] : off[i + 1]].tobytes()
 
 
-__all__ = ["NEIGHBOR_MEMO_RELATIONS", "SERVED_FORMAT_VERSION", "ServedGraph", "build_arrays", "cache_dir",
+__all__ = ["NEIGHBOR_MEMO_RELATIONS", "SERVED_FORMAT_VERSION", "GraphColumns", "ServedGraph", "build_arrays", "cache_dir",
+           "check_columns",
            "limits_key", "read_arrays", "stale_reason", "write_arrays"]

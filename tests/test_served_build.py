@@ -289,3 +289,31 @@ def test_columns_are_checked_as_records_are(change: str, problem: str) -> None:
                      "source_chunk_ids": [[]] * len(rows), "directed": [r[3] for r in rows]})  # fmt: skip
     with pytest.raises(GraphRecordsError, match=problem.replace("(", r"\(").replace(")", r"\)")):
         GraphColumns.from_tables("t", directed, None, ents, rels)
+
+
+@pytest.mark.parametrize("make", [generated_graph, lambda: tied_graph(False), lonely_graph],
+                         ids=["generated", "tied-undirected", "lonely"])
+def test_replies_rendered_in_two_processes_are_the_walks(make: Any) -> None:
+    graph = make()
+    fast, _ = build_arrays(graph, RenderLimits(neighbors=3), "h", processes=2)
+    slow, _ = reference_arrays(graph, RenderLimits(neighbors=3), "h")
+    for name in _ARRAYS:
+        assert fast[name].tobytes() == slow[name].tobytes(), name
+
+
+def test_replies_whose_forked_half_fails_are_rendered_in_process() -> None:
+    import os
+
+    from tasks.env.served import _in_two
+
+    parent = os.getpid()
+
+    def render(first: int, stop: int) -> tuple[bytes, np.ndarray]:
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        parts = [f"<{i}>".encode() for i in range(first, stop)]
+        return b"".join(parts), np.asarray([len(x) for x in parts], dtype=np.int64)
+
+    blob, lengths = _in_two(render, 13)
+    assert blob == b"".join(f"<{i}>".encode() for i in range(13))
+    assert lengths.tolist() == [len(f"<{i}>") for i in range(13)]

@@ -275,8 +275,8 @@ def check_columns(cols: GraphColumns) -> None:
         raise GraphRecordsError(f"graph records for domain {cols.domain!r} are not a valid graph: " + "; ".join(problems))
 
 
-def build_arrays(graph: KnowledgeGraph | GraphColumns, limits: Any,
-                 content_hash: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def build_arrays(graph: KnowledgeGraph | GraphColumns, limits: Any, content_hash: str | None = None,
+                 processes: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The arrays and metadata of ``graph``'s served form, node_info replies rendered with ``limits``; ``graph`` a
     ``KnowledgeGraph`` or its ``GraphColumns`` (the same arrays either way).
 
@@ -286,7 +286,8 @@ def build_arrays(graph: KnowledgeGraph | GraphColumns, limits: Any,
     first: string id i is entity i), each reply the text ``render_node_info`` gives (``node_info_text`` over the
     same ``relation_line`` parts). ``tests/test_served_build.py`` checks the arrays against such a walk.
     ``content_hash`` (the snapshot's, from the warehouse) is recorded in the metadata, with the hash of the entity
-    texts an index embeds (``tasks.env.index.text_fingerprint``)."""
+    texts an index embeds (``tasks.env.index.text_fingerprint``). ``processes`` 2: half the replies are rendered in a
+    forked process (the tool server's cold start, in its arrays writer)."""
     from tasks.env.index import text_fingerprint
     from tasks.env.tools import node_info_text, relation_head, relation_tail
 
@@ -317,7 +318,7 @@ def build_arrays(graph: KnowledgeGraph | GraphColumns, limits: Any,
         arrays["norm_keys"], arrays["norm_ptr"], arrays["norm_ids"] = norm_keys, norm_ptr, norm_ids
         arrays["reply_blob"], arrays["reply_offsets"] = _replies(
             cols, rel_views, arrays["rel_weight"], nbr_ptr, nb, nbr_rel, degree, limits, node_info_text,
-            relation_head, relation_tail)  # fmt: skip
+            relation_head, relation_tail, processes)  # fmt: skip
         texts = cols.entity_texts(FINGERPRINT_TEXT_CHARS)
     meta = {
         "format": SERVED_FORMAT_VERSION, "domain": cols.domain, "directed": cols.directed,
@@ -490,27 +491,69 @@ def _relation_columns(rel_codes: np.ndarray, layout: _WalkLayout, rel_views: lis
 
 def _replies(cols: GraphColumns, rel_views: list[EdgeData], weights: np.ndarray, nbr_ptr: np.ndarray,
              nbr_node: np.ndarray, nbr_rel: np.ndarray, degree: np.ndarray, limits: Any, node_info_text: Any,
-             relation_head: Any, relation_tail: Any) -> tuple[np.ndarray, np.ndarray]:
+             relation_head: Any, relation_tail: Any, processes: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Every entity's node_info reply body (``{"rendered_content": ...}`` as JSON bytes) and their offsets: the
-    part of a relation line after its arrow made once per relation, the rest per listed relation."""
+    part of a relation line after its arrow made once per relation, the rest per listed relation. ``processes``
+    2: the second half of the entities is rendered in a forked process at the same time (``_in_two``)."""
     cap = limits.neighbors
     tails = [relation_tail(d, limits) for d in rel_views]
     names, types, descriptions = cols.names, cols.types, cols.descriptions
     ptr, nodes, rels, degrees = nbr_ptr.tolist(), nbr_node.tolist(), nbr_rel.tolist(), degree.tolist()
     dumps = orjson.dumps
-    replies: list[bytes] = []
-    for i, name in enumerate(names):
-        lo, hi = ptr[i], ptr[i + 1]
-        count, left = hi - lo, 0
-        shown: Any = range(lo, hi)
-        if count > cap:  # ``_cap_relations``: the strongest stay (highest weight, then earliest), in list order
-            keep = np.argsort(-weights[np.asarray(rels[lo:hi], dtype=np.int64)], kind="stable")[:cap]
-            shown, left = (lo + np.sort(keep)).tolist(), count - cap
-        lines = [relation_head(names[nodes[p]], rel_views[rels[p]]) + tails[rels[p]] for p in shown]
-        text = node_info_text(name, types[i], descriptions[i], count, degrees[i], lines, left, limits)
-        replies.append(dumps({"rendered_content": text}))
-    lengths = np.fromiter(map(len, replies), dtype=np.int64, count=len(replies))
-    return np.frombuffer(b"".join(replies), dtype=np.uint8), _ragged(lengths)
+
+    def render(first: int, stop: int) -> tuple[bytes, np.ndarray]:
+        replies: list[bytes] = []
+        for i in range(first, stop):
+            lo, hi = ptr[i], ptr[i + 1]
+            count, left = hi - lo, 0
+            shown: Any = range(lo, hi)
+            if count > cap:  # ``_cap_relations``: the strongest stay (highest weight, then earliest), in list order
+                keep = np.argsort(-weights[np.asarray(rels[lo:hi], dtype=np.int64)], kind="stable")[:cap]
+                shown, left = (lo + np.sort(keep)).tolist(), count - cap
+            lines = [relation_head(names[nodes[p]], rel_views[rels[p]]) + tails[rels[p]] for p in shown]
+            text = node_info_text(names[i], types[i], descriptions[i], count, degrees[i], lines, left, limits)
+            replies.append(dumps({"rendered_content": text}))
+        return b"".join(replies), np.fromiter(map(len, replies), dtype=np.int64, count=len(replies))
+
+    n = len(names)
+    blob, lengths = _in_two(render, n) if processes > 1 and n > 1 else render(0, n)
+    return np.frombuffer(blob, dtype=np.uint8), _ragged(lengths)
+
+
+def _in_two(render: Any, n: int) -> tuple[bytes, np.ndarray]:
+    """``render(0, n)`` (replies as one blob and their lengths) with ``render(n // 2, n)`` done in a forked process
+    meanwhile, sent back through a pipe: the rendering is Python, one core per process. Where the child fails, its
+    half is rendered here."""
+    half = n // 2
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: render, send, and leave without running the parent's exit handlers
+        status = 1
+        try:
+            os.close(read_end)
+            blob, lengths = render(half, n)
+            with os.fdopen(write_end, "wb") as out:
+                out.write(lengths.tobytes())
+                out.write(blob)
+            status = 0
+        except BaseException:
+            log.exception("rendering node_info replies %d..%d in a forked process failed", half, n)
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    first, first_lengths = render(0, half)
+    with os.fdopen(read_end, "rb") as got:
+        data = got.read()
+    _, status = os.waitpid(pid, 0)
+    head = 8 * (n - half)
+    lengths = np.frombuffer(data[:head], dtype=np.int64) if len(data) >= head else None
+    if status != 0 or lengths is None or head + int(lengths.sum()) != len(data):
+        log.warning("node_info replies %d..%d: the forked process failed (status %d); rendering them here", half, n,
+                    status)  # fmt: skip
+        second, lengths = render(half, n)
+    else:
+        second = memoryview(data)[head:]
+    return b"".join((first, second)), np.concatenate([first_lengths, lengths])
 
 
 def _fingerprint_key(max_chars: int) -> str:
@@ -634,14 +677,14 @@ class ServedGraph:
         return graph
 
     @classmethod
-    def cached(cls, path: Path, graph: KnowledgeGraph | GraphColumns, limits: Any,
-               snapshot: Any = None) -> ServedGraph:
+    def cached(cls, path: Path, graph: KnowledgeGraph | GraphColumns, limits: Any, snapshot: Any = None,
+               processes: int = 1) -> ServedGraph:
         """The served graph cached in ``path``, written from ``graph`` first when missing or unusable (a damaged,
-        other-format or, with ``snapshot``, stale cache is replaced)."""
+        other-format or, with ``snapshot``, stale cache is replaced); ``processes``: ``build_arrays``'."""
         found = cls.load(path, snapshot)
         if found is None:
             content_hash = snapshot.content_hash if snapshot is not None else None
-            write_arrays(path, *build_arrays(graph, limits, content_hash), replace=path.exists())
+            write_arrays(path, *build_arrays(graph, limits, content_hash, processes), replace=path.exists())
             found = cls.load(path, snapshot)
             if found is None:
                 raise OSError(f"the served graph cache {path} was written but cannot be read back")

@@ -299,3 +299,23 @@ def test_a_label_is_read_again_with_its_objects() -> None:
     assert place.forms is not None and place.forms.object_clause == ["the place of birth of {s}"]
     # without the graph, the words alone
     assert default_book().profile("member_of_party").forms.object_clause == ["the member of party of {s}"]
+
+
+def test_a_lexicon_entry_of_another_vocabulary_gives_way_to_the_labels_words():
+    """browserfeatures (set 31): caniuse's ``parentFeature`` joins web features, and was read by GeoNames' entry of
+    the same spelling, "is located in" between places ("the feature that HEVC/H.265 video format is located in").
+    Where the graph's kinds at an end of the label cannot be what the entry says that end is, the label is read by
+    its own words; between places the entry stands."""
+    from tests.test_programs import graph
+    from tasks.meaning.profiles import book_for_graph
+
+    features = graph([(f"Feature {i}", "parentFeature", f"Group {i % 3}") for i in range(12)],
+                     {**{f"Feature {i}": "web feature" for i in range(12)},
+                      **{f"Group {i}": "web feature" for i in range(3)}})
+    p = book_for_graph(features).profile("parentFeature")
+    said = " ".join([p.forms.statement, *p.forms.subject_clause, *p.forms.ask_object])
+    assert "located" not in said and "parent" in said, p.forms
+    places = graph([(f"Town {i}", "parentFeature", f"County {i % 3}") for i in range(12)],
+                   {**{f"Town {i}": "town" for i in range(12)}, **{f"County {i}": "county" for i in range(3)}})
+    q = book_for_graph(places).profile("parentFeature")
+    assert "located in" in " ".join(q.forms.subject_clause), q.forms

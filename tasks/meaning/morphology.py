@@ -836,18 +836,19 @@ def _lookup(reading: _Reading, lexicon: Lexicon) -> tuple[str, VerbEntry | NounE
     return None
 
 
-def profile_from_label(label: str, lexicon: Lexicon | None = None) -> RelationProfile:
+def profile_from_label(label: str, lexicon: Lexicon | None = None, *, words_alone: bool = False) -> RelationProfile:
     """The meaning of ``label`` as far as its words and the lexicon tell (module docstring): ``words``,
     ``forms``, the counts and symmetry, and what each end is in the world (``subject_noun``, ``object_noun``), with
-    evidence for every field."""
+    evidence for every field. ``words_alone``: the label's own words, not the lexicon's entry for the whole label
+    (another vocabulary's label of the same spelling)."""
     lex = lexicon if lexicon is not None else load_lexicon()
     key = relation_key(label)
     ev: dict[str, Evidence] = {}
-    entry = lex.label(label)
     local = _last_segment(label.strip())
-    if entry is None and local != label.strip():
+    entry = None if words_alone else lex.label(label)
+    if entry is None and local != label.strip() and not words_alone:
         entry = lex.label(local)
-    if entry is None:  # "is_a", "isA", "IS-A" all find the entry "is a"
+    if entry is None and not words_alone:  # "is_a", "isA", "IS-A" all find the entry "is a"
         entry = lex.label(" ".join(label_words(local)))
     counts: dict[str, object] = {}
     reads_text = None

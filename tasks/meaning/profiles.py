@@ -211,11 +211,39 @@ def count_from_stats(n: int, several: int) -> tuple[Count, str] | None:
 
 
 @lru_cache(maxsize=65536)
-def derived_profile(label: str) -> RelationProfile:
-    """What the shipped lexicon and the label's morphology say (no user file, no statistics)."""
+def derived_profile(label: str, words_alone: bool = False) -> RelationProfile:
+    """What the shipped lexicon and the label's morphology say (no user file, no statistics); ``words_alone``: the
+    label's words without the lexicon's entry for the whole label."""
     from tasks.meaning.morphology import profile_from_label
 
-    return profile_from_label(label)
+    return profile_from_label(label, words_alone=words_alone)
+
+
+def _clashes(noun: str | None, kind: str | None) -> bool:
+    """Whether a lexicon entry's end ``noun`` ("place", "person") cannot be the graph's ``kind`` of that end: a place
+    is no idea, device, person or state ("web feature" is no place); a person is no idea, device or state."""
+    from tasks.meaning.names import abstract_kind, device_kind, person_kind, state_kind
+
+    if not kind or noun not in ("place", "person"):
+        return False
+    other = abstract_kind(kind) or device_kind(kind) or state_kind(kind)
+    return other or (noun == "place" and person_kind(kind))
+
+
+def _other_vocabulary(base: RelationProfile, label: str, values: LabelValues) -> RelationProfile:
+    """``base``, or the label's own words where the lexicon's entry for it belongs to another vocabulary: the entry
+    says what its ends are, and the graph's kinds at those ends cannot be that (GeoNames' ``parentFeature`` reads
+    "is located in" between places; a browser table's ``parentFeature`` joins web features)."""
+    if base.evidence.get("forms") is None or base.evidence["forms"].source != "lexicon":
+        return base
+    for noun, kind in ((base.subject_noun, values.subject_kind), (base.object_noun, values.kind)):
+        if _clashes(noun, kind):
+            own = derived_profile(label, True)
+            return own.model_copy(update={"key": base.key, "evidence": {**own.evidence, "forms": Evidence(
+                source="graph", detail=f"the lexicon's entry reads it between {noun}s, and the graph's are of kind "
+                f"{kind!r}: read by its own words ({own.evidence['forms'].detail if 'forms' in own.evidence else ''})"
+            )}})
+    return base
 
 
 _USER_FIELDS = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric", "subject_noun",
@@ -291,7 +319,7 @@ class ProfileBook:
             return base
         values = self.values.get(key)
         if values is not None and not given:
-            base = _reread(base, values)
+            base = _reread(_other_vocabulary(base, label, values), values)
         updates: dict[str, Any] = {}
         evidence: dict[str, Evidence] = {}
         st = self.stats.get(key)

@@ -417,3 +417,20 @@ def test_a_suffix_is_mentioned_not_used():
                                              Entity(domain="psl", name="python", type="tag")], [])
     assert written_name(kg, "baby") == 'the public suffix "baby"'
     assert written_name(kg, "python") == 'the tag "python"'
+
+
+def test_a_people_named_by_its_adjective_is_said_with_its_kind():
+    """nations_dbpedia (set 31): Freeciv names nations by their adjective, and "a leader of Indian" failed; a node of
+    a people's kind named by one such word (or two joined by "and") is said with the kind: "the Indian nation". A
+    plural ("Incas") and a person are said as they are."""
+    from tasks.meaning.names import name_takes_article, question_name
+    from tests.test_programs import graph
+
+    kg = graph([("Abraham Lincoln", "leaderOf", "American"), ("Pomare IV", "leaderOf", "Antiguan and Barbudan"),
+                ("Pachacuti", "leaderOf", "Incas")],
+               {"American": "nation", "Antiguan and Barbudan": "nation", "Incas": "nation",
+                "Abraham Lincoln": "person", "Pomare IV": "person", "Pachacuti": "person"})
+    assert question_name(kg, "American") == "American nation"
+    assert question_name(kg, "Antiguan and Barbudan") == "Antiguan and Barbudan nation"
+    assert question_name(kg, "Incas") == "Incas" and question_name(kg, "Abraham Lincoln") == "Abraham Lincoln"
+    assert name_takes_article("American nation", "nation")

@@ -319,3 +319,17 @@ def test_a_lexicon_entry_of_another_vocabulary_gives_way_to_the_labels_words():
                    {**{f"Town {i}": "town" for i in range(12)}, **{f"County {i}": "county" for i in range(3)}})
     q = book_for_graph(places).profile("parentFeature")
     assert "located in" in " ".join(q.forms.subject_clause), q.forms
+
+
+def test_a_label_that_is_its_objects_kind_is_a_noun_even_where_it_is_a_verb():
+    """wesnoth_snake (set 31): the WML key ``attack`` whose objects are attacks was read as the verb ("the unit that
+    attacks slam"); a label that is its objects' own kind names them: "has slam as an attack"."""
+    from tests.test_programs import graph
+    from tasks.meaning.profiles import book_for_graph
+
+    units = graph([(f"Unit {i}", "attack", a) for i in range(12) for a in ("slam", f"sword {i % 4}")],
+                  {**{f"Unit {i}": "unit" for i in range(12)}, "slam": "attack",
+                   **{f"sword {i}": "attack" for i in range(4)}})
+    p = book_for_graph(units).profile("attack")
+    said = " ".join([p.forms.statement, *p.forms.subject_clause, *p.forms.ask_object, *p.forms.ask_subject])
+    assert "attacks {o}" not in said and "attack" in said, p.forms

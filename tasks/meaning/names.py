@@ -542,10 +542,21 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     m = _INVERTED.fullmatch(bare)
     if m:
         return f"{m['article']} {m['rest']}{m['tail'] or ''}"
+    kind = (node_type_noun(kg, name) or "").lower()
+    if kind in _PEOPLE_KINDS and _DEMONYM.fullmatch(bare):
+        # a people named by its adjective, as a game's or a census's table names it ("Indian", "British"): English
+        # says "the Indian nation", not "a leader of Indian"
+        return f"{bare} {kind}"
     m = _SURNAME_FIRST.fullmatch(bare)
     if m and person_kind(node_type_noun(kg, name)):  # a catalogue's "Hamilton, Richard" is Richard Hamilton
         return f"{m['given']} {m['surname']}"
     return bare
+
+
+#: Kinds of peoples, whose members a table may name by their adjective ("Indian", "Antiguan and Barbudan").
+_PEOPLE_KINDS = frozenset({"nation", "people", "tribe", "ethnic group", "civilization", "civilisation"})
+#: One capitalised word, or two joined by "and", not a plural ("the Incas" is said as it is).
+_DEMONYM = re.compile(r"[A-Z][\w'’-]*[^\Ws](?: and [A-Z][\w'’-]*[^\Ws])?")
 
 
 def _sentence_cased_value(kg: KnowledgeGraph, name: str, bare: str, first: str) -> bool:
@@ -969,8 +980,12 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # (WordNet's objects too) are titles: "Broken English"
         return True
     kind = (type_noun or "").strip()
-    if len(words) >= 2 and kind and kind.islower() and name.endswith(" " + kind) and words[0][:1].isupper():
-        return True  # a description ending in its kind's own common noun: "the Russian keyboard layout"
+    if len(words) >= 2 and ((words[0][:1].isupper() and kind and kind.islower() and name.endswith(" " + kind)) or
+                            (not words[0][:1].islower() and any(c.isupper() for c in "".join(words[:-1]))
+                             and _common_head(words, type_noun))):
+        # a description ending in its kind's own common noun, or in a count noun in lower case: "the Russian
+        # keyboard layout", "the HEVC/H.265 video format", "the :optional CSS pseudo-class"
+        return True
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
     heads, of_heads, types = _article_rules()
@@ -1012,6 +1027,16 @@ _FRANCHISE_SPORTS = frozenset({"baseball", "basketball", "hockey", "softball", "
 #: ("SK" is left out: it is as often a sponsor's name, "the SK Wyverns").
 _CLUB_MARKS = frozenset({"FC", "CF", "SC", "AC", "BC", "KK", "CB", "BK", "HC", "HK", "CD", "RC", "FK", "SV", "EV",
                          "EC", "HV", "TSV", "VfB", "VfL", "EHC", "IF", "IK", "AIK"})
+
+
+def _common_head(words: list[str], type_noun: str | None) -> bool:
+    """Whether a name is a noun phrase headed by a count noun in the singular, in lower case after a capitalised
+    word ("HEVC/H.265 video format", "Bengal tiger"): a description, not a proper name. Not a title or a person's name,
+    nor one with a colon ("Background-clip: text"), nor a head English also uses as a mass noun."""
+    head = words[-1]
+    return (re.fullmatch(r"[a-z]+(?:-[a-z]+)?", head) is not None and not any(":" in w for w in words)
+            and not person_kind(type_noun) and not _work_kind(type_noun)
+            and _count_noun(head.split("-")[-1]) and head.split("-")[-1] not in NAME_PARTICLES)
 
 
 def _team_takes_the(words: list[str], type_noun: str | None) -> bool:

@@ -409,10 +409,10 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
             out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}"
                            + (f" after its subjects' kind {values.subject_kind!r}" if joined else "")
                            + f": read as {said!r}")
-    elif (base.forms is None and kind and low == kind and "a noun or as a verb" in (
-            base.evidence["forms"].detail if "forms" in base.evidence else "")):
-        # "round" whose objects are rounds, "stage" whose objects are stages: a label that is its objects' own kind
-        # names them, a noun ("the round of X"), not a verb ("X rounds Y")
+    elif kind and low == kind and _noun_not_verb(base):
+        # "round" whose objects are rounds, "stage" whose objects are stages, "attack" whose objects are attacks: a
+        # label that is its objects' own kind names them, a noun ("the round of X", "has slam as an attack"), not a
+        # verb ("X rounds Y", "the unit that attacks slam")
         phrase = derived_profile("has " + " ".join(words))
         if phrase.forms is not None:
             out = _read_as(out, phrase, values.kind, f"the label is its objects' kind {values.kind!r}: read as a "
@@ -454,6 +454,14 @@ def _key_or_role(base: RelationProfile, values: LabelValues, words: list[str]) -
             source="graph", detail=f"{then[1]!r} is no kind of the label's objects"
             + (f" ({values.kind!r})" if values.kind else "") + f": read as the noun {noun!r}")})
     return base
+
+
+def _noun_not_verb(base: RelationProfile) -> bool:
+    """Whether the words alone read the label as a verb, or could not choose between a noun and a verb."""
+    detail = base.evidence["forms"].detail if "forms" in base.evidence else ""
+    return (base.forms is None and "a noun or as a verb" in detail) or (
+        base.evidence.get("forms") is not None and base.evidence["forms"].source == "morphology"
+        and re.match(r"active (?:present|past)[a-z ]* verb '", detail) is not None)
 
 
 def _classifying(base: RelationProfile, values: LabelValues, st: LabelStats) -> RelationProfile:

@@ -101,6 +101,8 @@ class RelationIndex:
         shown = display_name(name).strip()
         if not any(ch.isalnum() for ch in shown):
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
+        if re.search(r"\w\^|[{}]", shown):
+            return True  # a translation tag or a template's markup left in the name ("female^Elvish Shyde")
         if _PADDED_ID.fullmatch(shown):
             return True  # "C0026", "G0132", "S0154": a catalogue's number, padded with zeros, names nothing
         digits = shown.removeprefix("0x")
@@ -438,14 +440,17 @@ def relation_index(kg: KnowledgeGraph) -> RelationIndex:
 
 def execute(program: QueryProgram, index: RelationIndex, book: ProfileBook, direct: bool = False) -> list[set[str]]:
     """Each step's set after its constraints (module docstring), in step order; ``direct``: over the graph's own facts
-    alone, without the wider reading of transitive labels (``RelationIndex.reach``), as the program's SPARQL reads
-    them."""
+    alone, without the wider readings (transitive labels, ``RelationIndex.reach``; a node's twin, ``twin_of``), as the
+    program's SPARQL reads them."""
     frontier = {program.start}
     sets: list[set[str]] = []
     for i, step in enumerate(program.steps, start=1):
         sym = book.profile(step.label).symmetric
         reached: set[str] = set()
-        for u in frontier:
+        # a node a reader cannot tell from another ("tropical" and "Tropical": a converter kept one value apart by
+        # case) is the same thing in the world: the step goes on from both
+        went = frontier if direct else frontier | {t for t in map(index.twin_of, frontier) if t is not None}
+        for u in went:
             reached |= index.reach(u, step.label, step.forward, sym, direct)
         if step.kind is not None:
             reached = {x for x in reached if index.kind(x) == step.kind}
@@ -472,7 +477,7 @@ def stands(program: QueryProgram, index: RelationIndex, book: ProfileBook) -> st
     for i, (wide, own) in enumerate(zip(sets, execute(program, index, book, direct=True)), start=1):
         if own != wide:
             # the wider reading only tells whether another node could be meant; the answer stands on the facts
-            return f"step {i} ({program.steps[i - 1].label!r}) holds only through a transitive reading"
+            return f"step {i} ({program.steps[i - 1].label!r}) holds only through a wider reading (a transitive label, or a twin's facts)"
     return None
 
 

@@ -69,15 +69,17 @@ arrays memory-mapped from a cache in the data dir's index folder, written once p
 sparse rows, and every node_info reply body pre-rendered. A warm start opens those files and the cached matrix
 without reading the graph from the warehouse: the snapshot's row in the warehouse's snapshot table names the
 cache and is checked against its metadata (a cache of other content is rebuilt), and the hash of the entity texts
-recorded there names the matrix's file, so no entity text is made (2.2 s at 1M entities, from 34 s:
+recorded there names the matrix's file, so no entity text is made (2.4 s at 1M entities, from 34 s:
 ``bench/results/tool_memory_1m.json``). The workers share every page of them, and of the bfloat16 copy
 of the matrix (``GraphIndex.share_search``, cached beside the served graph). A cold start reads the snapshot's
-records, writes the served arrays in a forked process while it embeds the matrix, and does not wait for the HNSW
-graph (``_build_served``): that is built in a background process while the workers answer by the exact scan, and
-each worker switches to it once its file is written (``tasks.env.index.AnnBuild``; ``GET /health`` says which
-serves). At 1M entities the first answer came at 75 s (184 s when the server waited for the graph; target 60 s,
-missed by 15 s: records and graph take 25 s, the served arrays 43 s), every worker read the graph from 189 s, and
-``entity_matcher`` p99 at C=32 was 1.6 s while the exact scan served, 34 ms on the graph after a warm start.
+records as columns (``tasks.env.served.GraphColumns``: DuckDB's Arrow tables, no pydantic record nor
+``KnowledgeGraph``), writes the served arrays in a forked process (half the node_info replies in a second one)
+while it embeds the matrix, and does not wait for the HNSW graph (``_build_served``): that is built in a
+background process while the workers answer by the exact scan, and each worker switches to it once its file is
+written (``tasks.env.index.AnnBuild``; ``GET /health`` says which serves). At 1M entities the first answer came at
+52.7 s at load 3.1-4.4 (target 60 s; 75 s when records and a ``KnowledgeGraph`` were built first, 184 s when the
+server waited for the graph: columns take 4-6 s, the served arrays about 40 s beside the matrix), every worker
+read the graph from 241 s, and ``entity_matcher`` p99 at C=32 was 1.1 s while the exact scan served.
 Relations and entities become Python objects only for the entities a call touches. ``bench/bench_tool_memory.py``
 measures it.
 

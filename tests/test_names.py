@@ -432,5 +432,9 @@ def test_a_people_named_by_its_adjective_is_said_with_its_kind():
                 "Abraham Lincoln": "person", "Pomare IV": "person", "Pachacuti": "person"})
     assert question_name(kg, "American") == "American nation"
     assert question_name(kg, "Antiguan and Barbudan") == "Antiguan and Barbudan nation"
+    assert question_name(graph([("A", "civilWarNation", "Volga German")], {"Volga German": "nation"}),
+                         "Volga German") == "Volga German nation"
+    assert question_name(graph([("A", "civilWarNation", "United States")], {"United States": "nation"}),
+                         "United States") == "United States"
     assert question_name(kg, "Incas") == "Incas" and question_name(kg, "Abraham Lincoln") == "Abraham Lincoln"
     assert name_takes_article("American nation", "nation")

@@ -555,8 +555,10 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
 
 #: Kinds of peoples, whose members a table may name by their adjective ("Indian", "Antiguan and Barbudan").
 _PEOPLE_KINDS = frozenset({"nation", "people", "tribe", "ethnic group", "civilization", "civilisation"})
-#: One capitalised word, or two joined by "and", not a plural ("the Incas" is said as it is).
-_DEMONYM = re.compile(r"[A-Z][\w'’-]*[^\Ws](?: and [A-Z][\w'’-]*[^\Ws])?")
+#: One capitalised word, or two joined by "and", not a plural ("the Incas" is said as it is); or capitalised words
+#: ending in an adjective of a people ("Volga German", "Lower Sorbian").
+_DEMONYM = re.compile(r"[A-Z][\w'’-]*[^\Ws](?: and [A-Z][\w'’-]*[^\Ws])?|"
+                      r"(?:[A-Z][\w'’-]* )+[A-Z][\w'’-]*(?:an|ese|ish|ic|i|ch)")
 
 
 def _sentence_cased_value(kg: KnowledgeGraph, name: str, bare: str, first: str) -> bool:

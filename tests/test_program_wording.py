@@ -390,6 +390,9 @@ def test_a_disambiguator_stays_where_another_node_reads_the_same_and_a_catalogue
                  "Paris, Texas": "city"})
     assert question_name(kg2, "Renfrew (census division)") == "Renfrew census division"
     assert question_name(kg2, "Hamilton, Richard") == "Richard Hamilton"
+    # a suffix after the comma is no given name (familytree, set 32: "Jacob, Sr. Fox" was said "Sr. Fox Jacob")
+    kg3 = graph([("Jacob, Sr. Fox", "nationality", "British")], {"Jacob, Sr. Fox": "artist"})
+    assert question_name(kg3, "Jacob, Sr. Fox") == "Jacob, Sr. Fox"
     assert question_name(kg2, "Paris, Texas") == "Paris, Texas"
 
 

@@ -968,3 +968,12 @@ def test_a_translation_tag_left_in_a_name_is_no_name():
                {"female^Elvish Shyde": "unit", "Elvish Shaman": "unit", "Elf": "race"})
     index = relation_index(kg)
     assert index.is_code("female^Elvish Shyde") and not index.is_code("Elvish Shaman")
+
+
+def test_a_prerequisite_of_a_prerequisite_is_required_too():
+    """warzone_dbpedia (set 32): "which research topic is a required research of X" was taken as X's direct
+    prerequisites alone, where the game requires every topic further down the tree."""
+    kg = graph([("Heavy Cannon", "requiredResearch", "Medium Cannon"),
+                ("Medium Cannon", "requiredResearch", "Light Cannon")],
+               {n: "research topic" for n in ("Heavy Cannon", "Medium Cannon", "Light Cannon")})
+    assert relation_index(kg).reach("Heavy Cannon", "requiredResearch", True) == {"Medium Cannon", "Light Cannon"}

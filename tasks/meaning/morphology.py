@@ -91,10 +91,25 @@ def label_words(label: str) -> list[str]:
         for w in words:  # "is-located-in", "part-of"; "co-occurs" keeps its prefix
             parts = w.lower().split("-")
             out.extend(parts if len(parts) > 1 and any(p in _FUNCTION for p in parts) else [w.lower()])
-        return out
+        return _prefixes_joined(out)
     title = all(w[:1].isupper() for w in words)  # "Located In", "Place Of Birth": title case, not names
     return [w.lower() if i == 0 and w[:1].isupper() and w[1:].islower() or w.lower() in _FUNCTION
             or (title and _known(w.lower())) else w for i, w in enumerate(words)]
+
+
+#: Prefixes English writes joined to their word, which camel case splits off ("weaponSubClass", "superClassOf").
+_JOINED_PREFIXES = frozenset({"sub", "super", "pre", "post", "multi", "inter", "intra", "non"})
+
+
+def _prefixes_joined(words: list[str]) -> list[str]:
+    """A prefix camel case split off its word written with it again: "weapon sub class" -> "weapon subclass"."""
+    out: list[str] = []
+    for w in words:
+        if out and out[-1] in _JOINED_PREFIXES and w.isalpha():
+            out[-1] += w
+        else:
+            out.append(w)
+    return out
 
 
 def _is_name(word: str) -> bool:

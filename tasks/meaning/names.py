@@ -586,8 +586,9 @@ _SENTENCE_TOKEN = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*")
 _SENTENCE_CASE = re.compile(r"[A-Z][a-z]+(?: (?:[a-z][a-z'’-]*|\d[\d.,]*))+")
 
 _INVERTED = re.compile(r"(?P<rest>.+?), (?P<article>The|A|An)(?P<tail> \([^()]*\))?")
-_SURNAME_FIRST = re.compile(r"(?P<surname>[A-Z][\w'’-]+(?: [a-z]{1,3} [A-Z][\w'’-]+)?), (?P<given>[A-Z][\w.'’-]*"
-                            r"(?: [A-Z][\w.'’-]*){0,3})")
+_SURNAME_FIRST = re.compile(r"(?P<surname>[A-Z][\w'’-]+(?: [a-z]{1,3} [A-Z][\w'’-]+)?), "
+                            r"(?!(?:Sr|Jr|Snr|Jnr)\.? |(?:II|III|IV) )"  # "Jacob, Sr. Fox": a suffix, not a given name
+                            r"(?P<given>[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3})")
 
 
 def strip_disambiguator(shown: str) -> str:

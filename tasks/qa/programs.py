@@ -518,6 +518,8 @@ def transitive_label(label: str) -> bool:
     made with "sub" ("music subgenre", "subregion", "subcategory": a subgenre of a subgenre of rock is one of rock)."""
     if _squashed(label) in _TRANSITIVE:
         return True
+    if (label_words(label) or [""])[0] in ("required", "prerequisite", "prerequisites"):
+        return True  # what a prerequisite requires is required too ("requiredResearch", "prerequisite courses")
     # a noun English derives with "sub" that the word list lacks ("subgenre", "subregion"; not "substance")
     return any(w.startswith("sub") and derived_noun(w) for w in (x.lower() for x in label_words(label)))
 

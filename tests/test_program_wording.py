@@ -393,6 +393,13 @@ def test_a_disambiguator_stays_where_another_node_reads_the_same_and_a_catalogue
     # a suffix after the comma is no given name (familytree, set 32: "Jacob, Sr. Fox" was said "Sr. Fox Jacob")
     kg3 = graph([("Jacob, Sr. Fox", "nationality", "British")], {"Jacob, Sr. Fox": "artist"})
     assert question_name(kg3, "Jacob, Sr. Fox") == "Jacob, Sr. Fox"
+    # a kind tag that opens with a capital stays a tag (wordnet, set 32: "Delaware American state")
+    kg4 = graph([("Delaware (American state)", "part of", "United States"), ("Delaware (river)", "part of", "Pa"),
+                 ("Renfrew (census division)", "part of", "Ontario"), ("Renfrew", "part of", "Scotland")],
+                {"Delaware (American state)": "American state", "Delaware (river)": "river",
+                 "Renfrew (census division)": "census division", "Renfrew": "town"})
+    assert question_name(kg4, "Delaware (American state)") == "Delaware (American state)"
+    assert question_name(kg4, "Renfrew (census division)") == "Renfrew census division"
     assert question_name(kg2, "Paris, Texas") == "Paris, Texas"
 
 

@@ -530,7 +530,9 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
         # a column's value is said after its column ("whose duration is 24 hours"): the label names the kind, and
         # the writer's tag would say it twice ("24 hours (duration)")
         if not (tail.casefold() == kind and column_value(kg, name)):
-            bare = f"{bare} {tail}" if tail.casefold() == kind and len(kind.split()) >= 2 else shown
+            # (a kind that opens with a capital is no common noun after a name: "Delaware (American state)")
+            bare = f"{bare} {tail}" if tail.casefold() == kind and len(kind.split()) >= 2 and tail[:1].islower() \
+                else shown
     bare = bare if bare.strip() else shown
     first = bare.split()[0].lower()
     if _sentence_cased_value(kg, name, bare, first):
@@ -842,7 +844,8 @@ def device_kind(noun: str | None) -> bool:
 
 
 #: Device nouns that, with a word before them, name software or a scheme as often as a machine ("browser engine",
-#: "operating system", "writing system"); "tool" alone is most often a program in data (MISP's, ATT&CK's).
+#: "operating system", "writing system"); "tool" and "system" alone are most often programs in data (MISP's tools,
+#: Nmap's systems).
 _SOFT_DEVICE_HEADS = frozenset({"system", "engine", "subsystem"})
 #: Words before such a head that make it a machine again ("weapon system", "rocket engine").
 _MACHINE_MODIFIERS = frozenset({"weapon", "weapons", "propulsion", "aircraft", "rocket", "jet", "steam", "diesel",
@@ -853,7 +856,9 @@ def _software_kind(noun: str | None) -> bool:
     """Whether a device noun's kind names programs or schemes, whose members are named bare ("uses GOST", "runs
     Android", "written in Latin"; not "the Trent 892", an engine, or "the Patriot", a weapon system)."""
     words = (noun or "").strip().lower().split()
-    return words in (["tool"], ["software", "tool"]) or (
+    if len(words) >= 2 and words[-1] in _VERSION_HEADS:
+        words = words[:-1]  # "operating system version": a release of an operating system
+    return words in (["tool"], ["software", "tool"], ["system"]) or (
         len(words) >= 2 and words[-1] in _SOFT_DEVICE_HEADS and words[-2] not in _MACHINE_MODIFIERS)
 
 

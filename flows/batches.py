@@ -189,14 +189,16 @@ class _Runner:
 
     def run(self, task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]],
             errors: Literal["raise", "return"] = "raise", one_per_process: bool = False,
-            in_flight: int | None = None) -> Iterator[tuple[B, Any]]:
+            in_flight: int | None = None, ahead: Callable[[], bool] | None = None) -> Iterator[tuple[B, Any]]:
         """Run ``task(**parameters(batch))`` for every batch; yield ``(batch, result)`` in batch order. A
         ``BatchResult``'s usage is added to the flow's ledger before it is yielded. With ``errors="return"`` a
         batch whose task failed yields its exception instead (for flows that record a failed domain and go on).
         ``one_per_process``: the task keeps process-wide state that two concurrent runs would share (LightRAG's
         storage locks belong to one event loop), so the thread pool runs one batch at a time; Ray still runs one per
         worker process at once. ``in_flight``: batches submitted ahead (default ``runner.window``; see
-        ``in_flight``)."""
+        ``in_flight``). ``ahead``: the flow's work ahead of its next batches (planning them), called whenever the loop
+        would wait for a batch to finish: one piece per call, ``True`` while it did any (the loop then looks at its
+        batches again before the next piece), ``False`` when nothing is left to do ahead."""
         window = 1 if one_per_process and self.cfg.kind == "threads" else (in_flight or self.cfg.window)
         pending: deque[tuple[B, Any, int]] = deque()
         todo = iter(batches)
@@ -227,7 +229,8 @@ class _Runner:
             if head is not None and not head.done():
                 busy = running()
                 if all(w is not None for w in busy):  # futures this loop can wait on (the thread pool's)
-                    concurrent.futures.wait(busy, return_when=concurrent.futures.FIRST_COMPLETED)
+                    if ahead is None or not ahead():  # the flow's work ahead comes before the wait
+                        concurrent.futures.wait(busy, return_when=concurrent.futures.FIRST_COMPLETED)
                     fill()
                     continue
             batch, future, tries = pending.popleft()
@@ -495,9 +498,9 @@ def batch_runner(cfg: RunnerConfig, gateway: Any = None, *, resubmits: int = 2) 
 
 def run_batches(task: Any, batches: Sequence[B], parameters: Callable[[B], dict[str, Any]], *, runner: _Runner,
                 errors: Literal["raise", "return"] = "raise", one_per_process: bool = False,
-                in_flight: int | None = None) -> Iterator[tuple[B, Any]]:
+                in_flight: int | None = None, ahead: Callable[[], bool] | None = None) -> Iterator[tuple[B, Any]]:
     """``runner.run`` as a function: the one batch loop of every flow."""
-    return runner.run(task, batches, parameters, errors, one_per_process, in_flight)
+    return runner.run(task, batches, parameters, errors, one_per_process, in_flight, ahead)
 
 
 def endpoint_concurrency(spec: GatewaySpec, *roles: str) -> int:

@@ -12,7 +12,8 @@ A step (``Step``) declares what it is and what it does, and nothing else:
   final verdict is not planned again), with ``sizes`` for the in-flight window and ``bar`` for each progress bar
   (one a domain by default); ``reused``: work an earlier run finished that this one takes over, landed first;
   ``next_round``: more units, planned once the round before has landed; ``before``: the flow's own work before a
-  unit lands (outside its transaction);
+  unit lands (outside its transaction); ``ahead``: work ahead of the next units (planning them) that the batch loop
+  does while it would otherwise wait for a batch to finish;
 - ``write``: how one unit's records land (the runner opens the transaction: a unit lands whole or not at all);
 - ``summary``: the run's result from everything written;
 - ``fails_alone``: a unit whose batch task fails does not stop the run (one domain's graph build, say): nothing of it
@@ -128,6 +129,12 @@ class Step(Generic[J, R]):
     def before(self, rt: Runtime, unit: Unit[J]) -> None:
         """Work of the flow's own, outside the unit's transaction, before ``unit`` lands."""
 
+    def ahead(self, rt: Runtime) -> bool:
+        """One piece of work ahead of the next units (planning the next domain, say), done by the batch loop while
+        the batches in flight run instead of waiting for one to finish; ``True`` while it did any, ``False`` when
+        nothing is left (the default: nothing is done ahead)."""
+        return False
+
     def alongside(self, rt: Runtime) -> AbstractContextManager[Any]:
         """Work that runs beside the batches for the length of the loop (building indexes ahead, say)."""
         return nullcontext()
@@ -206,7 +213,7 @@ def run_step(step: Step[Any, Any], parameters: dict[str, Any], settings: Setting
                 for unit, done in run_batches(step.task, units, runner=runner,
                                               parameters=lambda unit: step.parameters(rt, spec, unit),
                                               in_flight=window, errors="return" if step.fails_alone else "raise",
-                                              one_per_process=step.one_per_process):
+                                              one_per_process=step.one_per_process, ahead=lambda: step.ahead(rt)):
                     if isinstance(done, BaseException):
                         fail(unit, done)
                     else:

@@ -126,9 +126,9 @@ def _record(monkeypatch, events: list[tuple[str, ...]]) -> None:
     real_submit, real_write = Ahead.submit, flows.qa.GenerateStep.write
     real_refill, real_dedup = tasks.qa.seed_plan.refill_seeds, flows.qa._dedup_domain
 
-    def submit(self, fn, items):
+    def submit(self, fn, items, **kw):
         events.append(("prepare", items[0][0].domain))
-        return real_submit(self, fn, items)
+        return real_submit(self, fn, items, **kw)
 
     def write(self, rt, unit, records, con):
         events.append(("land", unit.domain, "refill" if unit.extra.get("refill") else "first"))
@@ -204,3 +204,82 @@ def test_jobs_are_prepared_ahead_and_a_refill_overlaps_the_next_domain(prefect_h
     in_flow.clear()
     _generate(again)
     assert set(in_flow) >= first and _landed(again) == ahead_rows
+
+
+def test_the_batch_loop_does_the_work_ahead_while_a_batch_runs(prefect_harness):
+    """``ahead`` is called while the loop would wait for a batch: the batch here finishes only once the work ahead
+    has run (it would give up, unreleased, otherwise), and the loop stops calling it once it says nothing is left."""
+    import threading
+
+    released = threading.Event()
+    calls: list[str] = []
+
+    @task(name="toy-gated-batch", cache_policy=NO_CACHE)
+    def gated(item: str) -> str:
+        return item if released.wait(30) else "unreleased"
+
+    def ahead() -> bool:
+        calls.append("ahead")
+        if released.is_set():
+            return False
+        released.set()
+        return True
+
+    @flow
+    def go() -> list[str]:
+        with batch_runner(RunnerConfig(max_workers=2)) as r:
+            return [out for _, out in run_batches(gated, ["a"], lambda i: {"item": i}, runner=r, in_flight=1,
+                                                  ahead=ahead)]
+
+    assert go() == ["a"]
+    assert calls[:2] == ["ahead", "ahead"]  # one piece of work, then nothing left: the loop waits
+
+
+def test_the_next_domain_is_prepared_while_the_first_domains_jobs_are_in_flight(prefect_harness, tmp_path,
+                                                                                monkeypatch):
+    """With one batch in flight the batch loop would ask for the next domain only once the first one's batch ended;
+    planned ahead (``GenerateStep.ahead``), the next domain's jobs go to be prepared while the first domain's jobs
+    run: here the first domain's jobs end only after that (a job waits for it, and gives up unreleased after 30 s),
+    and what lands is the same."""
+    import asyncio
+    import threading
+
+    import flows.qa
+    import tasks.qa.seed_plan
+    from flows.graphs import import_graphs
+
+    settings = load_settings(data_dir=tmp_path, seeds={"min_ball": 5}, runner={"kind": "threads", "in_flight": 1})
+    monkeypatch.setattr(tasks.qa.seed_plan, "PREFER_WINDOW", 1)
+    import_graphs(files={"geo": str(GEO), "geo2": str(GEO)}, settings=settings)
+    events: list[tuple[str, ...]] = []
+    _record(monkeypatch, events)
+    second_planned = threading.Event()
+    real_submit, real_run_job = Ahead.submit, flows.qa.run_job
+    waited: list[bool] = []
+    gated: list[str] = []
+
+    def submit(self, fn, items, **kw):
+        if items[0][0].domain == "geo2":
+            second_planned.set()
+        return real_submit(self, fn, items, **kw)
+
+    async def run_job(gateway, kg, seed, *a, **kw):
+        if kg.domain == "geo" and not gated:  # one job of the first domain waits
+            gated.append(seed.node)
+            waited.append(await asyncio.get_running_loop().run_in_executor(None, second_planned.wait, 30))
+        return await real_run_job(gateway, kg, seed, *a, **kw)
+
+    monkeypatch.setattr(Ahead, "submit", submit)
+    monkeypatch.setattr(flows.qa, "run_job", run_job)
+    _generate(settings)
+    assert waited == [True]
+    at = {e: i for i, e in reversed(list(enumerate(events)))}
+    assert at[("prepare", "geo")] < at[("prepare", "geo2")] < at[("land", "geo", "first")]
+
+    monkeypatch.setattr(flows.qa.GenerateStep, "ahead", lambda self, rt: False)  # nothing planned ahead
+    monkeypatch.setattr(flows.qa, "run_job", real_run_job)
+    again = load_settings(data_dir=tmp_path / "not_ahead", seeds={"min_ball": 5},
+                          runner={"kind": "threads", "in_flight": 1})
+    import_graphs(files={"geo": str(GEO), "geo2": str(GEO)}, settings=again)
+    _generate(again)
+    assert _landed(again) == _landed(settings)

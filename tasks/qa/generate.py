@@ -473,7 +473,7 @@ def _prepare(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMode,
             # Then programs from the whole neighbourhood, pins shown (``tasks.qa.llm_programs``): the model words
             # any pin, so every phrasable fact may pin. They follow the bare paths, which need no pin.
             progs, why = _program_candidates(kg, seed, hop_class, range(n_nodes, lo - 1, -1), cfg, walk_seed, book,
-                                             None, first=len(cands) + 1)
+                                             None, first=len(cands) + 1, enough=cfg.candidates)
             cands += progs[:cfg.candidates]  # the longest first; at most as many as the bare paths, for the prompt
     return ctx, cands, why
 
@@ -490,14 +490,20 @@ def prepare_job(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, mode: GenMo
 
 
 def _program_candidates(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, lengths: Sequence[int], cfg: GenConfig,
-                        walk_seed: int, book: ProfileBook, clause_ok: ClauseOk | None, *, first: int = 1
-                        ) -> tuple[list[CandidatePath], tuple[str, str]]:
+                        walk_seed: int, book: ProfileBook, clause_ok: ClauseOk | None, *, first: int = 1,
+                        enough: int | None = None) -> tuple[list[CandidatePath], tuple[str, str]]:
     """Programs of each of ``lengths`` (node counts, in that order) from the seed's whole neighbourhood
     (``sample_programs``), as candidates numbered from ``first``; and why none stood at the first length that had
-    none (reason code, detail)."""
+    none (reason code, detail). ``enough``: the caller keeps only the first ``enough`` candidates, so the lengths
+    after the one that reached them are not sampled (each length is sampled with the same ``walk_seed``, whatever
+    came before it, so the first ``enough`` are the same; most of a candidates-mode job's preparation went into
+    programs it then dropped). "Why none" then covers the lengths sampled: the template writer, which reads it,
+    passes no ``enough``."""
     cands: list[CandidatePath] = []
     why: tuple[str, str] = ("", "")
     for n in lengths:
+        if enough is not None and len(cands) >= enough:
+            break
         found = sample_programs(kg, seed.node, n - 1, count=cfg.candidates, seed=walk_seed, book=book,
                                 clause_ok=clause_ok, scoped=bool(cfg.scopes.get(kg.domain)))
         cands += [CandidatePath(id=f"P{first + len(cands) + i}", nodes=list(p.nodes),

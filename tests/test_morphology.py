@@ -509,7 +509,8 @@ def test_opaque_label_entry() -> None:
     ("instance of", ["instance", "of"]), ("co-founded", ["co-founded"]), ("hasURL", ["has", "url"]),
     ("Defeated Pompey at", ["defeated", "Pompey", "at"]), ("http://example.org/onto#worksFor", ["works", "for"]),
     # a prefix camel case split off is written with its word (warzone_dbpedia, set 32: "the weapon sub class of X")
-    ("weaponSubClass", ["weapon", "subclass"]), ("subClassOf", ["subclass", "of"]), ("sub_region", ["subregion"]),
+    ("weaponSubClass", ["weapon", "subclass"]), ("subClassOf", ["subclass", "of"]), ("subRegion", ["subregion"]),
+    ("superBowlWin", ["super", "bowl", "win"]), ("postOffice", ["post", "office"]), ("sub_class_of", ["sub", "class", "of"]),
     ("superClassOf", ["superclass", "of"]), ("sub", ["sub"]),
 ])
 def test_label_words(label: str, words: list[str]) -> None:

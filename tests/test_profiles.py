@@ -319,6 +319,11 @@ def test_a_lexicon_entry_of_another_vocabulary_gives_way_to_the_labels_words():
                    {**{f"Town {i}": "town" for i in range(12)}, **{f"County {i}": "county" for i in range(3)}})
     q = book_for_graph(places).profile("parentFeature")
     assert "located in" in " ".join(q.forms.subject_clause), q.forms
+    # one end of another kind is no other vocabulary: a person born on a ship was born in a place
+    born = graph([(f"Sailor {i}", "place of birth", f"Ship {i % 3}") for i in range(12)],
+                 {**{f"Sailor {i}": "human" for i in range(12)}, **{f"Ship {i}": "ship" for i in range(3)}})
+    r = book_for_graph(born).profile("place of birth")
+    assert "cannot be" not in r.evidence["forms"].detail, r.evidence["forms"]
 
 
 def test_a_label_that_is_its_objects_kind_is_a_noun_even_where_it_is_a_verb():

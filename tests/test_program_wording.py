@@ -393,6 +393,8 @@ def test_a_disambiguator_stays_where_another_node_reads_the_same_and_a_catalogue
     # a suffix after the comma is no given name (familytree, set 32: "Jacob, Sr. Fox" was said "Sr. Fox Jacob")
     kg3 = graph([("Jacob, Sr. Fox", "nationality", "British")], {"Jacob, Sr. Fox": "artist"})
     assert question_name(kg3, "Jacob, Sr. Fox") == "Jacob, Sr. Fox"
+    kg5 = graph([("Smith, Jr.", "nationality", "British")], {"Smith, Jr.": "artist"})
+    assert question_name(kg5, "Smith, Jr.") == "Smith, Jr."
     # a kind tag that opens with a capital stays a tag (wordnet, set 32: "Delaware American state")
     kg4 = graph([("Delaware (American state)", "part of", "United States"), ("Delaware (river)", "part of", "Pa"),
                  ("Renfrew (census division)", "part of", "Ontario"), ("Renfrew", "part of", "Scotland")],

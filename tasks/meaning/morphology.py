@@ -83,6 +83,8 @@ def label_words(label: str) -> list[str]:
     machine = " " not in text
     text = text.replace("_", " ")
     if machine:
+        # a prefix camel case would split off is written with its word: "weaponSubClass" -> "weapon subclass"
+        text = _JOINED_PREFIX.sub(lambda m: m[1] + m[2].lower(), text)
         text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
         text = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", " ", text)
     words = text.split()
@@ -91,25 +93,16 @@ def label_words(label: str) -> list[str]:
         for w in words:  # "is-located-in", "part-of"; "co-occurs" keeps its prefix
             parts = w.lower().split("-")
             out.extend(parts if len(parts) > 1 and any(p in _FUNCTION for p in parts) else [w.lower()])
-        return _prefixes_joined(out)
+        return out
     title = all(w[:1].isupper() for w in words)  # "Located In", "Place Of Birth": title case, not names
     return [w.lower() if i == 0 and w[:1].isupper() and w[1:].islower() or w.lower() in _FUNCTION
             or (title and _known(w.lower())) else w for i, w in enumerate(words)]
 
 
-#: Prefixes English writes joined to their word, which camel case splits off ("weaponSubClass", "superClassOf").
-_JOINED_PREFIXES = frozenset({"sub", "super", "pre", "post", "multi", "inter", "intra", "non"})
-
-
-def _prefixes_joined(words: list[str]) -> list[str]:
-    """A prefix camel case split off its word written with it again: "weapon sub class" -> "weapon subclass"."""
-    out: list[str] = []
-    for w in words:
-        if out and out[-1] in _JOINED_PREFIXES and w.isalpha():
-            out[-1] += w
-        else:
-            out.append(w)
-    return out
+#: A prefix English writes joined to its word, where camel case starts the word with a capital ("weaponSubClass",
+#: "superClassOf", "preRelease"); not before words it stands apart from ("superBowl", "subOn").
+_JOINED_PREFIX = re.compile(r"(?:(?<=[a-z])|^)(sub|Sub|super|Super|pre|Pre|multi|Multi|inter|Inter|intra|Intra|non|Non)"
+                            r"([A-Z])(?=[a-z])(?!owl|n\b|ff\b)")
 
 
 def _is_name(word: str) -> bool:

@@ -33,7 +33,7 @@ nothing is known.
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -545,7 +545,7 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     if m:
         return f"{m['article']} {m['rest']}{m['tail'] or ''}"
     kind = (node_type_noun(kg, name) or "").lower()
-    if kind in _PEOPLE_KINDS and _DEMONYM.fullmatch(bare):
+    if kind in _PEOPLE_KINDS and _DEMONYM.fullmatch(bare) and kind in _demonym_kinds(kg):
         # a people named by its adjective, as a game's or a census's table names it ("Indian", "British"): English
         # says "the Indian nation", not "a leader of Indian"
         return f"{bare} {kind}"
@@ -555,6 +555,24 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     return bare
 
 
+def _demonym_kinds(kg: KnowledgeGraph) -> frozenset[str]:
+    """The kinds of peoples whose names the graph writes as adjectives: of ten nodes or more, three in five end as
+    an adjective of a people does ("Indian", "Chinese", "Kurdish", "Iraqi"; Freeciv's nations), where a kind whose
+    names are "Scotland" and "Japan" names places (Wikidata's "nation")."""
+    hit = kg.__dict__.get("_demonym_kinds")
+    if hit is None:
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for n in kg.nodes():
+            kind = (node_type_noun(kg, n) or "").lower()
+            if kind in _PEOPLE_KINDS:
+                counts[kind][0] += 1
+                counts[kind][1] += bool(_ADJECTIVE_OF_PEOPLE.search(strip_disambiguator(n).strip()))
+        hit = kg.__dict__["_demonym_kinds"] = frozenset(k for k, (n, a) in counts.items() if n >= 10 and 5 * a >= 3 * n)
+    return hit
+
+
+#: How an adjective of a people ends: "Indian", "Chinese", "Kurdish", "Iraqi", "Icelandic", "Dutch", "Cypriot".
+_ADJECTIVE_OF_PEOPLE = re.compile(r"(?:an|ese|ish|i|ic|ch|ot)$")
 #: Kinds of peoples, whose members a table may name by their adjective ("Indian", "Antiguan and Barbudan").
 _PEOPLE_KINDS = frozenset({"nation", "people", "tribe", "ethnic group", "civilization", "civilisation"})
 #: One capitalised word, or two joined by "and", not a plural ("the Incas" is said as it is); or capitalised words
@@ -589,7 +607,7 @@ _SENTENCE_CASE = re.compile(r"[A-Z][a-z]+(?: (?:[a-z][a-z'’-]*|\d[\d.,]*))+")
 
 _INVERTED = re.compile(r"(?P<rest>.+?), (?P<article>The|A|An)(?P<tail> \([^()]*\))?")
 _SURNAME_FIRST = re.compile(r"(?P<surname>[A-Z][\w'’-]+(?: [a-z]{1,3} [A-Z][\w'’-]+)?), "
-                            r"(?!(?:Sr|Jr|Snr|Jnr)\.? |(?:II|III|IV) )"  # "Jacob, Sr. Fox": a suffix, not a given name
+                            r"(?!(?:Sr|Jr|Snr|Jnr)\.?(?: |$)|(?:II|III|IV)(?: |$))"  # "Jacob, Sr. Fox", "Smith, Jr.": a suffix
                             r"(?P<given>[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3})")
 
 
@@ -1042,8 +1060,11 @@ def _common_head(words: list[str], type_noun: str | None) -> bool:
     word ("HEVC/H.265 video format", "Bengal tiger"): a description, not a proper name. Not a title or a person's name,
     nor one with a colon ("Background-clip: text"), nor a head English also uses as a mass noun."""
     head = words[-1]
-    return (re.fullmatch(r"[a-z]+(?:-[a-z]+)?", head) is not None and not any(":" in w for w in words)
-            and not person_kind(type_noun) and not _work_kind(type_noun)
+    before = "".join(words[:-1])
+    return (re.fullmatch(r"[a-z]+(?:-[a-z]+)?", head) is not None and not re.search(r":\s|[,;]", " ".join(words) + " ")
+            and any(c.isupper() for c in before[1:])  # more than a sentence's capital: "Hip hop", "Sulfur dioxide"
+            and not any(re.search(r"['’]s?$", w) for w in words)  # "Halley's comet" names one thing
+            and not person_kind(type_noun) and not _work_kind(type_noun) and not state_kind(type_noun) and (type_noun or "").lower() not in _PROPER_KINDS
             and _count_noun(head.split("-")[-1]) and head.split("-")[-1] not in NAME_PARTICLES)
 
 

@@ -236,14 +236,19 @@ def _other_vocabulary(base: RelationProfile, label: str, values: LabelValues) ->
     "is located in" between places; a browser table's ``parentFeature`` joins web features)."""
     if base.evidence.get("forms") is None or base.evidence["forms"].source != "lexicon":
         return base
-    for noun, kind in ((base.subject_noun, values.subject_kind), (base.object_noun, values.kind)):
-        if _clashes(noun, kind):
-            own = derived_profile(label, True)
-            return own.model_copy(update={"key": base.key, "evidence": {**own.evidence, "forms": Evidence(
-                source="graph", detail=f"the lexicon's entry reads it between {noun}s, and the graph's are of kind "
-                f"{kind!r}: read by its own words ({own.evidence['forms'].detail if 'forms' in own.evidence else ''})"
-            )}})
-    return base
+    ends = [(noun, kind) for noun, kind in ((base.subject_noun, values.subject_kind), (base.object_noun, values.kind))
+            if noun in ("place", "person") and kind]
+    # every end the entry names must clash (a person born on a ship is still born in a place), and the label's
+    # own words must read ("located in the administrative territorial entity" alone has none)
+    if not ends or not all(_clashes(noun, kind) for noun, kind in ends):
+        return base
+    own = derived_profile(label, True)
+    if own.forms is None:
+        return base
+    said = ", ".join(f"{noun} as {kind!r}" for noun, kind in ends)
+    return own.model_copy(update={"key": base.key, "evidence": {**own.evidence, "forms": Evidence(
+        source="graph", detail=f"the lexicon's entry reads its ends as places or people, the graph's kinds cannot be "
+        f"({said}): read by its own words ({own.evidence['forms'].detail if 'forms' in own.evidence else ''})")}})
 
 
 _USER_FIELDS = ("words", "forms", "objects_per_subject", "subjects_per_object", "symmetric", "subject_noun",

@@ -977,3 +977,23 @@ def test_a_prerequisite_of_a_prerequisite_is_required_too():
                 ("Medium Cannon", "requiredResearch", "Light Cannon")],
                {n: "research topic" for n in ("Heavy Cannon", "Medium Cannon", "Light Cannon")})
     assert relation_index(kg).reach("Heavy Cannon", "requiredResearch", True) == {"Medium Cannon", "Light Cannon"}
+
+
+def test_a_subclass_inherits_its_parents_relations():
+    """bioinformatics_dbpedia (set 33): in EDAM a subclass of an operation has its parent's topics, inputs and
+    outputs, and "which operation has Protein structure as an output" had more right answers than the operation the
+    graph links. A step over another label reaches what a node's superclasses have, and holders include the
+    subclasses of every holder."""
+    kg = graph([("Structure prediction", "hasOutput", "Protein structure"),
+                ("Ab initio prediction", "subClassOf", "Structure prediction"),
+                ("Homology modelling", "subClassOf", "Structure prediction"),
+                ("Alignment", "hasOutput", "Sequence alignment")],
+               {"Structure prediction": "operation", "Ab initio prediction": "operation",
+                "Homology modelling": "operation", "Alignment": "operation", "Protein structure": "data",
+                "Sequence alignment": "data"})
+    index = relation_index(kg)
+    assert index.reach("Protein structure", "hasOutput", False) == {
+        "Structure prediction", "Ab initio prediction", "Homology modelling"}
+    assert index.reach("Protein structure", "hasOutput", False, direct=True) == {"Structure prediction"}
+    assert index.reach("Alignment", "hasOutput", True) == {"Sequence alignment"}
+    assert index.reach("Structure prediction", "subClassOf", False) == {"Ab initio prediction", "Homology modelling"}

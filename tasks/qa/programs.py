@@ -210,6 +210,7 @@ class RelationIndex:
         self.into[key][obj].add(subject)
         self.__dict__.pop("_wide_memo", None)  # what the wider readings reached no longer holds
         self.__dict__.pop("_containment_hit", None)
+        self.__dict__.pop("_taxonomy_hit", None)
 
     def reach(self, node: str, label: str, forward: bool, symmetric: bool = False, direct: bool = False) -> set[str]:
         """The nodes one step over ``label`` leads to from ``node``; over a transitive label (``transitive_label``:
@@ -219,13 +220,41 @@ class RelationIndex:
         which is part of Asia, is located in Asia. ``direct``: the graph's own facts alone, no wider reading."""
         key = relation_key(label)
         found = self._step(key, node, forward, symmetric)
-        if direct or symmetric or not found or not transitive_label(label):
+        if direct or symmetric or not found:
+            return found
+        transitive = transitive_label(label)
+        if not transitive and not self._taxonomy_keys():
             return found
         memo = self.__dict__.setdefault("_wide_memo", {})
         hit = memo.get((key, node, forward))
         if hit is None:  # kept: a pin over "located in <continent>" is asked of every candidate
-            hit = memo[(key, node, forward)] = frozenset(self._wide(key, node, forward, found))
+            wide = self._wide(key, node, forward, found) if transitive else self._inherited(key, node, forward, found)
+            hit = memo[(key, node, forward)] = frozenset(wide)
         return set(hit)
+
+    def _taxonomy_keys(self) -> tuple[str, ...]:
+        """The keys of the graph's subclass labels ("subClassOf", "subclass of"), kept."""
+        hit = self.__dict__.get("_taxonomy_hit")
+        if hit is None:
+            hit = self.__dict__["_taxonomy_hit"] = tuple(sorted(
+                k for k, label in self.labels.items() if _squashed(label) in _TAXONOMY))
+        return hit
+
+    def _inherited(self, key: str, node: str, forward: bool, found: set[str]) -> set[str]:
+        """``reach`` over a label a class hands down to its subclasses, as an ontology reads it (EDAM's operation
+        "has topic" T: so has every subclass of it): forward, also what the node's superclasses have; backward, also
+        the subclasses of every holder; of the kinds of the nodes one step away."""
+        tax = self._taxonomy_keys()
+        if key in tax:
+            return found
+        kinds = {self.kind(x) for x in found}
+        if forward:
+            table = self.out.get(key, {})
+            seen = {x for sup in self._walk(tax, {node}, True) for x in table.get(sup, ())}
+        else:
+            seen = self._walk(tax, found, False)
+        seen.discard(node)
+        return found | {x for x in seen if self.kind(x) in kinds}
 
     def _wide(self, key: str, node: str, forward: bool, found: set[str]) -> set[str]:
         """``reach`` over a transitive label, wider than the one step ``found``."""
@@ -502,6 +531,8 @@ _TRANSITIVE = frozenset({"subclassof", "subtypeof", "subsetof", "partof", "ispar
                          "dependencyof"})
 
 
+#: Labels that make one class a subclass of another, whose other relations the subclass inherits.
+_TAXONOMY = frozenset({"subclassof", "subtypeof"})
 #: Labels that say one place or thing lies within another: each composes with the others, so a country located in a
 #: sub-region that is part of a continent is located in the continent too.
 _CONTAINMENT = frozenset({"locatedin", "containedin", "partof", "ispartof",

@@ -544,6 +544,7 @@ def _squashed(label: str) -> str:
     return re.sub(r"[\W_]+", "", relation_word(label).lower())
 
 
+@functools.lru_cache(maxsize=8192)
 def transitive_label(label: str) -> bool:
     """Whether a relation label names a transitive relation in the world (``_TRANSITIVE``), or a hierarchy by a noun
     made with "sub" ("music subgenre", "subregion", "subcategory": a subgenre of a subgenre of rock is one of rock)."""

@@ -39,7 +39,7 @@ import json
 import re
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -437,17 +437,23 @@ def build_all() -> list[Graph]:
     ]  # fmt: skip
 
 
-def run(argv: list[str] | None, *, description: str, default_out: Path, packages: Sequence[str],
-        build: Callable[[], list[Graph]]) -> int:
-    """The command line every graph builder shares: ``--out`` and ``--json``, the package versions read, then one
-    line of counts per graph written."""
+def run(argv: list[str] | None, *, description: str, default_out: Path, packages: Sequence[str] = (),
+        build: Callable[..., list[Graph]], sources: Mapping[str, str] | None = None) -> int:
+    """The command line every graph builder shares: ``--out`` and ``--json``, the package versions read (installed
+    ``packages``; or, given ``sources``, downloaded package files by name and SHA-256, in the folder ``--src`` that
+    ``build`` is called with), then one line of counts per graph written."""
     parser = argparse.ArgumentParser(description=description)
+    if sources is not None:
+        parser.add_argument("--src", type=Path, required=True, help="folder holding the downloaded package files")
     parser.add_argument("--out", type=Path, default=default_out, help="folder to write the graphs into")
     parser.add_argument("--json", action="store_true", help="print each graph's counts as one JSON line")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    print("packages: " + ", ".join(f"{p} {version(p)}" for p in packages))
-    for graph in build():
+    if sources is not None:
+        print("sources: " + ", ".join(sources), flush=True)
+    else:
+        print("packages: " + ", ".join(f"{p} {version(p)}" for p in packages))
+    for graph in (build(args.src) if sources is not None else build()):
         stats = graph.write(args.out)
         if args.json:
             print(json.dumps(stats, ensure_ascii=False))

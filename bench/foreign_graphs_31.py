@@ -42,19 +42,17 @@ if two nations, two unit types or two catalogue rows of one table ever share a n
 
 from __future__ import annotations
 
-import hashlib
-import io
 import re
 import sqlite3
 import sys
-import tarfile
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import named_apart, present, text, unique  # noqa: E402
+from foreign_sources import deb_files as read_deb  # noqa: E402
+from foreign_sources import named_apart, package_file, present, text, unique  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs31"
@@ -72,35 +70,9 @@ DEBS_DIR = Path(tempfile.gettempdir()) / "graphs31-debs"  # set by --debs
 
 
 def deb_files(package: str, wanted) -> dict[str, bytes]:  # noqa: ANN001  (a predicate on member paths)
-    """The files of a .deb's data archive whose paths (without the leading "./") `wanted` accepts, read without
-    unpacking anything: the .deb is an `ar` archive whose member data.tar.xz holds the files."""
+    """The files of one of ``DEBS``' packages whose paths (without the leading "./") `wanted` accepts."""
     name, sha = DEBS[package]
-    path = DEBS_DIR / name
-    if not path.exists():
-        raise SystemExit(f"{path} is missing: see the commands at the top of this script")
-    raw = path.read_bytes()
-    if hashlib.sha256(raw).hexdigest() != sha:
-        raise SystemExit(f"{name}: SHA-256 differs from the version this set was built from")
-    if raw[:8] != b"!<arch>\n":
-        raise SystemExit(f"{name}: not an ar archive")
-    pos, data = 8, None
-    while pos + 60 <= len(raw):
-        header = raw[pos:pos + 60]
-        member = header[:16].decode("ascii").strip().rstrip("/")
-        size = int(header[48:58].decode("ascii").strip())
-        if member.startswith("data.tar"):
-            data = raw[pos + 60:pos + 60 + size]
-            break
-        pos += 60 + size + (size % 2)
-    if data is None:
-        raise SystemExit(f"{name}: no data archive")
-    out: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-        for info in tar:
-            rel = info.name[2:] if info.name.startswith("./") else info.name
-            if info.isfile() and wanted(rel):
-                out[rel] = tar.extractfile(info).read()
-    return out
+    return read_deb(package_file(DEBS_DIR, name, {name: sha}), wanted)
 
 
 # -- 1. Beer brewing, Wikidata English labels (brewtarget's default database) ----------------------------------------

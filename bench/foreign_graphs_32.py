@@ -48,22 +48,17 @@ features, browsers or sky cultures ever share a name."""
 
 from __future__ import annotations
 
-import argparse
 import configparser
-import hashlib
-import io
 import json
-import lzma
 import re
 import sys
-import tarfile
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from foreign_graphs import Graph  # noqa: E402  (same writer and conventions as the first set)
-from foreign_sources import named_apart, present, text, unique  # noqa: E402
+from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
+from foreign_sources import deb_files, named_apart, npm_files, package_file, present, text, unique  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs32"
@@ -77,43 +72,7 @@ SOURCES = {
 
 
 def source(src: Path, name: str) -> bytes:
-    path = src / name
-    if not path.is_file():
-        raise SystemExit(f"{path} is missing: see the commands at the top of this script")
-    raw = path.read_bytes()
-    if hashlib.sha256(raw).hexdigest() != SOURCES[name]:
-        raise SystemExit(f"{name}: not the file these graphs were built from (SHA-256 differs)")
-    return raw
-
-
-def npm_files(raw: bytes, names: set[str]) -> dict[str, bytes]:
-    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.name in names and m.isfile()}
-
-
-def deb_files(raw: bytes, wanted) -> dict[str, bytes]:  # noqa: ANN001  (a predicate on a member's path)
-    """The files of a Debian package whose path (without the leading "./") `wanted` accepts. A .deb is an `ar`
-    archive: the magic "!<arch>\\n", then per member a 60-byte header (name 16, date 12, owner 6, group 6, mode 8,
-    size 10 bytes, then the two bytes "`\\n") and the member, padded to an even length; the files are in the member
-    `data.tar.xz`."""
-    if raw[:8] != b"!<arch>\n":
-        raise SystemExit("not a Debian package")
-    pos, data = 8, None
-    while pos < len(raw):
-        header = raw[pos:pos + 60]
-        name, size = header[:16].decode().strip().rstrip("/"), int(header[48:58].decode().strip())
-        if name == "data.tar.xz":
-            data = raw[pos + 60:pos + 60 + size]
-        pos += 60 + size + (size % 2)
-    if data is None:
-        raise SystemExit("no data.tar.xz in the Debian package")
-    out: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(lzma.decompress(data)), mode="r:") as tar:
-        for m in tar.getmembers():
-            path = m.name[2:] if m.name.startswith("./") else m.name
-            if m.isfile() and wanted(path):
-                out[path] = tar.extractfile(m).read()
-    return out
+    return package_file(src, name, SOURCES)
 
 
 # -- 1. Web platform features and browsers, DBpedia camelCase (caniuse-db's data.json) ---------------------------------
@@ -389,22 +348,8 @@ def build_all(src: Path) -> list[Graph]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--src", type=Path, required=True, help="folder holding the three downloaded package files")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write the graphs into")
-    parser.add_argument("--json", action="store_true", help="print each graph's counts as one JSON line")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    print("sources: " + ", ".join(SOURCES), flush=True)
-    for graph in build_all(args.src):
-        stats = graph.write(args.out)
-        if args.json:
-            print(json.dumps(stats, ensure_ascii=False))
-        else:
-            print(f"{stats['file']}: {stats['triples']} triples, {stats['entities']} entities, {stats['labels']} "
-                  f"labels, {stats['bytes']} bytes; per label {stats['per_label']}; left out "
-                  f"{stats['left_out'] or 'nothing'}")  # fmt: skip
-    return 0
+    return run(argv, description=__doc__.split("\n\n")[0], default_out=DEFAULT_OUT, build=build_all,
+               sources=SOURCES)
 
 
 if __name__ == "__main__":

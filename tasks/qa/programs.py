@@ -209,8 +209,7 @@ class RelationIndex:
         self.out[key][subject].add(obj)
         self.into[key][obj].add(subject)
         self.__dict__.pop("_wide_memo", None)  # what the wider readings reached no longer holds
-        self.__dict__.pop("_containment_hit", None)
-        self.__dict__.pop("_taxonomy_hit", None)
+        self.__dict__.pop("_family_keys", None)
 
     def reach(self, node: str, label: str, forward: bool, symmetric: bool = False, direct: bool = False) -> set[str]:
         """The nodes one step over ``label`` leads to from ``node``; over a transitive label (``transitive_label``:
@@ -233,12 +232,8 @@ class RelationIndex:
         return set(hit)
 
     def _taxonomy_keys(self) -> tuple[str, ...]:
-        """The keys of the graph's subclass labels ("subClassOf", "subclass of"), kept."""
-        hit = self.__dict__.get("_taxonomy_hit")
-        if hit is None:
-            hit = self.__dict__["_taxonomy_hit"] = tuple(sorted(
-                k for k, label in self.labels.items() if _squashed(label) in _TAXONOMY))
-        return hit
+        """The keys of the graph's subclass labels ("subClassOf", "subclass of")."""
+        return self._keys_of(_TAXONOMY)
 
     def _inherited(self, key: str, node: str, forward: bool, found: set[str]) -> set[str]:
         """``reach`` over a label a class hands down to its subclasses, as an ontology reads it (EDAM's operation
@@ -285,12 +280,17 @@ class RelationIndex:
         return seen
 
     def _containment_keys(self) -> tuple[str, ...]:
-        """The keys of the graph's containment labels (``_CONTAINMENT``), kept: what lies in a part lies in the
-        whole, whichever of them says so ("Iran located in Southern Asia", "Southern Asia part of Asia")."""
-        hit = self.__dict__.get("_containment_hit")
+        """The keys of the graph's containment labels (``_CONTAINMENT``): what lies in a part lies in the whole,
+        whichever of them says so ("Iran located in Southern Asia", "Southern Asia part of Asia")."""
+        return self._keys_of(_CONTAINMENT)
+
+    def _keys_of(self, family: frozenset[str]) -> tuple[str, ...]:
+        """The keys of the graph's labels whose words run together are in ``family``, kept per family (forgotten
+        when a fact is added)."""
+        kept = self.__dict__.setdefault("_family_keys", {})
+        hit = kept.get(family)
         if hit is None:
-            hit = self.__dict__["_containment_hit"] = tuple(sorted(
-                k for k, label in self.labels.items() if _squashed(label) in _CONTAINMENT))
+            hit = kept[family] = tuple(sorted(k for k, label in self.labels.items() if _squashed(label) in family))
         return hit
 
     def _step(self, key: str, node: str, forward: bool, symmetric: bool) -> set[str]:

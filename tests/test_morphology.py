@@ -912,3 +912,15 @@ def test_a_noun_with_no_singular_as_a_column_has_no_reading(label):
 def test_a_plural_column_with_a_singular_still_reads_as_its_noun():
     assert profile_from_label("quarks").forms.statement == "{o} is the quark of {s}"
     assert profile_from_label("headquarters").forms.statement == "{o} is the headquarters of {s}"
+
+
+def test_a_noun_english_does_not_count_takes_no_article():
+    """warzone_dbpedia (set 32): "a required research" failed grammar. A head English uses without "a" is said bare
+    ("has it as required research", "is required research of X"); a count noun keeps "a"/"an", said as spoken."""
+    from tasks.meaning.morphology import indefinite, mass_noun
+
+    assert indefinite("required research") == "required research"
+    assert indefinite("support equipment") == "support equipment"
+    assert indefinite("research topic") == "a research topic"
+    assert indefinite("hour") == "an hour" and indefinite("unit") == "a unit"
+    assert mass_noun("training of dogs") and not mass_noun("route of administration")

@@ -458,3 +458,30 @@ def test_a_people_named_by_its_adjective_is_said_with_its_kind():
     assert question_name(kg3, "Scotland") == "Scotland" and question_name(kg3, "Japan") == "Japan"
     assert question_name(kg, "Incas") == "Incas" and question_name(kg, "Abraham Lincoln") == "Abraham Lincoln"
     assert name_takes_article("American nation", "nation")
+
+
+def test_a_kinds_common_noun_names_and_a_bodys_initialism_take_the():
+    """naev_dbpedia (set 33): factions said bare failed ("an enemy of Empire", "Wanted Pirate", "FLF"). A name made of
+    English words headed by a count noun, of a kind most of whose names are such words, takes "the"; so does a body's
+    initialism said letter by letter. A kind whose names are mostly proper names ("Apple" among companies), a
+    category a column names, a street, a plural and a word said as a word ("NASA") stay bare."""
+    from tasks.qa.generate import written_name
+    from tests.test_programs import graph
+
+    factions = ["Empire", "Pirate", "Wanted Pirate", "Trader", "Collective", "Frontier", "Dvaered", "Za'lek",
+                "Sirius", "FLF", "Thugs", "NASA"]
+    companies = ["Apple", "Aerosys", "Robosys", "Krain Industries", "Nexus Shipyards", "Melendez Corp.",
+                 "Soromid Labs", "Thurion Yards"]
+    streets = ["Wall Street", "Fleet Street", "Strand", "Downing Street", "Lombard Street", "Park Avenue",
+               "Pall Mall", "Cheap Street"]
+    classes = ["Bomber", "Carrier", "Corvette", "Cruiser", "Destroyer", "Fighter", "Freighter", "Scout"]
+    edges = [("Empire", "enemy", f) for f in factions[1:]] + [("Empire", "enemy", "Empire X")] + \
+        [(c, "locatedOn", s) for c, s in zip(companies, streets)] + [(f"ship {c}", "shipClass", c) for c in classes]
+    kinds = {**{f: "faction" for f in factions}, **{c: "company" for c in companies},
+             **{s: "street" for s in streets}, **{c: "ShipClass" for c in classes}}
+    kg = graph(edges, kinds)
+    assert written_name(kg, "Empire") == "the Empire"
+    assert written_name(kg, "Wanted Pirate") == "the Wanted Pirate"
+    assert written_name(kg, "FLF") == "the FLF"
+    for bare in ("Dvaered", "Sirius", "Thugs", "NASA", "Apple", "Wall Street", "Bomber"):
+        assert written_name(kg, bare) == bare, bare

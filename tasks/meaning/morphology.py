@@ -256,13 +256,29 @@ def _singular(noun: str) -> str:
 
 
 def indefinite(noun: str) -> str:
-    """``noun`` with "a" or "an" as it is said, not spelt: "a use", "a unit", "an hour", "an ISO code"."""
-    return _ENGINE.a(noun)
+    """``noun`` with "a" or "an" as it is said, not spelt: "a use", "a unit", "an hour", "an ISO code"; a noun whose
+    head English does not count is said bare ("required research", "support equipment")."""
+    return noun if mass_noun(noun) else _ENGINE.a(noun)
+
+
+@functools.lru_cache(maxsize=1)
+def _mass_nouns() -> frozenset[str]:
+    text = Path(__file__).with_name("mass_nouns.txt").read_text(encoding="utf-8")
+    return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
+
+
+def mass_noun(noun: str) -> bool:
+    """Whether a noun phrase's head is a noun English uses without "a" (``mass_nouns.txt``): its last word, or the
+    word before its "of" phrase ("research of X" -> "research")."""
+    words = noun.lower().split()
+    if "of" in words[1:]:
+        words = words[:words.index("of")]
+    return bool(words) and words[-1] in _mass_nouns()
 
 
 def _with_article(article: str, noun: str) -> str:
     if article in ("a", "an"):
-        return _ENGINE.a(noun)
+        return indefinite(noun)
     if article == "none":
         return noun
     return f"{article} {noun}"
@@ -462,7 +478,7 @@ def _noun_of(be: str, plural: bool, article: str | None, noun: str, prep: str, l
     have = "had" if sg == "was" else "has"
     present = sg == "is"
     bare = single == "none" and article == "none" and not (entry is not None and entry.article == "none")
-    as_np = f"its {one}" if single == "the" else (one if bare else _ENGINE.a(one))  # "as king", "as a part"
+    as_np = f"its {one}" if single == "the" else (one if bare else indefinite(one))  # "as king", "as a part"
     ask_object = [f"{{wh}} {be} {{s}} {np_label} {prep}?"]
     object_clause = []
     if prep == "of" and not plural:
@@ -511,7 +527,7 @@ def bare_noun_forms(one: str, article: str) -> SurfaceForms:
     """The forms of a bare noun label whose object is the ``one`` of its subject, with ``article`` ("the": a thing
     has one, "the author of X", "whose author is Y"; "a"/"an"/"none": it may have several)."""
     np = _with_article(article, one)
-    as_np = f"its {one}" if article == "the" else _ENGINE.a(one)
+    as_np = f"its {one}" if article == "the" else indefinite(one)
     if article == "the":
         object_clause = [f"the {one} of {{s}}"]
         subject_clause = [f"{{the}} whose {one} is {{o}}"]

@@ -45,7 +45,7 @@ import yaml
 from schemas.answers import identifier_display, identifier_local, is_identifier
 from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE
-from tasks.meaning.morphology import PREPOSITIONS, derived_cores, derived_word
+from tasks.meaning.morphology import PREPOSITIONS, derived_cores, derived_word, mass_noun
 
 if TYPE_CHECKING:
     from tasks.graph.kg import KnowledgeGraph
@@ -513,6 +513,75 @@ def column_value(kg: KnowledgeGraph, name: str) -> bool:
             e.relation and relation_word(e.relation) == kind and other != name
             for other, e in kg.neighbors(name) if e.direction != "out" and e.target == name)
     return hit
+
+
+#: Kinds of bodies whose initialisms English writes with "the" ("the FLF", "the NHL", "the UN"); a company's ("IBM")
+#: and a generic "organization"'s (a company too, in LightRAG's types) are said bare.
+_BODY_KINDS = frozenset({"faction", "agency", "league", "party", "association", "federation", "union", "alliance",
+                         "committee", "council", "commission", "guild"})
+#: Heads of kinds whose members are categories a column names ("ship class": "Bomber"; "rank": "Captain"), said
+#: bare after their label ("whose class is Bomber").
+_CATEGORY_HEADS = frozenset({"class", "subclass", "category", "type", "subtype", "archetype", "rank", "grade", "level",
+                             "tier", "race", "colour", "size", "group", "status", "kind", "sort", "variety", "form",
+                             "shape", "stage"})
+#: Kinds that name places (their names are proper names, "Wall Street", "Reading") or say nothing of their members
+#: ("entity", a table's row).
+_PLACE_OR_NO_KINDS = frozenset({"street", "road", "avenue", "lane", "square", "boulevard", "city", "town", "village",
+                                "place", "location", "settlement", "neighbourhood", "neighborhood", "county",
+                                "country", "province", "entity", "thing", "item", "object"})
+#: Share of a kind's names that must be English count nouns for the kind to name roles or classes
+#: (``class_name_takes_the``), and the fewest names a kind needs for the share to say anything.
+_CLASS_SHARE = 0.4
+_CLASS_MIN_NODES = 8
+
+
+def _initialism(name: str) -> bool:
+    """A name said letter by letter: capitals without a vowel, or three at most ("FLF", "BJCP", "UN", "WHO"); not one
+    said as a word ("NASA", "NATO", "UEFA")."""
+    return re.fullmatch(r"[A-Z]{2,5}", name) is not None and (len(name) <= 3 or not re.search(r"[AEIOU]", name))
+
+
+def _english_count_phrase(name: str, *, listed: bool = False) -> bool:
+    """Capitalised English words, at most three, headed by a singular count noun: "Pirate", "Wanted Pirate",
+    "Traders Guild", "Bowman"; not "Thugs" (a plural), "Dvaered" or "Za'lek" (no English words). ``listed``: a head
+    WordNet has that lemminflect lacks counts too ("Empire"); its list also holds elements and languages in lower
+    case ("americium", "akan"), so a kind is judged without it."""
+    words = strip_disambiguator(name).split()
+    head = words[-1].lower() if words else ""
+    return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Z][a-z]+", w) and english_word(w.lower()) for w in words) \
+        and (_count_noun(head) or (listed and head in _word_list("unlisted_nouns.txt") and not head.endswith("s")
+                                   and not mass_noun(head)))
+
+
+def _class_kinds(kg: KnowledgeGraph) -> frozenset[str]:
+    """The kinds of the graph whose names are mostly English count nouns (a game's factions "Empire", "Pirate",
+    "Trader"; its units "Bowman", "Assassin"): of ``_CLASS_MIN_NODES`` nodes or more, ``_CLASS_SHARE`` or more."""
+    hit = kg.__dict__.get("_class_kinds")
+    if hit is None:
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for n in kg.nodes():
+            kind = (node_type_noun(kg, n) or "").lower()
+            counts[kind][0] += 1
+            counts[kind][1] += _english_count_phrase(n)
+        hit = kg.__dict__["_class_kinds"] = frozenset(
+            k for k, (n, a) in counts.items() if k and n >= _CLASS_MIN_NODES and a >= _CLASS_SHARE * n)
+    return hit
+
+
+def class_name_takes_the(kg: KnowledgeGraph, name: str, shown: str) -> bool:
+    """Whether a node's shown name takes "the" because English reads it as a common noun: a body's initialism ("an
+    enemy of the FLF"), or English words headed by a count noun naming one of a kind whose names mostly are such
+    words ("an enemy of the Empire", "the Wanted Pirate"; a place called "Reading" or a company called "Apple" is one
+    of many names that are not). Not a category a column names ("whose class is Bomber"), nor people, works, states,
+    ideas or taxa."""
+    kind = (node_type_noun(kg, name) or "").lower()
+    if not kind or person_kind(kind) or _work_kind(kind) or state_kind(kind) or abstract_kind(kind) or \
+            kind in _PROPER_KINDS or kind.split()[-1] in _CATEGORY_HEADS | _PLACE_OR_NO_KINDS or \
+            column_value(kg, name):
+        return False
+    if _initialism(shown):
+        return kind.split()[-1] in _BODY_KINDS
+    return _english_count_phrase(shown, listed=True) and kind in _class_kinds(kg)
 
 
 def question_name(kg: KnowledgeGraph, name: str) -> str:

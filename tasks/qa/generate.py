@@ -33,7 +33,7 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import (column_value, in_running_text, mention_kind, name_kind, name_takes_article,
+from tasks.meaning.names import (class_name_takes_the, column_value, in_running_text, mention_kind, name_kind, name_takes_article,
                                  node_type_noun, phrase_name, question_name, versus_name)
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, scoped, write_program_question
@@ -674,7 +674,8 @@ def written_name(kg: KnowledgeGraph, name: str) -> str:
     if name_kind(kind) and column_value(kg, name):
         return f'"{shown}"'  # a name as a column's value is mentioned: 'what has "black bittern" as its common name'
     if takes_article(name, _texts_around(kg, name)) or (name_takes_article(shown, kind) and not (
-            shown.islower() and column_value(kg, name))):  # a column's value is said bare: "whose ... is atom"
+            shown.islower() and column_value(kg, name))) or (  # a column's value is said bare: "whose ... is atom"
+            class_name_takes_the(kg, name, shown)):  # "an enemy of the Empire", "the FLF"
         return f"the {shown}"
     return shown
 

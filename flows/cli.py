@@ -177,7 +177,8 @@ def demo(p: Demo, config: ConfigOpt = None, gguf: GgufOpt = None) -> None:
     from flows.smoke import smoke as smoke_flow
 
     started = time.monotonic()
-    settings = DEMO_PLAN.with_ikg(_settings(config, gguf))  # the export holds IKG-20% and IKG-40% variants
+    # the export holds IKG-20% and IKG-40% variants; questions are said within the notes each graph was built from
+    settings = DEMO_PLAN.with_scopes(DEMO_PLAN.with_ikg(_settings(config, gguf)))
     _ball_bounds(settings, p.min_ball, p.max_ball)
     if settings.endpoint("extractor").is_local:
         # The embedded model rambles to max_tokens; short answers keep the demo build to a few minutes.

@@ -70,6 +70,25 @@ class DemoPlan:
     #: the embedded 135M policy scores nothing a larger sample would tell (``hopforge demo --eval-items 0``: all).
     eval_items: int = 4
 
+    #: What each demo domain's graph covers, as ``[quality] scopes`` says it: the notes it was built from. A question
+    #: whose one answer rests on the small graph holding every fact ("who worked at IBM and received the Turing
+    #: Award") is true of the notes, not of the world; said within them it is right, and a pin that names its node
+    #: alone among the notes' nodes of its kind is refused (``pins_alone``: the steps before would do no work).
+    scopes: dict[str, str] = field(default_factory=lambda: {
+        "agriculture": "among the crops, people, places and methods of the demo notes on the history of farming",
+        "biology": "among the scientists, organisms, ideas and institutions of the demo notes on biology",
+        "cooking": "among the foods, cooks, places and ideas of the demo notes on the history of cooking",
+        "cs": "among the people, machines and organisations of the demo notes on the history of computing",
+        "history": "among the people, places and events of the demo notes on world history",
+    })
+
+    def with_scopes(self, settings: Settings) -> Settings:
+        """``settings`` with the demo's scope for each demo domain its configuration gives none. The demo's own
+        settings only."""
+        scopes = {**self.scopes, **settings.quality.scopes}
+        settings.quality = settings.quality.model_copy(update={"scopes": scopes})
+        return settings
+
     def with_ikg(self, settings: Settings) -> Settings:
         """``settings`` with the demo's IKG levels, when the configuration asks for none (the global default
         exports no IKG variants), and the whole demo corpus as the IKG text collection, when none is given: the

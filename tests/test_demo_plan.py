@@ -31,6 +31,7 @@ def test_demo_plan_puts_enough_questions_in_the_test_split(prefect_harness, fake
     settings = load_settings(data_dir=tmp_path, roles=roles,
                              embeddings={"base_url": fake_llm.base_url, "model": "e", "dim": 16},
                              quality={"question_writer": "template", "meaning_check": "off"})
+    settings = DEMO_PLAN.with_scopes(settings)  # as `hopforge demo` says its questions: within the notes
     import_graphs(files=reference_graph_files(DEMO_DIR / "graphs", DEMO_DOMAINS), settings=settings)
     out = generate_qa(domains=DEMO_DOMAINS, n_seeds=DEMO_PLAN.seeds, modes=["candidates"],
                       hop_mix={"1-2": DEMO_PLAN.short_share, "3+": 1 - DEMO_PLAN.short_share},
@@ -276,14 +277,15 @@ def test_the_demo_exports_ikg_20_and_40_percent_variants(monkeypatch, tmp_path):
     import flows.factory
     import flows.smoke
     from flows.cli import app
-    from flows.factory import DEMO_DIR, DEMO_PLAN
+    from flows.factory import DEMO_DIR, DEMO_DOMAINS, DEMO_PLAN
 
     assert DEMO_PLAN.ikg_levels == (0.2, 0.4) and set(DEMO_PLAN.eval_ikg_levels) <= set(DEMO_PLAN.ikg_levels)
-    seen, limits = [], []
+    seen, limits, scopes = [], [], []
 
     def factory(**kw):
         seen.append((list(kw["settings"].ikg.levels), kw["settings"].ikg.texts, kw["eval_ikg_levels"]))
         limits.append(kw["eval_limit"])
+        scopes.append(dict(kw["settings"].quality.scopes))
         raise InputError("stop here")  # the demo ends with this one line: nothing else runs
 
     monkeypatch.setattr(flows.doctor, "doctor", lambda settings: {"ok": True, "run_id": "d"})
@@ -303,3 +305,8 @@ def test_the_demo_exports_ikg_20_and_40_percent_variants(monkeypatch, tmp_path):
     assert load_settings(data_dir=tmp_path).ikg.levels == [] and load_settings(data_dir=tmp_path).ikg.texts is None
     own = DEMO_PLAN.with_ikg(load_settings(data_dir=tmp_path, ikg={"levels": [0.6], "texts": str(tmp_path)}))
     assert own.ikg.levels == [0.6] and own.ikg.texts == str(tmp_path)
+    # every question is said within the notes its domain's graph was built from; a configuration's own scope wins
+    assert scopes[0] == DEMO_PLAN.scopes and set(DEMO_PLAN.scopes) == set(DEMO_DOMAINS)
+    assert load_settings(data_dir=tmp_path).quality.scopes == {}
+    mine = DEMO_PLAN.with_scopes(load_settings(data_dir=tmp_path, quality={"scopes": {"cs": "in my notes"}}))
+    assert mine.quality.scopes["cs"] == "in my notes" and mine.quality.scopes["history"] == DEMO_PLAN.scopes["history"]

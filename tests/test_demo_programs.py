@@ -27,14 +27,15 @@ DOMAINS = ("agriculture", "biology", "cooking", "cs", "history")
 @pytest.fixture(scope="module")
 def demo_run(prefect_harness, tmp_path_factory):
     from flows.export import export_datasets
+    from flows.factory import DEMO_PLAN
     from flows.graphs import import_graphs
     from flows.qa import generate_qa
     from testing.fake import FakeOpenAI
 
     with FakeOpenAI() as fake:  # the template writer, no judge, no meaning check: nothing may call it
         role = {"base_url": fake.base_url, "model": "fake-model", "max_retries": 0, "timeout_s": 10}
-        settings = load_settings(data_dir=tmp_path_factory.mktemp("demo-programs"),
-                                 roles={"generator": role, "verifier": role})
+        settings = DEMO_PLAN.with_scopes(load_settings(data_dir=tmp_path_factory.mktemp("demo-programs"),
+                                                       roles={"generator": role, "verifier": role}))
         import_graphs(files={d: str(DEMO / f"{d}.jsonl") for d in DOMAINS}, settings=settings)
         out = generate_qa(domains=list(DOMAINS), n_seeds=10, modes=["candidates"], writer="template",
                           hop_mix={"1-2": 0.8, "3+": 0.2}, use_judge=False, meaning_check="off", settings=settings)

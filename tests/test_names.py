@@ -485,3 +485,16 @@ def test_a_kinds_common_noun_names_and_a_bodys_initialism_take_the():
     assert written_name(kg, "FLF") == "the FLF"
     for bare in ("Dvaered", "Sirius", "Thugs", "NASA", "Apple", "Wall Street", "Bomber"):
         assert written_name(kg, bare) == bare, bare
+
+
+def test_a_people_named_by_its_members_and_a_name_with_its_kind_take_the():
+    """widelands_wikidata and cataclysm_raw (set 34): "affiliated with Frisians" and "has water faucet vehicle part as
+    a part" failed grammar. A people's or a tribe's name that is its members in the plural takes "the"; so does a
+    name said with its kind of two words or more, in lower case too. A place ending in "s" and a sport stay bare."""
+    from tasks.meaning.names import name_takes_article
+
+    for name, kind in (("Frisians", "tribe"), ("Barbarians", "tribe"), ("Incas", "nation"),
+                       ("water faucet vehicle part", "vehicle part"), ("Renfrew census division", "census division")):
+        assert name_takes_article(name, kind), name
+    for name, kind in (("Wales", "nation"), ("Cyprus", "nation"), ("ice hockey", "hockey"), ("Frisians", "person")):
+        assert not name_takes_article(name, kind), name

@@ -1075,11 +1075,9 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # (WordNet's objects too) are titles: "Broken English"
         return True
     kind = (type_noun or "").strip()
-    if len(words) >= 2 and ((words[0][:1].isupper() and kind and kind.islower() and name.endswith(" " + kind)) or
-                            (not words[0][:1].islower() and any(c.isupper() for c in "".join(words[:-1]))
-                             and _common_head(words, type_noun))):
-        # a description ending in its kind's own common noun, or in a count noun in lower case: "the Russian
-        # keyboard layout", "the HEVC/H.265 video format", "the :optional CSS pseudo-class"
+    if _people_by_members(name, kind):
+        return True  # a people named by its members: "the Frisians", "the Barbarians", "the Incas"
+    if _description(name, type_noun):
         return True
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():
         return False
@@ -1114,6 +1112,24 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
             return True
         return words[0].isalpha() and "NOUN" in lemminflect.getAllLemmas(head)
     return False
+
+
+def _description(name: str, type_noun: str | None) -> bool:
+    """A description ending in its kind's own common noun (in lower case too where the kind has two words: "water
+    faucet vehicle part"), or in a count noun in lower case: "the Russian keyboard layout", "the HEVC/H.265 video
+    format", "the :optional CSS pseudo-class"."""
+    words, kind = name.split(), (type_noun or "").strip()
+    return len(words) >= 2 and (((words[0][:1].isupper() or len(kind.split()) >= 2) and bool(kind) and kind.islower()
+                                 and name.endswith(" " + kind)) or
+                                (not words[0][:1].islower() and any(c.isupper() for c in "".join(words[:-1]))
+                                 and _common_head(words, type_noun)))
+
+
+def _people_by_members(name: str, kind: str) -> bool:
+    """A people's or a tribe's name that is its members in the plural: one word, an adjective of a people or a person
+    noun with an "s" ("Frisians", "Barbarians", "Incas"; not "Wales" or "Cyprus")."""
+    return kind.lower() in _PEOPLE_KINDS and re.fullmatch(r"[A-Z][a-z]+s", name) is not None and (
+        _ADJECTIVE_OF_PEOPLE.search(name[:-1]) is not None or name[:-1].lower() in _person_nouns())
 
 
 #: Sports whose teams are franchises named by a place or a sponsor and a nickname, written with "the".

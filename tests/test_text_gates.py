@@ -174,6 +174,22 @@ def test_length_gate_bounds_are_configurable():
     assert not check_question_length("Who " + "really " * 12 + "wrote it?", 3, 10).ok
 
 
+def test_the_length_gate_counts_the_question_without_its_scope():
+    """cataclysm_raw (set 34): 3+ questions were refused at 54 words against a limit of 46, 17 of them the scope
+    phrase every question of the graph opens with. The limit bounds what the question asks: the scope is not
+    counted, and a question that does not open with it is counted whole."""
+    from tasks.qa.text_gates import question_gates
+
+    scope = "among the items, vehicles, monsters and professions of the survival game Cataclysm: Dark Days Ahead"
+    ask = "which profession has the " + "very " * 25 + "long belt as an item?"  # 34 words
+    length = lambda q, s: next(v for v in question_gates(q, scope=s) if v.check == "question_length")  # noqa: E731
+    scoped_q = "Among the items, vehicles, monsters and professions of the survival game Cataclysm: Dark Days Ahead, " + ask
+    assert len(scoped_q.split()) > 45
+    assert length(scoped_q, scope).ok and "34 words" in length(scoped_q, scope).reason
+    assert not length(scoped_q, None).ok
+    assert not length("In the Tate collection, " + ask + " " + "truly " * 15, scope).ok  # another opening: whole
+
+
 @pytest.mark.parametrize("text, ok", [
     ("Who supervised the man who supervised Alan Turing?", True), ("Which of the two rivers is the longer one?", True),
     ("Who is is is it?", False), ("Which king king of the king of the king of the land?", False),

@@ -419,7 +419,8 @@ def check_candidate(kg: KnowledgeGraph, path: Sequence[str], question: str, answ
     from tasks.meaning.names import gate_names  # the path's names, display forms and class names: not markup
 
     gates = question_gates(question, config=cfg.text_gates, names=gate_names(kg, [*path, answer]),
-                           sources=prompt_sources(), descriptions=[e.description for e in edges if e.description])
+                           sources=prompt_sources(), descriptions=[e.description for e in edges if e.description],
+                           scope=scope)
     naming = {"start_named", "answer_hidden", "intermediates_hidden", "no_partial_leak", "no_shortcut"}
     return [v for v in verdicts if v.check not in naming] + gates + [v for v in verdicts if v.check in naming]
 

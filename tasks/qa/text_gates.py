@@ -500,8 +500,11 @@ def question_gates(
     names: Iterable[str] = (),
     sources: Iterable[str] = (),
     descriptions: Iterable[str] = (),
+    scope: str | None = None,
 ) -> list[Verdict]:
     """Every question gate, in ``TEXT_GATE_CHECKS`` order (all run, so retry feedback lists every problem).
+    ``scope``: the phrase the question opens with (``[quality] scopes``), the same for every question of its graph:
+    the length is counted without it, as a limit on what the question itself asks.
     ``names``: the entity names the question may contain (the path's nodes), blanked out for language
     identification; ``sources``: instructions and examples it must not copy, ``descriptions``: the path's relation
     descriptions it must not restate (``check_not_copied``). An identifier among ``names`` is blanked in its
@@ -515,11 +518,23 @@ def question_gates(
         check_no_markup(shaped),
         check_no_labels(shaped),
         check_question_form(shaped),
-        check_question_length(question, cfg.min_words, cfg.max_words),
+        check_question_length(_without_scope(question, scope), cfg.min_words, cfg.max_words),
         check_no_repetition(question),
         check_language(question, cfg.language, names),
         check_not_copied(question, sources, cfg.copy_threshold, names, descriptions),
     ]
+
+
+def _without_scope(question: str, scope: str | None) -> str:
+    """``question`` without the scope phrase it opens with ("Among the ..., which ...?" -> "which ...?"); as it is
+    when it does not open with it."""
+    if not scope:
+        return question
+    q = question.lstrip()
+    head = scope.strip()
+    if q[:len(head)].casefold() == head.casefold() and q[len(head):len(head) + 1] == ",":
+        return q[len(head) + 1:].lstrip()
+    return question
 
 
 # -- thoughts and tool arguments -------------------------------------------------------------------------------

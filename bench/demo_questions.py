@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                             check=False).stdout.strip() or "an unknown commit"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                           text=True, check=False).stdout.strip()
+    commit += " with changes not yet committed" if dirty else ""
     text = page(demo_questions(), commit)
     if args.out:
         args.out.write_text(text + "\n", encoding="utf-8")

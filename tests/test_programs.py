@@ -997,3 +997,30 @@ def test_a_subclass_inherits_its_parents_relations():
     assert index.reach("Protein structure", "hasOutput", False, direct=True) == {"Structure prediction"}
     assert index.reach("Alignment", "hasOutput", True) == {"Sequence alignment"}
     assert index.reach("Structure prediction", "subClassOf", False) == {"Ab initio prediction", "Homology modelling"}
+
+
+def test_a_chain_goes_on_through_a_participle_in_the_statements_tense():
+    """widelands_wikidata (set 34): every 3+ program over `uses` read into the user was refused ("the step over
+    'uses' cannot be said as a relative clause that ends in its known node"): its object clauses are "used by X"
+    (no tense to join with "and") and "that X uses" (ends in the verb). Where nothing else ends in the known node,
+    the participle takes the tense of the relation's statement: "that is used by ..." (present, "uses"), "that was
+    written by ..." (past, "wrote"); a verb of no tense ("read") gives none."""
+    from tasks.qa.program_writer import _rests
+    from tasks.qa.template_writer import Hop
+
+    kg = graph([("Smelting Works", "uses", "Coal"), ("Smelting Works", "occupant", "Master Zalgor"),
+                ("Charcoal Kiln", "uses", "Log"), ("Coal", "producer", "Deep Mine"), ("Tolkien", "wrote", "The Hobbit")],
+               {"Smelting Works": "building", "Charcoal Kiln": "building", "Coal": "ware", "Log": "ware",
+                "Deep Mine": "building", "Master Zalgor": "worker", "Tolkien": "person", "The Hobbit": "book"},
+               domain="game")
+    book = book_for_graph(kg)
+    assert _rests(Hop(book.profile("uses"), True), slot_last=True) == ["{that} is used by {s}"]
+    assert _rests(Hop(book.profile("wrote"), True), slot_last=True) == ["{that} was written by {s}"]
+    assert "{that} is used by {s}" not in _rests(Hop(book.profile("uses"), True), slot_last=False)  # others serve
+    program = QueryProgram(kind="conjunction", start="Master Zalgor",
+                           nodes=["Master Zalgor", "Smelting Works", "Coal"],
+                           steps=[ProgramStep(label="occupant", forward=False, kind="building"),
+                                  ProgramStep(label="uses", forward=True, kind="ware")],
+                           constraints=[ProgramConstraint(node=2, label="producer", forward=True, value="Deep Mine")])
+    q = write_program_question(program, ["worker", "building", "ware"], book=book, name_of=lambda n: n)
+    assert "is used by the building whose occupant is Master Zalgor?" in q, q

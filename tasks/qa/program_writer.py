@@ -10,7 +10,8 @@ Clauses come from the relation profiles' surface forms, turned into relative pre
 - ``{the} {that} X`` -> ``{that} X``; ``{the} whose X`` -> ``whose X``;
 - a noun phrase ``the capital of {s}`` -> ``{that} is the capital of {s}``;
 - a reduced participle (``{the} discovered by {o}``) has no tense to join with "and": another form of the same list
-  is used, or the constraint cannot be said (``TemplateError``).
+  is used; where none serves, the participle takes the tense of the relation's statement ("{that} was discovered by
+  {o}", ``_tensed_participle``), or the step or constraint cannot be said (``TemplateError``).
 
 Deterministic in (program, seed).
 """
@@ -67,12 +68,38 @@ def can_pin_with(profile: RelationProfile, forward: bool) -> bool:
     clause: what the program sampler asks before using it as a constraint."""
     if not profile.words or profile.forms is None:
         return False
-    return any(relative(t) for t in constraint_hop(profile, forward).clauses())
+    return bool(_rests(constraint_hop(profile, forward), slot_last=False))
 
 
 def _rests(hop: Hop, *, slot_last: bool) -> list[str]:
+    """The hop's clause forms as relative predicates (``slot_last``: only those that end in the known node). Where
+    none serves, a reduced participle is said with the tense of the relation's statement ("{the} used by {s}" ->
+    "{that} is used by {s}"; "{the} written by {s}" -> "{that} was written by {s}"), so a chain can go on through a
+    description ("the ware that is used by the building that ...")."""
     out = [r for r in (relative(t) for t in hop.clauses()) if r is not None]
-    return [r for r in out if _slot_last(r, hop.slot)] if slot_last else out
+    out = [r for r in out if _slot_last(r, hop.slot)] if slot_last else out
+    if not out:
+        out = [r for r in (_tensed_participle(t, hop.profile) for t in hop.clauses())
+               if r is not None and (not slot_last or _slot_last(r, hop.slot))]
+    return out
+
+
+_PARTICIPLE = re.compile(r"\{the\} (?P<verb>[a-z]+) (?P<rest>by \{[so]\})")
+
+
+def _tensed_participle(template: str, profile: RelationProfile) -> str | None:
+    """A reduced passive participle ("{the} used by {s}") as a relative predicate in the tense of the relation's
+    statement ("{s} uses {o}": "is used by"; "{s} wrote {o}": "was written by"); None for any other form, or where
+    the statement's verb says no tense."""
+    m = _PARTICIPLE.fullmatch(template)
+    if m is None or profile.forms is None:
+        return None
+    words = profile.forms.statement.split()
+    verb = words[1] if len(words) >= 3 and words[0] in ("{s}", "{o}") else ""
+    tense = _verb_tense(verb)
+    if tense is None or m["verb"] not in getInflection(tense[0], "VBN"):
+        return None
+    return f"{{that}} {'was' if tense[1] == 'past' else 'is'} {m['verb']} {m['rest']}"
 
 
 @dataclass(frozen=True)

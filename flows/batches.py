@@ -104,7 +104,15 @@ def task_runner(cfg: RunnerConfig):
         return RayTaskRunner(address=cfg.address)
     from prefect.task_runners import ThreadPoolTaskRunner
 
-    return ThreadPoolTaskRunner(max_workers=cfg.max_workers)
+    # Room for the small batches the window lets run beside the full ones (``_Runner.run``).
+    return ThreadPoolTaskRunner(max_workers=SMALL_BATCH_THREADS * cfg.max_workers)
+
+
+#: On the thread pool, a batch takes the share of a window place that its items are of the largest batch's so far
+#: (a domain's refill of 6 jobs beside batches of 60: a tenth), up to this many times ``max_workers`` batches at once.
+#: A window of whole places let a few small batches hold every place while the endpoint idled (the last domains of
+#: generate-qa, whose refills ran 6 to 12 jobs a batch, with the next domains' 60 waiting for a place).
+SMALL_BATCH_THREADS = 2
 
 
 class RayGraphs:
@@ -202,6 +210,8 @@ class _Runner:
         window = 1 if one_per_process and self.cfg.kind == "threads" else (in_flight or self.cfg.window)
         pending: deque[tuple[B, Any, int]] = deque()
         todo = iter(batches)
+        # On the thread pool (not one batch a process) a small batch takes its share of a place (``_places``).
+        largest = [1] if self.cfg.kind == "threads" and not one_per_process else None
 
         def running() -> list[concurrent.futures.Future]:
             return [w for _, f, _ in pending if (w := _wrapped(f)) is None or not w.done()]
@@ -210,7 +220,7 @@ class _Runner:
             # ``window`` batches run at once. A finished batch waits (at most ``window`` of them) behind an older
             # one still running, since results go out in batch order, but it no longer holds a place: one batch's
             # slow last job (a question on its third attempt) does not keep the next batches from starting.
-            while len(pending) < 2 * window and len(running()) < window:
+            while len(pending) < 2 * window and _places(pending, largest, self.cfg.max_workers) < window:
                 batch = next(todo, _END)
                 if batch is _END or batch is LATER:  # LATER: nothing to submit until the next batch lands
                     waiting[0] = batch is LATER
@@ -268,6 +278,19 @@ class _Runner:
 
 
 _END = object()
+
+
+def _places(pending: deque[tuple[Any, Any, int]], largest: list[int] | None, max_workers: int) -> float:
+    """The window places the running batches among ``pending`` take: one each; with ``largest`` (the thread pool:
+    the most items a batch has held so far, updated here) each batch its items' share of it (a ``Unit``'s items; a
+    batch that says nothing of its items takes a whole place), until ``SMALL_BATCH_THREADS`` x ``max_workers``
+    batches run, which fill the window whatever their size."""
+    live = [b for b, f, _ in pending if (w := _wrapped(f)) is None or not w.done()]
+    if largest is None or len(live) >= SMALL_BATCH_THREADS * max_workers:
+        return len(live)
+    sizes = [len(items) if isinstance(items := getattr(b, "items", None), Sized) else None for b in live]
+    largest[0] = max([largest[0], *(n for n in sizes if n is not None)])
+    return sum(1.0 if n is None else n / largest[0] for n in sizes)
 
 
 def _wrapped(future: Any) -> concurrent.futures.Future | None:

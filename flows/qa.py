@@ -45,7 +45,7 @@ from tasks.qa.generate import (
     scope_names, scope_problem,
 )
 from tasks.qa.meaning_check import CHECK_NAME, Calibration, calibrate, reader_answer
-from tasks.qa.programs import relation_index
+from tasks.qa.programs import graph_memos, merge_graph_memos, relation_index
 from tasks.qa.refill import missing_jobs
 from tasks.qa.mix import (counts_by_domain, hop_kind_dict, hop_kind_lines, hop_kind_markdown, mix_report, shapes_sql,
                           shortfalls)
@@ -524,11 +524,17 @@ class GenerateStep(Step[Job, JobResult]):
         cfg, sampling_seed = self.cfg, self.settings.seed
         relation_index(kg)  # built once here (the checks read it too), not again in every child
 
-        def prepare(job: Job) -> Prepared:
+        def prepare(job: Job | None) -> Any:
+            if job is None:  # after the jobs: what the child worked out about the graph (``graph_memos``)
+                return graph_memos(kg)
             seed, hop, mode = job
             return prepare_job(kg, seed, hop, mode, cfg, sampling_seed)  # type: ignore[arg-type]
 
-        return self.children.submit(prepare, jobs)
+        *ready, memos = self.children.submit(prepare, [*jobs, None])
+        # The tables the child filled (kinds, twins, shares, column values, ...) join this process's, so checking the
+        # answers and preparing the refill here do not work them out again (a lost child's None adds nothing).
+        memos.add_done_callback(lambda f: f.result() is not None and merge_graph_memos(kg, f.result()))
+        return ready
 
     def _rule(self, kg: KnowledgeGraph, domain: str) -> SeedRule:
         return SeedRule(kg, profile_book(kg, self.cfg), programs=self.g.writer == "template",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from flows.batches import _Runner, chunks, typical_size
 from schemas.config import RunnerConfig
 
@@ -28,6 +30,28 @@ def test_the_typical_batch_of_jobs_not_cut_yet():
             lengths = [len(b) for b in chunks(range(n), size)]
             assert abs(mean(n, size) - sum(lengths) / len(lengths)) <= 0.5
     assert mean(0, 64) == 64  # nothing to cut: the batch size itself
+
+
+def test_a_small_batch_takes_its_share_of_a_window_place():
+    """On the thread pool a domain's refill (a few jobs) beside full batches takes the share of a place its jobs are
+    of the largest batch's, up to twice ``max_workers`` batches; elsewhere every batch takes a whole place."""
+    from collections import deque
+    from concurrent.futures import Future
+
+    from flows.batches import _places
+    from flows.steps import Unit
+
+    class Running:  # a task runner's future over a batch still running
+        wrapped_future = Future()
+
+    def unit(n: int) -> Unit:
+        return Unit("d", "s", list(range(n)))
+
+    pending = deque((unit(n), Running(), 0) for n in (60, 60, 6, 12))
+    assert _places(pending, [1], max_workers=4) == pytest.approx(2.3)  # 1 + 1 + 0.1 + 0.2
+    assert _places(pending, None, max_workers=4) == 4  # whole places (Ray, or one batch a process)
+    assert _places(deque((unit(1), Running(), 0) for _ in range(8)), [60], max_workers=4) == 8  # every thread busy
+    assert _places(deque([("a batch", Running(), 0)]), [60], max_workers=4) == 1  # no items said: a whole place
 
 
 def test_a_configured_window_wins():

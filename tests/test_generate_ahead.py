@@ -283,3 +283,47 @@ def test_the_next_domain_is_prepared_while_the_first_domains_jobs_are_in_flight(
     import_graphs(files={"geo": str(GEO), "geo2": str(GEO)}, settings=again)
     _generate(again)
     assert _landed(again) == _landed(settings)
+
+
+def test_what_a_child_worked_out_about_the_graph_joins_the_parents_tables_unchanged():
+    """A forked process that prepared jobs sends back its memos over the graph (``graph_memos``); merged here
+    (``merge_graph_memos``) they are what this process would have worked out itself, and an entry already here stays."""
+    import pickle
+
+    from flows.meaning_report import import_graph
+    from tasks.qa.programs import graph_memos, merge_graph_memos, relation_index, sample_programs
+    from tasks.meaning.profiles import book_for_graph
+
+    from tasks.graph.kg import KnowledgeGraph
+
+    def fresh() -> KnowledgeGraph:  # a graph object of its own, with no memo yet (no snapshot id: not cached)
+        read = import_graph(GEO)[1]
+        return KnowledgeGraph(read.domain, read.entities(), read.relations(), directed=read.directed)
+
+    kg = fresh()
+    book = book_for_graph(kg)
+    relation_index(kg)  # built before the fork, as the flow does
+    starts = sorted(kg.nodes())[:6]
+
+    def work(start: str) -> object:
+        if start is None:
+            return graph_memos(kg)
+        return [p.nodes for p in sample_programs(kg, start, 2, count=4, seed=1, book=book).programs]
+
+    ahead = Ahead(workers=1)
+    try:
+        *programs, memos = ahead.submit(work, [*starts, None])
+        got, memos = [f.result(timeout=120) for f in programs], memos.result(timeout=120)
+    finally:
+        ahead.close()
+    index = relation_index(kg)
+    assert memos["index"]["kinds"] and not index.kinds  # the child worked them out; this process has not
+    name = next(iter(memos["index"]["kinds"]))
+    index.kinds[name] = "kept"  # an entry already here is not replaced
+    merge_graph_memos(kg, pickle.loads(pickle.dumps(memos)))
+    assert index.kinds[name] == "kept" and set(index.kinds) == set(memos["index"]["kinds"])
+    index.kinds[name] = memos["index"]["kinds"][name]
+    assert [[p.nodes for p in sample_programs(kg, s, 2, count=4, seed=1, book=book).programs] for s in starts] == got
+    other = relation_index(fresh())  # the same tables, worked out from nothing
+    for name in memos["index"]["kinds"]:
+        assert other.kind(name) == index.kind(name)

@@ -464,6 +464,38 @@ def relation_index(kg: KnowledgeGraph) -> RelationIndex:
     return index
 
 
+#: The memos a process fills lazily over one graph as it prepares and checks jobs, each a pure function of the
+#: graph: the relation index's (``RelationIndex``: kinds, codes, twins, shares, wider readings, ...) and the names
+#: module's on the graph object (``tasks.meaning.names``: column values, table types, description kinds, ...).
+_INDEX_FIELDS = frozenset({"out", "into", "labels", "kg"})
+_GRAPH_MEMOS = ("_column_values", "_table_types", "_description_kinds", "_rows_by_type", "_name_word_cases",
+                "_type_edges_are_attributes", "_class_kinds", "_demonym_kinds", "_bare_name_counts")
+
+
+def graph_memos(kg: KnowledgeGraph) -> dict[str, dict[str, object]]:
+    """What this process has worked out about ``kg`` so far (``_GRAPH_MEMOS`` and the relation index's memos), to
+    hand to another process that holds the same graph (``merge_graph_memos``): a forked process that prepared a
+    domain's jobs sends them back, and the flow's process checks the answers and prepares the refill without
+    working every table out again."""
+    index = kg.__dict__.get("_relation_index")
+    return {"index": {k: v for k, v in (index.__dict__ if index is not None else {}).items()
+                      if k not in _INDEX_FIELDS},
+            "graph": {k: kg.__dict__[k] for k in _GRAPH_MEMOS if k in kg.__dict__}}
+
+
+def merge_graph_memos(kg: KnowledgeGraph, memos: dict[str, dict[str, object]]) -> None:
+    """Add ``memos`` (``graph_memos`` of another process over the same graph) to this process's: an entry already
+    here is kept (both are the same pure function of the graph), a memo missing here is taken whole. Safe while
+    another thread reads or fills them: each step is one dict operation."""
+    index = relation_index(kg)
+    for target, got in ((index.__dict__, memos.get("index", {})), (kg.__dict__, memos.get("graph", {}))):
+        for name, value in got.items():
+            mine = target.setdefault(name, value)
+            if mine is not value and isinstance(mine, dict) and isinstance(value, dict):
+                for key, item in value.items():
+                    mine.setdefault(key, item)
+
+
 # -- execution -------------------------------------------------------------------------------------------------------
 
 

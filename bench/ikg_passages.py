@@ -1,8 +1,9 @@
 """The passages that keep IKG variants "readable in text", printed for a person to grade.
 
 An IKG variant hides facts of its question from the graph and is kept "by text" when, for every hidden fact, the
-text search's top results hold a passage that names both of its ends whole (``tasks.env.ikg.fact_found``). Whether
-that passage *states* the fact is what a reader checks: naming both ends is necessary, not sufficient. This script
+text search's top results hold a passage that states it by the project's rule (``tasks.env.ikg.fact_found``, through
+``states_fact``: a sentence names both ends whole and links them). Whether that passage *states* the fact is what a
+reader checks, to measure the rule: the grades are in docs/programs/ikg-passages.md. This script
 builds the variants the demo's export would keep, over the demo's reference graphs and corpus with the project's
 hashing embedder (no model, no network), and writes one row per (variant, hidden fact) kept by text: the fact and
 the passage window the text search shows for it (``passage_window``), as the agent would read it.

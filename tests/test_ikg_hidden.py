@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from flows.meaning_report import import_graph
-from tasks.env.ikg import HiddenFact, _names, critical_edges, fact_found, make_view, names_both, viewed_environment
+from tasks.env.ikg import (HiddenFact, _names, critical_edges, fact_found, make_view, names_both, states_fact,
+                           viewed_environment)
 from tasks.env.index import HashingEmbedder
 from tasks.env.text_search import TextChunk, TextHit
 from tasks.env.tools import ToolEnvironment
@@ -102,3 +103,67 @@ def test_readable_in_text_needs_both_names_whole():
                                       title="t"), score=1.0, lexical_rank=1, dense_rank=1)
     assert fact_found(fact, [city]) is None
     assert fact_found(fact, [city, country]) == "c2"
+
+
+def fact(head: str, relation: str, tail: str) -> HiddenFact:
+    return HiddenFact(head, relation, tail, (head, relation, tail))
+
+
+#: Sentences that state their fact: a word of the relation links the ends (any inflection or part of speech), or
+#: nothing but a preposition, an apposition or a possessive stands between them, or a place opens the sentence and
+#: the other end is its subject, or two people are one joint subject of a relation done together.
+STATED = [
+    ("In 1906 Marie Curie, working at the University of Paris, took over her husband's chair.",
+     fact("Marie Curie", "worked at", "University of Paris")),
+    ("The railway was built with funding from the Imperial Treasury.", fact("Imperial Treasury", "funded", "railway")),
+    ("After defeating Carthage at the Battle of Zama, Rome ruled the western Mediterranean.",
+     fact("Carthage", "was defeated at", "Battle of Zama")),
+    ("Wilhelm Maybach of the engine maker Daimler refined the carburettor.", fact("Wilhelm Maybach", "worked at", "Daimler")),
+    ("Johannes Kepler, a mathematician in Prague, published his laws in 1609.", fact("Johannes Kepler", "lived in", "Prague")),
+    ("Emmy Noether, then at the University of Göttingen, proved her theorem in 1915.",
+     fact("Emmy Noether", "worked at", "University of Göttingen")),
+    ("The vineyards of the Douro valley in northern Portugal are terraced.", fact("Douro valley", "is located in", "Portugal")),
+    ("At Bell Labs, Claude Shannon wrote a theory of communication.", fact("Claude Shannon", "worked at", "Bell Labs")),
+    ("Walter Brattain and John Bardeen at Bell Labs built the first transistor.",
+     fact("Walter Brattain", "worked at", "Bell Labs")),
+    ("In 1947 Walter Brattain and John Bardeen built the first transistor.",
+     fact("Walter Brattain", "collaborated with", "John Bardeen")),
+    ("Frederick Banting of the University of Toronto and the student Charles Best isolated insulin in 1921.",
+     fact("Frederick Banting", "collaborated with", "Charles Best")),
+    ("The noble gases of the periodic table: helium, neon, argon and krypton.", fact("argon", "is one of the", "noble gases")),
+    ("Niels Bohr founded an institute in Copenhagen. His student Werner Heisenberg worked there in 1926.",
+     fact("Werner Heisenberg", "studied under", "Niels Bohr")),
+    ("Ida Tarbell grew up in the oil region of Pennsylvania. She later wrote for The American Magazine.",
+     fact("Ida Tarbell", "wrote for", "The American Magazine")),
+]
+
+#: Sentences that name both ends and do not state the fact: a list, another relation's verb (the relation's word
+#: inside an end's own name does not count), two clauses, a pointing word that cannot point at the end, two names
+#: governed by a preposition, a joint subject for a relation not done together.
+NOT_STATED = [
+    ("The harvest brought oats, wild rice, rice and millet.", fact("wild rice", "is a species of", "rice")),
+    ("The new Food Standards Agency banned the dye in Ireland in 2004.",
+     fact("Food Standards Agency", "is an agency of", "Ireland")),
+    ("After beating Prussia at Jena he entered Berlin, and in 1810 Louis Bonaparte gave up his throne.",
+     fact("Louis Bonaparte", "ruled", "Prussia")),
+    ("After the war Jean Bartik moved to the University of Pennsylvania, where she wrote programs for the BINAC.",
+     fact("BINAC", "was built at", "University of Pennsylvania")),
+    ("From Peru the potato spread north and south across the Andes.", fact("Peru", "is part of", "Andes")),
+    ("Rosalind Gray argued that chloroplasts descend from cyanobacteria. Her theory was confirmed once their genes "
+     "were found to resemble those of bacteria.", fact("cyanobacteria", "are a group of", "bacteria")),
+    ("The talks between Sparta and Athens failed.", fact("Sparta", "cooperated with", "Athens")),
+    ("Spain and Portugal signed the treaty in 1494.", fact("Spain", "borders", "Portugal")),
+    ("Farming in Britain changed rapidly. In 1701 Jethro Tull, a farmer in Berkshire, built a drill.",
+     fact("Berkshire", "is a county of", "Britain")),
+]
+
+
+@pytest.mark.parametrize("text,hidden", STATED, ids=[f.relation + " " + f.tail for _, f in STATED])
+def test_a_passage_states_a_fact_when_the_sentence_links_its_ends(text, hidden):
+    assert states_fact(text, hidden)
+
+
+@pytest.mark.parametrize("text,hidden", NOT_STATED, ids=[f.relation + " " + f.tail for _, f in NOT_STATED])
+def test_naming_both_ends_without_linking_them_does_not_state_a_fact(text, hidden):
+    assert names_both(text, hidden.head, hidden.tail)  # the names rule alone would keep it
+    assert not states_fact(text, hidden)

@@ -69,8 +69,9 @@ def test_the_verifier_confirms_only_what_the_passage_states_and_a_failed_call_co
 
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
-    """The cs questions of test_ikg_export's fixture, exported with the reader check off and on; the verifier a fake
-    that says no to every passage, so only variants answerable by another path can stay."""
+    """Sixteen cs questions made as test_ikg_export's fixture makes them (enough that a variant is kept by text
+    alone, no other path reaching its answer), exported with the reader check off and on; the verifier a fake that
+    says no to every passage, so only variants answerable by another path can stay."""
     from flows.ikg_data import ikg_export_data
     from tests.test_ikg_export import DEMO, make_questions
     from tasks.corpus.ingest import ingest_text_folders
@@ -91,7 +92,7 @@ def exports(tmp_path_factory):
                 write_ingest(wh, ingest_text_folders(DEMO / "corpus" / "cs"), "run-ingest")
                 snap = write_import(wh, read_triples(DEMO / "graphs" / "cs.jsonl", "cs"), build_run_id="run-g")
                 qas = [q.model_copy(update={"split": "train"})
-                       for q in make_questions(load_graph(wh, "cs", snap.snapshot_id), 12)]
+                       for q in make_questions(load_graph(wh, "cs", snap.snapshot_id), 16)]
                 with contextlib.redirect_stdout(io.StringIO()):
                     out[mode] = ikg_export_data(wh, qas, settings)
                 graph = load_graph(wh, "cs")

@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import lemminflect
+
 from schemas.errors import InputError
 from schemas.meaning import relation_key
 from schemas.programs import QueryProgram
@@ -172,12 +174,13 @@ class IKGView:
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 
 
-def _names(text: str, name: str) -> bool:
-    """Whether ``text`` names ``name`` whole: not inside a longer name ("Mexico" is not named by "Mexico City",
-    "New Mexico", "France 3" or "America/Mexico_City": a capitalised word right before or after it, a number after
-    it, or a slash, continues the name)."""
+def _mentions(text: str, name: str, skip: Sequence[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Where ``text`` names ``name`` whole, as ``(start, end)``: not inside a longer name ("Mexico" is not named by
+    "Mexico City", "New Mexico", "France 3" or "America/Mexico_City": a capitalised word right before or after it,
+    a number after it, or a slash, continues the name), nor inside a span of ``skip`` (a longer name's)."""
     if not name:
-        return False
+        return []
+    out = []
     for m in re.finditer(rf"(?<![\w/]){re.escape(name)}(?![\w/])", text, re.IGNORECASE):
         before = [w.lstrip("\"'([") for w in text[:m.start()].split()[-1:]]
         after = text[m.end():].split()[:1]
@@ -187,8 +190,14 @@ def _names(text: str, name: str) -> bool:
         if after and re.fullmatch(r"(?:[A-Z][\w'-]*|[0-9]+)[.,;:!?)\]\"']*", after[0]) and \
                 text[m.end():m.end() + 1] == " ":
             continue
-        return True
-    return False
+        if not any(a < m.end() and m.start() < b for a, b in skip):
+            out.append((m.start(), m.end()))
+    return out
+
+
+def _names(text: str, name: str) -> bool:
+    """Whether ``text`` names ``name`` whole (``_mentions``)."""
+    return bool(_mentions(text, name))
 
 
 def names_both(text: str, a: str, b: str) -> bool:
@@ -204,28 +213,179 @@ def names_both(text: str, a: str, b: str) -> bool:
 #: Where a passage's sentences end, for ``states_fact`` (a full stop before a capital or a digit, or a line break).
 _FACT_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 
+#: Words that open a sentence by pointing back at what the sentence before named ("She later wrote ..."), each with
+#: what follows the name read in its place ("Her theory was ...": "Lynn Margulis’s theory was ...", the
+#: apostrophe a typographic one so that the name before does not read as continuing the name after, as ``_names``
+#: reads a capitalised word before).
+_BACK_REFERENCE = {"he": "", "she": "", "it": "", "they": "", "this": "", "these": "",
+                   "his": "\u2019s", "her": "\u2019s", "its": "\u2019s", "their": "\u2019s"}
 
-#: Words that open a sentence by pointing back at what the sentence before named ("She later wrote ...").
-_BACK_REFERENCE = frozenset("he she it they his her its their this these".split())
+#: Pointing words only a person takes: the name they point back at is a proper name (it opens with a capital).
+_PERSONAL = frozenset("he she his her".split())
+
+#: Words of a relation label that do not say which relation it is: the copula, articles, prepositions, pronouns.
+_LINK_WORDS = frozenset(
+    "be is are was were been being has have had do does did a an the of in at on to for from by with into onto "
+    "near under over during after before about around across along among between through within without against "
+    "toward towards upon up out off via since until as one first its their his her it that which who and or not "
+    "also later then".split())
+
+#: Relations of people doing something together: two ends named as the joint subject of one verb state them
+#: ("Howard Florey and Ernst Chain turned penicillin into a drug": they collaborated). A "co-" verb is joint too.
+_JOINT = frozenset("collaborate cooperate partner".split())
+
+#: Lower-case words that are themselves a link (a preposition, a conjunction, a relative), not a modifier of a name.
+_NOT_MODIFIER = frozenset(
+    "of in at near on by from to for with into and or but as than which who whom whose that where when while".split())
+
+#: Prepositions that put two names side by side without making them one subject ("the talks between Sparta and
+#: Athens").
+_GOVERNING = frozenset("between among against versus".split())
+
+_ARTICLE = r"(?:the|a|an)"
+_LOWER = r"[a-z][\w'-]*"
+_PREP = r"(?:of|in|at|near|on|by|from)"
+
+#: Ends linked by nothing but a preposition (after a comma and an adverb of time, or an apposition saying what the
+#: first end is), or a possessive: "Carl Bosch of the chemical company BASF", "Lynn Margulis, then at Boston
+#: University", "Antonie van Leeuwenhoek, a cloth merchant in Delft", "the Bastille, the opening act of the French
+#: Revolution", "Morgan's student Alfred Sturtevant". The lower-case words (``mods``) must not be a link themselves.
+_TIGHT = re.compile(
+    rf"\s*(?:,\s*(?:then|now|later|formerly|once|still)\s+|,\s*{_ARTICLE}(?P<apposed>(?:\s+{_LOWER}){{1,4}})\s+)?"
+    rf"{_PREP}(?P<mods>(?:\s+{_LOWER}){{0,3}})\s*"
+    rf"|\s*['\u2019]s?(?P<owned>(?:\s+{_LOWER}){{0,3}})\s*")
+
+#: An end in a list that a colon opens after the other end: "the founder crops of Old World farming: emmer wheat,
+#: einkorn wheat, barley" (each item is one of the founder crops).
+_LISTED = re.compile(r"(?:\s+(?:of|in|from|for)\s+[^,;:()]{1,40})?\s*:\s*(?:[^,;:()]+,\s*)*(?:and\s+)?")
+
+#: A name coordinated with the first end before the link: "Howard Florey and Ernst Chain at the University of Oxford".
+_COORDINATED = re.compile(rf"\s*(?:,|and)\s+(?:{_ARTICLE}(?:\s+{_LOWER}){{1,3}}\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
+
+#: Two names as one joint subject, each perhaps with where it was: "Vint Cerf of Stanford University and Bob Kahn",
+#: "the physicist Nicholas Kurti and the French chemist Hervé This".
+_JOINED = re.compile(rf"(?:\s+(?:of|at|from)\s+(?:the\s+)?[A-Z][\w'-]*(?:\s+(?:of\s+)?[A-Z][\w'-]*)*)?\s+and"
+                     rf"(?:\s+{_ARTICLE}(?P<apposed>(?:\s+[^\W\d_][\w'-]*){{1,3}}))?\s*")
+
+#: A place or body a sentence opens with, the first end, and right after its comma the other end, the subject, or a
+#: place the subject is of ("At Columbia University, Thomas Hunt Morgan bred ...", "In Norfolk, the farmer Thomas
+#: Coke ...", "In England, Heston Blumenthal of The Fat Duck in Bray built ...").
+_FRONTED = re.compile(r"[\W_]*(?:at|in|on)\s+(?:the\s+)?", re.IGNORECASE)
+_FRONTED_LINK = re.compile(rf",\s*(?:{_ARTICLE}(?P<apposed>(?:\s+{_LOWER}){{1,3}})\s+)?"
+                           rf"(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*\s+(?:of|in|at|on)\s+(?:the\s+)?)*")
+
+
+def _lemmas(text: str) -> set[str]:
+    """The lemmas of the words of ``text`` (every part of speech lemminflect knows, and the word itself), lower
+    case, a "co-" prefix read off ("co-founded": found)."""
+    out: set[str] = set()
+    for word in re.findall(r"[^\W\d_]+(?:-[^\W\d_]+)*", text.casefold()):
+        word = word.removeprefix("co-")
+        out.add(word)
+        out.update(x for forms in lemminflect.getAllLemmas(word).values() for x in forms)
+    return out
+
+
+def _relation_lemmas(relation: str) -> set[str]:
+    """The lemmas of the words of ``relation`` that say which relation it is (not ``_LINK_WORDS``)."""
+    return _lemmas(" ".join(w for w in re.split(r"[^\w-]+", relation.casefold()) if w and w not in _LINK_WORDS))
+
+
+def _is_joint(relation: str) -> bool:
+    """Whether ``relation`` is something people do together: "collaborated with", "co-founded", "partnered with"."""
+    return bool(_lemmas(relation) & _JOINT) or bool(re.search(r"\bco-\w", relation.casefold()))
+
+
+def _modifiers_only(*groups: str | None) -> bool:
+    return not any(w in _NOT_MODIFIER for g in groups if g for w in g.split())
+
+
+def _tight(between: str) -> bool:
+    """Whether ``between`` links two names with nothing but a preposition or a possessive (``_TIGHT``), or a list
+    that a colon opens (``_LISTED``)."""
+    m = _TIGHT.fullmatch(between)
+    return bool(m and _modifiers_only(m.group("apposed"), m.group("mods"), m.group("owned"))) or bool(
+        _LISTED.fullmatch(between))
+
+
+def _linked(between: str, before: str, relation: str) -> bool:
+    """Whether a sentence links two ends it names, ``between`` the text between them and ``before`` the clause up
+    to the first (``states_fact`` for the rules)."""
+    if ";" in between:
+        return False
+    if _relation_lemmas(relation) & _lemmas(f"{before} {between}"):
+        return True
+    if _tight(between):
+        return True
+    coordinated = _COORDINATED.match(between)
+    if coordinated and coordinated.end() < len(between) and _tight(between[coordinated.end():]):
+        return True
+    fronted = _FRONTED_LINK.fullmatch(between) if _FRONTED.fullmatch(before) else None
+    if fronted and _modifiers_only(fronted.group("apposed")):
+        return True
+    governed = before.split()[-1:] and before.split()[-1].casefold() in _NOT_MODIFIER | _GOVERNING
+    joined = _JOINED.fullmatch(between) if _is_joint(relation) and not governed else None
+    return bool(joined and _modifiers_only(joined.group("apposed")))
+
+
+def _states_in(sentence: str, fact: HiddenFact) -> bool:
+    """Whether one ``sentence`` names both ends of ``fact`` whole and links them (``_linked``)."""
+    long, short = (fact.head, fact.tail) if len(fact.head) >= len(fact.tail) else (fact.tail, fact.head)
+    at_long = _mentions(sentence, long)
+    at_short = _mentions(sentence, short, skip=at_long)
+    for x in at_long:
+        for y in at_short:
+            (_, end), (start, _) = sorted((x, y))
+            before = re.split(r"[,;:()]", sentence[:min(x[0], y[0])])[-1]
+            if _linked(sentence[end:start], before, fact.relation):
+                return True
+    return False
+
+
+def _points_back(sentence: str, nxt: str, fact: HiddenFact) -> bool:
+    """Whether ``nxt`` opens with a word pointing back at an end ``sentence`` names, and, read with that end's name
+    in the pointing word's place, states ``fact`` (``_states_in``). "He", "she", "his" and "her" point at a proper
+    name only: "Her theory" does not point back at mitochondria."""
+    opener = re.match(r"[\W_]*([^\W\d_]+)", nxt)
+    word = opener.group(1).casefold() if opener else ""
+    if word not in _BACK_REFERENCE:
+        return False
+    for a, b in ((fact.head, fact.tail), (fact.tail, fact.head)):
+        if not _names(sentence, a) or not _names(nxt, b) or (word in _PERSONAL and not a[:1].isupper()):
+            continue
+        read = nxt[:opener.start(1)] + a + _BACK_REFERENCE[word] + nxt[opener.end(1):]
+        if _states_in(read, fact):
+            return True
+    return False
 
 
 def states_fact(text: str, fact: HiddenFact) -> bool:
-    """Whether ``text`` states ``fact``: one sentence names both of its entities whole (``names_both``), or one
-    names either end and the next, opening with a word that points back at it ("She later joined ... and wrote
-    the A-0 System"), names the other. Both ends in unrelated sentences is not stating it: "farming in Britain
-    changed rapidly ... In 1701 Jethro Tull, a farmer in Berkshire, built a drill" says nothing of Berkshire being
-    a county of Britain. The relation's own words are not asked for: the text says it in its own ("a wild grass
-    of the Balsas River valley in southern Mexico" for "is located in")."""
+    """Whether ``text`` states ``fact``: one sentence names both of its ends whole (``names_both``) and links them,
+    or one names an end and the next, opening with a word that points back at it ("She later joined ..."), does so
+    with that end in the pointing word's place. Two ends a sentence names are linked when
+
+    - a word of the relation (its lemma, any part of speech: "working at" for "worked at", "with funding from" for
+      "funded", "published the design" for "co-designed") stands between them or in the clause before the first;
+    - nothing but a preposition or a possessive stands between them ("Carl Bosch of the chemical company BASF",
+      "a wild grass of the Balsas River valley in southern Mexico", "Lynn Margulis, then at Boston University",
+      "Jethro Tull, a farmer in Berkshire", "Morgan's student Alfred Sturtevant"), also after a name coordinated with
+      the first ("Howard Florey and Ernst Chain at the University of Oxford"), or the second is in a list a colon
+      opens after the first ("the founder crops: emmer wheat, einkorn wheat, barley");
+    - the sentence opens at a place, the first end, and the other is the subject right after its comma ("At
+      Columbia University, Thomas Hunt Morgan bred ...");
+    - for a relation of doing something together ("collaborated with", "co-founded"), both are one joint subject
+      ("Howard Florey and Ernst Chain turned penicillin into a drug").
+
+    Naming both is not linking them: a list ("emmer wheat, einkorn wheat, barley" says nothing of einkorn being
+    wheat), a verb of another relation ("The new Environmental Protection Agency banned most farm uses of DDT in
+    the United States" says nothing of whose agency it is), two clauses ("After defeating Austria ... he reorganised
+    the German states, and in 1806 Francis II dissolved the Holy Roman Empire")."""
     sentences = [x for x in _FACT_SENTENCE.split(text) if x.strip()]
     for i, sentence in enumerate(sentences):
-        if names_both(sentence, fact.head, fact.tail):
+        if _states_in(sentence, fact):
             return True
-        if i + 1 < len(sentences):
-            nxt = sentences[i + 1]
-            opener = re.match(r"[\W_]*([^\W\d_]+)", nxt)
-            if opener and opener.group(1).casefold() in _BACK_REFERENCE and any(
-                    _names(sentence, a) and _names(nxt, b) for a, b in ((fact.head, fact.tail), (fact.tail, fact.head))):
-                return True
+        if i + 1 < len(sentences) and _points_back(sentence, sentences[i + 1], fact):
+            return True
     return False
 
 

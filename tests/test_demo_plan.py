@@ -307,6 +307,11 @@ def test_the_demo_exports_ikg_20_and_40_percent_variants(monkeypatch, tmp_path):
     assert own.ikg.levels == [0.6] and own.ikg.texts == str(tmp_path)
     # every question is said within the notes its domain's graph was built from; a configuration's own scope wins
     assert scopes[0] == DEMO_PLAN.scopes and set(DEMO_PLAN.scopes) == set(DEMO_DOMAINS)
+    from schemas.config import QualityConfig
+    from tasks.qa.generate import scope_problem
+
+    assert QualityConfig(scopes=DEMO_PLAN.scopes).scopes == DEMO_PLAN.scopes  # the configuration's own checks
+    assert all(scope_problem(p) is None for p in DEMO_PLAN.scopes.values())
     assert load_settings(data_dir=tmp_path).quality.scopes == {}
     mine = DEMO_PLAN.with_scopes(load_settings(data_dir=tmp_path, quality={"scopes": {"cs": "in my notes"}}))
     assert mine.quality.scopes["cs"] == "in my notes" and mine.quality.scopes["history"] == DEMO_PLAN.scopes["history"]

@@ -923,4 +923,8 @@ def test_a_noun_english_does_not_count_takes_no_article():
     assert indefinite("support equipment") == "support equipment"
     assert indefinite("research topic") == "a research topic"
     assert indefinite("hour") == "an hour" and indefinite("unit") == "a unit"
-    assert mass_noun("training of dogs") and not mass_noun("route of administration")
+    assert mass_noun("training of dogs") and mass_noun("research of X") and not mass_noun("route of administration")
+    from tasks.qa.program_writer import _including, _plural
+
+    assert _including("whose required research is {o}") == "whose required research includes {o}"
+    assert _plural("support equipment") == "support equipment" and _plural("home stadium") == "home stadiums"

@@ -490,11 +490,44 @@ def test_a_kinds_common_noun_names_and_a_bodys_initialism_take_the():
 def test_a_people_named_by_its_members_and_a_name_with_its_kind_take_the():
     """widelands_wikidata and cataclysm_raw (set 34): "affiliated with Frisians" and "has water faucet vehicle part as
     a part" failed grammar. A people's or a tribe's name that is its members in the plural takes "the"; so does a
-    name said with its kind of two words or more, in lower case too. A place ending in "s" and a sport stay bare."""
+    name whose converter's tag is said as its kind, in lower case too. A place ending in "s", a given name and a
+    sport stay bare."""
     from tasks.meaning.names import name_takes_article
 
-    for name, kind in (("Frisians", "tribe"), ("Barbarians", "tribe"), ("Incas", "nation"),
-                       ("water faucet vehicle part", "vehicle part"), ("Renfrew census division", "census division")):
+    from tasks.qa.generate import written_name
+    from tests.test_programs import graph
+
+    for name, kind in (("Frisians", "tribe"), ("Barbarians", "tribe"), ("Incas", "people"),
+                       ("Renfrew census division", "census division")):
         assert name_takes_article(name, kind), name
-    for name, kind in (("Wales", "nation"), ("Cyprus", "nation"), ("ice hockey", "hockey"), ("Frisians", "person")):
+    for name, kind in (("Wales", "nation"), ("Cyprus", "nation"), ("Laos", "nation"), ("Tunis", "tribe"),
+                       ("Louis", "people"), ("ice hockey", "hockey"), ("Frisians", "person")):
         assert not name_takes_article(name, kind), name
+    kg = graph([("Water Cart", "parts", "water faucet (vehicle part)"), ("RV kitchen unit", "components", "water faucet")],
+               {"water faucet (vehicle part)": "vehicle part", "water faucet": "item", "Water Cart": "vehicle",
+                "RV kitchen unit": "vehicle part"}, domain="game")
+    assert written_name(kg, "water faucet (vehicle part)") == "the water faucet vehicle part"
+
+
+def test_no_the_before_a_station_a_company_a_band_or_a_name_of_ids():
+    """Review of the class-name rule: kinds English names bare never take it, whatever share of their names are
+    English words ("Bank", "Angel" and "Baker Street" stations; "Apple" and "Oracle"; "Queen" and "Genesis"); a name
+    with its own determiner ("No Man") is no common noun; and a graph of ids with labels is judged by the names
+    it shows ("Q100" labelled "Empire")."""
+    from tasks.qa.generate import written_name
+    from tests.test_programs import graph
+
+    groups = {"station": ["Bank", "Monument", "Temple", "Angel", "Baker Street", "Green Park", "Oval", "Archway"],
+              "company": ["Apple", "Oracle", "Target", "Visa", "Square", "Shell", "Amazon", "Orange"],
+              "band": ["Queen", "Genesis", "Journey", "Train", "Yes", "Chicago", "Boston", "Europe"],
+              "faction": ["No Man", "Pirate", "Trader", "Raider", "Miner", "Civilian", "Frontier", "Dvaered"]}
+    edges = [(n, "near", ns[0]) for ns in groups.values() for n in ns[1:]]
+    kg = graph(edges, {n: k for k, ns in groups.items() for n in ns})
+    for bare in ("Bank", "Angel", "Baker Street", "Apple", "Oracle", "Queen", "Genesis", "No Man"):
+        assert written_name(kg, bare) == bare, bare
+    assert written_name(kg, "Pirate") == "the Pirate"
+    ids = [f"Q{100 + i}" for i in range(9)]
+    labels = ["Empire", "Pirate", "Trader", "Raider", "Miner", "Civilian", "Frontier", "Collective", "Dvaered"]
+    kg2 = graph([(q, "label", l) for q, l in zip(ids, labels)] + [(ids[0], "enemy", q) for q in ids[1:]],
+                {q: "faction" for q in ids})
+    assert written_name(kg2, "Q101") == "the Pirate"

@@ -1017,6 +1017,7 @@ def test_a_chain_goes_on_through_a_participle_in_the_statements_tense():
     assert _rests(Hop(book.profile("uses"), True), slot_last=True) == ["{that} is used by {s}"]
     assert _rests(Hop(book.profile("wrote"), True), slot_last=True) == ["{that} was written by {s}"]
     assert "{that} is used by {s}" not in _rests(Hop(book.profile("uses"), True), slot_last=False)  # others serve
+    assert _rests(Hop(book_for_graph(graph([("A", "read", "B")])).profile("read"), True), slot_last=True) == []
     program = QueryProgram(kind="conjunction", start="Master Zalgor",
                            nodes=["Master Zalgor", "Smelting Works", "Coal"],
                            steps=[ProgramStep(label="occupant", forward=False, kind="building"),

@@ -994,7 +994,7 @@ def _articled(words: list[str]) -> list[str]:
         return words  # a finite verb first ("appears", "worked"), not a gerund ("filming_location_of")
     for i in range(1, len(low) - 1):
         w, prev, nxt = low[i], low[i - 1], low[i + 1]
-        if nxt not in _PREPS or w in _FUNCTION or w in _BARE_NOUNS or not _TYPE_WORD.fullmatch(w):
+        if nxt not in _PREPS or w in _FUNCTION or w in _BARE_NOUNS or mass_noun(w) or not _TYPE_WORD.fullmatch(w):
             continue
         if not (i == 1 or prev in _PREPS):
             continue

@@ -528,7 +528,18 @@ _CATEGORY_HEADS = frozenset({"class", "subclass", "category", "type", "subtype",
 #: ("entity", a table's row).
 _PLACE_OR_NO_KINDS = frozenset({"street", "road", "avenue", "lane", "square", "boulevard", "city", "town", "village",
                                 "place", "location", "settlement", "neighbourhood", "neighborhood", "county",
-                                "country", "province", "entity", "thing", "item", "object"})
+                                "country", "province", "station", "stop", "airport", "port", "park", "island",
+                                "district", "region", "state", "building", "venue", "stadium", "company", "band",
+                                "group", "team", "club", "brand", "label", "airline", "manufacturer", "publisher",
+                                "school", "university", "hospital", "church", "museum", "entity", "thing", "item",
+                                "object"})
+#: Heads of names that are places a name is said bare with ("Baker Street", "Green Park", "Tower Hill").
+_PLACE_HEADS = frozenset({"street", "road", "avenue", "lane", "square", "park", "hill", "garden", "gardens", "cross",
+                          "gate", "bridge", "water", "common", "green", "place", "row", "circus", "court", "town",
+                          "village", "end", "wood", "field", "fields", "heath", "quay", "wharf", "dock", "docks"})
+#: Words a name may not open with to be read as a common noun: it has its own determiner ("My Company", "No Man").
+_DETERMINERS = frozenset("a an the my our your his her its their this that these those no some any every each all "
+                         "either neither".split())
 #: Share of a kind's names that must be English count nouns for the kind to name roles or classes
 #: (``class_name_takes_the``), and the fewest names a kind needs for the share to say anything.
 _CLASS_SHARE = 0.4
@@ -548,21 +559,25 @@ def _english_count_phrase(name: str, *, listed: bool = False) -> bool:
     case ("americium", "akan"), so a kind is judged without it."""
     words = strip_disambiguator(name).split()
     head = words[-1].lower() if words else ""
+    if not words or words[0].lower() in _DETERMINERS or head in _PLACE_HEADS:
+        return False
     return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Z][a-z]+", w) and english_word(w.lower()) for w in words) \
         and (_count_noun(head) or (listed and head in _word_list("unlisted_nouns.txt") and not head.endswith("s")
                                    and not mass_noun(head)))
 
 
 def _class_kinds(kg: KnowledgeGraph) -> frozenset[str]:
-    """The kinds of the graph whose names are mostly English count nouns (a game's factions "Empire", "Pirate",
-    "Trader"; its units "Bowman", "Assassin"): of ``_CLASS_MIN_NODES`` nodes or more, ``_CLASS_SHARE`` or more."""
+    """The kinds of the graph whose names are largely English count nouns (a game's factions "Empire", "Pirate",
+    "Trader"; its units "Bowman", "Assassin"): of ``_CLASS_MIN_NODES`` nodes or more, at least ``_CLASS_SHARE``
+    (two in five: Naev names 11 of its 24 factions so, the others by peoples "Dvaered", "Sirius"). Places, companies,
+    bands and other kinds English names bare are never such kinds (``_PLACE_OR_NO_KINDS``)."""
     hit = kg.__dict__.get("_class_kinds")
     if hit is None:
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for n in kg.nodes():
             kind = (node_type_noun(kg, n) or "").lower()
             counts[kind][0] += 1
-            counts[kind][1] += _english_count_phrase(n)
+            counts[kind][1] += _english_count_phrase(node_display(kg, n))  # the name shown, not an id ("Q100")
         hit = kg.__dict__["_class_kinds"] = frozenset(
             k for k, (n, a) in counts.items() if k and n >= _CLASS_MIN_NODES and a >= _CLASS_SHARE * n)
     return hit
@@ -991,7 +1006,8 @@ def person_kind(noun: str | None) -> bool:
     """Whether a kind noun names people, so that a question asks for one with "Who" and describes one with "who":
     "person"; a noun the shipped lexicon says is a person ("author", "director", "actor": its ``is``); or one whose
     last word is a person noun of ``names.yaml`` ("baker", "player", "contestant", "character"), singular or plural
-    ("bakers", "film director", "les miserables character")."""
+    ("bakers", "film director", "les miserables character"), or a noun whose first sense in WordNet names people and
+    none an artifact (``people_nouns.txt``: "shopkeeper"; "server" and "host" also name machines)."""
     if not noun:
         return False
     words = noun.strip().lower().split()
@@ -1007,7 +1023,8 @@ def person_kind(noun: str | None) -> bool:
         entry = lexicon.noun(phrase)
         if (entry is not None and entry.is_ == "person") or phrase in people:
             return True
-    return False
+    # a noun whose first sense names people and none a machine ("shopkeeper", "blacksmith"; not "server" or "host")
+    return words[-1] in _word_list("people_nouns.txt") or _singular(words[-1]) in _word_list("people_nouns.txt")
 
 
 #: An ordinal ("10th", "1st") or a year ("1934") opening a name: it names one edition of a recurring thing.
@@ -1115,21 +1132,21 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
 
 
 def _description(name: str, type_noun: str | None) -> bool:
-    """A description ending in its kind's own common noun (in lower case too where the kind has two words: "water
-    faucet vehicle part"), or in a count noun in lower case: "the Russian keyboard layout", "the HEVC/H.265 video
-    format", "the :optional CSS pseudo-class"."""
+    """A description ending in its kind's own common noun, or in a count noun in lower case: "the Russian keyboard
+    layout", "the HEVC/H.265 video format", "the :optional CSS pseudo-class"."""
     words, kind = name.split(), (type_noun or "").strip()
-    return len(words) >= 2 and (((words[0][:1].isupper() or len(kind.split()) >= 2) and bool(kind) and kind.islower()
+    return len(words) >= 2 and ((words[0][:1].isupper() and bool(kind) and kind.islower()
                                  and name.endswith(" " + kind)) or
                                 (not words[0][:1].islower() and any(c.isupper() for c in "".join(words[:-1]))
                                  and _common_head(words, type_noun)))
 
 
 def _people_by_members(name: str, kind: str) -> bool:
-    """A people's or a tribe's name that is its members in the plural: one word, an adjective of a people or a person
-    noun with an "s" ("Frisians", "Barbarians", "Incas"; not "Wales" or "Cyprus")."""
-    return kind.lower() in _PEOPLE_KINDS and re.fullmatch(r"[A-Z][a-z]+s", name) is not None and (
-        _ADJECTIVE_OF_PEOPLE.search(name[:-1]) is not None or name[:-1].lower() in _person_nouns())
+    """A people's or a tribe's name that is its members in the plural: one word, an adjective of a people in "-an" or a
+    noun whose first sense is a person, with an "s" ("Frisians", "Barbarians", "Incas"; not "Wales", "Cyprus",
+    "Tunis" or "Louis"). Not of a "nation": Wikidata's nations are countries ("Laos")."""
+    return kind.lower() in _PEOPLE_KINDS - {"nation"} and re.fullmatch(r"[A-Z][a-z]+s", name) is not None and (
+        name[:-1].endswith("an") or name[:-1].lower() in _word_list("people_nouns.txt"))
 
 
 #: Sports whose teams are franchises named by a place or a sponsor and a nickname, written with "the".

@@ -652,7 +652,8 @@ def template_candidates(kg: KnowledgeGraph, cands: Sequence[CandidatePath], *, s
             q = write_question(c.nodes, c.edges, [_type_noun(kg, n) for n in c.nodes], seed=seed, book=book,
                                names=[f"{start_noun} {shown}" if versus else shown],
                                start_article=(versus or takes_article(c.nodes[0], _texts_around(kg, c.nodes[0]))
-                                              or name_takes_article(shown, start_noun)))
+                                              or name_takes_article(shown, start_noun)
+                                              or class_name_takes_the(kg, c.nodes[0], shown)))
             out.append((c, q, ""))
         except TemplateError as exc:
             out.append((c, None, str(exc)))
@@ -674,9 +675,12 @@ def written_name(kg: KnowledgeGraph, name: str) -> str:
         return f'the {kind} "{shown}"'
     if name_kind(kind) and column_value(kg, name):
         return f'"{shown}"'  # a name as a column's value is mentioned: 'what has "black bittern" as its common name'
+    # a converter's tag said as the kind makes a description: "water faucet (vehicle part)", "the water faucet
+    # vehicle part"
+    tagged = bool(kind) and name.rstrip().endswith(f"({kind})") and shown.endswith(f" {kind}")
     if takes_article(name, _texts_around(kg, name)) or (name_takes_article(shown, kind) and not (
             shown.islower() and column_value(kg, name))) or (  # a column's value is said bare: "whose ... is atom"
-            class_name_takes_the(kg, name, shown)):  # "an enemy of the Empire", "the FLF"
+            class_name_takes_the(kg, name, shown)) or tagged:  # "an enemy of the Empire", "the FLF"
         return f"the {shown}"
     return shown
 

@@ -29,7 +29,7 @@ from lemminflect import getAllInflections, getAllLemmas, getInflection
 from schemas.ids import content_digest
 from schemas.meaning import RelationProfile
 from schemas.programs import ProgramConstraint, QueryProgram
-from tasks.meaning.morphology import PREPOSITIONS, indefinite
+from tasks.meaning.morphology import PREPOSITIONS, indefinite, mass_noun
 from tasks.meaning.names import (adjective_name, common_noun_name, may_name_people, name_carries, person_kind,
                                  placeholder_name, unreadable_name)
 from tasks.meaning.profiles import ProfileBook
@@ -242,12 +242,16 @@ def _including(rest: str) -> str:
     m = _WHOSE.match(rest)
     if m is None:
         return rest
+    if mass_noun(m["noun"]):
+        return f"whose {m['noun']} includes {{o}}"  # "whose required research includes X": no plural
     return f"whose {_plural(m['noun'])} include {{o}}"
 
 
 def _plural(noun: str) -> str:
     """A noun phrase with its head in the plural: the last word ("home stadium" -> "home stadiums"), or the word
     before its "of" phrase ("route of administration" -> "routes of administration")."""
+    if mass_noun(noun):
+        return noun  # "as required research": a noun English does not count has no plural
     words = noun.split()
     at = words.index("of") - 1 if "of" in words[1:-1] else len(words) - 1
     forms = getInflection(words[at], "NNS")

@@ -518,11 +518,20 @@ def question_gates(
         check_no_markup(shaped),
         check_no_labels(shaped),
         check_question_form(shaped),
-        check_question_length(_without_scope(question, scope), cfg.min_words, cfg.max_words),
+        _length_without_scope(question, scope, cfg.min_words, cfg.max_words),
         check_no_repetition(question),
         check_language(question, cfg.language, names),
         check_not_copied(question, sources, cfg.copy_threshold, names, descriptions),
     ]
+
+
+def _length_without_scope(question: str, scope: str | None, min_words: int, max_words: int) -> Verdict:
+    """``check_question_length`` of the question without its scope, saying so in its reason."""
+    asked = _without_scope(question, scope)
+    v = check_question_length(asked, min_words, max_words)
+    if asked is question:
+        return v
+    return v.model_copy(update={"reason": v.reason.rstrip(".") + " (not counting the scope it opens with)."})
 
 
 def _without_scope(question: str, scope: str | None) -> str:

@@ -531,3 +531,19 @@ def test_no_the_before_a_station_a_company_a_band_or_a_name_of_ids():
     kg2 = graph([(q, "label", l) for q, l in zip(ids, labels)] + [(ids[0], "enemy", q) for q in ids[1:]],
                 {q: "faction" for q in ids})
     assert written_name(kg2, "Q101") == "the Pirate"
+
+
+def test_lines_branches_and_shops_take_the_and_a_station_is_named_bare():
+    """nyctransit_wikidata and angband_dbpedia (set 35): "West Hempstead Branch" and "a shopkeeper of General Store"
+    said bare, "the Eastern Pkwy-Brooklyn Museum" (a station) with "the", failed grammar. A name headed by "Line",
+    "Branch", "Shuttle", "Store", "Shop" or "Market" takes "the" as "Museum" does; a station's name is said bare
+    whatever its last word."""
+    from tasks.meaning.names import name_takes_article
+
+    for name, kind in (("West Hempstead Branch", "line"), ("Hudson Line", "line"), ("Maginot Line", "fortification"),
+                       ("General Store", "store"), ("Magic Shop", "store"), ("Black Market", "store")):
+        assert name_takes_article(name, kind), name
+    for name, kind in (("Eastern Pkwy-Brooklyn Museum", "station"), ("Museum", "station"),
+                       ("Penn Station", "railway station"), ("Line", "line")):
+        assert not name_takes_article(name, kind), name
+    assert name_takes_article("Brooklyn Museum", "museum")

@@ -1065,6 +1065,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         return False  # a disease's or a condition's class name is a common noun: "has deviated nasal septum as a ..."
     if _work_kind(type_noun):
         return False  # a title is written as it is: "Broken English", "System of a Down" (an album), "Heart Attack"
+    if (type_noun or "").lower().split()[-1:] in (["station"], ["stop"], ["halt"]):
+        return False  # a station is named bare whatever its last word: "Eastern Pkwy-Brooklyn Museum", "Penn Station"
     if len(words) >= 2 and _EDITION.fullmatch(words[0]) and words[1][:1].isupper() and words[1] not in _ERAS:
         return True  # an edition of a recurring thing: "the 10th Academy Awards", "the 1934 World Series"
     if len(words) >= 2 and words[0] in _ORDINAL_WORDS and words[1][:1].isupper() and \

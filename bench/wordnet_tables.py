@@ -1,6 +1,6 @@
 """Build tasks/meaning/verb_frames.tsv (how each English verb's most frequent sense takes its object),
-tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people), people_nouns.txt (whose first
-sense names people and none an artifact), device_nouns.txt (whose first
+tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people), people_nouns.txt (every sense
+of which names people), device_nouns.txt (whose first
 sense is a device or a vehicle), state_nouns.txt (whose first sense is a physical condition or a symptom: a disease)
 and abstract_nouns.txt (whose first sense is a category of ideas, acts or qualities: a genre, a sport) from WordNet 3.0.
 
@@ -203,14 +203,13 @@ def noun_classes(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]
 
 
 def people_nouns(tar: tarfile.TarFile) -> list[str]:
-    """One-word nouns whose first sense names people (WordNet's ``noun.person``: "shopkeeper", "blacksmith",
-    "pilgrim") and none of whose senses is an artifact: "server", "host", "client", "driver" and "master" also name
-    machines, programs or recordings, so a kind called that is not read as people."""
+    """One-word nouns every sense of which names people (WordNet's ``noun.person``: "shopkeeper", "blacksmith",
+    "pilgrim"): "server" and "host" also name machines, "monster" and "dragon" creatures, "worker" an insect, so a
+    kind called that is not read as people by this list."""
     synsets = _noun_synsets(tar)
     lexnames = {int(x.split()[0]): x.split()[1] for x in _member(tar, "lexnames") if x.strip()}
     return sorted(lemma for lemma, offsets in _one_word_nouns(tar)
-                  if lexnames[int(synsets[offsets[0]][1])] == "noun.person"
-                  and all(lexnames[int(synsets[o][1])] != "noun.artifact" for o in offsets))
+                  if all(lexnames[int(synsets[o][1])] == "noun.person" for o in offsets))
 
 
 #: WordNet's files of nouns for categories of ideas, acts and qualities ("genre", "sport", "style", "discipline"):
@@ -248,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
                               (ABSTRACT_OUT, abstract, "one-word nouns whose first sense names a category of ideas, acts "
                                "or qualities (WordNet 3.0's noun.cognition, communication, act, attribute, feeling, "
                                "process, phenomenon, relation and motive files: a genre, a sport, a style)"),
-                              (PEOPLE_OUT, people, "one-word nouns whose first sense names people and no sense an "
-                               "artifact (WordNet 3.0's noun.person and noun.artifact files: a shopkeeper, not a server)"),
+                              (PEOPLE_OUT, people, "one-word nouns every sense of which names people (WordNet 3.0's "
+                               "noun.person file: a shopkeeper; not a server, a monster or a worker)"),
                               (UNLISTED_OUT, unlisted,
                                "one-word common nouns of WordNet 3.0 that lemminflect's word list lacks (a gemstone, a "
                                "landform)")):

@@ -1006,8 +1006,8 @@ def person_kind(noun: str | None) -> bool:
     """Whether a kind noun names people, so that a question asks for one with "Who" and describes one with "who":
     "person"; a noun the shipped lexicon says is a person ("author", "director", "actor": its ``is``); or one whose
     last word is a person noun of ``names.yaml`` ("baker", "player", "contestant", "character"), singular or plural
-    ("bakers", "film director", "les miserables character"), or a noun whose first sense in WordNet names people and
-    none an artifact (``people_nouns.txt``: "shopkeeper"; "server" and "host" also name machines)."""
+    ("bakers", "film director", "les miserables character"), or a noun every sense of which in WordNet names people
+    (``people_nouns.txt``: "shopkeeper"; "server" also names a machine, "monster" a creature)."""
     if not noun:
         return False
     words = noun.strip().lower().split()
@@ -1023,7 +1023,7 @@ def person_kind(noun: str | None) -> bool:
         entry = lexicon.noun(phrase)
         if (entry is not None and entry.is_ == "person") or phrase in people:
             return True
-    # a noun whose first sense names people and none a machine ("shopkeeper", "blacksmith"; not "server" or "host")
+    # a noun every sense of which names people ("shopkeeper", "blacksmith"; not "server", "monster" or "worker")
     return words[-1] in _word_list("people_nouns.txt") or _singular(words[-1]) in _word_list("people_nouns.txt")
 
 
@@ -1145,7 +1145,7 @@ def _description(name: str, type_noun: str | None) -> bool:
 
 def _people_by_members(name: str, kind: str) -> bool:
     """A people's or a tribe's name that is its members in the plural: one word, an adjective of a people in "-an" or a
-    noun whose first sense is a person, with an "s" ("Frisians", "Barbarians", "Incas"; not "Wales", "Cyprus",
+    noun every sense of which is a person, with an "s" ("Frisians", "Barbarians", "Atlanteans"; not "Wales", "Cyprus",
     "Tunis" or "Louis"). Not of a "nation": Wikidata's nations are countries ("Laos")."""
     return kind.lower() in _PEOPLE_KINDS - {"nation"} and re.fullmatch(r"[A-Z][a-z]+s", name) is not None and (
         name[:-1].endswith("an") or name[:-1].lower() in _word_list("people_nouns.txt"))

@@ -32,8 +32,8 @@ A specification is named by its `title` as the file writes it ("CSS Grid Layout 
 series `title`, a group by its `name`, an organization, status and standing by the file's string. Two specifications
 of one title are told apart by their organization where those differ, else by their series version ("Pointer
 Events (3)"), else by their shortname; a series is a node only where the file lists two or more of its
-specifications; a name standing for two types gets the writer's " (<type>)" on the type of lower priority (a series named
-like its specification: "Fetch (series)")."""
+specifications; a name standing for two types gets the writer's " (<type>)" on the type of lower priority (a series
+named like one of its specifications: "Web Animations (series)")."""
 
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ def webspecs_snake(src: Path) -> Graph:
         raise SystemExit("webspecs_snake: two specifications of one shortname")
     titles = {k: string(s["title"], k) for k, s in by_short.items()}
     orgs = {k: string(s["organization"], k) for k, s in by_short.items()}
-    # two specifications of one title: told apart by organization where their organizations differ, else by shortname
+    # two specifications of one title: told apart by organization where those differ, else by series version, else by
+    # shortname
     by_title: dict[str, set[str]] = defaultdict(set)
     for k, t in titles.items():
         by_title[t].add(k)

@@ -497,11 +497,13 @@ def test_a_people_named_by_its_members_and_a_name_with_its_kind_take_the():
     from tasks.qa.generate import written_name
     from tests.test_programs import graph
 
-    for name, kind in (("Frisians", "tribe"), ("Barbarians", "tribe"), ("Atlanteans", "people"),
+    # zeroad_wikidata (set 36): "affiliated with Gauls / Seleucids / Ptolemies" failed grammar
+    for name, kind in (("Gauls", "civilisation"), ("Seleucids", "civilization"), ("Ptolemies", "civilisation"),
+                       ("Frisians", "tribe"), ("Barbarians", "tribe"), ("Atlanteans", "people"),
                        ("Renfrew census division", "census division")):
         assert name_takes_article(name, kind), name
-    for name, kind in (("Wales", "nation"), ("Cyprus", "nation"), ("Laos", "nation"), ("Tunis", "tribe"),
-                       ("Louis", "people"), ("ice hockey", "hockey"), ("Frisians", "person")):
+    for name, kind in (("Wales", "nation"), ("Cyprus", "nation"), ("Laos", "nation"), ("Tunis", "people"),
+                       ("Louis", "people"), ("James", "people"), ("ice hockey", "hockey"), ("Frisians", "person")):
         assert not name_takes_article(name, kind), name
     kg = graph([("Water Cart", "parts", "water faucet (vehicle part)"), ("RV kitchen unit", "components", "water faucet")],
                {"water faucet (vehicle part)": "vehicle part", "water faucet": "item", "Water Cart": "vehicle",
@@ -547,6 +549,9 @@ def test_lines_branches_and_shops_take_the_and_a_station_is_named_bare():
                        ("Penn Station", "railway station"), ("Line", "line")):
         assert not name_takes_article(name, kind), name
     assert name_takes_article("Brooklyn Museum", "museum")
+    # webspecs_snake (set 36): "has SVG Working Group as a group" failed grammar in 26 questions
+    for name in ("SVG Working Group", "Volkswagen Group", "Federal Reserve Board", "World Economic Forum"):
+        assert name_takes_article(name, "group"), name
 
 
 def test_a_kind_every_sense_of_which_names_people_is_asked_with_who():

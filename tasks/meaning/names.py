@@ -1146,9 +1146,19 @@ def _description(name: str, type_noun: str | None) -> bool:
 def _people_by_members(name: str, kind: str) -> bool:
     """A people's or a tribe's name that is its members in the plural: one word, an adjective of a people in "-an" or a
     noun every sense of which is a person, with an "s" ("Frisians", "Barbarians", "Atlanteans"; not "Wales", "Cyprus",
-    "Tunis" or "Louis"). Not of a "nation": Wikidata's nations are countries ("Laos")."""
-    return kind.lower() in _PEOPLE_KINDS - {"nation"} and re.fullmatch(r"[A-Z][a-z]+s", name) is not None and (
+    "Tunis" or "Louis"); of a kind that holds only peoples, any plural ("the Gauls", "the Ptolemies"). Not of a
+    "nation": Wikidata's nations are countries ("Laos")."""
+    if re.fullmatch(r"[A-Z][a-z]+s", name) is None:
+        return False
+    if kind.lower() in _PEOPLES_ONLY:
+        return True  # a kind that holds only peoples: "the Gauls", "the Seleucids", "the Ptolemies"
+    return kind.lower() in _PEOPLE_KINDS - {"nation"} and (
         name[:-1].endswith("an") or name[:-1].lower() in _word_list("people_nouns.txt"))
+
+
+#: Kinds whose members are peoples and nothing else, named in the plural by their members. Not "people" (a table of
+#: persons is called that: "Louis", "James") nor "nation" (Wikidata's nations are countries: "Laos").
+_PEOPLES_ONLY = frozenset({"tribe", "civilisation", "civilization", "ethnic group"})
 
 
 #: Sports whose teams are franchises named by a place or a sponsor and a nickname, written with "the".

@@ -376,7 +376,9 @@ class RunnerConfig(BaseModel):
     connect_timeout_s: float = Field(
         10.0, gt=0, description="With an address: seconds the cluster has to answer, and each node to show it can "
         "run hopforge's tasks, before the flow stops with one line.")
-    max_workers: int = Field(4, ge=1, description="Threads of the thread pool; CPUs of a local Ray.")
+    max_workers: int = Field(4, ge=1, description="Batches the thread pool runs at once (its threads are twice as "
+                             "many: a small batch, a domain's last refill, takes a share of a place, not a whole one); "
+                             "CPUs of a local Ray.")
     in_flight: int | None = Field(
         None, ge=1, description="Batches running at once (finished ones wait, at most as many again, to be written "
         "in order); default: enough to keep the endpoint busy, up to max_workers for threads, 2 x max_workers for Ray.")

@@ -834,7 +834,14 @@ def name_carries(name: str, other: str) -> bool:
     if len(o) == 1:  # one capital ("H", an element): a token of its own, in its case ("OH + C2H2 <=> H + CH2CO")
         letter = strip_disambiguator(other.removeprefix("the ")).strip()
         return letter.isupper() and re.search(rf"(?<![\w'’.-]){re.escape(letter)}(?![\w'’.-])", name) is not None
-    return len(o) >= 2 and re.search(rf"(?<![\w'’-]){re.escape(o)}(?![\w'’-])", shown) is not None
+    return len(o) >= 2 and _phrase_pattern(o).search(shown) is not None
+
+
+@lru_cache(maxsize=65536)
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """``phrase`` as a whole phrase, not inside a word: compiled once (a graph's names are asked about thousands of
+    times, past the ``re`` module's own cache)."""
+    return re.compile(rf"(?<![\w'’-]){re.escape(phrase)}(?![\w'’-])")
 
 
 #: Words that join names into a name built of them ("Schalke 04 v Hamburger SV", "Simon & Garfunkel").
@@ -849,7 +856,7 @@ def name_made_of(name: str, parts: Iterable[str]) -> bool:
     for p in sorted({_words_key(p) for p in parts}, key=len, reverse=True):
         if len(p) < 2:
             continue
-        new = re.sub(rf"(?<![\w'’-]){re.escape(p)}(?![\w'’-])", " ", rest)
+        new = _phrase_pattern(p).sub(" ", rest)
         found = found or new != rest
         rest = new
     return found and all(w in _JOINERS for w in rest.split())

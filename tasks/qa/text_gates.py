@@ -45,6 +45,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -414,8 +415,14 @@ _LETTERS = re.compile(r"[^\W\d_]", re.UNICODE)
 def blank_names(text: str, names: Iterable[str], placeholder: str = " ") -> str:
     """``text`` with every occurrence of ``names`` (case-insensitive, longest first) replaced by ``placeholder``."""
     for name in sorted({n for n in names if n and n.strip()}, key=len, reverse=True):
-        text = re.sub(re.escape(name), placeholder, text, flags=re.I)
+        text = _name_pattern(name).sub(placeholder, text)
     return text
+
+
+@lru_cache(maxsize=65536)
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """``name`` as a case-insensitive pattern, compiled once (``blank_names`` runs over every question's names)."""
+    return re.compile(re.escape(name), flags=re.I)
 
 
 def language_sample(text: str, names: Iterable[str] = ()) -> str:

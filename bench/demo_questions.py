@@ -24,6 +24,7 @@ def demo_questions() -> list[dict]:
     from flows.export import export_datasets
     from flows.factory import DEMO_DIR, DEMO_DOMAINS, DEMO_PLAN
     from flows.graphs import import_graphs
+    from flows.params import Demo
     from flows.qa import generate_qa
     from schemas.config import load_settings
     from testing.fake import FakeOpenAI
@@ -33,9 +34,9 @@ def demo_questions() -> list[dict]:
         role = {"base_url": fake.base_url, "model": "fake-model", "max_retries": 0, "timeout_s": 10}
         settings = DEMO_PLAN.with_scopes(load_settings(data_dir=tmp, roles={"generator": role, "verifier": role}))
         import_graphs(files={d: str(DEMO_DIR / "graphs" / f"{d}.jsonl") for d in DEMO_DOMAINS}, settings=settings)
-        generate_qa(domains=list(DEMO_DOMAINS), n_seeds=DEMO_PLAN.seeds, modes=["candidates"], writer="template",
-                    hop_mix={"1-2": DEMO_PLAN.short_share, "3+": 1 - DEMO_PLAN.short_share}, use_judge=False,
-                    meaning_check="off", settings=settings)
+        demo = Demo().factory_kwargs()  # the seeds and the hop mix `hopforge demo` asks for
+        generate_qa(domains=list(DEMO_DOMAINS), n_seeds=demo["n_seeds"], modes=["candidates"], writer="template",
+                    hop_mix=demo["hop_mix"], use_judge=False, meaning_check="off", settings=settings)
         exported = export_datasets(settings=settings)
         rows = pl.read_parquet(Path(exported["path"]) / "qa" / "*.parquet").to_dicts()
     rows = [r for r in rows if not r.get("ikg_level")]

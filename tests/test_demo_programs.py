@@ -29,6 +29,7 @@ def demo_run(prefect_harness, tmp_path_factory):
     from flows.export import export_datasets
     from flows.factory import DEMO_PLAN
     from flows.graphs import import_graphs
+    from flows.params import Demo
     from flows.qa import generate_qa
     from testing.fake import FakeOpenAI
 
@@ -37,8 +38,9 @@ def demo_run(prefect_harness, tmp_path_factory):
         settings = DEMO_PLAN.with_scopes(load_settings(data_dir=tmp_path_factory.mktemp("demo-programs"),
                                                        roles={"generator": role, "verifier": role}))
         import_graphs(files={d: str(DEMO / f"{d}.jsonl") for d in DOMAINS}, settings=settings)
-        out = generate_qa(domains=list(DOMAINS), n_seeds=10, modes=["candidates"], writer="template",
-                          hop_mix={"1-2": 0.8, "3+": 0.2}, use_judge=False, meaning_check="off", settings=settings)
+        demo = Demo().factory_kwargs()  # the seeds and the hop mix `hopforge demo` asks for
+        out = generate_qa(domains=list(DOMAINS), n_seeds=demo["n_seeds"], modes=["candidates"], writer="template",
+                          hop_mix=demo["hop_mix"], use_judge=False, meaning_check="off", settings=settings)
         exported = export_datasets(settings=settings)
         assert fake.calls() == 0
     return settings, out, exported

@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -542,7 +543,7 @@ _DETERMINERS = frozenset("a an the my our your his her its their this that these
                          "either neither".split())
 #: Share of a kind's names that must be English count nouns for the kind to name roles or classes
 #: (``class_name_takes_the``), and the fewest names a kind needs for the share to say anything.
-_CLASS_SHARE = 0.4
+_CLASS_SHARE = Fraction(2, 5)
 _CLASS_MIN_NODES = 8
 
 
@@ -571,15 +572,24 @@ def _class_kinds(kg: KnowledgeGraph) -> frozenset[str]:
     "Trader"; its units "Bowman", "Assassin"): of ``_CLASS_MIN_NODES`` nodes or more, at least ``_CLASS_SHARE``
     (two in five: Naev names 11 of its 24 factions so, the others by peoples "Dvaered", "Sirius"). Places, companies,
     bands and other kinds English names bare are never such kinds (``_PLACE_OR_NO_KINDS``)."""
-    hit = kg.__dict__.get("_class_kinds")
+    # judged on the name shown, not an id ("Q100" labelled "Empire")
+    return _kinds_by_share(kg, "_class_kinds", lambda n: _english_count_phrase(node_display(kg, n)),
+                           _CLASS_MIN_NODES, _CLASS_SHARE)
+
+
+def _kinds_by_share(kg: KnowledgeGraph, memo: str, holds: Callable[[str], bool], min_nodes: int, share: Fraction,
+                    among: frozenset[str] | None = None) -> frozenset[str]:
+    """The kinds of the graph (``among`` only, when given) of ``min_nodes`` nodes or more, ``holds`` true of at least
+    ``share`` of them: decided once a graph, kept on it under ``memo``."""
+    hit = kg.__dict__.get(memo)
     if hit is None:
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
         for n in kg.nodes():
             kind = (node_type_noun(kg, n) or "").lower()
-            counts[kind][0] += 1
-            counts[kind][1] += _english_count_phrase(node_display(kg, n))  # the name shown, not an id ("Q100")
-        hit = kg.__dict__["_class_kinds"] = frozenset(
-            k for k, (n, a) in counts.items() if k and n >= _CLASS_MIN_NODES and a >= _CLASS_SHARE * n)
+            if kind and (among is None or kind in among):
+                counts[kind][0] += 1
+                counts[kind][1] += bool(holds(n))
+        hit = kg.__dict__[memo] = frozenset(k for k, (n, a) in counts.items() if n >= min_nodes and a >= share * n)
     return hit
 
 
@@ -643,16 +653,8 @@ def _demonym_kinds(kg: KnowledgeGraph) -> frozenset[str]:
     """The kinds of peoples whose names the graph writes as adjectives: of ten nodes or more, three in five end as
     an adjective of a people does ("Indian", "Chinese", "Kurdish", "Iraqi"; Freeciv's nations), where a kind whose
     names are "Scotland" and "Japan" names places (Wikidata's "nation")."""
-    hit = kg.__dict__.get("_demonym_kinds")
-    if hit is None:
-        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for n in kg.nodes():
-            kind = (node_type_noun(kg, n) or "").lower()
-            if kind in _PEOPLE_KINDS:
-                counts[kind][0] += 1
-                counts[kind][1] += bool(_ADJECTIVE_OF_PEOPLE.search(strip_disambiguator(n).strip()))
-        hit = kg.__dict__["_demonym_kinds"] = frozenset(k for k, (n, a) in counts.items() if n >= 10 and 5 * a >= 3 * n)
-    return hit
+    return _kinds_by_share(kg, "_demonym_kinds", lambda n: _ADJECTIVE_OF_PEOPLE.search(strip_disambiguator(n).strip()),
+                           10, Fraction(3, 5), _PEOPLE_KINDS)
 
 
 #: How an adjective of a people ends: "Indian", "Chinese", "Kurdish", "Iraqi", "Icelandic", "Dutch", "Cypriot".

@@ -550,6 +550,9 @@ def qa_paths(p: VerifyPaths, config: ConfigOpt = None, gguf: GgufOpt = None) -> 
     out.print(f"{r['questions']} questions: {r['mean_candidates']} candidate paths and {r['mean_verified']} verified "
               f"on average; generator path confirmed for {r['generator_confirmed']}; {r['search_cut']} searches "
               f"hit a bound (run {r['run_id']})")
+    if r.get("lost_calls"):
+        out.print(f"{r['lost_calls']} question(s) lost a verifier call to the endpoint: `hopforge qa paths` again "
+                  "verifies them", soft_wrap=True)
 
 
 @qa_app.command("stats")

@@ -837,6 +837,8 @@ class GoldPathsStep(Step[QA, GoldResult]):
             "with_verified_alternative": sum(s["n_valid"] >= 2 for s in written),
             "generator_confirmed": sum(bool(s["generator_confirmed"]) for s in written),
             "search_cut": sum(s["search_stopped"] is not None for s in written),
+            # questions whose verification lost a call to the endpoint: verified again on the next run
+            "lost_calls": sum(s["llm_failures"] > 0 for s in written),
         }
         if written:
             create_table_artifact(key="gold-paths", table=written[:500],

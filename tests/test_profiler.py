@@ -21,9 +21,9 @@ from tasks.meaning.profiler import (
 from tasks.meaning.profiles import LabelStats, ProfileBook, hop_refusal
 from warehouse.db import Warehouse
 
-GOOD = {"words": True, "statement": "{s} wards {o}", "ask_object": ["{wh} does {s} ward?"],
-        "object_clause": ["{the} warded by {s}"], "ask_subject": ["{wh} wards {o}?"],
-        "subject_clause": ["{the} {that} wards {o}"], "objects_per_subject": "one", "subjects_per_object": "many",
+GOOD = {"words": True, "statement": "{s} tutors {o}", "ask_object": ["{wh} does {s} tutor?"],
+        "object_clause": ["{the} tutored by {s}"], "ask_subject": ["{wh} tutors {o}?"],
+        "subject_clause": ["{the} {that} tutors {o}"], "objects_per_subject": "one", "subjects_per_object": "many",
         "symmetric": False, "reason": "a guardian and the person in their care"}  # fmt: skip
 
 
@@ -35,16 +35,16 @@ def _out(**changes) -> ProfilerOutput:
 
 
 def test_messages_give_the_label_examples_and_statistics():
-    kg = KnowledgeGraph.from_triples("d", [("Ann", "ward", "Bea"), ("Cal", "ward", "Dee"), ("Ann", "knows", "Cal")])
-    ex = label_examples([kg], {"ward"})
-    assert [(e.subject, e.object) for e in ex["ward"]] == [("Ann", "Bea"), ("Cal", "Dee")] and "knows" not in ex
+    kg = KnowledgeGraph.from_triples("d", [("Ann", "tutor", "Bea"), ("Cal", "tutor", "Dee"), ("Ann", "knows", "Cal")])
+    ex = label_examples([kg], {"tutor"})
+    assert [(e.subject, e.object) for e in ex["tutor"]] == [("Ann", "Bea"), ("Cal", "Dee")] and "knows" not in ex
     examples = [Example("Ann", "Bea", "a guardian", "x" * 500)] + [Example(f"S{i}", f"O{i}") for i in range(7)]
-    msgs = build_messages("ward", examples, LabelStats(subjects=9, subjects_several=0, objects=7, objects_several=2,
+    msgs = build_messages("tutor", examples, LabelStats(subjects=9, subjects_several=0, objects=7, objects_several=2,
                                                        pairs=9, snapshots=1))
     text = msgs[-1]["content"]
-    assert "Relation label: 'ward'" in text
-    assert "- Ann (a guardian) --[ward]--> Bea\n" in text  # a long description is left out, the name stays
-    assert "S3 --[ward]--> O3" in text and "S4" not in text  # at most five examples
+    assert "Relation label: 'tutor'" in text
+    assert "- Ann (a guardian) --[tutor]--> Bea\n" in text  # a long description is left out, the name stays
+    assert "S3 --[tutor]--> O3" in text and "S4" not in text  # at most five examples
     assert "0 of 9 subjects have several objects" in text and "2 of 7 objects have several subjects" in text
     for placeholder in ("{s}", "{o}", "{wh}", "{the}", "{that}"):
         assert placeholder in text
@@ -54,33 +54,33 @@ def test_messages_give_the_label_examples_and_statistics():
 
 
 def test_a_good_reply_is_a_profile_whose_evidence_is_the_profilers():
-    p = parse(_out(), "Ward", LabelStats(subjects=3, objects=3, objects_several=2, pairs=5, snapshots=1),
+    p = parse(_out(), "Tutor", LabelStats(subjects=3, objects=3, objects_several=2, pairs=5, snapshots=1),
               model="judge-70b")
     assert not isinstance(p, ProfilerReject)
-    assert (p.key, p.label, p.objects_per_subject, p.subjects_per_object) == ("ward", "Ward", "one", "many")
-    assert p.forms is not None and p.forms.ask_subject == ["{wh} wards {o}?"]
+    assert (p.key, p.label, p.objects_per_subject, p.subjects_per_object) == ("tutor", "Tutor", "one", "many")
+    assert p.forms is not None and p.forms.ask_subject == ["{wh} tutors {o}?"]
     assert set(p.evidence) == {"words", "forms", "objects_per_subject", "subjects_per_object", "symmetric"}
     assert all(e.source == "profiler" and "judge-70b" in e.detail for e in p.evidence.values())
 
 
 @pytest.mark.parametrize(("changes", "says"), [
-    ({"statement": "{s} wards {x}"}, "{x}"),  # unknown placeholder
-    ({"ask_subject": ["{wh} wards?"]}, "{o}"),  # missing placeholder
-    ({"object_clause": ["{the} warded by {s}?"]}, "must not end"),
+    ({"statement": "{s} tutors {x}"}, "{x}"),  # unknown placeholder
+    ({"ask_subject": ["{wh} tutors?"]}, "{o}"),  # missing placeholder
+    ({"object_clause": ["{the} tutored by {s}?"]}, "must not end"),
     ({"statement": "  "}, "no statement"),
     ({"symmetric": True}, "symmetric"),  # symmetric with different counts
 ])  # fmt: skip
 def test_a_reply_that_is_no_valid_profile_is_malformed(changes, says):
-    r = parse(_out(**changes), "ward", None, model="m")
+    r = parse(_out(**changes), "tutor", None, model="m")
     assert isinstance(r, ProfilerReject) and r.kind == "malformed" and r.stored and says in r.reason, r
 
 
 def test_a_reply_saying_one_where_the_graph_shows_many_contradicts_it():
     stats = LabelStats(subjects=5, subjects_several=2, objects=8, objects_several=0, pairs=9, snapshots=1)
-    r = parse(_out(), "ward", stats)
+    r = parse(_out(), "tutor", stats)
     assert isinstance(r, ProfilerReject) and r.kind == "contradicts_graph" and "2 of 5 subjects" in r.reason
     # one subject with two objects does not prove "many" (MANY_MIN): the answer stands
-    assert not isinstance(parse(_out(), "ward", LabelStats(subjects=5, subjects_several=1, pairs=6)), ProfilerReject)
+    assert not isinstance(parse(_out(), "tutor", LabelStats(subjects=5, subjects_several=1, pairs=6)), ProfilerReject)
 
 
 def test_not_words_has_no_forms():
@@ -91,7 +91,7 @@ def test_not_words_has_no_forms():
 # -- through the flow -----------------------------------------------------------------------------------------------
 
 TRIPLES = [
-    ("Ann", "ward", "Bea"), ("Cal", "ward", "Dee"), ("Eve", "ward", "Fay"), ("Gus", "ward", "Bea"),
+    ("Ann", "tutor", "Bea"), ("Cal", "tutor", "Dee"), ("Eve", "tutor", "Fay"), ("Gus", "tutor", "Bea"),
     ("Ann", "guards", "Hal"), ("Cal", "guards", "Ivy"), ("Ann", "guards", "Jon"), ("Cal", "guards", "Kim"),
     ("Bea", "r17", "Dee"), ("Dee", "r17", "Fay"), ("Hal", "married", "Ivy"),
 ]  # fmt: skip
@@ -149,8 +149,8 @@ def test_the_flow_asks_once_per_unknown_label_and_the_answers_reach_the_book(gra
     from warehouse.profiles import read_profiled
 
     expected = _expected(graph)
-    assert "ward" in expected and "r17" not in expected  # no forms; not words (never asked)
-    before = ProfileBook().profile("ward")
+    assert "tutor" in expected and "r17" not in expected  # no forms; not words (never asked)
+    before = ProfileBook().profile("tutor")
     assert before.forms is None and "no surface forms" in hop_refusal(before, True)
     fake_llm.add(schema_name=REQUEST_NAME, prompt_contains="Relation label: 'guards'",
                  reply={**GOOD, "statement": "{s} guards {x}"})  # malformed: stored as rejected
@@ -174,14 +174,14 @@ def test_the_flow_asks_once_per_unknown_label_and_the_answers_reach_the_book(gra
         labels, stats = snapshot_labels(wh)
     assert set(rows) == {relation_key(c) for c in calls}
     assert rows["guards"]["status"] == "rejected" and rows["guards"]["note"].startswith("malformed")
-    assert "guards" not in profiled and "ward" in profiled
+    assert "guards" not in profiled and "tutor" in profiled
     # the jobs' books carried the accepted answers
-    assert seen and all("ward" in s for s in seen)
+    assert seen and all("tutor" in s for s in seen)
     book = ProfileBook(profiled=profiled, stats=stats)
-    ward = book.profile("ward")
-    assert ward.forms is not None and ward.evidence["forms"].source == "profiler"
-    assert "profiler-model" in ward.evidence["forms"].detail
-    assert hop_refusal(ward, True) is None  # the label that had no forms can be asked
+    tutor = book.profile("tutor")
+    assert tutor.forms is not None and tutor.evidence["forms"].source == "profiler"
+    assert "profiler-model" in tutor.evidence["forms"].detail
+    assert hop_refusal(tutor, True) is None  # the label that had no forms can be asked
     guards = book.profile("guards")  # the rejected answer: the label falls back to the morphology
     assert guards.forms is not None and guards.evidence["forms"].source == "morphology"
     # a rerun asks nothing: every label has an answer or a rejection
@@ -240,7 +240,7 @@ def test_export_with_profile_profiles_first(graph, fake_llm):
     r = export_profiles(out, settings, profile=True)
     assert r["profiler"].startswith("profiler: ") and _profiler_calls(fake_llm)
     by_key = {e["key"]: e for e in yaml.safe_load(out.read_text())["profiles"]}
-    assert by_key["ward"]["forms"]["statement"] == "{s} ward {o}"
+    assert by_key["tutor"]["forms"]["statement"] == "{s} tutor {o}"
     export_profiles(graph.parent / "again.yaml", settings)  # without --profile: nothing asked
     assert len(_profiler_calls(fake_llm)) == len(_expected(graph))
 

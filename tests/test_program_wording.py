@@ -980,9 +980,13 @@ def test_a_label_that_is_its_objects_own_kind_reads_as_a_noun_where_its_word_is_
     kg = graph(swims, {f"Heat {k}": "heat" for k in (1, 2, 3)})
     forms = book_for_graph(kg).profile("heat").forms
     assert forms is not None and forms.object_clause == ["the heat of {s}"]
-    # with objects of another kind the word stays unread: "heat" of a reaction is no heat of a race
-    kg2 = graph([(f"Reaction {chr(65 + i)}{chr(97 + i)}", "heat", f"Value {i}") for i in range(12)])
-    assert book_for_graph(kg2).profile("heat").forms is None
+    # with objects of another kind, a word English uses as a verb about as often as a noun stays unread ("race":
+    # WordNet's tagged texts 18 to 18)...
+    kg2 = graph([(f"Car {chr(65 + i)}{chr(97 + i)}", "race", f"Value {i}") for i in range(12)])
+    assert book_for_graph(kg2).profile("race").forms is None
+    # ...and one used mostly as a noun reads as the noun ("heat": 3 or more times as often; noun_first.txt)
+    kg3 = graph([(f"Reaction {chr(65 + i)}{chr(97 + i)}", "heat", f"Value {i}") for i in range(12)])
+    assert book_for_graph(kg3).profile("heat").forms.object_clause == ["the heat of {s}"]
 
 
 @pytest.mark.parametrize("known, text", [

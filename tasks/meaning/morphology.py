@@ -267,6 +267,14 @@ def _mass_nouns() -> frozenset[str]:
     return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
 
 
+@functools.lru_cache(maxsize=1)
+def _noun_first() -> frozenset[str]:
+    """``noun_first.txt``: one-word nouns English uses as nouns three times as often as verbs, or more (WordNet's
+    sense-tagged counts, ``bench/wordnet_tables.py``: "book", "skill", "type"; not "record", "border", "support")."""
+    text = Path(__file__).with_name("noun_first.txt").read_text(encoding="utf-8")
+    return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
+
+
 def mass_noun(noun: str) -> bool:
     """Whether a noun phrase's head is a noun English uses without "a" (``mass_nouns.txt``): its last word, or the
     word before its "of" phrase ("research of X" -> "research")."""
@@ -709,6 +717,10 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         if base and noun:
             if rlow and rlow[-1] == "of" and not adverbs:
                 return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [])
+            if not rlow and wlow in _noun_first():
+                # "book", "skill": one word that English uses as a noun far more often than as a verb names what
+                # the column holds ("the book of Acid Bolt"); a bare verb would not agree with one subject anyway
+                return _bare_noun(noun_text, lexicon, has=False)
             if not rlow:
                 raise _Unreadable(f"{word!r} reads as a noun or as a verb; the lexicon lists neither")
             if _noun_phrase(words[i:]) and not adverbs:

@@ -261,17 +261,12 @@ def indefinite(noun: str) -> str:
     return noun if mass_noun(noun) else _ENGINE.a(noun)
 
 
-@functools.lru_cache(maxsize=1)
-def _mass_nouns() -> frozenset[str]:
-    text = Path(__file__).with_name("mass_nouns.txt").read_text(encoding="utf-8")
-    return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
-
-
-@functools.lru_cache(maxsize=1)
-def _noun_first() -> frozenset[str]:
-    """``noun_first.txt``: one-word nouns English uses as nouns three times as often as verbs, or more (WordNet's
-    sense-tagged counts, ``bench/wordnet_tables.py``: "book", "skill", "type"; not "record", "border", "support")."""
-    text = Path(__file__).with_name("noun_first.txt").read_text(encoding="utf-8")
+@functools.lru_cache(maxsize=None)
+def _word_file(name: str) -> frozenset[str]:
+    """The words of one of this folder's word lists (one a line, ``#`` comments): ``mass_nouns.txt`` (nouns English
+    uses without "a"), ``noun_first.txt`` (one-word nouns English uses as nouns three times as often as verbs, or
+    more: WordNet's sense-tagged counts, ``bench/wordnet_tables.py``; "book", "skill", not "record" or "border")."""
+    text = Path(__file__).with_name(name).read_text(encoding="utf-8")
     return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
 
 
@@ -281,7 +276,7 @@ def mass_noun(noun: str) -> bool:
     words = noun.lower().split()
     if "of" in words[1:]:
         words = words[:words.index("of")]
-    return bool(words) and words[-1] in _mass_nouns()
+    return bool(words) and words[-1] in _word_file("mass_nouns.txt")
 
 
 def _with_article(article: str, noun: str) -> str:
@@ -717,7 +712,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         if base and noun:
             if rlow and rlow[-1] == "of" and not adverbs:
                 return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [])
-            if not rlow and wlow in _noun_first():
+            if not rlow and wlow in _word_file("noun_first.txt"):
                 # "book", "skill": one word that English uses as a noun far more often than as a verb names what
                 # the column holds ("the book of Acid Bolt"); a bare verb would not agree with one subject anyway
                 return _bare_noun(noun_text, lexicon, has=False)

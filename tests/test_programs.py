@@ -227,6 +227,9 @@ TYPES = {"France": "country", "Germany": "country", "Spain": "country", "Italy":
          "Paris": "city", "Berlin": "city", "Madrid": "city", "Europe": "continent", "Euro": "currency",
          "Rome": "city"}
 
+#: EUROPE with a continent for every country, so that no country with none recorded may be in Europe
+EUROPE_STATED = EUROPE + [("Italy", "continent", "Elsewhere"), ("Austria", "continent", "Elsewhere")]
+
 
 def _program(kg, walk, steps):
     book = book_for_graph(kg)
@@ -244,9 +247,16 @@ def test_a_forward_one_step_is_a_chain_and_an_inverse_hub_step_is_pinned():
     assert {c.node for c in chain.constraints} == {1}
     forward = _program(kg, ["France", "Paris"], [("capital", True)])
     assert isinstance(forward, QueryProgram) and forward.kind == "chain" and not forward.constraints
-    # Europe -> one of three countries: "borders Austria" is held by Germany and Italy (not in Europe here), and
-    # leaves Germany alone among Europe's countries; "capital Berlin" is held by Germany alone (a lookup, not a
-    # pin); "borders France" names a node of the chain.
+    # Europe -> one of three countries, and Italy and Austria have no continent in the data: countries share
+    # continents here, so either may be in Europe in the world (local closed world), and "borders Austria" (held by
+    # Germany and Italy) cannot set Italy apart: refused, naming them.
+    open_world = _program(kg, ["France", "Europe", "Germany"], [("continent", True), ("continent", False)])
+    assert isinstance(open_world, PinRefusal) and open_world.code == "no_pin"
+    assert "'Austria'" in open_world.detail and "'Italy'" in open_world.detail
+    # Where the data puts them on another continent, "borders Austria" leaves Germany alone among Europe's
+    # countries; "capital Berlin" is held by Germany alone (a lookup, not a pin); "borders France" names a node of
+    # the chain.
+    kg = graph(EUROPE_STATED, TYPES)
     hub = _program(kg, ["France", "Europe", "Germany"], [("continent", True), ("continent", False)])
     assert isinstance(hub, QueryProgram)
     assert [(c.node, c.label, c.value) for c in hub.constraints] == [(2, "borders", "Austria")]
@@ -263,7 +273,7 @@ def test_refusal_reasons_name_what_failed():
 
 
 def test_check_program_unique_fails_when_a_pin_is_dropped():
-    kg = graph(EUROPE, TYPES)
+    kg = graph(EUROPE_STATED, TYPES)
     program = _program(kg, ["France", "Europe", "Germany"], [("continent", True), ("continent", False)])
     assert isinstance(program, QueryProgram) and program.constraints
     book = book_for_graph(kg)
@@ -606,6 +616,9 @@ PAIRS = [
     ("Gold Medal", "named after", "Nobel"), ("Silver Cup", "named after", "Nobel"), ("Bronze Star", "named after",
                                                                                     "Turing"),
     ("Eve", "received", "Silver Cup"), ("Eve", "born in", "Lima"),
+    # every person's awards are stated: one with none recorded may hold any (local closed world), and no pin sets
+    # such a person apart from a laureate
+    ("Dan", "received", "Copper Plate"),
 ]
 
 
@@ -614,7 +627,7 @@ def test_two_nodes_may_each_take_a_pin_and_no_fact_pins_twice():
     from tasks.qa.programs import MAX_PINS
 
     kg = graph(PAIRS, {n: "person" for n in ("Ada", "Ben", "Cleo", "Dan", "Eve")} | {
-        n: "award" for n in ("Gold Medal", "Silver Cup", "Bronze Star")} | {n: "city" for n in ("Oslo", "Lima")})
+        n: "award" for n in ("Gold Medal", "Silver Cup", "Bronze Star", "Copper Plate")} | {n: "city" for n in ("Oslo", "Lima")})
     book, index = book_for_graph(kg), relation_index(kg)
     rng = random.Random(0)
     seen = 0

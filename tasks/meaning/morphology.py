@@ -265,7 +265,8 @@ def indefinite(noun: str) -> str:
 def _word_file(name: str) -> frozenset[str]:
     """The words of one of this folder's word lists (one a line, ``#`` comments): ``mass_nouns.txt`` (nouns English
     uses without "a"), ``noun_first.txt`` (one-word nouns English uses as nouns three times as often as verbs, or
-    more: WordNet's sense-tagged counts, ``bench/wordnet_tables.py``; "book", "skill", not "record" or "border")."""
+    more: WordNet's sense-tagged counts, ``bench/wordnet_tables.py``; "book", "skill", not "record" or "border"),
+    ``object_verbs.txt`` (verbs no tagged sense of which goes without an object: "introduce", "marry")."""
     text = Path(__file__).with_name(name).read_text(encoding="utf-8")
     return frozenset(w.strip() for w in text.splitlines() if w.strip() and not w.startswith("#"))
 
@@ -762,14 +763,15 @@ def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], re
     """The copula a past form before a preposition is read with as a passive participle, or None: the form is both
     a past tense and a participle ("sold", not "wrote" or "written"), a preposition follows it (no object), and the
     verb's most frequent sense always takes an object (``verb_frames``: "sell", "catch", "appoint"; not "emigrate"
-    or "work"). The copula is "is" for a state (WordNet's stative verbs, or a participle the lexicon lists as a
-    present state with another preposition: "be located in" makes "located at" one), else "was" ("was appointed")."""
+    or "work"), or none of its senses goes without one (``object_verbs.txt``: "introduce", "marry"). The copula is
+    "is" for a state (WordNet's stative verbs, or a participle the lexicon lists as a present state with another
+    preposition: "be located in" makes "located at" one), else "was" ("was appointed")."""
     if not rest or rest[0] not in _PREPS:
         return None
     for lemma, tags in readings:
         if {"VBD", "VBN"} <= tags:
             kind, stative = verb_frames().get(lemma, ("", False))
-            if kind == "tr":
+            if kind == "tr" or lemma in _word_file("object_verbs.txt"):
                 state = stative or any(key.startswith(f"be {word} ") and entry.tense != "past"
                                        for key, entry in lexicon.verbs.items())
                 return "is" if state else "was"

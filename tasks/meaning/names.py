@@ -292,8 +292,16 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
                 # a row keyed by its name column ("volcano_name"): the row is the volcano, not its name; a name
                 # that only other nodes lead to is a name ("Bengali name", a district's native label)
                 noun = " ".join(words[:-1])
+            written = kg.entity(name).type or ""
+            if noun == written.lower() and _name_cased(written) and not english_word(noun):
+                return written  # "Pokemon": a word no list knows, written as a name is, keeps its capital
             return _cased_as_the_graph_writes(kg, noun)
     return "entity"
+
+
+def _name_cased(text: str) -> bool:
+    """Whether ``text`` is one word written as a name is: a capital, then lower-case letters only ("Pokemon")."""
+    return text.isalpha() and text[0].isupper() and text[1:].islower()
 
 
 def _states_facts(kg: KnowledgeGraph, name: str) -> bool:
@@ -445,11 +453,14 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
     types the rows' values by the columns that hold them (most rows of the type have two or more relations leading
     to a node whose type is the relation's own label: "eye_color" -> a node of type "eye_color"). Decided once per
     type for the whole graph, so every row of a table gets the same answer whatever its neighbours. A row type that
-    is a word ("baker") is a class all the same."""
+    is a word ("baker") is a class all the same, and so is one its source writes as a name is written, one word with
+    a capital and no other ("Pokemon"): a table name is lower case, or words run together."""
     head = noun.split()[-1].lower()
     if not head.isalpha() or english_word(head) or not _made_up(head):
         return False
     type_text = kg.entity(name).type or ""
+    if _name_cased(type_text):
+        return False
     decided = kg.__dict__.setdefault("_table_types", {})
     if type_text not in decided:
         rows = _rows_by_type(kg).get(type_text, [])

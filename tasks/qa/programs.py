@@ -400,6 +400,39 @@ class RelationIndex:
         """Whether the graph states any fact of ``label`` for ``node`` in that role (subject when ``forward``)."""
         return any(node in table for table in self.stated(label, forward, symmetric))
 
+    def unstated(self, label: str, forward: bool, kind: str) -> frozenset[str]:
+        """The nodes of ``kind`` the graph states no fact of ``label`` for in that role (subject when ``forward``):
+        under the local closed world a graph is read by (a node's recorded values of a relation are all it has, a
+        node with none recorded may have any), each of them may hold any value of it."""
+        memo = self.__dict__.setdefault("_unstated", {})
+        key = (relation_key(label), forward, kind)
+        if key not in memo:
+            by_kind = self.__dict__.setdefault("_by_kind", {})
+            if not by_kind and self.kg is not None:
+                for node in self.kg.nodes():
+                    by_kind.setdefault(self.kind(node), set()).add(node)
+            memo[key] = frozenset(x for x in by_kind.get(kind, ()) if not self.has(x, label, forward))
+        return memo[key]
+
+    def shared_by_kind(self, label: str, forward: bool, kind: str) -> bool:
+        """Whether two nodes of ``kind`` share a value of ``label`` (as subjects when ``forward``): the graph shows
+        the relation read back from a value as one of many for that kind ("the dialects whose macroarea is
+        Eurasia"), not one ("the country whose capital is Paris")."""
+        memo = self.__dict__.setdefault("_shared_by_kind", {})
+        key = (relation_key(label), forward, kind)
+        if key not in memo:
+            values = (self.out if forward else self.into).get(key[0], {})
+            seen: set[str] = set()
+            memo[key] = False
+            for x, vals in values.items():
+                if self.kind(x) != kind:
+                    continue
+                if seen & vals:
+                    memo[key] = True
+                    break
+                seen |= vals
+        return memo[key]
+
     def stated(self, label: str, forward: bool, symmetric: bool = False) -> tuple[dict[str, set[str]], ...]:
         """The tables whose keys are the nodes the graph states a fact of ``label`` for in that role (``has``)."""
         key = relation_key(label)
@@ -1176,6 +1209,13 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
             among = _of_kind(index, among, walk[i], step.kind)
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
+        if not step.forward and not profile.symmetric and step.kind is not None and \
+                count_in_world(profile, False) != "one" and index.shared_by_kind(step.label, True, step.kind):
+            # an inverse step reaches the nodes the graph records the fact for; where nodes of the kind share values
+            # of the relation, one with no value recorded may hold this one in the world ("the dialect whose
+            # macroarea is North America" is one in a graph where most dialects have no macroarea), so it is a
+            # rival the pins must set apart too
+            among = among | index.unstated(step.label, True, step.kind)
         # With a scope, a middle step the graph shows one node for stands as the data's (the scope says so); the
         # answer's own step never does: "what is a field of work of X" asks for one of several in the world; nor does
         # a step from a column's value, which describes its rows without naming one ("the gemstone whose colour is

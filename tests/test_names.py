@@ -402,6 +402,26 @@ def test_a_name_that_reads_as_a_relations_phrase_is_mentioned():
     assert '"' not in written_name(kg, "gene product")
 
 
+def test_a_descriptive_name_joined_by_and_is_mentioned_in_quotes():
+    """genetic_diseases_wikidata (grades-heldout37.md): "a characteristic of Neurodevelopmental disorder and structural
+    brain anomalies with or without seizures and spasticity and is a characteristic of ...": the name's own "and"s ran
+    into the question's, so the reader had to find where it ends. A name in title case reads as a name."""
+    from schemas.graph import Entity
+    from tasks.graph.kg import KnowledgeGraph
+    from tasks.meaning.names import coordinated_name
+    from tasks.qa.generate import written_name
+
+    long = "Neurodevelopmental disorder and structural brain anomalies with or without seizures and spasticity"
+    assert coordinated_name(long) and coordinated_name("HYLS1 centriolar and ciliogenesis associated")
+    assert not coordinated_name("Saint Kitts and Nevis") and not coordinated_name("Bosnia and Herzegovina")
+    assert not coordinated_name("Trinidad and Tobago") and not coordinated_name("Marfan syndrome")
+    assert not coordinated_name("United Kingdom of Great Britain and Northern Ireland")
+    kg = KnowledgeGraph.from_records("bio", [Entity(domain="bio", name=long, type="disease"),
+                                             Entity(domain="bio", name="Saint Kitts and Nevis", type="country")], [])
+    assert written_name(kg, long) == f'the disease "{long}"'
+    assert '"' not in written_name(kg, "Saint Kitts and Nevis")
+
+
 def test_a_kind_in_capitals_is_said_in_its_words():
     """suffixes_wikidata (grades-heldout25.md): "the operator of the PRIVATE DOMAINS that is part of ovh": a list's
     section heading in capitals, used as the suffixes' kind, is said in its words and singular; acronyms and short

@@ -107,6 +107,10 @@ def test_a_row_type_written_as_a_name_is_a_kind_though_no_word_list_knows_it():
     assert node_type_noun(named, "Bulbasaur") == "Pokemon"
     table = graph(triples, {"Bulbasaur": "pokemon", "Oddish": "pokemon", **values})
     assert node_type_noun(table, "Bulbasaur") == "entity"
+    from tasks.meaning.names import type_text_noun
+
+    assert type_text_noun("Pokemon") == "Pokemon" and type_text_noun("Person") == "person"
+    assert type_text_noun("Ability") == "ability"
 
 
 # -- a noun of relationship is not the value ------------------------------------------------------------------------

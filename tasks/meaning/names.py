@@ -219,6 +219,8 @@ def type_text_noun(text: str | None) -> str | None:
         # "American football team"): lemminflect lists no lower-case "olympic"
         words = [w if i < len(words) - 1 and titled(w) and w.isalpha() and not lemminflect.getAllLemmas(w.lower())
                  and w.casefold() not in _MINOR else (w.lower() if titled(w) else w) for i, w in enumerate(words)]
+        if len(words) == 1 and _name_cased(t) and not english_word(t.lower()):
+            words = [t]  # one word no list knows, written as a name is ("Pokemon"): a proper noun keeps its capital
     elif titled(words[0]) and all(w.islower() for w in words[1:]) and lemminflect.getAllLemmas(words[0].lower()):
         # sentence case whose first word is a common English word: "Transition metal" (but "Greek deity")
         words[0] = words[0].lower()
@@ -292,9 +294,6 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
                 # a row keyed by its name column ("volcano_name"): the row is the volcano, not its name; a name
                 # that only other nodes lead to is a name ("Bengali name", a district's native label)
                 noun = " ".join(words[:-1])
-            written = kg.entity(name).type or ""
-            if noun == written.lower() and _name_cased(written) and not english_word(noun):
-                return written  # "Pokemon": a word no list knows, written as a name is, keeps its capital
             return _cased_as_the_graph_writes(kg, noun)
     return "entity"
 
@@ -933,6 +932,19 @@ def phrase_name(name: str) -> bool:
     # ... or a participle with its preposition ("related to at instance level", "located in")
     return words[-1] in PREPOSITIONS or words[0] in _PHRASE_OPENERS or (
         words[0].endswith("ed") and words[1] in PREPOSITIONS)
+
+
+def coordinated_name(name: str) -> bool:
+    """Whether a name of four words or more joins words with "and" or "or" and is written as a description is, in
+    lower case after its first word ("Neurodevelopmental disorder and structural brain anomalies with or without
+    seizures", "HYLS1 centriolar and ciliogenesis associated"): in a question that joins its own clauses with "and",
+    the reader cannot tell where such a name ends, so it is mentioned in quotes. Names in title case ("Saint Kitts
+    and Nevis", "Bosnia and Herzegovina") read as names and are not."""
+    words = name.split()
+    if len(words) < 4 or not any(w in ("and", "or") for w in words[1:-1]):
+        return False
+    content = [w for w in words[1:] if w not in _FUNCTION_WORDS and w[:1].isalpha()]
+    return bool(content) and 2 * sum(w[:1].islower() for w in content) > len(content)
 
 
 #: Heads of kinds whose column values are names of other things ("common name", "nickname"): a question mentions them.

@@ -33,8 +33,8 @@ from tasks.qa.context import RenderedContext, path_edges, path_source_chunks, re
 from tasks.graph.kg import KnowledgeGraph
 from tasks.qa.checks import CheckConfig, feedback_text, hop_class_bounds, passed, reject_reason, resolve_path, run_checks
 from tasks.qa.meaning_check import check_meaning, enabled as meaning_enabled
-from tasks.meaning.names import (class_name_takes_the, column_value, in_running_text, mention_kind, name_kind, name_takes_article,
-                                 node_type_noun, phrase_name, question_name, versus_name)
+from tasks.meaning.names import (class_name_takes_the, column_value, coordinated_name, in_running_text, mention_kind, name_kind,
+                                 name_takes_article, node_type_noun, phrase_name, question_name, versus_name)
 from tasks.meaning.profiles import ProfileBook, book_for_graph
 from tasks.qa.program_writer import can_pin_with, scoped, write_program_question
 from tasks.qa.llm_programs import Pin, program_for_path, render_program_candidates
@@ -673,6 +673,10 @@ def written_name(kg: KnowledgeGraph, name: str) -> str:
         # a word mentioned, not used: 'the pronunciation of the word "wege"', 'the subset that the slot "member of"
         # is in'
         return f'the {kind} "{shown}"'
+    if coordinated_name(shown):
+        # "a characteristic of Neurodevelopmental disorder and structural brain anomalies ... and is ...": the name's
+        # own "and" runs into the question's
+        return f'the {kind} "{shown}"' if kind != "entity" else f'"{shown}"'
     if name_kind(kind) and column_value(kg, name):
         return f'"{shown}"'  # a name as a column's value is mentioned: 'what has "black bittern" as its common name'
     # a converter's tag said as the kind makes a description: "water faucet (vehicle part)", "the water faucet

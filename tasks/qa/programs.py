@@ -219,7 +219,11 @@ class RelationIndex:
         which is part of Asia, is located in Asia. ``direct``: the graph's own facts alone, no wider reading."""
         key = relation_key(label)
         found = self._step(key, node, forward, symmetric)
-        if direct or symmetric or not found:
+        if direct or symmetric:
+            return found
+        for sub in self._sub_keys(key):  # a node's hidden ability is one of its abilities
+            found |= self._step(sub, node, forward, False)
+        if not found:
             return found
         transitive = transitive_label(label)
         if not transitive and not self._taxonomy_keys():
@@ -230,6 +234,24 @@ class RelationIndex:
             wide = self._wide(key, node, forward, found) if transitive else self._inherited(key, node, forward, found)
             hit = memo[(key, node, forward)] = frozenset(wide)
         return set(hit)
+
+    def _sub_keys(self, key: str) -> tuple[str, ...]:
+        """The keys of the graph's labels that narrow label ``key`` by words before it ("hiddenAbility" and
+        "ability", "official language" and "language", "home_team" and "team"): each fact of one is a fact of
+        ``key`` in the world, so "an ability of Minccino" includes its hidden ability. A modifier that puts the
+        fact in the past or the future ("former capital", "next stop"), or makes it a wish ("proposed name"),
+        does not narrow it."""
+        table = self.__dict__.setdefault("_sub_key_table", {})
+        if key not in table:
+            head = [w.lower() for w in label_words(self.labels.get(key, key))]
+            found = []
+            for other, raw in self.labels.items():
+                words = [w.lower() for w in label_words(raw)]
+                if other != key and head and len(words) > len(head) and words[-len(head):] == head and \
+                        not set(words[:-len(head)]) & _NOT_NARROWING and all(w.isalpha() for w in words):
+                    found.append(other)
+            table[key] = tuple(sorted(found))
+        return table[key]
 
     def _taxonomy_keys(self) -> tuple[str, ...]:
         """The keys of the graph's subclass labels ("subClassOf", "subclass of")."""
@@ -414,23 +436,31 @@ class RelationIndex:
             memo[key] = frozenset(x for x in by_kind.get(kind, ()) if not self.has(x, label, forward))
         return memo[key]
 
-    def shared_by_kind(self, label: str, forward: bool, kind: str) -> bool:
-        """Whether two nodes of ``kind`` share a value of ``label`` (as subjects when ``forward``): the graph shows
-        the relation read back from a value as one of many for that kind ("the dialects whose macroarea is
-        Eurasia"), not one ("the country whose capital is Paris")."""
-        memo = self.__dict__.setdefault("_shared_by_kind", {})
+    def attribute_of_kind(self, label: str, forward: bool, kind: str) -> bool:
+        """Whether ``label`` (as subjects when ``forward``) is an attribute of the nodes of ``kind`` that they share:
+        every node of the kind that has a value has one, and two of them share one ("the dialect's macroarea",
+        "the language's status"). Such a relation is one every node of the kind has in the world, so a node with
+        none recorded is unknown, not without it; one a node may hold many times or never ("a developer of a
+        technology": a house develops none) is not, nor one that no two nodes share ("the country whose capital
+        is Paris")."""
+        memo = self.__dict__.setdefault("_attribute_of_kind", {})
         key = (relation_key(label), forward, kind)
         if key not in memo:
             values = (self.out if forward else self.into).get(key[0], {})
             seen: set[str] = set()
-            memo[key] = False
+            shared = False
             for x, vals in values.items():
                 if self.kind(x) != kind:
                     continue
-                if seen & vals:
-                    memo[key] = True
+                if len(vals) > 1:
+                    memo[key] = False
                     break
+                shared = shared or bool(seen & vals)
                 seen |= vals
+            else:
+                # its values are classes the graph says nothing else of (a macroarea, a status), not things that
+                # link on (a technology a technology follows: the first of a tree follows none)
+                memo[key] = shared and not any(self.has(v, k, True) for v in seen for k in self.out)
         return memo[key]
 
     def stated(self, label: str, forward: bool, symmetric: bool = False) -> tuple[dict[str, set[str]], ...]:
@@ -594,6 +624,14 @@ _TRANSITIVE = frozenset({"subclassof", "subtypeof", "subsetof", "partof", "ispar
                          # what B requires
                          "implies", "impliedby", "entails", "requires", "requiredby", "dependson",
                          "dependencyof"})
+
+
+#: Modifiers of a label that do not narrow the label after them: "former capital" is no capital, "next station" no
+#: station of the line's, "proposed name" no name (``RelationIndex._sub_keys``).
+_NOT_NARROWING = frozenset({"former", "previous", "past", "old", "ex", "earlier", "prior", "late", "next", "future",
+                            "planned", "proposed", "candidate", "nominated", "nominee", "rejected", "disputed",
+                            "alleged", "unofficial", "not", "non", "no", "without", "pseudo", "fake", "false",
+                            "number", "count", "total"})
 
 
 #: Labels that make one class a subclass of another, whose other relations the subclass inherits.
@@ -1210,11 +1248,11 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
         if not step.forward and not profile.symmetric and step.kind is not None and \
-                count_in_world(profile, False) != "one" and index.shared_by_kind(step.label, True, step.kind):
-            # an inverse step reaches the nodes the graph records the fact for; where nodes of the kind share values
-            # of the relation, one with no value recorded may hold this one in the world ("the dialect whose
-            # macroarea is North America" is one in a graph where most dialects have no macroarea), so it is a
-            # rival the pins must set apart too
+                count_in_world(profile, False) != "one" and index.attribute_of_kind(step.label, True, step.kind):
+            # an inverse step reaches the nodes the graph records the fact for; where the relation is an attribute
+            # the nodes of the kind share, one with no value recorded may hold this one in the world ("the dialect
+            # whose macroarea is North America" is one in a graph where most dialects have no macroarea), so it is
+            # a rival the pins must set apart too
             among = among | index.unstated(step.label, True, step.kind)
         # With a scope, a middle step the graph shows one node for stands as the data's (the scope says so); the
         # answer's own step never does: "what is a field of work of X" asks for one of several in the world; nor does

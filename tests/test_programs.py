@@ -1085,3 +1085,17 @@ def test_only_an_attribute_every_node_of_the_kind_has_makes_a_node_without_it_un
     assert not index.attribute_of_kind("developer", True, "structure")
     built = _program(kg, ["Iron Tools", "Forge"], [("developer", False)])
     assert isinstance(built, QueryProgram)
+
+
+def test_program_lines_draw_a_symmetric_label_without_an_arrow_head():
+    """genetic_diseases_wikidata's report printed a pin as ``gene -genetic association-> disease`` for an edge the
+    graph stores disease -> gene (grades-heldout37.md): the label is symmetric, so the pin holds either way and is
+    drawn without a head; a directed one keeps its arrow."""
+    from tasks.qa.programs import program_lines
+
+    program = QueryProgram(kind="conjunction", start="Europe", nodes=["Europe", "Germany"],
+                           steps=[ProgramStep(label="continent", forward=False, kind="country")],
+                           constraints=[ProgramConstraint(node=1, label="borders", forward=True, value="Austria",
+                                                          symmetric=True)])
+    assert program_lines(program) == ["program: conjunction, 1 step(s): Europe <-continent- Germany",
+                                      "pin: Germany -borders- Austria"]

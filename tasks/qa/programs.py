@@ -1132,14 +1132,17 @@ MAX_PINS = 2
 
 def program_lines(program: QueryProgram) -> list[str]:
     """A program in a few lines a reader can check: its kind and steps (``start -label-> node <-label- answer``),
-    then each pin as ``pin: node -label-> value`` (``<-`` when the pinned node is the object)."""
+    then each pin as ``pin: node -label-> value`` (``<-`` when the pinned node is the object); a symmetric label,
+    which holds whichever way the graph stores it, has no arrow head (``-borders-``)."""
     walk = [program.start]
     for i, step in enumerate(program.steps, start=1):
-        walk.append(f"-{step.label}-> {program.nodes[i]}" if step.forward else f"<-{step.label}- {program.nodes[i]}")
+        walk.append(f"-{step.label}- {program.nodes[i]}" if step.symmetric else
+                    f"-{step.label}-> {program.nodes[i]}" if step.forward else f"<-{step.label}- {program.nodes[i]}")
     out = [f"program: {program.kind}, {program.hops} step(s): {' '.join(walk)}"]
     for c in program.constraints:
         node = program.nodes[c.node]
-        out.append(f"pin: {node} -{c.label}-> {c.value}" if c.forward else f"pin: {node} <-{c.label}- {c.value}")
+        out.append(f"pin: {node} -{c.label}- {c.value}" if c.symmetric else
+                   f"pin: {node} -{c.label}-> {c.value}" if c.forward else f"pin: {node} <-{c.label}- {c.value}")
     return out
 
 

@@ -960,3 +960,16 @@ def test_one_word_that_is_mostly_a_noun_reads_as_the_noun(label, noun):
     forms = profile_from_label(label).forms
     said = forms is not None and forms.object_clause == [f"the {label} of {{s}}"]
     assert said is noun, forms
+
+
+@pytest.mark.parametrize("label, clause", [
+    ("dependency", "the dependency of {s}"),  # hpc_software_snake (grades-heldout38.md): "not an English word"
+    ("dependencies", "the dependency of {s}"),
+    ("has_dependency", "the dependency of {s}"),
+    ("gemstones", "the gemstone of {s}"),
+])
+def test_a_common_noun_wordnet_has_and_lemminflect_lacks_is_a_word(label, clause):
+    """``unlisted_nouns.txt`` (WordNet 3.0's common nouns lemminflect's list lacks) made "dependency" English for the
+    names module but not for the label reader, which refused a software graph's every dependency hop as "not an
+    English word"; the plural is read as its singular like any column named in the plural."""
+    assert profile_from_label(label).forms.object_clause == [clause]

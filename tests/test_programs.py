@@ -1099,3 +1099,27 @@ def test_program_lines_draw_a_symmetric_label_without_an_arrow_head():
                                                           symmetric=True)])
     assert program_lines(program) == ["program: conjunction, 1 step(s): Europe <-continent- Germany",
                                       "pin: Germany -borders- Austria"]
+
+
+def test_a_node_the_graph_types_as_the_questions_noun_fits_it_whatever_class_names_its_kind():
+    """antibiotic_resistance_snake (grades-heldout38.md): "which resistance gene confers a resistance to both
+    oxacillin and ampicillin?" had two answers, mdeA and blaS1, typed "resistance gene" alike; blaS1's kind came from
+    its ontology class ("blaS"), so the program's kind filter dropped it. Execution counts every node the noun fits."""
+    triples = [("mdeA", "confers_resistance_to_antibiotic", "ampicillin"),
+               ("mdeA", "confers_resistance_to_antibiotic", "oxacillin"),
+               ("blaS1", "confers_resistance_to_antibiotic", "ampicillin"),
+               ("blaS1", "confers_resistance_to_antibiotic", "oxacillin"),
+               ("blaS1", "is_a", "blaS beta-lactamase"), ("PBP3", "confers_resistance_to_antibiotic", "ampicillin")]
+    kg = graph(triples, {"mdeA": "resistance gene", "blaS1": "resistance gene", "PBP3": "resistance gene",
+                         "ampicillin": "antibiotic", "oxacillin": "antibiotic", "blaS beta-lactamase": "gene family"})
+    book, index = book_for_graph(kg), relation_index(kg)
+    assert index.kind("blaS1") != index.kind("mdeA") and index.fits("blaS1", index.kind("mdeA"))
+    program = QueryProgram(kind="conjunction", start="PBP3", nodes=["PBP3", "ampicillin", "mdeA"],
+                           steps=[ProgramStep(label="confers_resistance_to_antibiotic", forward=True,
+                                              kind=index.kind("ampicillin")),
+                                  ProgramStep(label="confers_resistance_to_antibiotic", forward=False,
+                                              kind=index.kind("mdeA"))],
+                           constraints=[ProgramConstraint(node=2, label="confers_resistance_to_antibiotic",
+                                                          forward=True, value="oxacillin")])
+    assert execute(program, index, book)[-1] == {"mdeA", "blaS1"}
+    assert stands(program, index, book) is not None

@@ -122,7 +122,9 @@ def _english(word: str, lexicon: Lexicon) -> bool:
     if "-" in w:
         parts = w.split("-")
         return all(p in _PREFIXES or _english(p, lexicon) for p in parts)
-    return _known(w) or _oov_verb(w) is not None or bool(_split_prefix(w)[0]) or derived_word(w)
+    # a common noun of WordNet that lemminflect's list lacks ("dependency", "gemstone") is English too
+    return _known(w) or _unlisted_noun(w) or _oov_verb(w) is not None or bool(_split_prefix(w)[0]) or \
+        derived_word(w)
 
 
 #: Prefixes English builds new words with ("subgenre", "microarchitecture", "nanosatellite").
@@ -218,10 +220,17 @@ def _inflect(lemma: str, tag: str) -> str:
 
 
 def _is_noun(word: str) -> bool:
-    """A noun lemminflect knows, one English derives from a noun with a prefix ("subgenre", "microarchitecture"), or
-    a compound joined by hyphens whose last part is a noun ("half-life", "by-product")."""
+    """A noun lemminflect knows, a common noun of WordNet its list lacks (``unlisted_nouns.txt``: "dependency"), one
+    English derives from a noun with a prefix ("subgenre", "microarchitecture"), or a compound joined by hyphens whose
+    last part is a noun ("half-life", "by-product")."""
     lem = getAllLemmas(word.lower())
-    return "NOUN" in lem or "PROPN" in lem or derived_noun(word) or _hyphen_noun(word)
+    return "NOUN" in lem or "PROPN" in lem or _unlisted_noun(word.lower()) or derived_noun(word) or _hyphen_noun(word)
+
+
+def _unlisted_noun(word: str) -> bool:
+    """Whether ``word`` is a common noun of WordNet that lemminflect's list lacks, or its plural ("dependencies")."""
+    unlisted = _word_file("unlisted_nouns.txt")
+    return word in unlisted or (_ENGINE.singular_noun(word) or "") in unlisted
 
 
 def _hyphen_noun(word: str) -> bool:
@@ -250,7 +259,7 @@ def _singular(noun: str) -> str:
         one = lem[0]
     else:
         one = _ENGINE.singular_noun(last) or last  # type: ignore[assignment]
-        if one != last and not _known(str(one)):
+        if one != last and not _known(str(one)) and str(one).lower() not in _word_file("unlisted_nouns.txt"):
             one = last
     return " ".join([*head, str(one)])
 
@@ -587,7 +596,7 @@ def _noun_phrase(words: list[str]) -> bool:
     """Whether ``words`` read as a noun phrase ("author", "birth place", "place of birth", "parent organization")."""
     if not words or words[-1].lower() in _FUNCTION or not _is_noun(words[-1]):
         return False
-    return all(w.lower() in {"of"} or (w.lower() not in _FUNCTION and (bool(getAllLemmas(w.lower()))
+    return all(w.lower() in {"of"} or (w.lower() not in _FUNCTION and (bool(getAllLemmas(w.lower())) or _is_noun(w)
                                                                      or derived_word(w.lower()) or _hyphen_noun(w)))
                for w in words)
 

@@ -158,7 +158,7 @@ def _reached(program: QueryProgram, index: RelationIndex, book: ProfileBook, i: 
     step = program.steps[i - 1]
     reached = index.reach(program.nodes[i - 1], step.label, step.forward, book.profile(step.label).symmetric)
     if step.kind is not None:
-        reached = {x for x in reached if index.kind(x) == step.kind}
+        reached = {x for x in reached if index.fits(x, step.kind)}
     for c in program.constraints_on(i):
         reached &= index.holders(c.label, c.forward, c.value, book.profile(c.label).symmetric)
     return reached

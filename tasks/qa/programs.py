@@ -50,7 +50,7 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
                                  column_value, coordinates, english_word, heading_not_name, node_type_noun,
-                                 question_name, relation_word, strip_disambiguator, symbol_kind)
+                                 question_name, relation_word, strip_disambiguator, symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 from tasks.qa.template_writer import INSIDE_STATEMENT
@@ -386,6 +386,15 @@ class RelationIndex:
             self.__dict__["_twins"] = table
         return next((n for n in table.get(_twin_key(name), ()) if n != name), None)
 
+    def fits(self, name: str, kind: str) -> bool:
+        """Whether a question's noun ``kind`` fits node ``name``: its kind is that noun, or its type column says it
+        (a gene whose class in the ontology names its kind "blaS" is still a "resistance gene", as the graph types
+        it, and "which resistance gene ..." reaches it)."""
+        if self.kind(name) == kind:
+            return True
+        declared = self.type_of(name)
+        return bool(declared) and type_text_noun(declared) == kind
+
     def kind_is_a(self, name: str, typed: str) -> bool:
         """Whether the node ``name``'s kind is named after is itself of the type ``typed`` (a subkind inside one type:
         "subsets" is a "node property", and the node "node property" is of the type "slots")."""
@@ -577,7 +586,7 @@ def execute(program: QueryProgram, index: RelationIndex, book: ProfileBook, dire
         for u in went:
             reached |= index.reach(u, step.label, step.forward, sym, direct)
         if step.kind is not None:
-            reached = {x for x in reached if index.kind(x) == step.kind}
+            reached = {x for x in reached if index.fits(x, step.kind)}
         for c in program.constraints_on(i):
             csym = book.profile(c.label).symmetric
             reached &= index.holders(c.label, c.forward, c.value, csym, direct)
@@ -1220,7 +1229,7 @@ def _of_kind(index: RelationIndex, nodes: Iterable[str], node: str, kind: str | 
     if kind is None:
         return set(nodes)
     typed = index.type_of(node)
-    return {x for x in nodes if index.kind(x) == kind or (typed and index.type_of(x) == typed and
+    return {x for x in nodes if index.fits(x, kind) or (typed and index.type_of(x) == typed and
                                                            index.kind_is_a(x, typed))}
 
 

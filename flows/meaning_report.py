@@ -90,9 +90,9 @@ def import_graph(path: str | Path, domain: str | None = None):
     return imported, kg
 
 
-def generation_config(scopes: dict[str, str] | None = None):
+def generation_config(scopes: dict[str, str] | None = None, sampled: Sequence[str] = ()):
     """The ``GenConfig`` ``qa generate`` builds when the template writer is chosen and the judge is off (quality
-    settings at their defaults; no paraphrase, which would call the generator)."""
+    settings at their defaults; no paraphrase, which would call the generator). ``sampled``: ``[quality] sampled``."""
     from schemas.config import QualityConfig
     from tasks.qa.generate import GenConfig
     from tasks.qa.text_gates import TextGateConfig
@@ -102,7 +102,7 @@ def generation_config(scopes: dict[str, str] | None = None):
                            copy_threshold=q.copy_threshold)
     return GenConfig(use_judge=False, meaning_check="off", constrain_question=False, text_gates=gates, writer="template",
                      template_fallback=q.template_fallback, paraphrase=False,
-                     scopes=QualityConfig(scopes=scopes or {}).scopes)
+                     scopes=QualityConfig(scopes=scopes or {}).scopes, sampled=frozenset(sampled))
 
 
 @dataclass
@@ -190,7 +190,7 @@ def run_graph(path: str | Path, *, name: str | None = None, n_seeds: int = 20, m
     book = book_for_graph(kg)
 
     # what qa generate keeps and prefers with the template writer
-    rule = SeedRule(kg, book, programs=True, scoped=bool(cfg.scopes.get(kg.domain)))
+    rule = SeedRule(kg, book, programs=True, scoped=bool(cfg.scopes.get(kg.domain)), whole=kg.domain not in cfg.sampled)
     run.scope_named = scope_names(kg, cfg.scopes[kg.domain]) if cfg.scopes.get(kg.domain) else []
     run.passed_over = sorted(n for n, _ in eligible if not rule.keep(n))
     for node in run.passed_over:
@@ -311,6 +311,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scope", action="append", default=[], metavar="GRAPH=PHRASE",
                     help="what a graph covers, as [quality] scopes says it ('tate_snake=in the Tate collection'); "
                     "repeat for more graphs")
+    ap.add_argument("--sampled", action="append", default=[], metavar="GRAPH",
+                    help="a graph that samples a larger world, as [quality] sampled says it: no step may name one of "
+                    "many in the world; repeat for more graphs")
     ap.add_argument("--one-class", action="store_true", help="one hop class a seed, half and half, as qa generate "
                     "plans jobs (default: both classes for every seed)")
     args = ap.parse_args(argv)
@@ -324,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ap.error(f"--scope {item!r}: give GRAPH=PHRASE")
         scopes[graph.strip()] = phrase.strip()
     try:
-        cfg = generation_config(scopes)
+        cfg = generation_config(scopes, args.sampled)
     except ValidationError as exc:
         ap.error(f"--scope: {exc.errors()[0]['msg']}")
     runs = write_reports(args.out, graphs, cfg=cfg, n_seeds=args.seeds, min_ball=args.min_ball,

@@ -339,7 +339,7 @@ def resolve_generation(settings: Settings, *, domains: list[str] | None, n_seeds
                            copy_threshold=q.copy_threshold)
     cfg = GenConfig(max_attempts=max_attempts, use_judge=use_judge, constrain_question=bool(constrain_question),
                     candidates=candidates, text_gates=gates, writer=writer, template_fallback=q.template_fallback,
-                    paraphrase=q.paraphrase, meaning_check=meaning_check, scopes=q.scopes)
+                    paraphrase=q.paraphrase, meaning_check=meaning_check, scopes=q.scopes, sampled=frozenset(q.sampled))
     hop_mix, modes = hop_mix or {"1-2": 0.5, "3+": 0.5}, modes or ["candidates"]
     seeds = SeedPlan(n_seeds=n_seeds, min_ball=min_ball, max_ball=max_ball, hop_mix=hop_mix, modes=tuple(modes),
                      sampling_seed=settings.seed, refill_factor=settings.seeds.refill)
@@ -538,7 +538,7 @@ class GenerateStep(Step[Job, JobResult]):
 
     def _rule(self, kg: KnowledgeGraph, domain: str) -> SeedRule:
         return SeedRule(kg, profile_book(kg, self.cfg), programs=self.g.writer == "template",
-                        scoped=bool(self.cfg.scopes.get(domain)))
+                        scoped=bool(self.cfg.scopes.get(domain)), whole=domain not in self.cfg.sampled)
 
     def plan(self, rt: Runtime) -> Iterator[Unit[Job]]:
         while self.planned_ahead or self.next_domain < len(self.domains or []):

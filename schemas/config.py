@@ -240,6 +240,13 @@ class QualityConfig(BaseModel):
         "answer rests on the graph holding every fact of its relations (a pin, or a step that names one of many) "
         "says it, since in the wider world others would fit. Unset: such questions are written without it.")
 
+    sampled: list[str] = Field(
+        default_factory=list, description="Domains whose graph samples a larger world rather than holding the whole of "
+        "it (a name index's brands, where it lists them; a few of the genes an ontology knows): no question there may "
+        "rest on the graph holding every fact of a relation, so a step that names one of many in the world is refused "
+        "(`sampled`) instead of pinned. Unset: every graph is read as the whole of what its scope names (a game's "
+        "data, a catalogue).")
+
     @field_validator("scopes")
     @classmethod
     def _scopes(cls, v: dict[str, str]) -> dict[str, str]:

@@ -94,6 +94,20 @@ def test_a_table_name_is_no_kind_and_a_node_without_a_kind_is_not_described():
                                name_of=lambda n: n)
 
 
+def test_a_type_edge_to_an_internal_word_run_together_is_no_kind():
+    """ufoai_dbpedia (grades-heldout38.md): a weapon typed by an edge to the scripts' internal word "biggun" was asked
+    as "the biggun that ..."; a word no list knows that is English words run together names no kind a reader knows,
+    so the node's type column ("Weapon") gives the noun. An English word ("melee") is left to the edge."""
+    from tasks.meaning.names import node_type_noun
+
+    triples = [("Electromagnetic Rifle", "type", "biggun"), ("Plasma Blaster", "type", "biggun"),
+               ("Combat Knife", "type", "melee"), ("Electromagnetic Rifle", "damage", "normal")]
+    kg = graph(triples, {"Electromagnetic Rifle": "Weapon", "Plasma Blaster": "Weapon", "Combat Knife": "Weapon",
+                         "biggun": "ItemType", "melee": "ItemType"})
+    assert node_type_noun(kg, "Electromagnetic Rifle") == "weapon"
+    assert node_type_noun(kg, "Combat Knife") == "melee"
+
+
 def test_a_row_type_written_as_a_name_is_a_kind_though_no_word_list_knows_it():
     """pokemon_dbpedia typed its rows "Pokemon" (grades-heldout37.md), which no word list knows and which reads as
     two words run together; written with one capital, as a name is, it is the kind a reader knows ("which Pokemon

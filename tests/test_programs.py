@@ -17,7 +17,8 @@ from tasks.meaning.profiles import book_for_graph
 from tasks.qa.checks import check_program_unique
 from tasks.qa.program_writer import can_pin_with, write_program_question
 from tasks.qa.programs import (
-    PinRefusal, build_program, execute, iri_name, pin_node, program_sparql, rdf_lines, relation_index, sample_programs, stands,
+    PinRefusal, build_program, count_in_world, execute, iri_name, pin_node, program_sparql, rdf_lines, relation_index,
+    sample_programs, stands,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "meaning_graphs"
@@ -1123,3 +1124,34 @@ def test_a_node_the_graph_types_as_the_questions_noun_fits_it_whatever_class_nam
                                                           forward=True, value="oxacillin")])
     assert execute(program, index, book)[-1] == {"mdeA", "blaS1"}
     assert stands(program, index, book) is not None
+
+
+def test_a_graph_that_samples_a_larger_world_asks_no_step_that_names_one_of_many():
+    """brands_dbpedia (grades-heldout38.md): "which brand has bank as an industry and serves Poland?" was one in the
+    graph and many in the world, the name index listing a few of the brands. With ``whole=False`` (``[quality]
+    sampled``) a step that names one of many in the world is refused with its reason, pinned or not; one that names
+    one (a country's capital) stands."""
+    kg = graph(EUROPE_STATED, TYPES)
+    hub = _program(kg, ["France", "Europe", "Germany"], [("continent", True), ("continent", False)])
+    assert isinstance(hub, QueryProgram) and hub.constraints
+    sampled = build_program(kg, ["France", "Europe", "Germany"], [ProgramStep(label="continent", forward=True),
+                                                                  ProgramStep(label="continent", forward=False)],
+                            book=book_for_graph(kg), index=relation_index(kg), rng=random.Random(0),
+                            clause_ok=can_pin_with, whole=False)
+    assert isinstance(sampled, PinRefusal) and sampled.code == "sampled" and "'continent'" in sampled.detail
+    capital = build_program(kg, ["France", "Paris"], [ProgramStep(label="capital", forward=True)],
+                            book=book_for_graph(kg), index=relation_index(kg), rng=random.Random(0), whole=False)
+    assert isinstance(capital, QueryProgram)
+    found = sample_programs(kg, "France", 2, book=book_for_graph(kg), whole=False)
+    assert all(count_in_world(book_for_graph(kg).profile(s.label), s.forward) == "one"
+               for p in found.programs for s in p.steps)
+
+
+def test_sampled_domains_reach_the_generators_config():
+    """``[quality] sampled`` is read by the flow's config and by the report's ``--sampled``; an unknown key fails."""
+    from schemas.config import QualityConfig
+    from flows.meaning_report import generation_config
+
+    assert QualityConfig(sampled=["brands"]).sampled == ["brands"]
+    assert generation_config({}, ["brands"]).sampled == frozenset({"brands"})
+    assert generation_config({}).sampled == frozenset()

@@ -376,3 +376,19 @@ def test_a_run_that_samples_fewer_seeds_than_asked_says_why(cs_graph, settings, 
     sampled = int(notes[0].split()[1])
     assert 0 < sampled < 80 and f"sampled {sampled} of the 80 seeds asked in domain cs" in notes[0]
     assert "start a path or a program; the others, e.g.: " in notes[0] and "hop" in notes[0]
+
+
+def test_the_sampled_domains_of_the_config_reach_the_generation(tmp_path):
+    """``[quality] sampled`` in a config file: ``generate-qa`` resolves it into the jobs' configuration, where the
+    program search reads it per domain (``tasks.qa.programs.build_program``'s ``whole``)."""
+    from flows.qa import resolve_generation
+
+    config = tmp_path / "hopforge.toml"
+    config.write_text('[quality]\nsampled = ["brands"]\n', encoding="utf-8")
+    settings = load_settings(config, data_dir=tmp_path)
+    assert settings.quality.sampled == ["brands"]
+    gen = resolve_generation(settings, domains=None, n_seeds=4, hop_mix=None, modes=None, max_attempts=1,
+                             use_judge=False, min_ball=None, max_ball=None, batch_size=8, dedup_threshold=0.8,
+                             split_proportions=None, constrain_question=None, candidates=2, writer="template",
+                             meaning_check="off")
+    assert gen.cfg.sampled == frozenset({"brands"})

@@ -282,7 +282,7 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
         if _column_value(kg, other):
             continue
         noun = type_text_noun(node_display(kg, other, vocabulary=True))
-        if noun:
+        if noun and not _run_together(noun):
             return noun
     if name in kg:
         noun = type_text_noun(kg.entity(name).type)
@@ -465,6 +465,13 @@ def _table_name(kg: KnowledgeGraph, name: str, noun: str) -> bool:
         rows = _rows_by_type(kg).get(type_text, [])
         decided[type_text] = 2 * sum(_typed_by_columns(kg, n) for n in rows) > len(rows)
     return decided[type_text]
+
+
+def _run_together(noun: str) -> bool:
+    """Whether a kind from a type edge is one lower-case word no list knows that is English words run together, a
+    file's internal word ("biggun", "particlebeam"): no reader knows the kind by it, so the node's type column names
+    it instead."""
+    return noun.isalpha() and noun.islower() and not english_word(noun) and _made_up(noun)
 
 
 def _made_up(word: str) -> bool:

@@ -101,6 +101,11 @@ class GenConfig(BaseModel):
         "template writer opens a question whose answer rests on the graph being whole with it.",
     )  # fmt: skip
 
+    sampled: frozenset[str] = Field(
+        default_factory=frozenset, description="Domains whose graph samples a larger world (``QualityConfig.sampled``): "
+        "no program step there may name one of many in the world.",
+    )  # fmt: skip
+
     @field_validator("scopes")
     @classmethod
     def _scopes_read_as_prose(cls, v: dict[str, str]) -> dict[str, str]:
@@ -506,7 +511,8 @@ def _program_candidates(kg: KnowledgeGraph, seed: Seed, hop_class: HopClass, len
         if enough is not None and len(cands) >= enough:
             break
         found = sample_programs(kg, seed.node, n - 1, count=cfg.candidates, seed=walk_seed, book=book,
-                                clause_ok=clause_ok, scoped=bool(cfg.scopes.get(kg.domain)))
+                                clause_ok=clause_ok, scoped=bool(cfg.scopes.get(kg.domain)),
+                                whole=kg.domain not in cfg.sampled)
         cands += [CandidatePath(id=f"P{first + len(cands) + i}", nodes=list(p.nodes),
                                 edges=program_edges(kg, p, book), program=p)
                   for i, p in enumerate(found.programs)]

@@ -35,7 +35,7 @@ from tasks.meaning.names import (adjective_name, common_noun_name, may_name_peop
 from tasks.meaning.profiles import ProfileBook
 from tasks.qa.text_gates import repetition_problem
 from tasks.qa.template_writer import (
-    Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, on_dates, pick_form,
+    Hop, TemplateError, _capitalise, _describe, _fill, _slot_last, ask, node_nouns, on_dates, pick_form, possessive,
 )
 
 _THAT = "{the} {that} "
@@ -526,7 +526,7 @@ def start_possessive(question: str, start: str) -> str:
         return question
     m = found[0]
     owner = start[:1].upper() + start[1:] if m.start() == 0 else start
-    said = f"{question[: m.start()]}{owner}'s {m[2].strip()}{question[m.end():]}"
+    said = f"{question[: m.start()]}{possessive(owner)} {m[2].strip()}{question[m.end():]}"
     return said if repetition_problem(said) is None else question
 
 

@@ -899,6 +899,7 @@ class PinRefusal:
 PROGRAM_REFUSALS: tuple[str, ...] = (
     "no_walk",  # no shortcut-free walk of that many hops starts at the seed
     "unphrasable_hop",  # a hop's label has no words or no surface forms
+    "sampled",  # the graph samples a larger world and a hop names one of many in it: no pin can be trusted
     "no_pin",  # a hop reaches several nodes (or names one of many in the world) and no fact pins the one meant
     "pins_alone",  # with a scope, every pin that sets a node apart names it alone: the steps before would do no work
     "two_pinned",  # the chain would need more than MAX_PINS pins, or one fact twice: past reading
@@ -1157,12 +1158,12 @@ def program_lines(program: QueryProgram) -> list[str]:
 
 def program_depth(kg: KnowledgeGraph, start: str, *, book: ProfileBook, clause_ok: ClauseOk | None = None,
                   max_steps: int = 3, writable: Callable[[QueryProgram], bool] | None = None,
-                  scoped: bool = False) -> int:
+                  scoped: bool = False, whole: bool = True) -> int:
     """The most steps (up to ``max_steps``) of a program that stands from ``start`` (and, with ``writable``, that
     it accepts), found by a few walks of each length, longest first; 0 when none does."""
     for hops in range(max_steps, 0, -1):
         found = sample_programs(kg, start, hops, count=2, book=book, max_walks=10, clause_ok=clause_ok,
-                                scoped=scoped).programs
+                                scoped=scoped, whole=whole).programs
         if any(writable is None or writable(p) for p in found):
             return hops
     return 0
@@ -1234,13 +1235,15 @@ def _of_kind(index: RelationIndex, nodes: Iterable[str], node: str, kind: str | 
 
 
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
-                  index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False
-                  ) -> QueryProgram | PinRefusal:
+                  index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False,
+                  whole: bool = True) -> QueryProgram | PinRefusal:
     """The program of one walk: each step pinned where it needs it (``pin_node``), then executed. ``scoped``: the
     question will open with what the graph covers (``[quality] scopes``), so a step the graph shows one node for
     needs no pin even where its label names one of many in the world: "Among Sweden's counties and municipalities,
     which city is the capital of the county that Ludvika is located in?" holds as worded, and a pin such as "whose
-    country is Sweden" (every county's) would only pad it."""
+    country is Sweden" (every county's) would only pad it. Not ``whole`` (``[quality] sampled``): the graph samples
+    a larger world (a name index's brands, a few of the genes an ontology knows), so no step may name one of many in
+    the world, pinned or not: the facts that would set the one meant apart are not all there."""
     constraints: list[ProgramConstraint] = []
     answer = walk[-1]
     refused = walk_refusal(walk, steps, book=book, index=index)
@@ -1274,6 +1277,11 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         need_one = count_in_world(profile, step.forward) != "one" and not inside_one(
             profile, step, index, walk[i - 1]) and (
             not scoped or i == hops or (kg is not None and column_value(kg, walk[i - 1])))
+        if not whole and count_in_world(profile, step.forward) != "one" and not inside_one(
+                profile, step, index, walk[i - 1]):
+            return PinRefusal("sampled", f"step {i} over {step.label!r} names one of many in the world, and the "
+                                         "graph samples it ([quality] sampled): what would set the one meant apart "
+                                         "is not all there")
         if len(among) == 1 and not need_one:
             continue
         found = pin_node(kg, walk[i], among, book=book, index=index, exclude=walk, answer=answer,
@@ -1303,9 +1311,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
 
 def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8, seed: int = 0,
                     book: ProfileBook | None = None, max_walks: int | None = None,
-                    clause_ok: ClauseOk | None = None, scoped: bool = False) -> ProgramSample:
+                    clause_ok: ClauseOk | None = None, scoped: bool = False, whole: bool = True) -> ProgramSample:
     """Up to ``count`` distinct programs of ``hops`` steps from ``start`` (module docstring); every refused walk
-    counted by reason. Deterministic in (graph, start, hops, seed). ``scoped``: as ``build_program``."""
+    counted by reason. Deterministic in (graph, start, hops, seed). ``scoped``, ``whole``: as ``build_program``."""
     if hops < 1:
         raise ValueError(f"a program needs at least one step, got hops={hops}")
     kg.entity(start)
@@ -1358,7 +1366,8 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
         seen.add(key)
         for s in steps:
             used[key_of[s.label]] += 1
-        built = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=clause_ok, scoped=scoped)
+        built = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=clause_ok, scoped=scoped,
+                              whole=whole)
         if isinstance(built, PinRefusal):
             out.refuse(built.code, built.detail)
             continue

@@ -34,8 +34,9 @@ PREFER_WINDOW = 5
 class SeedRule:
     """``keep(node)`` and ``prefer(node)`` for ``sample_seeds`` over one graph (module docstring)."""
 
-    def __init__(self, kg: KnowledgeGraph, book: ProfileBook, *, programs: bool, scoped: bool = False) -> None:
-        self.kg, self.book, self.programs, self.scoped = kg, book, programs, scoped
+    def __init__(self, kg: KnowledgeGraph, book: ProfileBook, *, programs: bool, scoped: bool = False,
+                 whole: bool = True) -> None:
+        self.kg, self.book, self.programs, self.scoped, self.whole = kg, book, programs, scoped, whole
         self._depth: dict[str, int] = {}
 
     def depth(self, node: str) -> int:
@@ -45,7 +46,7 @@ class SeedRule:
             return 0
         if node not in self._depth:
             self._depth[node] = program_depth(self.kg, node, book=self.book, clause_ok=can_pin_with,
-                                              writable=self._writable, scoped=self.scoped)
+                                              writable=self._writable, scoped=self.scoped, whole=self.whole)
         return self._depth[node]
 
     def _writable(self, program: QueryProgram) -> bool:

@@ -117,7 +117,19 @@ def _possessive(text: str, known: str) -> str:
     """``text`` with "the <noun> of <known>" as "<known>'s <noun>" where "the <noun> of <Name>" would name the thing
     itself (``of_name_noun``: "the state of Rockford" reads as a state named Rockford)."""
     return re.sub(rf"\bthe ((?:(?!\bof\b)[a-z' -])+?) of {re.escape(known)}(?![\w'’])",
-                  lambda m: f"{known}'s {m[1]}" if of_name_noun(m[1]) else m[0], text)
+                  lambda m: f"{possessive(known)} {m[1]}" if of_name_noun(m[1]) else m[0], text)
+
+
+def possessive(name: str) -> str:
+    """``name`` with the possessive's ending: "'" after a name said with "the" that ends in a plural in "s", which is
+    itself plural ("the Faroe Islands'", "the United States'", "the Netherlands'"), else "'s" ("Rockford's",
+    "Paris's", and a town named by a plural, "Coral Springs's")."""
+    last = name.split()[-1] if name.split() else name
+    if name.startswith("the ") and last.endswith("s") and last[:1].isalpha():
+        one = lemminflect.getLemma(last.lower(), upos="NOUN")[0]
+        if last.lower().endswith("lands") or (one != last.lower() and "NOUN" in lemminflect.getAllLemmas(one)):
+            return f"{name}'"
+    return f"{name}'s"
 
 
 def _fill(template: str, known: str, slot: str, noun: str, person: bool | None = None, *,

@@ -584,3 +584,35 @@ def test_a_kind_every_sense_of_which_names_people_is_asked_with_who():
         assert person_kind(kind), kind
     for kind in ("server", "host", "client", "monster", "dragon", "store", "item"):
         assert not person_kind(kind), kind
+
+
+def test_a_species_common_name_takes_the_and_a_binomial_does_not():
+    """birds_snake (grades-heldout39.md): "the family of the genus of Black Bittern" failed grammar on all 40
+    questions; a species' English name is a common noun in capitals ("the Black Bittern"), a binomial is a name."""
+    from schemas.graph import Entity
+    from tasks.graph.kg import KnowledgeGraph
+    from tasks.meaning.names import name_takes_article
+    from tasks.qa.generate import written_name
+
+    assert name_takes_article("Black Bittern", "species") and name_takes_article("Emu", "species")
+    assert not name_takes_article("Ixobrychus flavicollis", "species")
+    assert not name_takes_article("Black Bittern", "person")
+    kg = KnowledgeGraph.from_records("birds", [Entity(domain="birds", name="Black Bittern", type="species"),
+                                               Entity(domain="birds", name="Ixobrychus", type="genus")], [])
+    assert written_name(kg, "Black Bittern") == "the Black Bittern"
+    assert written_name(kg, "Ixobrychus") == "Ixobrychus"
+
+
+def test_a_type_code_joined_by_hyphens_in_another_language_is_no_kind():
+    """normandy_communes_raw (grades-heldout39.md): "which commune-actuelle ..." showed the converter's type value;
+    a hyphenated word with a part English does not know says no kind, while English compounds keep theirs."""
+    from schemas.graph import Entity
+    from tasks.graph.kg import KnowledgeGraph
+    from tasks.meaning.names import node_type_noun
+
+    kg = KnowledgeGraph.from_records("fr", [Entity(domain="fr", name="Airan", type="commune-deleguee"),
+                                            Entity(domain="fr", name="Caen", type="commune-actuelle"),
+                                            Entity(domain="fr", name="Sun", type="half-life"),
+                                            Entity(domain="fr", name="Oxfam", type="non-profit organization")], [])
+    assert node_type_noun(kg, "Airan") == "entity" and node_type_noun(kg, "Caen") == "entity"
+    assert node_type_noun(kg, "Sun") == "half-life" and node_type_noun(kg, "Oxfam") == "non-profit organization"

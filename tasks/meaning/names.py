@@ -46,7 +46,7 @@ import yaml
 from schemas.answers import identifier_display, identifier_local, is_identifier
 from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE
-from tasks.meaning.morphology import PREPOSITIONS, derived_cores, derived_word, mass_noun
+from tasks.meaning.morphology import DERIVING_PREFIXES, PREPOSITIONS, derived_cores, derived_word, mass_noun
 
 if TYPE_CHECKING:
     from tasks.graph.kg import KnowledgeGraph
@@ -286,6 +286,8 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
             return noun
     if name in kg:
         noun = type_text_noun(kg.entity(name).type)
+        if noun and _foreign_code(noun):
+            return "entity"  # a type column's code in another language: "commune-actuelle", "commune-deleguee"
         if noun in _COARSE_KINDS:
             noun = _description_kinds(kg).get(name, noun)
         if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
@@ -296,6 +298,13 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
                 noun = " ".join(words[:-1])
             return _cased_as_the_graph_writes(kg, noun)
     return "entity"
+
+
+def _foreign_code(noun: str) -> bool:
+    """Whether a type column's noun holds a lower-case word joined by hyphens with a part English does not know
+    ("commune-actuelle"): a converter's code in another language, no kind a reader knows."""
+    return any("-" in w and w.islower() and not all(english_word(p) or p in DERIVING_PREFIXES for p in w.split("-") if p)
+               for w in noun.split())
 
 
 def _name_cased(text: str) -> bool:
@@ -1081,6 +1090,15 @@ def _head_word(words: list[str]) -> str:
     return before[-1] if before else ""
 
 
+def _species_common_name(words: list[str], type_noun: str | None) -> bool:
+    """Whether a species' name is its English common name, a common noun in capitals that running text says with
+    "the" ("the Black Bittern", "the Emu"): its kind is a species and its last word an English count noun; a binomial
+    ("Ixobrychus flavicollis") has no English head."""
+    return bool(words) and words[0][:1].isupper() and \
+        (type_noun or "").strip().lower().split()[-1:] in (["species"], ["subspecies"]) and \
+        _count_noun(words[-1].lower()) and all(w[:1].isupper() or w in ("and", "of") or "-" in w for w in words)
+
+
 @lru_cache(maxsize=4096)
 def _count_noun(word: str) -> bool:
     """Whether ``word`` is a singular noun English only counts ("hedgehog", "hour"; not "maize", "rice" or "water",
@@ -1133,8 +1151,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # (WordNet's objects too) are titles: "Broken English"
         return True
     kind = (type_noun or "").strip()
-    if _people_by_members(name, kind):
-        return True  # a people named by its members: "the Frisians", "the Barbarians", "the Incas"
+    if _people_by_members(name, kind) or _species_common_name(words, type_noun):
+        return True  # a people named by its members ("the Frisians"), a species by its English name ("the Emu")
     if _description(name, type_noun):
         return True
     if not words or words[0].lower() in ("the", "a", "an") or not words[0][:1].isupper():

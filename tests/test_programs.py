@@ -1155,3 +1155,29 @@ def test_sampled_domains_reach_the_generators_config():
     assert QualityConfig(sampled=["brands"]).sampled == ["brands"]
     assert generation_config({}, ["brands"]).sampled == frozenset({"brands"})
     assert generation_config({}).sampled == frozenset()
+
+
+def test_within_a_scope_a_pin_that_names_the_answer_alone_is_not_chosen():
+    """normandy_communes_raw (grades-heldout39.md): "the departement whose chef lieu is Rouen" named the answer alone
+    among the five departments, so the chain before it did no work. Within a scope, a step that must be pinned
+    though the graph shows one node takes a fact other nodes of its kind share, or is refused as ``pins_alone``."""
+    triples = [("Seine-Maritime", "seat", "Rouen"), ("Seine-Maritime", "region", "Normandy"),
+               ("Calvados", "region", "Normandy"), ("Calvados", "seat", "Caen"), ("Somme", "region", "Picardy"),
+               ("Somme", "seat", "Amiens"), ("Dieppe", "department", "Seine-Maritime"),
+               ("Rouen arrondissement", "seat", "Rouen")]  # the seat is held twice, by one department
+    kinds = {"Seine-Maritime": "department", "Calvados": "department", "Somme": "department", "Rouen": "city",
+             "Rouen arrondissement": "arrondissement",
+             "Caen": "city", "Amiens": "city", "Normandy": "region", "Picardy": "region", "Dieppe": "commune"}
+    for with_region in (True, False):
+        kg = graph(triples if with_region else [t for t in triples if t[1] != "region"], kinds)
+        book, index = book_for_graph(kg), relation_index(kg)
+        got = pin_node(kg, "Seine-Maritime", {"Seine-Maritime"}, book=book, index=index, exclude=["Dieppe"],
+                       answer="Seine-Maritime", hops_to_answer=0, need_one=True, rng=random.Random(0),
+                       narrow_only=True)
+        if with_region:
+            assert [(f.label, f.value) for f in got] == [("region", "Normandy")]
+        else:
+            assert isinstance(got, PinRefusal) and got.code == "pins_alone"
+        unscoped = pin_node(kg, "Seine-Maritime", {"Seine-Maritime"}, book=book, index=index, exclude=["Dieppe"],
+                            answer="Seine-Maritime", hops_to_answer=0, need_one=True, rng=random.Random(0))
+        assert isinstance(unscoped, list) and unscoped

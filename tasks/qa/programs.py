@@ -972,10 +972,12 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     def rank(f: Fact) -> tuple[bool, int]:
         return relation_key(f.label) in shun, len(f.holders)
 
+    def alone(*pins: Fact) -> bool:  # the pins leave ``node`` alone among the nodes of its kind, steps aside
+        return narrow_only and _of_kind(index, frozenset.intersection(*(f.holders for f in pins)), node,
+                                        index.kind(node)) == {node}
+
     if among == {node}:
-        # Any fact pins it in the graph; the most specific one (fewest holders) says most about which one is meant.
-        best = min(rank(f) for f in facts)
-        return [rng.choice([f for f in facts if rank(f) == best])]
+        return _pin_shown_one(node, [f for f in facts if not alone(f)], rank, rng)
     # A fact sets a rival apart only where the graph gives the rival another value of the same relation: a rival
     # with no value of it at all may hold the fact in the world ("the Fulham player whose position is goalkeeper"
     # is not unique because the other goalkeepers' positions are missing; "the district court of Oklahoma whose
@@ -989,10 +991,6 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
             tables = index.stated(f.label, f.forward, f.symmetric)
             set_apart[id(f)] = {r for r in rivals - f.holders if any(r in t for t in tables)}
         return set_apart[id(f)]
-
-    def alone(*pins: Fact) -> bool:  # the pins leave ``node`` alone among the nodes of its kind, steps aside
-        return narrow_only and _of_kind(index, frozenset.intersection(*(f.holders for f in pins)), node,
-                                        index.kind(node)) == {node}
 
     singles = [f for f in facts if apart(f) == rivals]
     named_alone, singles = any(alone(f) for f in singles), [f for f in singles if not alone(f)]
@@ -1016,6 +1014,19 @@ def pin_node(kg: KnowledgeGraph, node: str, among: set[str], *, book: ProfileBoo
     return PinRefusal("no_pin", f"{node!r} is one of {len(among)} nodes the step reaches (also {shown}) and no one "
                                 "or two of its facts leave it alone (a fact sets apart only a node the graph gives "
                                 "another value of it)")
+
+
+def _pin_shown_one(node: str, facts: list[Fact], rank: Callable[[Fact], tuple[bool, int]], rng: random.Random
+                   ) -> list[Fact] | PinRefusal:
+    """The pin of a node the step shows alone that must still be pinned (its label names one of many in the world):
+    any of ``facts`` pins it in the graph, and the most specific (fewest holders) says most about which one is meant.
+    ``facts`` leaves out those that name it alone among its kind within a scope, whose steps before would do no work
+    ("the department whose seat is Rouen" is found without the chain that led there); none left: ``pins_alone``."""
+    if not facts:
+        return PinRefusal("pins_alone", f"every fact that could pin {node!r} names it alone among its kind: the steps "
+                                        "before would do no work")
+    best = min(rank(f) for f in facts)
+    return [rng.choice([f for f in facts if rank(f) == best])]
 
 
 def _edge_for(kg: KnowledgeGraph, a: str, b: str, label: str, forward: bool, book: ProfileBook) -> PathEdge:

@@ -261,7 +261,8 @@ def test_a_description_ending_in_its_own_verb_only_ends_a_question():
 @pytest.mark.parametrize("name, said", [
     ("the Faroe Islands", "the Faroe Islands'"), ("the Caribbean Netherlands", "the Caribbean Netherlands'"),
     ("the United States", "the United States'"), ("Rockford", "Rockford's"), ("Paris", "Paris's"),
-    ("Coral Springs", "Coral Springs's"),
+    ("Coral Springs", "Coral Springs's"), ("the Bahamas", "the Bahamas'"), ("the Philippines", "the Philippines'"),
+    ("the Bolshoi Theatre", "the Bolshoi Theatre's"),
 ])
 def test_a_plural_name_in_s_takes_the_possessive_apostrophe_alone(name, said):
     """brands_dbpedia (reports/sampled38): "what is the Faroe Islands's country?"; a plural in "s" takes "'" alone,

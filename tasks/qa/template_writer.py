@@ -121,14 +121,12 @@ def _possessive(text: str, known: str) -> str:
 
 
 def possessive(name: str) -> str:
-    """``name`` with the possessive's ending: "'" after a name said with "the" that ends in a plural in "s", which is
-    itself plural ("the Faroe Islands'", "the United States'", "the Netherlands'"), else "'s" ("Rockford's",
-    "Paris's", and a town named by a plural, "Coral Springs's")."""
+    """``name`` with the possessive's ending: "'" after a name said with "the" that ends in "s", which is plural
+    ("the Faroe Islands'", "the United States'", "the Bahamas'"), else "'s" ("Rockford's", "Paris's", and a town
+    named by a plural, "Coral Springs's")."""
     last = name.split()[-1] if name.split() else name
-    if name.startswith("the ") and last.endswith("s") and last[:1].isalpha():
-        one = lemminflect.getLemma(last.lower(), upos="NOUN")[0]
-        if last.lower().endswith("lands") or (one != last.lower() and "NOUN" in lemminflect.getAllLemmas(one)):
-            return f"{name}'"
+    if name.startswith("the ") and last.endswith("s") and last[:1].isalpha() and not last.endswith("ss"):
+        return f"{name}'"  # "the Bahamas'", "the Beatles'": a name English says with "the" and ends in "s" is plural
     return f"{name}'s"
 
 

@@ -829,9 +829,9 @@ def test_the_verbs_no_sense_of_which_goes_without_an_object_come_from_wordnets_f
     """``object_verbs.txt`` against WordNet's own frames, read here from the verb-frame table: a verb whose first
     sense never takes an object ("die", "arrive") can never be listed; "introduce" is listed, "grow" (intransitive
     senses: the town grew) and "return" are not."""
-    from tasks.meaning.morphology import _word_file, verb_frames
+    from tasks.meaning.morphology import word_list, verb_frames
 
-    listed = _word_file("object_verbs.txt")
+    listed = word_list("object_verbs.txt")
     assert {"introduce", "marry"} <= listed  # "sell" is not: "the book sells well" (its first sense takes one)
     assert not {"grow", "return", "form", "appear"} & listed
     assert not [v for v in listed if verb_frames().get(v, ("", False))[0] == "intr"]

@@ -229,7 +229,7 @@ def _is_noun(word: str) -> bool:
 
 def _unlisted_noun(word: str) -> bool:
     """Whether ``word`` is a common noun of WordNet that lemminflect's list lacks, or its plural ("dependencies")."""
-    unlisted = _word_file("unlisted_nouns.txt")
+    unlisted = word_list("unlisted_nouns.txt")
     return word in unlisted or (_ENGINE.singular_noun(word) or "") in unlisted
 
 
@@ -259,7 +259,7 @@ def _singular(noun: str) -> str:
         one = lem[0]
     else:
         one = _ENGINE.singular_noun(last) or last  # type: ignore[assignment]
-        if one != last and not _known(str(one)) and str(one).lower() not in _word_file("unlisted_nouns.txt"):
+        if one != last and not _known(str(one)) and str(one).lower() not in word_list("unlisted_nouns.txt"):
             one = last
     return " ".join([*head, str(one)])
 
@@ -271,9 +271,10 @@ def indefinite(noun: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _word_file(name: str) -> frozenset[str]:
-    """The words of one of this folder's word lists (one a line, ``#`` comments): ``mass_nouns.txt`` (nouns English
-    uses without "a"), ``noun_first.txt`` (one-word nouns English uses as nouns three times as often as verbs, or
+def word_list(name: str) -> frozenset[str]:
+    """The words of one of this folder's word lists (one a line, ``#`` comments), read once: the WordNet tables
+    ``bench/wordnet_tables.py`` builds (``unlisted_nouns.txt``, ``person_nouns.txt``, ...), ``mass_nouns.txt``
+    (nouns English uses without "a"), ``noun_first.txt`` (one-word nouns English uses as nouns three times as often as verbs, or
     more: WordNet's sense-tagged counts, ``bench/wordnet_tables.py``; "book", "skill", not "record" or "border"),
     ``object_verbs.txt`` (verbs no tagged sense of which goes without an object: "introduce", "marry")."""
     text = Path(__file__).with_name(name).read_text(encoding="utf-8")
@@ -286,7 +287,7 @@ def mass_noun(noun: str) -> bool:
     words = noun.lower().split()
     if "of" in words[1:]:
         words = words[:words.index("of")]
-    return bool(words) and words[-1] in _word_file("mass_nouns.txt")
+    return bool(words) and words[-1] in word_list("mass_nouns.txt")
 
 
 def _with_article(article: str, noun: str) -> str:
@@ -722,7 +723,7 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
         if base and noun:
             if rlow and rlow[-1] == "of" and not adverbs:
                 return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [])
-            if not rlow and wlow in _word_file("noun_first.txt"):
+            if not rlow and wlow in word_list("noun_first.txt"):
                 # "book", "skill": one word that English uses as a noun far more often than as a verb names what
                 # the column holds ("the book of Acid Bolt"); a bare verb would not agree with one subject anyway
                 return _bare_noun(noun_text, lexicon, has=False)
@@ -780,7 +781,7 @@ def _object_verb_participle(readings: tuple[tuple[str, frozenset[str]], ...], re
     for lemma, tags in readings:
         if {"VBD", "VBN"} <= tags:
             kind, stative = verb_frames().get(lemma, ("", False))
-            if kind == "tr" or lemma in _word_file("object_verbs.txt"):
+            if kind == "tr" or lemma in word_list("object_verbs.txt"):
                 state = stative or any(key.startswith(f"be {word} ") and entry.tense != "past"
                                        for key, entry in lexicon.verbs.items())
                 return "is" if state else "was"

@@ -46,7 +46,7 @@ import yaml
 from schemas.answers import identifier_display, identifier_local, is_identifier
 from schemas.errors import InputError
 from schemas.graph import UNKNOWN_TYPE
-from tasks.meaning.morphology import DERIVING_PREFIXES, PREPOSITIONS, derived_cores, derived_word, mass_noun
+from tasks.meaning.morphology import DERIVING_PREFIXES, PREPOSITIONS, derived_cores, derived_word, mass_noun, word_list
 
 if TYPE_CHECKING:
     from tasks.graph.kg import KnowledgeGraph
@@ -497,7 +497,7 @@ def english_word(word: str) -> bool:
     """Whether lower-case ``word`` is English: a lemma or inflection lemminflect knows, a common noun of WordNet its
     list lacks (``unlisted_nouns.txt``: "gemstone"), or one built from such a word with a prefix English derives
     words with (``derived_word``: "microarchitecture", "subfamily")."""
-    return bool(lemminflect.getAllLemmas(word)) or word in _word_list("unlisted_nouns.txt") or derived_word(word)
+    return bool(lemminflect.getAllLemmas(word)) or word in word_list("unlisted_nouns.txt") or derived_word(word)
 
 
 def _rows_by_type(kg: KnowledgeGraph) -> dict[str, list[str]]:
@@ -589,7 +589,7 @@ def _english_count_phrase(name: str, *, listed: bool = False) -> bool:
     if not words or words[0].lower() in _DETERMINERS or head in _PLACE_HEADS:
         return False
     return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Z][a-z]+", w) and english_word(w.lower()) for w in words) \
-        and (_count_noun(head) or (listed and head in _word_list("unlisted_nouns.txt") and not head.endswith("s")
+        and (_count_noun(head) or (listed and head in word_list("unlisted_nouns.txt") and not head.endswith("s")
                                    and not mass_noun(head)))
 
 
@@ -904,15 +904,8 @@ def versus_name(name: str) -> bool:
 _PERSON_NOUNS_FILE = Path(__file__).with_name("person_nouns.txt")
 
 
-@lru_cache(maxsize=8)
-def _word_list(name: str) -> frozenset[str]:
-    """The words of one of the WordNet tables beside this module (``bench/wordnet_tables.py`` builds them)."""
-    return frozenset(x.strip() for x in Path(__file__).with_name(name).read_text(encoding="utf-8").splitlines()
-                     if x.strip() and not x.startswith("#"))
-
-
 def _person_nouns() -> frozenset[str]:
-    return _word_list(_PERSON_NOUNS_FILE.name)
+    return word_list(_PERSON_NOUNS_FILE.name)
 
 
 #: Kinds whose nodes are pieces of language: a question mentions them ('the word "wege"'), it does not use them.
@@ -975,7 +968,7 @@ def name_kind(noun: str | None) -> bool:
 
 def _head_listed(words: list[str], table: str) -> bool:
     """Whether the last of ``words`` (lower case), or its singular, is in one of the WordNet tables."""
-    return bool(words) and (words[-1] in _word_list(table) or _singular(words[-1]) in _word_list(table))
+    return bool(words) and (words[-1] in word_list(table) or _singular(words[-1]) in word_list(table))
 
 
 #: Heads of a kind that is a version of what the word before them names ("aircraft variant", "engine model").
@@ -1030,7 +1023,7 @@ def state_kind(noun: str | None) -> bool:
     """Whether a kind noun names states such as diseases (``state_nouns.txt``, WordNet 3.0's noun.state: "disease",
     "condition", "disorder"; "disease or condition" by its first word): their names are common nouns ("asthma")."""
     words = (noun or "").strip().lower().split()
-    return bool(words) and any(w in _word_list("state_nouns.txt") for w in (words[0], words[-1]))
+    return bool(words) and any(w in word_list("state_nouns.txt") for w in (words[0], words[-1]))
 
 
 @lru_cache(maxsize=4096)
@@ -1072,7 +1065,7 @@ def person_kind(noun: str | None) -> bool:
         if (entry is not None and entry.is_ == "person") or phrase in people:
             return True
     # a noun every sense of which names people ("shopkeeper", "blacksmith"; not "server", "monster" or "worker")
-    return words[-1] in _word_list("people_nouns.txt") or _singular(words[-1]) in _word_list("people_nouns.txt")
+    return words[-1] in word_list("people_nouns.txt") or _singular(words[-1]) in word_list("people_nouns.txt")
 
 
 #: An ordinal ("10th", "1st") or a year ("1934") opening a name: it names one edition of a recurring thing.
@@ -1210,7 +1203,7 @@ def _people_by_members(name: str, kind: str) -> bool:
     if kind.lower() in _PEOPLES_ONLY:
         return True  # a kind that holds only peoples: "the Gauls", "the Seleucids", "the Ptolemies"
     return kind.lower() in _PEOPLE_KINDS - {"nation"} and (
-        name[:-1].endswith("an") or name[:-1].lower() in _word_list("people_nouns.txt"))
+        name[:-1].endswith("an") or name[:-1].lower() in word_list("people_nouns.txt"))
 
 
 #: Kinds whose members are peoples and nothing else, named in the plural by their members. Not "people" (a table of

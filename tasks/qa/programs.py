@@ -469,7 +469,7 @@ class RelationIndex:
             else:
                 # its values are classes the graph says nothing else of (a macroarea, a status), not things that
                 # link on (a technology a technology follows: the first of a tree follows none)
-                memo[key] = shared and not any(self.has(v, k, True) for v in seen for k in self.out)
+                memo[key] = shared and not any(v in table for table in self.out.values() for v in seen)
         return memo[key]
 
     def stated(self, label: str, forward: bool, symmetric: bool = False) -> tuple[dict[str, set[str]], ...]:
@@ -1285,11 +1285,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         # a step from a column's value, which describes its rows without naming one ("the gemstone whose colour is
         # light green", "whose locality is Nepal": other gems of the data are light green or found in Nepal, in
         # words the table spelt otherwise)
-        need_one = count_in_world(profile, step.forward) != "one" and not inside_one(
-            profile, step, index, walk[i - 1]) and (
-            not scoped or i == hops or (kg is not None and column_value(kg, walk[i - 1])))
-        if not whole and count_in_world(profile, step.forward) != "one" and not inside_one(
-                profile, step, index, walk[i - 1]):
+        many = count_in_world(profile, step.forward) != "one" and not inside_one(profile, step, index, walk[i - 1])
+        need_one = many and (not scoped or i == hops or (kg is not None and column_value(kg, walk[i - 1])))
+        if many and not whole:
             return PinRefusal("sampled", f"step {i} over {step.label!r} names one of many in the world, and the "
                                          "graph samples it ([quality] sampled): what would set the one meant apart "
                                          "is not all there")

@@ -273,7 +273,16 @@ def node_type_noun(kg: KnowledgeGraph, name: str) -> str:
     """The noun a question uses for node ``name``, from the graph: the object of a type edge out of the node
     (``TYPE_RELATIONS``; the object's display form or its own name relation, singular, lower case unless a
     proper noun), else the node's type column (an importer's type, LightRAG's entity type:
-    ``type_text_noun``); "entity" only when nothing is known."""
+    ``type_text_noun``); "entity" only when nothing is known. Worked out once a node, kept on the graph."""
+    memo = kg.__dict__.setdefault("_type_nouns", {})
+    noun = memo.get(name)
+    if noun is None:
+        noun = memo[name] = _type_noun(kg, name)
+    return noun
+
+
+def _type_noun(kg: KnowledgeGraph, name: str) -> str:
+    """``node_type_noun``, worked out."""
     declared = type_text_noun(kg.entity(name).type) if name in kg else None
     typed = _out_edges(kg, name, TYPE_RELATIONS)
     if typed and declared and declared not in _COARSE_KINDS and _type_edges_are_attributes(kg):
@@ -361,7 +370,7 @@ def _type_edges_are_attributes(kg: KnowledgeGraph) -> bool:
     hit = kg.__dict__.get("_type_edges_are_attributes")
     if hit is None:
         counts = Counter()
-        for r in kg.relations():
+        for r in kg.sorted_views():
             if r.relation and relation_word(r.relation) in TYPE_RELATIONS:
                 counts[r.source] += 1
         hit = bool(counts) and sum(n >= 2 for n in counts.values()) >= TYPE_ATTRIBUTE_SHARE * len(counts)

@@ -159,7 +159,7 @@ def label_values(kg: Any) -> dict[str, LabelValues]:
 
     objects: dict[str, dict[str, None]] = defaultdict(dict)
     subjects: dict[str, dict[str, None]] = defaultdict(dict)
-    for r in kg.relations():
+    for r in kg.sorted_views():
         text, s = edge_label(r, r.source, r.target)
         if not text:
             continue
@@ -542,7 +542,7 @@ def book_for_graph(kg: Any, user: Mapping[str, Mapping[str, Any]] | None = None,
     cache = kg.__dict__.setdefault("_profile_books", {})
     book = cache.get(token)
     if book is None:
-        book = cache[token] = ProfileBook(user=user or {}, profiled=profiled or {}, stats=label_stats(kg.relations()),
+        book = cache[token] = ProfileBook(user=user or {}, profiled=profiled or {}, stats=label_stats(kg.sorted_views()),
                                           values=label_values(kg))
     return book
 

@@ -31,7 +31,9 @@ the program's answer set.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import math
 import random
 import re
@@ -521,7 +523,7 @@ def relation_index(kg: KnowledgeGraph) -> RelationIndex:
     if hit is not None:
         return hit
     index = RelationIndex(kg=kg)
-    for r in kg.relations():
+    for r in kg.sorted_views():
         text, subject = edge_label(r, r.source, r.target)
         if not text or r.source == r.target:
             continue
@@ -541,7 +543,7 @@ def relation_index(kg: KnowledgeGraph) -> RelationIndex:
 #: module's on the graph object (``tasks.meaning.names``: column values, table types, description kinds, ...).
 _INDEX_FIELDS = frozenset({"out", "into", "labels", "kg"})
 _GRAPH_MEMOS = ("_column_values", "_table_types", "_description_kinds", "_rows_by_type", "_name_word_cases",
-                "_type_edges_are_attributes", "_class_kinds", "_demonym_kinds", "_bare_name_counts")
+                "_type_edges_are_attributes", "_class_kinds", "_demonym_kinds", "_bare_name_counts", "_type_nouns")
 
 
 def graph_memos(kg: KnowledgeGraph) -> dict[str, dict[str, object]]:
@@ -1343,6 +1345,11 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
     walks = 30 * count if max_walks is None else max_walks
     key_of: dict[str, str] = {}  # label -> relation_key, and node -> sqrt(1 + degree): worked out once a sample
     spread: dict[str, float] = {}
+    # A node's options' cumulative weights, kept until a new walk changes ``used`` (most walks repeat one already
+    # seen and change nothing); a draw is ``random.choices``' own (one ``random()`` against the running totals), so the
+    # walks are the same as with the weights worked out at every step.
+    drawn: dict[str, tuple[int, list, list[float]]] = {}
+    version = 0
 
     def weight(v: str, label: str) -> float:
         key = key_of.get(label)
@@ -1362,8 +1369,12 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
                 options = memo[walk[-1]] = _steps_from(kg, walk[-1], level, dist, book)
             if not options:
                 break
-            weights = [weight(v, label) for v, label, _ in options]
-            v, label, forward = rng.choices(options, weights=weights)[0]
+            hit = drawn.get(walk[-1])
+            if hit is None or hit[0] != version or hit[1] is not options:
+                hit = drawn[walk[-1]] = (version, options,
+                                         list(itertools.accumulate(weight(v, label) for v, label, _ in options)))
+            totals = hit[2]
+            v, label, forward = options[bisect.bisect(totals, rng.random() * (totals[-1] + 0.0), 0, len(totals) - 1)]
             walk.append(v)
             steps.append(ProgramStep(label=label, forward=forward))
         if len(steps) < hops:
@@ -1375,6 +1386,7 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
         seen.add(key)
         for s in steps:
             used[key_of[s.label]] += 1
+        version += 1
         built = build_program(kg, walk, steps, book=book, index=index, rng=rng, clause_ok=clause_ok, scoped=scoped,
                               whole=whole)
         if isinstance(built, PinRefusal):

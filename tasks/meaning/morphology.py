@@ -282,12 +282,13 @@ def word_list(name: str) -> frozenset[str]:
 
 
 def mass_noun(noun: str) -> bool:
-    """Whether a noun phrase's head is a noun English uses without "a" (``mass_nouns.txt``): its last word, or the
-    word before its "of" phrase ("research of X" -> "research")."""
+    """Whether a noun phrase's head is a noun English uses without "a" (``mass_nouns.txt``, the common ones by hand;
+    ``uncountable_nouns.txt``, the abstract nouns whose plural is rare, measured by ``bench/uncountable_nouns.py``:
+    "resistance", "evidence"): its last word, or the word before its "of" phrase ("research of X" -> "research")."""
     words = noun.lower().split()
     if "of" in words[1:]:
         words = words[:words.index("of")]
-    return bool(words) and words[-1] in word_list("mass_nouns.txt")
+    return bool(words) and (words[-1] in word_list("mass_nouns.txt") or words[-1] in word_list("uncountable_nouns.txt"))
 
 
 def _with_article(article: str, noun: str) -> str:

@@ -262,6 +262,12 @@ def measure(port: int, warm_up: list[bytes], requests: list[bytes], concurrency:
     return run_in_process("127.0.0.1", port, requests, concurrency)
 
 
+def _shown(path: Path) -> str:
+    """``path`` as a result file records it: relative to the repository when inside it (no machine's own paths)."""
+    root = Path(__file__).resolve().parent.parent
+    return str(path.relative_to(root)) if path.is_relative_to(root) else path.name
+
+
 def bench_server(
     graph: KnowledgeGraph, data_dir: Path, n: int, concurrencies: list[int], batch_size: int, workers: int,
     code_root: Path, seed: int,
@@ -276,7 +282,7 @@ def bench_server(
                        directed=graph.directed)  # fmt: skip
     base_env = {**os.environ, "HOPFORGE_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
     env = {**base_env, "PYTHONPATH": os.pathsep.join([str(code_root), os.environ.get("PYTHONPATH", "")])}
-    out: dict[str, Any] = {"workers": workers, "requests_per_run": n, "code_root": str(code_root)}
+    out: dict[str, Any] = {"workers": workers, "requests_per_run": n, "code_root": _shown(code_root)}
 
     port = free_port()
     # The bare endpoint always runs on this checkout's serving code: it is the ceiling of the stack.

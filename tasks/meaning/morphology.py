@@ -24,6 +24,7 @@ evidence saying why: a form that could read backwards is never guessed.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import re
 from pathlib import Path
@@ -1108,6 +1109,39 @@ def _kind_then_participle(words: list[str], lex: Lexicon, machine: bool) -> tupl
     return reading, ""
 
 
+#: Set by ``standing_profile``: a participle before its object's kind reads in the present (``_standing_participle``).
+_STANDING: contextvars.ContextVar[bool] = contextvars.ContextVar("standing", default=False)
+
+
+def standing_profile(label: str) -> RelationProfile:
+    """``profile_from_label`` with a machine label's regular participle before its object's kind read in the present
+    ("produced_unit": "X produces Y", "the building that produces Y"), for a graph whose subjects of the label are
+    no people (``tasks.meaning.profiles``): a record's field states what holds, as "cityServed" does with its
+    participle after the noun ("the airport that serves X"), and read in the past ("the building that produced X")
+    it tells of an event the field does not hold. A person's "coinedTerm" keeps its past: the person coined it."""
+    token = _STANDING.set(True)
+    try:
+        return profile_from_label(label)
+    finally:
+        _STANDING.reset(token)
+
+
+def _standing_participle(before: list[str]) -> str | None:
+    """The verb of a machine label's one regular participle before its object's kind ("produced_unit",
+    "requiredItem", "repaired_units"), or None (``standing_profile``). Regular forms only (past and participle
+    alike in "-ed"); an irregular past ("won_award", "wrote_song") keeps its tense."""
+    if len(before) != 1 or not before[0].islower() and not before[0][:1].isupper():
+        return None
+    word = before[0].lower()
+    if not word.endswith("ed"):
+        return None
+    lemmas = {lemma for lemma, tags in _verb_readings(word) if {"VBD", "VBN"} <= tags}
+    if len(lemmas) != 1:
+        return None
+    lemma = next(iter(lemmas))
+    return lemma if _inflect(lemma, "VBN") == word else None
+
+
 def _object_kind(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Reading, str] | None:
     """A machine label that names its object's kind after a verb phrase ("awardedPrize", "won_award",
     "located_on_chromosome", "hasWonPrize"): the words before the noun are the relation ("was awarded", "is
@@ -1127,11 +1161,17 @@ def _object_kind(words: list[str], lex: Lexicon, machine: bool) -> tuple[_Readin
         return None  # "exact_mappings", "narrow_mappings": an adjective before a noun modifies it, no verb "exacts"
     try:
         reading = _read(before, lex, machine)
+        standing = _standing_participle(before) if _STANDING.get() and reading.shape.startswith(
+            "active past verb") else None
+        if standing:  # the present as a verb: "repairs", "harvests" alone would read as the nouns they also are
+            reading = _finite(standing, _inflect(standing, "VBZ"), frozenset({"VBZ"}), [], [], machine)
     except _Unreadable:
         return None
     if reading.kind != "verb" or reading.swap:
         return None
     one = _singular(noun)
+    if standing:
+        reading.shape += f" (the participle {before[0].lower()!r} before a noun: a field of standing facts)"
     reading.shape += f", then {one!r}: the kind of the object"
     reading.extra["object_kind"] = one
     return reading, ""

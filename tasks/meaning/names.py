@@ -291,6 +291,11 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
         if _column_value(kg, other):
             continue
         noun = type_text_noun(node_display(kg, other, vocabulary=True))
+        if noun and declared and " " not in noun and english_word(declared.split()[-1].lower()) and (
+                _foreign_code(noun) or noun.isalpha() and noun.islower() and not english_word(noun)):
+            # one word in another language ("quan", "thanh-pho": a Vietnamese district, a city) beside an English
+            # type column ("district"): the column names the kind
+            continue
         if noun and not _run_together(noun):
             return noun
     if name in kg:

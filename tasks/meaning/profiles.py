@@ -144,6 +144,10 @@ class LabelValues:
     years: bool = False
     quantities: bool = False
     subject_kind: str | None = None  # the type noun nearly all of the label's subjects share, as ``kind``
+    #: Nearly all of the label's objects are things of their own, not a column's values: each states facts (a
+    #: labelled relation out of it) or is of a kind other than the label's own words and no code ("parent_code"
+    #: whose objects are districts and provinces; not "iso_code" whose objects are of the type "iso code")
+    rows: bool = False
 
 
 #: Objects of a label looked at for ``LabelValues`` (a label's objects are a table's column: a sample tells).
@@ -155,7 +159,7 @@ _KIND_SHARE = 0.9
 def label_values(kg: Any) -> dict[str, LabelValues]:
     """``LabelValues`` per relation key of ``kg`` (a ``KnowledgeGraph``), from up to ``_VALUES_SAMPLE`` objects of
     each label, in the graph's order."""
-    from tasks.meaning.names import NUMBER, YEAR, node_type_noun
+    from tasks.meaning.names import NUMBER, TYPE_RELATIONS, YEAR, node_type_noun, relation_word
 
     objects: dict[str, dict[str, None]] = defaultdict(dict)
     subjects: dict[str, dict[str, None]] = defaultdict(dict)
@@ -180,12 +184,26 @@ def label_values(kg: Any) -> dict[str, LabelValues]:
         noun, n = max(kinds.items(), key=lambda kv: (kv[1], kv[0]))
         return noun if noun != "entity" and n >= _KIND_SHARE * len(names) else None
 
+    stating: dict[str, bool] = {}
+
+    def own_thing(o: str, key: str) -> bool:
+        noun = nouns[o]  # worked out by ``shared_kind`` for every object
+        if noun != "entity" and relation_key(noun) != key and noun.split()[-1].lower() not in _CODE_WORDS | _KEY_WORDS:
+            return True
+        hit = stating.get(o)
+        if hit is None:
+            hit = stating[o] = any(other != o and e.relation and relation_word(e.relation) not in TYPE_RELATIONS
+                                   and (e.direction == "out" or (e.direction == "undirected" and e.source == o))
+                                   for other, e in kg.neighbors(o))
+        return hit
+
     out: dict[str, LabelValues] = {}
     for key, objs in objects.items():
         years = all(YEAR.fullmatch(o.strip()) for o in objs)
         out[key] = LabelValues(kind=shared_kind(objs), years=years,
                                quantities=not years and all(NUMBER.fullmatch(o.strip()) for o in objs),
-                               subject_kind=shared_kind(subjects[key]))
+                               subject_kind=shared_kind(subjects[key]),
+                               rows=sum(own_thing(o, key) for o in objs) >= _KIND_SHARE * len(objs))
     return out
 
 
@@ -442,7 +460,8 @@ def _key_or_role(base: RelationProfile, values: LabelValues, words: list[str]) -
     - "suspectedVictim" whose objects are countries: "victim" is no kind of its objects, so the label is a noun with
       its participle ("a suspected victim of X"), not a verb and its object's kind ("X suspected Y"); "releasedAlbum"
       whose objects are albums stays "X released Y"."""
-    from tasks.meaning.morphology import bare_noun_forms
+    from tasks.meaning.morphology import bare_noun_forms, standing_profile
+    from tasks.meaning.names import may_name_people
 
     low = [w.lower() for w in words]
     kind = (values.kind or "").lower().split()
@@ -452,12 +471,30 @@ def _key_or_role(base: RelationProfile, values: LabelValues, words: list[str]) -
         if phrase.forms is not None:
             return _read_as(base, phrase, values.kind, f"the label is a key column and its objects are of kind "
                                                        f"{values.kind!r}: read as {' '.join(words[:-1])!r}")
+    if len(low) >= 2 and low[-1] in _KEY_WORDS | _CODE_WORDS and values.rows and "bare noun" in detail:
+        # "parent_code" whose objects are districts that state their own facts: the converter put the row itself
+        # where the table had its code, so the label names the row ("the parent of X"), not a code
+        phrase = derived_profile(" ".join(words[:-1]))
+        if phrase.forms is not None and "bare noun" in phrase.evidence["forms"].detail:
+            # a column holds one value a row: "the parent of X", whatever the word names elsewhere (a person's two)
+            phrase = phrase.model_copy(update={"forms": bare_noun_forms(" ".join(low[:-1]), "the")})
+        if phrase.forms is not None:
+            return _read_as(base, phrase, values.kind, f"the label is a key column and its objects are rows, not "
+                                                       f"codes: read as {' '.join(words[:-1])!r}")
     then = re.match(r"active past verb '[^']+', then '([^']+)': the kind of the object", detail)
     if then and len(low) >= 2 and kind[-1:] != then[1].split()[-1:] and re.fullmatch(r"[a-z]+ed", low[0]):
         noun = " ".join(low)
         return _apply(base, {"forms": bare_noun_forms(noun, "a").model_dump()}, {"forms": Evidence(
             source="graph", detail=f"{then[1]!r} is no kind of the label's objects"
             + (f" ({values.kind!r})" if values.kind else "") + f": read as the noun {noun!r}")})
+    if then and values.subject_kind and not may_name_people(values.subject_kind):
+        # "produced_unit" whose subjects are units, "requiredItem" whose subjects are research topics: a field of what
+        # holds, in the present ("the unit that produces X"); a person's "coinedTerm" keeps its past
+        present = standing_profile(base.label)
+        said = present.evidence["forms"].detail if "forms" in present.evidence else ""
+        if present.forms is not None and "standing facts" in said:
+            return _apply(base, {"forms": present.forms.model_dump()}, {"forms": Evidence(
+                source="graph", detail=f"{said}; its subjects are of kind {values.subject_kind!r}, no people")})
     return base
 
 
@@ -501,6 +538,9 @@ def _read_as(base: RelationProfile, phrase: RelationProfile, kind: str | None, w
 
 #: The last word of a table's key column ("country_id", "authorKey", "team_ref"): it names the row it points to.
 _KEY_WORDS = frozenset({"id", "ids", "key", "ref", "fk"})
+#: Last words of a column that holds another row's code ("parent_code", "region_number"): a key where its objects
+#: are rows, a code column where they are values.
+_CODE_WORDS = frozenset({"code", "codes", "number", "no", "identifier"})
 #: Prepositions a relational phrase ends in before the kind of its object ("member of", "located in").
 _RELATIONAL_ENDS = frozenset({"of", "in", "for", "at", "to", "from", "on", "with"})
 #: Nouns of events: "<event> <kind>" ("birth country") names the kind of the event's place, not the event.

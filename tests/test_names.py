@@ -618,6 +618,20 @@ def test_a_type_code_joined_by_hyphens_in_another_language_is_no_kind():
     assert node_type_noun(kg, "Sun") == "half-life" and node_type_noun(kg, "Oxfam") == "non-profit organization"
 
 
+def test_a_catch_all_type_column_is_no_kind():
+    """warframe_wikidata (grades-heldout40.md): "the misc that ..." named Ferrite by the items file's catch-all
+    group; a group that says what its rows are not ("misc", "other") names no kind, while a word kind keeps its own."""
+    from schemas.graph import Entity
+    from tasks.graph.kg import KnowledgeGraph
+    from tasks.meaning.names import node_type_noun
+
+    kg = KnowledgeGraph.from_records("wf", [Entity(domain="wf", name="Ferrite", type="misc"),
+                                            Entity(domain="wf", name="Forma", type="Other"),
+                                            Entity(domain="wf", name="Rubedo", type="resource")], [])
+    assert node_type_noun(kg, "Ferrite") == "entity" and node_type_noun(kg, "Forma") == "entity"
+    assert node_type_noun(kg, "Rubedo") == "resource"
+
+
 def test_a_type_value_in_another_language_gives_way_to_an_english_type_column():
     """vietnam_raw (grades-heldout40.md): a commune's `type` edge led to the value "thanh-pho" or "quan" (Vietnamese
     for a city, a district, without tone marks) and "which thanh-pho ..." failed und; the node's own type column

@@ -453,7 +453,10 @@ def _description_kinds(kg: KnowledgeGraph) -> dict[str, str]:
 
 #: Type columns that name a field of a row, not a kind of thing: a table whose rows are typed by their key column
 #: ("name", "id", "title") says nothing of what the rows are ("which name has SP3r2 as a socket").
-_NOT_KINDS = NAME_RELATIONS | frozenset({"id", "identifier", "key", "title", "code", "value", "item", "row", "record"})
+_NOT_KINDS = NAME_RELATIONS | frozenset({"id", "identifier", "key", "title", "code", "value", "item", "row", "record",
+                                         # a catch-all group says what a row is not: "which misc is ..." (Warframe)
+                                         "misc", "miscellaneous", "other", "others", "various", "unknown",
+                                         "unsorted", "uncategorized", "uncategorised"})
 
 
 def _column_value(kg: KnowledgeGraph, node: str) -> bool:
@@ -997,7 +1000,10 @@ def device_kind(noun: str | None) -> bool:
     words = (noun or "").strip().lower().split()
     if len(words) >= 2 and words[-1] in _VERSION_HEADS:
         words = words[:-1]
-    return _head_listed(words, "device_nouns.txt")
+    if _head_listed(words, "device_nouns.txt"):
+        return True
+    # a head WordNet lacks that English derives from a device noun with a prefix: "subsystem", "microcontroller"
+    return bool(words) and any(core in word_list("device_nouns.txt") for core in derived_cores(_singular(words[-1])))
 
 
 #: Device nouns that, with a word before them, name software or a scheme as often as a machine ("browser engine",

@@ -722,10 +722,20 @@ _ACCESSION = re.compile(r"[A-Za-z][A-Za-z_]{0,15}:\d{3,}")
 _ID_TYPE = re.compile(r"(?i)id|ids|identifier|identifiers|code|codes|key|keys|uri|url|iri|uuid|accession")
 
 def _record_tag(shown: str) -> bool:
-    """Whether a shown name keeps a bracketed bare number that is no year ("baby blue dragon (2)", "X (3239)"): the
-    table's record number telling two rows of one name apart, which no reader knows them by."""
+    """Whether a shown name keeps a bracketed bare number that is no year ("baby blue dragon (2)", "X (3239)"), or a
+    bracketed code ("SM56 Modem (1092:4822)", "Geopotential Height (zg7h)"): the table's record number or key
+    telling two rows of one name apart, which no reader knows them by."""
     m = re.search(r"\((\d+)\)\s*$", shown)
-    return m is not None and not re.fullmatch(r"1\d{3}|20\d{2}", m[1])
+    if m is not None and not re.fullmatch(r"1\d{3}|20\d{2}", m[1]):
+        return True
+    m = re.search(r"\(([^()]*)\)\s*$", shown)
+    return m is not None and any(_TAG_CODE.fullmatch(t) and not re.fullmatch(r"\d+(?:st|nd|rd|th)", t)
+                                 for t in re.split(r"[,;\s]+", m[1]))
+
+
+#: A code in a name's bracketed tag: a pair of hexadecimal ids ("1092:4822", a PCI vendor and device) or lower-case
+#: letters and digits run together ("zg7h", a variable's key); not a platform written with capitals ("PS4").
+_TAG_CODE = re.compile(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{4}|(?=[a-z\d]*\d)(?=[a-z\d]*[a-z])[a-z\d]{3,}")
 
 
 #: A few letters in one token ("uud", "bB", "dss"): a notation where a column holds it and no word list knows it.

@@ -618,6 +618,25 @@ def test_a_type_code_joined_by_hyphens_in_another_language_is_no_kind():
     assert node_type_noun(kg, "Sun") == "half-life" and node_type_noun(kg, "Oxfam") == "non-profit organization"
 
 
+def test_a_class_named_in_another_language_gives_way_to_an_english_type_column():
+    """accounts_fr_wikidata (grades-heldout41.md): "which Disponibilités has ..." took a French chart's account type
+    (an `instance of` class) as the question's noun, and cut its last "s" to make it one; the node's English type
+    column ("account") names the kind. An English class ("Reflection nebula") keeps its place."""
+    from schemas.graph import Entity, Relation
+    from tasks.graph.kg import KnowledgeGraph
+    from tasks.meaning.names import node_type_noun
+
+    ents = [Entity(domain="fr", name=n, type=t) for n, t in (
+        ("Banque", "account"), ("Salaires", "account"), ("NGC 1999", "object"),
+        ("Disponibilités", "account type"), ("Charges de personnel", "account type"),
+        ("Reflection nebula", "class"))]
+    rels = [Relation(domain="fr", source=s, target=o, relation="instance of", directed=True) for s, o in (
+        ("Banque", "Disponibilités"), ("Salaires", "Charges de personnel"), ("NGC 1999", "Reflection nebula"))]
+    kg = KnowledgeGraph.from_records("fr", ents, rels)
+    assert node_type_noun(kg, "Banque") == "account" and node_type_noun(kg, "Salaires") == "account"
+    assert node_type_noun(kg, "NGC 1999").lower() == "reflection nebula"
+
+
 def test_a_catch_all_type_column_is_no_kind():
     """warframe_wikidata (grades-heldout40.md): "the misc that ..." named Ferrite by the items file's catch-all
     group; a group that says what its rows are not ("misc", "other") names no kind, while a word kind keeps its own."""

@@ -348,6 +348,23 @@ def test_a_participle_before_its_objects_kind_reads_in_the_present_where_no_pers
     assert coined.forms is not None and coined.forms.statement == "{s} coined {o}"
 
 
+def test_a_label_that_is_its_objects_kind_is_written_as_the_graph_writes_the_kind() -> None:
+    """kaptive_snake (grades-heldout41.md): "whose ec numbers include", "the k locus of" failed gram where the graph
+    types the objects "EC number" and "K locus": the label's words take the kind's capitals."""
+    from tasks.meaning.profiles import book_for_graph
+
+    genes = [f"wz{c}" for c in "abcdef"]
+    triples = [(g, "ec_number", ("2.4.1.57", "2.4.1.212")[i % 2]) for i, g in enumerate(genes)]
+    triples += [(g, "k_locus", ("KL1", "KL2")[i % 2]) for i, g in enumerate(genes)]
+    types = {**{g: "gene" for g in genes}, "2.4.1.57": "EC number", "2.4.1.212": "EC number", "KL1": "K locus",
+             "KL2": "K locus"}
+    book = book_for_graph(_typed_graph(triples, types))
+    ec, locus = book.profile("ec_number"), book.profile("k_locus")
+    assert ec.forms is not None and any("EC number" in c for c in ec.forms.object_clause)
+    assert locus.forms is not None and any("K locus" in c for c in locus.forms.object_clause)
+    assert not any("ec number" in c or "k locus" in c for c in [*ec.forms.object_clause, *locus.forms.object_clause])
+
+
 def test_a_lexicon_entry_of_another_vocabulary_gives_way_to_the_labels_words():
     """browserfeatures (set 31): caniuse's ``parentFeature`` joins web features, and was read by GeoNames' entry of
     the same spelling, "is located in" between places ("the feature that HEVC/H.265 video format is located in").

@@ -789,6 +789,15 @@ def test_a_name_told_apart_by_a_record_number_is_no_name():
     assert not index.is_code("Hurricane Bob (1985)") and not index.is_code("ice giant")
 
 
+def test_a_colour_code_is_no_answer():
+    """ukrail_raw (grades-heldout41.md): "what is the colour of Bakerloo?" answered "#a45a2a" (a screen's code,
+    which other sources give otherwise and a reader answers "brown"): every colour code is refused as a name."""
+    kg = graph([("Bakerloo", "colour", "#a45a2a"), ("Central", "colour", "#da291c"), ("DLR", "colour", "#0af"),
+                ("Central", "colour", "Red")], {})
+    index = relation_index(kg)
+    assert index.is_code("#a45a2a") and index.is_code("#0af") and not index.is_code("Red")
+
+
 def test_a_name_told_apart_by_a_code_in_brackets_is_no_name():
     """pcidevices_dbpedia and cmip6_wikidata (grades-heldout40.md): "SM56 PCI Speakerphone Modem (1092:4822)" and
     "Geopotential Height (zg7h)" failed und: the converter told repeated names apart by the list's hex ids or the

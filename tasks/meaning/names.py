@@ -290,11 +290,13 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
     for other in typed:
         if _column_value(kg, other):
             continue
-        noun = type_text_noun(node_display(kg, other, vocabulary=True))
-        if noun and declared and " " not in noun and english_word(declared.split()[-1].lower()) and (
-                _foreign_code(noun) or noun.isalpha() and noun.islower() and not english_word(noun)):
-            # one word in another language ("quan", "thanh-pho": a Vietnamese district, a city) beside an English
-            # type column ("district"): the column names the kind
+        shown = node_display(kg, other, vocabulary=True)
+        noun = type_text_noun(shown)
+        if noun and declared and english_word(declared.split()[-1].lower()) and (_foreign_kind(noun) or
+                                                                                  _foreign_kind(shown)):
+            # a class in another language ("quan", "thanh-pho": a Vietnamese district, a city; "Autres achats et
+            # charges externes", a French chart's account type) beside an English type column ("district",
+            # "account"): the column names the kind
             continue
         if noun and not _run_together(noun):
             return noun
@@ -312,6 +314,26 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
                 noun = " ".join(words[:-1])
             return _cased_as_the_graph_writes(kg, noun)
     return "entity"
+
+
+def _foreign_kind(noun: str) -> bool:
+    """Whether a type edge's class reads as no English kind: one lower-case word no English list knows or a
+    hyphenated code in another language ("quan", "thanh-pho"), or words of which most are no English word
+    ("Autres achats et charges externes", "Disponibilités")."""
+    if " " not in noun and (_foreign_code(noun) or noun.isalpha() and noun.islower() and not english_word(noun)):
+        return True
+    if not noun[:1].isupper():
+        return False
+    if any(w in _FOREIGN_JOINERS for w in noun.split()[1:]):
+        return True  # "Charges de personnel", "Vorräte und Forderungen"
+    words = [w for w in re.findall(r"[^\W\d_]+", noun) if len(w) > 2]
+    return bool(words) and 2 * sum(not english_word(w.lower()) for w in words) > len(words)
+
+
+#: Words that join the words of a class's name in French, Spanish, Italian, Portuguese, German or Dutch, and are no
+#: English word: a class named so is named in that language.
+_FOREIGN_JOINERS = frozenset({"de", "du", "des", "et", "la", "le", "les", "del", "della", "di", "y", "e", "da", "do",
+                              "und", "der", "die", "das", "von", "für", "van", "het", "en"})
 
 
 def _foreign_code(noun: str) -> bool:

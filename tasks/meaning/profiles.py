@@ -442,6 +442,16 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
                                                      "noun")
     else:
         out = _key_or_role(out, values, words)
+    cased = values.kind or ""
+    if out.forms is not None and cased != cased.lower() and cased.lower().split() == low:
+        # a label that is its objects' kind, which the graph writes with capitals ("ec_number" whose objects are of
+        # the type "EC number", "k_locus" of "K locus"): its words as the graph writes them, not "the ec number of X"
+        said = re.compile(rf"(?<![\w-]){re.escape(' '.join(low))}(?![\w-])")
+        forms = {k: ([said.sub(cased, t) for t in v] if isinstance(v, list) else said.sub(cased, v))
+                 for k, v in out.forms.model_dump().items()}
+        out = _apply(out, {"forms": forms}, {"forms": Evidence(source="graph", detail=(
+            out.evidence["forms"].detail if "forms" in out.evidence else "") + f"; written as its objects' kind "
+            f"{cased!r}")})
     if values.years and out.forms is not None and any(w.lower() == "date" for w in words):
         forms = {k: ([_DATE.sub("year", t) for t in v] if isinstance(v, list) else _DATE.sub("year", v))
                  for k, v in out.forms.model_dump().items()}

@@ -110,6 +110,8 @@ class RelationIndex:
         digits = shown.removeprefix("0x")
         if _HEX.fullmatch(shown) and re.search(r"\d", digits) and re.search(r"[a-fA-F]", digits):
             return True  # "504b0304", "0x1F8B": bytes in hexadecimal, a file's magic number or a checksum
+        if _HEX_COLOUR.fullmatch(shown):
+            return True  # "#a45a2a": a colour's code for a screen, which no reader answers with (nor names "brown")
         if self._lower_among_capitals(name):
             return True  # "voxbone", "do what cha wanna" among names written with capitals: the file's lower case
         if _KEBAB.fullmatch(strip_disambiguator(name).strip()):
@@ -694,6 +696,8 @@ def _twin_key(name: str) -> str:
 
 #: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
+#: A colour as a web page writes it: "#" and three or six hexadecimal digits ("#0019a8", "#fff").
+_HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}){1,2}")
 #: Three words or more in lower case joined by hyphens: a program's key ("crafting-with-fluid"), as snake_case is.
 _KEBAB = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+){2,}")
 #: A key in capitals: a program's constant or a registry's code ("EXPERT1", "ULDUM", "BATTLE_OF_THE_BANDS").

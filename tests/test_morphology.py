@@ -983,3 +983,11 @@ def test_a_common_noun_wordnet_has_and_lemminflect_lacks_is_a_word(label, clause
     names module but not for the label reader, which refused a software graph's every dependency hop as "not an
     English word"; the plural is read as its singular like any column named in the plural."""
     assert profile_from_label(label).forms.object_clause == [clause]
+
+
+def test_a_records_link_to_the_next_or_the_previous_reads_as_following():
+    """suttas_raw (grades-heldout41.md): a text's `next` and `previous` fields had no reading, so its 3+ programs
+    could pin no text among a translator's many. A sequence's link reads as Wikidata's "followed by" / "follows"."""
+    assert profile_from_label("next").forms.statement == "{o} follows {s}"
+    assert profile_from_label("previous").forms.statement == "{s} follows {o}"
+    assert profile_from_label("next").objects_per_subject == "one"

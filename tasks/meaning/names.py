@@ -1175,10 +1175,7 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         # is of: "the tribunal du travail de Liège", "the cour d'appel de Bruxelles" ("de Gaulle Airport", a
         # particle of a surname, does not count)
         return True
-    if words and words[0] not in ("the", "a", "an") and name.islower() and all(w.isalpha() for w in words) and \
-            _count_noun(_head_word(words)) and not abstract_kind(type_noun):
-        # a kind of thing named by a count noun: "the desert hedgehog", "the hour", "the double helix"; a genre or a
-        # sport is named bare ("new wave", "hip hop")
+    if _common_noun_name(name, words, type_noun):
         return True
     if words and words[0].lower() not in ("the", "a", "an") and (words[0][:1].isupper() or words[0][:1].isdigit()) \
             and device_kind(type_noun) and not _software_kind(type_noun):
@@ -1223,6 +1220,22 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
             return True
         return words[0].isalpha() and "NOUN" in lemminflect.getAllLemmas(head)
     return False
+
+
+def _common_noun_name(name: str, words: list[str], type_noun: str | None) -> bool:
+    """Whether a name in lower case is a common noun that takes "the": a kind of thing named by a count noun ("the
+    desert hedgehog", "the hour", "the double helix"; a genre or a sport is named bare: "new wave", "hip hop"), or a
+    unit of measure ("the property of the microliter", "of the bel watt")."""
+    if not words or words[0] in ("the", "a", "an") or not name.islower():
+        return False
+    if all(w.isalpha() for w in words) and _count_noun(_head_word(words)) and not abstract_kind(type_noun):
+        return True
+    return (type_noun or "").strip().lower() in _MEASURE_KINDS
+
+
+#: Kinds of units of measure, whose names running text writes as common nouns, with "the" ("the watt").
+_MEASURE_KINDS = frozenset({"unit", "units", "unit of measure", "unit of measurement", "measurement unit",
+                            "base unit", "derived unit"})
 
 
 def _description(name: str, type_noun: str | None) -> bool:

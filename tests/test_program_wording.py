@@ -1365,3 +1365,13 @@ def test_a_relation_said_twice_is_said_the_second_time_through_the_start(questio
     assert start_possessive(question, start) == said
     if said != question:  # the rewrite is made only where it ends the repetition (the gate's own reference)
         assert repetition_problem(question) is not None and repetition_problem(said) is None
+
+
+def test_a_virus_keeps_the_capital_its_authority_writes():
+    """viruses_wikidata (grades-heldout43.md): "the parent taxon of aleutian mink disease virus 3" lowered a virus's
+    name as if it were a common noun in sentence case; a virus is named as ICTV writes it, like a taxon."""
+    from tasks.meaning.names import in_running_text, name_takes_article
+
+    assert in_running_text("Aleutian mink disease virus 3", "virus") == "Aleutian mink disease virus 3"
+    # a terminal takes "the" (ports_dbpedia, set 43: "the country of Belanak Terminal")
+    assert name_takes_article("Belanak Terminal", "port")

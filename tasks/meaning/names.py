@@ -1330,9 +1330,11 @@ def _plain_english(word: str) -> bool:
     return False
 
 
-#: Kinds whose names keep their capital whatever their words: people, and taxa (a binomial, "Streptococcus
-#: pneumoniae", has its genus capitalised).
-_PROPER_KINDS = frozenset({"person", "species", "genus", "taxon", "organism", "bacterium", "strain", "subspecies"})
+#: Kinds whose names keep their capital whatever their words: people, taxa (a binomial, "Streptococcus
+#: pneumoniae", has its genus capitalised) and viruses, written as the authority writes them ("Aleutian mink disease
+#: virus 3").
+_PROPER_KINDS = frozenset({"person", "species", "genus", "taxon", "organism", "bacterium", "strain", "subspecies",
+                           "virus", "virus species"})
 _TITLED_WORD = re.compile(r"[A-Z][a-z]+(?:-[a-z]+)*,?")
 
 

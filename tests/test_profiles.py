@@ -365,6 +365,20 @@ def test_a_label_that_is_its_objects_kind_is_written_as_the_graph_writes_the_kin
     assert not any("ec number" in c or "k locus" in c for c in [*ec.forms.object_clause, *locus.forms.object_clause])
 
 
+def test_a_label_that_is_its_objects_kind_reads_as_a_noun_even_where_has_would_make_a_perfect() -> None:
+    """tcgp_raw (grades-heldout44.md): a card's `set` field whose objects are sets read "the card that has set Eevee
+    Grove" (a perfect, "has set"), failing und in 20 questions: the label is its objects' own kind, a noun."""
+    from tasks.meaning.profiles import book_for_graph
+
+    cards = [f"Card {i}" for i in range(6)]
+    triples = [(c, "set", ("Genetic Apex", "Eevee Grove")[i % 2]) for i, c in enumerate(cards)]
+    types = {**{c: "card" for c in cards}, "Genetic Apex": "set", "Eevee Grove": "set"}
+    book = book_for_graph(_typed_graph(triples, types))
+    forms = book.profile("set").forms
+    assert forms is not None and forms.statement == "{o} is the set of {s}"
+    assert forms.subject_clause == ["{the} whose set is {o}"]
+
+
 def test_a_lexicon_entry_of_another_vocabulary_gives_way_to_the_labels_words():
     """browserfeatures (set 31): caniuse's ``parentFeature`` joins web features, and was read by GeoNames' entry of
     the same spelling, "is located in" between places ("the feature that HEVC/H.265 video format is located in").

@@ -437,11 +437,23 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         # label that is its objects' own kind names them, a noun ("the round of X", "has slam as an attack"), not a
         # verb ("X rounds Y", "the unit that attacks slam")
         phrase = derived_profile("has " + " ".join(words))
+        if phrase.forms is not None and "perfect" in phrase.evidence["forms"].detail:
+            # "has set", "has cut" read as a perfect ("the card that has set Eevee Grove"): the noun said as one
+            from tasks.meaning.morphology import bare_noun_forms
+
+            phrase = phrase.model_copy(update={"forms": bare_noun_forms(" ".join(w.lower() for w in words), "the")})
         if phrase.forms is not None:
             out = _read_as(out, phrase, values.kind, f"the label is its objects' kind {values.kind!r}: read as a "
                                                      "noun")
     else:
         out = _key_or_role(out, values, words)
+    return _worded_as_the_objects(out, values, words)
+
+
+def _worded_as_the_objects(out: RelationProfile, values: LabelValues, words: list[str]) -> RelationProfile:
+    """``out``'s forms in the words the graph's objects call for: the capitals of the objects' kind where the label
+    is that kind ("EC number"), "year" for "date" where every object is a bare year."""
+    low = [w.lower() for w in words]
     cased = values.kind or ""
     if out.forms is not None and cased != cased.lower() and cased.lower().split() == low:
         # a label that is its objects' kind, which the graph writes with capitals ("ec_number" whose objects are of

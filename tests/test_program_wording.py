@@ -1375,3 +1375,13 @@ def test_a_virus_keeps_the_capital_its_authority_writes():
     assert in_running_text("Aleutian mink disease virus 3", "virus") == "Aleutian mink disease virus 3"
     # a terminal takes "the" (ports_dbpedia, set 43: "the country of Belanak Terminal")
     assert name_takes_article("Belanak Terminal", "port")
+
+
+def test_a_kind_derived_from_a_noun_names_people_only_as_that_noun_does():
+    """icd9_raw (grades-heldout45.md): "the subcategory who is a parent of ..." took a word lemminflect lacks
+    ("subcategory") for one that may name people; derived from "category" with a prefix, it names none, while
+    "superhero" (from "hero") may, and a word derived from nothing known still may."""
+    from tasks.meaning.names import may_name_people
+
+    assert not may_name_people("subcategory") and not may_name_people("subsection")
+    assert may_name_people("superhero") and may_name_people("zorblax")

@@ -1081,7 +1081,12 @@ def may_name_people(noun: str | None) -> bool:
     one = _singular(head)
     if head in _person_nouns() or one in _person_nouns():
         return True
-    return "NOUN" not in lemminflect.getAllLemmas(head)
+    if "NOUN" not in lemminflect.getAllLemmas(head):
+        # a word derived from a noun with a prefix ("subcategory", "subsection") is judged by that noun: a category
+        # names no people ("the subcategory who is a parent of X" read a code's class as a person)
+        cores = [c for c in derived_cores(one) if "NOUN" in lemminflect.getAllLemmas(c)]
+        return not cores or any(may_name_people(c) for c in cores)
+    return False
 
 
 @lru_cache(maxsize=4096)

@@ -292,8 +292,7 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
             continue
         shown = node_display(kg, other, vocabulary=True)
         noun = type_text_noun(shown)
-        if noun and declared and english_word(declared.split()[-1].lower()) and (_foreign_kind(noun) or
-                                                                                  _foreign_kind(shown)):
+        if noun and declared and english_word(declared.split()[-1].lower()) and _foreign_kind(shown):
             # a class in another language ("quan", "thanh-pho": a Vietnamese district, a city; "Autres achats et
             # charges externes", a French chart's account type) beside an English type column ("district",
             # "account"): the column names the kind
@@ -308,7 +307,7 @@ def _type_noun(kg: KnowledgeGraph, name: str) -> str:
             noun = _description_kinds(kg).get(name, noun)
         if noun and not _table_name(kg, name, noun) and relation_word(noun) not in _NOT_KINDS:
             words = noun.split()
-            if len(words) >= 2 and words[-1] == "name" and not column_value(kg, name) and _states_facts(kg, name):
+            if len(words) >= 2 and words[-1] == "name" and not column_value(kg, name) and states_facts(kg, name):
                 # a row keyed by its name column ("volcano_name"): the row is the volcano, not its name; a name
                 # that only other nodes lead to is a name ("Bengali name", a district's native label)
                 noun = " ".join(words[:-1])
@@ -320,8 +319,9 @@ def _foreign_kind(noun: str) -> bool:
     """Whether a type edge's class reads as no English kind: one lower-case word no English list knows or a
     hyphenated code in another language ("quan", "thanh-pho"), or words of which most are no English word
     ("Autres achats et charges externes", "Disponibilités")."""
-    if " " not in noun and (_foreign_code(noun) or noun.isalpha() and noun.islower() and not english_word(noun)):
-        return True
+    one = noun.lower()
+    if " " not in one and (_foreign_code(one) or one.isalpha() and not english_word(one)):
+        return True  # one word in another language ("quan") or a hyphenated code ("thanh-pho")
     if not noun[:1].isupper():
         return False
     if any(w in _FOREIGN_JOINERS for w in noun.split()[1:]):
@@ -348,9 +348,11 @@ def _name_cased(text: str) -> bool:
     return text.isalpha() and text[0].isupper() and text[1:].islower()
 
 
-def _states_facts(kg: KnowledgeGraph, name: str) -> bool:
-    """Whether relations are stored from node ``name`` (it is a row's subject, not only a value others lead to)."""
+def states_facts(kg: KnowledgeGraph, name: str, *, besides_type: bool = False) -> bool:
+    """Whether relations are stored from node ``name`` (it is a row's subject, not only a value others lead to);
+    ``besides_type``: relations other than its type edges (``TYPE_RELATIONS``)."""
     return any(other != name and e.relation and (e.direction == "out" or (e.direction == "undirected" and e.source == name))
+               and not (besides_type and relation_word(e.relation) in TYPE_RELATIONS)
                for other, e in kg.neighbors(name))
 
 
@@ -475,10 +477,12 @@ def _description_kinds(kg: KnowledgeGraph) -> dict[str, str]:
 
 #: Type columns that name a field of a row, not a kind of thing: a table whose rows are typed by their key column
 #: ("name", "id", "title") says nothing of what the rows are ("which name has SP3r2 as a socket").
-_NOT_KINDS = NAME_RELATIONS | frozenset({"id", "identifier", "key", "title", "code", "value", "item", "row", "record",
-                                         # a catch-all group says what a row is not: "which misc is ..." (Warframe)
-                                         "misc", "miscellaneous", "other", "others", "various", "unknown",
-                                         "unsorted", "uncategorized", "uncategorised"})
+#: Words a file puts where it has no class or no name for a thing: a catch-all group says what a row is not ("which
+#: misc is ...", Warframe's), and a placeholder names nothing (``tasks.qa.programs``' codes).
+CATCH_ALL_WORDS = frozenset({"misc", "miscellaneous", "other", "others", "various", "unknown", "unsorted",
+                             "uncategorized", "uncategorised", "unclassified", "unspecified", "undefined"})
+_NOT_KINDS = NAME_RELATIONS | CATCH_ALL_WORDS | frozenset({"id", "identifier", "key", "title", "code", "value", "item",
+                                                           "row", "record"})
 
 
 def _column_value(kg: KnowledgeGraph, node: str) -> bool:
@@ -1196,7 +1200,8 @@ def name_takes_article(name: str, type_noun: str | None = None) -> bool:
         return False
     heads, of_heads, types = _article_rules()
     kind = (type_noun or "").lower()
-    if kind in types or (" " not in kind and any(core in types for core in derived_cores(kind))):
+    if kind in types or kind in _MEASURE_KINDS or (
+            " " not in kind and any(core in types for core in derived_cores(kind))):
         return True  # "the Nile" (a river); "the Neogene" (a period), "the Phanerozoic" (an eon; a supereon too)
     if _team_takes_the(words, type_noun):
         return True
@@ -1238,7 +1243,8 @@ def _common_noun_name(name: str, words: list[str], type_noun: str | None) -> boo
     return (type_noun or "").strip().lower() in _MEASURE_KINDS
 
 
-#: Kinds of units of measure, whose names running text writes as common nouns, with "the" ("the watt").
+#: Kinds of units of measure, whose names running text writes as common nouns, with "the" ("the watt", "the
+#: Roentgen"), in lower case or not.
 _MEASURE_KINDS = frozenset({"unit", "units", "unit of measure", "unit of measurement", "measurement unit",
                             "base unit", "derived unit"})
 

@@ -159,7 +159,7 @@ _KIND_SHARE = 0.9
 def label_values(kg: Any) -> dict[str, LabelValues]:
     """``LabelValues`` per relation key of ``kg`` (a ``KnowledgeGraph``), from up to ``_VALUES_SAMPLE`` objects of
     each label, in the graph's order."""
-    from tasks.meaning.names import NUMBER, TYPE_RELATIONS, YEAR, node_type_noun, relation_word
+    from tasks.meaning.names import NUMBER, YEAR, node_type_noun, states_facts
 
     objects: dict[str, dict[str, None]] = defaultdict(dict)
     subjects: dict[str, dict[str, None]] = defaultdict(dict)
@@ -192,9 +192,7 @@ def label_values(kg: Any) -> dict[str, LabelValues]:
             return True
         hit = stating.get(o)
         if hit is None:
-            hit = stating[o] = any(other != o and e.relation and relation_word(e.relation) not in TYPE_RELATIONS
-                                   and (e.direction == "out" or (e.direction == "undirected" and e.source == o))
-                                   for other, e in kg.neighbors(o))
+            hit = stating[o] = states_facts(kg, o, besides_type=True)
         return hit
 
     out: dict[str, LabelValues] = {}
@@ -439,15 +437,20 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         phrase = derived_profile("has " + " ".join(words))
         if phrase.forms is not None and "perfect" in phrase.evidence["forms"].detail:
             # "has set", "has cut" read as a perfect ("the card that has set Eevee Grove"): the noun said as one
-            from tasks.meaning.morphology import bare_noun_forms
-
-            phrase = phrase.model_copy(update={"forms": bare_noun_forms(" ".join(w.lower() for w in words), "the")})
+            phrase = _the_noun(phrase, low)
         if phrase.forms is not None:
             out = _read_as(out, phrase, values.kind, f"the label is its objects' kind {values.kind!r}: read as a "
                                                      "noun")
     else:
         out = _key_or_role(out, values, words)
     return _worded_as_the_objects(out, values, words)
+
+
+def _the_noun(phrase: RelationProfile, words: list[str]) -> RelationProfile:
+    """``phrase`` with the forms of ``words`` as one noun with "the" ("{o} is the set of {s}")."""
+    from tasks.meaning.morphology import bare_noun_forms
+
+    return phrase.model_copy(update={"forms": bare_noun_forms(" ".join(words), "the")})
 
 
 def _worded_as_the_objects(out: RelationProfile, values: LabelValues, words: list[str]) -> RelationProfile:
@@ -499,7 +502,7 @@ def _key_or_role(base: RelationProfile, values: LabelValues, words: list[str]) -
         phrase = derived_profile(" ".join(words[:-1]))
         if phrase.forms is not None and "bare noun" in phrase.evidence["forms"].detail:
             # a column holds one value a row: "the parent of X", whatever the word names elsewhere (a person's two)
-            phrase = phrase.model_copy(update={"forms": bare_noun_forms(" ".join(low[:-1]), "the")})
+            phrase = _the_noun(phrase, low[:-1])
         if phrase.forms is not None:
             return _read_as(base, phrase, values.kind, f"the label is a key column and its objects are rows, not "
                                                        f"codes: read as {' '.join(words[:-1])!r}")

@@ -50,7 +50,7 @@ from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
-from tasks.meaning.names import (NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
+from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
                                  column_value, coordinates, english_word, heading_not_name, node_type_noun,
                                  question_name, relation_word, strip_disambiguator, symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
@@ -701,8 +701,8 @@ _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
 #: What a file writes where it has no name: an unknown or a placeholder ("unknown", "n/a", "none", "other"), a
 #: protein or gene of unknown function ("hypothetical protein", "uncharacterized protein", "orf": an open reading frame).
 _PLACEHOLDER = re.compile(r"(?i)(?:(?:hypothetical|uncharacteri[sz]ed|unknown|unnamed|unidentified|predicted)\s+"
-                          r"(?:protein|gene|gene product|product|orf)|unknown|none|n/?a|tbd|tba|orf|other|others|misc|"
-                          r"not available|not applicable|unspecified|unclassified|undefined)")
+                          r"(?:protein|gene|gene product|product|orf)|none|n/?a|tbd|tba|orf|not available|not applicable|"
+                          + "|".join(sorted(CATCH_ALL_WORDS)) + ")")
 #: A colour as a web page writes it: "#" and three or six hexadecimal digits ("#0019a8", "#fff").
 _HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}){1,2}")
 #: Three words or more in lower case joined by hyphens: a program's key ("crafting-with-fluid"), as snake_case is.

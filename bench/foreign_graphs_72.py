@@ -40,7 +40,6 @@ import io
 import sqlite3
 import sys
 import tarfile
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -9,7 +9,7 @@ import pytest
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from tasks.meaning.names import node_type_noun, person_kind
 from tasks.meaning.profiles import book_for_graph
-from tasks.qa.program_writer import write_program_question
+from tasks.qa.program_writer import hierarchy_levels, write_program_question
 from tasks.qa.template_writer import TemplateError
 from tests.test_programs import graph
 
@@ -716,7 +716,7 @@ def test_a_step_into_a_level_that_divides_the_places_inside_it_needs_no_pin():
     containing the cercle that X is located in?", never "the province that the cercle that X is located in is
     located in"."""
     from tasks.qa.programs import ProgramStep, inside_one, relation_index, sample_programs
-    from tasks.qa.program_writer import write_program_question
+    from tasks.qa.program_writer import hierarchy_levels, write_program_question
 
     label = "located in the administrative territorial entity"
 
@@ -760,7 +760,8 @@ def test_a_step_into_a_level_that_divides_the_places_inside_it_needs_no_pin():
     assert programs and all(not p.constraints for p in programs)
     nouns = [types[n] for n in programs[0].nodes]
     q = write_program_question(programs[0], nouns, book=book, name_of=lambda n: n)
-    assert q == "Which region contains the province containing the cercle that Commune Aa is located in?", q
+    # the levels between are said by their kinds (test_a_chain_up_one_relation_says_each_level_by_its_kind)
+    assert q == "Which region contains the province of the cercle of Commune Aa?", q
     one = sample_programs(kg, "Commune Aa", 1, count=4, book=book, max_walks=50).programs
     assert len(one) == 1 and not one[0].constraints
     assert write_program_question(one[0], [types[n] for n in one[0].nodes], book=book, name_of=lambda n: n) == \
@@ -1385,3 +1386,52 @@ def test_a_kind_derived_from_a_noun_names_people_only_as_that_noun_does():
 
     assert not may_name_people("subcategory") and not may_name_people("subsection")
     assert may_name_people("superhero") and may_name_people("zorblax")
+
+
+def _taxonomy() -> tuple[object, list[str], list[str]]:
+    label = "parent taxon"
+    chain = ["Teviot virus", "Orthorubulavirus teviotense", "Orthorubulavirus", "Rubulavirinae", "Paramyxoviridae"]
+    kinds = ["virus", "species", "genus", "subfamily", "family"]
+    triples = [(a, label, b) for a, b in zip(chain, chain[1:])]
+    types = dict(zip(chain, kinds))
+    for i in range(6):
+        types[f"Other virus {i}"], types[f"Species {i}"], types[f"Genus {i}"] = "virus", "species", "genus"
+        triples += [(f"Other virus {i}", label, f"Species {i}"),
+                    (f"Species {i}", label, "Orthorubulavirus" if i % 2 else f"Genus {i}")]
+    return book_for_graph(graph(triples, types)), chain, kinds
+
+
+def test_a_chain_up_one_relation_says_each_level_by_its_kind() -> None:
+    """Four steps up "parent taxon" said with the relation's words at every level repeat themselves ("the parent taxon
+    of the parent taxon of ..."), which a reader cannot count: the levels between are said by their kinds and the
+    relation once, at the last step."""
+    book, chain, kinds = _taxonomy()
+    up = QueryProgram(start=chain[0], steps=[ProgramStep(label="parent taxon", kind=k) for k in kinds[1:]],
+                      nodes=chain)
+    assert write_program_question(up, kinds, book=book, name_of=lambda n: n) == \
+        "Which family is the parent taxon of the subfamily of the genus of the species of Teviot virus?"
+    two = QueryProgram(start=chain[0], steps=[ProgramStep(label="parent taxon", kind=k) for k in kinds[1:3]],
+                       nodes=chain[:3])
+    assert write_program_question(two, kinds[:3], book=book, name_of=lambda n: n) == \
+        "Which genus is the parent taxon of the species of Teviot virus?"
+    # a pinned level keeps the relation's words, so its pin reads as its own; the levels around it are still kinds
+    pinned = up.model_copy(update={"kind": "conjunction", "constraints": [
+        ProgramConstraint(node=2, label="parent taxon", forward=False, value="Species 1")]})
+    assert write_program_question(pinned, kinds, book=book, name_of=lambda n: n) == (
+        "Which family is the parent taxon of the subfamily of the genus that is the parent taxon of both Species 1 "
+        "and the species of Teviot virus?")
+
+
+def test_levels_of_one_kind_are_not_told_apart_by_it() -> None:
+    """Where the levels share a kind ("the taxon of the taxon of X"), or a level has none, the kind cannot say which
+    level is meant: each keeps the relation's words (and the repetition gate then judges the question)."""
+    book, chain, kinds = _taxonomy()
+    up = QueryProgram(start=chain[0], steps=[ProgramStep(label="parent taxon") for _ in kinds[1:]], nodes=chain)
+    same = ["virus", "taxon", "taxon", "taxon", "taxon"]
+    assert hierarchy_levels(up, same) == frozenset()
+    assert write_program_question(up, same, book=book, name_of=lambda n: n).count("the parent taxon of") == 4
+    assert hierarchy_levels(up, ["virus", "species", "entity", "subfamily", "family"]) == frozenset()
+    assert hierarchy_levels(up, kinds) == frozenset({1, 2, 3})
+    # two runs of steps over different labels: only each run's inner levels
+    mixed = up.model_copy(update={"steps": [*up.steps[:2], ProgramStep(label="host"), ProgramStep(label="host")]})
+    assert hierarchy_levels(mixed, kinds) == frozenset({1, 3})

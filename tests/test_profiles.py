@@ -416,3 +416,31 @@ def test_a_label_that_is_its_objects_kind_is_a_noun_even_where_it_is_a_verb():
     p = book_for_graph(units).profile("attack")
     said = " ".join([p.forms.statement, *p.forms.subject_clause, *p.forms.ask_object, *p.forms.ask_subject])
     assert "attacks {o}" not in said and "attack" in said, p.forms
+
+
+def test_a_label_that_is_its_objects_kind_in_the_graph_reads_as_that_noun() -> None:
+    """A domain word English lacks ("shabad") that the graph gives as its objects' kind is the graph's own noun: the
+    label reads "a shabad of X", where the words alone cannot be put into words. A label of no kind, or a code, is
+    still refused."""
+    from tasks.meaning.profiles import book_for_graph, hop_refusal
+    from tests.test_programs import graph
+
+    triples, types = [], {}
+    for b in range(6):
+        bani = f"Bani {b}"
+        types[bani] = "bani"
+        for s in range(4):
+            shabad = f"line {b} {s}"
+            types[shabad] = "shabad"
+            triples += [(bani, "shabad", shabad), (bani, "qzv", shabad), (bani, "X99", shabad)]
+    book = book_for_graph(graph(triples, types))
+    p = book.profile("shabad")
+    assert p.words and p.forms is not None and p.evidence["words"].source == "graph"
+    assert p.forms.statement == "{o} is a shabad of {s}"
+    assert p.forms.subject_clause == ["{the} {that} has {o} as a shabad"]
+    # several shabads a bani in the graph: one of many, asked only with a pin
+    assert p.objects_per_subject == "many" and hop_refusal(p, True) is not None
+    for other in ("qzv", "X99"):  # no kind of its objects' name, or a code: not words
+        assert not book.profile(other).words, other
+    assert not book_for_graph(graph([(f"Bani {b}", "shabad", f"line {b}") for b in range(6)], {})).profile(
+        "shabad").words

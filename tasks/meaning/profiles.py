@@ -336,9 +336,13 @@ class ProfileBook:
         if given:
             base = _apply(base, given, {f: Evidence(source="user", detail="the user's profiles file")
                                         for f in given if f in _USER_FIELDS})
-        if not base.words:
-            return base
         values = self.values.get(key)
+        if not base.words:
+            if values is None or given:
+                return base
+            base = _kind_word(base, values)
+            if not base.words:
+                return base
         if values is not None and not given:
             base = _reread(_other_vocabulary(base, label, values), values)
         updates: dict[str, Any] = {}
@@ -377,6 +381,24 @@ class ProfileBook:
 
     def labels(self) -> list[str]:
         return sorted(self._cache)
+
+
+def _kind_word(base: RelationProfile, values: LabelValues) -> RelationProfile:
+    """A label that is no English word but is the kind the graph gives its objects ("shabad" whose objects are
+    shabads, "raag" whose objects are raags) is a word of the domain the graph itself defines: a bare noun, "a shabad
+    of X" (one or several as the graph's counts say), not a label that cannot be put into words. A code ("P31") or a
+    label of several words stays as it is; so does a label whose objects share no kind."""
+    from tasks.meaning.morphology import bare_noun_forms, label_words
+
+    words = [w.lower() for w in label_words(base.label)]
+    if (len(words) != 1 or not values.kind or values.kind.lower() != words[0] or not words[0].isalpha()
+            or len(words[0]) < 3 or not is_type_noun(values.kind)):
+        return base
+    why = (f"the label is the kind the graph gives its objects ({values.kind!r}): a word of the graph's own, read as "
+           f"a bare noun")
+    return _apply(base, {"words": True, "forms": bare_noun_forms(words[0], "a").model_dump()}, {
+        "words": Evidence(source="graph", detail=why), "forms": Evidence(source="graph", detail=f"bare noun "
+                                                                             f"{words[0]!r}: {why}")})
 
 
 def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:

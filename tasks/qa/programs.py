@@ -116,6 +116,8 @@ class RelationIndex:
             return True  # "hypothetical protein", "orf", "unknown": a file's word for what it does not know, no name
         if self._lower_among_capitals(name):
             return True  # "voxbone", "do what cha wanna" among names written with capitals: the file's lower case
+        if self._registry_capitals(name):
+            return True  # "SOCIO CUE" among "CERRO PYTA", "SAN JUAN NEUMANN": a registry's capitals, no name as written
         if _KEBAB.fullmatch(strip_disambiguator(name).strip()):
             return True  # "crafting-with-fluid", "kovarex-enrichment-process": a program's key, words joined by "-"
         if "_" in name and _SHOUTED_KEY.fullmatch(name):
@@ -154,6 +156,15 @@ class RelationIndex:
             return False
         return self._kind_tables()[2].get(self.kind(name) or "", False)
 
+    def _registry_capitals(self, name: str) -> bool:
+        """Whether ``name`` is written in capitals where nine in ten of its kind's names (ten or more) are: the
+        registry's way of writing every name ("SOCIO CUE" among "SAN JUAN NEUMANN", "CERRO PYTA"), not how the place is
+        named, which a question cannot show."""
+        bare = strip_disambiguator(name).strip()
+        if not any(ch.isalpha() for ch in bare) or any(ch.islower() for ch in bare) or self.kg is None:
+            return False
+        return self._kind_tables()[3].get(self.kind(name) or "", False)
+
     def _code_kinds(self) -> dict[str, bool]:
         """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
         nothing against the shape)."""
@@ -169,14 +180,15 @@ class RelationIndex:
         ("IBM", "UCLA")."""
         return self._kind_tables()[1]
 
-    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool]]:
-        """``_code_kinds``, ``_id_kinds`` and the kinds whose names nearly all have a capital
-        (``_lower_among_capitals``), counted in one pass over the graph's nodes and kept."""
+    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool], dict[str, bool]]:
+        """``_code_kinds``, ``_id_kinds``, the kinds whose names nearly all have a capital
+        (``_lower_among_capitals``) and those whose names nearly all are in capitals (``_registry_capitals``),
+        counted in one pass over the graph's nodes and kept."""
         if self.kg is None:
-            return {}, {}, {}
+            return {}, {}, {}, {}
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 10)
+            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 11)
             for node in self.kg.nodes():
                 kind = self.kind(node) or ""  # the nodes the graph gives no kind are counted as one table too
                 bare = strip_disambiguator(node).strip()
@@ -194,8 +206,12 @@ class RelationIndex:
                 c[7] += bool(_SHOUTED_KEY.fullmatch(node))
                 c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
                 c[9] += any(ch.isupper() for ch in bare)
+                c[10] += any(ch.isalpha() for ch in bare) and not any(ch.islower() for ch in bare)
             codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
             capitalised = {k: v[0] >= 10 and 10 * v[9] >= 9 * v[0] for k, v in counts.items()}
+            # a registry that writes its names in capitals ("SAN JUAN NEUMANN", "CERRO PYTA"): nine in ten of ten or
+            # more, so a short one ("SOCIO CUE") is the registry's capitals too, not an acronym
+            shouting = {k: v[0] >= 10 and 10 * v[10] >= 9 * v[0] for k, v in counts.items()}
             # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
             # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
@@ -205,8 +221,8 @@ class RelationIndex:
                        2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
                        or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
                        or (2 * shouted >= n and constants >= 2))
-                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _) in counts.items()}
-            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised)
+                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _, _) in counts.items()}
+            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised, shouting)
         return hit
 
     def add(self, subject: str, label: str, obj: str) -> None:
@@ -740,8 +756,16 @@ def _record_tag(shown: str) -> bool:
     if m is not None and not re.fullmatch(r"1\d{3}|20\d{2}", m[1]):
         return True
     m = re.search(r"\(([^()]*)\)\s*$", shown)
+    if m is not None and _KIND_KEY_TAG.fullmatch(m[1].strip()):
+        return True
     return m is not None and any(_TAG_CODE.fullmatch(t) and not re.fullmatch(r"\d+(?:st|nd|rd|th)", t)
                                  for t in re.split(r"[,;\s]+", m[1]))
+
+
+#: A tag of a lower-case word and a key in capitals and digits ("(shabad P0Z)", "(entry 4KX)"), or of "code" / "id"
+#: and a number ("(Memut, code 250314)"): the converter's record key after the row's kind, not a year ("(film 1999)").
+_KIND_KEY_TAG = re.compile(r"(?:[^()]*,\s*)?(?:[a-z]+ (?!1\d{3}$|20\d{2}$)(?=[A-Z\d]*[A-Z\d]{3})[A-Z\d]{2,8}|"
+                           r"(?:code|id|key|no\.?|number) \d+)")
 
 
 #: A code in a name's bracketed tag: a pair of hexadecimal ids ("1092:4822", a PCI vendor and device) or lower-case

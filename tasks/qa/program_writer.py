@@ -406,36 +406,7 @@ def write_program_question(program: QueryProgram, types: Sequence[str | None], *
     A chain that climbs one relation through levels of different kinds ("parent taxon" from a virus to its species,
     genus and family) says the relation's words once, at the run's last step, and each level before it by its kind
     ("Which order is the parent taxon of the family of the genus of the species of X?", not "the parent taxon of the
-    parent taxon of the parent taxon of X's parent taxon": ``hierarchy_levels``)."""
-    levels = hierarchy_levels(program, node_nouns([_hop(book.profile(s.label), s.forward) for s in program.steps],
-                                                  types))
-    return _write_program_question(program, types, book=book, name_of=name_of, seed=seed, levels=levels)
-
-
-def hierarchy_levels(program: QueryProgram, nouns: Sequence[str]) -> frozenset[int]:
-    """The chain nodes that can be said by their kind alone ("the genus of X"): a node reached over a relation that
-    the next step follows again the same way, with no pin of its own, where every node of that run of steps has a
-    kind of its own (a virus, its species, genus, family: the kind tells the levels apart; "the account of the
-    account of X" would not). The run's last step, and a pinned node's, keep the relation's words."""
-    steps = program.steps
-    out: set[int] = set()
-    first = 0  # the run's first step: steps first .. j-1 follow one label one way
-    while first < len(steps):
-        j = first + 1
-        while (j < len(steps) and steps[j].label == steps[first].label and steps[j].forward == steps[first].forward
-               and not steps[j].symmetric):
-            j += 1
-        run = nouns[first:j + 1]
-        if "entity" not in run and len(set(run)) == len(run):
-            out.update(n for n in range(first + 1, j) if not program.constraints_on(n))
-        first = j
-    return frozenset(out)
-
-
-def _write_program_question(program: QueryProgram, types: Sequence[str | None], *, book: ProfileBook,
-                            name_of: Callable[[str], str], seed: int = 0,
-                            levels: frozenset[int] = frozenset()) -> str:
-    """``write_program_question``'s wording, with the nodes of ``levels`` said by their kind.
+    parent taxon of the parent taxon of X's parent taxon": ``hierarchy_levels``).
 
     Long because each refusal is tied to the step of the wording it guards (nouns, people, the chain's
     descriptions, the pins' clauses, the ask), and every step reads what the one before decided; the clauses
@@ -445,6 +416,7 @@ def _write_program_question(program: QueryProgram, types: Sequence[str | None], 
         raise TemplateError("a program needs its executed chain (nodes) to be written")
     hops = [_hop(book.profile(s.label), s.forward) for s in program.steps]
     nouns = node_nouns(hops, types)
+    levels = hierarchy_levels(program, nouns)
     if sum(n == "entity" for n in nouns[1:]) > 1:
         raise TemplateError("the question would call more than one node 'the entity': the graph gives no type for "
                             + ", ".join(repr(p) for p, n in zip(nodes[1:], nouns[1:]) if n == "entity"))
@@ -534,6 +506,26 @@ def _write_program_question(program: QueryProgram, types: Sequence[str | None], 
         return _said_once(on_dates(_capitalise(" ".join(question.split()))), nouns, shown)
     return _said_once(ask(subject, last, noun, nested=nested, open_end=open_end, rng=rng, person=people[-1]), nouns,
                       shown)
+
+
+def hierarchy_levels(program: QueryProgram, nouns: Sequence[str]) -> frozenset[int]:
+    """The chain nodes that can be said by their kind alone ("the genus of X"): a node reached over a relation that
+    the next step follows again the same way, with no pin of its own, where every node of that run of steps has a
+    kind of its own (a virus, its species, genus, family: the kind tells the levels apart; "the account of the
+    account of X" would not). The run's last step, and a pinned node's, keep the relation's words."""
+    steps = program.steps
+    out: set[int] = set()
+    first = 0  # the run's first step: steps first .. j-1 follow one label one way
+    while first < len(steps):
+        j = first + 1
+        while (j < len(steps) and steps[j].label == steps[first].label and steps[j].forward == steps[first].forward
+               and not steps[j].symmetric):
+            j += 1
+        run = nouns[first:j + 1]
+        if "entity" not in run and len(set(run)) == len(run):
+            out.update(n for n in range(first + 1, j) if not program.constraints_on(n))
+        first = j
+    return frozenset(out)
 
 
 def _said_once(question: str, nouns: Sequence[str], start: str) -> str:

@@ -50,7 +50,8 @@ from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
-from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, bare_number, display_name, is_identifier,
+from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, YEAR, bare_number,
+                                 display_name, is_identifier,
                                  column_value, coordinates, english_word, heading_not_name, node_type_noun,
                                  question_name, relation_word, strip_disambiguator, symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
@@ -752,20 +753,18 @@ def _record_tag(shown: str) -> bool:
     """Whether a shown name keeps a bracketed bare number that is no year ("baby blue dragon (2)", "X (3239)"), or a
     bracketed code ("SM56 Modem (1092:4822)", "Geopotential Height (zg7h)"): the table's record number or key
     telling two rows of one name apart, which no reader knows them by."""
-    m = re.search(r"\((\d+)\)\s*$", shown)
-    if m is not None and not re.fullmatch(r"1\d{3}|20\d{2}", m[1]):
-        return True
     m = re.search(r"\(([^()]*)\)\s*$", shown)
-    if m is not None and _KIND_KEY_TAG.fullmatch(m[1].strip()):
-        return True
-    return m is not None and any(_TAG_CODE.fullmatch(t) and not re.fullmatch(r"\d+(?:st|nd|rd|th)", t)
-                                 for t in re.split(r"[,;\s]+", m[1]))
+    if m is None:
+        return False
+    tag = m[1].strip()
+    if tag.isdigit() or _KIND_KEY_TAG.fullmatch(tag):
+        return not YEAR.fullmatch(tag.split()[-1])
+    return any(_TAG_CODE.fullmatch(t) and not re.fullmatch(r"\d+(?:st|nd|rd|th)", t) for t in re.split(r"[,;\s]+", tag))
 
 
 #: A tag of a lower-case word and a key in capitals and digits ("(shabad P0Z)", "(entry 4KX)"), or of "code" / "id"
 #: and a number ("(Memut, code 250314)"): the converter's record key after the row's kind, not a year ("(film 1999)").
-_KIND_KEY_TAG = re.compile(r"(?:[^()]*,\s*)?(?:[a-z]+ (?!1\d{3}$|20\d{2}$)(?=[A-Z\d]*[A-Z\d]{3})[A-Z\d]{2,8}|"
-                           r"(?:code|id|key|no\.?|number) \d+)")
+_KIND_KEY_TAG = re.compile(r"(?:[^()]*,\s*)?(?:[a-z]+ [A-Z\d]{3,8}|(?:code|id|key|no\.?|number) \d+)")
 
 
 #: A code in a name's bracketed tag: a pair of hexadecimal ids ("1092:4822", a PCI vendor and device) or lower-case

@@ -1027,9 +1027,13 @@ def test_a_label_that_is_its_objects_own_kind_reads_as_a_noun_where_its_word_is_
     ("Frutillar Airport", "the country of Frutillar Airport"), ("Kent County", "the country of Kent County"),
     ("Santa Fe (administrative region)", "the country of Santa Fe (administrative region)"),
     ("Rockford", "Rockford's country"), ("Lagos", "Lagos's country"), ("Coral Springs", "Coral Springs's country"),
+    # a registry's abbreviation, a tag or a quote at the end takes no "'s" (paraguay_dbpedia: "Curupicayty 1a.'s")
+    ("Curupicayty 1a.", "the country of Curupicayty 1a."), ("Valle Care (barrio)", "the country of Valle Care (barrio)"),
+    ('Cabaña "La Chiquilla"', 'the country of Cabaña "La Chiquilla"'),
 ])
 def test_a_name_that_says_its_kind_keeps_of_after_a_place_noun(known, text):
-    """A name that says what it is cannot be read as the country's own name: only a bare name takes the possessive."""
+    """A name that says what it is cannot be read as the country's own name: only a bare name takes the possessive,
+    and only one that ends in a letter or a digit."""
     from tasks.qa.template_writer import _fill
 
     assert _fill("the country of {s}", known, "{s}", "country", named=True) == text

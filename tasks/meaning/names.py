@@ -33,6 +33,7 @@ nothing is known.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
@@ -715,7 +716,74 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     m = _SURNAME_FIRST.fullmatch(bare)
     if m and person_kind(node_type_noun(kg, name)):  # a catalogue's "Hamilton, Richard" is Richard Hamilton
         return f"{m['given']} {m['surname']}"
+    if registry_capitals(kg, name):  # a registry's "SOCIO CUE" is the place Socio Cue
+        return registry_title(bare) or bare
     return bare
+
+
+def registry_capitals(kg: KnowledgeGraph, name: str) -> bool:
+    """Whether ``name`` is written in capitals where nine in ten of its kind's names (ten or more) are: the
+    registry's way of writing every name ("SOCIO CUE" among "SAN JUAN NEUMANN", "CERRO PYTA"), so a short one is the
+    registry's capitals too, not an acronym; an acronym among names written with small letters ("NATO" beside
+    "France") is not."""
+    if not _in_capitals(strip_disambiguator(name).strip()):
+        return False
+    kinds = _kinds_by_share(kg, "_registry_kinds", lambda n: _in_capitals(strip_disambiguator(n).strip()), 10,
+                            Fraction(9, 10))
+    return (node_type_noun(kg, name) or "").lower() in kinds
+
+
+def _in_capitals(text: str) -> bool:
+    return any(ch.isalpha() for ch in text) and not any(ch.islower() for ch in text)
+
+
+def registry_title(name: str) -> str | None:
+    """A name a registry wrote in capitals, as the place or the body is written: each word capitalised, the
+    particles that join a name's words in small letters after the first ("SAN JUAN DE LA CRUZ" -> "San Juan de la
+    Cruz"), after an apostrophe or a hyphen as before them ("O'HIGGINS" -> "O'Higgins", "VILLA-ELISA" ->
+    "Villa-Elisa"), an ordinal's letters small ("2DA" -> "2da"), a space after an abbreviation's dot ("COL.EDELIRA"
+    -> "Col. Edelira"); Roman numerals, initials ("S.A.") and numbers as written, and a trailing disambiguator as
+    it is. None where a word may be an acronym, which no casing recovers: a word of letters with no vowel ("PJC"),
+    or a name of one word of three letters or fewer ("ITA")."""
+    bare = strip_disambiguator(name).rstrip()
+    tail = name[len(bare):]
+    words = re.sub(r"(?<=[^\W\d_]{2})\.(?=[^\W\d_]{2})", ". ", bare).split()
+    if not words or (len(words) == 1 and len(re.sub(r"\W", "", words[0])) <= 3):
+        return None
+    out = []
+    for i, word in enumerate(words):
+        letters = re.sub(r"[^\w]|\d|_", "", word)
+        if letters and not _ROMAN.fullmatch(letters) and not _INITIALS.fullmatch(word) and not _has_vowel(letters):
+            return None
+        out.append(_registry_word(word, first=i == 0))
+    return " ".join(out) + tail
+
+
+def _registry_word(word: str, *, first: bool) -> str:
+    core = word.strip("()[],;:")
+    if _ROMAN.fullmatch(core) or _INITIALS.fullmatch(core) or not any(ch.isalpha() for ch in core):
+        return word
+    if not first and core.lower() in NAME_PARTICLES:
+        return word.lower()
+
+    def cased(m: re.Match) -> str:
+        before = word[m.start() - 1] if m.start() else ""
+        if before.isdigit() or (before != "" and before in "'’" and m.end() - m.start() == 1):
+            return m[0].lower()  # "2da", "1a.": an ordinal's letters; "Jose's": a possessive's "s"
+        return m[0].capitalize()
+
+    # each piece between hyphens, dots and apostrophes opens with a capital: "Villa-Elisa", "O'Higgins"
+    return re.sub(r"[^\W\d_]+", cased, word)
+
+
+def _has_vowel(letters: str) -> bool:
+    return any(unicodedata.normalize("NFD", ch)[0] in "AEIOUYaeiouy" for ch in letters)
+
+
+#: A Roman numeral up to 39 ("II", "XIV"), which a registry's name keeps in capitals.
+_ROMAN = re.compile(r"X{0,3}(?:IX|IV|V?I{0,3})(?<=\w)")
+#: Initials with their dots ("S.A.", "J.").
+_INITIALS = re.compile(r"(?:[^\W\d_]\.)+")
 
 
 def _demonym_kinds(kg: KnowledgeGraph) -> frozenset[str]:

@@ -53,7 +53,8 @@ from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, YEAR, bare_number,
                                  display_name, is_identifier,
                                  column_value, coordinates, english_word, heading_not_name, node_type_noun,
-                                 question_name, relation_word, strip_disambiguator, symbol_kind, type_text_noun)
+                                 question_name, registry_capitals, registry_title, relation_word, strip_disambiguator,
+                                 symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 from tasks.qa.template_writer import INSIDE_STATEMENT
@@ -158,13 +159,12 @@ class RelationIndex:
         return self._kind_tables()[2].get(self.kind(name) or "", False)
 
     def _registry_capitals(self, name: str) -> bool:
-        """Whether ``name`` is written in capitals where nine in ten of its kind's names (ten or more) are: the
-        registry's way of writing every name ("SOCIO CUE" among "SAN JUAN NEUMANN", "CERRO PYTA"), not how the place is
-        named, which a question cannot show."""
-        bare = strip_disambiguator(name).strip()
-        if not any(ch.isalpha() for ch in bare) or any(ch.islower() for ch in bare) or self.kg is None:
+        """Whether ``name`` is a registry's capitals (``registry_capitals``: "SOCIO CUE" among "SAN JUAN NEUMANN",
+        "CERRO PYTA") that no casing makes a name (``registry_title``: "PJC", "ITA"); the others a question writes as
+        the place is written ("Socio Cue", ``question_name``)."""
+        if self.kg is None or name not in self.kg or not registry_capitals(self.kg, name):
             return False
-        return self._kind_tables()[3].get(self.kind(name) or "", False)
+        return registry_title(strip_disambiguator(name).strip()) is None
 
     def _code_kinds(self) -> dict[str, bool]:
         """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
@@ -181,15 +181,14 @@ class RelationIndex:
         ("IBM", "UCLA")."""
         return self._kind_tables()[1]
 
-    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool], dict[str, bool]]:
-        """``_code_kinds``, ``_id_kinds``, the kinds whose names nearly all have a capital
-        (``_lower_among_capitals``) and those whose names nearly all are in capitals (``_registry_capitals``),
-        counted in one pass over the graph's nodes and kept."""
+    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool]]:
+        """``_code_kinds``, ``_id_kinds`` and the kinds whose names nearly all have a capital
+        (``_lower_among_capitals``), counted in one pass over the graph's nodes and kept."""
         if self.kg is None:
-            return {}, {}, {}, {}
+            return {}, {}, {}
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 11)
+            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 10)
             for node in self.kg.nodes():
                 kind = self.kind(node) or ""  # the nodes the graph gives no kind are counted as one table too
                 bare = strip_disambiguator(node).strip()
@@ -207,12 +206,8 @@ class RelationIndex:
                 c[7] += bool(_SHOUTED_KEY.fullmatch(node))
                 c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
                 c[9] += any(ch.isupper() for ch in bare)
-                c[10] += any(ch.isalpha() for ch in bare) and not any(ch.islower() for ch in bare)
             codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
             capitalised = {k: v[0] >= 10 and 10 * v[9] >= 9 * v[0] for k, v in counts.items()}
-            # a registry that writes its names in capitals ("SAN JUAN NEUMANN", "CERRO PYTA"): nine in ten of ten or
-            # more, so a short one ("SOCIO CUE") is the registry's capitals too, not an acronym
-            shouting = {k: v[0] >= 10 and 10 * v[10] >= 9 * v[0] for k, v in counts.items()}
             # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
             # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
@@ -222,8 +217,8 @@ class RelationIndex:
                        2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
                        or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
                        or (2 * shouted >= n and constants >= 2))
-                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _, _) in counts.items()}
-            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised, shouting)
+                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _) in counts.items()}
+            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised)
         return hit
 
     def add(self, subject: str, label: str, obj: str) -> None:

@@ -142,6 +142,9 @@ def _fill(template: str, known: str, slot: str, noun: str, person: bool | None =
         if said is not None and known.endswith(f" {said[1]}") and len(known) > len(said[1]) + 1:
             known = known[: -len(said[1]) - 1]
     named = named and not name_says_kind(known)  # "the country of Frutillar Airport" reads as it should
+    # "the district of Curupicayty 1a.", "the city of Valle Care (neighborhood)": no "'s" after a dot, a bracket or a
+    # quote
+    named = named and known[-1:].isalnum()
     if _ONE_OF.search(template) and slot in template and _DESCRIPTION.match(known):
         # "one of the founder crops" names a group; "one of the category that ..." says one of one thing
         raise TemplateError(f"'one of' before a description ({known[:60]!r}) reads as one of one thing")

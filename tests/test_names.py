@@ -669,3 +669,27 @@ def test_a_type_value_in_another_language_gives_way_to_an_english_type_column():
     kg = KnowledgeGraph.from_records("vn", ents, rels)
     assert node_type_noun(kg, "Ba Dinh") == "district" and node_type_noun(kg, "Hue") == "province"
     assert node_type_noun(kg, "Lim") == "city" and node_type_noun(kg, "Mdea") == "blaS beta-lactamase"
+
+
+def test_a_whole_phrase_is_found_where_the_pattern_finds_it():
+    """``name_carries`` and ``name_made_of`` find a phrase without compiling a pattern per name; on random texts over
+    an alphabet of word characters, apostrophes, hyphens and spaces they find what the pattern finds, and
+    ``name_made_of`` blanks what the pattern's ``sub`` blanks."""
+    import random
+    import re
+
+    from tasks.meaning.names import _phrase_starts
+
+    rng = random.Random(7)
+    alphabet = "ab b'-é1_ "
+    for _ in range(3000):
+        phrase = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3)))
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        pattern = re.compile(rf"(?<![\w'’-]){re.escape(phrase)}(?![\w'’-])")
+        assert list(_phrase_starts(phrase, text)) == [m.start() for m in pattern.finditer(text)], (phrase, text)
+    from tasks.meaning.names import name_carries, name_made_of
+
+    assert name_carries("Arlington (Texas)", "Texas") and not name_carries("Texas-Mexico Railway", "Texas Mexico")
+    assert not name_carries("Schalke 04's ground", "Schalke 04 s")
+    assert name_made_of("Schalke 04 v Hamburger SV", ["Schalke 04", "Hamburger SV"])
+    assert not name_made_of("Schalke 04 v Hamburger SV II", ["Schalke 04", "Hamburger SV"])

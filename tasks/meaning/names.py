@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
@@ -123,7 +123,7 @@ NAME_RELATIONS = frozenset({"name", "label", "preflabel", "officialname", "p1448
 def _out_edges(kg: KnowledgeGraph, name: str, words: frozenset[str]) -> list[str]:
     """Nodes that relations labelled with one of ``words`` lead to from ``name`` (stored from it), in the
     graph's neighbour order."""
-    if name not in kg:
+    if name not in kg or not words & _relation_words(kg):
         return []
     out = []
     for other, e in kg.neighbors(name):
@@ -133,6 +133,16 @@ def _out_edges(kg: KnowledgeGraph, name: str, words: frozenset[str]) -> list[str
         if relation_word(e.relation) in words:
             out.append(other)
     return out
+
+
+def _relation_words(kg: KnowledgeGraph) -> frozenset[str]:
+    """The words of every relation label the graph holds (``relation_word``), once a graph: a graph without a type
+    or a name relation is not searched node by node for one."""
+    hit = kg.__dict__.get("_relation_words")
+    if hit is None:
+        hit = kg.__dict__["_relation_words"] = frozenset(relation_word(r.relation) for r in kg.relation_views()
+                                                         if r.relation)
+    return hit
 
 
 def node_display(kg: KnowledgeGraph, name: str, names: Mapping[str, str] | None = None, *,
@@ -537,6 +547,7 @@ def _made_up(word: str) -> bool:
                for i in range(1, len(word) - 2))
 
 
+@lru_cache(maxsize=65536)
 def english_word(word: str) -> bool:
     """Whether lower-case ``word`` is English: a lemma or inflection lemminflect knows, a common noun of WordNet its
     list lacks (``unlisted_nouns.txt``: "gemstone"), or one built from such a word with a prefix English derives
@@ -973,14 +984,26 @@ def name_carries(name: str, other: str) -> bool:
     if len(o) == 1:  # one capital ("H", an element): a token of its own, in its case ("OH + C2H2 <=> H + CH2CO")
         letter = strip_disambiguator(other.removeprefix("the ")).strip()
         return letter.isupper() and re.search(rf"(?<![\w'’.-]){re.escape(letter)}(?![\w'’.-])", name) is not None
-    return len(o) >= 2 and _phrase_pattern(o).search(shown) is not None
+    return len(o) >= 2 and next(_phrase_starts(o, shown), None) is not None
 
 
-@lru_cache(maxsize=65536)
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    """``phrase`` as a whole phrase, not inside a word: compiled once (a graph's names are asked about thousands of
-    times, past the ``re`` module's own cache)."""
-    return re.compile(rf"(?<![\w'’-]){re.escape(phrase)}(?![\w'’-])")
+def _phrase_starts(phrase: str, text: str) -> Iterator[int]:
+    """Where ``phrase`` stands in ``text`` as a whole phrase, not inside a word (no word character, apostrophe or
+    hyphen just before or after it), left to right and not overlapping: what the pattern
+    ``(?<![\w'’-])<phrase>(?![\w'’-])`` finds, without compiling one pattern per name (a graph's names are asked
+    about thousands of times, and compiling each costs more than the search)."""
+    size, at = len(phrase), text.find(phrase)
+    while at >= 0:
+        end = at + size
+        if (at == 0 or not _in_word(text[at - 1])) and (end == len(text) or not _in_word(text[end])):
+            yield at
+            at = text.find(phrase, end)
+        else:
+            at = text.find(phrase, at + 1)
+
+
+def _in_word(ch: str) -> bool:
+    return ch.isalnum() or ch in "_'’-"
 
 
 #: Words that join names into a name built of them ("Schalke 04 v Hamburger SV", "Simon & Garfunkel").
@@ -995,9 +1018,10 @@ def name_made_of(name: str, parts: Iterable[str]) -> bool:
     for p in sorted({_words_key(p) for p in parts}, key=len, reverse=True):
         if len(p) < 2:
             continue
-        new = _phrase_pattern(p).sub(" ", rest)
-        found = found or new != rest
-        rest = new
+        starts = list(_phrase_starts(p, rest))
+        for at in reversed(starts):
+            rest = f"{rest[:at]} {rest[at + len(p):]}"
+        found = found or bool(starts)
     return found and all(w in _JOINERS for w in rest.split())
 
 

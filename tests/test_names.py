@@ -420,6 +420,10 @@ def test_a_descriptive_name_joined_by_and_is_mentioned_in_quotes():
                                              Entity(domain="bio", name="Saint Kitts and Nevis", type="country")], [])
     assert written_name(kg, long) == f'the disease "{long}"'
     assert '"' not in written_name(kg, "Saint Kitts and Nevis")
+    # genetic_diseases_wikidata (seen): "the gene that Ceroid lipofuscinosis, neuronal, 7 is genetically associated
+    # with": a description's commas run into the question's too; a place and its region read as a name
+    assert coordinated_name("Ceroid lipofuscinosis, neuronal, 7") and coordinated_name("cataract, multiple types 19")
+    assert not coordinated_name("Arlington, Virginia") and not coordinated_name("Washington, D.C.")
 
 
 def test_a_kind_in_capitals_is_said_in_its_words():

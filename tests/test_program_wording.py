@@ -1439,3 +1439,19 @@ def test_levels_of_one_kind_are_not_told_apart_by_it() -> None:
     # two runs of steps over different labels: only each run's inner levels
     mixed = up.model_copy(update={"steps": [*up.steps[:2], ProgramStep(label="host"), ProgramStep(label="host")]})
     assert hierarchy_levels(mixed, kinds) == frozenset({1, 3})
+
+
+@pytest.mark.parametrize("scope, opening", [
+    ("among business brands that trade in several countries, the places they trade in, what they sell",
+     "Among business brands that trade in several countries, the places they trade in and what they sell, which"),
+    ("among the world's bird species, their genera, families, orders and IUCN Red List categories",
+     "Among the world's bird species, their genera, families, orders and IUCN Red List categories, which"),
+    ("in the Tate collection", "In the Tate collection, which"),
+    ("among films, their directors", "Among films, their directors, which"),
+])
+def test_a_scope_that_lists_with_commas_alone_joins_its_last_with_and(scope, opening):
+    """brands_dbpedia (seen): "Among business brands ..., the places they trade in, what they sell, which brand ...":
+    a list of three without "and" runs on into the question."""
+    from tasks.qa.program_writer import scoped
+
+    assert scoped("Which brand serves Peru?", scope) == f"{opening} brand serves Peru?"

@@ -907,3 +907,22 @@ def test_a_registry_name_is_cased_word_by_word_and_an_acronym_is_not_guessed(nam
     from tasks.meaning.names import registry_title
 
     assert registry_title(name) == shown
+
+
+def test_every_species_of_a_graph_that_names_them_in_english_takes_the():
+    """birds_snake (seen): "the genus of the Black Bittern" beside "the genus of Coal Tit" and "of Flamecrest": only
+    names whose last word a list knows took "the". Where a third of a species kind's names are English common names,
+    every name written as they are takes it; a possessive's name, a binomial and a genus stay bare."""
+    from tasks.qa.generate import written_name
+
+    common = ["Black Bittern", "Little Egret", "Grey Heron", "Barn Owl", "Snowy Owl", "Tawny Owl", "Common Swift",
+              "Coal Tit", "Flamecrest", "Omao", "Three-banded Rosefinch", "Pallas's Sandgrouse"]
+    kg = graph([(n, "genus", "Genus A") for n in common], {**{n: "species" for n in common}, "Genus A": "genus"})
+    for n in ("Black Bittern", "Coal Tit", "Flamecrest", "Omao", "Three-banded Rosefinch"):
+        assert written_name(kg, n) == f"the {n}", n
+    assert written_name(kg, "Pallas's Sandgrouse") == "Pallas's Sandgrouse"
+    assert written_name(kg, "Genus A") == "Genus A"
+    binomials = ["Periparus ater", "Botaurus poiciloptilus", "Egretta garzetta", "Ardea cinerea", "Tyto alba",
+                 "Bubo scandiacus", "Strix aluco", "Apus apus", "Regulus madeirensis", "Myadestes obscurus", "Omao"]
+    kg2 = graph([(n, "genus", "Genus B") for n in binomials], {n: "species" for n in binomials})
+    assert written_name(kg2, "Omao") == "Omao" and written_name(kg2, "Tyto alba") == "Tyto alba"

@@ -678,8 +678,11 @@ def class_name_takes_the(kg: KnowledgeGraph, name: str, shown: str) -> bool:
     """Whether a node's shown name takes "the" because English reads it as a common noun: a body's initialism ("an
     enemy of the FLF"), or English words headed by a count noun naming one of a kind whose names mostly are such
     words ("an enemy of the Empire", "the Wanted Pirate"; a place called "Reading" or a company called "Apple" is one
-    of many names that are not). Not a category a column names ("whose class is Bomber"), nor people, works, states,
-    ideas or taxa."""
+    of many names that are not), or a species' common name where the graph names its species so
+    (``_common_named_species``). Not a category a column names ("whose class is Bomber"), nor people, works, states,
+    ideas or taxa' scientific names."""
+    if _common_named_species(kg, name, shown):
+        return True
     kind = (node_type_noun(kg, name) or "").lower()
     if not kind or person_kind(kind) or _work_kind(kind) or state_kind(kind) or abstract_kind(kind) or \
             kind in _PROPER_KINDS or kind.split()[-1] in _CATEGORY_HEADS | _PLACE_OR_NO_KINDS or \
@@ -688,6 +691,25 @@ def class_name_takes_the(kg: KnowledgeGraph, name: str, shown: str) -> bool:
     if _initialism(shown):
         return kind.split()[-1] in _BODY_KINDS
     return _english_count_phrase(shown, listed=True) and kind in _class_kinds(kg)
+
+
+def _common_named_species(kg: KnowledgeGraph, name: str, shown: str) -> bool:
+    """Whether ``shown`` is a species' English common name in a graph that names its species so: a third or more of
+    the kind's names (ten or more) are common names with an English head (``_species_common_name``: "the Black
+    Bittern"), and this one is written as they are, capitalised words, though its head is no word a list knows
+    ("the Coal Tit", "the Three-banded Rosefinch", "the Omao"): every species of the graph is said alike. A
+    binomial ("Periparus ater") is no common name."""
+    kind = (node_type_noun(kg, name) or "").lower()
+    words = shown.split()
+    if kind.split()[-1:] not in (["species"], ["subspecies"]) or not words or not all(
+            w[:1].isupper() or w in ("and", "of") or ("-" in w and w[:1].isalpha()) for w in words):
+        return False
+    if any(not re.fullmatch(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", w) or re.search(r"['’]s$", w) for w in words):
+        return False  # "Pallas's Sandgrouse" opens with a possessive; a number or a code is no common name
+    # a third: many English names end in a word no list knows ("Cisticola", "Longclaw"); binomials never count
+    common = _kinds_by_share(kg, "_common_named_species", lambda n: _species_common_name(
+        strip_disambiguator(n).split(), node_type_noun(kg, n)), 10, Fraction(1, 3))
+    return kind in common
 
 
 def question_name(kg: KnowledgeGraph, name: str) -> str:
@@ -1079,13 +1101,15 @@ def phrase_name(name: str) -> bool:
 
 
 def coordinated_name(name: str) -> bool:
-    """Whether a name of four words or more joins words with "and" or "or" and is written as a description is, in
-    lower case after its first word ("Neurodevelopmental disorder and structural brain anomalies with or without
-    seizures", "HYLS1 centriolar and ciliogenesis associated"): in a question that joins its own clauses with "and",
-    the reader cannot tell where such a name ends, so it is mentioned in quotes. Names in title case ("Saint Kitts
-    and Nevis", "Bosnia and Herzegovina") read as names and are not."""
+    """Whether a name of four words or more joins words with "and" or "or", or one of three or more with commas, and
+    is written as a description is, in lower case after its first word ("Neurodevelopmental disorder and structural
+    brain anomalies with or without seizures", "HYLS1 centriolar and ciliogenesis associated", "Ceroid
+    lipofuscinosis, neuronal, 7"): in a question that joins its own clauses with "and" and commas, the reader cannot
+    tell where such a name ends, so it is mentioned in quotes. Names in title case ("Saint Kitts and Nevis", "Bosnia
+    and Herzegovina", "Arlington, Virginia") read as names and are not."""
     words = name.split()
-    if len(words) < 4 or not any(w in ("and", "or") for w in words[1:-1]):
+    joined = len(words) >= 4 and any(w in ("and", "or") for w in words[1:-1])
+    if not joined and not (len(words) >= 3 and any(w.endswith(",") for w in words[:-1])):
         return False
     content = [w for w in words[1:] if w not in _FUNCTION_WORDS and w[:1].isalpha()]
     return bool(content) and 2 * sum(w[:1].islower() for w in content) > len(content)

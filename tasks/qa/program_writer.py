@@ -392,8 +392,13 @@ def _tells(name: str, others: Sequence[str]) -> str | None:
 
 
 def scoped(question: str, scope: str) -> str:
-    """``question`` opened with what the graph covers: "In the Tate collection, which artwork ...?"."""
+    """``question`` opened with what the graph covers: "In the Tate collection, which artwork ...?". A scope that
+    lists three things or more with commas alone ("among brands, the places they trade in, what they sell") joins
+    its last with "and", or the list runs on into the question."""
     q = question.strip()
+    parts = scope.strip().split(", ")
+    if len(parts) >= 3 and not re.search(r"\b(?:and|or|nor)\b", parts[-1]):
+        scope = ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"{scope[:1].upper()}{scope[1:]}, {q[:1].lower()}{q[1:]}"
 
 

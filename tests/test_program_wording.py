@@ -249,6 +249,8 @@ def test_a_capitalised_adjective_is_no_value_a_clause_can_name():
      "pneumonia due to Methicillin susceptible Staphylococcus aureus"),
     ("Stenosis of larynx", "stenosis of larynx"),
     ("Bank of America", "Bank of America"), ("New York", "New York"),  # a minor word or a capital next: a name
+    # a name's particle next (brands_dbpedia, seen: "the cuisine of the taco del Mar")
+    ("Taco del Mar", "Taco del Mar"), ("Casa de Campo", "Casa de Campo"),
 ])
 def test_a_sentence_case_name_opened_by_a_common_word_loses_its_capital(name, shown):
     """hpo_wikidata kept "Abnormal pinna morphology" capitalised mid-sentence (grades-after2.md, 15 questions): the
@@ -298,6 +300,9 @@ def test_a_program_pinned_by_a_name_in_capitals_is_refused_and_a_glued_honorific
     with pytest.raises(TemplateError, match="'BOEING' is written in capitals"):
         write_program_question(program, ["airline", "aircraft"], book=book_for_graph(kg), name_of=lambda n: n)
     assert in_running_text("DrWatson") == "Dr Watson" and in_running_text("McGregor") == "McGregor"
+    # a person's name is written as it is, though its first word is an English one (suttas_raw, seen: "peter van
+    # Loosbroek", a translator)
+    assert in_running_text("Peter van Loosbroek", "author") == "Peter van Loosbroek"
 
 
 # -- one of many; a name that gives the answer away -----------------------------------------------------------------

@@ -1508,8 +1508,9 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     if unit is not None:
         return f"{name} {unit}"
     words = name.split()
-    if (type_noun or "") in _PROPER_KINDS or not _TITLED_WORD.fullmatch(words[0] if words else ""):
-        return name
+    if (type_noun or "") in _PROPER_KINDS or person_kind(type_noun) or not _TITLED_WORD.fullmatch(words[0] if words
+                                                                                                  else ""):
+        return name  # "Peter van Loosbroek", a translator: a person's name is written as it is
     if versus_name(name):
         return name  # two sides' names ("Lens v Strasbourg"): the first word is a name's, whatever it means in English
     first = words[0].strip(",.;:()'’").lower()
@@ -1521,9 +1522,10 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     if len(words) == 1:
         # one word of a kind of states ("Hemothorax", a disease): a common noun; an eponym ("Crohn") keeps its capital
         return name[:1].lower() + name[1:] if common and state_kind(type_noun) else name
-    if common and words[1][:1].islower() and words[1].strip(",.;:()'’").lower() not in _MINOR | PREPOSITIONS:
+    if common and words[1][:1].islower() and words[1].strip(",.;:()'’").lower() not in NAME_PARTICLES | PREPOSITIONS:
         # sentence case ("Pneumonia due to Methicillin susceptible Staphylococcus aureus"): the first capital is the
-        # sentence's, whatever proper words follow; "Bank of America" (a minor word next) stays
+        # sentence's, whatever proper words follow; "Bank of America" (a minor word next) and "Taco del Mar" (a
+        # name's particle) stay
         return name[:1].lower() + name[1:]
     if any(ch.isupper() for w in words[1:] for ch in w):
         return name

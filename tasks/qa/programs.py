@@ -211,11 +211,14 @@ class RelationIndex:
             # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
             # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
-            # the owners write "BCycle", "Bicincittà"); or half keys in capitals, two of them with a digit or "_"
-            # ("ULDUM" beside "EXPERT1" and "BATTLE_OF_THE_BANDS": a program's constants, not an agency's acronyms)
+            # the owners write "BCycle", "Bicincittà"), or of five or more, every one such a token, one with a
+            # digit and half no English word ("escp2", "dyesub", "pcl", "canon": a driver's family keys); or half keys in capitals, two of them
+            # with a digit or "_" ("ULDUM" beside "EXPERT1" and "BATTLE_OF_THE_BANDS": a program's constants, not an
+            # agency's acronyms)
             ids = {k: n >= 3 and not symbol_kind(k) and (
                        2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
                        or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
+                       or (n >= 5 and lower == n and keys >= 1 and 2 * foreign >= lower)
                        or (2 * shouted >= n and constants >= 2))
                    for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _) in counts.items()}
             hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised)
@@ -745,15 +748,20 @@ _ACCESSION = re.compile(r"[A-Za-z][A-Za-z_]{0,15}:\d{3,}")
 _ID_TYPE = re.compile(r"(?i)id|ids|identifier|identifiers|code|codes|key|keys|uri|url|iri|uuid|accession")
 
 def _record_tag(shown: str) -> bool:
-    """Whether a shown name keeps a bracketed bare number that is no year ("baby blue dragon (2)", "X (3239)"), or a
-    bracketed code ("SM56 Modem (1092:4822)", "Geopotential Height (zg7h)"): the table's record number or key
-    telling two rows of one name apart, which no reader knows them by."""
+    """Whether a shown name keeps a bracketed bare number that is no year ("baby blue dragon (2)", "X (3239)"), a
+    bracketed code ("SM56 Modem (1092:4822)", "Geopotential Height (zg7h)") or a run of keys in capitals and digits
+    ("Billing Provider Name (277 2000C 2100C)"): the table's record number or key telling two rows of one name apart,
+    which no reader knows them by."""
     m = re.search(r"\(([^()]*)\)\s*$", shown)
     if m is None:
         return False
     tag = m[1].strip()
     if tag.isdigit() or _KIND_KEY_TAG.fullmatch(tag):
         return not YEAR.fullmatch(tag.split()[-1])
+    tokens = tag.split()
+    if len(tokens) >= 3 and all(re.fullmatch(r"[A-Z\d]+", t) for t in tokens) and \
+            sum(any(ch.isdigit() for ch in t) for t in tokens) >= 2:
+        return True  # "(837P 2000A 2300 SV5 4000)": a path of a standard's keys, the converter's, not the reader's
     return any(_TAG_CODE.fullmatch(t) and not re.fullmatch(r"\d+(?:st|nd|rd|th)", t) for t in re.split(r"[,;\s]+", tag))
 
 

@@ -690,7 +690,48 @@ def class_name_takes_the(kg: KnowledgeGraph, name: str, shown: str) -> bool:
         return False
     if _initialism(shown):
         return kind.split()[-1] in _BODY_KINDS
+    if _count_head(shown) and kind in _line_kinds(kg):
+        return True  # "included in the TIE Punisher Expansion Pack", "both the Core Set and ..."
     return _english_count_phrase(shown, listed=True) and kind in _class_kinds(kg)
+
+
+def _count_head(shown: str) -> str | None:
+    """The last word of a name of two words or more when it is a capitalised singular count noun English says
+    "the" before ("Expansion Pack", "Core Set"), lower case; None for a place's head ("Street", "Park", "Airport"),
+    which English names bare, a mass noun ("Methionine Metabolism"), and a name that opens with its own
+    determiner or lists parts with commas."""
+    words = strip_disambiguator(shown).split()
+    if len(words) < 2 or words[0].lower() in _DETERMINERS or not re.fullmatch(r"[A-Z][a-z]+", words[-1]) or \
+            "," in shown:
+        return None  # "Inspection of Diaphragm, External Approach": a description's parts, no product's name
+    head = words[-1].lower()
+    plurals = lemminflect.getAllInflections(head, upos="NOUN").get("NNS", ())
+    countable = "NOUN" in lemminflect.getAllLemmas(head) and any(p != head for p in plurals)  # "packs", "sets"
+    return head if countable and not mass_noun(head) and head not in _PLACE_HEADS | _BARE_HEADS else None
+
+
+#: Heads of names English says bare though they are count nouns: "Helsinki Airport", "Monterey Bay", "Crater Lake".
+_BARE_HEADS = frozenset({"airport", "airfield", "station", "terminal", "bay", "lake", "mountain", "mount", "peak",
+                         "island", "isle", "beach", "port", "harbour", "harbor", "falls", "creek", "brook"})
+
+
+def _line_kinds(kg: KnowledgeGraph) -> frozenset[str]:
+    """The kinds that name their nodes as a product line does, by a shared head noun: of ``_CLASS_MIN_NODES`` nodes or
+    more, half end in the same count noun ("A-wing Expansion Pack", "Ghost Expansion Pack"), so every name of the
+    kind that ends in a count noun is a description said with "the" ("the Core Set" too)."""
+    hit = kg.__dict__.get("_line_kinds")
+    if hit is None:
+        heads: dict[str, Counter[str]] = defaultdict(Counter)
+        sizes: Counter[str] = Counter()
+        for n in kg.nodes():
+            kind = (node_type_noun(kg, n) or "").lower()
+            sizes[kind] += 1
+            head = _count_head(node_display(kg, n))
+            if head is not None:
+                heads[kind][head] += 1
+        hit = kg.__dict__["_line_kinds"] = frozenset(
+            k for k, c in heads.items() if sizes[k] >= _CLASS_MIN_NODES and 2 * c.most_common(1)[0][1] >= sizes[k])
+    return hit
 
 
 def _common_named_species(kg: KnowledgeGraph, name: str, shown: str) -> bool:

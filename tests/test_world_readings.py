@@ -965,3 +965,16 @@ def test_a_kind_named_as_a_product_line_says_the_before_each_name():
     from tasks.meaning.names import _line_kinds
 
     assert _line_kinds(kg2) == frozenset() and _line_kinds(kg) == frozenset({"product"})
+
+
+def test_a_tag_that_names_the_node_a_name_belongs_to_is_kept():
+    """fixtures_snake (grades-heldout47.md): "which channel is a channel of 3-CH and ...": the converter told a mode
+    apart by its fixture ("3-CH (Hydrabeam 1000 RGBW)"), and the question dropped the tag where no other mode read
+    "3-CH", leaving a name any fixture's mode could bear. A tag that names no linked node is still dropped."""
+    from tasks.meaning.names import question_name
+
+    kg = graph([("Hydrabeam 1000 RGBW", "mode", "3-CH (Hydrabeam 1000 RGBW)"),
+                ("3-CH (Hydrabeam 1000 RGBW)", "channel", "Dimmer"),
+                ("Jurassic Park (novel)", "author", "Michael Crichton")], {})
+    assert question_name(kg, "3-CH (Hydrabeam 1000 RGBW)") == "3-CH (Hydrabeam 1000 RGBW)"
+    assert question_name(kg, "Jurassic Park (novel)") == "Jurassic Park"

@@ -756,11 +756,13 @@ def _common_named_species(kg: KnowledgeGraph, name: str, shown: str) -> bool:
 def question_name(kg: KnowledgeGraph, name: str) -> str:
     """How the question writes a node's name: an identifier's readable form, without a trailing disambiguator
     ("Jurassic Park (novel)" -> "Jurassic Park"; the checks take either form) unless another node of the graph reads
-    the same without its own ("Plymouth Municipal (NH12)" and "Plymouth Municipal (1B9)" keep theirs), and with an
+    the same without its own ("Plymouth Municipal (NH12)" and "Plymouth Municipal (1B9)" keep theirs) or the tag
+    names a node it is linked to ("3-CH (Hydrabeam 1000 RGBW)", a mode of that fixture), and with an
     article a catalogue moved to the end put back ("Shining, The" -> "The Shining"); anything else as it is."""
     shown = node_display(kg, name)
     bare = strip_disambiguator(shown)
-    if bare.strip() and bare != shown and _bare_counts(kg).get(bare.casefold(), 0) > 1:
+    if bare.strip() and bare != shown and (_bare_counts(kg).get(bare.casefold(), 0) > 1 or
+                                           _tag_names_a_neighbour(kg, name, shown[len(bare):])):
         tail = shown[len(bare):].strip()[1:-1].strip()
         # a disambiguator that is the node's kind is said as one: "Renfrew (census division)" -> "Renfrew census
         # division"; any other stays as written ("Plymouth Municipal (NH12)")
@@ -858,6 +860,14 @@ def _has_vowel(letters: str) -> bool:
 _ROMAN = re.compile(r"X{0,3}(?:IX|IV|V?I{0,3})(?<=\w)")
 #: Initials with their dots ("S.A.", "J.").
 _INITIALS = re.compile(r"(?:[^\W\d_]\.)+")
+
+
+def _tag_names_a_neighbour(kg: KnowledgeGraph, name: str, tail: str) -> bool:
+    """Whether a name's bracketed tag names a node the graph links it to, whose part it is ("3-CH (Hydrabeam 1000
+    RGBW)", a mode of that fixture): without it the name is one any fixture's mode could bear ("3-CH"), so the
+    question keeps it."""
+    tag = tail.strip()[1:-1].strip()
+    return bool(tag) and tag in kg and tag != name and kg.has_edge(name, tag)
 
 
 def _demonym_kinds(kg: KnowledgeGraph) -> frozenset[str]:

@@ -978,3 +978,20 @@ def test_a_tag_that_names_the_node_a_name_belongs_to_is_kept():
                 ("Jurassic Park (novel)", "author", "Michael Crichton")], {})
     assert question_name(kg, "3-CH (Hydrabeam 1000 RGBW)") == "3-CH (Hydrabeam 1000 RGBW)"
     assert question_name(kg, "Jurassic Park (novel)") == "Jurassic Park"
+
+
+def test_a_name_others_bear_with_a_tag_is_said_with_its_kind():
+    """xwing_dbpedia (grades-heldout47.md): "the product that Han Solo is included in" fits the upgrade card Han Solo
+    and the pilot cards "Han Solo (YT-1300, Rebel Alliance)" once their tags are read away (two answers). The
+    untagged node is said with its kind where none of the others is of it; where one is, the kind tells nothing
+    apart and the name stays."""
+    from tasks.meaning.names import question_name
+
+    kg = graph([("Han Solo", "includedIn", "Tantive IV Expansion Pack"),
+                ("Han Solo (YT-1300, Rebel Alliance)", "includedIn", "Core Set"),
+                ("Paris", "country", "France"), ("Paris (Texas)", "country", "United States")],
+               {"Han Solo": "upgrade", "Han Solo (YT-1300, Rebel Alliance)": "pilot", "Paris": "city",
+                "Paris (Texas)": "city"})
+    assert question_name(kg, "Han Solo") == "Han Solo (upgrade)"
+    assert question_name(kg, "Paris") == "Paris"
+    assert question_name(kg, "Tantive IV Expansion Pack") == "Tantive IV Expansion Pack"

@@ -761,7 +761,11 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     article a catalogue moved to the end put back ("Shining, The" -> "The Shining"); anything else as it is."""
     shown = node_display(kg, name)
     bare = strip_disambiguator(shown)
-    if bare.strip() and bare != shown and (_bare_counts(kg).get(bare.casefold(), 0) > 1 or
+    if bare == shown and bare.casefold() in _bare_names(kg):
+        kind = _kind_apart(kg, name, bare)
+        if kind:
+            return f"{shown} ({kind})"  # "Han Solo (upgrade)" beside "Han Solo (YT-1300, Rebel Alliance)", a pilot
+    if bare.strip() and bare != shown and (bare.casefold() in _bare_names(kg) or
                                            _tag_names_a_neighbour(kg, name, shown[len(bare):])):
         tail = shown[len(bare):].strip()[1:-1].strip()
         # a disambiguator that is the node's kind is said as one: "Renfrew (census division)" -> "Renfrew census
@@ -862,6 +866,31 @@ _ROMAN = re.compile(r"X{0,3}(?:IX|IV|V?I{0,3})(?<=\w)")
 _INITIALS = re.compile(r"(?:[^\W\d_]\.)+")
 
 
+def _kind_apart(kg: KnowledgeGraph, name: str, bare: str) -> str | None:
+    """The kind of a node the graph names without a tag where other nodes bear the same name with one ("Han Solo", an
+    upgrade card, beside the pilot cards "Han Solo (YT-1300, Rebel Alliance)"), when no other of them is of that
+    kind: the question says it, or the reader cannot tell which card is meant. None where the kind tells nothing
+    apart, or the graph gives none."""
+    kind = node_type_noun(kg, name)
+    if not kind or kind == "entity":
+        return None
+    key = bare.casefold()
+    others = [n for n in _bare_names(kg).get(key, ()) if n != name]
+    return kind if others and all(node_type_noun(kg, n) != kind for n in others) else None
+
+
+def _bare_names(kg: KnowledgeGraph) -> dict[str, list[str]]:
+    """The graph's nodes by their case-folded name without a trailing tag, for names two nodes or more share; once a
+    graph."""
+    hit = kg.__dict__.get("_bare_names")
+    if hit is None:
+        groups: dict[str, list[str]] = defaultdict(list)
+        for n in kg.nodes():
+            groups[strip_disambiguator(n).casefold()].append(n)
+        hit = kg.__dict__["_bare_names"] = {k: v for k, v in groups.items() if len(v) > 1}
+    return hit
+
+
 def _tag_names_a_neighbour(kg: KnowledgeGraph, name: str, tail: str) -> bool:
     """Whether a name's bracketed tag names a node the graph links it to, whose part it is ("3-CH (Hydrabeam 1000
     RGBW)", a mode of that fixture): without it the name is one any fixture's mode could bear ("3-CH"), so the
@@ -954,19 +983,6 @@ def bare_number(name: str) -> bool:
 
 #: Two bare numbers joined as a range ("7.0-7.5", "2.0 – 3.0"); years joined so ("1914-1918") are dates.
 _NUMBER_RANGE = re.compile(r"\d+(?:[.,]\d+)?\s*[-–]\s*\d+(?:[.,]\d+)?(?<!\d{4}[-–]\d{4})")
-
-
-def _bare_counts(kg: KnowledgeGraph) -> dict[str, int]:
-    """How many of the graph's nodes read the same without a trailing disambiguator, by case-folded name; counted on
-    first use and kept on the graph object."""
-    counts = kg.__dict__.get("_bare_name_counts")
-    if counts is None:
-        counts = {}
-        for n in kg.nodes():  # the names as stored: a name table's display forms seldom carry a disambiguator
-            key = strip_disambiguator(n).casefold()
-            counts[key] = counts.get(key, 0) + 1
-        kg.__dict__["_bare_name_counts"] = counts
-    return counts
 
 
 # -- what the text gates mask ---------------------------------------------------------------------------------------

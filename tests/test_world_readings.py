@@ -995,3 +995,18 @@ def test_a_name_others_bear_with_a_tag_is_said_with_its_kind():
     assert question_name(kg, "Han Solo") == "Han Solo (upgrade)"
     assert question_name(kg, "Paris") == "Paris"
     assert question_name(kg, "Tantive IV Expansion Pack") == "Tantive IV Expansion Pack"
+
+
+def test_a_kinds_head_stays_a_common_noun_and_a_tag_does_not_make_a_name_a_phrase():
+    """sky_dbpedia (grades-heldout48.md): "which season is the Season of the spirit of ...", "whose Season is ..." (33
+    questions failed gram): an item type named "Season" made the graph's word "season" a proper one, and the kind's
+    head took its capital; "the spirit of float (level 1)": the emote's level tag made "Float" read as the first word
+    of a phrase in sentence case. A modifier the graph's names write only with a capital keeps it ("Python module")."""
+    from tasks.meaning.names import in_running_text
+
+    seasons = [f"Season of {w}" for w in ("Dreams", "Flight", "Duets", "Prophecy", "Remembrance")]
+    kg = graph([(f"Spirit {i}", "season", s) for i, s in enumerate(seasons)] + [("Pass", "itemType", "Season")],
+               {**{s: "season" for s in seasons}, "Season": "item type"})
+    assert node_type_noun(kg, "Season of Dreams") == "season"
+    assert in_running_text("Float (level 1)", "entity") == "Float (level 1)"
+    assert in_running_text("Abnormal pinna morphology (finding)") == "abnormal pinna morphology (finding)"

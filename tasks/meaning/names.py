@@ -370,12 +370,14 @@ def states_facts(kg: KnowledgeGraph, name: str, *, besides_type: bool = False) -
 def _cased_as_the_graph_writes(kg: KnowledgeGraph, noun: str) -> str:
     """``noun`` with a word a snake_case or lower-case type column lowered given back its capital where the graph's
     names write it only so ("python_module" -> "Python module": "Python", "Python 3", "Python Traceback" and never
-    "python" as a word of a name)."""
+    "python" as a word of a name); never its head, a common noun ("season", though an item type is named "Season")."""
     words = noun.split()
-    if not any(w.islower() and w.isalpha() for w in words):
+    if not any(w.islower() and w.isalpha() for w in words[:-1]):
         return noun
     cased = _name_word_cases(kg)
-    return " ".join(w.capitalize() if w.islower() and w.isalpha() and cased.get(w) == "upper" else w for w in words)
+    # the head stays a common noun: a node named "Season" (an item type) does not make every season a "Season"
+    return " ".join(w.capitalize() if w.islower() and w.isalpha() and cased.get(w) == "upper" else w
+                    for w in words[:-1]) + " " + words[-1]
 
 
 def _name_word_cases(kg: KnowledgeGraph) -> dict[str, str]:
@@ -1574,7 +1576,8 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     unit = _unit_head(name, type_noun)
     if unit is not None:
         return f"{name} {unit}"
-    words = name.split()
+    # judged without a trailing tag: "Float (level 1)" is one word and its level, no phrase in sentence case
+    words = strip_disambiguator(name).split() or name.split()
     if (type_noun or "") in _PROPER_KINDS or person_kind(type_noun) or not _TITLED_WORD.fullmatch(words[0] if words
                                                                                                   else ""):
         return name  # "Peter van Loosbroek", a translator: a person's name is written as it is

@@ -808,11 +808,16 @@ def registry_capitals(kg: KnowledgeGraph, name: str) -> bool:
     registry's way of writing every name ("SOCIO CUE" among "SAN JUAN NEUMANN", "CERRO PYTA"), so a short one is the
     registry's capitals too, not an acronym; an acronym among names written with small letters ("NATO" beside
     "France") is not."""
-    if not _in_capitals(strip_disambiguator(name).strip()):
-        return False
+    bare = strip_disambiguator(name).strip()
+    if not _in_capitals(bare) or any(len(_LETTER_DIGIT_TURNS.findall(w)) >= 3 for w in bare.split()):
+        return False  # "A0E1L0I0M-1H0T0D0": letters and digits in turn, a code in its own notation, no name
     kinds = _kinds_by_share(kg, "_registry_kinds", lambda n: _in_capitals(strip_disambiguator(n).strip()), 10,
                             Fraction(9, 10))
     return (node_type_noun(kg, name) or "").lower() in kinds
+
+
+#: Where a word turns from letters to digits or back ("A0", "0E" in "A0E1L0").
+_LETTER_DIGIT_TURNS = re.compile(r"[^\W\d_]+(?=\d)|\d+(?=[^\W\d_])")
 
 
 def _in_capitals(text: str) -> bool:

@@ -910,12 +910,16 @@ def test_a_registry_that_writes_every_name_in_capitals_is_written_as_the_places_
     assert question_name(kg, "SAN PEDRO DEL YCUAMANDYYU") == "San Pedro del Ycuamandyyu"
     assert index.is_code("PJC SUR")  # "PJC": letters with no vowel, an acronym as likely as a word
     assert not index.is_code("NATO") and not index.is_code("France") and question_name(kg, "NATO") == "NATO"
-    # qudt_snake (grades-heldout48.md): a kind of codes in capitals is no registry of names: "A0E1L0I0M-1H0T0D0", a
-    # dimension vector in QUDT's notation, is shown as it is ("A0e1l0i0m-1h0t0d0" failed und)
+    # qudt_snake (grades-heldout48.md): a kind of codes in capitals is no gazetteer: "A0E1L0I0M-1H0T0D0", a dimension
+    # vector in QUDT's notation, is not cased as a place ("A0e1l0i0m-1h0t0d0" failed und), nor are gene symbols
+    # ("KAR4"), which stay the registry's capitals a question does not show
     vectors = [f"A0E{i}L0I0M-1H0T{j}D0" for i in range(4) for j in range(3)]
     kg2 = graph([(f"Kind {i}", "dimension_vector", v) for i, v in enumerate(vectors)], {v: "dimension vector"
                                                                                          for v in vectors})
     assert question_name(kg2, vectors[5]) == vectors[5]
+    genes = ["KAR4", "MYBL2", "OCRL", "GREB1L", "KAT8", "POLG2", "AREG", "UCN2", "CERS6", "INHBB", "MYO6"]
+    kg3 = graph([(g, "located on", "Chromosome 1") for g in genes], {g: "gene" for g in genes})
+    assert question_name(kg3, "KAR4") == "KAR4" and relation_index(kg3).is_code("OCRL")
 
 
 @pytest.mark.parametrize("name, shown", [

@@ -765,8 +765,9 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     bare = strip_disambiguator(shown)
     if bare == shown and bare.casefold() in _bare_names(kg):
         kind = _kind_apart(kg, name, bare)
-        if kind:
-            return f"{shown} ({kind})"  # "Han Solo (upgrade)" beside "Han Solo (YT-1300, Rebel Alliance)", a pilot
+        if kind:  # "Han Solo (upgrade)" beside "Han Solo (YT-1300, Rebel Alliance)", a pilot
+            placed = registry_title(shown) if registry_place_name(kg, name) is not None else None
+            return f"{placed or shown} ({kind})"
     if bare.strip() and bare != shown and (bare.casefold() in _bare_names(kg) or
                                            _tag_names_a_neighbour(kg, name, shown[len(bare):])):
         tail = shown[len(bare):].strip()[1:-1].strip()
@@ -798,7 +799,7 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     m = _SURNAME_FIRST.fullmatch(bare)
     if m and person_kind(node_type_noun(kg, name)):  # a catalogue's "Hamilton, Richard" is Richard Hamilton
         return f"{m['given']} {m['surname']}"
-    if registry_capitals(kg, name):  # a registry's "SOCIO CUE" is the place Socio Cue
+    if registry_place_name(kg, name) is not None:  # a gazetteer's "SOCIO CUE" is the place Socio Cue
         return registry_title(bare) or bare
     return bare
 
@@ -808,16 +809,33 @@ def registry_capitals(kg: KnowledgeGraph, name: str) -> bool:
     registry's way of writing every name ("SOCIO CUE" among "SAN JUAN NEUMANN", "CERRO PYTA"), so a short one is the
     registry's capitals too, not an acronym; an acronym among names written with small letters ("NATO" beside
     "France") is not."""
-    bare = strip_disambiguator(name).strip()
-    if not _in_capitals(bare) or any(len(_LETTER_DIGIT_TURNS.findall(w)) >= 3 for w in bare.split()):
-        return False  # "A0E1L0I0M-1H0T0D0": letters and digits in turn, a code in its own notation, no name
+    if not _in_capitals(strip_disambiguator(name).strip()):
+        return False
     kinds = _kinds_by_share(kg, "_registry_kinds", lambda n: _in_capitals(strip_disambiguator(n).strip()), 10,
                             Fraction(9, 10))
     return (node_type_noun(kg, name) or "").lower() in kinds
 
 
-#: Where a word turns from letters to digits or back ("A0", "0E" in "A0E1L0").
-_LETTER_DIGIT_TURNS = re.compile(r"[^\W\d_]+(?=\d)|\d+(?=[^\W\d_])")
+def registry_place_name(kg: KnowledgeGraph, name: str) -> str | None:
+    """A place a gazetteer wrote in capitals (``registry_capitals``), as the place is written: "SOCIO CUE", a city, ->
+    "Socio Cue" (``registry_title``). Only places, and only names of words: a kind of codes is written in capitals
+    too (gene symbols "KAR4", port codes "ISVES", a market's "CBOE EU DXE OFF BOOK"), and no casing makes those names.
+    None where the name is not such a place's."""
+    bare = strip_disambiguator(name).strip()
+    if any(ch.isdigit() for ch in bare) or not registry_capitals(kg, name):
+        return None
+    head = (node_type_noun(kg, name) or "").lower().split()[-1:]
+    if not head or head[0] not in _GAZETTEER_KINDS:
+        return None
+    return registry_title(bare)
+
+
+#: Heads of the kinds a gazetteer lists, whose names it may write in capitals.
+_GAZETTEER_KINDS = frozenset({"city", "town", "village", "district", "locality", "neighbourhood", "neighborhood",
+                              "department", "municipality", "commune", "ward", "region", "province", "county", "parish",
+                              "state", "settlement", "place", "hamlet", "barrio", "suburb", "canton", "prefecture",
+                              "subdistrict", "regency", "division", "subdivision", "sector", "township", "colony",
+                              "governorate", "oblast", "raion", "arrondissement", "subprefecture", "cercle", "chiefdom"})
 
 
 def _in_capitals(text: str) -> bool:
@@ -879,8 +897,8 @@ def _kind_apart(kg: KnowledgeGraph, name: str, bare: str) -> str | None:
     kind: the question says it, or the reader cannot tell which card is meant. None where the kind tells nothing
     apart, or the graph gives none."""
     kind = node_type_noun(kg, name)
-    if not kind or kind == "entity":
-        return None
+    if not kind or kind == "entity" or column_value(kg, name):
+        return None  # a column's value is said after its label, which names its kind: "whose age is 23"
     key = bare.casefold()
     others = [n for n in _bare_names(kg).get(key, ()) if n != name]
     return kind if others and all(node_type_noun(kg, n) != kind for n in others) else None
@@ -1597,10 +1615,12 @@ def in_running_text(name: str, type_noun: str | None = None) -> str:
     if len(words) == 1:
         # one word of a kind of states ("Hemothorax", a disease): a common noun; an eponym ("Crohn") keeps its capital
         return name[:1].lower() + name[1:] if common and state_kind(type_noun) else name
-    if common and words[1][:1].islower() and words[1].strip(",.;:()'’").lower() not in NAME_PARTICLES | PREPOSITIONS:
-        # sentence case ("Pneumonia due to Methicillin susceptible Staphylococcus aureus"): the first capital is the
-        # sentence's, whatever proper words follow; "Bank of America" (a minor word next) and "Taco del Mar" (a
-        # name's particle) stay
+    second = words[1].strip(",.;:()'’").lower()
+    particle = second in NAME_PARTICLES - _MINOR - PREPOSITIONS and len(words) >= 3 and words[2][:1].isupper()
+    if common and words[1][:1].islower() and second not in _MINOR | PREPOSITIONS and not particle:
+        # sentence case ("Pneumonia due to Methicillin susceptible Staphylococcus aureus", "Justice de paix de
+        # Jodoigne"): the first capital is the sentence's, whatever proper words follow; "Bank of America" (a minor
+        # word next) and "Taco del Mar" (a name's particle before a capital) stay
         return name[:1].lower() + name[1:]
     if any(ch.isupper() for w in words[1:] for ch in w):
         return name

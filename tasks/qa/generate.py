@@ -677,10 +677,11 @@ def written_name(kg: KnowledgeGraph, name: str) -> str:
         return f"the {kind} {shown}"  # "the football match Schalke 04 v Hamburger SV", not "Schalke 04 ..."
     # a descriptive name joined by "and" is quoted too, or its own "and" runs into the question's ("a characteristic
     # of Neurodevelopmental disorder and structural brain anomalies ... and is ...")
-    if mention_kind(kind) or (kind != "entity" and (phrase_name(shown) or coordinated_name(shown))):
+    if mention_kind(kind) or (kind != "entity" and (phrase_name(shown) or (coordinated_name(shown) and
+                                                                           kind.islower()))):
         # a word mentioned, not used: 'the pronunciation of the word "wege"', 'the subset that the slot "member of"
-        # is in'
-        return f'the {kind} "{shown}"'
+        # is in'; the kind said before it is not said again in a tag ('the group "hotels" (group)')
+        return f'the {kind} "{shown.removesuffix(f" ({kind})")}"'
     if coordinated_name(shown) or (name_kind(kind) and column_value(kg, name)):
         return f'"{shown}"'  # a name as a column's value is mentioned: 'what has "black bittern" as its common name'
     # a converter's tag said as the kind makes a description: "water faucet (vehicle part)", "the water faucet

@@ -53,7 +53,7 @@ from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, YEAR, bare_number,
                                  display_name, is_identifier,
                                  column_value, coordinates, english_word, heading_not_name, node_type_noun,
-                                 question_name, registry_capitals, registry_title, relation_word, strip_disambiguator,
+                                 question_name, registry_capitals, registry_place_name, relation_word, strip_disambiguator,
                                  symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
@@ -160,11 +160,12 @@ class RelationIndex:
 
     def _registry_capitals(self, name: str) -> bool:
         """Whether ``name`` is a registry's capitals (``registry_capitals``: "SOCIO CUE" among "SAN JUAN NEUMANN",
-        "CERRO PYTA") that no casing makes a name (``registry_title``: "PJC", "ITA"); the others a question writes as
-        the place is written ("Socio Cue", ``question_name``)."""
+        "CERRO PYTA", "KAR4" among gene symbols) that the question cannot write as a place's name
+        (``registry_place_name``: "Socio Cue", a city, is written so; a code or a word that may be an acronym is
+        not)."""
         if self.kg is None or name not in self.kg or not registry_capitals(self.kg, name):
             return False
-        return registry_title(strip_disambiguator(name).strip()) is None
+        return registry_place_name(self.kg, name) is None
 
     def _code_kinds(self) -> dict[str, bool]:
         """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says

@@ -251,6 +251,8 @@ def test_a_capitalised_adjective_is_no_value_a_clause_can_name():
     ("Bank of America", "Bank of America"), ("New York", "New York"),  # a minor word or a capital next: a name
     # a name's particle next (brands_dbpedia, seen: "the cuisine of the taco del Mar")
     ("Taco del Mar", "Taco del Mar"), ("Casa de Campo", "Casa de Campo"),
+    # ...before a capital only: an institution's kind in sentence case stays a common noun (courts_wikidata, seen)
+    ("Justice de paix de Jodoigne", "justice de paix de Jodoigne"),
 ])
 def test_a_sentence_case_name_opened_by_a_common_word_loses_its_capital(name, shown):
     """hpo_wikidata kept "Abnormal pinna morphology" capitalised mid-sentence (grades-after2.md, 15 questions): the

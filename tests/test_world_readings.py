@@ -1004,6 +1004,9 @@ def test_a_name_others_bear_with_a_tag_is_said_with_its_kind():
                 "Paris (Texas)": "city"})
     assert question_name(kg, "Han Solo") == "Han Solo (upgrade)"
     assert question_name(kg, "Paris") == "Paris"
+    # a column's value is said after its label, which names its kind: "whose age is 23", not "23 (age)"
+    ages = graph([("Player A", "age", "23"), ("Player B", "mp", "23 (MP)")], {"23": "age", "23 (MP)": "MP"})
+    assert question_name(ages, "23") == "23"
     assert question_name(kg, "Tantive IV Expansion Pack") == "Tantive IV Expansion Pack"
 
 

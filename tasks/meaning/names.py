@@ -766,8 +766,7 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     if bare == shown and bare.casefold() in _bare_names(kg):
         kind = _kind_apart(kg, name, bare)
         if kind:  # "Han Solo (upgrade)" beside "Han Solo (YT-1300, Rebel Alliance)", a pilot
-            placed = registry_title(shown) if registry_place_name(kg, name) is not None else None
-            return f"{placed or shown} ({kind})"
+            return f"{registry_place_name(kg, name, shown) or shown} ({kind})"
     if bare.strip() and bare != shown and (bare.casefold() in _bare_names(kg) or
                                            _tag_names_a_neighbour(kg, name, shown[len(bare):])):
         tail = shown[len(bare):].strip()[1:-1].strip()
@@ -799,9 +798,7 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
     m = _SURNAME_FIRST.fullmatch(bare)
     if m and person_kind(node_type_noun(kg, name)):  # a catalogue's "Hamilton, Richard" is Richard Hamilton
         return f"{m['given']} {m['surname']}"
-    if registry_place_name(kg, name) is not None:  # a gazetteer's "SOCIO CUE" is the place Socio Cue
-        return registry_title(bare) or bare
-    return bare
+    return registry_place_name(kg, name, bare) or bare  # a gazetteer's "SOCIO CUE" is the place Socio Cue
 
 
 def registry_capitals(kg: KnowledgeGraph, name: str) -> bool:
@@ -816,26 +813,29 @@ def registry_capitals(kg: KnowledgeGraph, name: str) -> bool:
     return (node_type_noun(kg, name) or "").lower() in kinds
 
 
-def registry_place_name(kg: KnowledgeGraph, name: str) -> str | None:
+def registry_place_name(kg: KnowledgeGraph, name: str, shown: str | None = None) -> str | None:
     """A place a gazetteer wrote in capitals (``registry_capitals``), as the place is written: "SOCIO CUE", a city, ->
-    "Socio Cue" (``registry_title``). Only places, and only names of words: a kind of codes is written in capitals
-    too (gene symbols "KAR4", port codes "ISVES", a market's "CBOE EU DXE OFF BOOK"), and no casing makes those names.
-    None where the name is not such a place's."""
+    "Socio Cue" (``registry_title`` of ``shown``, the node's name without its tag by default). Only places, and only
+    names of words: a kind of codes is written in capitals too (gene symbols "KAR4", port codes "ISVES", a market's
+    "CBOE EU DXE OFF BOOK"), and no casing makes those names. None where the name is not such a place's."""
     bare = strip_disambiguator(name).strip()
     if any(ch.isdigit() for ch in bare) or not registry_capitals(kg, name):
         return None
     head = (node_type_noun(kg, name) or "").lower().split()[-1:]
-    if not head or head[0] not in _GAZETTEER_KINDS:
+    if not head or head[0] not in PLACE_KINDS:
         return None
-    return registry_title(bare)
+    return registry_title(bare if shown is None else shown)
 
 
-#: Heads of the kinds a gazetteer lists, whose names it may write in capitals.
-_GAZETTEER_KINDS = frozenset({"city", "town", "village", "district", "locality", "neighbourhood", "neighborhood",
-                              "department", "municipality", "commune", "ward", "region", "province", "county", "parish",
-                              "state", "settlement", "place", "hamlet", "barrio", "suburb", "canton", "prefecture",
-                              "subdistrict", "regency", "division", "subdivision", "sector", "township", "colony",
-                              "governorate", "oblast", "raion", "arrondissement", "subprefecture", "cercle", "chiefdom"})
+#: Heads of the kinds of places a gazetteer lists (and whose names it may write in capitals), the levels of a country's
+#: divisions and the words English uses of any stretch of land.
+PLACE_KINDS = frozenset({"city", "town", "village", "district", "locality", "neighbourhood", "neighborhood",
+                         "department", "municipality", "commune", "ward", "region", "province", "county", "parish",
+                         "state", "settlement", "place", "hamlet", "barrio", "suburb", "canton", "prefecture",
+                         "subdistrict", "regency", "division", "subdivision", "sector", "township", "colony",
+                         "governorate", "oblast", "raion", "arrondissement", "subprefecture", "cercle", "chiefdom",
+                         "country", "nation", "territory", "dependency", "island", "continent", "subregion", "area",
+                         "zone", "location", "land"})
 
 
 def _in_capitals(text: str) -> bool:

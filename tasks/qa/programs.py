@@ -50,11 +50,10 @@ from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
-from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, TYPE_RELATIONS, YEAR, bare_number,
-                                 display_name, is_identifier,
-                                 column_value, coordinates, english_word, heading_not_name, node_type_noun,
-                                 question_name, registry_capitals, registry_place_name, relation_word, strip_disambiguator,
-                                 symbol_kind, type_text_noun)
+from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, PLACE_KINDS, TYPE_RELATIONS, YEAR,
+                                 bare_number, column_value, coordinates, display_name, english_word, heading_not_name,
+                                 is_identifier, node_type_noun, question_name, registry_capitals, registry_place_name,
+                                 relation_word, strip_disambiguator, symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 from tasks.qa.template_writer import INSIDE_STATEMENT
@@ -213,9 +212,9 @@ class RelationIndex:
             # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
             # the owners write "BCycle", "Bicincittà"), or of five or more, every one such a token, one with a
-            # digit and half no English word ("escp2", "dyesub", "pcl", "canon": a driver's family keys); or half keys in capitals, two of them
-            # with a digit or "_" ("ULDUM" beside "EXPERT1" and "BATTLE_OF_THE_BANDS": a program's constants, not an
-            # agency's acronyms)
+            # digit and half no English word ("escp2", "dyesub", "pcl", "canon": a driver's family keys); or half
+            # keys in capitals, two of them with a digit or "_" ("ULDUM" beside "EXPERT1" and "BATTLE_OF_THE_BANDS":
+            # a program's constants, not an agency's acronyms)
             ids = {k: n >= 3 and not symbol_kind(k) and (
                        2 * keys >= n or (2 * short >= n and mixed >= 2) or (n >= 5 and 10 * short >= 9 * n)
                        or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
@@ -1298,23 +1297,23 @@ def _of_kind(index: RelationIndex, nodes: Iterable[str], node: str, kind: str | 
 #: Nouns English uses of any stretch of land, whatever level the graph gives it: "the territory served by X" may be
 #: a country, "the region it trades in" a state.
 _BROAD_PLACES = frozenset({"territory", "region", "area", "zone", "place", "location", "land", "locality"})
-#: Heads of kinds a broad place noun covers.
-_PLACE_HEADS = _BROAD_PLACES | frozenset({"country", "nation", "state", "province", "county", "district", "city",
-                                          "town", "village", "island", "continent", "subregion", "municipality",
-                                          "dependency", "commune", "prefecture", "colony"})
 
 
 def _broad_place_rivals(index: RelationIndex, node: str, step: ProgramStep, symmetric: bool) -> set[str]:
     """The places a step's own facts reach from ``node`` that the question's noun names though the graph gives them
-    another kind: where the noun is a broad one ("territory", "region"), any place (brands_dbpedia, seen: "the
-    territory served by Fathers & Sons", which serves Belgium, a country, and Metropolitan France, a territory). Only
-    the graph's own facts count: a province that a region contains through the region's country is no rival to "the
-    region that contains it"."""
-    head = (step.kind or "").lower().split()[-1:]
-    if not head or head[0] not in _BROAD_PLACES:
+    another kind: where the noun is a broad one ("territory", "region"), any place (``PLACE_KINDS``; brands_dbpedia,
+    seen: "the territory served by Fathers & Sons", which serves Belgium, a country, and Metropolitan France, a
+    territory). Only the graph's own facts count: a province that a region contains through the region's country is
+    no rival to "the region that contains it"."""
+    if _kind_head(step.kind) not in _BROAD_PLACES:
         return set()
     return {x for x in index.reach(node, step.label, step.forward, symmetric, direct=True)
-            if (index.kind(x) or "").lower().split()[-1:] and (index.kind(x) or "").lower().split()[-1] in _PLACE_HEADS}
+            if _kind_head(index.kind(x)) in PLACE_KINDS}
+
+
+def _kind_head(kind: str | None) -> str:
+    """The last word of a kind, lower case ("" for none)."""
+    return ((kind or "").lower().split() or [""])[-1]
 
 
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,

@@ -301,6 +301,28 @@ def test_a_label_is_read_again_with_its_objects() -> None:
     assert default_book().profile("member_of_party").forms.object_clause == ["the member of party of {s}"]
 
 
+def test_a_label_ending_in_the_head_of_its_objects_kind_reads_as_a_relational_phrase() -> None:
+    """qudt_snake (grades-heldout48.md): `unit_of_system`, whose objects are of the kind "system of units", read as one
+    compound noun ("which system of units is a unit of system of both X and Y", "the unit of system of X") and failed
+    gram and und. A label that ends in the head of its objects' kind (the words before the kind's own of-phrase) after
+    a relational phrase reads as that phrase: "a unit of {o}". A kind without an of-phrase is not cut to a head."""
+    from tasks.meaning.profiles import book_for_graph
+
+    units = [f"Unit {i}" for i in range(6)]
+    triples = [(u, "unit_of_system", ("SI", "CGS")[i % 2]) for i, u in enumerate(units)]
+    triples += [(u, "part_of_system", ("Grid A", "Grid B")[i % 2]) for i, u in enumerate(units)]
+    types = {"SI": "system of units", "CGS": "system of units", "Grid A": "power grid", "Grid B": "power grid",
+             **{u: "unit" for u in units}}
+    book = book_for_graph(_typed_graph(triples, types))
+    unit = book.profile("unit_of_system")
+    assert unit.forms is not None and unit.forms.statement == "{s} is a unit of {o}"
+    assert unit.forms.object_clause == ["{the} {that} has {s} as a unit"]
+    assert unit.forms.subject_clause == ["{the} {that} is a unit of {o}"]
+    assert unit.object_noun == "system of units" and "head of its objects' kind" in unit.evidence["forms"].detail
+    part = book.profile("part_of_system")  # "system" is no head of "power grid": the words alone
+    assert part.forms is not None and "head of its objects' kind" not in part.evidence["forms"].detail
+
+
 def test_a_code_column_whose_objects_are_rows_names_the_row() -> None:
     """vietnam_raw (grades-heldout40.md): `parent_code` held the district or province itself (the converter put
     the row where the table had its code), and "which province is the parent code of X" failed und in all 40

@@ -406,7 +406,9 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
 
     - a label that ends in its objects' kind after a relational phrase ("member_of_party" whose objects are
       parties, "capital of country" whose objects are countries) reads as that phrase with the kind as the object's
-      noun ("a member of {o}"), not as one compound noun ("the member of party of X");
+      noun ("a member of {o}"), not as one compound noun ("the member of party of X"); so does one that ends in
+      the head of a kind with an of-phrase of its own ("unit_of_system" whose objects are systems of units: "a unit
+      of {o}", not "the unit of system of X");
     - a label that says "date" where every object is a bare year ("date of birth" -> 1934) says "year": "whose
       date of birth is the date of birth of X" would claim one day, the graph knows the year."""
     from tasks.meaning.morphology import TIME_NOUNS, label_words
@@ -419,11 +421,18 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
     # (never only the complement of the kind's own of-phrase: "state of use" is no "state of" whose object is a use)
     tail = next((n for n in range(len(kind), 0, -1) if len(low) > n + 1 and low[-n:] == kind[-n:]
                  and not (len(kind) > n and kind[-n - 1] in _RELATIONAL_ENDS)), 0)
+    ends = "its objects' kind"
+    if not tail:
+        ends = "the head of its objects' kind"
+        # or the head of a kind with an of-phrase of its own: "unit_of_system" whose objects are systems of units is
+        # "a unit of {o}", not one compound noun ("the unit of system of X")
+        head = _of_head(kind)
+        tail = next((n for n in range(len(head), 0, -1) if len(low) > n + 1 and low[-n:] == head[-n:]), 0)
     if tail and low[-tail - 1] in _RELATIONAL_ENDS and "bare noun" in (
             base.evidence["forms"].detail if "forms" in base.evidence else ""):
         phrase = derived_profile(" ".join(words[:-tail]))
         if phrase.forms is not None:
-            out = _read_as(out, phrase, values.kind, f"the label ends in its objects' kind {values.kind!r}: read as "
+            out = _read_as(out, phrase, values.kind, f"the label ends in {ends} {values.kind!r}: read as "
                                                      f"{' '.join(words[:-tail])!r}")
             for name in ("objects_per_subject", "subjects_per_object"):
                 if getattr(out, name) == "unknown" and getattr(phrase, name) != "unknown":
@@ -466,6 +475,13 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
     else:
         out = _key_or_role(out, values, words)
     return _worded_as_the_objects(out, values, words)
+
+
+def _of_head(kind: list[str]) -> list[str]:
+    """The words of a kind before its own of-phrase ("system" of "system of units", "body" of "body of water"); empty
+    for a kind without one, or with it first or last."""
+    i = kind.index("of") if "of" in kind else -1
+    return kind[:i] if 0 < i < len(kind) - 1 else []
 
 
 def _the_noun(phrase: RelationProfile, words: list[str]) -> RelationProfile:

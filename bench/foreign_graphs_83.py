@@ -37,7 +37,7 @@ Conventions: those of bench/foreign_graphs.py, whose Graph class writes the file
 Every name is the one the data gives: a property set or quantity set its name ("Pset_WallCommon",
 "Qto_WallBaseQuantities"), a property or quantity its name ("IsExternal", "GrossVolume"), an entity or defined type
 its IFC name ("IfcWall", "IfcLabel"), an entity restricted to one predefined type the file's own "Entity/TYPE" string
-("IfcActuator/ ELECTRICACTUATOR"), a property enumeration its name ("PEnum_ElementStatus") and an enumeration value
+("IfcActuator/ELECTRICACTUATOR"), a property enumeration its name ("PEnum_ElementStatus") and an enumeration value
 its label ("DEMOLISH"). Properties of one name in several sets are named apart by their set in parentheses, as the
 code says."""
 

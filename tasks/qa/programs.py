@@ -138,6 +138,10 @@ class RelationIndex:
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
             return True
+        if _CAMEL.fullmatch(strip_disambiguator(name).strip()) and (
+                self._camel_kinds().get(self.kind(name) or "", False)
+                or self._camel_kinds().get(f"type:{self.type_of(name)}", False)):
+            return True  # "OntologyClass" among a schema's classes named so: an identifier, words run together
         record = _RECORD.match(shown)
         if record is not None and (self.kind(name) or "").split()[-1:] == [record[1].lower()]:
             return True  # "capture 21778", a capture: a table's record number, not a name
@@ -150,8 +154,11 @@ class RelationIndex:
         return kind is None or self._code_kinds().get(kind, True)
 
     def _lower_among_capitals(self, name: str) -> bool:
-        """Whether ``name`` has letters and no capital where nine in ten of its kind's names (ten or more) have one:
-        a brand or a title the file wrote in lower case ("voxbone", "do what cha wanna"), not as it is named."""
+        """Whether ``name`` has letters and no capital where nine in ten of its kind's names (ten or more) have one and
+        three in four begin with one: a brand or a title the file wrote in lower case ("voxbone", "do what cha
+        wanna"), not as it is named. A kind of descriptions that begin in lower case and name someone further on
+        ("love-affairs of Galatea") is no kind of capitalised names: its "origin of man" is written as its names
+        are."""
         bare = strip_disambiguator(name).strip()
         if not any(ch.isalpha() for ch in bare) or any(ch.isupper() for ch in bare) or self.kg is None:
             return False
@@ -165,6 +172,13 @@ class RelationIndex:
         if self.kg is None or name not in self.kg or not registry_capitals(self.kg, name):
             return False
         return registry_place_name(self.kg, name) is None
+
+    def _camel_kinds(self) -> dict[str, bool]:
+        """Per type noun (and per type column, keyed "type:<type>"): whether, of five nodes or more, at least half are
+        named by one token of capitalised words run together (``_CAMEL``): a schema's classes and enumerations ("OntologyClass", "AnalysisTypeEnum"), a standard's
+        entities ("IfcActuatorType"), whose names are identifiers no reader says, not a kind of things with names
+        ("Biosample" beside them, "Organism Sample")."""
+        return self._kind_tables()[3]
 
     def _code_kinds(self) -> dict[str, bool]:
         """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
@@ -181,14 +195,15 @@ class RelationIndex:
         ("IBM", "UCLA")."""
         return self._kind_tables()[1]
 
-    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool]]:
-        """``_code_kinds``, ``_id_kinds`` and the kinds whose names nearly all have a capital
-        (``_lower_among_capitals``), counted in one pass over the graph's nodes and kept."""
+    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool], dict[str, bool]]:
+        """``_code_kinds``, ``_id_kinds``, the kinds whose names nearly all have a capital
+        (``_lower_among_capitals``) and ``_camel_kinds``, counted in one pass over the graph's nodes and kept."""
         if self.kg is None:
-            return {}, {}, {}
+            return {}, {}, {}, {}
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
-            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 10)
+            counts: dict[str, list[int]] = defaultdict(lambda: [0] * 12)
+            typed: dict[str, list[int]] = defaultdict(lambda: [0, 0])
             for node in self.kg.nodes():
                 kind = self.kind(node) or ""  # the nodes the graph gives no kind are counted as one table too
                 bare = strip_disambiguator(node).strip()
@@ -206,8 +221,18 @@ class RelationIndex:
                 c[7] += bool(_SHOUTED_KEY.fullmatch(node))
                 c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
                 c[9] += any(ch.isupper() for ch in bare)
+                c[10] += next((ch.isupper() for ch in bare if ch.isalpha()), False)
+                c[11] += bool(_CAMEL.fullmatch(bare))
+                declared = self.type_of(node)
+                if declared:  # the type column's tables too: a schema's is_a names a class's kind after its parent
+                    t = typed[declared]
+                    t[0] += 1
+                    t[1] += bool(_CAMEL.fullmatch(bare))
             codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
-            capitalised = {k: v[0] >= 10 and 10 * v[9] >= 9 * v[0] for k, v in counts.items()}
+            # nine in ten with a capital, three in four beginning with one: names, not descriptions that begin in
+            # lower case and name someone further on ("love-affairs of Galatea"), nor gene symbols ("aadA")
+            capitalised = {k: v[0] >= 10 and 10 * v[9] >= 9 * v[0] and 4 * v[10] >= 3 * v[0]
+                           for k, v in counts.items()}
             # keys: half the names one lower-case token with a digit, "_" or "-"; half short codes, some mixed in
             # case or with a digit; nearly all short codes; of ten or more, four in five one lower-case token and two
             # in three of those no English word ("bcycle", "bicincitta", "ecovelo": a library's module names, which
@@ -220,8 +245,10 @@ class RelationIndex:
                        or (n >= 10 and 5 * lower >= 4 * n and 3 * foreign >= 2 * lower)
                        or (n >= 5 and lower == n and keys >= 1 and 2 * foreign >= lower)
                        or (2 * shouted >= n and constants >= 2))
-                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, _) in counts.items()}
-            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised)
+                   for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, *_) in counts.items()}
+            camel = {k: v[0] >= 5 and 2 * v[11] >= v[0] for k, v in counts.items()}
+            camel.update({f"type:{t}": n >= 5 and 2 * k >= n for t, (n, k) in typed.items()})
+            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised, camel)
         return hit
 
     def add(self, subject: str, label: str, obj: str) -> None:
@@ -292,7 +319,9 @@ class RelationIndex:
         else:
             seen = self._walk(tax, found, False)
         seen.discard(node)
-        return found | {x for x in seen if self.kind(x) in kinds}
+        # of those kinds as the question's noun reads them: a subclass a schema's "is_a" names after its parent
+        # ("planned process") is still of the type its row gives ("class")
+        return found | {x for x in seen if self.kind(x) in kinds or any(self.fits(x, k) for k in kinds if k)}
 
     def _wide(self, key: str, node: str, forward: bool, found: set[str]) -> set[str]:
         """``reach`` over a transitive label, wider than the one step ``found``."""
@@ -664,8 +693,9 @@ _NOT_NARROWING = frozenset({"former", "previous", "past", "old", "ex", "earlier"
                             "number", "count", "total"})
 
 
-#: Labels that make one class a subclass of another, whose other relations the subclass inherits.
-_TAXONOMY = frozenset({"subclassof", "subtypeof"})
+#: Labels that make one class a subclass of another, whose other relations the subclass inherits: an ontology's or a
+#: schema's "is_a" (OBO, LinkML, UMLS's "isa") is its subclass relation, so a class has the slots of its parent.
+_TAXONOMY = frozenset({"subclassof", "subtypeof", "isa"})
 #: Labels that say one place or thing lies within another: each composes with the others, so a country located in a
 #: sub-region that is part of a continent is located in the continent too.
 _CONTAINMENT = frozenset({"locatedin", "containedin", "partof", "ispartof",
@@ -788,6 +818,9 @@ def _notation(shown: str) -> bool:
 
 #: One token of lower-case letters, digits and ``._-`` (a table's key: "zen2", "armv8.3a", "cortex_a72", "haswell").
 _KEY = re.compile(r"[a-z][a-z\d._-]*")
+#: One token of two or more capitalised words run together ("OntologyClass", "IfcActuatorType", "AnalysisTypeEnum"): a
+#: schema's or a program's identifier where most names of its kind have the shape (``RelationIndex._camel_kinds``).
+_CAMEL = re.compile(r"[A-Z][a-z]+\d*(?:[A-Z][a-z]+\d*)+")
 
 
 def snake_identifier(name: str) -> bool:

@@ -226,6 +226,26 @@ def test_passive_with_agent_reads_the_object_as_agent(label: str) -> None:
     assert "the object is the agent" in p.evidence["forms"].detail
 
 
+@pytest.mark.parametrize("label, noun, done, was", [
+    ("Proof shortened by", "proof", "shortened", "was"), ("proof_shortened_by", "proof", "shortened", "was"),
+    ("lyrics written by", "lyrics", "wrote", "were"), ("musicComposedBy", "music", "composed", "was")])
+def test_a_noun_with_a_participle_and_by_is_what_the_agent_did_to_the_subjects_noun(label, noun, done, was) -> None:
+    """iset_raw (grades-heldout49.md): "Proof shortened by" read as a verb "proof" ("which theorem ... proofs shortened
+    by the contributor ..."). "<noun> <participle> by" says the object did the verb to the subject's noun."""
+    p = profile_from_label(label)
+    f = p.forms
+    assert f is not None and f.statement == f"{{o}} {done} the {noun} of {{s}}"
+    assert f.object_clause == [f"{{the}} {{that}} {done} the {noun} of {{s}}"]
+    assert f.subject_clause == [f"{{the}} whose {noun} {was} {label_part(label)} by {{o}}"]
+    assert "<noun> <participle> by" in p.evidence["forms"].detail
+
+
+def label_part(label: str) -> str:
+    from tasks.meaning.morphology import label_words
+
+    return label_words(label)[1].lower()
+
+
 def test_passive_counts_read_the_verb_entry_the_other_way() -> None:
     p = profile_from_label("was written by")
     assert _forms("was written by").statement == "{o} wrote {s}"

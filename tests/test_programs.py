@@ -616,6 +616,19 @@ def test_a_kind_named_by_words_run_together_is_a_table_of_identifiers():
     assert not index.is_code("TheBeatles") and not index.is_code("Queen")
 
 
+def test_a_key_with_digits_first_in_a_table_of_keys_is_no_name():
+    """iset_raw (grades-heldout49.md, und ✗): Metamath's theorem labels "syl", "ralss" were refused as a table's keys,
+    but "3anim2i", "0re", "2times" (digits first) were shown as names. A lower-case token with digits before its
+    letters is a key where its kind is a table of keys; a kind of names keeps such a name."""
+    theorems = ["syl", "ax-mp", "mp2an", "ralss", "3anim2i", "0re", "syl5eq", "ax-1"]
+    kg = graph([(t, "Contributed by", "Norman Megill") for t in theorems] + [("2nd", "cabin of", "Passenger A")],
+               {**{t: "theorem" for t in theorems}, "Norman Megill": "contributor", "2nd": "class",
+                "Passenger A": "passenger"})
+    index = relation_index(kg)
+    assert index.is_code("3anim2i") and index.is_code("0re") and index.is_code("ralss")
+    assert not index.is_code("Norman Megill") and not index.is_code("2nd")
+
+
 def test_a_genes_or_a_proteins_symbol_is_its_name():
     """ligands_wikidata (grades-heldout26.md: nothing asked): every protein is named by its gene symbol ("SIGLEC7",
     "GSTP1"), and a kind of nearly all short codes was taken for a table's codes. A kind names.yaml lists as named by

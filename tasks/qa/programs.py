@@ -123,6 +123,8 @@ class RelationIndex:
             return True  # "crafting-with-fluid", "kovarex-enrichment-process": a program's key, words joined by "-"
         if "_" in name and _SHOUTED_KEY.fullmatch(name):
             return True  # "BATTLE_OF_THE_BANDS", "THE_SUNKEN_CITY": a program's constant, not a name
+        if _COORDINATES.fullmatch(shown):
+            return True  # "X-154532082-G-A": a variant's chromosome, position and alleles, a key with no build named
         if _ACCESSION.fullmatch(shown):
             return True  # "CL:0002587", "GO:0008150": an ontology's accession, a prefix and a number
         if _locus_tag(shown):
@@ -749,6 +751,9 @@ _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
 _PLACEHOLDER = re.compile(r"(?i)(?:(?:hypothetical|uncharacteri[sz]ed|unknown|unnamed|unidentified|predicted)\s+"
                           r"(?:protein|gene|gene product|product|orf)|none|n/?a|tbd|tba|orf|not available|not applicable|"
                           + "|".join(sorted(CATCH_ALL_WORDS)) + ")")
+#: Three parts or more joined by hyphens, one a number of five digits or more, no space ("X-154532082-G-A",
+#: "10-102832596-GGAG-G"): coordinates or a registry's number, not a name.
+_COORDINATES = re.compile(r"(?=\S*(?<![^-])\d{5,}(?![^-]))[^\s-]+(?:-[^\s-]+){2,}")
 #: A colour as a web page writes it: "#" and three or six hexadecimal digits ("#0019a8", "#fff").
 _HEX_COLOUR = re.compile(r"#(?:[0-9a-fA-F]{3}){1,2}")
 #: Three words or more in lower case joined by hyphens: a program's key ("crafting-with-fluid"), as snake_case is.

@@ -246,6 +246,16 @@ def label_part(label: str) -> str:
     return label_words(label)[1].lower()
 
 
+@pytest.mark.parametrize("label", ["depends", "relies", "lives"])
+def test_a_verb_that_takes_no_object_needs_its_preposition(label) -> None:
+    """vulkan_snake (grades-heldout50.md): `depends` read "the extension that depends the extension that ...". A verb
+    whose first sense takes no object (WordNet's frames) cannot be said with its object after it; without the
+    preposition the label leaves out, it has no reading. With it, it has ("depends_on")."""
+    assert profile_from_label(label).forms is None
+    assert "takes no object" in profile_from_label(label).evidence["forms"].detail
+    assert profile_from_label(label + "_on").forms is not None
+
+
 def test_passive_counts_read_the_verb_entry_the_other_way() -> None:
     p = profile_from_label("was written by")
     assert _forms("was written by").statement == "{o} wrote {s}"

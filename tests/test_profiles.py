@@ -323,6 +323,25 @@ def test_a_label_ending_in_the_head_of_its_objects_kind_reads_as_a_relational_ph
     assert part.forms is not None and "head of its objects' kind" not in part.evidence["forms"].detail
 
 
+def test_an_irregular_past_that_is_also_a_noun_before_a_kind_no_object_has_is_a_compound_noun() -> None:
+    """vulkan_snake (grades-heldout50.md): `bit_values` whose objects are enums read as the verb "bite" ("which enum was
+    bitten by ..."). A past form that is also a noun ("bit", "set"), before a word that is no kind of the label's
+    objects, is a compound noun, as a regular "-ed" form is ("a bit value of X"); "won_award" whose objects are awards
+    stays "X won Y"."""
+    from tasks.meaning.profiles import book_for_graph
+
+    masks = [f"Mask {i}" for i in range(6)]
+    triples = [(m, "bit_values", ("Enum A", "Enum B")[i % 2]) for i, m in enumerate(masks)]
+    triples += [(f"Scientist {i}", "won_award", ("Nobel", "Wolf")[i % 2]) for i in range(6)]
+    types = {"Enum A": "enum", "Enum B": "enum", **{m: "bitmask" for m in masks}, "Nobel": "award", "Wolf": "award",
+             **{f"Scientist {i}": "person" for i in range(6)}}
+    book = book_for_graph(_typed_graph(triples, types))
+    bits = book.profile("bit_values")
+    assert bits.forms is not None and bits.forms.statement == "{o} is a bit value of {s}"
+    won = book.profile("won_award")
+    assert won.forms is not None and won.forms.statement == "{s} won {o}"
+
+
 def test_a_code_column_whose_objects_are_rows_names_the_row() -> None:
     """vietnam_raw (grades-heldout40.md): `parent_code` held the district or province itself (the converter put
     the row where the table had its code), and "which province is the parent code of X" failed und in all 40

@@ -265,6 +265,11 @@ def _singular(noun: str) -> str:
     return " ".join([*head, str(one)])
 
 
+def singular(noun: str) -> str:
+    """The singular of a noun phrase (``_singular``), for the readings made from a graph's values."""
+    return _singular(noun)
+
+
 def indefinite(noun: str) -> str:
     """``noun`` with "a" or "an" as it is said, not spelt: "a use", "a unit", "an hour", "an ISO code"; a noun whose
     head English does not count is said bare ("required research", "support equipment")."""
@@ -740,6 +745,11 @@ def _read(words: list[str], lexicon: Lexicon, machine: bool = False) -> _Reading
             # "of" modifies the noun ("X is a modified version of Y"), not a verb with an object ("X modified
             # version of Y")
             return _noun_of("is", False, None, " ".join(low[i:-1]), "of", lexicon, [wlow])
+        if not rest and finite and not noun and "VBZ" in finite[0][1] and \
+                verb_frames().get(finite[0][0], ("", False))[0] == "intr":
+            # "depends", "relies": a verb that takes no object, with no preposition for the object ("X depends Y");
+            # a past ("ended", "passed") names an event, and most take an object ("the treaty ended the war")
+            raise _Unreadable(f"{word!r} takes no object and the label gives no preposition before it")
         if finite:
             return _finite(finite[0][0], word, finite[0][1], adverbs, rest)
         if participle and not base and rlow and rlow[-1] not in _PREPS and not adverbs and _noun_phrase(rest):

@@ -523,7 +523,9 @@ def _key_or_role(base: RelationProfile, values: LabelValues, words: list[str]) -
     - "suspectedVictim" whose objects are countries: "victim" is no kind of its objects, so the label is a noun with
       its participle ("a suspected victim of X"), not a verb and its object's kind ("X suspected Y"); "releasedAlbum"
       whose objects are albums stays "X released Y"."""
-    from tasks.meaning.morphology import bare_noun_forms, standing_profile
+    from lemminflect import getAllLemmas
+
+    from tasks.meaning.morphology import bare_noun_forms, singular, standing_profile
     from tasks.meaning.names import may_name_people
 
     low = [w.lower() for w in words]
@@ -545,8 +547,9 @@ def _key_or_role(base: RelationProfile, values: LabelValues, words: list[str]) -
             return _read_as(base, phrase, values.kind, f"the label is a key column and its objects are rows, not "
                                                        f"codes: read as {' '.join(words[:-1])!r}")
     then = re.match(r"active past verb '[^']+', then '([^']+)': the kind of the object", detail)
-    if then and len(low) >= 2 and kind[-1:] != then[1].split()[-1:] and re.fullmatch(r"[a-z]+ed", low[0]):
-        noun = " ".join(low)
+    if then and len(low) >= 2 and kind[-1:] != then[1].split()[-1:] and (
+            re.fullmatch(r"[a-z]+ed", low[0]) or "NOUN" in getAllLemmas(low[0])):
+        noun = singular(" ".join(low))  # "bit_values": a bit value of X
         return _apply(base, {"forms": bare_noun_forms(noun, "a").model_dump()}, {"forms": Evidence(
             source="graph", detail=f"{then[1]!r} is no kind of the label's objects"
             + (f" ({values.kind!r})" if values.kind else "") + f": read as the noun {noun!r}")})

@@ -740,8 +740,9 @@ _PADDED_ID = re.compile(r"[A-Z]{1,4}-?0\d{2,}(?:\.\d+)?")
 @functools.lru_cache(maxsize=65536)
 def _twin_key(name: str) -> str:
     """``name`` as a reader takes it: the lenient answer key of its shown form (case, accents, punctuation, a leading
-    article and number words aside; ``schemas.answers.lenient_key``)."""
-    return lenient_key(display_name(name))
+    article and number words aside; ``schemas.answers.lenient_key``), and its spaces ("Palan" and "Pa Lan", two
+    subdistricts a reader cannot tell apart)."""
+    return lenient_key(display_name(name)).replace(" ", "")
 
 
 #: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").
@@ -826,9 +827,10 @@ def _notation(shown: str) -> bool:
 _KEY = re.compile(r"[a-z][a-z\d._-]*")
 #: Such a token with digits first ("3anim2i", "0re", "2times"): a key where its kind is a table of keys.
 _DIGIT_KEY = re.compile(r"\d+[a-z][a-z\d._-]*")
-#: One token of two or more capitalised words run together ("OntologyClass", "IfcActuatorType", "AnalysisTypeEnum"): a
-#: schema's or a program's identifier where most names of its kind have the shape (``RelationIndex._camel_kinds``).
-_CAMEL = re.compile(r"[A-Z][a-z]+\d*(?:[A-Z][a-z]+\d*)+")
+#: One token of two or more words run together, each after the first capitalised, a vendor's capitals after them
+#: ("OntologyClass", "IfcActuatorType", "VkSurfaceFormatKHR", "vkCmdDrawIndirect"): a schema's or a program's
+#: identifier where most names of its kind have the shape (``RelationIndex._camel_kinds``).
+_CAMEL = re.compile(r"[A-Za-z][a-z]+\d*(?:[A-Z][a-z]+\d*)+(?:[A-Z]{2,}\d*)?")
 #: Capitalised words of three letters or more run together ("KerbCommon"; not "McDonald"): in a name joined by
 #: underscores, an identifier's part (``snake_identifier``).
 _CAMEL_WORDS = re.compile(r"[A-Z][a-z]{2,}\d*(?:[A-Z][a-z]{2,}\d*)+")
@@ -888,6 +890,17 @@ def quantity_label(book: ProfileBook, label: str) -> bool:
     """Whether ``label``'s objects in the graph are numbers, not all years (a count of deaths, a population)."""
     values = book.values.get(relation_key(label))
     return values is not None and values.quantities
+
+
+def says_kind(profile: RelationProfile, forward: bool) -> bool:
+    """Whether every clause that can say a step over ``profile`` (read ``forward`` or back) from its known node names
+    the other node's kind ("{the} {that} requires X": "the extension that requires X"); a bare noun's "the member type
+    of X" names the relation alone."""
+    forms = profile.forms
+    if forms is None:
+        return True
+    clauses = forms.object_clause if forward or profile.symmetric else forms.subject_clause
+    return all("{the}" in c for c in clauses)
 
 
 def count_in_world(profile: RelationProfile, forward: bool) -> str:
@@ -1185,11 +1198,29 @@ def _layers(kg: KnowledgeGraph, start: str, hops: int) -> dict[str, int]:
     return dist
 
 
-def _steps_from(kg: KnowledgeGraph, u: str, level: int, dist: dict[str, int], book: ProfileBook
-                ) -> list[tuple[str, str, bool]]:
+def _steps_from(kg: KnowledgeGraph, u: str, level: int, dist: dict[str, int], book: ProfileBook,
+                step_ok: StepKeep | None = None) -> list[tuple[str, str, bool]]:
     """``(next node, label, forward)`` for every phrasable relation from ``u`` to a node of the next layer, none to a
-    bare quantity (``build_program`` refuses every walk through one: a walk that would end so is not taken)."""
-    return [step for step in _phrasable_steps(kg, u, book) if dist.get(step[0]) == level + 1]
+    bare quantity (``build_program`` refuses every walk through one: a walk that would end so is not taken), and,
+    with ``step_ok``, only the steps it allows (``_one_in_world``)."""
+    return [step for step in _phrasable_steps(kg, u, book) if dist.get(step[0]) == level + 1
+            and (step_ok is None or step_ok(u, *step))]
+
+
+#: Whether a walk may take the step ``(from node, next node, label, forward)``.
+StepKeep = Callable[[str, str, str, bool], bool]
+
+
+def _one_in_world(book: ProfileBook, index: RelationIndex) -> StepKeep:
+    """The steps a walk over a sampled graph may take: those that lead to one node in the world (``build_program``
+    refuses every other one there, pinned or not), so the walks a sample draws are not spent on them and a seed's
+    depth is found where it stands ("Acanthus caudatus" -> its genus -> its family -> its order)."""
+    def keep(u: str, v: str, label: str, forward: bool) -> bool:
+        profile = book.profile(label)
+        if count_in_world(profile, forward) == "one":
+            return True
+        return inside_one(profile, ProgramStep(label=label, forward=forward, kind=index.kind(v)), index, u)
+    return keep
 
 
 #: Nodes whose phrasable steps a graph keeps worked out (``_phrasable_steps``); past it they are worked out anew.
@@ -1218,8 +1249,8 @@ def _phrasable_steps(kg: KnowledgeGraph, u: str, book: ProfileBook) -> list[tupl
 MAX_PRUNED_LAYER = 20_000
 
 
-def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int], book: ProfileBook
-                ) -> dict[str, list[tuple[str, str, bool]]]:
+def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int], book: ProfileBook,
+                step_ok: StepKeep | None = None) -> dict[str, list[tuple[str, str, bool]]]:
     """For each node a walk may stand on, the steps that can still end ``hops`` hops out: worked out backwards from
     the last layer, so a walk never strands. A layer past ``MAX_PRUNED_LAYER`` nodes (a hub's neighbourhood) is
     left out: its nodes' steps are worked out when a walk reaches them, and the layers before it are not pruned."""
@@ -1235,7 +1266,7 @@ def _live_steps(kg: KnowledgeGraph, start: str, hops: int, dist: dict[str, int],
             continue
         keep: set[str] = set()
         for u in nodes:
-            opts = [o for o in _steps_from(kg, u, level, dist, book) if alive is None or o[0] in alive]
+            opts = [o for o in _steps_from(kg, u, level, dist, book, step_ok) if alive is None or o[0] in alive]
             if opts:
                 out[u] = opts
                 keep.add(u)
@@ -1378,9 +1409,12 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     refused = walk_refusal(walk, steps, book=book, index=index)
     if refused is not None:
         return refused
-    steps = [s.model_copy(update={"kind": index.kind(walk[i]), "symmetric": book.profile(s.label).symmetric})
-             for i, s in enumerate(steps, start=1)]
     hops = len(steps)
+    # a middle node is counted among the nodes of its kind only where every clause that can say the step names the
+    # kind ("the extension that requires X"); "the member type of X" names none, so every member type of X is a rival
+    steps = [s.model_copy(update={"kind": index.kind(walk[i]) if i == hops or says_kind(book.profile(s.label), s.forward)
+                                  else None, "symmetric": book.profile(s.label).symmetric})
+             for i, s in enumerate(steps, start=1)]
     for i, step in enumerate(steps, start=1):
         profile = book.profile(step.label)
         among = index.reach(walk[i - 1], step.label, step.forward, profile.symmetric)
@@ -1457,7 +1491,8 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
     rng = random.Random(f"programs\x00{seed}\x00{start}\x00{hops}")
     used: Counter = Counter()
     seen: set[tuple] = set()
-    memo = _live_steps(kg, start, hops, dist, book)
+    step_ok = None if whole else _one_in_world(book, index)  # a sampled graph: no step that names one of many
+    memo = _live_steps(kg, start, hops, dist, book, step_ok)
     if not memo.get(start):
         out.refuse("no_walk", f"no walk of {hops} phrasable, shortcut-free hops starts at {start!r}")
         return out
@@ -1485,7 +1520,7 @@ def sample_programs(kg: KnowledgeGraph, start: str, hops: int, *, count: int = 8
         for level in range(hops):
             options = memo.get(walk[-1])
             if options is None:  # a node of a layer too large to prune in advance
-                options = memo[walk[-1]] = _steps_from(kg, walk[-1], level, dist, book)
+                options = memo[walk[-1]] = _steps_from(kg, walk[-1], level, dist, book, step_ok)
             if not options:
                 break
             hit = drawn.get(walk[-1])

@@ -141,7 +141,7 @@ class RelationIndex:
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
             return True
-        if _CAMEL.fullmatch(bare) and (
+        if (_CAMEL.fullmatch(bare) or _RUN_TOGETHER.fullmatch(bare)) and (
                 self._camel_kinds().get(self.kind(name) or "", False)
                 or self._camel_kinds().get(f"type:{self.type_of(name)}", False)):
             return True  # "OntologyClass" among a schema's classes named so: an identifier, words run together
@@ -225,12 +225,13 @@ class RelationIndex:
                 c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
                 c[9] += any(ch.isupper() for ch in bare)
                 c[10] += next((ch.isupper() for ch in bare if ch.isalpha()), False)
-                c[11] += bool(_CAMEL.fullmatch(bare))
+                run = bool(_CAMEL.fullmatch(bare) or _RUN_TOGETHER.fullmatch(bare))
+                c[11] += run
                 declared = self.type_of(node)
                 if declared:  # the type column's tables too: a schema's is_a names a class's kind after its parent
                     t = typed[declared]
                     t[0] += 1
-                    t[1] += bool(_CAMEL.fullmatch(bare))
+                    t[1] += run
             codes = {k: n < 3 or 2 * coded >= n for k, (n, coded, *_) in counts.items()}
             # nine in ten with a capital, three in four beginning with one: names, not descriptions that begin in
             # lower case and name someone further on ("love-affairs of Galatea"), nor gene symbols ("aadA")
@@ -831,6 +832,9 @@ _DIGIT_KEY = re.compile(r"\d+[a-z][a-z\d._-]*")
 #: ("OntologyClass", "IfcActuatorType", "VkSurfaceFormatKHR", "vkCmdDrawIndirect"): a schema's or a program's
 #: identifier where most names of its kind have the shape (``RelationIndex._camel_kinds``).
 _CAMEL = re.compile(r"[A-Za-z][a-z]+\d*(?:[A-Z][a-z]+\d*)+(?:[A-Z]{2,}\d*)?")
+#: One token of ten letters and digits or more, three of them capitals and some lower case ("VkVideoDecodeAV1Info",
+#: "vkCreateIOSSurfaceMVK"): words run together with initials among them, counted as ``_CAMEL`` is.
+_RUN_TOGETHER = re.compile(r"(?=[A-Za-z\d]{10,}$)(?=(?:[^A-Z]*[A-Z]){3})(?=[^a-z]*[a-z])[A-Za-z][A-Za-z\d]*")
 #: Capitalised words of three letters or more run together ("KerbCommon"; not "McDonald"): in a name joined by
 #: underscores, an identifier's part (``snake_identifier``).
 _CAMEL_WORDS = re.compile(r"[A-Z][a-z]{2,}\d*(?:[A-Z][a-z]{2,}\d*)+")

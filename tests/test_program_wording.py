@@ -443,6 +443,14 @@ def test_a_disambiguator_stays_where_another_node_reads_the_same_and_a_catalogue
     assert question_name(kg4, "Delaware (American state)") == "Delaware (American state)"
     assert question_name(kg4, "Renfrew (census division)") == "Renfrew census division"
     assert question_name(kg2, "Paris, Texas") == "Paris, Texas"
+    # nor one that opens with an event's participle (thailand_wikidata, grades-heldout50.md: "the Chanuman abolished
+    # district"); an adjective that is a participle too stays before the kind ("protected area")
+    kg6 = graph([("Chanuman (abolished district)", "located in", "Ubon"), ("Chanuman", "located in", "Amnat"),
+                 ("Khao Yai (protected area)", "located in", "Nakhon"), ("Khao Yai", "located in", "Nakhon")],
+                {"Chanuman (abolished district)": "abolished district", "Chanuman": "district",
+                 "Khao Yai (protected area)": "protected area", "Khao Yai": "mountain"})
+    assert question_name(kg6, "Chanuman (abolished district)") == "Chanuman (abolished district)"
+    assert question_name(kg6, "Khao Yai (protected area)") == "Khao Yai protected area"
 
 
 # -- what the graph covers ----------------------------------------------------------------------------------------

@@ -755,6 +755,15 @@ def _common_named_species(kg: KnowledgeGraph, name: str, shown: str) -> bool:
     return kind in common
 
 
+def _event_participle(word: str) -> bool:
+    """Whether ``word`` is a verb's past participle and nothing else ("abolished", "merged", "proposed"; not
+    "protected" or "registered", adjectives too, nor "census")."""
+    from lemminflect import getAllLemmas
+
+    lemmas = getAllLemmas(word.lower())
+    return word.lower().endswith("ed") and set(lemmas) == {"VERB"}
+
+
 def question_name(kg: KnowledgeGraph, name: str) -> str:
     """How the question writes a node's name: an identifier's readable form, without a trailing disambiguator
     ("Jurassic Park (novel)" -> "Jurassic Park"; the checks take either form) unless another node of the graph reads
@@ -776,9 +785,11 @@ def question_name(kg: KnowledgeGraph, name: str) -> str:
         # a column's value is said after its column ("whose duration is 24 hours"): the label names the kind, and
         # the writer's tag would say it twice ("24 hours (duration)")
         if not (tail.casefold() == kind and column_value(kg, name)):
-            # (a kind that opens with a capital is no common noun after a name: "Delaware (American state)")
+            # (a kind that opens with a capital is no common noun after a name: "Delaware (American state)"; nor one
+            # that opens with a participle, an event's: "Chanuman (abolished district)", not "the Chanuman abolished
+            # district")
             bare = f"{bare} {tail}" if tail.casefold() == kind and len(kind.split()) >= 2 and tail[:1].islower() \
-                else shown
+                and not _event_participle(kind.split()[0]) else shown
     bare = bare if bare.strip() else shown
     first = bare.split()[0].lower()
     if _sentence_cased_value(kg, name, bare, first):

@@ -178,8 +178,9 @@ class RelationIndex:
 
     def _camel_kinds(self) -> dict[str, bool]:
         """Per type noun (and per type column, keyed "type:<type>"): whether, of five nodes or more, at least half are
-        named by one token of capitalised words run together (``_CAMEL``): a schema's classes and enumerations ("OntologyClass", "AnalysisTypeEnum"), a standard's
-        entities ("IfcActuatorType"), whose names are identifiers no reader says, not a kind of things with names
+        named by one token of words run together (``_CAMEL``, ``_RUN_TOGETHER``): a schema's classes and enumerations
+        ("OntologyClass", "AnalysisTypeEnum"), a standard's entities ("IfcActuatorType"), an API's types
+        ("VkSurfaceFormatKHR"), whose names are identifiers no reader says, not a kind of things with names
         ("Biosample" beside them, "Organism Sample")."""
         return self._kind_tables()[3]
 
@@ -1218,7 +1219,7 @@ StepKeep = Callable[[str, str, str, bool], bool]
 def _one_in_world(book: ProfileBook, index: RelationIndex) -> StepKeep:
     """The steps a walk over a sampled graph may take: those that lead to one node in the world (``build_program``
     refuses every other one there, pinned or not), so the walks a sample draws are not spent on them and a seed's
-    depth is found where it stands ("Acanthus caudatus" -> its genus -> its family -> its order)."""
+    depth is found where it stands (a genus -> its family -> its order, past the genera of the family)."""
     def keep(u: str, v: str, label: str, forward: bool) -> bool:
         profile = book.profile(label)
         if count_in_world(profile, forward) == "one":
@@ -1416,9 +1417,9 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
     hops = len(steps)
     # a middle node is counted among the nodes of its kind only where every clause that can say the step names the
     # kind ("the extension that requires X"); "the member type of X" names none, so every member type of X is a rival
-    steps = [s.model_copy(update={"kind": index.kind(walk[i]) if i == hops or says_kind(book.profile(s.label), s.forward)
-                                  else None, "symmetric": book.profile(s.label).symmetric})
-             for i, s in enumerate(steps, start=1)]
+    steps = [s.model_copy(update={
+        "kind": index.kind(walk[i]) if i == hops or says_kind(book.profile(s.label), s.forward) else None,
+        "symmetric": book.profile(s.label).symmetric}) for i, s in enumerate(steps, start=1)]
     for i, step in enumerate(steps, start=1):
         profile = book.profile(step.label)
         among = index.reach(walk[i - 1], step.label, step.forward, profile.symmetric)

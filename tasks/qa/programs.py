@@ -135,6 +135,9 @@ class RelationIndex:
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
+        if "_" in name and not any(ch.isspace() for ch in name) and (
+                self._camel_kinds().get(f"snake:{self.kind(name) or ''}", False)):
+            return True  # "Pset_Address" among "Pset_KerbCommon", "Pset_WallCommon": the kind's names are identifiers
         bare = strip_disambiguator(name).strip()
         keyed = _KEY.fullmatch(bare) or _DIGIT_KEY.fullmatch(bare) or _short_code(name) or _SHOUTED_KEY.fullmatch(name)
         if keyed and self._id_kinds().get(self.kind(name) or "", False):
@@ -177,8 +180,10 @@ class RelationIndex:
         return registry_place_name(self.kg, name) is None
 
     def _camel_kinds(self) -> dict[str, bool]:
-        """Per type noun (and per type column, keyed "type:<type>"): whether, of five nodes or more, at least half are
-        named by one token of words run together (``_CAMEL``, ``_RUN_TOGETHER``): a schema's classes and enumerations
+        """Per type noun (and per type column, keyed "type:<type>"; and, keyed "snake:<kind>", whether half a kind's
+        names are identifiers joined by underscores, ``snake_identifier``, so that its every name joined so is one:
+        "Pset_Address" among "Pset_KerbCommon"): whether, of five nodes or more, at least half are named by one token
+        of words run together (``_CAMEL``, ``_RUN_TOGETHER``): a schema's classes and enumerations
         ("OntologyClass", "AnalysisTypeEnum"), a standard's entities ("IfcActuatorType"), an API's types
         ("VkSurfaceFormatKHR"), whose names are identifiers no reader says, not a kind of things with names
         ("Biosample" beside them, "Organism Sample")."""
@@ -208,6 +213,7 @@ class RelationIndex:
         if hit is None:
             counts: dict[str, list[int]] = defaultdict(lambda: [0] * 12)
             typed: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+            snake: dict[str, list[int]] = defaultdict(lambda: [0, 0])
             for node in self.kg.nodes():
                 kind = self.kind(node) or ""  # the nodes the graph gives no kind are counted as one table too
                 bare = strip_disambiguator(node).strip()
@@ -228,6 +234,8 @@ class RelationIndex:
                 c[10] += next((ch.isupper() for ch in bare if ch.isalpha()), False)
                 run = bool(_CAMEL.fullmatch(bare) or _RUN_TOGETHER.fullmatch(bare))
                 c[11] += run
+                snake[kind][0] += 1
+                snake[kind][1] += snake_identifier(node)
                 declared = self.type_of(node)
                 if declared:  # the type column's tables too: a schema's is_a names a class's kind after its parent
                     t = typed[declared]
@@ -253,6 +261,7 @@ class RelationIndex:
                    for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, *_) in counts.items()}
             camel = {k: v[0] >= 5 and 2 * v[11] >= v[0] for k, v in counts.items()}
             camel.update({f"type:{t}": n >= 5 and 2 * k >= n for t, (n, k) in typed.items()})
+            camel.update({f"snake:{t}": n >= 5 and 2 * k >= n for t, (n, k) in snake.items()})
             hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised, camel)
         return hit
 

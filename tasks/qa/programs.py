@@ -42,6 +42,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote, unquote
 
 from schemas.answers import lenient_key
@@ -67,6 +68,37 @@ ClauseOk = Callable[[RelationProfile, bool], bool]
 
 
 # -- the relation index -------------------------------------------------------------------------------------------
+
+
+class KindTables(NamedTuple):
+    """Per type noun (the question's noun for a node, ``RelationIndex.kind``), what its names show:"""
+
+    #: whether at least half of its nodes have a code's shape (a kind of one or two nodes says nothing against it);
+    codes: dict[str, bool]
+    #: whether the graph keys its nodes by identifiers, not names: of three nodes or more, at least half are one
+    #: lower-case token with a digit, an underscore or a hyphen ("zen2", "cortex_a72", "x86_64", "food-vegetable"),
+    #: whose other lower-case tokens ("haswell", "excavator") are keys of the same table, not names written in lower
+    #: case; or the kind is an abbreviation table: at least half its names short codes and some mixing cases or
+    #: carrying a digit ("CVn", "UMa", "CL6"), or nearly all short codes ("BUF", "SLB": a database's team codes); not
+    #: a kind of people called "Ada" and "Bob", nor organizations some of which go by acronyms ("IBM", "UCLA");
+    ids: dict[str, bool]
+    #: whether nearly all its names are written with capitals (``RelationIndex._lower_among_capitals``);
+    capitalised: dict[str, bool]
+    #: whether, of five nodes or more, at least half are one token of words run together (``_run_together``): a
+    #: schema's classes and enumerations ("OntologyClass", "AnalysisTypeEnum"), a standard's entities
+    #: ("IfcActuatorType"), an API's types ("VkSurfaceFormatKHR"), identifiers no reader says, not a kind of things
+    #: with names ("Biosample" beside them, "Organism Sample");
+    run_together: dict[str, bool]
+    #: the same per type column (a schema's "is_a" names a class's kind after its parent, its row says "class");
+    run_together_types: dict[str, bool]
+    #: whether, of five nodes or more, at least half are identifiers joined by underscores (``snake_identifier``), so
+    #: that its every name joined so is one ("Pset_Address" among "Pset_KerbCommon").
+    snake: dict[str, bool]
+
+
+def _run_together(bare: str) -> bool:
+    """Whether a name is one token of words run together (``_CAMEL``, ``_RUN_TOGETHER``)."""
+    return bool(_CAMEL.fullmatch(bare) or _RUN_TOGETHER.fullmatch(bare))
 
 
 @dataclass
@@ -135,18 +167,17 @@ class RelationIndex:
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
-        if "_" in name and not any(ch.isspace() for ch in name) and (
-                self._camel_kinds().get(f"snake:{self.kind(name) or ''}", False)):
+        tables = self._kind_tables()
+        if "_" in name and not any(ch.isspace() for ch in name) and tables.snake.get(self.kind(name) or "", False):
             return True  # "Pset_Address" among "Pset_KerbCommon", "Pset_WallCommon": the kind's names are identifiers
         bare = strip_disambiguator(name).strip()
         keyed = _KEY.fullmatch(bare) or _DIGIT_KEY.fullmatch(bare) or _short_code(name) or _SHOUTED_KEY.fullmatch(name)
-        if keyed and self._id_kinds().get(self.kind(name) or "", False):
+        if keyed and tables.ids.get(self.kind(name) or "", False):
             # "haswell" among "zen2", "cortex_a72", "x86_64"; "Aql" among "CVn", "UMa", "Com": the graph keys this
             # kind by identifiers or by three-letter abbreviations
             return True
-        if (_CAMEL.fullmatch(bare) or _RUN_TOGETHER.fullmatch(bare)) and (
-                self._camel_kinds().get(self.kind(name) or "", False)
-                or self._camel_kinds().get(f"type:{self.type_of(name)}", False)):
+        if _run_together(bare) and (tables.run_together.get(self.kind(name) or "", False)
+                                    or tables.run_together_types.get(self.type_of(name), False)):
             return True  # "OntologyClass" among a schema's classes named so: an identifier, words run together
         record = _RECORD.match(shown)
         if record is not None and (self.kind(name) or "").split()[-1:] == [record[1].lower()]:
@@ -157,7 +188,7 @@ class RelationIndex:
         if not (code_like(name) or notation):
             return False
         kind = self.kind(name)
-        return kind is None or self._code_kinds().get(kind, True)
+        return kind is None or tables.codes.get(kind, True)
 
     def _lower_among_capitals(self, name: str) -> bool:
         """Whether ``name`` has letters and no capital where nine in ten of its kind's names (ten or more) have one and
@@ -168,7 +199,7 @@ class RelationIndex:
         bare = strip_disambiguator(name).strip()
         if not any(ch.isalpha() for ch in bare) or any(ch.isupper() for ch in bare) or self.kg is None:
             return False
-        return self._kind_tables()[2].get(self.kind(name) or "", False)
+        return self._kind_tables().capitalised.get(self.kind(name) or "", False)
 
     def _registry_capitals(self, name: str) -> bool:
         """Whether ``name`` is a registry's capitals (``registry_capitals``: "SOCIO CUE" among "SAN JUAN NEUMANN",
@@ -179,36 +210,10 @@ class RelationIndex:
             return False
         return registry_place_name(self.kg, name) is None
 
-    def _camel_kinds(self) -> dict[str, bool]:
-        """Per type noun (and per type column, keyed "type:<type>"; and, keyed "snake:<kind>", whether half a kind's
-        names are identifiers joined by underscores, ``snake_identifier``, so that its every name joined so is one:
-        "Pset_Address" among "Pset_KerbCommon"): whether, of five nodes or more, at least half are named by one token
-        of words run together (``_CAMEL``, ``_RUN_TOGETHER``): a schema's classes and enumerations
-        ("OntologyClass", "AnalysisTypeEnum"), a standard's entities ("IfcActuatorType"), an API's types
-        ("VkSurfaceFormatKHR"), whose names are identifiers no reader says, not a kind of things with names
-        ("Biosample" beside them, "Organism Sample")."""
-        return self._kind_tables()[3]
-
-    def _code_kinds(self) -> dict[str, bool]:
-        """Per type noun: whether at least half of its nodes have a code's shape (a kind of one or two nodes says
-        nothing against the shape)."""
-        return self._kind_tables()[0]
-
-    def _id_kinds(self) -> dict[str, bool]:
-        """Per type noun: whether the graph keys its nodes by identifiers, not names: of three nodes or more, at least
-        half are one lower-case token with a digit, an underscore or a hyphen ("zen2", "cortex_a72", "x86_64",
-        "food-vegetable"); its other lower-case tokens ("haswell", "excavator") are keys of the same table, not names
-        written in lower case. Or the kind is an abbreviation table: at least half its names are short codes and some
-        mix cases or carry a digit ("CVn", "UMa", "CL6"), or nearly all are short codes ("BUF", "SLB": a database's
-        team codes); not a kind of people called "Ada" and "Bob", nor organizations some of which go by acronyms
-        ("IBM", "UCLA")."""
-        return self._kind_tables()[1]
-
-    def _kind_tables(self) -> tuple[dict[str, bool], dict[str, bool], dict[str, bool], dict[str, bool]]:
-        """``_code_kinds``, ``_id_kinds``, the kinds whose names nearly all have a capital
-        (``_lower_among_capitals``) and ``_camel_kinds``, counted in one pass over the graph's nodes and kept."""
+    def _kind_tables(self) -> KindTables:
+        """``KindTables`` of the graph's nodes, counted in one pass and kept."""
         if self.kg is None:
-            return {}, {}, {}, {}
+            return KindTables({}, {}, {}, {}, {}, {})
         hit = self.__dict__.get("_kind_tables_hit")
         if hit is None:
             counts: dict[str, list[int]] = defaultdict(lambda: [0] * 12)
@@ -232,7 +237,7 @@ class RelationIndex:
                 c[8] += bool(_SHOUTED_KEY.fullmatch(node) and re.search(r"[\d_]", node))
                 c[9] += any(ch.isupper() for ch in bare)
                 c[10] += next((ch.isupper() for ch in bare if ch.isalpha()), False)
-                run = bool(_CAMEL.fullmatch(bare) or _RUN_TOGETHER.fullmatch(bare))
+                run = _run_together(bare)
                 c[11] += run
                 snake[kind][0] += 1
                 snake[kind][1] += snake_identifier(node)
@@ -259,10 +264,11 @@ class RelationIndex:
                        or (n >= 5 and lower == n and keys >= 1 and 2 * foreign >= lower)
                        or (2 * shouted >= n and constants >= 2))
                    for k, (n, _, keys, short, mixed, lower, foreign, shouted, constants, *_) in counts.items()}
-            camel = {k: v[0] >= 5 and 2 * v[11] >= v[0] for k, v in counts.items()}
-            camel.update({f"type:{t}": n >= 5 and 2 * k >= n for t, (n, k) in typed.items()})
-            camel.update({f"snake:{t}": n >= 5 and 2 * k >= n for t, (n, k) in snake.items()})
-            hit = self.__dict__["_kind_tables_hit"] = (codes, ids, capitalised, camel)
+            def half(table: dict[str, list[int]]) -> dict[str, bool]:
+                return {k: n >= 5 and 2 * hits >= n for k, (n, hits) in table.items()}
+
+            hit = self.__dict__["_kind_tables_hit"] = KindTables(
+                codes, ids, capitalised, half({k: [v[0], v[11]] for k, v in counts.items()}), half(typed), half(snake))
         return hit
 
     def add(self, subject: str, label: str, obj: str) -> None:
@@ -840,7 +846,7 @@ _KEY = re.compile(r"[a-z][a-z\d._-]*")
 _DIGIT_KEY = re.compile(r"\d+[a-z][a-z\d._-]*")
 #: One token of two or more words run together, each after the first capitalised, a vendor's capitals after them
 #: ("OntologyClass", "IfcActuatorType", "VkSurfaceFormatKHR", "vkCmdDrawIndirect"): a schema's or a program's
-#: identifier where most names of its kind have the shape (``RelationIndex._camel_kinds``).
+#: identifier where most names of its kind have the shape (``KindTables.run_together``).
 _CAMEL = re.compile(r"[A-Za-z][a-z]+\d*(?:[A-Z][a-z]+\d*)+(?:[A-Z]{2,}\d*)?")
 #: One token of ten letters and digits or more, three of them capitals and some lower case ("VkVideoDecodeAV1Info",
 #: "vkCreateIOSSurfaceMVK"): words run together with initials among them, counted as ``_CAMEL`` is.
@@ -944,6 +950,12 @@ _SPANNING = frozenset({"river", "stream", "creek", "canal", "mountain range", "r
 #: Kinds of container that nest in one another under one name: London is in England and in the United Kingdom, both
 #: countries; a graph that lists one of them does not make it the only one.
 _NESTED_LEVELS = frozenset({"country", "nation", "sovereign state", "state", "kingdom", "empire", "territory"})
+
+
+def leads_to_one(profile: RelationProfile, step: ProgramStep, index: RelationIndex, subject: str) -> bool:
+    """Whether a step over ``profile`` from ``subject`` leads to one node in the world: its count there is one, or it
+    goes from a thing inside to its one container of the step's kind (``inside_one``)."""
+    return count_in_world(profile, step.forward) == "one" or inside_one(profile, step, index, subject)
 
 
 def inside_one(profile: RelationProfile, step: ProgramStep, index: RelationIndex, subject: str) -> bool:
@@ -1230,10 +1242,8 @@ def _one_in_world(book: ProfileBook, index: RelationIndex) -> StepKeep:
     refuses every other one there, pinned or not), so the walks a sample draws are not spent on them and a seed's
     depth is found where it stands (a genus -> its family -> its order, past the genera of the family)."""
     def keep(u: str, v: str, label: str, forward: bool) -> bool:
-        profile = book.profile(label)
-        if count_in_world(profile, forward) == "one":
-            return True
-        return inside_one(profile, ProgramStep(label=label, forward=forward, kind=index.kind(v)), index, u)
+        step = ProgramStep(label=label, forward=forward, kind=index.kind(v))
+        return leads_to_one(book.profile(label), step, index, u)
     return keep
 
 
@@ -1454,7 +1464,7 @@ def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[Progr
         # a step from a column's value, which describes its rows without naming one ("the gemstone whose colour is
         # light green", "whose locality is Nepal": other gems of the data are light green or found in Nepal, in
         # words the table spelt otherwise)
-        many = count_in_world(profile, step.forward) != "one" and not inside_one(profile, step, index, walk[i - 1])
+        many = not leads_to_one(profile, step, index, walk[i - 1])
         need_one = many and (not scoped or i == hops or (kg is not None and column_value(kg, walk[i - 1])))
         if many and not whole:
             return PinRefusal("sampled", f"step {i} over {step.label!r} names one of many in the world, and the "

@@ -758,10 +758,8 @@ def _common_named_species(kg: KnowledgeGraph, name: str, shown: str) -> bool:
 def _event_participle(word: str) -> bool:
     """Whether ``word`` is a verb's past participle and nothing else ("abolished", "merged", "proposed"; not
     "protected" or "registered", adjectives too, nor "census")."""
-    from lemminflect import getAllLemmas
-
-    lemmas = getAllLemmas(word.lower())
-    return word.lower().endswith("ed") and set(lemmas) == {"VERB"}
+    low = word.lower()
+    return low.endswith("ed") and set(lemminflect.getAllLemmas(low)) == {"VERB"}
 
 
 def question_name(kg: KnowledgeGraph, name: str) -> str:

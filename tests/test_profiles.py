@@ -323,6 +323,53 @@ def test_a_label_ending_in_the_head_of_its_objects_kind_reads_as_a_relational_ph
     assert part.forms is not None and "head of its objects' kind" not in part.evidence["forms"].detail
 
 
+def test_a_label_with_no_reading_before_its_objects_kind_reads_as_the_words_before_it() -> None:
+    """unicode_wikidata (set 51, after grading): `added in unicode version`, whose objects are Unicode versions, had
+    no reading ("unicode" is no English word), nor had "introduced in version" (no preposition before the object). A
+    label with no reading of its own that ends in its objects' kind after a preposition reads as the words before
+    it ("was added in {o}"), as "located in the administrative territorial entity" reads "located in"; a label
+    whose end is not its objects' kind stays unread."""
+    from tasks.meaning.profiles import book_for_graph, default_book
+
+    chars = [f"Letter {i}" for i in range(6)]
+    triples = [(c, "added in unicode version", ("Unicode 1.1", "Unicode 3.0")[i % 2]) for i, c in enumerate(chars)]
+    triples += [(c, "introduced in version", ("Unicode 1.1", "Unicode 3.0")[i % 2]) for i, c in enumerate(chars)]
+    triples += [(c, "added in unicode block", ("Latin-1", "Greek")[i % 2]) for i, c in enumerate(chars)]
+    types = {"Unicode 1.1": "unicode version", "Unicode 3.0": "unicode version", "Latin-1": "script",
+             "Greek": "script", **{c: "letter" for c in chars}}
+    book = book_for_graph(_typed_graph(triples, types))
+    added = book.profile("added in unicode version")
+    assert added.words and added.forms is not None and added.forms.statement == "{s} was added in {o}"
+    assert added.object_noun == "unicode version" and "objects' kind" in added.evidence["forms"].detail
+    introduced = book.profile("introduced in version")  # "version", the head of the kind
+    assert introduced.forms is not None and introduced.forms.statement == "{s} was introduced in {o}"
+    assert book.profile("added in unicode block").forms is None  # its objects are scripts, not blocks
+    assert default_book().profile("added in unicode version").forms is None  # without the graph, no reading
+
+
+def test_the_next_stop_of_a_line_travelled_both_ways_is_one_of_two() -> None:
+    """japan_rail_dbpedia (grades-heldout51.md, world ✗ in 38 of 40): "what is the next station of the next station
+    of Telecom Center?" has an answer each way along the line; the graph's one `nextStation` link a station (by its
+    rising number) was taken as the one in the world. The next or previous stop of a line or a road ("next station",
+    "previousStop", "next" whose objects are stations) names one of two in the world; the next episode, and "next"
+    whose objects are episodes, still name one."""
+    from tasks.meaning.profiles import book_for_graph, default_book
+
+    for label in ("nextStation", "previous stop", "following station", "next_town"):
+        profile = default_book().profile(label)
+        assert profile.objects_per_subject == "many" and profile.subjects_per_object == "many", label
+        assert "runs both ways" in profile.evidence["objects_per_subject"].detail
+    assert default_book().profile("next episode").objects_per_subject != "many"
+    stations = [f"Station {i}" for i in range(6)]
+    episodes = [f"Episode {i}" for i in range(6)]
+    book = book_for_graph(_typed_graph([(stations[i], "next", stations[i + 1]) for i in range(5)],
+                                       {s: "station" for s in stations}))
+    assert book.profile("next").objects_per_subject == "many"
+    book = book_for_graph(_typed_graph([(episodes[i], "next", episodes[i + 1]) for i in range(5)],
+                                       {e: "episode" for e in episodes}))
+    assert book.profile("next").objects_per_subject == "one"
+
+
 def test_an_irregular_past_that_is_also_a_noun_before_a_kind_no_object_has_is_a_compound_noun() -> None:
     """vulkan_snake (grades-heldout50.md): `bit_values` whose objects are enums read as the verb "bite" ("which enum was
     bitten by ..."). A past form that is also a noun ("bit", "set"), before a word that is no kind of the label's

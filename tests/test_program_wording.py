@@ -493,6 +493,10 @@ def test_a_question_whose_answer_rests_on_the_whole_graph_says_what_the_graph_co
 
     assert "brackets or symbols" in scope_problem("in country_converter's country table")
     assert scope_problem("in the country table of the country converter package") is None
+    # opcua_snake (grades-heldout51.md, gram ✗ in 11 of 11): a list after a colon runs on into the question
+    assert "colon before a list" in scope_problem("in OPC UA's base information model: its types and methods")
+    assert scope_problem("among the types and methods of OPC UA's base information model (IEC 62541)") is None
+    assert scope_problem("among the villagers of the video game Animal Crossing: New Leaf") is None  # a title's
     with pytest.raises(ValueError, match="scopes.geo: .in country_converter's table. holds brackets or symbols"):
         GenConfig(scopes={"geo": "in country_converter's table"})
 

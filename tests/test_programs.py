@@ -1089,6 +1089,34 @@ def test_a_translation_tag_left_in_a_name_is_no_name():
     assert index.is_code("female^Elvish Shyde") and not index.is_code("Elvish Shaman")
 
 
+def test_a_name_told_apart_by_identifiers_or_a_templates_slot_is_no_name():
+    """opcua_snake (grades-heldout51.md, und ✗ in 10 of 11): members named apart by their parents' browse path
+    ("Open (CertificateGroupFolderType/DefaultApplicationGroup/TrustList)", "Z (3DVectorType)") and the standard's
+    placeholders ("<TransferState>") were shown as names. A tag that is a path with an identifier in it, or words run
+    together naming a node held as a code, and a capitalised word in angle brackets are no name; a tag naming a
+    state, a place or an operator ("Marshall (TX)", "Mobile Broadband (VivaCell/MTS)") and HTML's "The <model>
+    element" stay names."""
+    types = ["CertificateGroupFolderType", "3DVectorType", "ServerStatusType", "WriterGroupType", "AlarmRateType"]
+    kg = graph([("Open (CertificateGroupFolderType/DefaultApplicationGroup/TrustList)", "has_modelling_rule",
+                 "Mandatory"), ("Z (3DVectorType)", "data_type", "Double"), ("Z (AlarmRateType)", "data_type", "Double"),
+                ("<TransferState>", "has_type", "Mandatory"),
+                ("HA Configuration", "has_modelling_rule", "Optional"), ("Marshall (TX)", "state", "TX"),
+                ("Austin (TX)", "state", "TX"), ("Mobile Broadband (VivaCell/MTS)", "provider", "VivaCell"),
+                ("Internet (Beeline)", "provider", "Beeline"), ("MMS (Kyivstar)", "provider", "Kyivstar"),
+                ("The <model> element", "category", "HTML element")]
+               + [(t, "has_subtype", "BaseObjectType") for t in types],
+               {**{t: "object type" for t in types}, "TX": "state", "Marshall (TX)": "county",
+                "Austin (TX)": "county", "VivaCell": "mobile operator", "Beeline": "mobile operator",
+                "Kyivstar": "mobile operator", "Mobile Broadband (VivaCell/MTS)": "access point",
+                "Internet (Beeline)": "access point", "MMS (Kyivstar)": "access point"})
+    index = relation_index(kg)
+    for name in ("Open (CertificateGroupFolderType/DefaultApplicationGroup/TrustList)", "Z (3DVectorType)",
+                 "<TransferState>", "3DVectorType"):
+        assert index.is_code(name), name
+    for name in ("HA Configuration", "Marshall (TX)", "Mobile Broadband (VivaCell/MTS)", "The <model> element"):
+        assert not index.is_code(name), name
+
+
 def test_a_prerequisite_of_a_prerequisite_is_required_too():
     """warzone_dbpedia (set 32): "which research topic is a required research of X" was taken as X's direct
     prerequisites alone, where the game requires every topic further down the tree."""

@@ -342,7 +342,9 @@ class ProfileBook:
                 return base
             base = _kind_word(base, values)
             if not base.words:
-                return base
+                base = _reread(base, values)  # "added in unicode version": the words before its objects' kind
+                if not base.words:
+                    return base
         if values is not None and not given:
             base = _reread(_other_vocabulary(base, label, values), values)
         updates: dict[str, Any] = {}
@@ -406,7 +408,8 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
 
     - a label that ends in its objects' kind after a relational phrase ("member_of_party" whose objects are
       parties, "capital of country" whose objects are countries) reads as that phrase with the kind as the object's
-      noun ("a member of {o}"), not as one compound noun ("the member of party of X"); so does one that ends in
+      noun ("a member of {o}"), not as one compound noun ("the member of party of X"), nor as nothing where its
+      words alone have no reading ("added in unicode version": "was added in {o}"); so does one that ends in
       the head of a kind with an of-phrase of its own ("unit_of_system" whose objects are systems of units: "a unit
       of {o}", not "the unit of system of X");
     - a label that says "date" where every object is a bare year ("date of birth" -> 1934) says "year": "whose
@@ -428,12 +431,17 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
         # "a unit of {o}", not one compound noun ("the unit of system of X")
         head = _of_head(kind)
         tail = next((n for n in range(len(head), 0, -1) if len(low) > n + 1 and low[-n:] == head[-n:]), 0)
-    if tail and low[-tail - 1] in _RELATIONAL_ENDS and "bare noun" in (
-            base.evidence["forms"].detail if "forms" in base.evidence else ""):
+    # unread alone ("added in unicode version" of Unicode versions), the phrase before its objects' kind reads
+    unread = base.forms is None and "forms" in base.evidence and base.evidence["forms"].source != "lexicon"
+    if tail and low[-tail - 1] in _RELATIONAL_ENDS and (unread or "bare noun" in (
+            base.evidence["forms"].detail if "forms" in base.evidence else "")):
         phrase = derived_profile(" ".join(words[:-tail]))
         if phrase.forms is not None:
             out = _read_as(out, phrase, values.kind, f"the label ends in {ends} {values.kind!r}: read as "
                                                      f"{' '.join(words[:-tail])!r}")
+            if not out.words:
+                out = _apply(out, {"words": True}, {"words": Evidence(source="graph", detail=(
+                    f"English words before its objects' kind {values.kind!r}: {' '.join(words[:-tail])!r}"))})
             for name in ("objects_per_subject", "subjects_per_object"):
                 if getattr(out, name) == "unknown" and getattr(phrase, name) != "unknown":
                     out = _apply(out, {name: getattr(phrase, name)}, {name: phrase.evidence[name]})
@@ -474,7 +482,23 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
                                                      "noun")
     else:
         out = _key_or_role(out, values, words)
-    return _worded_as_the_objects(out, values, words)
+    return _worded_as_the_objects(_both_ways(out, values, low), values, words)
+
+
+def _both_ways(out: RelationProfile, values: LabelValues, low: list[str]) -> RelationProfile:
+    """``out`` with many both ways where it is "next" or "previous" alone and its objects are stops of a line or a
+    road ("next" whose objects are stations): the route runs both ways, so a station's next is one of two, as "next
+    station" is by its words (``morphology._both_ways``)."""
+    from tasks.meaning.morphology import ROUTE_STOPS, SEQUENCE_WORDS
+
+    kind = (values.kind or "").lower().split()
+    if not (len(low) == 1 and low[0] in SEQUENCE_WORDS and kind and kind[-1] in ROUTE_STOPS):
+        return out
+    why = (f"its objects are of kind {values.kind!r}: a line or a road runs both ways, so a stop's next one way is "
+           "its previous the other")
+    return _apply(out, {"objects_per_subject": "many", "subjects_per_object": "many"},
+                  {"objects_per_subject": Evidence(source="graph", detail=why),
+                   "subjects_per_object": Evidence(source="graph", detail=why)})
 
 
 def _of_head(kind: list[str]) -> list[str]:

@@ -256,6 +256,12 @@ def scope_problem(phrase: str) -> str | None:
     if kind is not None:
         return (f"{phrase!r} holds {kind}, so the question gates would refuse every question that opens with it; "
                 "write the scope in plain words")
+    if re.search(r";|:\s+[a-z]", phrase):
+        # "In OPC UA's base information model (IEC 62541): its types, objects, variables and methods, which ...?": a
+        # list after a colon has no verb, and the question runs on after it (grades-heldout51.md, gram); a title's
+        # colon ("Animal Crossing: New Leaf") is the title's
+        return (f"{phrase!r} holds a semicolon or a colon before a list, so every question would run on from the "
+                "list into its own words; write the scope as one phrase (\"among the types and objects of the model\")")
     return None
 
 

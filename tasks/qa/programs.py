@@ -138,6 +138,8 @@ class RelationIndex:
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
         if re.search(r"\w\^|[{}]", shown):
             return True  # a translation tag or a template's markup left in the name ("female^Elvish Shyde")
+        if _PLACEHOLDER_SLOT.search(shown):
+            return True  # "<TransferState>", "Status (WriterGroupType/<DataSetWriterName>)": a template's slot
         if _PADDED_ID.fullmatch(shown):
             return True  # "C0026", "G0132", "S0154": a catalogue's number, padded with zeros, names nothing
         digits = shown.removeprefix("0x")
@@ -165,6 +167,8 @@ class RelationIndex:
             return True  # a node the graph types "Id", "code", "identifier": the file says it is a code, no name
         if self.kg is not None and name in self.kg and _record_tag(question_name(self.kg, name)):
             return True  # "baby blue dragon (2)", "Feral Vampyre (Level 61) (3239)": told apart by a record number
+        if self.kg is not None and name in self.kg and self._coded_tag(name, question_name(self.kg, name)):
+            return True  # "Z (3DVectorType)", "Open (ServerType/ServerCapabilities)": told apart by identifiers
         if is_identifier(shown) or _BRACKETED_CODE.search(shown) or snake_identifier(name):
             return True
         tables = self._kind_tables()
@@ -189,6 +193,22 @@ class RelationIndex:
             return False
         kind = self.kind(name)
         return kind is None or tables.codes.get(kind, True)
+
+    def _coded_tag(self, name: str, shown: str) -> bool:
+        """Whether the bracketed tag a question shows after ``name`` is made of identifiers: a path ("A/B/C") one
+        of whose parts is an identifier or ten letters or more run together with three capitals ("Open
+        (CertificateGroupFolderType/TrustList)"; not "Mobile Broadband (VivaCell/MTS)", "(EMBL/GenBank/DDBJ)"), or
+        words run together naming another node of the graph that a question may not show ("Z (3DVectorType)", an
+        object type keyed so). A tag naming a place, a state, a kind or a year ("Mae Tha (Lampang)", "Marshall
+        (TX)", "Sop Pat (abolished subdistrict)") is a name's and stays."""
+        m = re.search(r"\(([^()]*)\)\s*$", shown)
+        if m is None:
+            return False
+        parts = [p.strip() for p in m[1].split("/")]
+        if len(parts) > 1 and any(_RUN_TOGETHER.fullmatch(p) or is_identifier(p) for p in parts):
+            return True
+        return any(_run_together(p) and p != name and self.kg is not None and p in self.kg and self.is_code(p)
+                   for p in parts)
 
     def _lower_among_capitals(self, name: str) -> bool:
         """Whether ``name`` has letters and no capital where nine in ten of its kind's names (ten or more) have one and
@@ -762,6 +782,9 @@ def _twin_key(name: str) -> str:
     return lenient_key(display_name(name)).replace(" ", "")
 
 
+#: A template's slot in angle brackets, a capital first: a placeholder a model fills in, no name ("<TransferState>",
+#: "<ClientName>"; HTML's "The <model> element" names an element).
+_PLACEHOLDER_SLOT = re.compile(r"<[A-Z][\w.-]+>")
 #: Bytes in hexadecimal, six digits or more ("504b0304", "44617461506c6b72", "0x1F8B08").
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]{6,}")
 #: What a file writes where it has no name: an unknown or a placeholder ("unknown", "n/a", "none", "other"), a
@@ -845,9 +868,10 @@ _KEY = re.compile(r"[a-z][a-z\d._-]*")
 #: Such a token with digits first ("3anim2i", "0re", "2times"): a key where its kind is a table of keys.
 _DIGIT_KEY = re.compile(r"\d+[a-z][a-z\d._-]*")
 #: One token of two or more words run together, each after the first capitalised, a vendor's capitals after them
-#: ("OntologyClass", "IfcActuatorType", "VkSurfaceFormatKHR", "vkCmdDrawIndirect"): a schema's or a program's
-#: identifier where most names of its kind have the shape (``KindTables.run_together``).
-_CAMEL = re.compile(r"[A-Za-z][a-z]+\d*(?:[A-Z][a-z]+\d*)+(?:[A-Z]{2,}\d*)?")
+#: ("OntologyClass", "IfcActuatorType", "VkSurfaceFormatKHR", "vkCmdDrawIndirect"), perhaps after a number and its
+#: capitals ("3DVectorType"): a schema's or a program's identifier where most names of its kind have the shape
+#: (``KindTables.run_together``).
+_CAMEL = re.compile(r"(?:\d+[A-Z]+(?=[A-Z][a-z]))?[A-Za-z][a-z]+\d*(?:[A-Z][a-z]+\d*)+(?:[A-Z]{2,}\d*)?")
 #: One token of ten letters and digits or more, three of them capitals and some lower case ("VkVideoDecodeAV1Info",
 #: "vkCreateIOSSurfaceMVK"): words run together with initials among them, counted as ``_CAMEL`` is.
 _RUN_TOGETHER = re.compile(r"(?=[A-Za-z\d]{10,}$)(?=(?:[^A-Z]*[A-Z]){3})(?=[^a-z]*[a-z])[A-Za-z][A-Za-z\d]*")

@@ -143,15 +143,17 @@ def derived_cores(word: str) -> list[str]:
 
 def derived_word(word: str) -> bool:
     """Whether lower-case ``word`` is a prefix English derives words with (``DERIVING_PREFIXES``) before a word
-    lemminflect knows, of four letters or more: "subgenre", "microarchitecture"; not "statename" or "msleep"."""
-    return any(_known(core) for core in derived_cores(word))
+    lemminflect or WordNet knows (``_unlisted_noun``: "county"), of four letters or more: "subgenre",
+    "microarchitecture", "subcounty"; not "statename" or "msleep"."""
+    return any(_known(core) or _unlisted_noun(core) for core in derived_cores(word))
 
 
 def derived_noun(word: str) -> bool:
     """Whether ``word`` is a noun the word list lacks that English derives from one with a prefix ("subgenre",
     "subregion"; not "substance", a word of its own)."""
     w = word.lower()
-    return not getAllLemmas(w) and any("NOUN" in getAllLemmas(core) for core in derived_cores(w))
+    return not getAllLemmas(w) and not _unlisted_noun(w) and any(
+        "NOUN" in getAllLemmas(core) or _unlisted_noun(core) for core in derived_cores(w))
 
 
 def _oov_verb(word: str) -> str | None:

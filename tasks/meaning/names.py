@@ -830,10 +830,18 @@ def registry_place_name(kg: KnowledgeGraph, name: str, shown: str | None = None)
     bare = strip_disambiguator(name).strip()
     if any(ch.isdigit() for ch in bare) or not registry_capitals(kg, name):
         return None
-    head = (node_type_noun(kg, name) or "").lower().split()[-1:]
-    if not head or head[0] not in PLACE_KINDS:
+    if kind_head(node_type_noun(kg, name)) not in PLACE_KINDS:
         return None
     return registry_title(bare if shown is None else shown)
+
+
+def kind_head(kind: str | None) -> str:
+    """A kind's head noun, lower case ("" for none): its last word, or the word before its of-phrase ("district"
+    of "district of India", "state of India"), past a prefix joined by a hyphen ("county" of "sub-county")."""
+    words = (kind or "").lower().split()
+    if "of" in words[1:-1]:
+        words = words[:words.index("of", 1)]
+    return words[-1].rsplit("-", 1)[-1] if words else ""
 
 
 #: Heads of the kinds of places a gazetteer lists (and whose names it may write in capitals), the levels of a country's
@@ -856,8 +864,8 @@ def registry_title(name: str) -> str | None:
     particles that join a name's words in small letters after the first ("SAN JUAN DE LA CRUZ" -> "San Juan de la
     Cruz"), after an apostrophe or a hyphen as before them ("O'HIGGINS" -> "O'Higgins", "VILLA-ELISA" ->
     "Villa-Elisa"), an ordinal's letters small ("2DA" -> "2da"), a space after an abbreviation's dot ("COL.EDELIRA"
-    -> "Col. Edelira"); Roman numerals, initials ("S.A.") and numbers as written, and a trailing disambiguator as
-    it is. None where a word may be an acronym, which no casing recovers: a word of letters with no vowel ("PJC"),
+    -> "Col. Edelira"); Roman numerals, initials ("S.A.") and numbers as written; a trailing disambiguator as it
+    is, or cased so where it too is in capitals ("BUKESA (KAMPALA CENTRAL)" -> "Bukesa (Kampala Central)"). None where a word may be an acronym, which no casing recovers: a word of letters with no vowel ("PJC"),
     or a name of one word of three letters or fewer ("ITA")."""
     bare = strip_disambiguator(name).rstrip()
     tail = name[len(bare):]
@@ -870,6 +878,11 @@ def registry_title(name: str) -> str | None:
         if letters and not _ROMAN.fullmatch(letters) and not _INITIALS.fullmatch(word) and not _has_vowel(letters):
             return None
         out.append(_registry_word(word, first=i == 0))
+    tag = re.fullmatch(r"(\s*\()([^()]*)(\)\s*)", tail)
+    if tag and any(ch.isalpha() for ch in tag[2]) and not any(ch.islower() for ch in tag[2]):
+        # the place a tag names, in the registry's capitals too: "Bukesa (KAMPALA CENTRAL)" -> "(Kampala Central)"
+        cased = ", ".join(registry_title(part.strip()) or part.strip() for part in tag[2].split(","))
+        tail = tag[1] + cased + tag[3]
     return " ".join(out) + tail
 
 

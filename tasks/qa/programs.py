@@ -53,8 +53,8 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words
 from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, PLACE_KINDS, TYPE_RELATIONS, YEAR,
                                  bare_number, column_value, coordinates, display_name, english_word, heading_not_name,
-                                 is_identifier, node_type_noun, question_name, registry_capitals, registry_place_name,
-                                 relation_word, strip_disambiguator, symbol_kind, type_text_noun)
+                                 is_identifier, kind_head, node_type_noun, question_name, registry_capitals,
+                                 registry_place_name, relation_word, strip_disambiguator, symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 from tasks.qa.template_writer import INSIDE_STATEMENT
@@ -1431,15 +1431,10 @@ def _broad_place_rivals(index: RelationIndex, node: str, step: ProgramStep, symm
     seen: "the territory served by Fathers & Sons", which serves Belgium, a country, and Metropolitan France, a
     territory). Only the graph's own facts count: a province that a region contains through the region's country is
     no rival to "the region that contains it"."""
-    if _kind_head(step.kind) not in _BROAD_PLACES:
+    if kind_head(step.kind) not in _BROAD_PLACES:
         return set()
     return {x for x in index.reach(node, step.label, step.forward, symmetric, direct=True)
-            if _kind_head(index.kind(x)) in PLACE_KINDS}
-
-
-def _kind_head(kind: str | None) -> str:
-    """The last word of a kind, lower case ("" for none)."""
-    return ((kind or "").lower().split() or [""])[-1]
+            if kind_head(index.kind(x)) in PLACE_KINDS}
 
 
 def build_program(kg: KnowledgeGraph, walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,

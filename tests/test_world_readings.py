@@ -948,6 +948,7 @@ def test_a_registry_that_writes_every_name_in_capitals_is_written_as_the_places_
     ("S.A. DE C.V.", "S.A. de C.V."), ("CIUDAD DEL ESTE", "Ciudad del Este"), ("CAPITÁN MIRANDA", "Capitán Miranda"),
     ("COL.EDELIRA", "Col. Edelira"), ("GUARRAUNGUA 2DA", "Guarraungua 2da"), ("D'ALESSANDRO", "D'Alessandro"),
     ("VALLE CARE (neighborhood)", "Valle Care (neighborhood)"),
+    ("ORYANG A", "Oryang A"), ("ZONA A (YATAITY DEL NORTE)", "Zona A (Yataity del Norte)"),
     ("BUKESA (KAMPALA CENTRAL)", "Bukesa (Kampala Central)"), ("EWANGA (LOWER MADI COUNTY, ARUA)",
                                                                "Ewanga (Lower Madi County, Arua)"),
     ("PJC", None), ("ITA", None), ("KM 12", None),

@@ -877,7 +877,7 @@ def registry_title(name: str) -> str | None:
         letters = re.sub(r"[^\w]|\d|_", "", word)
         if letters and not _ROMAN.fullmatch(letters) and not _INITIALS.fullmatch(word) and not _has_vowel(letters):
             return None
-        out.append(_registry_word(word, first=i == 0))
+        out.append(_registry_word(word, edge=i in (0, len(words) - 1)))
     tag = re.fullmatch(r"(\s*\()([^()]*)(\)\s*)", tail)
     if tag and any(ch.isalpha() for ch in tag[2]) and not any(ch.islower() for ch in tag[2]):
         # the place a tag names, in the registry's capitals too: "Bukesa (KAMPALA CENTRAL)" -> "(Kampala Central)"
@@ -886,11 +886,13 @@ def registry_title(name: str) -> str | None:
     return " ".join(out) + tail
 
 
-def _registry_word(word: str, *, first: bool) -> str:
+def _registry_word(word: str, *, edge: bool) -> str:
+    """One word of ``registry_title``; a particle in small letters only inside the name, never first or last ("SAN
+    JUAN DE LA CRUZ"; "ORYANG A" and "ZONA A" end in a letter that tells two places apart, no particle)."""
     core = word.strip("()[],;:")
     if _ROMAN.fullmatch(core) or _INITIALS.fullmatch(core) or not any(ch.isalpha() for ch in core):
         return word
-    if not first and core.lower() in NAME_PARTICLES:
+    if not edge and core.lower() in NAME_PARTICLES:
         return word.lower()
 
     def cased(m: re.Match) -> str:

@@ -865,8 +865,9 @@ def registry_title(name: str) -> str | None:
     Cruz"), after an apostrophe or a hyphen as before them ("O'HIGGINS" -> "O'Higgins", "VILLA-ELISA" ->
     "Villa-Elisa"), an ordinal's letters small ("2DA" -> "2da"), a space after an abbreviation's dot ("COL.EDELIRA"
     -> "Col. Edelira"); Roman numerals, initials ("S.A.") and numbers as written; a trailing disambiguator as it
-    is, or cased so where it too is in capitals ("BUKESA (KAMPALA CENTRAL)" -> "Bukesa (Kampala Central)"). None where a word may be an acronym, which no casing recovers: a word of letters with no vowel ("PJC"),
-    or a name of one word of three letters or fewer ("ITA")."""
+    is, or cased so where it too is in capitals ("BUKESA (KAMPALA CENTRAL)" -> "Bukesa (Kampala Central)"). None
+    where a word may be an acronym, which no casing recovers: a word of letters with no vowel ("PJC"), or a name of
+    one word of three letters or fewer ("ITA")."""
     bare = strip_disambiguator(name).rstrip()
     tail = name[len(bare):]
     words = re.sub(r"(?<=[^\W\d_]{2})\.(?=[^\W\d_]{2})", ". ", bare).split()

@@ -114,6 +114,7 @@ class Accepted:
     question: str
     answer: str
     program: list[str] = field(default_factory=list)  # the program's kind and constraints, one line each
+    shape: str = ""  # the program's steps and pins without their names ("-county-> -district->"; ``program_shape``)
 
 
 @dataclass
@@ -249,7 +250,31 @@ def _record_results(run: GraphRun, kg, results: Sequence) -> None:
             q = r.qa
             run.accepted.append(Accepted(seed=r.seed.node, hop_class=r.hop_class, path=list(q.path),
                                          hops=[hop_line(e) for e in q.path_edges], question=q.question,
-                                         answer=q.answer, program=program_lines(q.program) if q.program is not None else []))
+                                         answer=q.answer,
+                                         program=program_lines(q.program) if q.program is not None else [],
+                                         shape=program_shape(q.program) if q.program is not None else ""))
+
+
+def program_shape(program: Any) -> str:
+    """A program without its names: each step's label and direction, then each pin's node, label and direction
+    ("-county-> -district->", "<-part of- | pin 1 -genre->"): what two questions of one template share."""
+    steps = " ".join(f"-{s.label}->" if s.forward else f"<-{s.label}-" for s in program.steps)
+    pins = " ".join(f"pin {c.node} " + (f"-{c.label}->" if c.forward else f"<-{c.label}-")
+                    for c in program.constraints)
+    return f"{steps} | {pins}" if pins else steps
+
+
+def spread_line(accepted: Sequence[Accepted]) -> str:
+    """How spread the accepted questions are: their distinct answers and program shapes, each with the commonest
+    and its count ("40 accepted: 38 answers (most often 'Kampala' x2), 2 shapes (most often x20 ...)"): a run whose
+    questions share one template or one answer teaches a model that template or that answer."""
+    if not accepted:
+        return "spread: (none accepted)"
+    answers = Counter(a.answer for a in accepted)
+    shapes = Counter(a.shape or "(no program)" for a in accepted)
+    (answer, n_answer), (shape, n_shape) = answers.most_common(1)[0], shapes.most_common(1)[0]
+    return (f"spread: {len(answers)} answers of {len(accepted)} (most often {answer!r} x{n_answer}); {len(shapes)} "
+            f"program shapes (most often x{n_shape}: {shape})")
 
 
 def report_text(run: GraphRun) -> str:
@@ -258,7 +283,7 @@ def report_text(run: GraphRun) -> str:
                                                           sorted(run.labels.items(), key=lambda t: (-t[1], t[0]))),
              f"eligible seeds: {run.eligible}; passed over (no hop can be asked): {len(run.passed_over)}; "
              f"sampled: {len(run.seeds)}; refill seeds: {len(run.refill)}; jobs (seed x hop class): {run.jobs}",
-             f"accepted: {len(run.accepted)}; refusals: {sum(run.refusals.values())}", "",
+             f"accepted: {len(run.accepted)}; refusals: {sum(run.refusals.values())}", spread_line(run.accepted), "",
              "## Accepted questions", ""]
     if run.scope_named:
         lines[-3:-3] = [f"the scope names {len(run.scope_named)} node(s) of the graph ("

@@ -6,6 +6,7 @@ accepted, and the report says which label could not be read."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,27 @@ def test_codes_yield_no_question_and_the_reason_names_the_label(reports):
     refusals = text.split("## Refusals by reason", 1)[1]
     labels = {label for label in run.labels if label}
     assert any(re.search(rf"(?<![\w-]){re.escape(label)}(?![\w-])", refusals) for label in labels), refusals[:2000]
+
+
+def test_the_report_says_how_spread_its_questions_are(reports):
+    """japan_rail_dbpedia (grades-heldout51.md): all forty accepted questions were one template, "the next station of
+    the next station of X", and 38 failed together; opcua_snake's eleven had "Mandatory" as six answers. The report
+    says in its head how many distinct answers and program shapes its questions have, each with the commonest,
+    counted here again from the questions it prints."""
+    out, runs = reports
+    for name, run in runs.items():
+        text = (out / f"{name}.txt").read_text(encoding="utf-8")
+        head = text.split("## Accepted questions", 1)[0]
+        answers = Counter(re.findall(r"^   answer: (.*)$", text, flags=re.M))
+        if not answers:
+            assert "spread: (none accepted)" in head, name
+            continue
+        m = re.search(r"^spread: (\d+) answers of (\d+) \(most often (.*) x(\d+)\); (\d+) program shapes \(most often "
+                      r"x(\d+): ", head, flags=re.M)
+        assert m is not None, head
+        assert (int(m[1]), int(m[2]), int(m[4])) == (len(answers), sum(answers.values()), max(answers.values()))
+        assert 1 <= int(m[5]) <= sum(answers.values()) and int(m[6]) <= sum(answers.values())
+    shapes = [("Kampala", "-county-> -district->"), ("Kampala", "-county-> -district->"), ("Gulu", "-district->")]
+    acc = [mr.Accepted(seed="s", hop_class="1-2", path=[], hops=[], question="q", answer=a, shape=s) for a, s in shapes]
+    assert mr.spread_line(acc) == ("spread: 2 answers of 3 (most often 'Kampala' x2); 2 program shapes (most often x2: "
+                                   "-county-> -district->)")

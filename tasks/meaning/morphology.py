@@ -1235,7 +1235,7 @@ def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) ->
             out.setdefault("subjects_per_object", (spo, Evidence(source="lexicon", detail=what)))
         if "symmetric" in entry.model_fields_set:
             out.setdefault("symmetric", (entry.symmetric, Evidence(source="lexicon", detail=what)))
-    elif reading is not None and reading.kind == "noun" and _both_ways(reading.keys[0]):
+    elif reading is not None and reading.kind == "noun" and both_ways(reading.keys[0]):
         detail = (f"'the {reading.keys[0]}': a line or a road runs both ways, so a stop's next one way is its "
                   "previous the other")
         out.setdefault("objects_per_subject", ("many", Evidence(source="morphology", detail=detail)))
@@ -1256,16 +1256,16 @@ def _merge(counts: dict[str, object], reading: _Reading | None, lex: Lexicon) ->
 
 #: Words that place one of a sequence after or before another, and the stops of a line or a road travelled both
 #: ways: "the next station of X" is one station each way (an episode's or a king's next is one, in time).
-SEQUENCE_WORDS = frozenset({"next", "previous", "following", "preceding", "prior"})
-ROUTE_STOPS = frozenset({"station", "stop", "halt", "exit", "junction", "interchange", "lock", "port", "harbour",
-                          "harbor", "airport", "terminal", "platform", "pier", "town", "village", "city"})
+_SEQUENCE_WORDS = frozenset({"next", "previous", "following", "preceding", "prior"})
+_ROUTE_STOPS = frozenset({"station", "stop", "halt", "exit", "junction", "interchange", "lock", "port", "harbour",
+                           "harbor", "airport", "terminal", "platform", "pier", "town", "village", "city"})
 
 
-def _both_ways(noun: str) -> bool:
+def both_ways(noun: str) -> bool:
     """Whether a noun phrase names the next or the previous stop of a route ("next station", "previous stop"), which
     is one of two in the world: the route is travelled both ways."""
     words = noun.lower().split()
-    return len(words) >= 2 and words[0] in SEQUENCE_WORDS and words[-1] in ROUTE_STOPS
+    return len(words) >= 2 and words[0] in _SEQUENCE_WORDS and words[-1] in _ROUTE_STOPS
 
 
 def _kinds(reading: _Reading, lex: Lexicon) -> dict[str, tuple[str, Evidence]]:

@@ -482,17 +482,17 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
                                                      "noun")
     else:
         out = _key_or_role(out, values, words)
-    return _worded_as_the_objects(_both_ways(out, values, low), values, words)
+    return _worded_as_the_objects(_route_both_ways(out, values, low), values, words)
 
 
-def _both_ways(out: RelationProfile, values: LabelValues, low: list[str]) -> RelationProfile:
+def _route_both_ways(out: RelationProfile, values: LabelValues, low: list[str]) -> RelationProfile:
     """``out`` with many both ways where it is "next" or "previous" alone and its objects are stops of a line or a
-    road ("next" whose objects are stations): the route runs both ways, so a station's next is one of two, as "next
-    station" is by its words (``morphology._both_ways``)."""
-    from tasks.meaning.morphology import ROUTE_STOPS, SEQUENCE_WORDS
+    road ("next" whose objects are stations): the label with its objects' kind is what "next station" is by its
+    words (``morphology.both_ways``), one of two, since the route runs both ways."""
+    from tasks.meaning.morphology import both_ways
 
     kind = (values.kind or "").lower().split()
-    if not (len(low) == 1 and low[0] in SEQUENCE_WORDS and kind and kind[-1] in ROUTE_STOPS):
+    if not (len(low) == 1 and kind and both_ways(f"{low[0]} {kind[-1]}")):
         return out
     why = (f"its objects are of kind {values.kind!r}: a line or a road runs both ways, so a stop's next one way is "
            "its previous the other")

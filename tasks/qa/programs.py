@@ -201,7 +201,7 @@ class RelationIndex:
         words run together naming another node of the graph that a question may not show ("Z (3DVectorType)", an
         object type keyed so). A tag naming a place, a state, a kind or a year ("Mae Tha (Lampang)", "Marshall
         (TX)", "Sop Pat (abolished subdistrict)") is a name's and stays."""
-        m = re.search(r"\(([^()]*)\)\s*$", shown)
+        m = _TRAILING_TAG.search(shown)
         if m is None:
             return False
         parts = [p.strip() for p in m[1].split("/")]
@@ -782,6 +782,8 @@ def _twin_key(name: str) -> str:
     return lenient_key(display_name(name)).replace(" ", "")
 
 
+#: The bracketed tag that ends a shown name ("Mae Tha (Lampang)"); group 1 is its text.
+_TRAILING_TAG = re.compile(r"\(([^()]*)\)\s*$")
 #: A template's slot in angle brackets, a capital first: a placeholder a model fills in, no name ("<TransferState>",
 #: "<ClientName>"; HTML's "The <model> element" names an element).
 _PLACEHOLDER_SLOT = re.compile(r"<[A-Z][\w.-]+>")
@@ -829,7 +831,7 @@ def _record_tag(shown: str) -> bool:
     bracketed code ("SM56 Modem (1092:4822)", "Geopotential Height (zg7h)") or a run of keys in capitals and digits
     ("Billing Provider Name (277 2000C 2100C)"): the table's record number or key telling two rows of one name apart,
     which no reader knows them by."""
-    m = re.search(r"\(([^()]*)\)\s*$", shown)
+    m = _TRAILING_TAG.search(shown)
     if m is None:
         return False
     tag = m[1].strip()

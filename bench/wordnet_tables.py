@@ -2,7 +2,8 @@
 tasks/meaning/person_nouns.txt (the one-word nouns with a sense that names people), people_nouns.txt (every sense
 of which names people), device_nouns.txt (whose first
 sense is a device or a vehicle), state_nouns.txt (whose first sense is a physical condition or a symptom: a disease)
-and abstract_nouns.txt (whose first sense is a category of ideas, acts or qualities: a genre, a sport) from WordNet 3.0.
+abstract_nouns.txt (whose first sense is a category of ideas, acts or qualities: a genre, a sport) and class_nouns.txt
+(whose first sense is a broad class: a taxon, an organism) from WordNet 3.0.
 
 A relation label such as "sold under", "caught_in" or "appointed on the advice of" is a past tense or a past participle
 followed by a preposition. Read as an active past ("X sold under Y") it needs the verb to go without an object; a verb
@@ -133,6 +134,7 @@ ABSTRACT_OUT = ROOT / "tasks" / "meaning" / "abstract_nouns.txt"
 UNLISTED_OUT = ROOT / "tasks" / "meaning" / "unlisted_nouns.txt"
 PEOPLE_OUT = ROOT / "tasks" / "meaning" / "people_nouns.txt"
 NOUN_FIRST_OUT = ROOT / "tasks" / "meaning" / "noun_first.txt"
+CLASS_OUT = ROOT / "tasks" / "meaning" / "class_nouns.txt"
 
 
 def _noun_synsets(tar: tarfile.TarFile) -> dict[str, list[str]]:
@@ -201,6 +203,20 @@ def noun_classes(tar: tarfile.TarFile) -> tuple[list[str], list[str], list[str]]
     states = sorted(lemma for lemma, off in first.items() if off in conditions)
     abstract = sorted(lemma for lemma, off in first.items() if lexnames[int(synsets[off][1])] in ABSTRACT_FILES)
     return devices, states, abstract
+
+
+#: How many synsets a noun's first sense must have below it (hyponyms and instances, transitively) to be a broad
+#: class: "taxon" 5,426, "organism" 19,448, "artifact" 10,699, "location" 3,364; not "unit" 826, "work" 532,
+#: "species" 17, "factor" 8.
+CLASS_NOUN_MIN = 1000
+
+
+def class_nouns(tar: tarfile.TarFile) -> list[str]:
+    """One-word nouns whose first sense is a broad class (``CLASS_NOUN_MIN`` synsets or more below it: "taxon",
+    "organism", "person", "artifact"): before a label's other noun ("taxon common name"), such a word says what the
+    subjects are, not how the object relates to them."""
+    synsets = _noun_synsets(tar)
+    return sorted(lemma for lemma, off in _first_senses(tar).items() if len(_below(synsets, [off])) >= CLASS_NOUN_MIN)
 
 
 def people_nouns(tar: tarfile.TarFile) -> list[str]:
@@ -291,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         people = people_nouns(tar)
         noun_first = noun_first_words(tar)
         takers = object_verbs(tar)
+        classes = class_nouns(tar)
     for path, words, what in ((OBJECT_VERBS_OUT, takers, "one-word verbs that WordNet 3.0's sense-tagged texts use three "
                                "times or more and never in a sense whose frames all lack an object: a participle of one "
                                "before a preposition reads as the passive"),
@@ -306,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
                                "process, phenomenon, relation and motive files: a genre, a sport, a style)"),
                               (PEOPLE_OUT, people, "one-word nouns every sense of which names people (WordNet 3.0's "
                                "noun.person file: a shopkeeper; not a server, a monster or a worker)"),
+                              (CLASS_OUT, classes, "one-word nouns whose first sense is a broad class (1,000 synsets "
+                               "or more below it in WordNet 3.0: a taxon, an organism, an artifact)"),
                               (UNLISTED_OUT, unlisted,
                                "one-word common nouns of WordNet 3.0 that lemminflect's word list lacks (a gemstone, a "
                                "landform)")):

@@ -863,6 +863,29 @@ def test_a_key_column_a_joining_table_and_a_participle_before_a_role_read_from_t
     assert book.profile("releasedAlbum").forms.statement == "{s} released {o}"  # albums: the verb and its object
 
 
+def test_a_broad_class_before_the_objects_kind_names_the_subjects_and_another_word_is_read_whole():
+    """species_wikidata (grades-heldout53.md, und ✗ on 35 of 37): "taxon common name" whose subjects are species and
+    objects common names read as "the species whose taxon is leopard cat"; a species is a taxon, its common name is
+    meant. A word before the objects' kind that the lexicon gives no relation by is no relation: a broad class
+    (WordNet's "taxon") says what the subjects are, any other word is read with the kind ("eu_standard": the EU
+    standard of X, not "the eu of X"); a noun of relation still reads alone ("locationCountry": a location of X)."""
+    from tasks.meaning.profiles import book_for_graph
+
+    kg = graph([("Prionailurus bengalensis", "taxon common name", "leopard cat"),
+                ("Taurotragus derbianus", "taxon common name", "giant eland"),
+                ("Copper wire", "eu_standard", "EN 13602"), ("Steel bar", "eu_standard", "EN 10060"),
+                ("Acme", "locationCountry", "Peru"), ("Bolt", "locationCountry", "Chile")],
+               {"Prionailurus bengalensis": "species", "Taurotragus derbianus": "species", "leopard cat": "common name",
+                "giant eland": "common name", "Copper wire": "product", "Steel bar": "product",
+                "EN 13602": "standard", "EN 10060": "standard", "Acme": "company", "Bolt": "company",
+                "Peru": "country", "Chile": "country"})
+    book = book_for_graph(kg)
+    common = book.profile("taxon common name").forms
+    assert common.statement == "{o} is the common name of {s}" and common.subject_clause == ["{the} whose common name is {o}"]
+    assert book.profile("eu_standard").forms.object_clause == ["the eu standard of {s}"]
+    assert book.profile("locationCountry").forms.object_clause == ["{the} {that} is a location of {s}"]
+
+
 def test_a_name_told_apart_by_its_kind_and_a_key_is_no_name():
     """gurbani_snake (grades-heldout46.md): "what is the source of the section of the paurree 29 (shabad P0Z)?" failed
     und on 14 of 30: the converter told repeated first lines apart by the row's kind and its database key. A tag

@@ -448,27 +448,7 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
     elif (len(low) == len(kind) + 1 and kind and low[1:] == kind and low[0].isalpha() and low[0] not in _EVENT_NOUNS
           and kind[-1] not in TIME_NOUNS
           and "bare noun" in (base.evidence["forms"].detail if "forms" in base.evidence else "")):
-        # "<noun> <kind>" ("locationCountry" whose objects are countries, "capitalCity"): the noun is the relation,
-        # the kind the object's noun: "the location of X", not "the location country of X" ("whose location
-        # countries include the country that is a location country of both X and Y"). Never before a kind of time:
-        # "creationDate" whose objects are dates is when the subject was created, not "the creation of X"
-        # "country_climate_zone" whose subjects are countries names a table joining the two kinds: it gives the
-        # subject's climate zones, not "the country of X"
-        joined = (values.subject_kind or "").lower().split()[-1:] == [low[0]]
-        phrase = derived_profile(" ".join(words[1:]) if joined else words[0])
-        # an adjective before the kind modifies it ("primary_attribute": the primary attribute, not "the primary" of
-        # X, an election) unless the lexicon lists it as a noun of relation ("capitalCity": the capital of X)
-        from lemminflect import getAllLemmas
-
-        from tasks.meaning.lexicon import load_lexicon
-
-        modifier = "ADJ" in getAllLemmas(low[0]) and load_lexicon().noun(low[0]) is None
-        if phrase.forms is not None and not modifier and "bare noun" in (
-                phrase.evidence["forms"].detail if "forms" in phrase.evidence else ""):
-            said = " ".join(words[1:]) if joined else words[0]
-            out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}"
-                           + (f" after its subjects' kind {values.subject_kind!r}" if joined else "")
-                           + f": read as {said!r}")
+        out = _noun_before_kind(out, values, words)
     elif kind and low == kind and _noun_not_verb(base):
         # "round" whose objects are rounds, "stage" whose objects are stages, "attack" whose objects are attacks: a
         # label that is its objects' own kind names them, a noun ("the round of X", "has slam as an attack"), not a
@@ -483,6 +463,39 @@ def _reread(base: RelationProfile, values: LabelValues) -> RelationProfile:
     else:
         out = _key_or_role(out, values, words)
     return _worded_as_the_objects(_route_both_ways(out, values, low), values, words)
+
+
+def _noun_before_kind(out: RelationProfile, values: LabelValues, words: list[str]) -> RelationProfile:
+    """``out`` read as a "<noun> <kind>" label whose last words are its objects' kind (``_reread``): the noun is the
+    relation, the kind the object's noun ("locationCountry" whose objects are countries, "capitalCity": "the location
+    of X", not "the location country of X", which reads "whose location countries include the country that is a
+    location country of both X and Y"). Where the noun is the subjects' kind, the label names a table joining the two
+    kinds ("country_climate_zone" whose subjects are countries: the climate zone of X, not "the country of X")."""
+    low = [w.lower() for w in words]
+    from lemminflect import getAllLemmas
+
+    from tasks.meaning.lexicon import load_lexicon
+    from tasks.meaning.morphology import word_list
+
+    relational = load_lexicon().noun(low[0]) is not None
+    # a broad class the lexicon knows no relation by says what the subjects are ("taxon common name" whose
+    # subjects are species and objects common names: the common name of X, not "the taxon of X")
+    classed = not relational and low[0] in word_list("class_nouns.txt")
+    joined = (values.subject_kind or "").lower().split()[-1:] == [low[0]] or classed
+    phrase = derived_profile(" ".join(words[1:]) if joined else words[0])
+    # an adjective before the kind modifies it ("primary_attribute": the primary attribute, not "the primary" of
+    # X, an election) unless the lexicon lists it as a noun of relation ("capitalCity": the capital of X); so
+    # does any other word the lexicon gives no relation: the label is read whole ("eu_standard": the EU standard
+    # of X, not "the eu of X"; "interchange station": not "the interchange of X")
+    modifier = not relational and ("ADJ" in getAllLemmas(low[0]) or not joined)
+    if phrase.forms is not None and not modifier and "bare noun" in (
+            phrase.evidence["forms"].detail if "forms" in phrase.evidence else ""):
+        said = " ".join(words[1:]) if joined else words[0]
+        after = (f" after {low[0]!r}, a broad class its subjects belong to" if classed
+                 else f" after its subjects' kind {values.subject_kind!r}" if joined else "")
+        out = _read_as(out, phrase, values.kind, f"the label is a noun and its objects' kind {values.kind!r}"
+                       + after + f": read as {said!r}")
+    return out
 
 
 def _route_both_ways(out: RelationProfile, values: LabelValues, low: list[str]) -> RelationProfile:

@@ -1268,6 +1268,39 @@ def both_ways(noun: str) -> bool:
     return len(words) >= 2 and words[0] in _SEQUENCE_WORDS and words[-1] in _ROUTE_STOPS
 
 
+#: The main ranks of biological classification, lowest first ("division" is the botanists' phylum).
+_MAIN_RANKS = ("species", "genus", "family", "order", "class", "phylum", "kingdom", "domain")
+_RANK_SYNONYMS = {"division": "phylum", "tribe": "subfamily", "section": "subgenus", "series": "subgenus",
+                  "variety": "subspecies", "form": "subspecies", "empire": "domain", "realm": "domain"}
+#: Where a prefixed rank sits against its main rank (ten apart): "superfamily" above the family, "infraorder"
+#: below the suborder.
+_RANK_PREFIXES = (("super", 3), ("magn", 2), ("sub", -3), ("infra", -5), ("parv", -7))
+
+
+def rank_place(kind: str | None) -> int | None:
+    """A biological rank's place, ten a main rank ("species" 0, "genus" 10, "subfamily" 17, "superfamily" 23,
+    "class" 40), for a kind noun that is one (its last word, singular), else None."""
+    if not kind or not kind.split():
+        return None
+    word = kind.lower().split()[-1]
+    word = _RANK_SYNONYMS.get(word, word)
+    for prefix, shift in ("", 0), *_RANK_PREFIXES:
+        base = word[len(prefix):]
+        if word.startswith(prefix) and base in _MAIN_RANKS:
+            return 10 * _MAIN_RANKS.index(base) + shift
+    return None
+
+
+def ranks_between(child: str | None, parent: str | None) -> list[str]:
+    """The main ranks strictly between a child's rank and its parent's ("genus" and "class": family and order), none
+    where either kind is no rank or they are next to each other ("genus", "subfamily"): a source that gives a genus
+    a class for its parent has skipped the family, whose name is the parent in the world."""
+    low, high = rank_place(child), rank_place(parent)
+    if low is None or high is None or high <= low:
+        return []
+    return [r for i, r in enumerate(_MAIN_RANKS) if low < 10 * i < high]
+
+
 def _kinds(reading: _Reading, lex: Lexicon) -> dict[str, tuple[str, Evidence]]:
     """``subject_noun`` and ``object_noun`` from the reading's lexicon entries, turned as the counts are: a verb
     entry's ``subject``/``object`` read the other way for a passive ("written by": the object is the person who

@@ -46,6 +46,7 @@ from tasks.qa.programs import (
     program_edges,
     relation_index,
     sample_programs,
+    skipped_ranks,
 )
 from tasks.qa.template_writer import TemplateError, date_in_words, fact_sentence, takes_article, write_question
 from tasks.qa.text_gates import TextGateConfig, markup_kind, question_gates
@@ -532,12 +533,14 @@ def _bare_paths(kg: KnowledgeGraph, seed: Seed, ctx: RenderedContext, lengths: S
                 walk_seed: int, book: ProfileBook) -> list[CandidatePath]:
     """The candidate paths (``sample_candidate_paths``, inside the rendered subgraph) of the first of ``lengths``
     (node counts) that has any whose start and answer are names, not codes (``RelationIndex.is_code``, as for
-    programs: a question names its start, and a time-zone id is no answer a person gives)."""
+    programs: a question names its start, and a time-zone id is no answer a person gives), and none of whose parent
+    steps skips a rank (``skipped_ranks``)."""
     index = relation_index(kg)
     for n in lengths:
         paths = [p for p in sample_candidate_paths(kg, seed.node, n, count=cfg.candidates, seed=walk_seed,
                                                    allowed_nodes=set(ctx.nodes), book=book)
-                 if not (index.is_code(p.nodes[0]) or index.is_code(p.nodes[-1]))]
+                 if not (index.is_code(p.nodes[0]) or index.is_code(p.nodes[-1]))
+                 and not any(skipped_ranks(index, e.relation_text(), e.forward, e.head, e.tail) for e in p.edges)]
         if paths:
             return paths
     return []

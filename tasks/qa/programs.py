@@ -50,7 +50,7 @@ from schemas.meaning import RelationProfile, relation_key
 from schemas.programs import ProgramConstraint, ProgramStep, QueryProgram
 from schemas.qa import PathEdge
 from tasks.graph.kg import KnowledgeGraph
-from tasks.meaning.morphology import derived_noun, label_words
+from tasks.meaning.morphology import derived_noun, label_words, ranks_between
 from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, PLACE_KINDS, TYPE_RELATIONS, YEAR,
                                  bare_number, column_value, coordinates, display_name, english_word, heading_not_name,
                                  is_identifier, kind_head, node_type_noun, question_name, registry_capitals,
@@ -466,15 +466,27 @@ class RelationIndex:
 
     def twin_of(self, name: str) -> str | None:
         """Another node whose name differs from ``name`` only in case, accents or punctuation ("Atras Da Porta" and
-        "Atrás da Porta", "telia" and "Telia", "Janssen Products LP" and "Janssen Products, LP"), or None: a reader
+        "Atrás da Porta", "telia" and "Telia", "Janssen Products LP" and "Janssen Products, LP"), or, among the nodes
+        of its kind, by that kind's word ("Quartier Rugarama" and "Rugarama", two quartiers), or None: a reader
         cannot tell which of the two a question that shows the name means."""
         table = self.__dict__.get("_twins")
         if table is None:
             table = defaultdict(list)
             for n in (self.kg.nodes() if self.kg is not None else ()):
                 table[_twin_key(n)].append(n)
+                read = kind_name(n, self.type_of(n))
+                if read is not None:  # by kind: every node under its core, an untagged one that says the kind under "+"
+                    table[read.core].append(n)
+                    if read.designated and not read.tagged:
+                        table["+" + read.core].append(n)
             self.__dict__["_twins"] = table
-        return next((n for n in table.get(_twin_key(name), ()) if n != name), None)
+        found = next((n for n in table.get(_twin_key(name), ()) if n != name), None)
+        read = kind_name(name, self.type_of(name)) if found is None else None
+        if read is None or read.tagged:  # a tag tells it apart ("Kavumu (Butarugera)", "Kent County (DE)")
+            return found
+        # a name that says its kind's word fits every node of that kind and name, tagged or not ("Quartier Kavumu",
+        # "Kavumu (Butarugera)"); a name without one fits one that says it, untagged ("Rugarama")
+        return next((n for n in table.get(read.core if read.designated else "+" + read.core, ()) if n != name), None)
 
     def fits(self, name: str, kind: str) -> bool:
         """Whether a question's noun ``kind`` fits node ``name``: its kind is that noun, or its type column says it
@@ -782,6 +794,38 @@ def _twin_key(name: str) -> str:
     return lenient_key(display_name(name)).replace(" ", "")
 
 
+class KindName(NamedTuple):
+    """A name read against its node's kind (``kind_name``): its ``core`` key, and whether the name says the kind's
+    own word ("Quartier Rugarama") or bears another tag ("Kavumu (Butarugera)")."""
+
+    core: str
+    designated: bool
+    tagged: bool
+
+
+def kind_name(name: str, kind: str) -> KindName | None:
+    """``name`` without the words of its own kind at its start or end and without its trailing tag, as a twin key
+    (``_twin_key``) under the kind ("Quartier Rugarama", "Rugarama (quartier)" and "Rugarama": three quartiers of
+    one name to a reader; "Kavumu (Butarugera)" is a Kavumu too); None where the node has no kind or its name is
+    nothing else."""
+    kind = kind.strip().lower()
+    if not kind:
+        return None
+    bare = name.strip()
+    tag = _TRAILING_TAG.search(bare)
+    tagged = tag is not None and tag.group(1).strip().lower() != kind
+    if tag is not None:
+        bare = bare[:tag.start()].strip()
+    words = bare.split()
+    size = len(kind.split())
+    designated = len(words) > size and kind in (" ".join(words[:size]).lower(), " ".join(words[-size:]).lower())
+    if designated:
+        words = words[size:] if " ".join(words[:size]).lower() == kind else words[:-size]
+    if not words:
+        return None
+    return KindName(f"{kind}\x00{_twin_key(' '.join(words))}", designated, tagged)
+
+
 #: The bracketed tag that ends a shown name ("Mae Tha (Lampang)"); group 1 is its text.
 _TRAILING_TAG = re.compile(r"\(([^()]*)\)\s*$")
 #: A template's slot in angle brackets, a capital first: a placeholder a model fills in, no name ("<TransferState>",
@@ -1070,9 +1114,24 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "quantity",  # a node of the chain is a bare number (no unit, no date): no question can say what it measures
     "placeholder_date",  # a date of the chain is a file's stand-in for a year or a month (1 January 2020)
     "twin_name",  # a name the question shows is another node's but for case, accents or punctuation
+    "rank_gap",  # a parent step skips a rank (a genus whose parent is a class): in the world the parent is another
     "predictable",  # the answer is what nearly every node of that kind has over the last step: no question there
     "unwritable",  # the writer could not put the program into words
 )
+
+
+def skipped_ranks(index: RelationIndex, label: str, forward: bool, a: str, b: str) -> str:
+    """Why a step or a fact over ``label`` from ``a`` to ``b`` says what is false in the world, or "": a parent
+    label ("parent taxon") between two ranks with a main rank between them (a genus whose parent the graph gives as
+    a class: the source skipped the family, which is the genus's parent in the world; ``ranks_between``)."""
+    if "parent" not in (w.lower() for w in label_words(label)):
+        return ""
+    child, parent = (a, b) if forward else (b, a)
+    between = ranks_between(index.kind(child), index.kind(parent))
+    if not between:
+        return ""
+    return (f"{label!r} gives the {index.kind(child)} {child!r} the {index.kind(parent)} {parent!r} as its parent, "
+            f"past the {' and '.join(between)}: in the world its parent is a {between[0]}")
 
 
 def node_facts(kg: KnowledgeGraph, node: str, book: ProfileBook, index: RelationIndex, *,
@@ -1091,6 +1150,8 @@ def node_facts(kg: KnowledgeGraph, node: str, book: ProfileBook, index: Relation
             continue
         forward = subject == node
         if clause_ok is not None and not clause_ok(profile, forward):
+            continue
+        if skipped_ranks(index, text, forward, node, other):  # "whose parent is Mammalia" of a genus
             continue
         key = (relation_key(text), forward or profile.symmetric, other)
         if key not in out:
@@ -1376,8 +1437,9 @@ def ends_refusal(index: RelationIndex, start: str, answer: str) -> PinRefusal | 
 def walk_refusal(walk: Sequence[str], steps: Sequence[ProgramStep], *, book: ProfileBook,
                  index: RelationIndex) -> PinRefusal | None:
     """Why no program of ``walk`` can be asked whatever its pins, or None: its ends (``ends_refusal``), an answer
-    that reads as a heading, a bare quantity on it, a date that stands in for a coarser one, a start that has a
-    twin, an answer the last step's kind nearly always has, a start that is an item of a list."""
+    that reads as a heading, a bare quantity on it, a date that stands in for a coarser one, a parent step that
+    skips a rank, a start that has a twin, an answer the last step's kind nearly always has, a start that is an item
+    of a list."""
     answer = walk[-1]
     ends = ends_refusal(index, walk[0], answer)
     if ends is not None:
@@ -1395,6 +1457,10 @@ def walk_refusal(walk: Sequence[str], steps: Sequence[ProgramStep], *, book: Pro
     stand_in = next((why for why in map(index.placeholder_date, walk) if why is not None), None)
     if stand_in is not None:
         return PinRefusal("placeholder_date", stand_in)
+    gap = next((why for why in (skipped_ranks(index, s.label, s.forward, walk[i - 1], walk[i])
+                                for i, s in enumerate(steps, start=1)) if why), None)
+    if gap is not None:
+        return PinRefusal("rank_gap", gap)
     twin = index.twin_of(walk[0])
     if twin is not None:
         return PinRefusal("twin_name", f"the start {walk[0]!r} is also {twin!r} but for case, accents or "
@@ -1679,4 +1745,4 @@ __all__ = ["BASE_IRI", "KIND_IRI", "Fact", "MAX_PAIR_FACTS", "MAX_PIN_FACTS", "P
            "MAX_PINS", "ProgramSample", "RelationIndex", "build_program", "ends_refusal", "program_depth", "program_lines", "code_like", "constraint_edges", "count_in_world", "entity_iri", "execute", "iri_name",
            "node_facts", "phrasable", "pin_node", "program_edges", "program_sparql", "rdf_lines", "relation_index", "relation_iri",
            "rests_on_whole_graph", "sample_programs", "quantity_label", "stands", "write_rdf", "PARTITION_MIN",
-           "inside_one"]
+           "inside_one", "skipped_ranks"]

@@ -17,8 +17,8 @@ from tasks.meaning.profiles import book_for_graph
 from tasks.qa.checks import check_program_unique
 from tasks.qa.program_writer import can_pin_with, write_program_question
 from tasks.qa.programs import (
-    PinRefusal, build_program, count_in_world, execute, iri_name, node_facts, pin_node, program_sparql, rdf_lines, relation_index,
-    sample_programs, stands,
+    PinRefusal, build_program, count_in_world, execute, iri_name, node_facts, pin_node, program_sparql, rdf_lines,
+    relation_index, sample_programs, stands,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "meaning_graphs"
@@ -628,7 +628,8 @@ def test_a_parent_step_that_skips_a_rank_is_refused_on_the_path_and_as_a_pin():
     species and a subfamily's genus stay."""
     from tasks.meaning.morphology import ranks_between
 
-    assert ranks_between("genus", "class") == ["family", "order"] and ranks_between("genus", "superfamily") == ["family"]
+    assert ranks_between("genus", "class") == ["family", "order"]
+    assert ranks_between("genus", "superfamily") == ["family"]
     assert ranks_between("species", "genus") == [] and ranks_between("genus", "subfamily") == []
     assert ranks_between("class", "subphylum") == [] and ranks_between("city", "country") == []
     kg = graph([("Moschus moschiferus", "parent taxon", "Moschus"), ("Moschus", "parent taxon", "Mammalia"),

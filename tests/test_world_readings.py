@@ -881,7 +881,8 @@ def test_a_broad_class_before_the_objects_kind_names_the_subjects_and_another_wo
                 "Peru": "country", "Chile": "country"})
     book = book_for_graph(kg)
     common = book.profile("taxon common name").forms
-    assert common.statement == "{o} is the common name of {s}" and common.subject_clause == ["{the} whose common name is {o}"]
+    assert common.statement == "{o} is the common name of {s}"
+    assert common.subject_clause == ["{the} whose common name is {o}"]
     assert book.profile("eu_standard").forms.object_clause == ["the eu standard of {s}"]
     assert book.profile("locationCountry").forms.object_clause == ["{the} {that} is a location of {s}"]
 

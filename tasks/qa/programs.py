@@ -1113,8 +1113,8 @@ PROGRAM_REFUSALS: tuple[str, ...] = (
     "code_start",  # the start, named in the question, is an identifier or a code: no reader knows it by that
     "quantity",  # a node of the chain is a bare number (no unit, no date): no question can say what it measures
     "placeholder_date",  # a date of the chain is a file's stand-in for a year or a month (1 January 2020)
-    "twin_name",  # a name the question shows is another node's but for case, accents or punctuation
-    "rank_gap",  # a parent step skips a rank (a genus whose parent is a class): in the world the parent is another
+    "twin_name",  # a name the question shows is another node's but for case, accents, punctuation or its kind's word
+    "rank_gap",  # a parent step skips a rank (a genus whose parent is a class): in the world its parent is a family
     "predictable",  # the answer is what nearly every node of that kind has over the last step: no question there
     "unwritable",  # the writer could not put the program into words
 )
@@ -1463,8 +1463,8 @@ def walk_refusal(walk: Sequence[str], steps: Sequence[ProgramStep], *, book: Pro
         return PinRefusal("rank_gap", gap)
     twin = index.twin_of(walk[0])
     if twin is not None:
-        return PinRefusal("twin_name", f"the start {walk[0]!r} is also {twin!r} but for case, accents or "
-                                       "punctuation: a reader cannot tell which the question means")
+        return PinRefusal("twin_name", f"the start {walk[0]!r} is also {twin!r} but for case, accents, "
+                                       "punctuation or its kind's word: a reader cannot tell which the question means")
     if steps and not book.profile(steps[-1].label).symmetric:
         last = steps[-1]
         having, of = index.share(last.label, last.forward, index.kind(walk[-2]), answer)

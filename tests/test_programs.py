@@ -664,6 +664,29 @@ def test_a_parent_step_that_skips_a_rank_is_refused_on_the_path_and_as_a_pin():
         assert (ups == []) is gap, (node, [c.nodes for c in cands])
 
 
+def test_a_name_in_another_script_is_refused_for_its_script_not_as_capitals():
+    """japan_mountains_snake (grades-heldout54.md: nothing asked): every mountain's name is in Japanese script, and
+    the reason given was "an identifier or a code", because a script without case passed for a registry's
+    capitals; Chinese, Bengali, Cyrillic names of other graphs were refused or shown by the same accident. A name
+    with no Latin letter is refused as what it is; one with a Latin letter beside another script is shown."""
+    from tasks.meaning.names import other_script, registry_capitals
+
+    assert other_script("音羽山") == "CJK" and other_script("Москва") == "CYRILLIC"
+    assert other_script("Tōkyō (東京)") is None and other_script("K2") is None
+    peaks = ["音羽山", "旭岳", "大雪山", "剣ヶ峯", "駒ヶ岳", "黒姫山", "斑尾山", "毛猛山", "仙ノ倉山", "愛宕山", "十勝岳"]
+    kg = graph([(p, "located in prefecture", "北海道") for p in peaks] + [("Tōkyō (東京)", "located in", "Japan"),
+                                                                      ("Osaka", "located in", "Japan")],
+               {p: "mountain" for p in peaks} | {"北海道": "prefecture", "Tōkyō (東京)": "city", "Osaka": "city",
+                                                 "Japan": "country"})
+    assert not registry_capitals(kg, "音羽山")  # no capitals in a script without case
+    index = relation_index(kg)
+    assert index.is_code("音羽山") and not index.is_code("Tōkyō (東京)")
+    found = build_program(kg, ["音羽山", "北海道"], [ProgramStep(label="located in prefecture", forward=True)],
+                          book=book_for_graph(kg), index=index, rng=random.Random(0))
+    assert not isinstance(found, QueryProgram) and found.code == "code_answer"
+    assert "in CJK script" in found.detail and "identifier" not in found.detail
+
+
 def test_a_lower_case_description_among_descriptions_that_name_someone_is_shown():
     """iconclass_wikidata (grades-heldout49.md: nothing asked): ICONCLASS's subjects are descriptions that begin in
     lower case and name someone further on ("love-affairs of Galatea"), so nine in ten have a capital, and "origin of

@@ -855,8 +855,20 @@ PLACE_KINDS = frozenset({"city", "town", "village", "district", "locality", "nei
                          "zone", "location", "land"})
 
 
+def other_script(text: str) -> str | None:
+    """The script ``text`` is written in where none of its letters is Latin ("CJK" for "万安县", "BENGALI",
+    "HIRAGANA", "GREEK"): a name an English question cannot show as written. None where a letter is Latin
+    ("Tōkyō (東京)") or there is no letter."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters or any(unicodedata.name(ch, "").startswith("LATIN") for ch in letters):
+        return None
+    return unicodedata.name(letters[0], "UNKNOWN").split()[0]
+
+
 def _in_capitals(text: str) -> bool:
-    return any(ch.isalpha() for ch in text) and not any(ch.islower() for ch in text)
+    """Whether ``text`` has capitals and no small letter: a script without case (Japanese "音羽山", Thai, Arabic)
+    is written in no capitals."""
+    return any(ch.isupper() for ch in text) and not any(ch.islower() for ch in text)
 
 
 def registry_title(name: str) -> str | None:
@@ -1831,6 +1843,7 @@ def common_noun_name(name: str) -> bool:
 
 __all__ = [
     "LIGHTRAG_TYPES",
+    "other_script",
     "YEAR",
     "NUMBER",
     "adjective_name",

@@ -53,8 +53,9 @@ from tasks.graph.kg import KnowledgeGraph
 from tasks.meaning.morphology import derived_noun, label_words, ranks_between
 from tasks.meaning.names import (CATCH_ALL_WORDS, NAME_PARTICLES, NAME_RELATIONS, PLACE_KINDS, TYPE_RELATIONS, YEAR,
                                  bare_number, column_value, coordinates, display_name, english_word, heading_not_name,
-                                 is_identifier, kind_head, node_type_noun, question_name, registry_capitals,
-                                 registry_place_name, relation_word, strip_disambiguator, symbol_kind, type_text_noun)
+                                 is_identifier, kind_head, node_type_noun, other_script, question_name,
+                                 registry_capitals, registry_place_name, relation_word, strip_disambiguator,
+                                 symbol_kind, type_text_noun)
 from tasks.meaning.profiles import ProfileBook, book_for_graph, edge_label
 from tasks.qa.context import edge_as_hop, hop_edge
 from tasks.qa.template_writer import INSIDE_STATEMENT
@@ -136,6 +137,8 @@ class RelationIndex:
         shown = display_name(name).strip()
         if not any(ch.isalnum() for ch in shown):
             return True  # ",", "-", "?": an empty cell's placeholder, no name at all
+        if other_script(shown):
+            return True  # "音羽山", "অভয়নগর": no Latin letter, no name an English question can show as written
         if re.search(r"\w\^|[{}]", shown):
             return True  # a translation tag or a template's markup left in the name ("female^Elvish Shyde")
         if _PLACEHOLDER_SLOT.search(shown):
@@ -1422,6 +1425,12 @@ def ends_refusal(index: RelationIndex, start: str, answer: str) -> PinRefusal | 
     """Why a program from ``start`` to ``answer`` cannot be asked whatever its steps, or None: an answer or a start
     that is an identifier or a code (``RelationIndex.is_code``), or an answer that is a point's coordinates. One rule
     for the template writer's programs and the LLM writer's paths."""
+    for end, code, said in ((answer, "code_answer", "the answer"), (start, "code_start", "the start")):
+        script = other_script(display_name(end))
+        if script is not None:
+            script = script if len(script) <= 3 else script.title()  # "CJK", "Bengali"
+            return PinRefusal(code, f"{said} {end!r} is written in {script} script, with no Latin letter: an English "
+                                    "question cannot show it as written")
     if index.is_code(answer):
         return PinRefusal("code_answer", f"the answer {answer!r} is an identifier or a code, not a name a person "
                                          "would answer with")

@@ -472,24 +472,26 @@ class RelationIndex:
         "Atrás da Porta", "telia" and "Telia", "Janssen Products LP" and "Janssen Products, LP"), or, among the nodes
         of its kind, by that kind's word ("Quartier Rugarama" and "Rugarama", two quartiers), or None: a reader
         cannot tell which of the two a question that shows the name means."""
-        table = self.__dict__.get("_twins")
-        if table is None:
-            table = defaultdict(list)
+        tables = self.__dict__.get("_twins")
+        if tables is None:
+            # by shown name; by kind and core, every node; by kind and core, the untagged ones that say the kind
+            tables = self.__dict__["_twins"] = (defaultdict(list), defaultdict(list), defaultdict(list))
+            shown, cores, designated = tables
             for n in (self.kg.nodes() if self.kg is not None else ()):
-                table[_twin_key(n)].append(n)
+                shown[_twin_key(n)].append(n)
                 read = kind_name(n, self.type_of(n))
-                if read is not None:  # by kind: every node under its core, an untagged one that says the kind under "+"
-                    table[read.core].append(n)
+                if read is not None:
+                    cores[read.core].append(n)
                     if read.designated and not read.tagged:
-                        table["+" + read.core].append(n)
-            self.__dict__["_twins"] = table
-        found = next((n for n in table.get(_twin_key(name), ()) if n != name), None)
+                        designated[read.core].append(n)
+        shown, cores, designated = tables
+        found = next((n for n in shown.get(_twin_key(name), ()) if n != name), None)
         read = kind_name(name, self.type_of(name)) if found is None else None
         if read is None or read.tagged:  # a tag tells it apart ("Kavumu (Butarugera)", "Kent County (DE)")
             return found
         # a name that says its kind's word fits every node of that kind and name, tagged or not ("Quartier Kavumu",
         # "Kavumu (Butarugera)"); a name without one fits one that says it, untagged ("Rugarama")
-        return next((n for n in table.get(read.core if read.designated else "+" + read.core, ()) if n != name), None)
+        return next((n for n in (cores if read.designated else designated).get(read.core, ()) if n != name), None)
 
     def fits(self, name: str, kind: str) -> bool:
         """Whether a question's noun ``kind`` fits node ``name``: its kind is that noun, or its type column says it
